@@ -1,0 +1,83 @@
+public import Foundation
+
+/// One HTTP request as a value. Header names keep their spelling; lookups are case-insensitive.
+public struct HTTPRequest: Sendable, Equatable {
+    public var method: String
+    public var url: URL
+    public var headers: [(name: String, value: String)]
+    public var body: Data
+    /// Seconds allowed to establish the connection; nil uses the client's default.
+    public var connectTimeout: Double?
+    /// Seconds allowed for the whole exchange; nil uses the client's default.
+    public var timeout: Double?
+
+    public init(method: String, url: URL, headers: [(name: String, value: String)] = [], body: Data = Data(),
+                connectTimeout: Double? = nil, timeout: Double? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.connectTimeout = connectTimeout
+        self.timeout = timeout
+    }
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    public static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
+        lhs.method == rhs.method && lhs.url == rhs.url && lhs.body == rhs.body
+            && lhs.headers.map { "\($0.name):\($0.value)" } == rhs.headers.map { "\($0.name):\($0.value)" }
+    }
+}
+
+/// One HTTP response as a value.
+public struct HTTPResponse: Sendable, Equatable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: Data
+
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: Data = Data()) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    public static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool {
+        lhs.status == rhs.status && lhs.body == rhs.body
+            && lhs.headers.map { "\($0.name):\($0.value)" } == rhs.headers.map { "\($0.name):\($0.value)" }
+    }
+}
+
+/// Anything that answers HTTP requests: the libcurl client, or the emulator in-process.
+public protocol HTTPTransport: Sendable {
+    func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse
+}
+
+/// Why an exchange produced no response. `message` is libcurl's own text where there is one.
+public struct HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Equatable {
+        case connectTimeout, timeout, couldNotConnect, connectionDropped, tls, invalidRequest, other
+    }
+    public var kind: Kind
+    public var message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    /// Whether trying again may succeed (a transient network failure).
+    public var isTransient: Bool {
+        switch kind {
+        case .connectTimeout, .timeout, .couldNotConnect, .connectionDropped: true
+        case .tls, .invalidRequest, .other: false
+        }
+    }
+
+    public var description: String { "\(kind.rawValue): \(message)" }
+}

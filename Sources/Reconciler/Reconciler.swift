@@ -1,0 +1,1 @@
+// The reconciler: identities, remote state, plan, apply and status.

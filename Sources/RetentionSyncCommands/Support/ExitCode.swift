@@ -1,0 +1,27 @@
+/// The process exit status, as a typed value.
+public struct ExitCode: Sendable, Hashable, CustomStringConvertible {
+    public var rawValue: Int32
+    public init(_ rawValue: Int32) { self.rawValue = rawValue }
+
+    /// Success; for `plan --detailed-exitcode`: nothing can be done now.
+    public static let success = ExitCode(0)
+    /// An error (invalid manifests, rejected content, a failed request).
+    public static let failure = ExitCode(1)
+    /// `plan --detailed-exitcode`: ready actions are pending.
+    public static let changesPending = ExitCode(2)
+    /// The command line itself was wrong.
+    public static let usage = ExitCode(64)
+
+    public var description: String { String(rawValue) }
+}
+
+/// An error that ends a command with a message for the person running it.
+public struct CommandError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public var exitCode: ExitCode
+    public init(_ message: String, exitCode: ExitCode = .failure) {
+        self.message = message
+        self.exitCode = exitCode
+    }
+    public var description: String { message }
+}

@@ -1,0 +1,109 @@
+public import RetentionMessaging
+
+// The runtime snapshot: what the reconciler publishes and the decision engine answers from.
+// It holds only rules whose every message and image is APPROVED in its environment.
+// Serialised with `CanonicalJSON`; `digest` covers every other field.
+
+public struct RuntimeSnapshot: Codable, Sendable, Hashable {
+    public static let currentSchemaVersion = 1
+
+    public var schemaVersion: Int
+    public var bundleId: String
+    public var appAppleId: Int64?
+    public var environment: Environment
+    /// Language fallbacks from the flows, e.g. `de-AT` → `de-DE`.
+    public var localeFallbacks: [String: String]
+    /// In evaluation order: flows by name, rules as written.
+    public var rules: [SnapshotRule]
+    /// `sha256:<64 lowercase hex>` over the canonical JSON of this snapshot with `digest` set to "".
+    public var digest: String
+
+    public init(schemaVersion: Int = RuntimeSnapshot.currentSchemaVersion, bundleId: String, appAppleId: Int64?,
+                environment: Environment, localeFallbacks: [String: String], rules: [SnapshotRule], digest: String = "") {
+        self.schemaVersion = schemaVersion
+        self.bundleId = bundleId
+        self.appAppleId = appAppleId
+        self.environment = environment
+        self.localeFallbacks = localeFallbacks
+        self.rules = rules
+        self.digest = digest
+    }
+}
+
+public struct SnapshotRule: Codable, Sendable, Hashable {
+    /// `<flow>/<rule>`: stable across versions, so a blocked rule can be held at its previous version.
+    public var id: String
+    /// First 16 hex digits of SHA-256 over the canonical JSON of `match` and `response`.
+    public var version: String
+    public var match: SnapshotMatch
+    public var response: SnapshotResponse
+
+    public init(id: String, version: String, match: SnapshotMatch, response: SnapshotResponse) {
+        self.id = id
+        self.version = version
+        self.match = match
+        self.response = response
+    }
+}
+
+/// Every condition must hold; nil always holds. Environment filtering happens at compile time.
+public struct SnapshotMatch: Codable, Sendable, Hashable {
+    public var products: [String]?
+    public var locales: [String]?
+    /// Inclusive, UNIX ms, compared with the request's `signedDate`.
+    public var notBefore: Int64?
+    /// Exclusive, UNIX ms.
+    public var notAfter: Int64?
+    public var split: SnapshotSplit?
+
+    public init(products: [String]? = nil, locales: [String]? = nil, notBefore: Int64? = nil,
+                notAfter: Int64? = nil, split: SnapshotSplit? = nil) {
+        self.products = products
+        self.locales = locales
+        self.notBefore = notBefore
+        self.notAfter = notAfter
+        self.split = split
+    }
+}
+
+/// The customer's bucket is `bucket(salt, originalTransactionId)` in 0..<10000; the rule matches
+/// when `lowerBucket <= bucket < upperBucket`.
+public struct SnapshotSplit: Codable, Sendable, Hashable {
+    public static let bucketCount = 10_000
+    public var salt: String
+    public var lowerBucket: Int
+    public var upperBucket: Int
+
+    public init(salt: String, lowerBucket: Int, upperBucket: Int) {
+        self.salt = salt
+        self.lowerBucket = lowerBucket
+        self.upperBucket = upperBucket
+    }
+}
+
+public struct SnapshotResponse: Codable, Sendable, Hashable {
+    public enum Kind: String, Codable, Sendable, Hashable {
+        case message, alternateProduct, promotionalOffer, none
+    }
+
+    public var kind: Kind
+    /// The message's manifest name (for explanations), nil for `none`.
+    public var message: String?
+    /// Locale → approved message identifier; nil for `none`.
+    public var messageIdentifiers: [String: String]?
+    /// `alternateProduct` only.
+    public var productId: String?
+    public var billingPlanType: BillingPlanType?
+    /// `promotionalOffer` only.
+    public var offerIdentifier: String?
+
+    public init(kind: Kind, message: String? = nil, messageIdentifiers: [String: String]? = nil,
+                productId: String? = nil, billingPlanType: BillingPlanType? = nil, offerIdentifier: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.messageIdentifiers = messageIdentifiers
+        self.productId = productId
+        self.billingPlanType = billingPlanType
+        self.offerIdentifier = offerIdentifier
+    }
+}

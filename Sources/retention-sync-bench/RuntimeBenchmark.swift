@@ -1,0 +1,3 @@
+@Sendable func runtimeBenchmark(_ arguments: [String]) async throws {
+    print("the runtime benchmark is not built yet")
+}

@@ -1,0 +1,16 @@
+import Foundation
+
+// Benchmarks print figures; they never assert timings. Each suite lives in its own file.
+let suites: [(name: String, summary: String, run: @Sendable ([String]) async throws -> Void)] = [
+    ("manifests", "load + validate a large generated app", manifestsBenchmark),
+    ("client", "API client overhead and emulator throughput on loopback", clientBenchmark),
+    ("runtime", "realtime decisions per second and latency", runtimeBenchmark),
+    ("reconciler", "plan and apply of a large generated app", reconcilerBenchmark),
+]
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let name = arguments.first, let suite = suites.first(where: { $0.name == name }) else {
+    print("Usage: retention-sync-bench <suite> [options]\n\nSuites:")
+    for suite in suites { print("  \(suite.name.padding(toLength: 12, withPad: " ", startingAt: 0))\(suite.summary)") }
+    exit(arguments.isEmpty ? 0 : 64)
+}
+try await suite.run(Array(arguments.dropFirst()))
