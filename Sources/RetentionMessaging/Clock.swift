@@ -1,0 +1,38 @@
+import Foundation
+
+/// Time as pacing, rate limiting and review use it, in seconds since 1970. `SystemClock` is the
+/// real one; `VirtualClock` lets tests and benchmarks run hours of Apple's rate limits instantly.
+public protocol RetentionClock: Sendable {
+    func now() -> Double
+    /// Returns once `now() >= deadline`.
+    func sleep(until deadline: Double) async throws
+}
+
+public struct SystemClock: RetentionClock {
+    public init() {}
+    public func now() -> Double { Date().timeIntervalSince1970 }
+    public func sleep(until deadline: Double) async throws {
+        let wait = deadline - now()
+        if wait > 0 { try await Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000)) }
+    }
+}
+
+/// A clock that jumps: sleeping moves it forward to the deadline at once. It never goes back,
+/// so concurrent sleepers see time as the latest deadline any of them reached.
+public final class VirtualClock: RetentionClock, @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: Double
+
+    public init(start: Double = 1_790_000_000) { current = start }
+
+    public func now() -> Double { lock.withLock { current } }
+
+    public func sleep(until deadline: Double) async throws {
+        lock.withLock { current = max(current, deadline) }
+    }
+
+    /// Moves the clock forward by `seconds`.
+    public func advance(by seconds: Double) {
+        lock.withLock { current += max(0, seconds) }
+    }
+}
