@@ -5,8 +5,30 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+#include <openssl/x509_vfy.h>
 #include <openssl/err.h>
 #include <openssl/sha.h>
 #include <openssl/rand.h>
 #include <openssl/bio.h>
 #include <openssl/objects.h>
+#include <openssl/asn1.h>
+
+// OpenSSL spells these as macros (or variadic functions), which Swift cannot call; each gets a
+// fixed-signature inline wrapper here.
+
+static inline STACK_OF(X509) *shim_sk_X509_new_null(void) { return sk_X509_new_null(); }
+static inline int shim_sk_X509_push(STACK_OF(X509) *stack, X509 *cert) { return sk_X509_push(stack, cert); }
+static inline int shim_sk_X509_num(const STACK_OF(X509) *stack) { return sk_X509_num(stack); }
+static inline X509 *shim_sk_X509_value(const STACK_OF(X509) *stack, int index) { return sk_X509_value(stack, index); }
+// Frees the stack only; the certificates stay owned by their Swift wrappers.
+static inline void shim_sk_X509_free(STACK_OF(X509) *stack) { sk_X509_free(stack); }
+// Frees the stack and drops one reference on each certificate (for X509_STORE_CTX_get1_chain).
+static inline void shim_sk_X509_pop_free(STACK_OF(X509) *stack) { sk_X509_pop_free(stack, X509_free); }
+
+static inline EVP_PKEY *shim_generate_p256(void) { return EVP_EC_gen("P-256"); }
+
+static inline long shim_BIO_get_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
+
+static inline void shim_OPENSSL_free(void *pointer) { OPENSSL_free(pointer); }
+
+static inline unsigned long shim_XN_FLAG_RFC2253(void) { return XN_FLAG_RFC2253; }

@@ -1,0 +1,53 @@
+internal import COpenSSL
+
+/// Message digests over OpenSSL's EVP interface.
+public enum Digest {
+    public static func sha1(_ bytes: [UInt8]) -> [UInt8] {
+        digest(bytes, EVP_sha1())
+    }
+
+    public static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        digest(bytes, EVP_sha256())
+    }
+
+    /// SHA-256 as lowercase hexadecimal, the form digests take in snapshots and identities.
+    public static func sha256Hex(_ bytes: [UInt8]) -> String {
+        sha256(bytes).hexString
+    }
+
+    private static func digest(_ bytes: [UInt8], _ md: OpaquePointer?) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let ok = bytes.withUnsafeBytes { raw in
+            EVP_Digest(raw.baseAddress, raw.count, &output, &length, md, nil)
+        }
+        // EVP_Digest only fails on allocation failure or a missing algorithm, neither recoverable.
+        precondition(ok == 1, "EVP_Digest failed: \(OpenSSL.takeError("unknown error"))")
+        return Array(output.prefix(Int(length)))
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Lowercase hexadecimal, two digits per byte.
+    public var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(count * 2)
+        for byte in self {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// Cryptographically secure random bytes from OpenSSL's DRBG.
+public enum CryptoRandom {
+    public static func bytes(_ count: Int) -> [UInt8] {
+        guard count > 0 else { return [] }
+        var output = [UInt8](repeating: 0, count: count)
+        let ok = RAND_bytes(&output, Int32(count))
+        precondition(ok == 1, "RAND_bytes failed: \(OpenSSL.takeError("unknown error"))")
+        return output
+    }
+}
