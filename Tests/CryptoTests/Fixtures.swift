@@ -1,0 +1,18 @@
+import Foundation
+
+/// Paths into `fixtures/crypto`, found from this file's location so tests run from any directory.
+enum Fixtures {
+    static let directory: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.appendingPathComponent("fixtures/crypto").path
+    }()
+
+    static func path(_ name: String) -> String {
+        directory + "/" + name
+    }
+
+    static func text(_ name: String) throws -> String {
+        try String(contentsOfFile: path(name), encoding: .utf8)
+    }
+}
