@@ -1,0 +1,164 @@
+/// Decodes `Decodable` values from YAML nodes, with strict keys and errors that point at the file.
+public struct YAMLDecoder {
+    public init() {}
+
+    public func decode<T: Decodable>(_ type: T.Type, from node: YAMLNode) throws(YAMLDecodingError) -> T {
+        let context = DecodingContext(root: node)
+        let decoder = NodeDecoder(node: node, codingPath: [], context: context)
+        do {
+            let value = try decoder.decodeValue(T.self)
+            let unknown = context.unknownKeys(nearMissesOnly: false)
+            guard unknown.isEmpty else { throw YAMLDecodingError(problems: unknown) }
+            return value
+        } catch let error as ProblemError {
+            // Unknown keys that are near misses explain most missing keys, so they come along.
+            let problems = [error.problem] + context.unknownKeys(nearMissesOnly: true)
+            throw YAMLDecodingError(problems: problems.sorted { ($0.location, $0.keyPath) < ($1.location, $1.keyPath) })
+        } catch let error as YAMLDecodingError {
+            throw error
+        } catch {
+            throw YAMLDecodingError(problems: [decoder.problem(for: error)])
+        }
+    }
+
+    public func decode<T: Decodable>(_ type: T.Type, from document: YAMLDocument) throws(YAMLDecodingError) -> T {
+        try decode(type, from: document.root)
+    }
+}
+
+extension Decoder {
+    /// Where the value being decoded was written, when decoding from YAML (nil otherwise).
+    public var sourceLocation: SourceLocation? {
+        (self as? NodeDecoder)?.node.location
+    }
+}
+
+/// One problem on its way out through `Decodable` code, which only throws `any Error`.
+struct ProblemError: Error {
+    var problem: YAMLDecodingError.Problem
+}
+
+/// State shared by every decoder of one `decode` call: which keys each mapping was asked for.
+final class DecodingContext {
+    let root: YAMLNode
+    private var mappings: [String: MappingRecord] = [:]
+
+    struct MappingRecord {
+        var pairs: [YAMLPair]
+        var asked: Set<String>
+    }
+
+    init(root: YAMLNode) {
+        self.root = root
+    }
+
+    func register(path: String, pairs: [YAMLPair]) {
+        if mappings[path] == nil { mappings[path] = MappingRecord(pairs: pairs, asked: []) }
+    }
+
+    func ask(path: String, key: String) {
+        mappings[path]?.asked.insert(key)
+    }
+
+    /// Keys no decoding code asked for, each at its own place, sorted by place.
+    func unknownKeys(nearMissesOnly: Bool) -> [YAMLDecodingError.Problem] {
+        var problems: [YAMLDecodingError.Problem] = []
+        for (path, record) in mappings {
+            let present = Set(record.pairs.compactMap { $0.key.scalar?.text })
+            let candidates = record.asked.subtracting(present).sorted()
+            for pair in record.pairs {
+                let key = pair.key.scalar?.text ?? ""
+                guard !record.asked.contains(key) else { continue }
+                let suggestion = Self.nearMiss(key, in: candidates)
+                if nearMissesOnly && suggestion == nil { continue }
+                let hint: String?
+                if let suggestion {
+                    hint = "did you mean '\(suggestion)'?"
+                } else if !record.asked.isEmpty {
+                    hint = "known keys here: " + record.asked.sorted().joined(separator: ", ")
+                } else {
+                    hint = nil
+                }
+                problems.append(.init(location: pair.key.location, keyPath: KeyPathText.appending(key, to: path),
+                                      message: "unknown key '\(key)'", hint: hint, kind: .unknownKey))
+            }
+        }
+        return problems.sorted { ($0.location, $0.keyPath) < ($1.location, $1.keyPath) }
+    }
+
+    private static func nearMiss(_ key: String, in candidates: [String]) -> String? {
+        var best: (name: String, distance: Int)?
+        for candidate in candidates {
+            let distance = editDistance(key, candidate)
+            guard distance <= 2, distance < max(candidate.count, key.count) else { continue }
+            if best == nil || distance < best!.distance { best = (candidate, distance) }
+        }
+        return best?.name
+    }
+
+    /// Levenshtein distance over characters, case-insensitively so `Header` suggests `header`.
+    static func editDistance(_ lhs: String, _ rhs: String) -> Int {
+        let a = Array(lhs.lowercased()), b = Array(rhs.lowercased())
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous = Array(0...b.count)
+        var current = [Int](repeating: 0, count: b.count + 1)
+        for i in 1...a.count {
+            current[0] = i
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            swap(&previous, &current)
+        }
+        return previous[b.count]
+    }
+
+    /// The deepest node a coding path reaches, for errors thrown by `Decodable` code.
+    func node(at path: [any CodingKey]) -> YAMLNode {
+        var node = root
+        for key in path {
+            switch node.kind {
+            case .mapping(let pairs):
+                guard let pair = pairs.first(where: { $0.key.scalar?.text == key.stringValue }) else { return node }
+                node = pair.value
+            case .sequence(let items):
+                guard let index = key.intValue, items.indices.contains(index) else { return node }
+                node = items[index]
+            case .scalar:
+                return node
+            }
+        }
+        return node
+    }
+}
+
+enum KeyPathText {
+    static func render(_ path: [any CodingKey]) -> String {
+        path.reduce("") { text, key in
+            if let index = key.intValue, key is IndexKey { return text + "[\(index)]" }
+            return appending(key.stringValue, to: text)
+        }
+    }
+
+    static func appending(_ key: String, to path: String) -> String {
+        path.isEmpty ? key : path + "." + key
+    }
+}
+
+struct IndexKey: CodingKey {
+    var stringValue: String { "\(index)" }
+    var intValue: Int? { index }
+    let index: Int
+
+    init(index: Int) { self.index = index }
+    init?(stringValue: String) { guard let index = Int(stringValue) else { return nil }; self.index = index }
+    init?(intValue: Int) { self.index = intValue }
+}
+
+struct NameKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(_ string: String) { stringValue = string }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { return nil }
+}
