@@ -11,6 +11,20 @@ public enum JWS {
         return signingInput + "." + Base64URL.encode(signature)
     }
 
+    /// Signs with a header encoded as sorted-key JSON (absent fields omitted), so equal headers
+    /// always give equal bytes.
+    public static func sign(header: JWSHeader, payloadJSON: [UInt8], key: ES256PrivateKey) throws(CryptoError) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let headerJSON: Data
+        do {
+            headerJSON = try encoder.encode(header)
+        } catch {
+            throw .invalidInput("the JWS header cannot be encoded as JSON")
+        }
+        return try sign(headerJSON: [UInt8](headerJSON), payloadJSON: payloadJSON, key: key)
+    }
+
     /// Splits and decodes a compact JWS without verifying it; call `verify(with:)` on the result.
     public static func decode(_ compact: String) throws(CryptoError) -> DecodedJWS {
         let parts = compact.split(separator: ".", omittingEmptySubsequences: false)

@@ -28,6 +28,14 @@ public final class X509Certificate: Sendable {
         self.init(owning: parsed)
     }
 
+    /// A certificate from one entry of a JWS `x5c` header: standard base64 of the DER.
+    public convenience init(base64DER: String) throws(CryptoError) {
+        guard let der = Base64.decode(base64DER) else {
+            throw .invalidInput("the certificate is not standard base64")
+        }
+        try self.init(der: der)
+    }
+
     /// Every `BEGIN CERTIFICATE` block in `text`, in order; throws when there is none.
     public static func loadPEM(_ text: String) throws(CryptoError) -> [X509Certificate] {
         let certificates: [X509Certificate] = try OpenSSL.withReadBIO(Array(text.utf8)) { bio in

@@ -123,6 +123,11 @@ struct ES256Tests {
         }
     }
 
+    @Test("a passphrase-protected key is refused instead of prompting for a passphrase")
+    func encryptedKeyRefused() throws {
+        #expect(throws: CryptoError.self) { try ES256PrivateKey(contentsOfFile: Fixtures.path("encrypted.p8")) }
+    }
+
     @Test("a missing .p8 file is reported by path")
     func missingFileNamed() {
         #expect(throws: CryptoError.invalidKey("cannot read key file '/nonexistent/AuthKey.p8'")) {

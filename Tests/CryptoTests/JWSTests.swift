@@ -23,6 +23,15 @@ struct JWSTests {
         #expect(!decoded.verify(with: ES256PrivateKey.generate().publicKey))
     }
 
+    @Test("signing with a header value writes its fields as sorted-key JSON and omits absent ones")
+    func signWithHeaderValue() throws {
+        let key = ES256PrivateKey.generate()
+        let compact = try JWS.sign(header: JWSHeader(alg: "ES256", kid: "K1", typ: "JWT"), payloadJSON: Array("{}".utf8), key: key)
+        let decoded = try JWS.decode(compact)
+        #expect(String(decoding: decoded.headerJSON, as: UTF8.self) == #"{"alg":"ES256","kid":"K1","typ":"JWT"}"#)
+        #expect(decoded.verify(with: key.publicKey))
+    }
+
     @Test("a JWS whose header names another algorithm does not verify")
     func otherAlgorithmFails() throws {
         let key = ES256PrivateKey.generate()

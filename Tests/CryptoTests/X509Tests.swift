@@ -43,6 +43,13 @@ struct X509Tests {
         #expect(Base64.decode(Base64.encode(pem.der)) == pem.der)
     }
 
+    @Test("a certificate from an x5c entry (standard base64 DER) matches the PEM it came from")
+    func loadsX5CEntry() throws {
+        let pem = try #require(try load("leaf.pem").first)
+        #expect(try X509Certificate(base64DER: Base64.encode(pem.der)).der == pem.der)
+        #expect(throws: CryptoError.self) { try X509Certificate(base64DER: "not base64!") }
+    }
+
     @Test("garbage is not a certificate")
     func garbageRefused() {
         #expect(throws: CryptoError.self) { try X509Certificate(der: [1, 2, 3]) }
@@ -124,6 +131,20 @@ struct X509Tests {
             try X509Chain.verify(chain: try load("untrusted-root.pem"), trustedRoots: try load("root.pem"),
                                  at: Self.validDate, requiredExtensions: [])
         }
+    }
+
+    @Test("Apple's leaf OID marked critical is refused as an extension OpenSSL does not handle")
+    func criticalCustomExtensionRefused() throws {
+        let chain = try load("leaf-with-critical-oid.pem") + load("intermediate.pem")
+        let roots = try load("root.pem")
+        let error = failure { () throws(X509VerificationError) in
+            try X509Chain.verify(chain: chain, trustedRoots: roots, at: Self.validDate, requiredExtensions: Self.appleRequirements)
+        }
+        guard case .invalidChain(let reason) = error else {
+            Issue.record("expected invalidChain, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains("unhandled critical extension"))
     }
 
     @Test("an empty chain is refused")
