@@ -215,4 +215,30 @@ struct DecodingTests {
         #expect(found.first?.kind == .invalidValue)
         #expect(found.first?.message.contains("out of range") == true)
     }
+
+    @Test("a YAML 1.1 merge key is an unknown key that explains itself")
+    func mergeKey() throws {
+        let found = try problems(Message.self, "name: a\nheader: b\n<<: {body: c}\n")
+        #expect(found.first?.keyPath == "<<")
+        #expect(found.first?.hint?.contains("merge keys are not part of YAML 1.2") == true)
+    }
+
+    @Test("several problems print one per line, in file order")
+    func description() throws {
+        let root = try node("name: a\nheader: b\nzeta: 1\nalpha: 2\n", file: "m.yaml")
+        do {
+            _ = try YAMLDecoder().decode(Message.self, from: root)
+            Issue.record("expected decoding to fail")
+        } catch {
+            #expect(error.description.split(separator: "\n").map { String($0.prefix(14)) } == ["m.yaml:3:1: ze", "m.yaml:4:1: al"])
+        }
+    }
+
+    @Test("peeking at one key with unknown-key reports turned off ignores the rest")
+    func peekAtKind() throws {
+        struct Kind: Decodable { var kind: String }
+        var decoder = YAMLDecoder()
+        decoder.reportsUnknownKeys = false
+        #expect(try decoder.decode(Kind.self, from: try node("kind: Message\nname: a\n")).kind == "Message")
+    }
 }

@@ -1,18 +1,23 @@
 /// Decodes `Decodable` values from YAML nodes, with strict keys and errors that point at the file.
-public struct YAMLDecoder {
-    public init() {}
+public struct YAMLDecoder: Sendable {
+    /// Whether keys the type never asked for are errors; turn off to peek at part of a document.
+    public var reportsUnknownKeys: Bool
+
+    public init() {
+        reportsUnknownKeys = true
+    }
 
     public func decode<T: Decodable>(_ type: T.Type, from node: YAMLNode) throws(YAMLDecodingError) -> T {
         let context = DecodingContext(root: node)
         let decoder = NodeDecoder(node: node, codingPath: [], context: context)
         do {
             let value = try decoder.decodeValue(T.self)
-            let unknown = context.unknownKeys(nearMissesOnly: false)
+            let unknown = reportsUnknownKeys ? context.unknownKeys(nearMissesOnly: false) : []
             guard unknown.isEmpty else { throw YAMLDecodingError(problems: unknown) }
             return value
         } catch let error as ProblemError {
             // Unknown keys that are near misses explain most missing keys, so they come along.
-            let problems = [error.problem] + context.unknownKeys(nearMissesOnly: true)
+            let problems = [error.problem] + (reportsUnknownKeys ? context.unknownKeys(nearMissesOnly: true) : [])
             throw YAMLDecodingError(problems: problems.sorted { ($0.location, $0.keyPath) < ($1.location, $1.keyPath) })
         } catch let error as YAMLDecodingError {
             throw error
@@ -67,13 +72,20 @@ final class DecodingContext {
             let present = Set(record.pairs.compactMap { $0.key.scalar?.text })
             let candidates = record.asked.subtracting(present).sorted()
             for pair in record.pairs {
-                let key = pair.key.scalar?.text ?? ""
+                guard let key = pair.key.scalar?.text else {
+                    problems.append(.init(location: pair.key.location, keyPath: path,
+                                          message: "expected a plain key, found \(NodeDecoder.describe(pair.key))",
+                                          kind: .unknownKey))
+                    continue
+                }
                 guard !record.asked.contains(key) else { continue }
                 let suggestion = Self.nearMiss(key, in: candidates)
                 if nearMissesOnly && suggestion == nil { continue }
                 let hint: String?
                 if let suggestion {
                     hint = "did you mean '\(suggestion)'?"
+                } else if key == "<<" {
+                    hint = "merge keys are not part of YAML 1.2; write the values out or use an alias for the whole value"
                 } else if !record.asked.isEmpty {
                     hint = "known keys here: " + record.asked.sorted().joined(separator: ", ")
                 } else {

@@ -24,15 +24,16 @@ struct YAMLMark {
 /// The parser lives at a fixed address because libyaml keeps a pointer to itself for string input.
 final class LibYAMLEventReader {
     private let parser: UnsafeMutablePointer<yaml_parser_t>
+    /// The input, copied once to an address that stays put for libyaml; also read back for error marks.
     private let buffer: UnsafeMutableBufferPointer<UInt8>
-    private let input: [UInt8]
+    private let input: UnsafeBufferPointer<UInt8>
     private let file: String
 
     init(bytes: [UInt8], file: String) throws(YAMLError) {
         self.file = file
-        self.input = bytes
         buffer = .allocate(capacity: max(bytes.count, 1))
         _ = buffer.initialize(from: bytes)
+        input = UnsafeBufferPointer(rebasing: buffer[..<bytes.count])
         parser = .allocate(capacity: 1)
         guard yaml_parser_initialize(parser) != 0 else {
             parser.deallocate()

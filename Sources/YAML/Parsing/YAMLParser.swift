@@ -1,5 +1,5 @@
 /// Reads YAML streams into node trees that remember where every node was written.
-public enum YAMLParser {
+public enum YAMLParser: Sendable {
     public static func parse(_ bytes: [UInt8], file: String, limits: YAMLLimits = .default) throws(YAMLError) -> [YAMLDocument] {
         guard bytes.count <= limits.maxInputBytes else {
             throw YAMLError(location: SourceLocation(file: file, line: 1, column: 1),
