@@ -197,7 +197,8 @@ struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func superDecoder() throws -> any Decoder {
-        try superDecoder(forKey: Key(stringValue: "super") ?? { throw decoder.mismatch("a 'super' key") }())
+        guard let key = Key(stringValue: "super") else { throw decoder.mismatch("a mapping with a 'super' key") }
+        return try superDecoder(forKey: key)
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
