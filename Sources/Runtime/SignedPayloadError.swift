@@ -1,0 +1,37 @@
+/// Why Apple's `signedPayload` was refused. Each reason is its own case, so a server can count
+/// them, and the text says what to check.
+public enum SignedPayloadError: Error, Sendable, Equatable, CustomStringConvertible {
+    case malformed(String)
+    case unsupportedAlgorithm(String)
+    case wrongCertificateCount(Int)
+    case untrustedChain(String)
+    case certificateExpired(certificateIndex: Int)
+    case missingExtension(certificateIndex: Int, oid: String)
+    case badSignature
+    case wrongAppAppleId(expected: Int64, found: Int64)
+    case wrongEnvironment(expected: String, found: String)
+
+    public var description: String {
+        switch self {
+        case .malformed(let reason):
+            "the signed payload is malformed: \(reason)"
+        case .unsupportedAlgorithm(let alg):
+            "the signed payload uses alg '\(alg)'; Apple signs with ES256 and nothing else is accepted"
+        case .wrongCertificateCount(let count):
+            "the signed payload's x5c holds \(count) certificate\(count == 1 ? "" : "s"); Apple sends exactly 3 "
+                + "(leaf, intermediate, root)"
+        case .untrustedChain(let reason):
+            "the signed payload's certificates do not chain to a trusted root (supply Apple Root CA - G3): \(reason)"
+        case .certificateExpired(let index):
+            "certificate \(index) (0 = leaf) of the signed payload was not valid at its signedDate"
+        case .missingExtension(let index, let oid):
+            "certificate \(index) (0 = leaf) of the signed payload lacks Apple's extension \(oid)"
+        case .badSignature:
+            "the signed payload's signature does not verify with its leaf certificate's key"
+        case .wrongAppAppleId(let expected, let found):
+            "the signed payload is for appAppleId \(found), not this App's \(expected); do not answer it"
+        case .wrongEnvironment(let expected, let found):
+            "the signed payload is for environment \(found), not \(expected); do not answer it"
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import Crypto
+import Foundation
+import RetentionMessaging
+import Runtime
+import Testing
+
+/// Apple-style signed payloads made at test time with the PKI in `fixtures/runtime/`
+/// (see `make-fixtures.sh`).
+struct TestPKI {
+    let root: X509Certificate
+    let otherRoot: X509Certificate
+    let intermediate: X509Certificate
+    let intermediateWithoutOID: X509Certificate
+    let leaf: X509Certificate
+    let expiredLeaf: X509Certificate
+    let leafKey: ES256PrivateKey
+
+    init() throws {
+        func certificate(_ name: String) throws -> X509Certificate {
+            try #require(try X509Certificate.load(contentsOfFile: RuntimeFixtures.url(name).path).first)
+        }
+        root = try certificate("root.pem")
+        otherRoot = try certificate("other-root.pem")
+        intermediate = try certificate("intermediate.pem")
+        intermediateWithoutOID = try certificate("intermediate-without-oid.pem")
+        leaf = try certificate("leaf.pem")
+        expiredLeaf = try certificate("leaf-expired.pem")
+        leafKey = try ES256PrivateKey(contentsOfFile: RuntimeFixtures.url("leaf.key").path)
+    }
+
+    var chain: [X509Certificate] { [leaf, intermediate, root] }
+
+    func payload(_ body: DecodedRealtimeRequestBody) throws -> [UInt8] { Array(try CanonicalJSON.encode(body)) }
+
+    func sign(_ body: DecodedRealtimeRequestBody, alg: String = "ES256", chain: [X509Certificate]? = nil) throws -> String {
+        let header = JWSHeader(alg: alg, x5c: (chain ?? self.chain).map { Base64.encode($0.der) })
+        return try JWS.sign(headerJSON: Array(try CanonicalJSON.encode(header)), payloadJSON: payload(body), key: leafKey)
+    }
+}
+
+@Suite("Apple's signed payload")
+struct SignedPayloadVerifierTests {
+    let pki: TestPKI
+    let verifier: SignedPayloadVerifier
+    let body = request(product: monthly, locale: "de-DE", signedDate: "2026-06-01T12:00:00Z")
+
+    init() throws {
+        pki = try TestPKI()
+        verifier = SignedPayloadVerifier(trustedRoots: [pki.root], appAppleId: appAppleId, environment: .production)
+    }
+
+    @Test("a payload signed by Apple's chain verifies and decodes")
+    func correctPayloadVerifies() throws {
+        #expect(try verifier.verify(signedPayload: pki.sign(body)) == body)
+    }
+
+    @Test("a payload signed with another algorithm is refused")
+    func wrongAlgorithm() throws {
+        let signed = try pki.sign(body, alg: "ES384")
+        #expect(throws: SignedPayloadError.unsupportedAlgorithm("ES384")) { try verifier.verify(signedPayload: signed) }
+    }
+
+    @Test("a payload with two certificates is refused")
+    func twoCertificates() throws {
+        let signed = try pki.sign(body, chain: [pki.leaf, pki.intermediate])
+        #expect(throws: SignedPayloadError.wrongCertificateCount(2)) { try verifier.verify(signedPayload: signed) }
+    }
+
+    @Test("a chain that leads to a root the operator did not supply is refused")
+    func untrustedRoot() throws {
+        let strict = SignedPayloadVerifier(trustedRoots: [pki.otherRoot], appAppleId: appAppleId, environment: .production)
+        let signed = try pki.sign(body)
+        #expect { try strict.verify(signedPayload: signed) } throws: { error in
+            guard case SignedPayloadError.untrustedChain = error else { return false }
+            return true
+        }
+        let forged = try pki.sign(body, chain: [pki.leaf, pki.intermediate, pki.otherRoot])
+        #expect { try verifier.verify(signedPayload: forged) } throws: { error in
+            guard case SignedPayloadError.untrustedChain = error else { return false }
+            return true
+        }
+    }
+
+    @Test("an intermediate without Apple's OID is refused")
+    func missingIntermediateOID() throws {
+        let signed = try pki.sign(body, chain: [pki.leaf, pki.intermediateWithoutOID, pki.root])
+        #expect(throws: SignedPayloadError.missingExtension(certificateIndex: 1, oid: "1.2.840.113635.100.6.2.1")) {
+            try verifier.verify(signedPayload: signed)
+        }
+    }
+
+    @Test("a leaf without Apple's OID is refused (the intermediate in the leaf's place)")
+    func missingLeafOID() throws {
+        // The root signs intermediates only, so a 3-certificate chain whose first certificate lacks
+        // the leaf OID is the intermediate itself, followed by the root twice.
+        let signed = try pki.sign(body, chain: [pki.intermediate, pki.root, pki.root])
+        #expect { try verifier.verify(signedPayload: signed) } throws: { error in
+            guard case SignedPayloadError.missingExtension(certificateIndex: 0, oid: "1.2.840.113635.100.6.11.1") = error else {
+                return false
+            }
+            return true
+        }
+    }
+
+    @Test("a signature over different bytes is refused")
+    func signatureOverDifferentBytes() throws {
+        let signed = try pki.sign(body)
+        var other = body
+        other.productId = yearly
+        let parts = signed.split(separator: ".")
+        let tampered = "\(parts[0]).\(Base64URL.encode(try pki.payload(other))).\(parts[2])"
+        #expect(throws: SignedPayloadError.badSignature) { try verifier.verify(signedPayload: tampered) }
+    }
+
+    @Test("a leaf that had expired at signedDate is refused")
+    func expiredAtSignedDate() throws {
+        let signed = try pki.sign(body, chain: [pki.expiredLeaf, pki.intermediate, pki.root])
+        #expect(throws: SignedPayloadError.certificateExpired(certificateIndex: 0)) { try verifier.verify(signedPayload: signed) }
+        // The same chain verifies for a payload signed while the leaf was valid.
+        var old = body
+        old.signedDate = ms("2020-06-01T00:00:00Z")
+        let signedThen = try pki.sign(old, chain: [pki.expiredLeaf, pki.intermediate, pki.root])
+        #expect(try verifier.verify(signedPayload: signedThen) == old)
+    }
+
+    @Test("another app's payload is refused")
+    func wrongAppAppleId() throws {
+        var other = body
+        other.appAppleId = 987_654_321
+        let signed = try pki.sign(other)
+        #expect(throws: SignedPayloadError.wrongAppAppleId(expected: appAppleId, found: 987_654_321)) {
+            try verifier.verify(signedPayload: signed)
+        }
+    }
+
+    @Test("a Sandbox payload sent to a production server is refused")
+    func wrongEnvironment() throws {
+        var sandbox = body
+        sandbox.environment = "Sandbox"
+        let signed = try pki.sign(sandbox)
+        #expect(throws: SignedPayloadError.wrongEnvironment(expected: "Production", found: "Sandbox")) {
+            try verifier.verify(signedPayload: signed)
+        }
+    }
+
+    @Test("text that is not a JWS is malformed")
+    func notAJWS() {
+        #expect { try verifier.verify(signedPayload: "hello") } throws: { error in
+            guard case SignedPayloadError.malformed = error else { return false }
+            return true
+        }
+    }
+}
