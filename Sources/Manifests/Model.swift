@@ -46,6 +46,9 @@ public struct AppManifest: Sendable, Hashable {
     /// Sorted by id.
     public var products: [ProductManifest]
     public var location: SourceLocation
+    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
+    /// diagnostics point at the exact value; a missing entry falls back to `location`.
+    public var fieldLocations: [String: SourceLocation] = [:]
 
     public init(bundleId: String, appAppleId: Int64?, identityNamespace: String?,
                 environments: [EnvironmentSettings], products: [ProductManifest], location: SourceLocation) {
@@ -71,6 +74,9 @@ public struct EnvironmentSettings: Sendable, Hashable {
     /// Where the published runtime snapshot is stored, resolved against the manifest directory.
     public var snapshotPath: String?
     public var location: SourceLocation
+    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
+    /// diagnostics point at the exact value; a missing entry falls back to `location`.
+    public var fieldLocations: [String: SourceLocation] = [:]
 
     public init(environment: Environment, realtimeURL: String?, snapshotPath: String?, location: SourceLocation) {
         self.environment = environment
@@ -85,6 +91,9 @@ public struct ProductManifest: Sendable, Hashable {
     /// App Store locale codes, sorted.
     public var locales: [String]
     public var location: SourceLocation
+    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
+    /// diagnostics point at the exact value; a missing entry falls back to `location`.
+    public var fieldLocations: [String: SourceLocation] = [:]
 
     public init(id: String, locales: [String], location: SourceLocation) {
         self.id = id
@@ -104,6 +113,9 @@ public struct ImageManifest: Sendable, Hashable {
     /// Lowercase hex SHA-256 of `png`.
     public var sha256: String
     public var location: SourceLocation
+    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
+    /// diagnostics point at the exact value; a missing entry falls back to `location`.
+    public var fieldLocations: [String: SourceLocation] = [:]
 
     public init(name: String, file: String, size: ImageSize, png: [UInt8], sha256: String, location: SourceLocation) {
         self.name = name
@@ -124,6 +136,9 @@ public struct MessageManifest: Sendable, Hashable {
     /// Sorted by locale.
     public var localizations: [MessageLocalization]
     public var location: SourceLocation
+    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
+    /// diagnostics point at the exact value; a missing entry falls back to `location`.
+    public var fieldLocations: [String: SourceLocation] = [:]
 
     public init(name: String, product: String?, headerPosition: HeaderPosition?,
                 localizations: [MessageLocalization], location: SourceLocation) {
@@ -149,6 +164,9 @@ public struct MessageLocalization: Sendable, Hashable {
     public var image: ImageReference?
     public var bulletPoints: [BulletPoint]
     public var location: SourceLocation
+    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
+    /// diagnostics point at the exact value; a missing entry falls back to `location`.
+    public var fieldLocations: [String: SourceLocation] = [:]
 
     public init(locale: String, header: String, body: String, image: ImageReference?,
                 bulletPoints: [BulletPoint], location: SourceLocation) {
@@ -166,6 +184,9 @@ public struct ImageReference: Sendable, Hashable {
     public var name: String
     public var altText: String
     public var location: SourceLocation
+    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
+    /// diagnostics point at the exact value; a missing entry falls back to `location`.
+    public var fieldLocations: [String: SourceLocation] = [:]
 
     public init(name: String, altText: String, location: SourceLocation) {
         self.name = name
@@ -180,6 +201,9 @@ public struct BulletPoint: Sendable, Hashable {
     public var image: String
     public var altText: String
     public var location: SourceLocation
+    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
+    /// diagnostics point at the exact value; a missing entry falls back to `location`.
+    public var fieldLocations: [String: SourceLocation] = [:]
 
     public init(text: String, image: String, altText: String, location: SourceLocation) {
         self.text = text
@@ -196,6 +220,9 @@ public struct DefaultAssignment: Sendable, Hashable {
     /// The message's name.
     public var message: String
     public var location: SourceLocation
+    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
+    /// diagnostics point at the exact value; a missing entry falls back to `location`.
+    public var fieldLocations: [String: SourceLocation] = [:]
 
     public init(productId: String, locale: String, message: String, location: SourceLocation) {
         self.productId = productId
@@ -213,6 +240,9 @@ public struct FlowManifest: Sendable, Hashable {
     /// In the order written.
     public var rules: [FlowRule]
     public var location: SourceLocation
+    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
+    /// diagnostics point at the exact value; a missing entry falls back to `location`.
+    public var fieldLocations: [String: SourceLocation] = [:]
 
     public init(name: String, localeFallbacks: [String: String], rules: [FlowRule], location: SourceLocation) {
         self.name = name
@@ -228,6 +258,9 @@ public struct FlowRule: Sendable, Hashable {
     public var match: RuleMatch
     public var response: RuleResponse
     public var location: SourceLocation
+    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
+    /// diagnostics point at the exact value; a missing entry falls back to `location`.
+    public var fieldLocations: [String: SourceLocation] = [:]
 
     public init(name: String, match: RuleMatch, response: RuleResponse, location: SourceLocation) {
         self.name = name
@@ -294,3 +327,26 @@ public enum RuleResponse: Sendable, Hashable {
         }
     }
 }
+
+/// Types that remember where their fields were written.
+public protocol FieldLocated {
+    var location: SourceLocation { get }
+    var fieldLocations: [String: SourceLocation] { get }
+}
+
+extension FieldLocated {
+    /// Where `field` was written, or where the whole element was when that is unknown.
+    public func location(of field: String) -> SourceLocation { fieldLocations[field] ?? location }
+}
+
+extension AppManifest: FieldLocated {}
+extension EnvironmentSettings: FieldLocated {}
+extension ProductManifest: FieldLocated {}
+extension ImageManifest: FieldLocated {}
+extension MessageManifest: FieldLocated {}
+extension MessageLocalization: FieldLocated {}
+extension ImageReference: FieldLocated {}
+extension BulletPoint: FieldLocated {}
+extension DefaultAssignment: FieldLocated {}
+extension FlowManifest: FieldLocated {}
+extension FlowRule: FieldLocated {}

@@ -1,0 +1,91 @@
+public import Foundation
+import RetentionMessaging
+import YAML
+
+/// The three ways diagnostics are shown.
+public enum DiagnosticFormat: String, Sendable, CaseIterable {
+    /// `file:line:column: error: message`, for people at a terminal.
+    case text
+    /// A versioned JSON object, for scripts.
+    case json
+    /// GitHub Actions workflow commands, which annotate the lines in a pull request.
+    case github
+}
+
+/// Renders diagnostics, sorted, in one of the formats.
+public enum DiagnosticRenderer {
+    /// The version of the JSON form; bumped on a breaking change to it.
+    public static let jsonFormatVersion = "1.0"
+
+    public static func render(_ diagnostics: [Diagnostic], format: DiagnosticFormat, color: Bool) -> String {
+        let sorted = Diagnostic.sorted(diagnostics)
+        switch format {
+        case .text: return text(sorted, color: color)
+        case .json: return json(sorted)
+        case .github: return github(sorted)
+        }
+    }
+
+    /// "2 errors, 1 warning".
+    public static func summary(_ diagnostics: [Diagnostic]) -> String {
+        let errors = diagnostics.errorCount, warnings = diagnostics.warningCount
+        return "\(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")"
+    }
+
+    private static func text(_ diagnostics: [Diagnostic], color: Bool) -> String {
+        guard !diagnostics.isEmpty else { return "" }
+        func paint(_ text: String, _ code: String) -> String { color ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
+        var lines: [String] = []
+        for diagnostic in diagnostics {
+            let severity = diagnostic.severity == .error ? paint("error", "1;31") : paint("warning", "1;33")
+            let place = diagnostic.location.map { paint("\($0):", "1") + " " } ?? ""
+            lines.append("\(place)\(severity): \(diagnostic.message) [\(diagnostic.code)]")
+            if let hint = diagnostic.hint {
+                lines.append("    " + paint("hint:", "36") + " " + hint)
+            }
+        }
+        lines.append(summary(diagnostics))
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private struct JSONReport: Encodable {
+        var formatVersion: String
+        var diagnostics: [Diagnostic]
+        var errorCount: Int
+        var warningCount: Int
+    }
+
+    private static func json(_ diagnostics: [Diagnostic]) -> String {
+        let report = JSONReport(formatVersion: jsonFormatVersion, diagnostics: diagnostics,
+                                errorCount: diagnostics.errorCount, warningCount: diagnostics.warningCount)
+        // Encoding plain strings and integers cannot fail.
+        let data = (try? CanonicalJSON.encode(report)) ?? Data()
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    private static func github(_ diagnostics: [Diagnostic]) -> String {
+        var lines: [String] = []
+        for diagnostic in diagnostics {
+            var properties: [String] = []
+            if let location = diagnostic.location {
+                properties += ["file=\(escapeProperty(location.file))", "line=\(location.line)", "col=\(location.column)"]
+            }
+            properties.append("title=\(escapeProperty(diagnostic.code))")
+            var message = diagnostic.message
+            if let hint = diagnostic.hint { message += "\nhint: \(hint)" }
+            lines.append("::\(diagnostic.severity.rawValue) \(properties.joined(separator: ","))::\(escapeData(message))")
+        }
+        return lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n"
+    }
+
+    // GitHub's workflow command escaping: data escapes %, CR and LF; properties also ':' and ','.
+    private static func escapeData(_ text: String) -> String {
+        text.replacingOccurrences(of: "%", with: "%25")
+            .replacingOccurrences(of: "\r", with: "%0D")
+            .replacingOccurrences(of: "\n", with: "%0A")
+    }
+
+    private static func escapeProperty(_ text: String) -> String {
+        escapeData(text).replacingOccurrences(of: ":", with: "%3A").replacingOccurrences(of: ",", with: "%2C")
+    }
+}

@@ -1,0 +1,283 @@
+public import Foundation
+import Crypto
+import RetentionMessaging
+import YAML
+
+/// Reads a manifest directory: every `*.yaml` / `*.yml` file in it (not in subdirectories), sorted
+/// by name, each holding one or more documents with `apiVersion: retention-sync/v1` and a `kind`.
+public enum ManifestLoader {
+    /// The only `apiVersion` this version of retention-sync reads.
+    public static let apiVersion = "retention-sync/v1"
+    /// Every `kind` a document may have.
+    public static let kinds = ["App", "Image", "Message", "Defaults", "Flow"]
+
+    /// Loads and converts every document, collecting every problem on the way. The set is nil
+    /// only when there is no usable `App` document (everything else hangs off it).
+    ///
+    /// - Parameter displayPath: the directory as the user wrote it; diagnostics name files as
+    ///   `displayPath/file.yaml`, so they are relative when the user's path was.
+    public static func load(directory: URL, displayPath: String) -> (set: ManifestSet?, diagnostics: [Diagnostic]) {
+        var loader = Loader(directory: directory, displayPath: displayPath)
+        loader.run()
+        return (loader.makeSet(), Diagnostic.sorted(loader.diagnostics))
+    }
+
+    /// Loads, then validates what could be loaded: the one call `validate`, `plan` and `apply` need.
+    /// Checks that would only repeat a loading error (a reference to a message whose document did
+    /// not decode, say) are left out.
+    public static func loadAndValidate(directory: URL, displayPath: String) -> (set: ManifestSet?, diagnostics: [Diagnostic]) {
+        var loader = Loader(directory: directory, displayPath: displayPath)
+        loader.run()
+        let set = loader.makeSet()
+        var diagnostics = loader.diagnostics
+        if let set {
+            diagnostics += ManifestValidator.validate(set, skipping: loader.broken)
+        }
+        return (set, Diagnostic.sorted(diagnostics))
+    }
+
+    /// The file name as diagnostics show it.
+    static func displayName(_ file: String, in displayPath: String) -> String {
+        var prefix = displayPath
+        while prefix.count > 1 && prefix.hasSuffix("/") { prefix.removeLast() }
+        if prefix.isEmpty || prefix == "." { return file }
+        return prefix.hasSuffix("/") ? prefix + file : prefix + "/" + file
+    }
+}
+
+/// What failed to load, so that validation does not pile a second error on the first.
+struct BrokenDocuments: Sendable {
+    /// Names written in documents that did not decode.
+    var names: Set<String> = []
+    var anyMessage = false
+    var anyImage = false
+    var anyDefaults = false
+    var anyFlow = false
+    /// A document whose kind is unknown could have been anything.
+    var unknownKind = false
+
+    var isEmpty: Bool { names.isEmpty && !anyMessage && !anyImage && !anyDefaults && !anyFlow && !unknownKind }
+}
+
+struct Loader {
+    let directory: URL
+    let displayPath: String
+    var diagnostics: [Diagnostic] = []
+    var broken = BrokenDocuments()
+
+    private var app: AppManifest?
+    private var appBroken = false
+    private var sawApp = false
+    private var images: [ImageManifest] = []
+    private var messages: [MessageManifest] = []
+    private var flows: [FlowManifest] = []
+    private var defaultDocuments: [RawDefaults] = []
+    private var defaults: [DefaultAssignment] = []
+    private let decoder = YAMLDecoder()
+
+    init(directory: URL, displayPath: String) {
+        self.directory = directory.standardizedFileURL
+        self.displayPath = displayPath
+    }
+
+    mutating func run() {
+        let files: [String]
+        do {
+            files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+                .filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }
+                .filter { !isDirectory(directory.appendingPathComponent($0)) }
+                .sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+        } catch {
+            diagnostics.append(.error("manifest-directory-unreadable", at: nil,
+                                      "cannot read the manifest directory '\(displayPath)'",
+                                      hint: "pass the directory with --manifests DIR, or create one with 'retention-sync init \(displayPath)'"))
+            return
+        }
+        if files.isEmpty {
+            diagnostics.append(.error("no-manifests", at: nil, "no *.yaml or *.yml files in '\(displayPath)'",
+                                      hint: "create a starting point with 'retention-sync init DIR'"))
+            return
+        }
+        for file in files { load(file: file) }
+        if let app, !appBroken {
+            defaults = expandDefaults(defaultDocuments, app: app)
+        }
+        if !sawApp {
+            diagnostics.append(.error("missing-app", at: nil, "no App document in '\(displayPath)'",
+                                      hint: "add a document with 'kind: App' declaring bundleId, environments and products"))
+        }
+    }
+
+    private func isDirectory(_ url: URL) -> Bool {
+        var flag: ObjCBool = false
+        return FileManager.default.fileExists(atPath: url.path, isDirectory: &flag) && flag.boolValue
+    }
+
+    private mutating func load(file: String) {
+        let name = ManifestLoader.displayName(file, in: displayPath)
+        guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent(file).path) else {
+            diagnostics.append(.error("unreadable-file", at: SourceLocation(file: name, line: 1, column: 1),
+                                      "cannot read this file", hint: "check its permissions"))
+            return
+        }
+        let bytes = [UInt8](data)
+        let documents: [YAMLDocument]
+        do {
+            documents = try YAMLParser.parse(bytes, file: name)
+        } catch {
+            diagnostics.append(.error("yaml-syntax", at: error.location, error.message,
+                                      hint: Self.tabHint(bytes, line: error.location.line)))
+            broken.unknownKind = true
+            return
+        }
+        for document in documents { load(document: document) }
+    }
+
+    /// libyaml reports a tab in indentation as an unexpected character; say what it really is.
+    private static func tabHint(_ bytes: [UInt8], line: Int) -> String? {
+        var current = 1
+        var index = 0
+        while index < bytes.count && current < line {
+            if bytes[index] == UInt8(ascii: "\n") { current += 1 }
+            index += 1
+        }
+        var hasTab = false
+        while index < bytes.count && bytes[index] != UInt8(ascii: "\n") {
+            if bytes[index] == UInt8(ascii: "\t") { hasTab = true }
+            index += 1
+        }
+        return hasTab ? "this line contains a tab; YAML indentation must use spaces" : nil
+    }
+
+    private mutating func load(document: YAMLDocument) {
+        let root = document.root
+        guard case .mapping(let pairs) = root.kind else {
+            if case .scalar(let scalar) = root.kind, case .null = scalar.resolved { return }
+            diagnostics.append(.error("invalid-document", at: root.location,
+                                      "a manifest document must be a mapping with apiVersion and kind"))
+            broken.unknownKind = true
+            return
+        }
+        let name = pairs.first { $0.key.scalar?.text == "name" }?.value.scalar?.text
+        guard let kind = checkHeader(pairs, at: root.location) else {
+            if let name { broken.names.insert(name) }
+            return
+        }
+        switch kind {
+        case "App":
+            if sawApp {
+                diagnostics.append(.error("duplicate-app", at: root.location,
+                                          "a second App document; a manifest directory describes exactly one app",
+                                          hint: app.map { "the first App is at \($0.location)" }))
+                return
+            }
+            sawApp = true
+            guard let raw = decode(RawApp.self, root) else { appBroken = true; return }
+            app = convert(raw, node: root)
+        case "Image":
+            guard let raw = decode(RawImage.self, root) else {
+                broken.anyImage = true
+                if let name { broken.names.insert(name) }
+                return
+            }
+            images.append(convert(raw))
+        case "Message":
+            guard let raw = decode(RawMessage.self, root) else {
+                broken.anyMessage = true
+                if let name { broken.names.insert(name) }
+                return
+            }
+            messages.append(convert(raw, node: root))
+        case "Defaults":
+            guard let raw = decode(RawDefaults.self, root) else { broken.anyDefaults = true; return }
+            defaultDocuments.append(raw)
+        default:
+            guard let raw = decode(RawFlow.self, root) else {
+                broken.anyFlow = true
+                if let name { broken.names.insert(name) }
+                return
+            }
+            flows.append(convert(raw, node: root))
+        }
+    }
+
+    /// Checks `apiVersion` and `kind`; returns the kind when the document can be read.
+    private mutating func checkHeader(_ pairs: [YAMLPair], at location: SourceLocation) -> String? {
+        let apiVersion = pairs.first { $0.key.scalar?.text == "apiVersion" }?.value
+        let kind = pairs.first { $0.key.scalar?.text == "kind" }?.value
+        var usable = true
+        if let apiVersion {
+            let text = apiVersion.scalar?.text ?? ""
+            if text != ManifestLoader.apiVersion {
+                diagnostics.append(.error("unknown-api-version", at: apiVersion.location, "unknown apiVersion '\(text)'",
+                                          hint: "this version of retention-sync reads 'apiVersion: \(ManifestLoader.apiVersion)'"))
+                usable = false
+            }
+        } else {
+            diagnostics.append(.error("missing-api-version", at: location, "document has no apiVersion",
+                                      hint: "add 'apiVersion: \(ManifestLoader.apiVersion)'"))
+            usable = false
+        }
+        guard let kind else {
+            diagnostics.append(.error("missing-kind", at: location, "document has no kind",
+                                      hint: "add 'kind:' with one of \(ManifestLoader.kinds.joined(separator: ", "))"))
+            broken.unknownKind = true
+            return nil
+        }
+        let text = kind.scalar?.text ?? ""
+        guard ManifestLoader.kinds.contains(text) else {
+            let suggestion = NearMiss.best(text, in: ManifestLoader.kinds)
+            diagnostics.append(.error("unknown-kind", at: kind.location, "unknown kind '\(text)'",
+                                      hint: suggestion.map { "did you mean '\($0)'?" }
+                                        ?? "kinds are \(ManifestLoader.kinds.joined(separator: ", "))"))
+            broken.unknownKind = true
+            return nil
+        }
+        if !usable {
+            switch text {
+            case "App": sawApp = true; appBroken = true
+            case "Image": broken.anyImage = true
+            case "Message": broken.anyMessage = true
+            case "Defaults": broken.anyDefaults = true
+            default: broken.anyFlow = true
+            }
+            return nil
+        }
+        return text
+    }
+
+    private mutating func decode<T: Decodable>(_ type: T.Type, _ node: YAMLNode) -> T? {
+        do {
+            return try decoder.decode(type, from: node)
+        } catch {
+            for problem in error.problems {
+                let code = switch problem.kind {
+                case .typeMismatch: "type-mismatch"
+                case .missingKey: "missing-key"
+                case .unknownKey: "unknown-key"
+                case .invalidValue: "invalid-value"
+                }
+                let message = problem.keyPath.isEmpty ? problem.message : "\(problem.keyPath): \(problem.message)"
+                diagnostics.append(.error(code, at: problem.location, message, hint: problem.hint))
+            }
+            return nil
+        }
+    }
+
+    func makeSet() -> ManifestSet? {
+        guard let app, !appBroken else { return nil }
+        return ManifestSet(directory: directory, app: app,
+                           images: Self.sortedByName(images, \.name),
+                           messages: Self.sortedByName(messages, \.name),
+                           defaults: defaults,
+                           flows: Self.sortedByName(flows, \.name))
+    }
+
+    /// Sorted by name; elements with the same name (an error the validator reports) stay in the order written.
+    private static func sortedByName<T>(_ items: [T], _ name: (T) -> String) -> [T] {
+        items.enumerated().sorted { lhs, rhs in
+            let (l, r) = (name(lhs.element), name(rhs.element))
+            return l != r ? l < r : lhs.offset < rhs.offset
+        }.map(\.element)
+    }
+}

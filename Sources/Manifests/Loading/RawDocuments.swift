@@ -1,0 +1,139 @@
+import YAML
+
+// The documents exactly as written. Decoding into these catches wrong types, missing keys and
+// unknown keys; converting them into the model (ManifestLoader+Convert) resolves the rest.
+
+struct RawApp: Decodable {
+    var apiVersion: String
+    var kind: String
+    var bundleId: Located<String>
+    var appAppleId: Located<Int64>?
+    var identityNamespace: Located<String>?
+    var environments: [String: Located<RawEnvironment>]
+    var products: [Located<RawProduct>]
+}
+
+struct RawEnvironment: Decodable {
+    var realtimeURL: Located<String>?
+    var snapshotPath: Located<String>?
+}
+
+struct RawProduct: Decodable {
+    var id: Located<String>
+    var locales: [Located<String>]
+}
+
+struct RawImage: Decodable {
+    var apiVersion: String
+    var kind: String
+    var name: Located<String>
+    var file: Located<String>
+    var size: Located<String>
+}
+
+struct RawMessage: Decodable {
+    var apiVersion: String
+    var kind: String
+    var name: Located<String>
+    var product: Located<String>?
+    var headerPosition: Located<String>?
+    var localizations: [String: Located<RawLocalization>]
+}
+
+struct RawLocalization: Decodable {
+    var header: Located<String>
+    var body: Located<String>
+    var image: Located<RawImageReference>?
+    var bulletPoints: [Located<RawBulletPoint>]?
+}
+
+struct RawImageReference: Decodable {
+    var name: Located<String>
+    var altText: Located<String>
+}
+
+struct RawBulletPoint: Decodable {
+    var text: Located<String>
+    var image: Located<String>
+    var altText: Located<String>
+}
+
+struct RawDefaults: Decodable {
+    var apiVersion: String
+    var kind: String
+    var defaults: [Located<RawDefaultEntry>]
+}
+
+struct RawDefaultEntry: Decodable {
+    var products: StarOrList
+    var locales: StarOrList
+    var message: Located<String>
+}
+
+struct RawFlow: Decodable {
+    var apiVersion: String
+    var kind: String
+    var name: Located<String>
+    var localeFallbacks: [String: Located<String>]?
+    var rules: [Located<RawRule>]
+}
+
+struct RawRule: Decodable {
+    var name: Located<String>
+    var match: Located<RawMatch>?
+    var response: Located<RawResponse>
+}
+
+struct RawMatch: Decodable {
+    var products: [Located<String>]?
+    var locales: [Located<String>]?
+    var environments: [Located<String>]?
+    var window: Located<RawWindow>?
+    var split: Located<RawSplit>?
+}
+
+struct RawWindow: Decodable {
+    var from: Located<String>?
+    var until: Located<String>?
+}
+
+struct RawSplit: Decodable {
+    var group: Located<String>
+    var percent: Located<Double>
+}
+
+/// `none`, or a mapping holding exactly one of `message`, `alternateProduct`, `promotionalOffer`.
+enum RawResponse: Decodable {
+    case none
+    case kinds(RawResponseKinds)
+
+    init(from decoder: any Decoder) throws {
+        if let text = try? decoder.singleValueContainer().decode(String.self) {
+            guard text == "none" else {
+                throw DecodingError.dataCorrupted(.init(
+                    codingPath: decoder.codingPath,
+                    debugDescription: "expected 'none' or a mapping with one of message, alternateProduct, promotionalOffer; found '\(text)'"))
+            }
+            self = .none
+        } else {
+            self = .kinds(try RawResponseKinds(from: decoder))
+        }
+    }
+}
+
+struct RawResponseKinds: Decodable {
+    var message: Located<String>?
+    var alternateProduct: Located<RawAlternateProduct>?
+    var promotionalOffer: Located<RawPromotionalOffer>?
+}
+
+struct RawAlternateProduct: Decodable {
+    var message: Located<String>
+    var productId: Located<String>
+    var billingPlanType: Located<String>?
+}
+
+struct RawPromotionalOffer: Decodable {
+    var message: Located<String>
+    var offerIdentifier: Located<String>
+}

@@ -1,0 +1,99 @@
+import Foundation
+import RetentionMessaging
+import YAML
+
+/// Offline checks of a loaded manifest set against Apple's rules and the format's own: every
+/// problem in one pass, each a `Diagnostic` with a stable code, sorted by place.
+public enum ManifestValidator {
+    public static func validate(_ set: ManifestSet) -> [Diagnostic] {
+        validate(set, skipping: BrokenDocuments())
+    }
+
+    static func validate(_ set: ManifestSet, skipping broken: BrokenDocuments) -> [Diagnostic] {
+        var run = ValidationRun(set: set, broken: broken)
+        run.checkApp()
+        run.checkImages()
+        run.checkMessages()
+        run.checkDefaults()
+        run.checkFlows()
+        run.checkUnused()
+        var seen = Set<Diagnostic>()
+        return Diagnostic.sorted(run.diagnostics.filter { seen.insert($0).inserted })
+    }
+
+    static func unknownProduct(_ id: String, at location: SourceLocation, declared: [String]) -> Diagnostic {
+        .error("unknown-product", at: location, "product '\(id)' is not declared in the App",
+               hint: NearMiss.best(id, in: declared, maxDistance: max(2, id.count / 4)).map { "did you mean '\($0)'?" }
+                ?? "declare it under 'products' in the App document")
+    }
+
+    /// Message names are purposes in identities: lowercase letters, digits and hyphens.
+    static func isValidMessageName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, isNameCharacter(first), first != "-" else { return false }
+        return name.unicodeScalars.allSatisfy(isNameCharacter)
+    }
+
+    private static func isNameCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) || scalar == "-"
+    }
+}
+
+/// The state of one validation pass: lookups built once, so every check is a dictionary lookup.
+struct ValidationRun {
+    let set: ManifestSet
+    let broken: BrokenDocuments
+    var diagnostics: [Diagnostic] = []
+
+    let imagesByName: [String: ImageManifest]
+    let messagesByName: [String: MessageManifest]
+    let productsById: [String: ProductManifest]
+    let productIds: [String]
+    let productLocales: [String: Set<String>]
+    let messageLocales: [String: Set<String>]
+    let declaredEnvironments: Set<Environment>
+    var defaultPairs: [String: [String: DefaultAssignment]] = [:]
+    var usedImages = Set<String>()
+    var usedMessages = Set<String>()
+    /// Messages already checked for offer use, so each is reported once.
+    var offerChecked = Set<String>()
+    /// (product, locale) pairs already reported as lacking a default.
+    var reportedMissingDefaults = Set<String>()
+
+    init(set: ManifestSet, broken: BrokenDocuments) {
+        self.set = set
+        self.broken = broken
+        imagesByName = Dictionary(set.images.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        messagesByName = Dictionary(set.messages.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        productsById = Dictionary(set.app.products.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        productIds = set.app.products.map(\.id)
+        productLocales = productsById.mapValues { Set($0.locales) }
+        messageLocales = messagesByName.mapValues { Set($0.localizations.map(\.locale)) }
+        declaredEnvironments = Set(set.app.environments.map(\.environment))
+    }
+
+    mutating func report(_ diagnostic: Diagnostic) { diagnostics.append(diagnostic) }
+
+    /// Reports an invalid locale code; returns whether the code was valid.
+    @discardableResult
+    mutating func checkLocale(_ code: String, at location: SourceLocation) -> Bool {
+        guard let problem = AppStoreLocales.problem(code) else { return true }
+        report(.error("invalid-locale", at: location, problem.message, hint: problem.hint))
+        return false
+    }
+
+    mutating func checkLength(_ text: String, limit: Int, what: String, code: String, at location: SourceLocation) {
+        let length = RetentionLimits.length(of: text)
+        if text.isEmpty {
+            report(.error("empty-text", at: location, "\(what) is empty", hint: "Apple requires a non-empty \(what)"))
+        } else if length > limit {
+            let over = length - limit
+            report(.error(code, at: location, "\(what) is \(length) characters long; Apple allows at most \(limit)",
+                          hint: "shorten it by \(over) character\(over == 1 ? "" : "s") (lengths count Unicode scalars or UTF-16 units, whichever is more)"))
+        }
+    }
+
+    /// Whether a reference to `name` should be reported as unresolved (not when its document failed to load).
+    func isWorthReporting(_ name: String) -> Bool {
+        !(broken.names.contains(name) || broken.unknownKind)
+    }
+}

@@ -1,0 +1,224 @@
+import Foundation
+import RetentionMessaging
+import YAML
+
+extension ValidationRun {
+    mutating func checkFlows() {
+        var firstByName: [String: FlowManifest] = [:]
+        for flow in set.flows {
+            if let first = firstByName[flow.name] {
+                report(.error("duplicate-flow", at: flow.location, "flow name '\(flow.name)' is used twice",
+                              hint: "the first is at \(first.location); merge them or rename one"))
+            } else {
+                firstByName[flow.name] = flow
+            }
+            check(flow)
+        }
+    }
+
+    private mutating func check(_ flow: FlowManifest) {
+        let declaredLocales = Set(productLocales.values.flatMap { $0 })
+        for (from, to) in flow.localeFallbacks.sorted(by: { $0.key < $1.key }) {
+            let keyLocation = flow.location(of: "localeFallbacks[\(from)]")
+            if !AppStoreLocales.isWellFormedTag(from) {
+                let hint = from.contains("_") ? "use \(from.replacingOccurrences(of: "_", with: "-"))" : "write a locale like de-AT"
+                report(.error("invalid-locale", at: keyLocation, "'\(from)' is not a locale code", hint: hint))
+            }
+            let valueLocation = flow.location(of: "localeFallbacks[\(from)].value")
+            if checkLocale(to, at: valueLocation), !declaredLocales.contains(to) {
+                report(.error("undeclared-locale", at: valueLocation, "locale fallback '\(from)' → '\(to)' leads to a locale no product declares",
+                              hint: "fall back to one of \(declaredLocales.sorted().joined(separator: ", "))"))
+            }
+        }
+
+        var firstRule: [String: FlowRule] = [:]
+        var unconditional: FlowRule?
+        var splitTotals: [String: Double] = [:]
+        for rule in flow.rules {
+            if let first = firstRule[rule.name] {
+                report(.error("duplicate-rule", at: rule.location(of: "name"), "rule name '\(rule.name)' is used twice in flow '\(flow.name)'",
+                              hint: "the first is at \(first.location(of: "name")); rule names are unique within a flow"))
+            } else {
+                firstRule[rule.name] = rule
+            }
+            if let unconditional {
+                report(.warning("unreachable-rule", at: rule.location(of: "name"),
+                                "rule '\(rule.name)' can never match: rule '\(unconditional.name)' before it matches every request",
+                                hint: "move it above '\(unconditional.name)', or give '\(unconditional.name)' a match"))
+            }
+            checkMatch(rule, in: flow)
+            if let split = rule.match.split {
+                let total = (splitTotals[split.group] ?? 0) + split.percent
+                if (splitTotals[split.group] ?? 0) <= 100.000_001 && total > 100.000_001 {
+                    report(.error("split-over-100", at: rule.location(of: "match.split.percent"),
+                                  "traffic split group '\(split.group)' adds up to \(Self.percentText(total))% in flow '\(flow.name)'",
+                                  hint: "the rules of one group share at most 100% of customers"))
+                }
+                splitTotals[split.group] = total
+            }
+            checkResponse(rule, in: flow)
+            checkCoverage(rule, in: flow)
+            let match = rule.match
+            if unconditional == nil && match.products == nil && match.locales == nil && match.environments == nil
+                && match.notBefore == nil && match.notAfter == nil && match.split == nil {
+                unconditional = rule
+            }
+        }
+    }
+
+    private static func percentText(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(format: "%.2f", value)
+    }
+
+    private mutating func checkMatch(_ rule: FlowRule, in flow: FlowManifest) {
+        let match = rule.match
+        var matched: [ProductManifest] = []
+        for product in match.products ?? [] {
+            let location = rule.location(of: "match.products[\(product)]")
+            if let declared = productsById[product] {
+                matched.append(declared)
+            } else {
+                report(ManifestValidator.unknownProduct(product, at: location, declared: productIds))
+            }
+        }
+        if match.products == nil { matched = set.app.products }
+        let matchedLocales = Set(matched.flatMap(\.locales))
+        for locale in match.locales ?? [] {
+            let location = rule.location(of: "match.locales[\(locale)]")
+            if checkLocale(locale, at: location), !matched.isEmpty, !matchedLocales.contains(locale) {
+                report(.error("undeclared-locale", at: location,
+                              "no product rule '\(rule.name)' matches declares locale '\(locale)'",
+                              hint: "add \(locale) to the products' locales in the App, or remove it here"))
+            }
+        }
+        for environment in match.environments ?? [] where !declaredEnvironments.contains(environment) {
+            report(.warning("undeclared-environment", at: rule.location(of: "match.environments[\(environment.rawValue)]"),
+                            "rule '\(rule.name)' matches \(environment.rawValue), which the App does not declare, so it never runs there",
+                            hint: "add \(environment.rawValue) to the App's environments, or remove it here"))
+        }
+        if let from = match.notBefore, let until = match.notAfter, from >= until {
+            report(.error("invalid-window", at: rule.location(of: "match.window"),
+                          "the window of rule '\(rule.name)' ends before it starts",
+                          hint: "'from' (inclusive) must be earlier than 'until' (exclusive)"))
+        }
+        if let split = match.split {
+            let hundredths = split.percent * 100
+            if !(split.percent > 0 && split.percent <= 100) {
+                report(.error("invalid-split-percent", at: rule.location(of: "match.split.percent"),
+                              "split percent \(split.percent) is outside 0 < percent ≤ 100",
+                              hint: "write the share of customers this rule takes, e.g. 50"))
+            } else if abs(hundredths - hundredths.rounded()) > 1e-6 {
+                report(.error("invalid-split-percent", at: rule.location(of: "match.split.percent"),
+                              "split percent \(split.percent) has more than two decimals",
+                              hint: "customers are split into 10,000 buckets, so 0.01% is the finest share"))
+            }
+            if split.group.isEmpty {
+                report(.error("empty-text", at: rule.location(of: "match.split.group"), "split group is empty",
+                              hint: "name the experiment, e.g. group: offer-test"))
+            }
+        }
+    }
+
+    private mutating func checkResponse(_ rule: FlowRule, in flow: FlowManifest) {
+        let location = rule.location(of: "response.message")
+        var offerKind: String?
+        switch rule.response {
+        case .none, .message:
+            break
+        case .alternateProduct(_, let productId, let billingPlanType):
+            offerKind = "alternateProduct"
+            if productsById[productId] == nil {
+                report(ManifestValidator.unknownProduct(productId, at: rule.location(of: "response.productId"), declared: productIds))
+            }
+            if let billingPlanType, billingPlanType != .billedUpfront, billingPlanType != .monthly {
+                report(.error("unknown-billing-plan-type", at: rule.location(of: "response.billingPlanType"),
+                              "unknown billingPlanType '\(billingPlanType.rawValue)'", hint: "write BILLED_UPFRONT or MONTHLY"))
+            }
+        case .promotionalOffer(_, let offerIdentifier):
+            offerKind = "promotionalOffer"
+            if offerIdentifier.isEmpty {
+                report(.error("empty-text", at: rule.location(of: "response.offerIdentifier"), "offerIdentifier is empty",
+                              hint: "write the promotional offer's identifier from App Store Connect"))
+            }
+        }
+        guard let name = rule.response.messageName else { return }
+        usedMessages.insert(name)
+        guard let message = messagesByName[name] else {
+            if isWorthReporting(name) {
+                report(.error("unknown-message", at: location, "no message named '\(name)'",
+                              hint: NearMiss.hint(for: name, in: set.messages.map(\.name), noun: "message")))
+            }
+            return
+        }
+        if let scope = message.product {
+            let products = rule.match.products ?? []
+            if rule.match.products == nil || products.contains(where: { $0 != scope }) {
+                let other = rule.match.products == nil ? "every product" : "product '\(products.first { $0 != scope }!)'"
+                report(.error("message-product-scope", at: location,
+                              "message '\(name)' is limited to product '\(scope)', but rule '\(rule.name)' matches \(other)",
+                              hint: "add 'products: [\(scope)]' to the rule's match, or remove 'product:' from '\(name)' (\(message.location))"))
+            }
+        }
+        if let offerKind, offerChecked.insert(name).inserted {
+            for localization in message.localizations {
+                if let image = localization.image {
+                    report(.error("offer-message-has-image", at: image.location,
+                                  "message '\(name)' is used for a \(offerKind) (flow '\(flow.name)', rule '\(rule.name)'), so its \(localization.locale) localization cannot have an image",
+                                  hint: "Apple shows offer messages without images; remove the image or use a separate text message"))
+                }
+                if !localization.bulletPoints.isEmpty {
+                    report(.error("offer-message-has-bullet-points", at: localization.location(of: "bulletPoints"),
+                                  "message '\(name)' is used for a \(offerKind) (flow '\(flow.name)', rule '\(rule.name)'), so its \(localization.locale) localization cannot have bullet points",
+                                  hint: "Apple shows offer messages without bullet points; remove them or use a separate text message"))
+                }
+            }
+        }
+    }
+
+    /// Every (product, locale) a rule serves needs a localization of its message and a default
+    /// message: Apple requires one wherever realtime messages are served.
+    private mutating func checkCoverage(_ rule: FlowRule, in flow: FlowManifest) {
+        let environments = Set(rule.match.environments ?? Array(declaredEnvironments))
+        guard !environments.isDisjoint(with: declaredEnvironments) else { return }
+        let products = rule.match.products.map { $0.compactMap { productsById[$0] } } ?? set.app.products
+        let message = rule.response.messageName.flatMap { messagesByName[$0] }
+        var missingLocalizations: [String] = []
+        for product in products {
+            let locales = rule.match.locales.map { $0.filter { productLocales[product.id]?.contains($0) == true } } ?? product.locales
+            var missingDefaults: [String] = []
+            for locale in locales {
+                if let message, messageLocales[message.name]?.contains(locale) == false, !missingLocalizations.contains(locale) {
+                    missingLocalizations.append(locale)
+                }
+                if defaultPairs[product.id]?[locale] == nil, reportedMissingDefaults.insert("\(product.id)\u{0}\(locale)").inserted {
+                    missingDefaults.append(locale)
+                }
+            }
+            if !missingDefaults.isEmpty && !broken.anyDefaults && !broken.unknownKind {
+                report(.error("missing-default", at: rule.location(of: "name"),
+                              "product '\(product.id)' has no default message for \(missingDefaults.joined(separator: ", ")), which rule '\(rule.name)' of flow '\(flow.name)' serves",
+                              hint: "Apple requires a default message for every product and locale served by realtime messages; add it to a Defaults document"))
+            }
+        }
+        if let message, !missingLocalizations.isEmpty {
+            report(.error("missing-localization", at: rule.location(of: "response.message"),
+                          "message '\(message.name)' has no \(missingLocalizations.sorted().joined(separator: ", ")) localization, which rule '\(rule.name)' serves",
+                          hint: "add the localization to '\(message.name)' (\(message.location)), or limit the rule with match.locales"))
+        }
+    }
+
+    mutating func checkUnused() {
+        if !broken.anyMessage && !broken.unknownKind {
+            for image in set.images where !usedImages.contains(image.name) {
+                report(.warning("unused-image", at: image.location, "no message uses image '\(image.name)'",
+                                hint: "it is still uploaded; remove it if it is no longer needed"))
+            }
+        }
+        if !broken.anyDefaults && !broken.anyFlow && !broken.unknownKind {
+            for message in set.messages where !usedMessages.contains(message.name) {
+                report(.warning("unused-message", at: message.location, "no default or flow rule uses message '\(message.name)'",
+                                hint: "it is still uploaded; remove it if it is no longer needed"))
+            }
+        }
+    }
+}

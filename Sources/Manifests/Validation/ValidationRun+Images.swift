@@ -1,0 +1,73 @@
+import RetentionMessaging
+import YAML
+
+extension ValidationRun {
+    mutating func checkImages() {
+        var firstByName: [String: ImageManifest] = [:]
+        var firstByContent: [String: ImageManifest] = [:]
+        for image in set.images {
+            if let first = firstByName[image.name] {
+                report(.error("duplicate-image", at: image.location, "image name '\(image.name)' is used twice",
+                              hint: "the first is at \(first.location); give each image its own name"))
+            } else {
+                firstByName[image.name] = image
+            }
+            let sizeKnown = image.size == .fullSize || image.size == .bulletPoint
+            if !sizeKnown {
+                let sizes = [ImageSize.fullSize.rawValue, ImageSize.bulletPoint.rawValue]
+                let suggestion = NearMiss.best(image.size.rawValue, in: sizes, maxDistance: 5).map { "did you mean \($0)? " } ?? ""
+                report(.error("unknown-image-size", at: image.location(of: "size"), "unknown image size '\(image.size.rawValue)'",
+                              hint: suggestion + "sizes are FULL_SIZE (3840 px wide, 160–2160 px high) and BULLET_POINT (1024 × 1024 px)"))
+            }
+            guard !image.png.isEmpty else { continue }
+            checkPNG(image, sizeKnown: sizeKnown)
+            let contentKey = "\(image.size.rawValue):\(image.sha256)"
+            if let first = firstByContent[contentKey] {
+                report(.error("duplicate-image-content", at: image.location,
+                              "image '\(image.name)' has the same content as image '\(first.name)', so both would get the same identifier",
+                              hint: "keep one of them (\(first.location)) and refer to it by name"))
+            } else {
+                firstByContent[contentKey] = image
+            }
+        }
+        if firstByContent.count > RetentionLimits.images {
+            report(.error("too-many-images", at: nil,
+                          "the manifests declare \(firstByContent.count) distinct images; Apple allows at most \(RetentionLimits.images) per app in each environment",
+                          hint: "remove images no message needs; the plan also counts images already uploaded"))
+        }
+    }
+
+    private mutating func checkPNG(_ image: ImageManifest, sizeKnown: Bool) {
+        let location = image.location(of: "file")
+        let info: PNGInfo
+        do {
+            info = try PNGInfo.parse(image.png)
+        } catch {
+            report(.error("invalid-png", at: location, "'\(image.file)': \(error)",
+                          hint: "Apple accepts PNG files only; export the image again as PNG"))
+            return
+        }
+        if sizeKnown {
+            let fits = image.size == .fullSize
+                ? info.width == RetentionLimits.fullSizeWidth && RetentionLimits.fullSizeHeights.contains(info.height)
+                : info.width == RetentionLimits.bulletPointSide && info.height == RetentionLimits.bulletPointSide
+            if !fits {
+                let required = image.size == .fullSize
+                    ? "a FULL_SIZE image must be \(RetentionLimits.fullSizeWidth) px wide and \(RetentionLimits.fullSizeHeights.lowerBound)–\(RetentionLimits.fullSizeHeights.upperBound) px high"
+                    : "a BULLET_POINT image must be \(RetentionLimits.bulletPointSide) × \(RetentionLimits.bulletPointSide) px"
+                report(.error("image-dimensions", at: location, "'\(image.file)' is \(info.width) × \(info.height) px; \(required)",
+                              hint: "resize the image, or change 'size' if it is meant to be the other kind"))
+            }
+        }
+        if info.hasAlpha {
+            report(.error("image-has-alpha", at: location,
+                          "'\(image.file)' has an alpha channel (PNG colour type \(info.colorType)); Apple accepts only opaque images",
+                          hint: "export it as RGB without transparency; it should read well in light and dark mode"))
+        }
+        if info.hasTransparencyChunk {
+            report(.error("image-has-transparency", at: location,
+                          "'\(image.file)' has a tRNS chunk, which makes part of it transparent; Apple accepts only opaque images",
+                          hint: "export it without transparency"))
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import RetentionMessaging
+import YAML
+
+extension ValidationRun {
+    mutating func checkMessages() {
+        var firstByName: [String: MessageManifest] = [:]
+        var uploadCount = 0
+        for message in set.messages {
+            if let first = firstByName[message.name] {
+                report(.error("duplicate-message", at: message.location, "message name '\(message.name)' is used twice",
+                              hint: "the first is at \(first.location); give each message its own name"))
+            } else {
+                firstByName[message.name] = message
+            }
+            if !ManifestValidator.isValidMessageName(message.name) {
+                let suggestion = String(message.name.lowercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "-" })
+                report(.error("invalid-name", at: message.location,
+                              "message name '\(message.name)' must be lowercase letters, digits and hyphens, not starting with a hyphen",
+                              hint: "the name is part of the message's identity; try '\(suggestion)'"))
+            }
+            if let product = message.product, productsById[product] == nil {
+                report(ManifestValidator.unknownProduct(product, at: message.location(of: "product"), declared: productIds))
+            }
+            if let position = message.headerPosition, position != .aboveBody, position != .aboveImage {
+                report(.error("unknown-header-position", at: message.location(of: "headerPosition"),
+                              "unknown headerPosition '\(position.rawValue)'", hint: "write ABOVE_BODY or ABOVE_IMAGE"))
+            }
+            if message.localizations.isEmpty {
+                report(.error("no-localizations", at: message.location, "message '\(message.name)' has no localizations",
+                              hint: "add 'localizations:' with at least one locale"))
+            }
+            uploadCount += message.localizations.count
+            for localization in message.localizations {
+                check(localization, of: message)
+            }
+        }
+        if uploadCount > RetentionLimits.messages {
+            report(.error("too-many-messages", at: nil,
+                          "the manifests declare \(uploadCount) messages (one per message and locale); Apple allows at most \(RetentionLimits.messages) per app in each environment",
+                          hint: "remove messages or locales no default or flow uses; the plan also counts messages already uploaded"))
+        }
+    }
+
+    private mutating func check(_ localization: MessageLocalization, of message: MessageManifest) {
+        let locale = localization.locale
+        checkLocale(locale, at: localization.location)
+        checkLength(localization.header, limit: RetentionLimits.headerLength, what: "header", code: "header-too-long",
+                    at: localization.location(of: "header"))
+        checkLength(localization.body, limit: RetentionLimits.bodyLength, what: "body", code: "body-too-long",
+                    at: localization.location(of: "body"))
+        if message.headerPosition == .aboveImage && localization.image == nil {
+            report(.error("header-position-needs-image", at: localization.location,
+                          "headerPosition ABOVE_IMAGE needs an image, but the \(locale) localization of '\(message.name)' has none",
+                          hint: "add an image to this localization, or remove headerPosition (ABOVE_BODY is the default)"))
+        }
+        if let image = localization.image {
+            checkLength(image.altText, limit: RetentionLimits.altTextLength, what: "altText", code: "alt-text-too-long",
+                        at: image.location(of: "altText"))
+            checkImageReference(image.name, at: image.location(of: "name"), required: .fullSize, use: "a message image")
+        }
+        if localization.bulletPoints.count > RetentionLimits.bulletPoints {
+            report(.error("too-many-bullet-points", at: localization.location(of: "bulletPoints"),
+                          "\(localization.bulletPoints.count) bullet points; Apple allows at most \(RetentionLimits.bulletPoints)",
+                          hint: "keep the \(RetentionLimits.bulletPoints) that matter most"))
+        }
+        for bullet in localization.bulletPoints {
+            checkLength(bullet.text, limit: RetentionLimits.bulletPointTextLength, what: "bullet point text",
+                        code: "bullet-text-too-long", at: bullet.location(of: "text"))
+            checkLength(bullet.altText, limit: RetentionLimits.altTextLength, what: "altText", code: "alt-text-too-long",
+                        at: bullet.location(of: "altText"))
+            checkImageReference(bullet.image, at: bullet.location(of: "image"), required: .bulletPoint, use: "a bullet point image")
+        }
+    }
+
+    private mutating func checkImageReference(_ name: String, at location: SourceLocation, required: ImageSize, use: String) {
+        usedImages.insert(name)
+        guard let image = imagesByName[name] else {
+            if isWorthReporting(name) {
+                report(.error("unknown-image", at: location, "no image named '\(name)'",
+                              hint: NearMiss.hint(for: name, in: set.images.map(\.name), noun: "image")))
+            }
+            return
+        }
+        let known = image.size == .fullSize || image.size == .bulletPoint
+        if known && image.size != required {
+            report(.error("wrong-image-size", at: location,
+                          "image '\(name)' is a \(image.size.rawValue) image, but \(use) must be \(required.rawValue)",
+                          hint: "use a \(required.rawValue) image here (declared at \(image.location))"))
+        }
+    }
+}
