@@ -1,3 +1,5 @@
+import Foundation
+
 /// The locale codes App Store Connect accepts for retention messages, spelled as Apple spells them.
 public enum AppStoreLocales {
     public static let all: [String] = [

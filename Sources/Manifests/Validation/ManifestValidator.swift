@@ -48,6 +48,9 @@ struct ValidationRun {
     let messagesByName: [String: MessageManifest]
     let productsById: [String: ProductManifest]
     let productIds: [String]
+    /// Each product's locales as declared (an invalid code is reported once, where it is declared).
+    let declaredLocales: [String: Set<String>]
+    /// Each product's locales that are App Store Connect codes: the pairs coverage is checked for.
     let productLocales: [String: Set<String>]
     let messageLocales: [String: Set<String>]
     let declaredEnvironments: Set<Environment>
@@ -66,12 +69,16 @@ struct ValidationRun {
         messagesByName = Dictionary(set.messages.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         productsById = Dictionary(set.app.products.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         productIds = set.app.products.map(\.id)
-        productLocales = productsById.mapValues { Set($0.locales) }
+        declaredLocales = productsById.mapValues { Set($0.locales) }
+        productLocales = declaredLocales.mapValues { $0.filter(AppStoreLocales.isKnown) }
         messageLocales = messagesByName.mapValues { Set($0.localizations.map(\.locale)) }
         declaredEnvironments = Set(set.app.environments.map(\.environment))
     }
 
     mutating func report(_ diagnostic: Diagnostic) { diagnostics.append(diagnostic) }
+
+    /// Names suggested for unresolved references; not worth an "unused" warning on top.
+    var suggestedNames = Set<String>()
 
     /// Reports an invalid locale code; returns whether the code was valid.
     @discardableResult
@@ -95,5 +102,14 @@ struct ValidationRun {
     /// Whether a reference to `name` should be reported as unresolved (not when its document failed to load).
     func isWorthReporting(_ name: String) -> Bool {
         !(broken.names.contains(name) || broken.unknownKind)
+    }
+
+    /// Reports a reference to a message or image that does not exist, with a near miss if there is one.
+    mutating func reportUnresolved(_ code: String, noun: String, _ name: String, at location: SourceLocation, candidates: [String]) {
+        guard isWorthReporting(name) else { return }
+        let suggestion = NearMiss.best(name, in: candidates, maxDistance: max(2, name.count / 4))
+        if let suggestion { suggestedNames.insert(suggestion) }
+        report(.error(code, at: location, "no \(noun) named '\(name)'",
+                      hint: suggestion.map { "did you mean '\($0)'?" } ?? NearMiss.hint(for: name, in: candidates, noun: noun)))
     }
 }

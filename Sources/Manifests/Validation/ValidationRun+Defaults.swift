@@ -11,16 +11,20 @@ extension ValidationRun {
                 continue
             }
             defaultPairs[product, default: [:]][locale] = assignment
-            if checkLocale(locale, at: assignment.location), productLocales[product]?.contains(locale) == false {
-                report(.error("undeclared-locale", at: assignment.location,
-                              "product '\(product)' does not declare locale '\(locale)'",
-                              hint: "add \(locale) to the product's locales in the App, or remove it here"))
-            }
             usedMessages.insert(assignment.message)
             guard let message = messagesByName[assignment.message] else {
-                if isWorthReporting(assignment.message) {
-                    report(.error("unknown-message", at: assignment.location(of: "message"), "no message named '\(assignment.message)'",
-                                  hint: NearMiss.hint(for: assignment.message, in: set.messages.map(\.name), noun: "message")))
+                reportUnresolved("unknown-message", noun: "message", assignment.message, at: assignment.location(of: "message"),
+                                 candidates: set.messages.map(\.name))
+                continue
+            }
+            if declaredLocales[product]?.contains(locale) == true {
+                // An invalid code the product declares is reported there, once.
+                guard AppStoreLocales.isKnown(locale) else { continue }
+            } else {
+                if checkLocale(locale, at: assignment.location) {
+                    report(.error("undeclared-locale", at: assignment.location,
+                                  "product '\(product)' does not declare locale '\(locale)'",
+                                  hint: "add \(locale) to the product's locales in the App, or remove it here"))
                 }
                 continue
             }
@@ -31,8 +35,8 @@ extension ValidationRun {
             }
             if messageLocales[message.name]?.contains(locale) == false {
                 report(.error("missing-localization", at: assignment.location,
-                              "message '\(message.name)' has no \(locale) localization, but is the default for product '\(product)' in \(locale)",
-                              hint: "add a \(locale) localization to '\(message.name)' (\(message.location))"))
+                              "message '\(message.name)' has no localization for \(locale), but is the default for product '\(product)' in \(locale)",
+                              hint: "add '\(locale):' under the localizations of '\(message.name)' (\(message.location))"))
             }
         }
     }

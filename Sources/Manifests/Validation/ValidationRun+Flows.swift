@@ -17,7 +17,7 @@ extension ValidationRun {
     }
 
     private mutating func check(_ flow: FlowManifest) {
-        let declaredLocales = Set(productLocales.values.flatMap { $0 })
+        let knownLocales = Set(productLocales.values.flatMap { $0 })
         for (from, to) in flow.localeFallbacks.sorted(by: { $0.key < $1.key }) {
             let keyLocation = flow.location(of: "localeFallbacks[\(from)]")
             if !AppStoreLocales.isWellFormedTag(from) {
@@ -25,9 +25,10 @@ extension ValidationRun {
                 report(.error("invalid-locale", at: keyLocation, "'\(from)' is not a locale code", hint: hint))
             }
             let valueLocation = flow.location(of: "localeFallbacks[\(from)].value")
-            if checkLocale(to, at: valueLocation), !declaredLocales.contains(to) {
+            if checkLocale(to, at: valueLocation), !knownLocales.contains(to) {
                 report(.error("undeclared-locale", at: valueLocation, "locale fallback '\(from)' → '\(to)' leads to a locale no product declares",
-                              hint: "fall back to one of \(declaredLocales.sorted().joined(separator: ", "))"))
+                              hint: knownLocales.isEmpty ? "declare locales for the App's products"
+                                : "fall back to one of \(knownLocales.sorted().joined(separator: ", "))"))
             }
         }
 
@@ -82,7 +83,7 @@ extension ValidationRun {
             }
         }
         if match.products == nil { matched = set.app.products }
-        let matchedLocales = Set(matched.flatMap(\.locales))
+        let matchedLocales = Set(matched.flatMap { declaredLocales[$0.id] ?? [] })
         for locale in match.locales ?? [] {
             let location = rule.location(of: "match.locales[\(locale)]")
             if checkLocale(locale, at: location), !matched.isEmpty, !matchedLocales.contains(locale) {
@@ -144,10 +145,7 @@ extension ValidationRun {
         guard let name = rule.response.messageName else { return }
         usedMessages.insert(name)
         guard let message = messagesByName[name] else {
-            if isWorthReporting(name) {
-                report(.error("unknown-message", at: location, "no message named '\(name)'",
-                              hint: NearMiss.hint(for: name, in: set.messages.map(\.name), noun: "message")))
-            }
+            reportUnresolved("unknown-message", noun: "message", name, at: location, candidates: set.messages.map(\.name))
             return
         }
         if let scope = message.product {
@@ -184,7 +182,8 @@ extension ValidationRun {
         let message = rule.response.messageName.flatMap { messagesByName[$0] }
         var missingLocalizations: [String] = []
         for product in products {
-            let locales = rule.match.locales.map { $0.filter { productLocales[product.id]?.contains($0) == true } } ?? product.locales
+            let known = productLocales[product.id] ?? []
+            let locales = rule.match.locales.map { $0.filter(known.contains) } ?? product.locales.filter(known.contains)
             var missingDefaults: [String] = []
             for locale in locales {
                 if let message, messageLocales[message.name]?.contains(locale) == false, !missingLocalizations.contains(locale) {
@@ -202,20 +201,20 @@ extension ValidationRun {
         }
         if let message, !missingLocalizations.isEmpty {
             report(.error("missing-localization", at: rule.location(of: "response.message"),
-                          "message '\(message.name)' has no \(missingLocalizations.sorted().joined(separator: ", ")) localization, which rule '\(rule.name)' serves",
+                          "message '\(message.name)' has no localization for \(missingLocalizations.sorted().joined(separator: ", ")), which rule '\(rule.name)' serves",
                           hint: "add the localization to '\(message.name)' (\(message.location)), or limit the rule with match.locales"))
         }
     }
 
     mutating func checkUnused() {
         if !broken.anyMessage && !broken.unknownKind {
-            for image in set.images where !usedImages.contains(image.name) {
+            for image in set.images where !usedImages.contains(image.name) && !suggestedNames.contains(image.name) {
                 report(.warning("unused-image", at: image.location, "no message uses image '\(image.name)'",
                                 hint: "it is still uploaded; remove it if it is no longer needed"))
             }
         }
         if !broken.anyDefaults && !broken.anyFlow && !broken.unknownKind {
-            for message in set.messages where !usedMessages.contains(message.name) {
+            for message in set.messages where !usedMessages.contains(message.name) && !suggestedNames.contains(message.name) {
                 report(.warning("unused-message", at: message.location, "no default or flow rule uses message '\(message.name)'",
                                 hint: "it is still uploaded; remove it if it is no longer needed"))
             }

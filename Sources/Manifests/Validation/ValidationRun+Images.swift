@@ -15,7 +15,9 @@ extension ValidationRun {
             let sizeKnown = image.size == .fullSize || image.size == .bulletPoint
             if !sizeKnown {
                 let sizes = [ImageSize.fullSize.rawValue, ImageSize.bulletPoint.rawValue]
-                let suggestion = NearMiss.best(image.size.rawValue, in: sizes, maxDistance: 5).map { "did you mean \($0)? " } ?? ""
+                let written = image.size.rawValue.uppercased()
+                let suggestion = (sizes.first { !written.isEmpty && ($0.hasPrefix(written) || written.hasPrefix($0)) }
+                    ?? NearMiss.best(image.size.rawValue, in: sizes, maxDistance: 4)).map { "did you mean \($0)? " } ?? ""
                 report(.error("unknown-image-size", at: image.location(of: "size"), "unknown image size '\(image.size.rawValue)'",
                               hint: suggestion + "sizes are FULL_SIZE (3840 px wide, 160–2160 px high) and BULLET_POINT (1024 × 1024 px)"))
             }

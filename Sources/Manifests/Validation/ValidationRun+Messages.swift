@@ -75,10 +75,7 @@ extension ValidationRun {
     private mutating func checkImageReference(_ name: String, at location: SourceLocation, required: ImageSize, use: String) {
         usedImages.insert(name)
         guard let image = imagesByName[name] else {
-            if isWorthReporting(name) {
-                report(.error("unknown-image", at: location, "no image named '\(name)'",
-                              hint: NearMiss.hint(for: name, in: set.images.map(\.name), noun: "image")))
-            }
+            reportUnresolved("unknown-image", noun: "image", name, at: location, candidates: set.images.map(\.name))
             return
         }
         let known = image.size == .fullSize || image.size == .bulletPoint

@@ -1,8 +1,49 @@
+import Foundation
+import Manifests
+
 struct ValidateCommand: Command {
     static let name = "validate"
     static let summary = "Check manifests offline"
-    static let help = "Usage: retention-sync validate\n\nCheck manifests offline."
+    static let help = """
+    Usage: retention-sync validate [--manifests DIR] [--format text|json|github] [--strict]
+
+    Checks the manifests in DIR (default: manifests) offline against Apple's rules: text lengths,
+    locales, images, references, locale coverage and limits. Every problem is reported in one run.
+
+    Options:
+      --manifests DIR   The manifest directory (default: manifests).
+      --format FORMAT   text (default): file:line:column: error: message, with hints;
+                        json: a versioned JSON object for scripts;
+                        github: GitHub Actions annotations on the pull request's lines.
+      --strict          Fail on warnings too.
+
+    Exit status: 0 when there are no errors (and, with --strict, no warnings), 1 otherwise.
+    """
+
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        throw CommandError("'validate' is not built yet")
+        let directory = try arguments.option("--manifests") ?? "manifests"
+        let formatName = try arguments.option("--format") ?? DiagnosticFormat.text.rawValue
+        let strict = arguments.flag("--strict")
+        try arguments.finish()
+        guard let format = DiagnosticFormat(rawValue: formatName) else {
+            throw CommandError("unknown format '\(formatName)'; use text, json or github", exitCode: .usage)
+        }
+
+        let (set, diagnostics) = ManifestLoader.loadAndValidate(directory: context.url(directory), displayPath: directory)
+        let output = DiagnosticRenderer.render(diagnostics, format: format, color: context.console.useColor)
+        context.console.write(output)
+        if format == .text && diagnostics.isEmpty, let set {
+            context.console.print("\(directory): no problems (\(describe(set)))")
+        }
+        let failed = diagnostics.hasErrors || (strict && !diagnostics.isEmpty)
+        return failed ? .failure : .success
+    }
+
+    private static func describe(_ set: ManifestSet) -> String {
+        func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+        let uploads = set.messages.reduce(0) { $0 + $1.localizations.count }
+        return [count(set.app.products.count, "product"), count(set.images.count, "image"),
+                count(set.messages.count, "message") + " in \(count(uploads, "localization"))",
+                count(set.defaults.count, "default"), count(set.flows.count, "flow")].joined(separator: ", ")
     }
 }
