@@ -1,0 +1,40 @@
+public import Foundation
+
+/// One request as `HTTPServer` received it.
+public struct HTTPServerRequest: Sendable {
+    public var method: String
+    /// The request target exactly as sent: path and query, or an absolute URL when sent to a proxy.
+    public var target: String
+    /// The target's path, as sent (not percent-decoded).
+    public var path: String
+    /// The query's parameters, percent-decoded; for a repeated name the last value wins.
+    public var query: [String: String]
+    public var headers: [(name: String, value: String)]
+    public var body: Data
+
+    public init(method: String, target: String, headers: [(name: String, value: String)] = [], body: Data = Data()) {
+        self.method = method
+        self.target = target
+        self.headers = headers
+        self.body = body
+        let pathAndQuery = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        path = pathAndQuery.first.map(String.init) ?? ""
+        query = [:]
+        if pathAndQuery.count == 2 {
+            for pair in pathAndQuery[1].split(separator: "&") where !pair.isEmpty {
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let name = Self.decode(parts[0])
+                query[name] = parts.count == 2 ? Self.decode(parts[1]) : ""
+            }
+        }
+    }
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    private static func decode(_ component: Substring) -> String {
+        let spaced = component.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
+    }
+}

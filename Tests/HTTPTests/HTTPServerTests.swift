@@ -1,0 +1,148 @@
+import Foundation
+import Glibc
+import HTTP
+import Testing
+
+/// Sends raw bytes on one TCP connection and reads until the server closes it. The blocking socket
+/// calls run on their own thread: the server's handler needs the concurrency pool to answer.
+func rawExchange(port: UInt16, _ text: String) async throws -> String {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try blockingExchange(port: port, text) }) }.start()
+    }
+}
+
+private func blockingExchange(port: UInt16, _ text: String) throws -> String {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    try #require(descriptor >= 0)
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    try #require(connected == 0)
+    let bytes = Array(text.utf8)
+    let sent = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    try #require(sent == bytes.count)
+    var received: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        if count <= 0 { break }
+        received += chunk[0..<count]
+    }
+    return String(decoding: received, as: UTF8.self)
+}
+
+@Suite("HTTPServer")
+struct HTTPServerTests {
+    @Test("listening on a non-loopback address is refused")
+    func refusesNonLoopback() {
+        #expect(throws: HTTPError.self) { try HTTPServer(host: "0.0.0.0", handler: echo) }
+        do {
+            _ = try HTTPServer(host: "0.0.0.0", handler: echo)
+        } catch {
+            #expect(error.kind == .invalidRequest)
+            #expect(error.message.contains("loopback"))
+        }
+    }
+
+    @Test("port 0 binds an ephemeral port and reports it in the base URL")
+    func ephemeralPort() throws {
+        let server = try HTTPServer(handler: echo)
+        #expect(server.port != 0)
+        #expect(server.baseURL.absoluteString == "http://127.0.0.1:\(server.port)")
+    }
+
+    @Test("IPv6 loopback is accepted and bracketed in the base URL")
+    func ipv6Loopback() throws {
+        let server = try HTTPServer(host: "::1", handler: echo)
+        #expect(server.baseURL.absoluteString == "http://[::1]:\(server.port)")
+    }
+
+    @Test("keep-alive serves several requests on one connection, and a chunked body is decoded")
+    func keepAliveAndChunked() async throws {
+        let server = try HTTPServer(handler: echo)
+        let reply = try await rawExchange(port: server.port, """
+            PUT /first HTTP/1.1\r
+            Host: 127.0.0.1\r
+            Content-Length: 5\r
+            \r
+            helloPOST /second HTTP/1.1\r
+            Host: 127.0.0.1\r
+            Transfer-Encoding: chunked\r
+            Connection: close\r
+            \r
+            3\r
+            abc\r
+            4;ext=1\r
+            defg\r
+            0\r
+            \r
+
+            """)
+        #expect(reply.components(separatedBy: "HTTP/1.1 200 OK\r\n").count == 3)
+        #expect(reply.contains("X-Path: /first\r\n"))
+        #expect(reply.contains("Content-Length: 5\r\n\r\nhello"))
+        #expect(reply.contains("X-Path: /second\r\n"))
+        #expect(reply.hasSuffix("Connection: close\r\n\r\nabcdefg"))
+    }
+
+    @Test("a body over the size limit is answered with 413")
+    func oversizedBody() async throws {
+        let server = try HTTPServer(handler: echo)
+        let reply = try await rawExchange(port: server.port,
+                                    "PUT /big HTTP/1.1\r\nHost: x\r\nContent-Length: \(HTTPServer.maxBodySize + 1)\r\n\r\n")
+        #expect(reply.hasPrefix("HTTP/1.1 413 "))
+    }
+
+    @Test("a malformed request line is answered with 400")
+    func malformedRequest() async throws {
+        let server = try HTTPServer(handler: echo)
+        let reply = try await rawExchange(port: server.port, "NONSENSE\r\n\r\n")
+        #expect(reply.hasPrefix("HTTP/1.1 400 "))
+    }
+
+    @Test("a HEAD answer carries the length but no body")
+    func headRequest() async throws {
+        let server = try HTTPServer { _ in HTTPResponse(status: 200, body: Data("twelve bytes".utf8)) }
+        let reply = try await rawExchange(port: server.port, "HEAD / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(reply.hasSuffix("Content-Length: 12\r\nConnection: close\r\n\r\n"))
+    }
+}
+
+/// A socket that listens with a backlog of zero and never accepts, so once its queue is full the
+/// kernel drops new handshakes and clients wait until their connect timeout.
+final class FullBacklogListener {
+    let port: UInt16
+    private var descriptors: [Int32] = []
+
+    init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(listener >= 0)
+        descriptors.append(listener)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        try #require(bound && listen(listener, 0) == 0)
+        port = UInt16(bigEndian: address.sin_port)
+        for _ in 0..<2 {
+            let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            descriptors.append(filler)
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+        }
+        usleep(50_000)
+    }
+
+    deinit {
+        descriptors.forEach { close($0) }
+    }
+}
