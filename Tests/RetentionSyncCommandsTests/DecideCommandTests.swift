@@ -163,9 +163,45 @@ struct DecideCommandTests {
         #expect(run.stderr.hasPrefix("error: \(corrupt.path): the runtime snapshot is corrupt"))
     }
 
+    @Test("without --snapshot, the snapshot is the one the App manifest declares for --env")
+    func snapshotFromManifests() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("decide-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent(".retention-sync"),
+                                                withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.copyItem(at: Self.fixtures.appendingPathComponent("snapshot.json"),
+                                         to: directory.appendingPathComponent(".retention-sync/production-snapshot.json"))
+        try Data("""
+        apiVersion: retention-sync/v1
+        kind: App
+        bundleId: com.example.app
+        appAppleId: 1234567890
+        environments:
+          sandbox: {}
+          production:
+            snapshotPath: .retention-sync/production-snapshot.json
+        products:
+          - id: com.example.monthly
+            locales: [en-US]
+        """.utf8).write(to: directory.appendingPathComponent("app.yaml"))
+        let request = Self.fixtures.appendingPathComponent("request-monthly-en-US.json").path
+
+        let run = await decide(["--manifests", directory.path, "--env", "production", "--request", request])
+        #expect(run.code == .success, "\(run.stderr)")
+        #expect(run.stdout.contains("00000000-0000-5000-8000-000000000006"))
+
+        let sandbox = await decide(["--manifests", directory.path, "--env", "sandbox", "--request", request])
+        #expect(sandbox.code == .failure)
+        #expect(sandbox.stderr.contains("app.yaml:6:3: the App declares no snapshotPath for sandbox"))
+
+        let ambiguous = await decide(["--manifests", directory.path, "--request", request])
+        #expect(ambiguous.code == .usage)
+        #expect(ambiguous.stderr.contains("--env sandbox or production"))
+    }
+
     @Test("missing or conflicting inputs are usage errors", arguments: [
-        ["--request", "request-monthly-en-US.json"],
         ["--snapshot", "snapshot.json"],
+        ["--snapshot", "snapshot.json", "--env", "production", "--request", "request-monthly-en-US.json"],
         ["--snapshot", "snapshot.json", "--request", "request-monthly-en-US.json", "--signed-payload", "x.jws"],
         ["--snapshot", "snapshot.json", "--request", "request-monthly-en-US.json", "--verbose"],
     ])

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Manifests
 import RetentionMessaging
 import Runtime
 
@@ -8,7 +9,8 @@ struct DecideCommand: Command {
     static let name = "decide"
     static let summary = "Preview the realtime answer for a request"
     static let help = """
-    Usage: retention-sync decide --snapshot FILE (--request FILE | --signed-payload FILE --root FILE) [--explain]
+    Usage: retention-sync decide [--snapshot FILE | --manifests DIR --env ENV]
+                                 (--request FILE | --signed-payload FILE --root FILE) [--explain]
 
     Answers a realtime "Get Retention Message" request from a runtime snapshot, exactly as a server
     embedding the decision engine would, and prints the response JSON, or "no answer" when Apple
@@ -16,6 +18,9 @@ struct DecideCommand: Command {
 
     Options:
       --snapshot FILE        The runtime snapshot (as published by `retention-sync apply`).
+      --manifests DIR        Without --snapshot: use the snapshotPath the App manifest in DIR declares
+                             for --env (default: manifests).
+      --env ENV              sandbox or production; may be left out when the App uses only one.
       --request FILE         A decoded request: JSON with originalTransactionId, appAppleId, productId,
                              userLocale, requestIdentifier, environment (Sandbox|Production), signedDate.
       --signed-payload FILE  Apple's signedPayload (the JWS, or the {"signedPayload": …} body), verified
@@ -33,15 +38,25 @@ struct DecideCommand: Command {
     static let unsignedPreview = "<unsigned preview: set RETENTION_SYNC_* credentials to sign>"
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let snapshotPath = try arguments.option("--snapshot")
+        let snapshotOption = try arguments.option("--snapshot")
+        let manifestsOption = try arguments.option("--manifests")
+        let environmentOption = try arguments.option("--env")
         let requestPath = try arguments.option("--request")
         let signedPayloadPath = try arguments.option("--signed-payload")
         let rootPaths = try arguments.option("--root")
         let explain = arguments.flag("--explain")
         try arguments.finish()
 
-        guard let snapshotPath else {
-            throw CommandError("decide needs --snapshot FILE (the runtime snapshot to answer from)", exitCode: .usage)
+        let snapshotPath: String
+        if let snapshotOption {
+            if manifestsOption != nil || environmentOption != nil {
+                throw CommandError("--manifests and --env choose a snapshot; give them or --snapshot, not both",
+                                   exitCode: .usage)
+            }
+            snapshotPath = snapshotOption
+        } else {
+            snapshotPath = try publishedSnapshotPath(manifests: manifestsOption ?? "manifests",
+                                                     environment: environmentOption, context: context)
         }
         let snapshot: RuntimeSnapshot
         do {
@@ -108,6 +123,38 @@ struct DecideCommand: Command {
             }
         }
         return .success
+    }
+
+    /// The `snapshotPath` the App manifest declares for the environment.
+    private static func publishedSnapshotPath(manifests: String, environment name: String?,
+                                              context: CommandContext) throws -> String {
+        let (set, diagnostics) = ManifestLoader.load(directory: context.url(manifests), displayPath: manifests)
+        guard let app = set?.app else {
+            let details = DiagnosticRenderer.render(diagnostics.filter { $0.severity == .error }, format: .text, color: false)
+            throw CommandError("\(manifests): no usable App manifest to find the snapshot in; pass --snapshot FILE"
+                               + (details.isEmpty ? "" : "\n" + details.trimmingCharacters(in: .newlines)))
+        }
+        let settings: EnvironmentSettings
+        if let name {
+            guard let environment = RetentionMessaging.Environment(rawValue: name.lowercased()) else {
+                throw CommandError("unknown environment '\(name)'; use sandbox or production", exitCode: .usage)
+            }
+            guard let found = app.settings(for: environment) else {
+                throw CommandError("\(app.location): the App does not use the \(environment.rawValue) environment")
+            }
+            settings = found
+        } else {
+            guard app.environments.count == 1, let only = app.environments.first else {
+                let names = app.environments.map(\.environment.rawValue).joined(separator: " or ")
+                throw CommandError("the App uses several environments: choose one with --env \(names)", exitCode: .usage)
+            }
+            settings = only
+        }
+        guard let path = settings.snapshotPath else {
+            throw CommandError("\(settings.location): the App declares no snapshotPath for \(settings.environment.rawValue); "
+                               + "add one or pass --snapshot FILE")
+        }
+        return path
     }
 
     private static func decodedRequest(at path: String, context: CommandContext) throws -> DecodedRealtimeRequestBody {
