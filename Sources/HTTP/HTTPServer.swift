@@ -6,7 +6,9 @@ import Glibc
 ///
 /// It accepts on its own thread and serves each connection on its own thread (keep-alive included),
 /// so a slow handler never holds up other connections. Requests carry `Content-Length` or chunked
-/// bodies up to `maxBodySize`; responses always carry `Content-Length`.
+/// bodies up to `maxBodySize`; responses always carry `Content-Length`. The handler runs on Swift's
+/// concurrency pool, so a caller must not block that pool (with synchronous socket calls, say) while
+/// it waits for this server's answer.
 public final class HTTPServer: Sendable {
     /// Answers one request; `nil` closes the connection without answering (to simulate a network fault).
     public typealias Handler = @Sendable (HTTPServerRequest) async -> HTTPResponse?
