@@ -1,0 +1,211 @@
+import Foundation
+import Crypto
+public import Manifests
+public import RetentionMessaging
+import Runtime
+import YAML
+
+/// Content-addressed identifiers (design.md, idea 1). Every identifier is a UUIDv5 in one fixed
+/// namespace over a name string that holds everything that makes the content what it is, so anyone
+/// can recompute it with any UUIDv5 library:
+///
+/// - image: `{bundleId}:{environment}:image:{imageSize}:{sha256 hex of the PNG}`
+/// - message: `{bundleId}:{environment}:{productScope}:{locale}:{purpose}:{contentVersion}`
+///   where `contentVersion` is the first 16 hex digits of SHA-256 over the canonical JSON of the
+///   exact upload body, image references already resolved to image identifiers.
+public enum Identities {
+    /// The project's namespace UUID; an App manifest's `identityNamespace` overrides it.
+    public static let namespace = "3d4bd7a5-9c3e-4a55-8f0e-2b6f6b1c9e71"
+
+    public static func imageName(bundleId: String, environment: Environment, size: ImageSize, sha256: String) -> String {
+        "\(bundleId):\(environment.rawValue):image:\(size.rawValue):\(sha256)"
+    }
+
+    public static func messageName(bundleId: String, environment: Environment, productScope: String,
+                                   locale: String, purpose: String, contentVersion: String) -> String {
+        "\(bundleId):\(environment.rawValue):\(productScope):\(locale):\(purpose):\(contentVersion)"
+    }
+
+    /// First 16 hex digits of SHA-256 over `CanonicalJSON.encode(body)`.
+    public static func contentVersion(of body: UploadMessageRequestBody) throws -> String {
+        String(Hashing.sha256Hex(try CanonicalJSON.encode(body)).prefix(16))
+    }
+
+    public static func uuid(namespace: String, name: String) throws(ReconcilerError) -> String {
+        do {
+            return try UUIDv5.make(namespace: namespace, name: name)
+        } catch {
+            throw .manifest(location: nil, message: "identity namespace '\(namespace)' is not a UUID: \(error)")
+        }
+    }
+
+    /// Derives every identifier and the desired state of one environment from the manifests.
+    public static func derive(_ manifests: ManifestSet, environment: Environment) throws(ReconcilerError) -> DesiredState {
+        let app = manifests.app
+        let namespace = app.identityNamespace ?? Self.namespace
+
+        var imagesById: [String: DesiredImage] = [:]
+        var imageIdByName: [String: String] = [:]
+        var pngs: [String: [UInt8]] = [:]
+        for image in manifests.images {
+            let sha = image.sha256.isEmpty ? Hashing.sha256Hex(Data(image.png)) : image.sha256
+            let id = try uuid(namespace: namespace, name: imageName(bundleId: app.bundleId, environment: environment,
+                                                                  size: image.size, sha256: sha))
+            imageIdByName[image.name] = id
+            pngs[id] = image.png
+            if var existing = imagesById[id] {
+                existing.names = (existing.names + [image.name]).sorted()
+                imagesById[id] = existing
+            } else {
+                imagesById[id] = DesiredImage(identifier: id, names: [image.name], size: image.size, sha256: sha)
+            }
+        }
+
+        func imageId(_ name: String, at location: SourceLocation) throws(ReconcilerError) -> String {
+            guard let id = imageIdByName[name] else {
+                throw .manifest(location: location, message: "image '\(name)' is not declared by any Image manifest")
+            }
+            return id
+        }
+
+        var messages: [DesiredMessage] = []
+        var messageIds: [String: [String: String]] = [:]
+        for message in manifests.messages {
+            for localization in message.localizations {
+                var image: UploadMessageImage?
+                if let reference = localization.image {
+                    image = UploadMessageImage(imageIdentifier: try imageId(reference.name, at: reference.location),
+                                               altText: reference.altText)
+                }
+                var bullets: [UploadMessageBulletPoint] = []
+                for bullet in localization.bulletPoints {
+                    bullets.append(UploadMessageBulletPoint(text: bullet.text,
+                                                            imageIdentifier: try imageId(bullet.image, at: bullet.location),
+                                                            altText: bullet.altText))
+                }
+                let body = UploadMessageRequestBody(header: localization.header, body: localization.body, image: image,
+                                                    bulletPoints: bullets.isEmpty ? nil : bullets,
+                                                    headerPosition: message.headerPosition)
+                let version: String
+                do { version = try contentVersion(of: body) } catch {
+                    throw .manifest(location: localization.location, message: "cannot encode message: \(error)")
+                }
+                let id = try uuid(namespace: namespace, name: messageName(
+                    bundleId: app.bundleId, environment: environment, productScope: message.productScope,
+                    locale: localization.locale, purpose: message.name, contentVersion: version))
+                messages.append(DesiredMessage(identifier: id, name: message.name, locale: localization.locale,
+                                               productScope: message.productScope, contentVersion: version, body: body))
+                messageIds[message.name, default: [:]][localization.locale] = id
+            }
+        }
+        messages.sort { ($0.name, $0.locale) < ($1.name, $1.locale) }
+
+        var defaults: [DesiredDefault] = []
+        for assignment in manifests.defaults {
+            guard let id = messageIds[assignment.message]?[assignment.locale] else {
+                let why = manifests.message(named: assignment.message) == nil
+                    ? "message '\(assignment.message)' is not declared"
+                    : "message '\(assignment.message)' has no \(assignment.locale) localization"
+                throw .manifest(location: assignment.location,
+                                message: "default for \(assignment.productId)/\(assignment.locale): \(why)")
+            }
+            defaults.append(DesiredDefault(productId: assignment.productId, locale: assignment.locale,
+                                           messageName: assignment.message, messageIdentifier: id))
+        }
+        defaults.sort { ($0.productId, $0.locale) < ($1.productId, $1.locale) }
+
+        var pairs = Set(app.products.flatMap { product in
+            product.locales.map { ProductLocale(productId: product.id, locale: $0) }
+        })
+        pairs.formUnion(defaults.map { ProductLocale(productId: $0.productId, locale: $0.locale) })
+
+        let settings = app.settings(for: environment)
+        let snapshotPath = settings?.snapshotPath.map { path in
+            path.hasPrefix("/") ? path : manifests.directory.appendingPathComponent(path).standardizedFileURL.path
+        }
+        let (rules, fallbacks) = try RuleCompiler.compile(manifests, environment: environment, messageIds: messageIds)
+
+        return DesiredState(environment: environment, bundleId: app.bundleId, appAppleId: app.appAppleId,
+                            identityNamespace: namespace,
+                            images: imagesById.values.sorted { $0.identifier < $1.identifier },
+                            messages: messages, declaredPairs: pairs.sorted(), defaults: defaults,
+                            realtimeURL: settings?.realtimeURL, snapshotPath: snapshotPath,
+                            rules: rules, localeFallbacks: fallbacks, pngs: pngs)
+    }
+}
+
+/// Turns flows into snapshot rules, as if every message were approved.
+enum RuleCompiler {
+    static func compile(_ manifests: ManifestSet, environment: Environment,
+                        messageIds: [String: [String: String]]) throws(ReconcilerError) -> ([SnapshotRule], [String: String]) {
+        let app = manifests.app
+        var rules: [SnapshotRule] = []
+        var fallbacks: [String: String] = [:]
+        // Bucket ranges are laid out over every rule as written, before environment filtering, so a
+        // customer lands in the same share in both environments and whatever else is held back.
+        var groupCursor: [String: Double] = [:]
+        for flow in manifests.flows {
+            for (from, to) in flow.localeFallbacks where fallbacks[from] == nil { fallbacks[from] = to }
+            for rule in flow.rules {
+                var split: SnapshotSplit?
+                if let share = rule.match.split {
+                    let start = groupCursor[share.group, default: 0]
+                    let end = start + share.percent
+                    groupCursor[share.group] = end
+                    split = SnapshotSplit(salt: share.group, lowerBucket: Int((start * 100).rounded()),
+                                          upperBucket: min(SnapshotSplit.bucketCount, Int((end * 100).rounded())))
+                }
+                if let environments = rule.match.environments, !environments.contains(environment) { continue }
+                let match = SnapshotMatch(products: rule.match.products, locales: rule.match.locales,
+                                          notBefore: rule.match.notBefore, notAfter: rule.match.notAfter, split: split)
+                let response = try compileResponse(rule, flow: flow, app: app, messageIds: messageIds)
+                let version = try ruleVersion(match: match, response: response)
+                rules.append(SnapshotRule(id: "\(flow.name)/\(rule.name)", version: version, match: match, response: response))
+            }
+        }
+        return (rules, fallbacks)
+    }
+
+    static func servedLocales(_ rule: FlowRule, app: AppManifest) -> [String] {
+        if let locales = rule.match.locales { return locales.sorted() }
+        let products = rule.match.products ?? app.products.map(\.id)
+        return Set(products.flatMap { app.product($0)?.locales ?? [] }).sorted()
+    }
+
+    static func compileResponse(_ rule: FlowRule, flow: FlowManifest, app: AppManifest,
+                                messageIds: [String: [String: String]]) throws(ReconcilerError) -> SnapshotResponse {
+        guard let name = rule.response.messageName else { return SnapshotResponse(kind: .none) }
+        guard let localized = messageIds[name] else {
+            throw .manifest(location: rule.location, message: "rule '\(flow.name)/\(rule.name)' uses message '\(name)', which is not declared")
+        }
+        var identifiers: [String: String] = [:]
+        for locale in servedLocales(rule, app: app) {
+            if let id = localized[locale] { identifiers[locale] = id }
+        }
+        switch rule.response {
+        case .message:
+            return SnapshotResponse(kind: .message, message: name, messageIdentifiers: identifiers)
+        case .alternateProduct(_, let productId, let billingPlanType):
+            return SnapshotResponse(kind: .alternateProduct, message: name, messageIdentifiers: identifiers,
+                                    productId: productId, billingPlanType: billingPlanType)
+        case .promotionalOffer(_, let offerIdentifier):
+            return SnapshotResponse(kind: .promotionalOffer, message: name, messageIdentifiers: identifiers,
+                                    offerIdentifier: offerIdentifier)
+        case .none:
+            return SnapshotResponse(kind: .none)
+        }
+    }
+
+    struct VersionedPart: Encodable {
+        var match: SnapshotMatch
+        var response: SnapshotResponse
+    }
+
+    static func ruleVersion(match: SnapshotMatch, response: SnapshotResponse) throws(ReconcilerError) -> String {
+        do {
+            return String(Hashing.sha256Hex(try CanonicalJSON.encode(VersionedPart(match: match, response: response))).prefix(16))
+        } catch {
+            throw .internal("cannot encode a rule: \(error)")
+        }
+    }
+}

@@ -1,0 +1,150 @@
+public import Foundation
+public import RetentionMessaging
+public import Runtime
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What one environment holds, read with the fewest calls: the two list calls, one
+/// `GET /default` per declared pair, the realtime URL, and the published snapshot from its store.
+public struct RemoteState: Codable, Sendable, Hashable {
+    public var environment: Environment
+    /// Message identifier → review state.
+    public var messages: [String: MessageState]
+    /// Image identifier → review state and size.
+    public var images: [String: RemoteImage]
+    /// Pair → the configured default message identifier (absent: no default).
+    public var defaults: [ProductLocale: String]
+    public var realtimeURL: String?
+    /// The snapshot currently in the store, if any.
+    public var publishedSnapshot: RuntimeSnapshot?
+    /// How many API calls reading this state took.
+    public var apiCalls: Int
+
+    public init(environment: Environment, messages: [String: MessageState] = [:], images: [String: RemoteImage] = [:],
+                defaults: [ProductLocale: String] = [:], realtimeURL: String? = nil,
+                publishedSnapshot: RuntimeSnapshot? = nil, apiCalls: Int = 0) {
+        self.environment = environment
+        self.messages = messages
+        self.images = images
+        self.defaults = defaults
+        self.realtimeURL = realtimeURL
+        self.publishedSnapshot = publishedSnapshot
+        self.apiCalls = apiCalls
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case environment, messages, images, defaults, realtimeURL, publishedSnapshot
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        environment = try container.decode(Environment.self, forKey: .environment)
+        messages = try container.decode([String: MessageState].self, forKey: .messages)
+        images = try container.decode([String: RemoteImage].self, forKey: .images)
+        let pairs = try container.decode([String: String].self, forKey: .defaults)
+        defaults = Dictionary(uniqueKeysWithValues: pairs.compactMap { key, value in
+            let parts = key.split(separator: "/", maxSplits: 1).map(String.init)
+            return parts.count == 2 ? (ProductLocale(productId: parts[0], locale: parts[1]), value) : nil
+        })
+        realtimeURL = try container.decodeIfPresent(String.self, forKey: .realtimeURL)
+        publishedSnapshot = try container.decodeIfPresent(RuntimeSnapshot.self, forKey: .publishedSnapshot)
+        apiCalls = 0
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(environment, forKey: .environment)
+        try container.encode(messages, forKey: .messages)
+        try container.encode(images, forKey: .images)
+        try container.encode(Dictionary(uniqueKeysWithValues: defaults.map { ($0.key.description, $0.value) }), forKey: .defaults)
+        try container.encodeIfPresent(realtimeURL, forKey: .realtimeURL)
+        try container.encodeIfPresent(publishedSnapshot?.digest, forKey: .publishedSnapshot)
+    }
+
+    /// `sha256:<hex>` over the canonical JSON of what was read (the snapshot by its digest).
+    public func fingerprint() throws -> String {
+        "sha256:" + Hashing.sha256Hex(try CanonicalJSON.encode(self))
+    }
+
+    public func isApproved(message identifier: String) -> Bool { messages[identifier] == .approved }
+    public func isApproved(image identifier: String) -> Bool { images[identifier]?.state == .approved }
+}
+
+public struct RemoteImage: Codable, Sendable, Hashable {
+    public var state: ImageState
+    public var size: ImageSize?
+
+    public init(state: ImageState, size: ImageSize?) {
+        self.state = state
+        self.size = size
+    }
+}
+
+/// Reads `RemoteState` through the API.
+public enum RemoteStateReader {
+    /// Reads the lists, one default per pair, the realtime URL, and the snapshot store.
+    public static func read(_ api: any RetentionMessagingAPI, pairs: [ProductLocale],
+                            store: SnapshotStore?) async throws -> RemoteState {
+        let before = api.requestCounts.total
+        var state = RemoteState(environment: api.environment)
+        try await readLists(api, into: &state)
+        for pair in pairs.sorted() {
+            if let configured = try await api.getDefaultMessage(productId: pair.productId, locale: pair.locale) {
+                state.defaults[pair] = configured.messageIdentifier.lowercased()
+            }
+        }
+        state.realtimeURL = try await api.getRealtimeURL()
+        state.publishedSnapshot = try store?.read()
+        state.apiCalls = api.requestCounts.total - before
+        return state
+    }
+
+    /// The two list calls; apply uses them alone to learn the review states after uploading.
+    public static func readLists(_ api: any RetentionMessagingAPI, into state: inout RemoteState) async throws {
+        let messages = try await api.getMessageList()
+        state.messages = Dictionary(messages.messageIdentifiers.map { ($0.messageIdentifier.lowercased(), $0.messageState) },
+                                    uniquingKeysWith: { first, _ in first })
+        let images = try await api.getImageList()
+        state.images = Dictionary(images.imageIdentifiers.map {
+            ($0.imageIdentifier.lowercased(), RemoteImage(state: $0.imageState, size: $0.imageSize))
+        }, uniquingKeysWith: { first, _ in first })
+    }
+}
+
+/// The file the published runtime snapshot lives in. Writes are atomic (temporary file, then
+/// rename), so a reader never sees half a snapshot and two racing writers leave one whole file.
+public struct SnapshotStore: Sendable, Hashable {
+    public var url: URL
+
+    public init(url: URL) { self.url = url }
+
+    /// The published snapshot, or nil when none was published yet.
+    public func read() throws(ReconcilerError) -> RuntimeSnapshot? {
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        do {
+            return try RuntimeSnapshot.load(contentsOf: url)
+        } catch {
+            throw .snapshotStore(path: url.path, message: "cannot read the published snapshot: \(error)")
+        }
+    }
+
+    public func write(_ snapshot: RuntimeSnapshot) throws(ReconcilerError) {
+        do {
+            let data = try snapshot.encoded()
+            let directory = url.deletingLastPathComponent()
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
+            try data.write(to: temporary)
+            if rename(temporary.path, url.path) != 0 {
+                let reason = String(cString: strerror(errno))
+                try? FileManager.default.removeItem(at: temporary)
+                throw ReconcilerError.snapshotStore(path: url.path, message: "cannot replace the snapshot: \(reason)")
+            }
+        } catch let error as ReconcilerError {
+            throw error
+        } catch {
+            throw .snapshotStore(path: url.path, message: "cannot write the snapshot: \(error)")
+        }
+    }
+}
