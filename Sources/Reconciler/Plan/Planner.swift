@@ -128,7 +128,10 @@ public enum Planner {
                 id: ActionKind.publishSnapshot.rawValue, kind: .publishSnapshot, state: .ready, reason: "",
                 snapshotDigest: snapshot.snapshot.digest, currentSnapshotDigest: publishedDigest,
                 rules: snapshot.outcomes)
-            if snapshot.snapshot.digest != publishedDigest {
+            // An empty snapshot where none is published changes nothing a customer sees.
+            let changes = snapshot.snapshot.digest != publishedDigest
+                && !(publishedDigest == nil && snapshot.snapshot.rules.isEmpty)
+            if changes {
                 let changed = snapshot.outcomes.filter { [.added, .updated, .removed].contains($0.outcome) }.count
                 action.reason = publishedDigest == nil
                     ? "no snapshot is published yet"

@@ -1,0 +1,64 @@
+import Crypto
+import Foundation
+import Manifests
+import Reconciler
+import RetentionMessaging
+import Testing
+
+@Suite("Identities")
+struct IdentityTests {
+    let directory = URL(fileURLWithPath: "/tmp/app")
+
+    @Test("an image identifier is the UUIDv5 of the documented name string")
+    func imageIdentifierIsRecomputable() throws {
+        let desired = try Identities.derive(Fixtures.manifests(directory: directory), environment: .production)
+        let hero = try #require(desired.images.first { $0.name == "hero" })
+        let name = "com.example.app:production:image:FULL_SIZE:" + Digest.sha256Hex(Fixtures.heroPNG)
+        #expect(hero.identifier == (try UUIDv5.make(namespace: "3d4bd7a5-9c3e-4a55-8f0e-2b6f6b1c9e71", name: name)))
+    }
+
+    @Test("a message identifier is the UUIDv5 of bundle, environment, scope, locale, purpose and content version")
+    func messageIdentifierIsRecomputable() throws {
+        let desired = try Identities.derive(Fixtures.manifests(directory: directory), environment: .sandbox)
+        let offer = try #require(desired.messages.first { $0.name == "offer" && $0.locale == "de-DE" })
+        let version = String(Digest.sha256Hex(Array(try CanonicalJSON.encode(offer.body))).prefix(16))
+        #expect(offer.contentVersion == version)
+        let name = "com.example.app:sandbox:monthly:de-DE:offer:\(version)"
+        #expect(offer.identifier == (try UUIDv5.make(namespace: Identities.namespace, name: name)))
+    }
+
+    @Test("changing a picture gives every message that shows it a new identifier")
+    func changedPictureGivesNewMessageIdentifiers() throws {
+        let before = try Identities.derive(Fixtures.manifests(directory: directory), environment: .sandbox)
+        let after = try Identities.derive(Fixtures.manifests(directory: directory, heroPNG: Array("hero-png-v2".utf8)), environment: .sandbox)
+        let changed = Set(before.messages.map(\.identifier)).subtracting(after.messages.map(\.identifier))
+        #expect(changed == Set(before.messages.filter { $0.name == "standard" }.map(\.identifier)))
+    }
+
+    @Test("the same content has different identifiers in sandbox and production")
+    func environmentsHaveTheirOwnIdentifiers() throws {
+        let sandbox = try Identities.derive(Fixtures.manifests(directory: directory), environment: .sandbox)
+        let production = try Identities.derive(Fixtures.manifests(directory: directory), environment: .production)
+        #expect(Set(sandbox.messages.map(\.identifier)).isDisjoint(with: production.messages.map(\.identifier)))
+    }
+
+    @Test("an App's identity namespace replaces the project's")
+    func namespaceOverride() throws {
+        var manifests = Fixtures.manifests(directory: directory)
+        let standard = try Identities.derive(manifests, environment: .sandbox)
+        manifests.app.identityNamespace = UUIDv5.dnsNamespace
+        let overridden = try Identities.derive(manifests, environment: .sandbox)
+        #expect(overridden.identityNamespace == UUIDv5.dnsNamespace)
+        #expect(Set(standard.messages.map(\.identifier)).isDisjoint(with: overridden.messages.map(\.identifier)))
+    }
+
+    @Test("a message body holds image identifiers, not image names")
+    func bodiesReferenceImageIdentifiers() throws {
+        let desired = try Identities.derive(Fixtures.manifests(directory: directory), environment: .sandbox)
+        let standard = try #require(desired.messages.first { $0.name == "standard" })
+        let ids = Set(desired.images.map(\.identifier))
+        #expect(!standard.imageIdentifiers.isEmpty)
+        #expect(standard.imageIdentifiers.allSatisfy(ids.contains))
+        #expect(standard.body.headerPosition == .aboveImage)
+    }
+}

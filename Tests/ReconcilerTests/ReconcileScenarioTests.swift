@@ -1,0 +1,194 @@
+import Foundation
+import Manifests
+import Reconciler
+import RetentionMessaging
+import Runtime
+import Testing
+
+@Suite("Reconciling, as a user does it")
+struct ReconcileScenarioTests {
+    @Test("applying to a fresh sandbox uploads, sets defaults and publishes in the same run")
+    func freshSandboxConvergesInOneApply() async throws {
+        let harness = Harness(environment: .sandbox)
+        let report = try await harness.apply()
+        #expect(report.completed)
+        #expect(report.count(.blocked) == 0)
+        let desired = try harness.desired()
+        #expect(harness.fake.state.defaults.count == 4)
+        #expect(harness.fake.state.realtimeURL == "https://retention.example.com/sandbox")
+        let snapshot = try #require(try harness.published())
+        #expect(snapshot.rules.map(\.id) == desired.rules.map(\.id))
+        #expect(snapshot.rules.map(\.id).contains("retention/sandbox-only"))
+
+        let again = try await harness.plan()
+        #expect(again.plan.converged)
+        #expect(PlanRenderer.summaryLine(again.plan) == "Plan (sandbox): 0 to upload, 0 to set, 0 blocked, 0 to delete")
+    }
+
+    @Test("applying twice gives no changes and zero uploads the second time")
+    func applyingTwiceChangesNothing() async throws {
+        let harness = Harness(environment: .sandbox)
+        try await harness.apply()
+        let before = harness.fake.requestCounts
+        let second = try await harness.apply()
+        #expect(second.results.isEmpty)
+        let after = harness.fake.requestCounts
+        // Only the plan's reads: two lists, four defaults, the realtime URL.
+        #expect(after.total - before.total == 7)
+        #expect(after.configureDefault == before.configureDefault)
+    }
+
+    @Test("in production uploads wait for review while defaults and rules are blocked; approval then publishes")
+    func productionWaitsForReviewThenPublishes() async throws {
+        let harness = Harness(environment: .production)
+        let first = try await harness.apply()
+        #expect(first.count(.done) == 2 + 6 + 1)   // images, messages, realtime URL
+        #expect(first.count(.blocked) == 5)          // four defaults and the snapshot
+        #expect(harness.fake.state.defaults.isEmpty)
+
+        let waiting = try await harness.plan()
+        #expect(!waiting.plan.hasReadyActions)
+        #expect(waiting.plan.health == .progressing)
+        #expect(!waiting.plan.converged)
+
+        harness.fake.approveAll()
+        try await harness.apply()
+        #expect(harness.fake.state.defaults.count == 4)
+        let snapshot = try #require(try harness.published())
+        #expect(!snapshot.rules.map(\.id).contains("retention/sandbox-only"))
+        #expect(try await harness.plan().plan.converged)
+    }
+
+    @Test("an edited message gets a new version that waits for review while the old one keeps serving")
+    func editedMessageWaitsWhileOldServes() async throws {
+        var harness = Harness(environment: .production)
+        try await harness.apply()
+        harness.fake.approveAll()
+        try await harness.apply()
+        let servedBefore = try #require(try harness.published())
+
+        harness.manifests = Fixtures.manifests(directory: harness.directory, winbackDE: "Wir haben etwas Neues für dich")
+        let planned = try await harness.plan()
+        #expect(planned.plan.summary.toUpload == 1)
+        let publish = try #require(planned.plan.actions.first { $0.kind == .publishSnapshot })
+        #expect(publish.state == .blocked)
+        #expect(publish.rules.first { $0.id == "retention/winback" }?.outcome == .held)
+
+        try await harness.apply()
+        #expect(try harness.published() == servedBefore)
+
+        harness.fake.approveAll()
+        try await harness.apply()
+        let servedAfter = try #require(try harness.published())
+        let newId = try harness.desired().messages.first { $0.name == "winback" && $0.locale == "de-DE" }?.identifier
+        #expect(servedAfter.rules.first { $0.id == "retention/winback" }?.response.messageIdentifiers?["de-DE"] == newId)
+    }
+
+    @Test("reverting a commit rolls back without a new upload")
+    func revertRollsBackWithoutUpload() async throws {
+        var harness = Harness(environment: .production)
+        try await harness.apply()
+        harness.fake.approveAll()
+        try await harness.apply()
+        let original = harness.publishedBytes()
+        harness.manifests = Fixtures.manifests(directory: harness.directory, winbackDE: "Neu")
+        try await harness.apply()
+        harness.fake.approveAll()
+        try await harness.apply()
+        #expect(harness.publishedBytes() != original)
+
+        harness.manifests = Fixtures.manifests(directory: harness.directory)
+        let uploadsBefore = harness.fake.state.messages.count
+        let revert = try await harness.plan()
+        #expect(revert.plan.summary.toUpload == 0)
+        try await harness.apply()
+        #expect(harness.fake.state.messages.count == uploadsBefore)
+        #expect(harness.publishedBytes() == original)
+    }
+
+    @Test("a REJECTED message makes the plan an error that names the message and locale")
+    func rejectedMessageIsAnError() async throws {
+        let harness = Harness(environment: .production)
+        try await harness.apply()
+        let winbackDE = try #require(try harness.desired().messages.first { $0.name == "winback" && $0.locale == "de-DE" })
+        harness.fake.approveAll()
+        harness.fake.setMessage(winbackDE.identifier, .rejected)
+        let planned = try await harness.plan()
+        #expect(planned.plan.hasErrors)
+        #expect(planned.plan.health == .degraded)
+        let problem = try #require(planned.plan.problems.first)
+        #expect(problem.name == "winback" && problem.locale == "de-DE")
+        #expect(problem.message.contains("'winback' (de-DE)"))
+        #expect(PlanRenderer.text(planned.plan, color: false).contains("message 'winback' (de-DE) version"))
+        // The rest still goes out; the rejected rule stays out of the snapshot.
+        try await harness.apply()
+        let snapshot = try #require(try harness.published())
+        #expect(!snapshot.rules.map(\.id).contains("retention/winback"))
+        #expect(harness.fake.state.defaults.count == 4)
+    }
+
+    @Test("a saved plan applied after the manifests changed is refused")
+    func savedPlanRefusedAfterManifestsChange() async throws {
+        var harness = Harness(environment: .sandbox)
+        let saved = try await harness.plan().plan
+        let reloaded = try SavedPlan.load(Data(try PlanRenderer.json(saved).utf8))
+        #expect(reloaded == saved)
+        harness.manifests = Fixtures.manifests(directory: harness.directory, winbackDE: "Geändert")
+        let fresh = try await harness.plan().plan
+        #expect(throws: ReconcilerError.self) { try SavedPlan.check(saved: reloaded, fresh: fresh) }
+        do {
+            _ = try SavedPlan.check(saved: reloaded, fresh: fresh)
+        } catch {
+            #expect(error.description.contains("the manifests changed"))
+        }
+    }
+
+    @Test("a saved plan skips what was already done and refuses what it did not contain")
+    func savedPlanAgainstChangedRemote() async throws {
+        let harness = Harness(environment: .sandbox)
+        let saved = try await harness.plan().plan
+        try await harness.apply()
+        // Already done: nothing left, nothing refused.
+        #expect(try SavedPlan.check(saved: saved, fresh: try await harness.plan().plan) == Set(saved.actions.map(\.id)))
+        // Someone points a default elsewhere: the saved plan (made when it was unset) still sets it.
+        try await harness.fake.deleteDefaultMessage(productId: "monthly", locale: "en-US")
+        _ = try SavedPlan.check(saved: saved, fresh: try await harness.plan().plan)
+        // Someone deletes the realtime URL after a plan that found nothing to do: refused.
+        let converged = try await harness.plan().plan
+        try await harness.fake.deleteRealtimeURL()
+        let changed = try await harness.plan().plan
+        #expect(throws: ReconcilerError.self) { try SavedPlan.check(saved: converged, fresh: changed) }
+    }
+
+    @Test("two applies racing on the same manifests both succeed and leave one consistent result")
+    func racingApplies() async throws {
+        let harness = Harness(environment: .sandbox)
+        async let first = harness.apply()
+        async let second = harness.apply()
+        let reports = try await [first, second]
+        #expect(reports.allSatisfy { $0.completed })
+        let alone = Harness(environment: .sandbox)
+        try await alone.apply()
+        #expect(harness.fake.state == alone.fake.state)
+        #expect(harness.publishedBytes() == alone.publishedBytes())
+        #expect(try await harness.plan().plan.converged)
+    }
+
+    @Test("an apply that dies after any request is finished by the next run")
+    func crashAfterEveryRequestConverges() async throws {
+        for environment in Environment.allCases {
+            let reference = Harness(environment: environment)
+            try await reference.apply()
+            let total = reference.fake.requestCounts.total
+            for halt in 0..<total {
+                let harness = Harness(environment: environment)
+                harness.fake.haltAfterRequests = halt
+                await #expect(throws: (any Error).self) { try await harness.apply() }
+                harness.fake.haltAfterRequests = nil
+                try await harness.apply()
+                #expect(harness.fake.state == reference.fake.state, "halted after \(halt) requests in \(environment)")
+                #expect(harness.publishedBytes() == reference.publishedBytes(), "halted after \(halt) requests in \(environment)")
+            }
+        }
+    }
+}
