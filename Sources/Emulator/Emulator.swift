@@ -1,2 +1,281 @@
-// The emulator of Apple's Retention Messaging API: one core, an in-process transport and a
-// loopback HTTP/1.1 server.
+public import Foundation
+public import HTTP
+public import RetentionMessaging
+import Synchronization
+
+/// An emulator of Apple's Retention Messaging API with Apple's behaviour: token checks, immutable
+/// uploads (409 on re-use), review states, default-message refusals, image and text validation,
+/// the 2000 limits, exact error bodies, optional rate limiting and fault injection.
+///
+/// One core, two faces: `transport()` answers in-process (no network), and `EmulatorServer` serves
+/// the same core on loopback HTTP/1.1 so the real libcurl client can be exercised end to end.
+public final class Emulator: Sendable {
+    public let configuration: EmulatorConfiguration
+    let core: Mutex<Core>
+    /// Serializes writes of the state file, so a later state never loses to an earlier one.
+    private let persistence = Mutex(0)
+
+    struct Core {
+        var stores: [Environment: Store] = [.sandbox: Store(), .production: Store()]
+        var faults: FaultInjection
+        var random: SeededGenerator
+        /// API requests seen in both environments (for `haltAfterRequests`).
+        var seen = 0
+        var logHandler: (@Sendable (String) -> Void)?
+
+        subscript(environment: Environment) -> Store {
+            get { stores[environment] ?? Store() }
+            set { stores[environment] = newValue }
+        }
+    }
+
+    struct Store {
+        var state = EmulatorState()
+        var requests = 0
+        var buckets: [EndpointClass: TokenBucket] = [:]
+    }
+
+    /// The path every API route starts with.
+    public static let basePath = "/inApps/v1/messaging"
+    /// The path admin routes start with.
+    public static let adminPath = "/emulator"
+
+    public init(configuration: EmulatorConfiguration) {
+        self.configuration = configuration
+        core = Mutex(Core(faults: configuration.faults, random: SeededGenerator(seed: configuration.faults.seed)))
+    }
+
+    /// An in-process transport: requests to Apple's production or sandbox hosts reach that
+    /// environment's store; any other host whose path starts with `/inApps/v1/messaging` (or
+    /// `/emulator`) reaches `defaultEnvironment`. Nothing touches the network.
+    public func transport(defaultEnvironment: Environment = .sandbox) -> any HTTPTransport {
+        EmulatorTransport(emulator: self, defaultEnvironment: defaultEnvironment)
+    }
+
+    /// The core both faces use. `environment` nil means: from the host (Apple's hosts), else sandbox.
+    /// nil answers mean the connection is dropped (an injected fault, or the emulator halted).
+    public func handle(_ request: HTTPRequest, environment: Environment?) async -> HTTPResponse? {
+        switch await process(request, environment: environment ?? Self.environment(forHost: request.url.host) ?? .sandbox) {
+        case .response(let response): response
+        case .dropped, .halted: nil
+        }
+    }
+
+    /// Called with one line per request (environment, method, path, status, and why for a 401),
+    /// for verbose output. Never contains headers or bodies.
+    public func onLog(_ handler: @escaping @Sendable (String) -> Void) {
+        core.withLock { $0.logHandler = handler }
+    }
+
+    // MARK: Review and inspection
+
+    public func approveMessage(_ identifier: String, in environment: Environment) throws(EmulatorError) {
+        try review(message: identifier, to: .approved, in: environment)
+    }
+
+    public func rejectMessage(_ identifier: String, in environment: Environment) throws(EmulatorError) {
+        try review(message: identifier, to: .rejected, in: environment)
+    }
+
+    public func approveImage(_ identifier: String, in environment: Environment) throws(EmulatorError) {
+        try review(image: identifier, to: .approved, in: environment)
+    }
+
+    public func rejectImage(_ identifier: String, in environment: Environment) throws(EmulatorError) {
+        try review(image: identifier, to: .rejected, in: environment)
+    }
+
+    /// Approves every `PENDING` message and image.
+    public func approveAllPending(in environment: Environment) {
+        core.withLock { core in
+            var state = core[environment].state
+            for (id, message) in state.messages where message.state == .pending { state.messages[id]?.state = .approved }
+            for (id, image) in state.images where image.state == .pending { state.images[id]?.state = .approved }
+            core[environment].state = state
+        }
+        persist()
+    }
+
+    public func setFaults(_ faults: FaultInjection) {
+        core.withLock { core in
+            core.faults = faults
+            core.random = SeededGenerator(seed: faults.seed)
+            core.seen = 0
+        }
+    }
+
+    /// API requests the emulator saw in `environment` (admin calls excluded), faulted ones included.
+    public func requestCount(in environment: Environment) -> Int {
+        core.withLock { $0[environment].requests }
+    }
+
+    public func state(of environment: Environment) -> EmulatorState {
+        core.withLock { $0[environment].state }
+    }
+
+    /// Replaces an environment's state (for tests that start from a given remote state).
+    public func restore(_ state: EmulatorState, in environment: Environment) {
+        core.withLock { $0[environment].state = state }
+        persist()
+    }
+
+    /// Both environments, as `--state FILE` keeps them.
+    public var stateFile: EmulatorStateFile {
+        core.withLock { EmulatorStateFile(sandbox: $0[.sandbox].state, production: $0[.production].state) }
+    }
+
+    /// Loads both environments from a file written by `save(to:)`.
+    public func load(from url: URL) throws(EmulatorError) {
+        let file = try EmulatorStateFile.read(from: url)
+        core.withLock { core in
+            core[.sandbox].state = file.sandbox
+            core[.production].state = file.production
+        }
+    }
+
+    public func save(to url: URL) throws(EmulatorError) {
+        try persistence.withLock { _ throws(EmulatorError) in try stateFile.write(to: url) }
+    }
+
+    private func review(message identifier: String, to newState: MessageState, in environment: Environment) throws(EmulatorError) {
+        let found = core.withLock { core -> Bool in
+            guard core[environment].state.messages[identifier] != nil else { return false }
+            core[environment].state.messages[identifier]?.state = newState
+            return true
+        }
+        guard found else { throw .notFound("no message \(identifier) in \(environment.rawValue)") }
+        persist()
+    }
+
+    private func review(image identifier: String, to newState: ImageState, in environment: Environment) throws(EmulatorError) {
+        let found = core.withLock { core -> Bool in
+            guard core[environment].state.images[identifier] != nil else { return false }
+            core[environment].state.images[identifier]?.state = newState
+            return true
+        }
+        guard found else { throw .notFound("no image \(identifier) in \(environment.rawValue)") }
+        persist()
+    }
+
+    /// Writes the state file when one is configured. A failure is logged, not fatal: the
+    /// emulator keeps serving from memory.
+    func persist() {
+        guard let url = configuration.stateFile else { return }
+        do {
+            try save(to: url)
+        } catch {
+            log("warning: \(error)")
+        }
+    }
+
+    func log(_ line: String) {
+        core.withLock { $0.logHandler }?(line)
+    }
+
+    // MARK: Processing
+
+    enum Outcome {
+        case response(HTTPResponse)
+        case dropped
+        case halted
+    }
+
+    func process(_ request: HTTPRequest, environment: Environment) async -> Outcome {
+        let parsed = ParsedRequest(request)
+        if parsed.segments.first == "emulator" {
+            return .response(admin(parsed, environment: environment))
+        }
+        let now = configuration.clock.now()
+        let plan = core.withLock { core -> (halted: Bool, serverError: Bool, drop: Bool, latency: Double) in
+            core[environment].requests += 1
+            core.seen += 1
+            let faults = core.faults
+            if let halt = faults.haltAfterRequests, core.seen > halt { return (true, false, false, 0) }
+            let serverError = faults.serverErrorRate > 0 && Double.random(in: 0..<1, using: &core.random) < faults.serverErrorRate
+            let drop = faults.dropRate > 0 && Double.random(in: 0..<1, using: &core.random) < faults.dropRate
+            return (false, serverError, drop, faults.latency)
+        }
+        let line = "\(environment.rawValue) \(request.method) \(parsed.rawPath)"
+        if plan.halted {
+            log("\(line) → halted")
+            return .halted
+        }
+        if plan.latency > 0 {
+            try? await configuration.clock.sleep(until: now + plan.latency)
+        }
+        if plan.serverError {
+            log("\(line) → 500 (injected)")
+            return .response(Responses.error(500, AppleErrorCode.generalInternal, "An unknown error occurred."))
+        }
+        let result = core.withLock { core in
+            route(parsed, environment: environment, core: &core, now: configuration.clock.now())
+        }
+        if result.mutated { persist() }
+        log("\(line) → \(result.response.status)" + (result.note.map { " (\($0))" } ?? "") + (plan.drop ? ", dropped (injected)" : ""))
+        return plan.drop ? .dropped : .response(result.response)
+    }
+
+    static func environment(forHost host: String?) -> Environment? {
+        switch host?.lowercased() {
+        case "api.storekit.apple.com", "api.storekit.itunes.apple.com": .production
+        case "api.storekit-sandbox.apple.com", "api.storekit-sandbox.itunes.apple.com": .sandbox
+        default: nil
+        }
+    }
+}
+
+/// A request split the way the routes need it: percent-decoded path segments after the API base.
+struct ParsedRequest {
+    var method: String
+    /// The path as sent (still percent-encoded), for logs.
+    var rawPath: String
+    /// Segments after `/inApps/v1/messaging` (or, for admin calls, starting with `emulator`).
+    var segments: [String]
+    var isAPI: Bool
+    var query: [String: String]
+    var body: Data
+    var authorization: String?
+
+    init(_ request: HTTPRequest) {
+        method = request.method.uppercased()
+        let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
+        rawPath = components?.percentEncodedPath ?? request.url.path
+        var parts = rawPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+            .map { String($0).removingPercentEncoding ?? String($0) }
+        if parts.last == "" { parts.removeLast() }
+        let base = ["inApps", "v1", "messaging"]
+        if parts.starts(with: base) {
+            isAPI = true
+            segments = Array(parts.dropFirst(base.count))
+        } else {
+            isAPI = false
+            segments = parts.first == "emulator" ? parts : ["<unknown>"] + parts
+        }
+        query = [:]
+        for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
+        body = request.body
+        authorization = request.header("Authorization")
+    }
+}
+
+/// The in-process face.
+struct EmulatorTransport: HTTPTransport {
+    let emulator: Emulator
+    let defaultEnvironment: Environment
+
+    func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
+        let environment: Environment
+        if let byHost = Emulator.environment(forHost: request.url.host) {
+            environment = byHost
+        } else if request.url.path.hasPrefix(Emulator.basePath) || request.url.path.hasPrefix(Emulator.adminPath) {
+            environment = defaultEnvironment
+        } else {
+            throw HTTPError(.couldNotConnect, "the in-process emulator does not serve \(request.url.host ?? request.url.absoluteString)")
+        }
+        switch await emulator.process(request, environment: environment) {
+        case .response(let response): return response
+        case .dropped: throw HTTPError(.connectionDropped, "the emulator dropped the connection (injected fault)")
+        case .halted: throw HTTPError(.other, "emulator halted")
+        }
+    }
+}

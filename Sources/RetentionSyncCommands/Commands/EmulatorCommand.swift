@@ -1,8 +1,210 @@
+import Crypto
+import Dispatch
+import Emulator
+import Foundation
+import HTTP
+import RetentionMessaging
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 struct EmulatorCommand: Command {
     static let name = "emulator"
     static let summary = "Run the API emulator on loopback"
-    static let help = "Usage: retention-sync emulator\n\nRun the API emulator on loopback."
+    static let help = """
+    Usage: retention-sync emulator [options]
+
+    Serves an emulator of Apple's Retention Messaging API on 127.0.0.1 until SIGINT or SIGTERM.
+    Point the client at the printed API endpoint. Tokens must be signed with the key whose public
+    half the emulator is given.
+
+    Options:
+      --port N                  Port to listen on (default 8089; 0 picks a free one)
+      --environment ENV         sandbox (default) or production
+      --review auto|manual      Production review: manual (default) keeps uploads PENDING until an
+                                admin call approves them; sandbox always approves at once
+      --rate-limit apple|off    Enforce Apple's hourly budgets with 429 and Retry-After (default off)
+      --state FILE              Keep state in FILE across restarts (written after every change)
+      --public-key FILE         SPKI PEM public key to verify tokens with; without it, the key is
+                                derived from RETENTION_SYNC_PRIVATE_KEY_FILE or RETENTION_SYNC_PRIVATE_KEY
+      --key-id ID               Accept only tokens with this kid (default: RETENTION_SYNC_KEY_ID if set)
+      --issuer-id ID            Accept only tokens with this iss (default: RETENTION_SYNC_ISSUER_ID if set)
+      --bundle-id ID            Accept only tokens with this bid
+      --server-errors FRACTION  Answer this fraction of requests with 500 (fault injection)
+      --drops FRACTION          Drop this fraction of connections after processing (fault injection)
+      --latency SECONDS         Delay every answer
+      --seed N                  Seed for the injected faults (default 1)
+      --verbose                 Log one line per request to standard error (never headers or bodies)
+
+    Admin routes (loopback, no authentication):
+      POST /emulator/messages/{id}/approve    POST /emulator/messages/{id}/reject
+      POST /emulator/images/{id}/approve      POST /emulator/images/{id}/reject
+      POST /emulator/approve-all              GET  /emulator/state
+      POST /emulator/shutdown
+    """
+
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        throw CommandError("'emulator' is not built yet")
+        let portText = try arguments.option("--port")
+        let environmentText = try arguments.option("--environment")
+        let reviewText = try arguments.option("--review")
+        let rateLimitText = try arguments.option("--rate-limit")
+        let statePath = try arguments.option("--state")
+        let publicKeyPath = try arguments.option("--public-key")
+        let keyId = try arguments.option("--key-id") ?? nonEmpty(context.environment[Credentials.keyIdVariable])
+        let issuerId = try arguments.option("--issuer-id") ?? nonEmpty(context.environment[Credentials.issuerIdVariable])
+        let bundleId = try arguments.option("--bundle-id")
+        let serverErrors = try fraction(arguments.option("--server-errors"), "--server-errors")
+        let drops = try fraction(arguments.option("--drops"), "--drops")
+        let latencyText = try arguments.option("--latency")
+        let seedText = try arguments.option("--seed")
+        let verbose = arguments.flag("--verbose")
+        try arguments.finish()
+
+        guard let port = UInt16(portText ?? "8089") else {
+            throw CommandError("--port must be a number from 0 to 65535", exitCode: .usage)
+        }
+        guard let environment = Environment(rawValue: environmentText ?? "sandbox") else {
+            throw CommandError("--environment must be sandbox or production", exitCode: .usage)
+        }
+        guard let review = ReviewMode(rawValue: reviewText ?? "manual") else {
+            throw CommandError("--review must be auto or manual", exitCode: .usage)
+        }
+        let rateLimit: RateLimitMode
+        switch rateLimitText ?? "off" {
+        case "off": rateLimit = .off
+        case "apple": rateLimit = .apple
+        default: throw CommandError("--rate-limit must be apple or off", exitCode: .usage)
+        }
+        guard let latency = Double(latencyText ?? "0"), latency >= 0 else {
+            throw CommandError("--latency must be a number of seconds", exitCode: .usage)
+        }
+        guard let seed = UInt64(seedText ?? "1") else { throw CommandError("--seed must be a whole number", exitCode: .usage) }
+
+        let publicKey = try loadPublicKey(path: publicKeyPath, context: context)
+        let stateURL = statePath.map { context.url($0) }
+        let configuration = EmulatorConfiguration(
+            publicKey: publicKey, keyId: keyId, issuerId: issuerId, bundleId: bundleId, productionReview: review,
+            rateLimit: rateLimit, faults: FaultInjection(serverErrorRate: serverErrors, dropRate: drops, latency: latency, seed: seed),
+            stateFile: stateURL)
+        let emulator = Emulator(configuration: configuration)
+        if let stateURL, FileManager.default.fileExists(atPath: stateURL.path) {
+            do {
+                try emulator.load(from: stateURL)
+            } catch {
+                throw CommandError("\(error)")
+            }
+        }
+        if verbose {
+            let console = context.console
+            emulator.onLog { console.error($0) }
+        }
+
+        let stop = AsyncStream<String>.makeStream()
+        let server: EmulatorServer
+        do {
+            server = try EmulatorServer(emulator: emulator, environment: environment, port: port,
+                                        onShutdown: { stop.continuation.yield("POST /emulator/shutdown") })
+        } catch {
+            throw CommandError("cannot listen on 127.0.0.1:\(port): \(error.message)")
+        }
+        let signals = SignalWatcher { stop.continuation.yield($0) }
+
+        context.console.print("listening on \(server.baseURL.absoluteString) (\(environment.rawValue))")
+        context.console.print("API endpoint: \(server.apiEndpoint.absoluteString)")
+        if let stateURL {
+            let state = emulator.state(of: environment)
+            context.console.print("state file: \(stateURL.path) (\(state.messages.count) messages, \(state.images.count) images in \(environment.rawValue))")
+        }
+        context.console.print("""
+        admin routes (loopback, no authentication):
+          POST \(server.baseURL.absoluteString)/emulator/messages/{id}/approve|reject
+          POST \(server.baseURL.absoluteString)/emulator/images/{id}/approve|reject
+          POST \(server.baseURL.absoluteString)/emulator/approve-all
+          GET  \(server.baseURL.absoluteString)/emulator/state
+          POST \(server.baseURL.absoluteString)/emulator/shutdown
+        """)
+
+        var reason = "stopped"
+        for await why in stop.stream {
+            reason = why
+            break
+        }
+        signals.cancel()
+        server.stop()
+        if let stateURL {
+            do {
+                try emulator.save(to: stateURL)
+            } catch {
+                throw CommandError("\(error)")
+            }
+        }
+        context.console.print("stopping (\(reason))")
+        return .success
+    }
+
+    private static func nonEmpty(_ text: String?) -> String? {
+        guard let text, !text.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
+        return text.trimmingCharacters(in: .whitespaces)
+    }
+
+    private static func fraction(_ text: String?, _ name: String) throws(CommandError) -> Double {
+        guard let text else { return 0 }
+        guard let value = Double(text), (0...1).contains(value) else {
+            throw CommandError("\(name) must be a fraction between 0 and 1", exitCode: .usage)
+        }
+        return value
+    }
+
+    private static func loadPublicKey(path: String?, context: CommandContext) throws(CommandError) -> ES256PublicKey {
+        if let path {
+            let url = context.url(path)
+            guard let data = FileManager.default.contents(atPath: url.path) else {
+                throw CommandError("cannot read --public-key \(url.path)")
+            }
+            do {
+                return try ES256PublicKey(pem: String(decoding: data, as: UTF8.self))
+            } catch {
+                throw CommandError("--public-key \(url.path): \(error)")
+            }
+        }
+        let hasKey = nonEmpty(context.environment[Credentials.privateKeyVariable]) != nil
+            || nonEmpty(context.environment[Credentials.privateKeyFileVariable]) != nil
+        guard hasKey else {
+            throw CommandError("""
+            no key to verify tokens with: give --public-key FILE (a PEM 'BEGIN PUBLIC KEY' file), or set \
+            \(Credentials.privateKeyFileVariable) (or \(Credentials.privateKeyVariable)) to the key the client signs with
+            """, exitCode: .usage)
+        }
+        var environment = context.environment
+        environment[Credentials.keyIdVariable] = nonEmpty(environment[Credentials.keyIdVariable]) ?? "EMULATOR"
+        environment[Credentials.issuerIdVariable] = nonEmpty(environment[Credentials.issuerIdVariable]) ?? "emulator"
+        do {
+            return try Credentials.fromEnvironment(environment, bundleId: "emulator").privateKey.publicKey
+        } catch {
+            throw CommandError("\(error)")
+        }
+    }
+}
+
+/// Turns SIGINT and SIGTERM into calls, for as long as it is not cancelled.
+private final class SignalWatcher {
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ handler: @escaping @Sendable (String) -> Void) {
+        sources = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")].map { number, name in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { handler(name) }
+            source.resume()
+            return source
+        }
+    }
+
+    func cancel() {
+        for source in sources { source.cancel() }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
     }
 }

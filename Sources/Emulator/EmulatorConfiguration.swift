@@ -1,0 +1,110 @@
+public import Crypto
+public import Foundation
+public import RetentionMessaging
+
+/// How an emulator behaves: whose tokens it accepts, how production review goes, whether it
+/// enforces Apple's rate limits, and which faults it injects.
+public struct EmulatorConfiguration: Sendable {
+    /// Tokens must verify against this key, else 401.
+    public var publicKey: ES256PublicKey
+    /// When set, the token's `kid` must match (else 401).
+    public var keyId: String?
+    /// When set, the token's `iss` must match (else 401).
+    public var issuerId: String?
+    /// When set, the token's `bid` must match (else 401).
+    public var bundleId: String?
+    /// Sandbox approves every upload at once; production waits for an admin call unless `.auto`.
+    public var productionReview: ReviewMode
+    public var rateLimit: RateLimitMode
+    /// The time tokens, rate limits and latency are measured on (share a `VirtualClock` with the
+    /// client in tests).
+    public var clock: any RetentionClock
+    public var faults: FaultInjection
+    /// When set, other product ids are refused with 400 4000023.
+    public var productIds: Set<String>?
+    /// When set, both environments' state is written here (atomically) after every change.
+    public var stateFile: URL?
+
+    public init(publicKey: ES256PublicKey, keyId: String? = nil, issuerId: String? = nil, bundleId: String? = nil,
+                productionReview: ReviewMode = .manual, rateLimit: RateLimitMode = .off,
+                clock: any RetentionClock = SystemClock(), faults: FaultInjection = .none,
+                productIds: Set<String>? = nil, stateFile: URL? = nil) {
+        self.publicKey = publicKey
+        self.keyId = keyId
+        self.issuerId = issuerId
+        self.bundleId = bundleId
+        self.productionReview = productionReview
+        self.rateLimit = rateLimit
+        self.clock = clock
+        self.faults = faults
+        self.productIds = productIds
+        self.stateFile = stateFile
+    }
+}
+
+/// Whether production uploads wait for review (`manual`, Apple's behaviour) or are approved at once.
+public enum ReviewMode: String, Sendable, Hashable, CaseIterable {
+    case auto
+    case manual
+}
+
+/// The emulator's rate limiting: off, Apple's published hourly budgets, or custom hourly budgets
+/// (the same in both environments). Over budget it answers 429 4290000 with `Retry-After` in
+/// UNIX milliseconds.
+public enum RateLimitMode: Sendable, Hashable {
+    case off
+    case apple
+    case custom(perHourOther: Int, perHourDefaults: Int)
+
+    /// Requests per hour for `endpointClass` in `environment`; nil when unlimited.
+    public func perHour(_ endpointClass: EndpointClass, in environment: Environment) -> Int? {
+        switch self {
+        case .off:
+            return nil
+        case .apple:
+            let production = endpointClass == .configureDefault ? 36_000 : 3_600
+            return environment == .production ? production : production / 10
+        case .custom(let other, let defaults):
+            return endpointClass == .configureDefault ? defaults : other
+        }
+    }
+}
+
+/// Faults the emulator injects, drawn from a seeded generator so a run can be repeated.
+public struct FaultInjection: Sendable, Hashable {
+    /// The fraction of requests answered 500 5000000 before being processed.
+    public var serverErrorRate: Double
+    /// The fraction of requests whose connection is dropped after being processed (the change
+    /// happens, the answer is lost: the ambiguous failure clients must survive).
+    public var dropRate: Double
+    /// Seconds added before every answer, on the emulator's clock.
+    public var latency: Double
+    public var seed: UInt64
+    /// Requests 1...N are handled normally; every later request fails with a non-transient
+    /// `HTTPError(.other, "emulator halted")` — simulates the tool dying after request N.
+    public var haltAfterRequests: Int?
+
+    public init(serverErrorRate: Double = 0, dropRate: Double = 0, latency: Double = 0, seed: UInt64 = 1,
+                haltAfterRequests: Int? = nil) {
+        self.serverErrorRate = serverErrorRate
+        self.dropRate = dropRate
+        self.latency = latency
+        self.seed = seed
+        self.haltAfterRequests = haltAfterRequests
+    }
+
+    public static let none = FaultInjection()
+}
+
+/// A small seeded generator (SplitMix64), so injected faults repeat for the same seed.
+struct SeededGenerator: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

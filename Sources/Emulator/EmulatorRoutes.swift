@@ -1,0 +1,406 @@
+import Crypto
+import Foundation
+import HTTP
+import RetentionMessaging
+
+/// What a route produced: the answer, whether state changed (to persist), and a note for the log.
+struct RouteResult {
+    var response: HTTPResponse
+    var mutated = false
+    var note: String?
+}
+
+/// Error codes the emulator uses where Apple documents none (a malformed identifier or body).
+enum EmulatorErrorCode {
+    static let invalidRequest = 4000000
+}
+
+extension Emulator {
+    func route(_ request: ParsedRequest, environment: Environment, core: inout Core, now: Double) -> RouteResult {
+        if let reason = authenticationFailure(request.authorization, now: now) {
+            return RouteResult(response: HTTPResponse(status: 401), note: reason)
+        }
+        guard request.isAPI else { return RouteResult(response: HTTPResponse(status: 404), note: "not an API path") }
+
+        let endpointClass: EndpointClass = request.method == "PUT" && request.segments.first == "default" ? .configureDefault : .other
+        if let perHour = configuration.rateLimit.perHour(endpointClass, in: environment), perHour > 0 {
+            var bucket = core[environment].buckets[endpointClass]
+                ?? TokenBucket(capacity: Double(perHour), rate: Double(perHour) / 3600, now: now)
+            let wait = bucket.take(now: now)
+            core[environment].buckets[endpointClass] = bucket
+            if let wait {
+                let retryAfter = Int64(((now + wait) * 1000).rounded(.up))
+                var response = Responses.error(429, AppleErrorCode.rateLimitExceeded, "Rate limit exceeded.")
+                response.headers.append((name: "Retry-After", value: String(retryAfter)))
+                return RouteResult(response: response, note: "rate limited")
+            }
+        }
+
+        var store = core[environment].state
+        let result = apiRoute(request, environment: environment, store: &store, sandbox: core[.sandbox].state)
+        if result.mutated { core[environment].state = store }
+        return result
+    }
+
+    /// Checks the bearer token as Apple does; returns why it is refused, or nil.
+    func authenticationFailure(_ authorization: String?, now: Double) -> String? {
+        guard let authorization, authorization.hasPrefix("Bearer ") else { return "no bearer token" }
+        let token = String(authorization.dropFirst("Bearer ".count))
+        guard let jws = try? JWS.decode(token) else { return "malformed token" }
+        guard jws.header.alg == "ES256" else { return "alg is not ES256" }
+        guard jws.header.typ == nil || jws.header.typ == "JWT" else { return "typ is not JWT" }
+        if let keyId = configuration.keyId, jws.header.kid != keyId { return "unknown kid" }
+        guard jws.verify(with: configuration.publicKey) else { return "signature does not verify with the configured key" }
+
+        struct Claims: Decodable {
+            var iss: String?
+            var iat: Double?
+            var exp: Double?
+            var aud: String?
+            var bid: String?
+        }
+        guard let claims = try? JSONDecoder().decode(Claims.self, from: Data(jws.payloadJSON)) else { return "claims are not JSON" }
+        guard let iat = claims.iat, let exp = claims.exp else { return "iat or exp missing" }
+        guard exp > now else { return "token expired" }
+        guard exp - iat <= 3600 else { return "token lives longer than 60 minutes" }
+        guard iat <= now + 60 else { return "token issued in the future" }
+        guard claims.aud == "appstoreconnect-v1" else { return "aud is not appstoreconnect-v1" }
+        guard let iss = claims.iss, !iss.isEmpty else { return "iss missing" }
+        if let issuerId = configuration.issuerId, iss != issuerId { return "unknown iss" }
+        guard let bid = claims.bid, !bid.isEmpty else { return "bid missing" }
+        if let bundleId = configuration.bundleId, bid != bundleId { return "bid does not match the app" }
+        return nil
+    }
+
+    private func apiRoute(_ request: ParsedRequest, environment: Environment, store: inout EmulatorState,
+                          sandbox: EmulatorState) -> RouteResult {
+        let segments = request.segments
+        switch (request.method, segments.count, segments.first) {
+        case ("GET", 2, "message") where segments[1] == "list":
+            let items = store.messages.sorted { $0.key < $1.key }
+                .map { GetMessageListResponseItem(messageIdentifier: $0.key, messageState: $0.value.state) }
+            return RouteResult(response: Responses.json(GetMessageListResponse(messageIdentifiers: items)))
+        case ("PUT", 2, "message"):
+            return uploadMessage(segments[1], request.body, environment: environment, store: &store)
+        case ("DELETE", 2, "message"):
+            guard Validation.isUUID(segments[1]) else { return Responses.invalidIdentifier("message") }
+            guard store.messages.removeValue(forKey: segments[1]) != nil else {
+                return RouteResult(response: Responses.error(404, AppleErrorCode.messageNotFound, "Message not found."))
+            }
+            return RouteResult(response: Responses.ok, mutated: true)
+
+        case ("GET", 2, "image") where segments[1] == "list":
+            let items = store.images.sorted { $0.key < $1.key }
+                .map { GetImageListResponseItem(imageIdentifier: $0.key, imageState: $0.value.state, imageSize: $0.value.size) }
+            return RouteResult(response: Responses.json(GetImageListResponse(imageIdentifiers: items)))
+        case ("PUT", 2, "image"):
+            return uploadImage(segments[1], size: request.query["imageSize"], request.body, environment: environment, store: &store)
+        case ("DELETE", 2, "image"):
+            let id = segments[1]
+            guard Validation.isUUID(id) else { return Responses.invalidIdentifier("image") }
+            guard store.images[id] != nil else {
+                return RouteResult(response: Responses.error(404, AppleErrorCode.imageNotFound, "Image not found."))
+            }
+            guard !store.isImageInUse(id) else {
+                return RouteResult(response: Responses.error(403, AppleErrorCode.imageInUse, "The image is in use by a message."))
+            }
+            store.images[id] = nil
+            return RouteResult(response: Responses.ok, mutated: true)
+
+        case (_, 3, "default"):
+            return defaultRoute(request, productId: segments[1], locale: segments[2], store: &store)
+
+        case ("PUT", 2, "realtime") where segments[1] == "url":
+            guard let body = try? JSONDecoder().decode(RealtimeURLRequest.self, from: request.body) else {
+                return RouteResult(response: Responses.error(400, AppleErrorCode.invalidRealtimeURL, "Invalid realtime URL."))
+            }
+            let url = body.realtimeURL
+            guard url.lowercased().hasPrefix("https://"), url.count > "https://".count,
+                  url.count <= RetentionLimits.realtimeURLLength, URL(string: url)?.host != nil else {
+                return RouteResult(response: Responses.error(400, AppleErrorCode.invalidRealtimeURL, "Invalid realtime URL."))
+            }
+            if environment == .production && !sandbox.performanceTestPassed {
+                return RouteResult(response: Responses.error(403, AppleErrorCode.realtimeURLNeedsPerformanceTest,
+                                                             "A passing sandbox performance test is required before configuring the production realtime URL."))
+            }
+            store.realtimeURL = url
+            return RouteResult(response: Responses.ok, mutated: true)
+        case ("GET", 2, "realtime") where segments[1] == "url":
+            guard let url = store.realtimeURL else {
+                return RouteResult(response: Responses.error(404, AppleErrorCode.realtimeURLNotFound, "Realtime URL not found."))
+            }
+            return RouteResult(response: Responses.json(RealtimeURLRequest(realtimeURL: url)))
+        case ("DELETE", 2, "realtime") where segments[1] == "url":
+            let had = store.realtimeURL != nil
+            store.realtimeURL = nil
+            return RouteResult(response: Responses.ok, mutated: had)
+
+        case ("POST", 1, "performanceTest"):
+            guard environment == .sandbox else { return RouteResult(response: HTTPResponse(status: 404), note: "sandbox only") }
+            guard let body = try? JSONDecoder().decode(PerformanceTestRequest.self, from: request.body),
+                  !body.originalTransactionId.isEmpty else {
+                return RouteResult(response: Responses.error(400, AppleErrorCode.invalidPerformanceTestRequest, "Invalid request."))
+            }
+            guard !store.performanceTests.values.contains(.pending) else {
+                return RouteResult(response: Responses.error(400, AppleErrorCode.performanceTestAlreadyRunning,
+                                                             "A performance test is already in progress."))
+            }
+            let requestId = UUID().uuidString.lowercased()
+            store.performanceTests[requestId] = .pending
+            return RouteResult(response: Responses.json(PerformanceTestResponse(config: Self.performanceTestConfig, requestId: requestId)),
+                               mutated: true)
+        case ("GET", 3, "performanceTest") where segments[1] == "result":
+            guard environment == .sandbox else { return RouteResult(response: HTTPResponse(status: 404), note: "sandbox only") }
+            let id = segments[2]
+            guard Validation.isUUID(id) else {
+                return RouteResult(response: Responses.error(400, AppleErrorCode.invalidPerformanceTestRequestId, "Invalid request identifier."))
+            }
+            guard let status = store.performanceTests[id] else {
+                return RouteResult(response: Responses.error(404, AppleErrorCode.performanceTestNotFound, "Performance test not found."))
+            }
+            // A started test completes as a pass the first time its result is asked for.
+            store.performanceTests[id] = .pass
+            let result = PerformanceTestResultResponse(
+                config: Self.performanceTestConfig, target: store.realtimeURL ?? "", result: .pass, successRate: 1.0, numPending: 0,
+                responseTimes: PerformanceTestResponseTimes(average: 42, p50: 40, p90: 55, p95: 60, p99: 80), failures: [:])
+            return RouteResult(response: Responses.json(result), mutated: status != .pass)
+
+        default:
+            let known = ["message", "image", "default", "realtime", "performanceTest"].contains(segments.first ?? "")
+            return RouteResult(response: HTTPResponse(status: known ? 405 : 404), note: known ? "method not allowed" : "no such route")
+        }
+    }
+
+    static let performanceTestConfig = PerformanceTestConfig(maxConcurrentRequests: 5, totalRequests: 100, totalDuration: 60_000,
+                                                             responseTimeThreshold: 700, successRateThreshold: 0.95)
+
+    private func uploadMessage(_ id: String, _ bodyData: Data, environment: Environment, store: inout EmulatorState) -> RouteResult {
+        guard Validation.isUUID(id) else { return Responses.invalidIdentifier("message") }
+        guard store.messages[id] == nil else {
+            return RouteResult(response: Responses.error(409, AppleErrorCode.messageAlreadyExists, "A message with this identifier already exists."))
+        }
+        guard let body = try? JSONDecoder().decode(UploadMessageRequestBody.self, from: bodyData) else {
+            return RouteResult(response: Responses.error(400, EmulatorErrorCode.invalidRequest, "Invalid request body."))
+        }
+        if let refusal = Validation.messageRefusal(body, images: store.images) {
+            return RouteResult(response: refusal)
+        }
+        guard store.messages.count < RetentionLimits.messages else {
+            return RouteResult(response: Responses.error(403, AppleErrorCode.maximumMessagesReached, "The maximum number of messages has been reached."))
+        }
+        store.messages[id] = EmulatedMessage(state: initialReviewState(environment), body: body)
+        return RouteResult(response: Responses.ok, mutated: true)
+    }
+
+    private func uploadImage(_ id: String, size sizeParameter: String?, _ bytes: Data, environment: Environment,
+                             store: inout EmulatorState) -> RouteResult {
+        guard Validation.isUUID(id) else { return Responses.invalidIdentifier("image") }
+        let size = ImageSize(rawValue: sizeParameter ?? ImageSize.fullSize.rawValue)
+        guard size == .fullSize || size == .bulletPoint else {
+            return RouteResult(response: Responses.error(400, AppleErrorCode.invalidImageSize, "Invalid image size."))
+        }
+        guard store.images[id] == nil else {
+            return RouteResult(response: Responses.error(409, AppleErrorCode.imageAlreadyExists, "An image with this identifier already exists."))
+        }
+        let png = [UInt8](bytes)
+        guard let info = try? PNGInfo.parse(png) else {
+            return RouteResult(response: Responses.error(400, AppleErrorCode.invalidImage, "Invalid image: not a PNG."), note: "not a PNG")
+        }
+        if let problem = Validation.imageProblem(info, size: size) {
+            return RouteResult(response: Responses.error(400, AppleErrorCode.invalidImage, "Invalid image: \(problem)."), note: problem)
+        }
+        guard store.images.count < RetentionLimits.images else {
+            return RouteResult(response: Responses.error(403, AppleErrorCode.maximumImagesReached, "The maximum number of images has been reached."))
+        }
+        store.images[id] = EmulatedImage(state: ImageState(rawValue: initialReviewState(environment).rawValue), size: size,
+                                         width: info.width, height: info.height, byteCount: png.count, sha256: Digest.sha256Hex(png))
+        return RouteResult(response: Responses.ok, mutated: true)
+    }
+
+    private func defaultRoute(_ request: ParsedRequest, productId: String, locale: String, store: inout EmulatorState) -> RouteResult {
+        guard request.method == "PUT" || request.method == "GET" || request.method == "DELETE" else {
+            return RouteResult(response: HTTPResponse(status: 405), note: "method not allowed")
+        }
+        if !Validation.isProductId(productId) || configuration.productIds.map({ !$0.contains(productId) }) == true {
+            return RouteResult(response: Responses.error(400, AppleErrorCode.invalidProductId, "Invalid product identifier."))
+        }
+        guard Validation.isLocale(locale) else {
+            return RouteResult(response: Responses.error(400, AppleErrorCode.invalidLocale, "Invalid locale."))
+        }
+        let key = DefaultKey(productId: productId, locale: locale)
+        switch request.method {
+        case "GET":
+            guard let id = store.defaults[key] else {
+                return RouteResult(response: Responses.error(404, AppleErrorCode.defaultNotFound, "Default message not found."))
+            }
+            return RouteResult(response: Responses.json(DefaultConfigurationRequest(messageIdentifier: id)))
+        case "DELETE":
+            let had = store.defaults.removeValue(forKey: key) != nil
+            return RouteResult(response: Responses.ok, mutated: had)
+        default:
+            guard let body = try? JSONDecoder().decode(DefaultConfigurationRequest.self, from: request.body),
+                  Validation.isUUID(body.messageIdentifier) else {
+                return RouteResult(response: Responses.error(400, EmulatorErrorCode.invalidRequest, "Invalid request body."))
+            }
+            guard let message = store.messages[body.messageIdentifier] else {
+                return RouteResult(response: Responses.error(404, AppleErrorCode.messageNotFound, "Message not found."))
+            }
+            guard message.state == .approved else {
+                return RouteResult(response: Responses.error(403, AppleErrorCode.messageNotApproved, "The message is not approved."))
+            }
+            for imageId in message.body.referencedImageIdentifiers where store.images[imageId]?.state != .approved {
+                return RouteResult(response: Responses.error(403, AppleErrorCode.imageNotApproved, "An image the message uses is not approved."))
+            }
+            store.defaults[key] = body.messageIdentifier
+            return RouteResult(response: Responses.ok, mutated: true)
+        }
+    }
+
+    private func initialReviewState(_ environment: Environment) -> MessageState {
+        environment == .sandbox || configuration.productionReview == .auto ? .approved : .pending
+    }
+
+    // MARK: Admin
+
+    func admin(_ request: ParsedRequest, environment: Environment) -> HTTPResponse {
+        let segments = Array(request.segments.dropFirst())
+        let line = "\(environment.rawValue) admin \(request.method) \(request.rawPath)"
+        let response: HTTPResponse
+        switch (request.method, segments.count) {
+        case ("GET", 1) where segments[0] == "state":
+            response = Responses.json(state(of: environment), pretty: true)
+        case ("POST", 1) where segments[0] == "approve-all":
+            approveAllPending(in: environment)
+            response = Responses.json(state(of: environment), pretty: true)
+        case ("POST", 3) where (segments[0] == "messages" || segments[0] == "images") && (segments[2] == "approve" || segments[2] == "reject"):
+            let id = segments[1]
+            do {
+                switch (segments[0], segments[2]) {
+                case ("messages", "approve"): try approveMessage(id, in: environment)
+                case ("messages", _): try rejectMessage(id, in: environment)
+                case (_, "approve"): try approveImage(id, in: environment)
+                default: try rejectImage(id, in: environment)
+                }
+                response = Responses.json(["identifier": id, "state": segments[2] == "approve" ? "APPROVED" : "REJECTED"])
+            } catch {
+                response = Responses.json(["error": error.description], status: 404)
+            }
+        default:
+            response = Responses.json(["error": "unknown admin route; see 'retention-sync emulator --help'"], status: 404)
+        }
+        log("\(line) → \(response.status)")
+        return response
+    }
+}
+
+enum Responses {
+    static let ok = HTTPResponse(status: 200)
+
+    static func error(_ status: Int, _ code: Int, _ message: String) -> HTTPResponse {
+        json(ErrorPayload(errorCode: code, errorMessage: message), status: status)
+    }
+
+    static func invalidIdentifier(_ what: String) -> RouteResult {
+        RouteResult(response: error(400, EmulatorErrorCode.invalidRequest, "Invalid \(what) identifier."), note: "malformed UUID")
+    }
+
+    static func json<T: Encodable>(_ value: T, status: Int = 200, pretty: Bool = false) -> HTTPResponse {
+        let data = (try? (pretty ? CanonicalJSON.encodePretty(value) : CanonicalJSON.encode(value))) ?? Data("{}".utf8)
+        return HTTPResponse(status: status, headers: [(name: "Content-Type", value: "application/json")], body: data)
+    }
+}
+
+/// Apple's checks on what is sent, as the emulator applies them.
+enum Validation {
+    static func isUUID(_ text: String) -> Bool {
+        let scalars = Array(text.unicodeScalars)
+        guard scalars.count == 36 else { return false }
+        for (index, scalar) in scalars.enumerated() {
+            if [8, 13, 18, 23].contains(index) {
+                guard scalar == "-" else { return false }
+            } else {
+                guard scalar.properties.isASCIIHexDigit else { return false }
+            }
+        }
+        return true
+    }
+
+    /// `^[a-z]{2,3}(-[A-Za-z0-9]{2,4})?$`: App Store Connect's hyphenated codes (`en-US`, `zh-Hans`).
+    static func isLocale(_ text: String) -> Bool {
+        let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let language = parts.first, (2...3).contains(language.count),
+              language.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) }) else { return false }
+        guard parts.count == 2 else { return true }
+        let region = parts[1]
+        return (2...4).contains(region.count) && region.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+        }
+    }
+
+    static func isProductId(_ text: String) -> Bool {
+        !text.isEmpty && text.count <= 100 && text.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "_" || $0 == "-"
+        }
+    }
+
+    static func messageRefusal(_ body: UploadMessageRequestBody, images: [String: EmulatedImage]) -> HTTPResponse? {
+        func tooLong(_ text: String, _ limit: Int) -> Bool { RetentionLimits.length(of: text) > limit }
+        if tooLong(body.header, RetentionLimits.headerLength) {
+            return Responses.error(400, AppleErrorCode.headerTooLong, "The header exceeds the maximum length.")
+        }
+        if tooLong(body.body, RetentionLimits.bodyLength) {
+            return Responses.error(400, AppleErrorCode.bodyTooLong, "The body exceeds the maximum length.")
+        }
+        if let image = body.image {
+            if tooLong(image.altText, RetentionLimits.altTextLength) {
+                return Responses.error(400, AppleErrorCode.altTextTooLong, "The alt text exceeds the maximum length.")
+            }
+            if !isUUID(image.imageIdentifier) {
+                return Responses.error(400, EmulatorErrorCode.invalidRequest, "Invalid image identifier.")
+            }
+            if let stored = images[image.imageIdentifier], stored.size != .fullSize {
+                return Responses.error(400, AppleErrorCode.invalidImageSize, "The message image must be a FULL_SIZE image.")
+            }
+        }
+        let bullets = body.bulletPoints ?? []
+        if bullets.count > RetentionLimits.bulletPoints {
+            return Responses.error(400, AppleErrorCode.tooManyBulletPoints, "Too many bullet points.")
+        }
+        for bullet in bullets {
+            if tooLong(bullet.text, RetentionLimits.bulletPointTextLength) {
+                return Responses.error(400, AppleErrorCode.bulletPointTextTooLong, "A bullet point's text exceeds the maximum length.")
+            }
+            if tooLong(bullet.altText, RetentionLimits.altTextLength) {
+                return Responses.error(400, AppleErrorCode.altTextTooLong, "The alt text exceeds the maximum length.")
+            }
+            if !isUUID(bullet.imageIdentifier) {
+                return Responses.error(400, EmulatorErrorCode.invalidRequest, "Invalid image identifier.")
+            }
+            if let stored = images[bullet.imageIdentifier], stored.size != .bulletPoint {
+                return Responses.error(400, AppleErrorCode.invalidImageSize, "A bullet point image must be a BULLET_POINT image.")
+            }
+        }
+        if let position = body.headerPosition, position != .aboveBody && position != .aboveImage {
+            return Responses.error(400, EmulatorErrorCode.invalidRequest, "Invalid header position.")
+        }
+        if body.headerPosition == .aboveImage && body.image == nil {
+            return Responses.error(400, AppleErrorCode.headerPositionNeedsImage, "ABOVE_IMAGE requires an image.")
+        }
+        return nil
+    }
+
+    /// Why a PNG is refused for `size`, or nil.
+    static func imageProblem(_ info: PNGInfo, size: ImageSize) -> String? {
+        if info.hasAlpha || info.hasTransparencyChunk { return "transparency is not allowed" }
+        if size == .bulletPoint {
+            guard info.width == RetentionLimits.bulletPointSide, info.height == RetentionLimits.bulletPointSide else {
+                return "a BULLET_POINT image must be 1024 × 1024 px, not \(info.width) × \(info.height)"
+            }
+        } else {
+            guard info.width == RetentionLimits.fullSizeWidth, RetentionLimits.fullSizeHeights.contains(info.height) else {
+                return "a FULL_SIZE image must be 3840 px wide and 160–2160 px high, not \(info.width) × \(info.height)"
+            }
+        }
+        return nil
+    }
+}

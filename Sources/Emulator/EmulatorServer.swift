@@ -1,0 +1,38 @@
+public import Foundation
+public import HTTP
+public import RetentionMessaging
+
+/// The loopback HTTP/1.1 face of an `Emulator`: one environment per server, admin routes under
+/// `/emulator/`, and `POST /emulator/shutdown` to ask the owner to stop.
+public final class EmulatorServer: Sendable {
+    public let emulator: Emulator
+    public let environment: Environment
+    private let server: HTTPServer
+
+    /// Listens on `host:port` (0 picks a free port). `onShutdown` runs when a client posts
+    /// `/emulator/shutdown`.
+    public init(emulator: Emulator, environment: Environment, host: String = "127.0.0.1", port: UInt16 = 0,
+                onShutdown: (@Sendable () -> Void)? = nil) throws(HTTPError) {
+        self.emulator = emulator
+        self.environment = environment
+        server = try HTTPServer(host: host, port: port) { request in
+            if request.method == "POST" && request.path == "/emulator/shutdown" {
+                onShutdown?()
+                return HTTPResponse(status: 200, headers: [(name: "Content-Type", value: "application/json")],
+                                    body: Data(#"{"stopping":true}"#.utf8))
+            }
+            let url = URL(string: "http://127.0.0.1" + (request.target.hasPrefix("/") ? request.target : "/" + request.target))
+                ?? URL(string: "http://127.0.0.1/")!
+            let forwarded = HTTPRequest(method: request.method, url: url, headers: request.headers, body: request.body)
+            return await emulator.handle(forwarded, environment: environment)
+        }
+    }
+
+    public var port: UInt16 { server.port }
+    /// `http://127.0.0.1:PORT`.
+    public var baseURL: URL { server.baseURL }
+    /// The URL to give the client as its endpoint: `http://127.0.0.1:PORT/inApps/v1/messaging`.
+    public var apiEndpoint: URL { server.baseURL.appendingPathComponent("inApps/v1/messaging") }
+
+    public func stop() { server.stop() }
+}

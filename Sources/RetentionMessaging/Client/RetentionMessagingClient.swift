@@ -1,0 +1,356 @@
+public import Foundation
+public import HTTP
+import Synchronization
+
+/// The Retention Messaging API over an `HTTPTransport`: libcurl against Apple, or the emulator.
+///
+/// Every request carries a fresh ES256 token, is paced to Apple's budget for its endpoint class,
+/// waits out 429s until `Retry-After`, and retries transient failures with jittered backoff.
+/// Nothing it logs or throws contains the key, a token or an `Authorization` header.
+public final class RetentionMessagingClient: RetentionMessagingAPI {
+    public let environment: Environment
+    /// The API base URL, ending in `/inApps/v1/messaging`.
+    public let endpoint: URL
+    private let credentials: Credentials
+    private let transport: any HTTPTransport
+    private let pacing: Pacing
+    private let clock: any RetentionClock
+    private let retry: RetryPolicy
+    private let endpointProblem: String?
+    private let slots: AsyncSemaphore
+    private let state = Mutex(State())
+
+    private struct State {
+        var counts = RequestCounts()
+        var buckets: [EndpointClass: TokenBucket] = [:]
+        var waitHandler: (@Sendable (Double, String) -> Void)?
+        var logHandler: (@Sendable (String) -> Void)?
+        var random = SystemRandomNumberGenerator()
+    }
+
+    /// `endpoint` overrides the host (for the emulator); plain `http://` is accepted only for
+    /// loopback hosts, otherwise every call fails with `.invalidRequest` before sending anything.
+    public init(environment: Environment, credentials: Credentials, transport: any HTTPTransport,
+                endpoint: URL? = nil, pacing: Pacing = .apple, clock: any RetentionClock = SystemClock(),
+                retry: RetryPolicy = .default) {
+        self.environment = environment
+        self.credentials = credentials
+        self.transport = transport
+        let base = endpoint ?? Self.defaultEndpoint(for: environment)
+        self.endpoint = base
+        endpointProblem = Self.problem(with: base)
+        self.pacing = pacing
+        self.clock = clock
+        self.retry = retry
+        slots = AsyncSemaphore(pacing.maxConcurrentRequests)
+    }
+
+    /// `https://api.storekit.apple.com/inApps/v1/messaging`, or the `storekit-sandbox` host.
+    public static func defaultEndpoint(for environment: Environment) -> URL {
+        switch environment {
+        case .production: URL(string: "https://api.storekit.apple.com/inApps/v1/messaging")!
+        case .sandbox: URL(string: "https://api.storekit-sandbox.apple.com/inApps/v1/messaging")!
+        }
+    }
+
+    public var requestCounts: RequestCounts { state.withLock { $0.counts } }
+
+    /// Called before each wait imposed by pacing, `Retry-After` or backoff (for progress output):
+    /// the seconds to wait and why.
+    public func onWait(_ handler: @escaping @Sendable (Double, String) -> Void) {
+        state.withLock { $0.waitHandler = handler }
+    }
+
+    /// Called with one line per attempt and per answer (method, path, status, time), for verbose
+    /// output. The lines never contain headers, tokens or bodies.
+    public func onLog(_ handler: @escaping @Sendable (String) -> Void) {
+        state.withLock { $0.logHandler = handler }
+    }
+
+    // MARK: Messages
+
+    public func uploadMessage(identifier: String, body: UploadMessageRequestBody) async throws(RetentionMessagingError) {
+        _ = try await send("PUT", ["message", identifier], json: body)
+    }
+
+    public func deleteMessage(identifier: String) async throws(RetentionMessagingError) {
+        _ = try await send("DELETE", ["message", identifier], goneAfterRetry: AppleErrorCode.messageNotFound)
+    }
+
+    public func getMessageList() async throws(RetentionMessagingError) -> GetMessageListResponse {
+        try decode(try await send("GET", ["message", "list"]))
+    }
+
+    // MARK: Images
+
+    public func uploadImage(identifier: String, size: ImageSize, png: [UInt8]) async throws(RetentionMessagingError) {
+        _ = try await send("PUT", ["image", identifier], query: [("imageSize", size.rawValue)], body: Data(png),
+                           contentType: "image/png")
+    }
+
+    public func deleteImage(identifier: String) async throws(RetentionMessagingError) {
+        _ = try await send("DELETE", ["image", identifier], goneAfterRetry: AppleErrorCode.imageNotFound)
+    }
+
+    public func getImageList() async throws(RetentionMessagingError) -> GetImageListResponse {
+        try decode(try await send("GET", ["image", "list"]))
+    }
+
+    // MARK: Default messages
+
+    public func configureDefaultMessage(productId: String, locale: String, messageIdentifier: String) async throws(RetentionMessagingError) {
+        _ = try await send("PUT", ["default", productId, locale],
+                           json: DefaultConfigurationRequest(messageIdentifier: messageIdentifier),
+                           endpointClass: .configureDefault)
+    }
+
+    public func getDefaultMessage(productId: String, locale: String) async throws(RetentionMessagingError) -> DefaultConfigurationRequest? {
+        do {
+            return try decode(try await send("GET", ["default", productId, locale]))
+        } catch .api(404, AppleErrorCode.defaultNotFound, _) {
+            return nil
+        }
+    }
+
+    public func deleteDefaultMessage(productId: String, locale: String) async throws(RetentionMessagingError) {
+        _ = try await send("DELETE", ["default", productId, locale])
+    }
+
+    // MARK: Realtime URL
+
+    public func configureRealtimeURL(_ url: String) async throws(RetentionMessagingError) {
+        _ = try await send("PUT", ["realtime", "url"], json: RealtimeURLRequest(realtimeURL: url))
+    }
+
+    public func getRealtimeURL() async throws(RetentionMessagingError) -> String? {
+        do {
+            let answer: RealtimeURLRequest = try decode(try await send("GET", ["realtime", "url"]))
+            return answer.realtimeURL
+        } catch .api(404, AppleErrorCode.realtimeURLNotFound, _) {
+            return nil
+        }
+    }
+
+    public func deleteRealtimeURL() async throws(RetentionMessagingError) {
+        _ = try await send("DELETE", ["realtime", "url"])
+    }
+
+    // MARK: Performance test (sandbox only)
+
+    public func initiatePerformanceTest(originalTransactionId: String) async throws(RetentionMessagingError) -> PerformanceTestResponse {
+        try decode(try await send("POST", ["performanceTest"],
+                                  json: PerformanceTestRequest(originalTransactionId: originalTransactionId)))
+    }
+
+    public func getPerformanceTestResult(requestId: String) async throws(RetentionMessagingError) -> PerformanceTestResultResponse {
+        try decode(try await send("GET", ["performanceTest", "result", requestId]))
+    }
+
+    // MARK: Sending
+
+    private func send<Body: Encodable>(_ method: String, _ segments: [String], json: Body,
+                                       endpointClass: EndpointClass = .other) async throws(RetentionMessagingError) -> HTTPResponse {
+        let body: Data
+        do {
+            body = try CanonicalJSON.encode(json)
+        } catch {
+            throw .invalidRequest("could not encode the request body: \(error)")
+        }
+        return try await send(method, segments, body: body, contentType: "application/json", endpointClass: endpointClass)
+    }
+
+    /// Sends one call, with pacing, `Retry-After` waits and retries. `goneAfterRetry` is the
+    /// not-found code of a DELETE: seen on a retry after an attempt that may have landed, it
+    /// means that attempt did the work.
+    private func send(_ method: String, _ segments: [String], query: [(String, String)] = [], body: Data = Data(),
+                      contentType: String? = nil, endpointClass: EndpointClass = .other,
+                      goneAfterRetry: Int? = nil) async throws(RetentionMessagingError) -> HTTPResponse {
+        if let endpointProblem { throw .invalidRequest(endpointProblem) }
+        let url = try makeURL(segments, query: query)
+        let path = url.path
+        // POST starts a performance test: repeating it after an ambiguous failure could start a second one.
+        let idempotent = method != "POST"
+
+        await slots.acquire()
+        defer { slots.release() }
+
+        var attempt = 0
+        var transientFailures = 0
+        var rateLimitWaits = 0
+        var mayHaveLanded = false
+        while true {
+            try await pace(endpointClass)
+            attempt += 1
+            state.withLock { state in
+                switch endpointClass {
+                case .configureDefault: state.counts.configureDefault += 1
+                case .other: state.counts.other += 1
+                }
+                if attempt > 1 { state.counts.retries += 1 }
+            }
+            var headers: [(name: String, value: String)] = [
+                (name: "Authorization", value: "Bearer " + (try AuthenticationToken.make(credentials, now: clock.now()))),
+                (name: "Accept", value: "application/json"),
+            ]
+            if let contentType { headers.append((name: "Content-Type", value: contentType)) }
+            let request = HTTPRequest(method: method, url: url, headers: headers, body: body)
+
+            log("→ \(method) \(path)" + (attempt > 1 ? " (attempt \(attempt))" : ""))
+            let started = ContinuousClock.now
+            let response: HTTPResponse
+            do {
+                response = try await transport.send(request)
+            } catch {
+                log("← \(method) \(path): \(error) after \(Self.milliseconds(since: started)) ms")
+                transientFailures += 1
+                guard error.isTransient, idempotent, transientFailures < retry.maxAttempts else {
+                    throw .transport(error)
+                }
+                if error.kind != .couldNotConnect && error.kind != .connectTimeout { mayHaveLanded = true }
+                try await backOff(transientFailures, reason: "\(method) \(path) failed (\(error.kind.rawValue))")
+                continue
+            }
+            log("← \(method) \(path): \(response.status) in \(Self.milliseconds(since: started)) ms")
+
+            switch response.status {
+            case 200..<300:
+                return response
+            case 429 where rateLimitWaits < retry.maxRateLimitWaits:
+                rateLimitWaits += 1
+                try await waitOutRateLimit(response, reason: "\(method) \(path)")
+            case 500..<600 where idempotent && transientFailures + 1 < retry.maxAttempts:
+                transientFailures += 1
+                mayHaveLanded = true
+                try await backOff(transientFailures, reason: "\(method) \(path) answered \(response.status)")
+            default:
+                let error = Self.apiError(response)
+                if mayHaveLanded, let goneAfterRetry, error.status == 404, error.errorCode == goneAfterRetry {
+                    return HTTPResponse(status: 200)
+                }
+                throw error
+            }
+        }
+    }
+
+    private func makeURL(_ segments: [String], query: [(String, String)]) throws(RetentionMessagingError) -> URL {
+        var text = endpoint.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        for segment in segments {
+            guard !segment.isEmpty else { throw .invalidRequest("an empty path segment in \(segments.joined(separator: "/"))") }
+            text += "/" + Self.percentEncoded(segment)
+        }
+        if !query.isEmpty {
+            text += "?" + query.map { "\(Self.percentEncoded($0.0))=\(Self.percentEncoded($0.1))" }.joined(separator: "&")
+        }
+        guard let url = URL(string: text) else { throw .invalidRequest("cannot form a URL for \(segments.joined(separator: "/"))") }
+        return url
+    }
+
+    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    private static func percentEncoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+    }
+
+    private func pace(_ endpointClass: EndpointClass) async throws(RetentionMessagingError) {
+        guard let rate = pacing.rate(for: endpointClass, in: environment) else { return }
+        let now = clock.now()
+        let window = pacing.window
+        let (wait, handler) = state.withLock { state in
+            var bucket = state.buckets[endpointClass] ?? TokenBucket(capacity: (rate * window).rounded(.down), rate: rate, now: now)
+            let wait = bucket.reserve(now: now)
+            state.buckets[endpointClass] = bucket
+            return (wait, state.waitHandler)
+        }
+        guard wait > 0 else { return }
+        let perHour = Int((rate * 3600).rounded())
+        handler?(wait, "pacing to \(perHour) \(endpointClass == .configureDefault ? "configure-default" : "") requests per hour in \(environment.rawValue)"
+            .replacingOccurrences(of: "  ", with: " "))
+        try await sleep(until: now + wait)
+    }
+
+    private func waitOutRateLimit(_ response: HTTPResponse, reason: String) async throws(RetentionMessagingError) {
+        let now = clock.now()
+        let deadline: Double
+        if let value = response.header("Retry-After").flatMap({ Double($0.trimmingWhitespace) }) {
+            // Apple sends UNIX milliseconds; seconds (absolute or relative) are accepted too.
+            deadline = value > 100_000_000_000 ? value / 1000 : value > 1_000_000_000 ? value : now + value
+        } else {
+            deadline = now + retry.delay(beforeRetry: 1, jitter: nextJitter())
+        }
+        let wait = max(0, deadline - now)
+        if wait > 0 {
+            state.withLock { $0.waitHandler }?(wait, "rate limited (HTTP 429) on \(reason); waiting for Retry-After")
+        }
+        try await sleep(until: deadline)
+    }
+
+    private func backOff(_ retryNumber: Int, reason: String) async throws(RetentionMessagingError) {
+        let wait = retry.delay(beforeRetry: retryNumber, jitter: nextJitter())
+        if wait > 0 {
+            state.withLock { $0.waitHandler }?(wait, "\(reason); retrying")
+        }
+        try await sleep(until: clock.now() + wait)
+    }
+
+    private func nextJitter() -> Double {
+        state.withLock { Double.random(in: 0...1, using: &$0.random) }
+    }
+
+    private func sleep(until deadline: Double) async throws(RetentionMessagingError) {
+        do {
+            try await clock.sleep(until: deadline)
+        } catch {
+            throw .transport(HTTPError(.other, "cancelled while waiting to send"))
+        }
+    }
+
+    private func log(_ line: String) {
+        state.withLock { $0.logHandler }?(line)
+    }
+
+    private static func milliseconds(since start: ContinuousClock.Instant) -> Int {
+        let elapsed = ContinuousClock.now - start
+        return Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+    }
+
+    private func decode<T: Decodable>(_ response: HTTPResponse) throws(RetentionMessagingError) -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: response.body)
+        } catch {
+            throw .decoding("the answer to a \(T.self) request is not the JSON Apple documents (\(response.body.count) bytes)")
+        }
+    }
+
+    /// Apple's error body when there is one; the status alone otherwise. Unknown codes are kept.
+    static func apiError(_ response: HTTPResponse) -> RetentionMessagingError {
+        struct LenientErrorPayload: Decodable {
+            var errorCode: Int?
+            var errorMessage: String?
+        }
+        let payload = try? JSONDecoder().decode(LenientErrorPayload.self, from: response.body)
+        return .api(status: response.status, errorCode: payload?.errorCode, errorMessage: payload?.errorMessage)
+    }
+
+    static func problem(with endpoint: URL) -> String? {
+        guard let scheme = endpoint.scheme?.lowercased(), let host = endpoint.host?.lowercased(), !host.isEmpty else {
+            return "the endpoint '\(endpoint.absoluteString)' is not an absolute http(s) URL"
+        }
+        switch scheme {
+        case "https": return nil
+        case "http":
+            return isLoopback(host) ? nil
+                : "plain http:// is accepted only for loopback hosts (127.0.0.1, ::1, localhost); use https:// for \(host)"
+        default:
+            return "the endpoint '\(endpoint.absoluteString)' must use https:// (or http:// on loopback)"
+        }
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if bare == "localhost" || bare == "::1" || bare == "0:0:0:0:0:0:0:1" { return true }
+        let parts = bare.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts.allSatisfy({ UInt8($0) != nil }) else { return false }
+        return parts[0] == "127"
+    }
+}
