@@ -24,11 +24,15 @@ public struct EmulatorConfiguration: Sendable {
     public var productIds: Set<String>?
     /// When set, both environments' state is written here (atomically) after every change.
     public var stateFile: URL?
+    /// Seconds of leeway on a token's `iat` and `exp`, as servers allow for clock drift. Tests that
+    /// run concurrent sleepers on a `VirtualClock` (which jumps while requests are in flight) may
+    /// raise it.
+    public var clockSkew: Double
 
     public init(publicKey: ES256PublicKey, keyId: String? = nil, issuerId: String? = nil, bundleId: String? = nil,
                 productionReview: ReviewMode = .manual, rateLimit: RateLimitMode = .off,
                 clock: any RetentionClock = SystemClock(), faults: FaultInjection = .none,
-                productIds: Set<String>? = nil, stateFile: URL? = nil) {
+                productIds: Set<String>? = nil, stateFile: URL? = nil, clockSkew: Double = 60) {
         self.publicKey = publicKey
         self.keyId = keyId
         self.issuerId = issuerId
@@ -39,6 +43,7 @@ public struct EmulatorConfiguration: Sendable {
         self.faults = faults
         self.productIds = productIds
         self.stateFile = stateFile
+        self.clockSkew = clockSkew
     }
 }
 

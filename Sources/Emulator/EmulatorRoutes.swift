@@ -61,9 +61,9 @@ extension Emulator {
         }
         guard let claims = try? JSONDecoder().decode(Claims.self, from: Data(jws.payloadJSON)) else { return "claims are not JSON" }
         guard let iat = claims.iat, let exp = claims.exp else { return "iat or exp missing" }
-        guard exp > now else { return "token expired" }
+        guard exp + configuration.clockSkew > now else { return "token expired" }
         guard exp - iat <= 3600 else { return "token lives longer than 60 minutes" }
-        guard iat <= now + 60 else { return "token issued in the future" }
+        guard iat <= now + configuration.clockSkew else { return "token issued in the future" }
         guard claims.aud == "appstoreconnect-v1" else { return "aud is not appstoreconnect-v1" }
         guard let iss = claims.iss, !iss.isEmpty else { return "iss missing" }
         if let issuerId = configuration.issuerId, iss != issuerId { return "unknown iss" }

@@ -17,11 +17,12 @@ struct TestApp {
     }
 
     func emulator(review: ReviewMode = .manual, rateLimit: RateLimitMode = .off, clock: any RetentionClock = SystemClock(),
-                  faults: FaultInjection = .none, productIds: Set<String>? = nil, stateFile: URL? = nil) -> Emulator {
+                  faults: FaultInjection = .none, productIds: Set<String>? = nil, stateFile: URL? = nil,
+                  clockSkew: Double = 60) -> Emulator {
         Emulator(configuration: EmulatorConfiguration(
             publicKey: key.publicKey, keyId: Self.keyId, issuerId: Self.issuerId, bundleId: Self.bundleId,
             productionReview: review, rateLimit: rateLimit, clock: clock, faults: faults, productIds: productIds,
-            stateFile: stateFile))
+            stateFile: stateFile, clockSkew: clockSkew))
     }
 
     func client(_ environment: Environment = .sandbox, transport: any HTTPTransport, endpoint: URL? = nil,

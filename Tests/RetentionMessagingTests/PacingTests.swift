@@ -1,0 +1,133 @@
+import Emulator
+import Foundation
+import HTTP
+import RetentionMessaging
+import Testing
+
+/// Collects what `onWait` reports.
+final class WaitLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [(seconds: Double, reason: String)] = []
+    func record(_ seconds: Double, _ reason: String) { lock.withLock { entries.append((seconds, reason)) } }
+    var waits: [(seconds: Double, reason: String)] { lock.withLock { entries } }
+}
+
+@Suite("Pacing and rate limits")
+struct PacingTests {
+    @Test("a token bucket lets the hour's budget through at once, then releases one request per interval")
+    func bucket() {
+        var bucket = TokenBucket(capacity: 5, rate: 5.0 / 3600, now: 0)
+        let waits = (0..<8).map { _ in bucket.reserve(now: 0) }
+        #expect(waits.prefix(5).allSatisfy { $0 == 0 })
+        #expect(abs(waits[5] - 720) < 1e-6)
+        #expect(abs(waits[6] - 1440) < 1e-6)
+        #expect(abs(waits[7] - 2160) < 1e-6)
+
+        var server = TokenBucket(capacity: 2, rate: 1, now: 0)
+        #expect(server.take(now: 0) == nil)
+        #expect(server.take(now: 0) == nil)
+        #expect(server.take(now: 0.25).map { abs($0 - 0.75) < 1e-9 } == true)
+        #expect(server.take(now: 1) == nil)
+    }
+
+    @Test("Apple's pacing: 10/s and 1/s in production, a tenth of that in sandbox")
+    func appleRates() {
+        #expect(Pacing.apple.rate(for: .configureDefault, in: .production) == 10)
+        #expect(Pacing.apple.rate(for: .other, in: .production) == 1)
+        #expect(Pacing.apple.rate(for: .configureDefault, in: .sandbox) == 1)
+        #expect(abs((Pacing.apple.rate(for: .other, in: .sandbox) ?? 0) - 0.1) < 1e-12)
+        #expect(Pacing.apple.maxConcurrentRequests == 4)
+        #expect(Pacing.unlimited.rate(for: .other, in: .production) == nil)
+        #expect(RateLimitMode.apple.perHour(.other, in: .sandbox) == 360)
+        #expect(RateLimitMode.apple.perHour(.configureDefault, in: .production) == 36_000)
+    }
+
+    @Test("a burst beyond the hour's budget is slowed by the client's pacing, and none is refused")
+    func pacedBurst() async throws {
+        let clock = VirtualClock()
+        let start = clock.now()
+        let app = TestApp()
+        let emulator = app.emulator(rateLimit: .custom(perHourOther: 5, perHourDefaults: 10), clock: clock)
+        let client = app.client(transport: emulator.transport(), pacing: .perHour(other: 5, configureDefault: 10, maxConcurrentRequests: 1),
+                                clock: clock)
+        let waits = WaitLog()
+        client.onWait(waits.record)
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<12 { group.addTask { _ = try await client.getMessageList() } }
+            for _ in 0..<10 { group.addTask { try await client.deleteDefaultMessage(productId: "p", locale: "en-US") } }
+            for _ in 0..<3 {
+                group.addTask { try await client.configureDefaultMessage(productId: "p", locale: "en-US", messageIdentifier: Fixtures.uuid(1)) }
+            }
+            var failures = 0
+            while let result = await group.nextResult() {
+                if case .failure(let error) = result, (error as? RetentionMessagingError)?.status != 404 { failures += 1 }
+            }
+            #expect(failures == 0)
+        }
+        // 22 "other" requests at 5 per hour: 17 had to wait 720 s each; the 3 configure-default calls fit their budget.
+        #expect(waits.waits.count == 17)
+        #expect(waits.waits.allSatisfy { $0.reason.contains("pacing") })
+        #expect(clock.now() - start >= 17 * 720 - 1)
+        #expect(client.requestCounts == RequestCounts(configureDefault: 3, other: 22, retries: 0))
+        #expect(emulator.requestCount(in: .sandbox) == 25)
+    }
+
+    @Test("without client pacing, 429s are waited out until Retry-After and every request succeeds",
+          arguments: Face.allCases, [1, 4])
+    func retryAfter(face: Face, concurrency: Int) async throws {
+        let clock = VirtualClock()
+        let start = clock.now()
+        let app = TestApp()
+        // Concurrent sleepers make a VirtualClock jump while others' requests are in flight, so
+        // token age is not what this test is about.
+        let emulator = app.emulator(rateLimit: .custom(perHourOther: 5, perHourDefaults: 10), clock: clock, clockSkew: 1e9)
+        let harness = try Harness(face, app: app, emulator: emulator, clock: clock)
+        let client = harness.client(pacing: Pacing(configureDefaultPerSecond: nil, otherPerSecond: nil, maxConcurrentRequests: concurrency))
+        let waits = WaitLog()
+        client.onWait(waits.record)
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<12 { group.addTask { _ = try await client.getMessageList() } }
+            try await group.waitForAll()
+        }
+        let refused = emulator.requestCount(in: .sandbox) - 12
+        #expect(refused >= 7)
+        // A concurrent sleeper may already have moved the clock past a Retry-After: no wait then.
+        #expect(waits.waits.count >= 7 && waits.waits.count <= refused)
+        #expect(waits.waits.allSatisfy { $0.reason.contains("429") })
+        #expect(clock.now() - start >= 7 * 720 - 1)
+        #expect(client.requestCounts.total == emulator.requestCount(in: .sandbox))
+        #expect(client.requestCounts.retries == refused)
+    }
+
+    @Test("Retry-After is UNIX milliseconds, and the client sleeps until exactly then")
+    func retryAfterMilliseconds() async throws {
+        let clock = VirtualClock(start: 1_790_000_000)
+        let transport = StaticTransport(responses: [
+            HTTPResponse(status: 429, headers: [(name: "Retry-After", value: "1790000042500")],
+                         body: Data(#"{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}"#.utf8)),
+            HTTPResponse(status: 200, body: Data(#"{"messageIdentifiers":[]}"#.utf8)),
+        ])
+        let client = TestApp().client(transport: transport, clock: clock)
+        let waits = WaitLog()
+        client.onWait(waits.record)
+        _ = try await client.getMessageList()
+        #expect(clock.now() == 1_790_000_042.5)
+        #expect(waits.waits.map(\.seconds) == [42.5])
+        #expect(client.requestCounts == RequestCounts(configureDefault: 0, other: 2, retries: 1))
+    }
+
+    @Test("429s are waited out a bounded number of times, then reported")
+    func boundedRateLimitWaits() async throws {
+        let clock = VirtualClock()
+        let tooMany = HTTPResponse(status: 429, headers: [(name: "Retry-After", value: String(Int64((clock.now() + 1) * 1000)))],
+                                   body: Data(#"{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}"#.utf8))
+        let transport = StaticTransport(responses: Array(repeating: tooMany, count: 10))
+        let client = TestApp().client(transport: transport, clock: clock,
+                                      retry: RetryPolicy(maxAttempts: 4, baseDelay: 1, maxDelay: 1, maxRateLimitWaits: 3))
+        let error = await apiError { _ = try await client.getMessageList() }
+        #expect(error?.statusAndCode == "429 4290000")
+        #expect(client.requestCounts.total == 4)
+    }
+}
