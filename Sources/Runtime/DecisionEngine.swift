@@ -66,16 +66,18 @@ public final class DecisionEngine: Sendable {
         // Explaining walks every rule so product mismatches are reported too; deciding walks only
         // the rules that can match this product.
         let candidates = trace == nil ? compiled.candidates(forProduct: request.productId) : compiled.allIndices
-        var buckets = BucketCache(originalTransactionId: request.originalTransactionId)
+        var context = EvaluationContext(request: request, product: compiled.productIds[request.productId],
+                                        splitGroups: compiled.splitSalts.count)
         var locales = [request.userLocale]
         if let fallback = compiled.fallback(for: request.userLocale) { locales.append(fallback) }
 
         for (pass, locale) in locales.enumerated() {
+            context.locale = locale
+            context.localeId = compiled.localeIds[locale]
+            context.tracePrefix = pass == 0 || trace == nil ? "" : "with fallback locale \(locale): "
             for index in candidates {
                 let rule = compiled.rules[index]
-                let prefix = pass == 0 ? "" : "with fallback locale \(locale): "
-                guard let answer = rule.evaluate(request, locale: locale, buckets: &buckets, trace: &trace,
-                                                 prefix: prefix) else { continue }
+                guard let answer = rule.evaluate(&context, trace: &trace) else { continue }
                 switch answer {
                 case .none:
                     return .noAnswer(reason: "rule \(rule.id) answers none")
@@ -100,11 +102,15 @@ public final class DecisionEngine: Sendable {
     }
 }
 
-/// A snapshot with each rule's conditions turned into sets and its answers prebuilt, so deciding
-/// does no allocation beyond the answer itself.
+/// A snapshot with its products, locales and split groups numbered and each rule's answers
+/// prebuilt, so that deciding compares integers and allocates little beyond the answer itself.
 private final class CompiledSnapshot: Sendable {
     let snapshot: RuntimeSnapshot
     let environmentName: String
+    let productIds: [String: Int]
+    let localeIds: [String: Int]
+    /// Index = split group number.
+    let splitSalts: [String]
     let rules: [CompiledRule]
     let allIndices: [Int]
     /// For each product some rule names: the rules that name it or name none, in order.
@@ -115,16 +121,37 @@ private final class CompiledSnapshot: Sendable {
     init(_ snapshot: RuntimeSnapshot) {
         self.snapshot = snapshot
         environmentName = snapshot.environment.appleName
-        rules = snapshot.rules.map(CompiledRule.init)
-        allIndices = Array(rules.indices)
+        var products: [String: Int] = [:]
+        var locales: [String: Int] = [:]
+        var salts: [String: Int] = [:]
+        func number(_ value: String, in table: inout [String: Int]) -> Int {
+            if let known = table[value] { return known }
+            table[value] = table.count
+            return table.count - 1
+        }
+        var compiled: [CompiledRule] = []
+        for rule in snapshot.rules {
+            let match = rule.match
+            compiled.append(CompiledRule(
+                rule,
+                products: match.products.map { IdSet($0.map { number($0, in: &products) }) },
+                locales: match.locales.map { IdSet($0.map { number($0, in: &locales) }) },
+                splitGroup: match.split.map { number($0.salt, in: &salts) }))
+        }
+        productIds = products
+        localeIds = locales
+        splitSalts = salts.sorted { $0.value < $1.value }.map(\.key)
+        rules = compiled
+        allIndices = Array(compiled.indices)
+
         var byProduct: [String: [Int]] = [:]
         var anyProduct: [Int] = []
-        for (index, rule) in rules.enumerated() {
-            guard let products = rule.products else {
+        for (index, rule) in snapshot.rules.enumerated() {
+            guard let names = rule.match.products else {
                 anyProduct.append(index)
                 continue
             }
-            for product in products { byProduct[product, default: []].append(index) }
+            for product in Set(names) { byProduct[product, default: []].append(index) }
         }
         rulesByProduct = byProduct.mapValues { Array(Set($0).union(anyProduct)).sorted() }
         anyProductRules = anyProduct
@@ -143,7 +170,50 @@ private final class CompiledSnapshot: Sendable {
     }
 }
 
-private struct CompiledRule: Sendable {
+/// A small set of numbers; most rules name a handful of products or locales, where a linear scan
+/// beats hashing.
+private struct IdSet: Sendable {
+    private let small: [Int]
+    private let large: Set<Int>?
+
+    init(_ ids: [Int]) {
+        let unique = Array(Set(ids)).sorted()
+        small = unique.count <= 8 ? unique : []
+        large = unique.count <= 8 ? nil : Set(unique)
+    }
+
+    func contains(_ id: Int?) -> Bool {
+        guard let id else { return false }
+        if let large { return large.contains(id) }
+        return small.contains(id)
+    }
+}
+
+/// What one request is evaluated with: its numbered product and locale, and the buckets hashed so
+/// far (each split group's bucket is hashed once per request, however many rules share it).
+private struct EvaluationContext {
+    let request: DecodedRealtimeRequestBody
+    let product: Int?
+    var locale = ""
+    var localeId: Int?
+    var tracePrefix = ""
+    private var buckets: [Int]
+
+    init(request: DecodedRealtimeRequestBody, product: Int?, splitGroups: Int) {
+        self.request = request
+        self.product = product
+        buckets = [Int](repeating: -1, count: splitGroups)
+    }
+
+    mutating func bucket(group: Int, salt: String) -> Int {
+        if buckets[group] < 0 {
+            buckets[group] = TrafficBucket.bucket(salt: salt, originalTransactionId: request.originalTransactionId)
+        }
+        return buckets[group]
+    }
+}
+
+private final class CompiledRule: Sendable {
     enum Answer {
         case none
         case body(RealtimeResponseBody)
@@ -159,22 +229,24 @@ private struct CompiledRule: Sendable {
     }
 
     let id: String
-    let products: Set<String>?
-    let locales: Set<String>?
+    let products: IdSet?
+    let locales: IdSet?
     let notBefore: Int64?
     let notAfter: Int64?
     let split: SnapshotSplit?
+    let splitGroup: Int
     let response: Response
     let source: SnapshotRule
 
-    init(_ rule: SnapshotRule) {
+    init(_ rule: SnapshotRule, products: IdSet?, locales: IdSet?, splitGroup: Int?) {
         id = rule.id
         source = rule
-        products = rule.match.products.map(Set.init)
-        locales = rule.match.locales.map(Set.init)
+        self.products = products
+        self.locales = locales
         notBefore = rule.match.notBefore
         notAfter = rule.match.notAfter
         split = rule.match.split
+        self.splitGroup = splitGroup ?? -1
         let identifiers = rule.response.messageIdentifiers ?? [:]
         switch rule.response.kind {
         case .none:
@@ -195,17 +267,19 @@ private struct CompiledRule: Sendable {
         }
     }
 
-    /// The answer if this rule matches `request` in `locale`; records why when `trace` is non-nil.
-    func evaluate(_ request: DecodedRealtimeRequestBody, locale: String, buckets: inout BucketCache,
-                  trace: inout [RuleTrace]?, prefix: String) -> Answer? {
+    /// The answer if this rule matches the request in the context's locale; records why when
+    /// `trace` is non-nil.
+    func evaluate(_ context: inout EvaluationContext, trace: inout [RuleTrace]?) -> Answer? {
+        let request = context.request
+        let locale = context.locale
         func fail(_ reason: @autoclosure () -> String) -> Answer? {
-            trace?.append(RuleTrace(ruleId: id, matched: false, reason: prefix + reason()))
+            trace?.append(RuleTrace(ruleId: id, matched: false, reason: context.tracePrefix + reason()))
             return nil
         }
-        if let products, !products.contains(request.productId) {
+        if let products, !products.contains(context.product) {
             return fail("product \(request.productId) not in \(list(source.match.products))")
         }
-        if let locales, !locales.contains(locale) {
+        if let locales, !locales.contains(context.localeId) {
             return fail("locale \(locale) not in \(list(source.match.locales))")
         }
         if let notBefore, request.signedDate < notBefore {
@@ -216,7 +290,7 @@ private struct CompiledRule: Sendable {
         }
         var bucket: Int?
         if let split {
-            let value = buckets.bucket(salt: split.salt)
+            let value = context.bucket(group: splitGroup, salt: split.salt)
             guard split.lowerBucket <= value, value < split.upperBucket else {
                 return fail("bucket \(value) not in [\(split.lowerBucket), \(split.upperBucket)) of split '\(split.salt)'")
             }
@@ -242,28 +316,14 @@ private struct CompiledRule: Sendable {
             }
             let what = source.response.message.map { "\(source.response.kind.rawValue) '\($0)'" }
                 ?? source.response.kind.rawValue
-            trace?.append(RuleTrace(ruleId: id, matched: true, reason: prefix + held.joined(separator: ", ") + " → " + what))
+            trace?.append(RuleTrace(ruleId: id, matched: true,
+                                    reason: context.tracePrefix + held.joined(separator: ", ") + " → " + what))
         }
         return answer
     }
 
     private func missingIdentifier(_ locale: String) -> String {
         "message '\(source.response.message ?? "?")' has no approved identifier for locale \(locale)"
-    }
-}
-
-/// Each split group's bucket is hashed once per request, however many rules share it.
-private struct BucketCache {
-    let originalTransactionId: String
-    private var known: [(salt: String, bucket: Int)] = []
-
-    init(originalTransactionId: String) { self.originalTransactionId = originalTransactionId }
-
-    mutating func bucket(salt: String) -> Int {
-        if let hit = known.first(where: { $0.salt == salt }) { return hit.bucket }
-        let value = TrafficBucket.bucket(salt: salt, originalTransactionId: originalTransactionId)
-        known.append((salt, value))
-        return value
     }
 }
 
