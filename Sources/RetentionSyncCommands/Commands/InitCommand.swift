@@ -1,8 +1,102 @@
+import Foundation
+import Manifests
+
 struct InitCommand: Command {
     static let name = "init"
     static let summary = "Write a small app that validates cleanly"
-    static let help = "Usage: retention-sync init\n\nWrite a small app that validates cleanly."
+    static let help = """
+    Usage: retention-sync init DIR
+
+    Writes a small manifest directory to start from: an App with one product and one locale,
+    a message in en-US, the Defaults that show it, a Flow with one rule, and the JSON Schema that
+    editors with the YAML language server use to complete and check the files. DIR must be empty
+    or not exist yet; nothing is ever overwritten.
+    """
+
+    /// The files `init` writes, in the order it lists them.
+    static let files: [(name: String, contents: String)] = [
+        ("app.yaml", """
+        # yaml-language-server: $schema=retention-sync.schema.json
+        # The app: its bundle id, the environments retention-sync manages, and its products.
+        apiVersion: retention-sync/v1
+        kind: App
+        bundleId: com.example.app
+        environments:
+          sandbox:
+            snapshotPath: .retention-sync/sandbox-snapshot.json
+        products:
+          - id: com.example.app.monthly
+            locales: [en-US]
+
+        """),
+        ("messages.yaml", """
+        # yaml-language-server: $schema=retention-sync.schema.json
+        # A message per purpose, localized per locale. Header: 66 characters, body: 144.
+        apiVersion: retention-sync/v1
+        kind: Message
+        name: stay-with-us
+        localizations:
+          en-US:
+            header: Before you go
+            body: Everything you have made is saved. Come back any time and pick up right where you left off.
+
+        """),
+        ("defaults.yaml", """
+        # yaml-language-server: $schema=retention-sync.schema.json
+        # The message Apple shows for each product and locale when no realtime answer comes.
+        apiVersion: retention-sync/v1
+        kind: Defaults
+        defaults:
+          - products: "*"
+            locales: "*"
+            message: stay-with-us
+
+        """),
+        ("cancel-flow.yaml", """
+        # yaml-language-server: $schema=retention-sync.schema.json
+        # Realtime rules: the first rule that matches answers. Add offers and experiments here.
+        apiVersion: retention-sync/v1
+        kind: Flow
+        name: cancel-flow
+        rules:
+          - name: everyone
+            response: { message: stay-with-us }
+
+        """),
+        (ManifestSchema.fileName, ManifestSchema.json),
+    ]
+
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        throw CommandError("'init' is not built yet")
+        guard let path = arguments.positional() else {
+            throw CommandError("init needs a directory: retention-sync init DIR", exitCode: .usage)
+        }
+        try arguments.finish()
+        let directory = context.url(path)
+        let manager = FileManager.default
+        var isDirectory: ObjCBool = false
+        if manager.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else {
+                throw CommandError("'\(path)' exists and is not a directory")
+            }
+            let contents = (try? manager.contentsOfDirectory(atPath: directory.path)) ?? []
+            guard contents.isEmpty else {
+                throw CommandError("'\(path)' is not empty; init only writes into an empty or new directory")
+            }
+        }
+        do {
+            try manager.createDirectory(at: directory, withIntermediateDirectories: true)
+            for file in files {
+                try Data(file.contents.utf8).write(to: directory.appendingPathComponent(file.name), options: .withoutOverwriting)
+            }
+        } catch {
+            throw CommandError("cannot write into '\(path)': \(error.localizedDescription)")
+        }
+        context.console.print("Wrote a starting app to \(path):")
+        for file in files {
+            context.console.print("  " + (path.hasSuffix("/") ? path : path + "/") + file.name)
+        }
+        context.console.print("")
+        context.console.print("Next: retention-sync validate --manifests \(path)")
+        return .success
     }
 }
