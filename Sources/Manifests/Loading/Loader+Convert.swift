@@ -286,7 +286,7 @@ extension Loader {
 
     static func unknownEnvironment(_ name: String, at location: SourceLocation) -> Diagnostic {
         let names = Environment.allCases.map(\.rawValue)
-        let suggestion = NearMiss.best(name, in: names, maxDistance: 4)
+        let suggestion = names.first { !name.isEmpty && $0.hasPrefix(name.lowercased()) } ?? NearMiss.best(name, in: names, maxDistance: 4)
         return .error("unknown-environment", at: location, "unknown environment '\(name)'",
                       hint: suggestion.map { "did you mean '\($0)'? environments are sandbox and production" }
                         ?? "environments are sandbox and production")

@@ -68,6 +68,8 @@ struct Loader {
     private var app: AppManifest?
     private var appBroken = false
     private var sawApp = false
+    /// Files that are not YAML: the App may be in one of them.
+    private var unparsedFiles = 0
     private var images: [ImageManifest] = []
     private var messages: [MessageManifest] = []
     private var flows: [FlowManifest] = []
@@ -102,7 +104,7 @@ struct Loader {
         if let app, !appBroken {
             defaults = expandDefaults(defaultDocuments, app: app)
         }
-        if !sawApp {
+        if !sawApp && unparsedFiles == 0 {
             diagnostics.append(.error("missing-app", at: nil, "no App document in '\(displayPath)'",
                                       hint: "add a document with 'kind: App' declaring bundleId, environments and products"))
         }
@@ -125,9 +127,10 @@ struct Loader {
         do {
             documents = try YAMLParser.parse(bytes, file: name)
         } catch {
-            diagnostics.append(.error("yaml-syntax", at: error.location, error.message,
-                                      hint: Self.tabHint(bytes, line: error.location.line)))
+            let hint = error.message.contains("tab") ? nil : Self.tabHint(bytes, line: error.location.line)
+            diagnostics.append(.error("yaml-syntax", at: error.location, error.message, hint: hint))
             broken.unknownKind = true
+            unparsedFiles += 1
             return
         }
         for document in documents { load(document: document) }
@@ -257,11 +260,25 @@ struct Loader {
                 case .unknownKey: "unknown-key"
                 case .invalidValue: "invalid-value"
                 }
-                let message = problem.keyPath.isEmpty ? problem.message : "\(problem.keyPath): \(problem.message)"
+                let message: String
+                switch problem.kind {
+                case .missingKey, .unknownKey:
+                    // The message names the key; say where the mapping is instead of repeating it.
+                    let parent = Self.parent(of: problem.keyPath)
+                    message = parent.isEmpty ? problem.message : "\(problem.message) in \(parent)"
+                case .typeMismatch, .invalidValue:
+                    message = problem.keyPath.isEmpty ? problem.message : "\(problem.keyPath): \(problem.message)"
+                }
                 diagnostics.append(.error(code, at: problem.location, message, hint: problem.hint))
             }
             return nil
         }
+    }
+
+    /// `localizations.en-US` for `localizations.en-US.body`.
+    static func parent(of keyPath: String) -> String {
+        guard let dot = keyPath.lastIndex(of: ".") else { return "" }
+        return String(keyPath[..<dot])
     }
 
     func makeSet() -> ManifestSet? {

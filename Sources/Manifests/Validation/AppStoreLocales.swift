@@ -20,6 +20,11 @@ public enum AppStoreLocales {
 
     public static func isKnown(_ code: String) -> Bool { known.contains(code) }
 
+    /// The correct spelling of a code that differs only in separator or case (`en_US`, `en-us`).
+    static func canonical(_ code: String) -> String? {
+        byLowercase[code.replacingOccurrences(of: "_", with: "-").lowercased()]
+    }
+
     /// Why `code` is not an App Store Connect locale and what to write instead; nil when it is one.
     static func problem(_ code: String) -> (message: String, hint: String)? {
         guard !known.contains(code) else { return nil }

@@ -23,8 +23,8 @@ public enum ManifestValidator {
 
     static func unknownProduct(_ id: String, at location: SourceLocation, declared: [String]) -> Diagnostic {
         .error("unknown-product", at: location, "product '\(id)' is not declared in the App",
-               hint: NearMiss.best(id, in: declared, maxDistance: max(2, id.count / 4)).map { "did you mean '\($0)'?" }
-                ?? "declare it under 'products' in the App document")
+               hint: NearMiss.best(id, in: declared, maxDistance: NearMiss.distance(for: id)).map { "did you mean '\($0)'?" }
+                ?? "declare it under 'products' in the App document (declared: \(declared.joined(separator: ", ")))")
     }
 
     /// Message names are purposes in identities: lowercase letters, digits and hyphens.
@@ -69,7 +69,8 @@ struct ValidationRun {
         messagesByName = Dictionary(set.messages.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         productsById = Dictionary(set.app.products.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         productIds = set.app.products.map(\.id)
-        declaredLocales = productsById.mapValues { Set($0.locales) }
+        // A misspelt code (en_US) counts as its correct spelling here, so that it is reported once.
+        declaredLocales = productsById.mapValues { Set($0.locales.map { AppStoreLocales.canonical($0) ?? $0 }) }
         productLocales = declaredLocales.mapValues { $0.filter(AppStoreLocales.isKnown) }
         messageLocales = messagesByName.mapValues { Set($0.localizations.map(\.locale)) }
         declaredEnvironments = Set(set.app.environments.map(\.environment))
@@ -107,7 +108,7 @@ struct ValidationRun {
     /// Reports a reference to a message or image that does not exist, with a near miss if there is one.
     mutating func reportUnresolved(_ code: String, noun: String, _ name: String, at location: SourceLocation, candidates: [String]) {
         guard isWorthReporting(name) else { return }
-        let suggestion = NearMiss.best(name, in: candidates, maxDistance: max(2, name.count / 4))
+        let suggestion = NearMiss.best(name, in: candidates, maxDistance: NearMiss.distance(for: name))
         if let suggestion { suggestedNames.insert(suggestion) }
         report(.error(code, at: location, "no \(noun) named '\(name)'",
                       hint: suggestion.map { "did you mean '\($0)'?" } ?? NearMiss.hint(for: name, in: candidates, noun: noun)))

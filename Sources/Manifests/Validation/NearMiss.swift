@@ -14,13 +14,16 @@ enum NearMiss {
 
     /// The hint for a name that resolves to nothing: a near miss, or the names that exist.
     static func hint(for text: String, in candidates: [String], noun: String) -> String {
-        if let suggestion = best(text, in: candidates, maxDistance: max(2, text.count / 4)) {
+        if let suggestion = best(text, in: candidates, maxDistance: distance(for: text)) {
             return "did you mean '\(suggestion)'?"
         }
         if candidates.isEmpty { return "no \(noun) is declared" }
         let shown = candidates.prefix(8).joined(separator: ", ")
         return "declared \(noun)s: \(shown)\(candidates.count > 8 ? ", …" : "")"
     }
+
+    /// How far a name may be from a candidate and still be a likely typo of it.
+    static func distance(for text: String) -> Int { text.count >= 12 ? 3 : 2 }
 
     static func editDistance(_ lhs: String, _ rhs: String) -> Int {
         let a = Array(lhs.lowercased().unicodeScalars), b = Array(rhs.lowercased().unicodeScalars)

@@ -2,12 +2,14 @@ import YAML
 
 extension ValidationRun {
     mutating func checkDefaults() {
+        // `products: "*"` makes one entry cover several products: their problems are reported together.
+        var duplicates: [Grouped] = []
+        var missing: [Grouped] = []
+        var scope: [Grouped] = []
         for assignment in set.defaults {
             let product = assignment.productId, locale = assignment.locale
             if let first = defaultPairs[product]?[locale] {
-                report(.error("duplicate-default", at: assignment.location,
-                              "product '\(product)' in \(locale) already has a default message ('\(first.message)' at \(first.location))",
-                              hint: "each product and locale has one default; remove one of the entries"))
+                Grouped.add(product, to: &duplicates, key: "\(assignment.location)|\(locale)|\(first.location)", first: (assignment, first))
                 continue
             }
             defaultPairs[product, default: [:]][locale] = assignment
@@ -28,16 +30,51 @@ extension ValidationRun {
                 }
                 continue
             }
-            if let scope = message.product, scope != product {
-                report(.error("message-product-scope", at: assignment.location(of: "product"),
-                              "message '\(message.name)' is limited to product '\(scope)', but is the default for product '\(product)'",
-                              hint: "use another message here, or remove 'product:' from '\(message.name)' (\(message.location))"))
+            if let messageScope = message.product, messageScope != product {
+                Grouped.add(product, to: &scope, key: "\(assignment.location(of: "product"))|\(message.name)", first: (assignment, assignment))
             }
             if messageLocales[message.name]?.contains(locale) == false {
-                report(.error("missing-localization", at: assignment.location,
-                              "message '\(message.name)' has no localization for \(locale), but is the default for product '\(product)' in \(locale)",
-                              hint: "add '\(locale):' under the localizations of '\(message.name)' (\(message.location))"))
+                Grouped.add(product, to: &missing, key: "\(assignment.location)|\(message.name)|\(locale)", first: (assignment, assignment))
             }
+        }
+        for group in duplicates {
+            let (assignment, first) = group.assignments
+            report(.error("duplicate-default", at: assignment.location,
+                          "\(Self.productList(group.products)) already \(group.products.count == 1 ? "has" : "have") a default message for \(assignment.locale) ('\(first.message)' at \(first.location))",
+                          hint: "each product and locale has one default; remove one of the entries"))
+        }
+        for group in scope {
+            let assignment = group.assignments.0
+            guard let message = messagesByName[assignment.message], let messageScope = message.product else { continue }
+            report(.error("message-product-scope", at: assignment.location(of: "product"),
+                          "message '\(message.name)' is limited to product '\(messageScope)', but is the default for \(Self.productList(group.products))",
+                          hint: "use another message here, or remove 'product:' from '\(message.name)' (\(message.location))"))
+        }
+        for group in missing {
+            let assignment = group.assignments.0
+            guard let message = messagesByName[assignment.message] else { continue }
+            report(.error("missing-localization", at: assignment.location,
+                          "message '\(message.name)' has no localization for \(assignment.locale), but is the default for \(Self.productList(group.products)) in \(assignment.locale)",
+                          hint: "add '\(assignment.locale):' under the localizations of '\(message.name)' (\(message.location))"))
+        }
+    }
+
+    static func productList(_ products: [String]) -> String {
+        products.count == 1 ? "product '\(products[0])'" : "products " + products.map { "'\($0)'" }.joined(separator: ", ")
+    }
+}
+
+/// Problems of one `Defaults` entry, gathered over the products it covers.
+struct Grouped {
+    var key: String
+    var products: [String]
+    var assignments: (DefaultAssignment, DefaultAssignment)
+
+    static func add(_ product: String, to groups: inout [Grouped], key: String, first: (DefaultAssignment, DefaultAssignment)) {
+        if let index = groups.firstIndex(where: { $0.key == key }) {
+            groups[index].products.append(product)
+        } else {
+            groups.append(Grouped(key: key, products: [product], assignments: first))
         }
     }
 }

@@ -67,7 +67,7 @@ extension ValidationRun {
         }
     }
 
-    private static func percentText(_ value: Double) -> String {
+    static func percentText(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(format: "%.2f", value)
     }
 
@@ -88,7 +88,7 @@ extension ValidationRun {
             let location = rule.location(of: "match.locales[\(locale)]")
             if checkLocale(locale, at: location), !matched.isEmpty, !matchedLocales.contains(locale) {
                 report(.error("undeclared-locale", at: location,
-                              "no product rule '\(rule.name)' matches declares locale '\(locale)'",
+                              "locale '\(locale)' is not declared by any product rule '\(rule.name)' matches",
                               hint: "add \(locale) to the products' locales in the App, or remove it here"))
             }
         }
@@ -106,7 +106,7 @@ extension ValidationRun {
             let hundredths = split.percent * 100
             if !(split.percent > 0 && split.percent <= 100) {
                 report(.error("invalid-split-percent", at: rule.location(of: "match.split.percent"),
-                              "split percent \(split.percent) is outside 0 < percent ≤ 100",
+                              "split percent \(Self.percentText(split.percent)) is outside 0 < percent ≤ 100",
                               hint: "write the share of customers this rule takes, e.g. 50"))
             } else if abs(hundredths - hundredths.rounded()) > 1e-6 {
                 report(.error("invalid-split-percent", at: rule.location(of: "match.split.percent"),
@@ -123,11 +123,12 @@ extension ValidationRun {
     private mutating func checkResponse(_ rule: FlowRule, in flow: FlowManifest) {
         let location = rule.location(of: "response.message")
         var offerKind: String?
+        // "an alternateProduct response", "a promotionalOffer response"
         switch rule.response {
         case .none, .message:
             break
         case .alternateProduct(_, let productId, let billingPlanType):
-            offerKind = "alternateProduct"
+            offerKind = "an alternateProduct"
             if productsById[productId] == nil {
                 report(ManifestValidator.unknownProduct(productId, at: rule.location(of: "response.productId"), declared: productIds))
             }
@@ -136,7 +137,7 @@ extension ValidationRun {
                               "unknown billingPlanType '\(billingPlanType.rawValue)'", hint: "write BILLED_UPFRONT or MONTHLY"))
             }
         case .promotionalOffer(_, let offerIdentifier):
-            offerKind = "promotionalOffer"
+            offerKind = "a promotionalOffer"
             if offerIdentifier.isEmpty {
                 report(.error("empty-text", at: rule.location(of: "response.offerIdentifier"), "offerIdentifier is empty",
                               hint: "write the promotional offer's identifier from App Store Connect"))
@@ -149,7 +150,8 @@ extension ValidationRun {
             return
         }
         if let scope = message.product {
-            let products = rule.match.products ?? []
+            // Undeclared products are reported on their own.
+            let products = (rule.match.products ?? []).filter { productsById[$0] != nil }
             if rule.match.products == nil || products.contains(where: { $0 != scope }) {
                 let other = rule.match.products == nil ? "every product" : "product '\(products.first { $0 != scope }!)'"
                 report(.error("message-product-scope", at: location,
@@ -161,12 +163,12 @@ extension ValidationRun {
             for localization in message.localizations {
                 if let image = localization.image {
                     report(.error("offer-message-has-image", at: image.location,
-                                  "message '\(name)' is used for a \(offerKind) (flow '\(flow.name)', rule '\(rule.name)'), so its \(localization.locale) localization cannot have an image",
+                                  "message '\(name)' is used in \(offerKind) response (flow '\(flow.name)', rule '\(rule.name)'), so its \(localization.locale) localization cannot have an image",
                                   hint: "Apple shows offer messages without images; remove the image or use a separate text message"))
                 }
                 if !localization.bulletPoints.isEmpty {
                     report(.error("offer-message-has-bullet-points", at: localization.location(of: "bulletPoints"),
-                                  "message '\(name)' is used for a \(offerKind) (flow '\(flow.name)', rule '\(rule.name)'), so its \(localization.locale) localization cannot have bullet points",
+                                  "message '\(name)' is used in \(offerKind) response (flow '\(flow.name)', rule '\(rule.name)'), so its \(localization.locale) localization cannot have bullet points",
                                   hint: "Apple shows offer messages without bullet points; remove them or use a separate text message"))
                 }
             }

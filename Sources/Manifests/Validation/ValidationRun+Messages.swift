@@ -30,6 +30,13 @@ extension ValidationRun {
                               hint: "add 'localizations:' with at least one locale"))
             }
             uploadCount += message.localizations.count
+            let withoutImage = message.localizations.filter { $0.image == nil }.map(\.locale)
+            if message.headerPosition == .aboveImage && !withoutImage.isEmpty {
+                let which = withoutImage.count == 1 ? "the \(withoutImage[0]) localization has" : "the localizations \(withoutImage.joined(separator: ", ")) have"
+                report(.error("header-position-needs-image", at: message.location(of: "headerPosition"),
+                              "headerPosition ABOVE_IMAGE needs an image, but \(which) none",
+                              hint: "add an image to every localization of '\(message.name)', or remove headerPosition (ABOVE_BODY is the default)"))
+            }
             for localization in message.localizations {
                 check(localization, of: message)
             }
@@ -48,11 +55,6 @@ extension ValidationRun {
                     at: localization.location(of: "header"))
         checkLength(localization.body, limit: RetentionLimits.bodyLength, what: "body", code: "body-too-long",
                     at: localization.location(of: "body"))
-        if message.headerPosition == .aboveImage && localization.image == nil {
-            report(.error("header-position-needs-image", at: localization.location,
-                          "headerPosition ABOVE_IMAGE needs an image, but the \(locale) localization of '\(message.name)' has none",
-                          hint: "add an image to this localization, or remove headerPosition (ABOVE_BODY is the default)"))
-        }
         if let image = localization.image {
             checkLength(image.altText, limit: RetentionLimits.altTextLength, what: "altText", code: "alt-text-too-long",
                         at: image.location(of: "altText"))
