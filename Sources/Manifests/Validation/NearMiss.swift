@@ -22,8 +22,9 @@ enum NearMiss {
         return "declared \(noun)s: \(shown)\(candidates.count > 8 ? ", …" : "")"
     }
 
-    /// How far a name may be from a candidate and still be a likely typo of it.
-    static func distance(for text: String) -> Int { text.count >= 12 ? 3 : 2 }
+    /// How far a name may be from a candidate and still be a likely typo of it. Two edits: long
+    /// ids share long prefixes, so a larger allowance suggests unrelated products (weekly → yearly).
+    static func distance(for text: String) -> Int { 2 }
 
     static func editDistance(_ lhs: String, _ rhs: String) -> Int {
         let a = Array(lhs.lowercased().unicodeScalars), b = Array(rhs.lowercased().unicodeScalars)

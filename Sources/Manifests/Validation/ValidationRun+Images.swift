@@ -21,9 +21,13 @@ extension ValidationRun {
                 report(.error("unknown-image-size", at: image.location(of: "size"), "unknown image size '\(image.size.rawValue)'",
                               hint: suggestion + "sizes are FULL_SIZE (3840 px wide, 160–2160 px high) and BULLET_POINT (1024 × 1024 px)"))
             }
-            guard !image.png.isEmpty else { continue }
+            // An image whose file is missing still counts towards the limit, under its name.
+            let contentKey = image.sha256.isEmpty ? "name:\(image.name)" : "\(image.size.rawValue):\(image.sha256)"
+            if image.png.isEmpty {
+                firstByContent[contentKey] = firstByContent[contentKey] ?? image
+                continue
+            }
             checkPNG(image, sizeKnown: sizeKnown)
-            let contentKey = "\(image.size.rawValue):\(image.sha256)"
             if let first = firstByContent[contentKey] {
                 report(.error("duplicate-image-content", at: image.location,
                               "image '\(image.name)' has the same content as image '\(first.name)', so both would get the same identifier",
