@@ -1,0 +1,63 @@
+import Foundation
+import Manifests
+import Testing
+import YAML
+
+@Suite("Rendering diagnostics")
+struct DiagnosticRendererTests {
+    static let diagnostics: [Diagnostic] = [
+        .warning("unused-image", at: SourceLocation(file: "m/images.yaml", line: 9, column: 7), "no message uses image 'spare'"),
+        .error("header-too-long", at: SourceLocation(file: "m/messages.yaml", line: 12, column: 13),
+               "header is 67 characters long; Apple allows at most 66", hint: "shorten it by 1 character"),
+        .error("body-too-long", at: SourceLocation(file: "m/images.yaml", line: 9, column: 7), "body, too: long"),
+    ]
+
+    @Test("text: sorted by file, line, column and code, hints indented, a count line last")
+    func text() {
+        let text = DiagnosticRenderer.render(Self.diagnostics, format: .text, color: false)
+        #expect(text == """
+        m/images.yaml:9:7: error: body, too: long [body-too-long]
+        m/images.yaml:9:7: warning: no message uses image 'spare' [unused-image]
+        m/messages.yaml:12:13: error: header is 67 characters long; Apple allows at most 66 [header-too-long]
+            hint: shorten it by 1 character
+        2 errors, 1 warning
+
+        """)
+    }
+
+    @Test("text: colour only when asked for")
+    func colour() {
+        #expect(DiagnosticRenderer.render(Self.diagnostics, format: .text, color: true).contains("\u{1B}[1;31merror\u{1B}[0m"))
+        #expect(!DiagnosticRenderer.render(Self.diagnostics, format: .text, color: false).contains("\u{1B}"))
+    }
+
+    @Test("text: nothing at all when there is nothing to report")
+    func empty() {
+        #expect(DiagnosticRenderer.render([], format: .text, color: false) == "")
+    }
+
+    @Test("json: a versioned object with sorted keys and counts")
+    func json() throws {
+        let text = DiagnosticRenderer.render(Self.diagnostics, format: .json, color: false)
+        #expect(text.hasPrefix(#"{"diagnostics":[{"code":"body-too-long","location":{"column":7,"file":"m/images.yaml","line":9}"#))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        #expect(object["formatVersion"] as? String == "1.0")
+        #expect(object["errorCount"] as? Int == 2)
+        #expect(object["warningCount"] as? Int == 1)
+        let decoded = try JSONDecoder().decode([String: [Diagnostic]].self,
+                                               from: JSONSerialization.data(withJSONObject: ["d": object["diagnostics"]!]))
+        #expect(decoded["d"] == Diagnostic.sorted(Self.diagnostics))
+    }
+
+    @Test("github: workflow commands with escaped properties and data")
+    func github() {
+        let lines = DiagnosticRenderer.render(Self.diagnostics, format: .github, color: false).split(separator: "\n")
+        #expect(lines == [
+            "::error file=m/images.yaml,line=9,col=7,title=body-too-long::body, too: long",
+            "::warning file=m/images.yaml,line=9,col=7,title=unused-image::no message uses image 'spare'",
+            "::error file=m/messages.yaml,line=12,col=13,title=header-too-long::header is 67 characters long; Apple allows at most 66%0Ahint: shorten it by 1 character",
+        ])
+        let odd = Diagnostic.error("x", at: SourceLocation(file: "a,b:c.yaml", line: 1, column: 1), "100% sure")
+        #expect(DiagnosticRenderer.render([odd], format: .github, color: false) == "::error file=a%2Cb%3Ac.yaml,line=1,col=1,title=x::100%25 sure\n")
+    }
+}
