@@ -1,0 +1,74 @@
+import Foundation
+import RetentionSyncCommands
+import Testing
+
+private func run(_ arguments: [String], in directory: URL) async -> (code: ExitCode, out: String, err: String) {
+    let captured = CapturedConsole()
+    let context = CommandContext(console: captured.console, environment: [:], currentDirectory: directory)
+    let code = await CLI.run(arguments, context: context)
+    return (code, captured.stdout, captured.stderr)
+}
+
+private func temporaryDirectory() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("init-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+@Suite("retention-sync init")
+struct InitCommandTests {
+    @Test("writes a small app that validate accepts with nothing to report")
+    func writesValidApp() async throws {
+        let work = try temporaryDirectory()
+        let created = await run(["init", "my-app"], in: work)
+        #expect(created.code == .success)
+        #expect(created.out == """
+        Wrote a starting app to my-app:
+          my-app/app.yaml
+          my-app/messages.yaml
+          my-app/defaults.yaml
+          my-app/cancel-flow.yaml
+          my-app/retention-sync.schema.json
+
+        Next: retention-sync validate --manifests my-app
+
+        """)
+        let validated = await run(["validate", "--manifests", "my-app", "--strict"], in: work)
+        #expect(validated.code == .success)
+        #expect(validated.out == "my-app: no problems (1 product, 0 images, 1 message in 1 localization, 1 default, 1 flow)\n")
+    }
+
+    @Test("writes the same JSON Schema the example app ships")
+    func writesSchema() async throws {
+        let work = try temporaryDirectory()
+        _ = await run(["init", "app"], in: work)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let written = try Data(contentsOf: work.appendingPathComponent("app/retention-sync.schema.json"))
+        let shipped = try Data(contentsOf: root.appendingPathComponent("manifests/retention-sync.schema.json"))
+        #expect(written == shipped)
+    }
+
+    @Test("refuses a directory that is not empty, and changes nothing in it")
+    func refusesNonEmpty() async throws {
+        let work = try temporaryDirectory()
+        try Data("keep me".utf8).write(to: work.appendingPathComponent("app.yaml"))
+        let result = await run(["init", "."], in: work)
+        #expect(result.code == .failure)
+        #expect(result.err == "error: '.' is not empty; init only writes into an empty or new directory\n")
+        #expect(try String(contentsOf: work.appendingPathComponent("app.yaml"), encoding: .utf8) == "keep me")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == ["app.yaml"])
+    }
+
+    @Test("accepts an existing empty directory")
+    func acceptsEmpty() async throws {
+        let work = try temporaryDirectory()
+        let result = await run(["init", work.path], in: URL(fileURLWithPath: "/"))
+        #expect(result.code == .success)
+    }
+
+    @Test("without a directory it is a usage error")
+    func needsDirectory() async throws {
+        let result = await run(["init"], in: try temporaryDirectory())
+        #expect(result.code == .usage)
+    }
+}
