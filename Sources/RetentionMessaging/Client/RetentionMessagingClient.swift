@@ -7,7 +7,7 @@ import Synchronization
 /// Every request carries a fresh ES256 token, is paced to Apple's budget for its endpoint class,
 /// waits out 429s until `Retry-After`, and retries transient failures with jittered backoff.
 /// Nothing it logs or throws contains the key, a token or an `Authorization` header.
-public final class RetentionMessagingClient: RetentionMessagingAPI {
+public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflectable {
     public let environment: Environment
     /// The API base URL, ending in `/inApps/v1/messaging`.
     public let endpoint: URL
@@ -54,6 +54,15 @@ public final class RetentionMessagingClient: RetentionMessagingAPI {
     }
 
     public var requestCounts: RequestCounts { state.withLock { $0.counts } }
+
+    /// What `dump` shows: never the transport, whose queue may still hold requests and their
+    /// Authorization headers.
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "environment": environment, "endpoint": endpoint, "credentials": credentials, "pacing": pacing, "retry": retry,
+            "requestCounts": requestCounts,
+        ], displayStyle: .class)
+    }
 
     /// Called before each wait imposed by pacing, `Retry-After` or backoff (for progress output):
     /// the seconds to wait and why.

@@ -132,6 +132,10 @@ struct EmulatorCommand: Command {
             break
         }
         signals.cancel()
+        if reason.hasPrefix("POST") {
+            // Let the answer to the shutdown call leave before the connections close.
+            try? await Task.sleep(nanoseconds: 100_000_000)
+        }
         server.stop()
         if let stateURL {
             do {

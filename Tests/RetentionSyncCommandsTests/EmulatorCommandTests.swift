@@ -1,0 +1,203 @@
+import Crypto
+import Emulator
+import Foundation
+import HTTP
+import RetentionMessaging
+import RetentionSyncCommands
+import Testing
+
+/// `retention-sync emulator` running in-process on a free port, until `stop()`.
+final class RunningEmulatorCommand: @unchecked Sendable {
+    let captured: CapturedConsole
+    private let task: Task<ExitCode, Never>
+    private let lock = NSLock()
+    private var exitCode: ExitCode?
+    let curl = CurlHTTPClient(configuration: .init(connectTimeout: 5, timeout: 20, environment: [:]))
+    private(set) var port = 0
+
+    private init(captured: CapturedConsole, task: Task<ExitCode, Never>) {
+        self.captured = captured
+        self.task = task
+    }
+
+    /// Starts the command and waits until it prints where it listens (or ends early).
+    static func start(_ arguments: [String], environment: [String: String],
+                      directory: URL = FileManager.default.temporaryDirectory) async throws -> RunningEmulatorCommand {
+        let captured = CapturedConsole()
+        let context = CommandContext(console: captured.console, environment: environment, currentDirectory: directory)
+        let box = ExitBox()
+        let task = Task { () -> ExitCode in
+            let code = await CLI.run(["emulator", "--port", "0"] + arguments, context: context)
+            box.set(code)
+            return code
+        }
+        let running = RunningEmulatorCommand(captured: captured, task: task)
+        for _ in 0..<400 {
+            if let line = captured.stdout.split(separator: "\n").first(where: { $0.hasPrefix("listening on http://127.0.0.1:") }),
+               let port = Int(line.dropFirst("listening on http://127.0.0.1:".count).prefix { $0.isNumber }) {
+                running.port = port
+                return running
+            }
+            if box.value != nil { return running }
+            try await Task.sleep(nanoseconds: 25_000_000)
+        }
+        Issue.record("the emulator did not start: \(captured.stdout) \(captured.stderr)")
+        return running
+    }
+
+    var endpoint: URL { URL(string: "http://127.0.0.1:\(port)/inApps/v1/messaging")! }
+
+    func client(_ environment: Environment, credentials: Credentials, retry: RetryPolicy = .none) -> RetentionMessagingClient {
+        RetentionMessagingClient(environment: environment, credentials: credentials, transport: curl, endpoint: endpoint,
+                                 pacing: .unlimited, retry: retry)
+    }
+
+    func admin(_ method: String, _ path: String) async throws -> HTTPResponse {
+        try await curl.send(HTTPRequest(method: method, url: URL(string: "http://127.0.0.1:\(port)\(path)")!))
+    }
+
+    /// Asks the command to stop (as SIGINT would) and returns its exit code.
+    func stop() async throws -> ExitCode {
+        // The answer may be lost when the server closes first; the exit code is what counts.
+        if port != 0 { _ = try? await admin("POST", "/emulator/shutdown") }
+        return await task.value
+    }
+
+    /// The exit code of a command that ended by itself.
+    func finished() async -> ExitCode { await task.value }
+}
+
+final class ExitBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var code: ExitCode?
+    func set(_ code: ExitCode) { lock.withLock { self.code = code } }
+    var value: ExitCode? { lock.withLock { code } }
+}
+
+/// An app's key, and the environment variables a user would set for it.
+struct CommandTestApp {
+    let key = ES256PrivateKey.generate()
+    var environment: [String: String] {
+        ["RETENTION_SYNC_KEY_ID": "ABC123DEFG", "RETENTION_SYNC_ISSUER_ID": "57246542-96fe-1a63-e053-0824d011072a",
+         "RETENTION_SYNC_PRIVATE_KEY": key.pkcs8PEM]
+    }
+    var credentials: Credentials {
+        Credentials(keyId: "ABC123DEFG", issuerId: "57246542-96fe-1a63-e053-0824d011072a", bundleId: "com.example.retention", privateKey: key)
+    }
+}
+
+@Suite("retention-sync emulator")
+struct EmulatorCommandTests {
+    let message = "00000000-0000-4000-8000-000000000001"
+    let plain = UploadMessageRequestBody(header: "Stay", body: "It gets better.")
+
+    func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("emulator-command-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test("it prints where it listens and its admin routes, serves the API, and stops cleanly")
+    func listens() async throws {
+        let app = CommandTestApp()
+        let running = try await RunningEmulatorCommand.start([], environment: app.environment)
+        #expect(running.captured.stdout.contains("listening on http://127.0.0.1:\(running.port) (sandbox)"))
+        #expect(running.captured.stdout.contains("API endpoint: http://127.0.0.1:\(running.port)/inApps/v1/messaging"))
+        #expect(running.captured.stdout.contains("/emulator/messages/{id}/approve|reject"))
+        #expect(running.captured.stdout.contains("GET  http://127.0.0.1:\(running.port)/emulator/state"))
+
+        let client = running.client(.sandbox, credentials: app.credentials)
+        try await client.uploadMessage(identifier: message, body: plain)
+        #expect(try await client.getMessageList().messageIdentifiers.map(\.messageState) == [.approved])
+
+        #expect(try await running.stop() == .success)
+        #expect(running.captured.stdout.contains("stopping (POST /emulator/shutdown)"))
+        #expect(running.captured.stderr.isEmpty)
+    }
+
+    @Test("in production with manual review, an upload stays PENDING until the admin route approves it")
+    func productionReview() async throws {
+        let app = CommandTestApp()
+        let running = try await RunningEmulatorCommand.start(["--environment", "production", "--review", "manual"], environment: app.environment)
+        #expect(running.captured.stdout.contains("(production)"))
+        let client = running.client(.production, credentials: app.credentials)
+        try await client.uploadMessage(identifier: message, body: plain)
+        #expect(try await client.getMessageList().messageIdentifiers.map(\.messageState) == [.pending])
+        #expect(try await running.admin("POST", "/emulator/messages/\(message)/approve").status == 200)
+        #expect(try await client.getMessageList().messageIdentifiers.map(\.messageState) == [.approved])
+        _ = try await running.stop()
+    }
+
+    @Test("with --state, content survives a restart, and the file is written after every change")
+    func stateAcrossRestarts() async throws {
+        let app = CommandTestApp()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try await RunningEmulatorCommand.start(["--state", "emulator.json"], environment: app.environment, directory: directory)
+        try await first.client(.sandbox, credentials: app.credentials).uploadMessage(identifier: message, body: plain)
+        let written = try EmulatorStateFile.read(from: directory.appendingPathComponent("emulator.json"))
+        #expect(written.sandbox.messages[message]?.body == plain)
+        #expect(try await first.stop() == .success)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["emulator.json"])
+
+        let second = try await RunningEmulatorCommand.start(["--state", "emulator.json"], environment: app.environment, directory: directory)
+        #expect(second.captured.stdout.contains("(1 messages, 0 images in sandbox)"))
+        let again = await apiError { try await second.client(.sandbox, credentials: app.credentials).uploadMessage(identifier: message, body: plain) }
+        #expect(again?.errorCode == 4090001)
+        _ = try await second.stop()
+    }
+
+    @Test("a public key file verifies tokens without the private key in the environment")
+    func publicKeyFile() async throws {
+        let app = CommandTestApp()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try app.key.publicKey.spkiPEM.write(to: directory.appendingPathComponent("key.pub"), atomically: true, encoding: .utf8)
+        let running = try await RunningEmulatorCommand.start(["--public-key", "key.pub", "--bundle-id", "com.example.retention"],
+                                                             environment: [:], directory: directory)
+        #expect(try await running.client(.sandbox, credentials: app.credentials).getImageList().imageIdentifiers.isEmpty)
+        let stranger = CommandTestApp()
+        let refused = await apiError { _ = try await running.client(.sandbox, credentials: stranger.credentials).getImageList() }
+        #expect(refused?.status == 401)
+        _ = try await running.stop()
+    }
+
+    @Test("without a key to verify tokens with, it refuses to start and says what to set")
+    func noKey() async throws {
+        let running = try await RunningEmulatorCommand.start([], environment: [:])
+        #expect(await running.finished() == .usage)
+        #expect(running.captured.stderr.contains("--public-key"))
+        #expect(running.captured.stderr.contains("RETENTION_SYNC_PRIVATE_KEY_FILE"))
+    }
+
+    @Test("bad option values are usage errors", arguments: [
+        ["--environment", "staging"], ["--review", "sometimes"], ["--rate-limit", "fast"], ["--drops", "2"], ["--port", "http"],
+    ])
+    func badOptions(arguments: [String]) async throws {
+        let running = try await RunningEmulatorCommand.start(arguments, environment: CommandTestApp().environment)
+        #expect(await running.finished() == .usage)
+        #expect(running.captured.stderr.hasPrefix("error: "))
+    }
+
+    @Test("--help lists every option and the admin routes")
+    func help() async {
+        let captured = CapturedConsole()
+        let context = CommandContext(console: captured.console, environment: [:], currentDirectory: FileManager.default.temporaryDirectory)
+        #expect(await CLI.run(["emulator", "--help"], context: context) == .success)
+        for option in ["--port", "--environment", "--review", "--rate-limit", "--state", "--public-key", "--verbose", "/emulator/approve-all"] {
+            #expect(captured.stdout.contains(option))
+        }
+    }
+}
+
+/// Runs `body` and returns the `RetentionMessagingError` it threw, or nil.
+func apiError(_ body: () async throws -> Void) async -> RetentionMessagingError? {
+    do {
+        try await body()
+        return nil
+    } catch let error as RetentionMessagingError {
+        return error
+    } catch {
+        return .decoding("unexpected error type: \(error)")
+    }
+}
