@@ -185,7 +185,7 @@ public final class Emulator: Sendable {
         if parsed.segments.first == "emulator" {
             return .response(admin(parsed, environment: environment))
         }
-        let now = configuration.clock.now()
+        let arrived = configuration.clock.now()
         let plan = core.withLock { core -> (halted: Bool, serverError: Bool, drop: Bool, latency: Double) in
             core[environment].requests += 1
             core.seen += 1
@@ -201,14 +201,19 @@ public final class Emulator: Sendable {
             return .halted
         }
         if plan.latency > 0 {
-            try? await configuration.clock.sleep(until: now + plan.latency)
+            try? await configuration.clock.sleep(until: arrived + plan.latency)
         }
         if plan.serverError {
             log("\(line) → 500 (injected)")
             return .response(Responses.error(500, AppleErrorCode.generalInternal, "An unknown error occurred."))
         }
-        let result = core.withLock { core in
-            route(parsed, environment: environment, core: &core, now: configuration.clock.now())
+        let now = configuration.clock.now()
+        // Token checks are pure and the slowest step, so they run outside the lock.
+        let result: RouteResult
+        if let reason = authenticationFailure(parsed.authorization, now: now) {
+            result = RouteResult(response: HTTPResponse(status: 401), note: reason)
+        } else {
+            result = core.withLock { core in route(parsed, environment: environment, core: &core, now: now) }
         }
         if result.mutated { persist() }
         log("\(line) → \(result.response.status)" + (result.note.map { " (\($0))" } ?? "") + (plan.drop ? ", dropped (injected)" : ""))

@@ -16,10 +16,8 @@ enum EmulatorErrorCode {
 }
 
 extension Emulator {
+    /// Answers an authenticated API request: rate limit, then the route. Runs under the core's lock.
     func route(_ request: ParsedRequest, environment: Environment, core: inout Core, now: Double) -> RouteResult {
-        if let reason = authenticationFailure(request.authorization, now: now) {
-            return RouteResult(response: HTTPResponse(status: 401), note: reason)
-        }
         guard request.isAPI else { return RouteResult(response: HTTPResponse(status: 404), note: "not an API path") }
 
         let endpointClass: EndpointClass = request.method == "PUT" && request.segments.first == "default" ? .configureDefault : .other
