@@ -1,8 +1,130 @@
+import Foundation
+import Reconciler
+import RetentionMessaging
+import Runtime
+
 struct ApplyCommand: Command {
     static let name = "apply"
     static let summary = "Make the environment match the manifests"
-    static let help = "Usage: retention-sync apply\n\nMake the environment match the manifests."
+    static let help = """
+        Usage: retention-sync apply --env sandbox|production [--plan FILE] [options]
+
+        Without --plan, plans and applies in one go (the plan is printed first). With --plan, applies
+        a plan saved by 'plan --out FILE', and refuses when the manifests changed since, or when the
+        remote changed so that the plan no longer holds; actions already done are skipped.
+        Order: images, messages, (sandbox: re-list to use auto-approved content at once), defaults,
+        the runtime snapshot, the realtime URL, then deletions (only with --prune). Blocked actions
+        wait for App Review and are retried by the next run. A run that stops half-way is finished
+        by running apply again.
+
+        Options:
+        \(EnvironmentOptions.help)
+          --plan FILE           Apply this saved plan
+          --prune               Delete remote content that nothing derives or uses
+          --prune-force         Allow a prune that deletes more than 25% of the remote content
+          --report FILE         Write a JSON report of what was done (also after a failure)
+          --auto-approve        Accepted for Terraform habits; apply never asks for confirmation
+
+        \(EnvironmentOptions.credentialsHelp)
+        """
+
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        throw CommandError("'apply' is not built yet")
+        try await execute(&arguments, context: context, provider: .live)
+    }
+
+    static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
+        let options = try EnvironmentOptions.parse(&arguments, context: context)
+        let planPath = try arguments.option("--plan")
+        let reportPath = try arguments.option("--report")
+        var prune = arguments.flag("--prune")
+        var pruneForce = arguments.flag("--prune-force")
+        _ = arguments.flag("--auto-approve")
+        try arguments.finish()
+
+        var saved: Plan?
+        if let planPath {
+            let data: Data
+            do { data = try Data(contentsOf: context.url(planPath)) } catch {
+                throw CommandError("cannot read \(planPath): \(error.localizedDescription)")
+            }
+            do { saved = try SavedPlan.load(data) } catch { throw CommandError("\(planPath): \(error.description)") }
+            prune = saved?.prune ?? false
+            // The saved plan's own actions decide what may be deleted; protection already ran when it was made.
+            pruneForce = prune
+        }
+
+        let session = try ReconcileSession.open(options, context: context, provider: provider)
+        let planned = try await session.plan(PlanOptions(prune: prune || pruneForce, pruneForce: pruneForce))
+        var allowed: Set<String>?
+        if let saved, let planPath {
+            do {
+                allowed = try SavedPlan.check(saved: saved, fresh: planned.plan)
+            } catch {
+                throw CommandError("\(planPath): \(error.description)")
+            }
+            context.console.print("Applying the saved plan \(planPath).")
+        }
+        context.console.write(PlanRenderer.text(planned.plan, color: context.console.useColor))
+
+        let report = try await perform(planned, session: session, allowed: allowed, reportPath: reportPath, context: context)
+        return planned.plan.hasErrors || report.count(.error) > 0 ? .failure : .success
+    }
+
+    /// Runs the apply with progress lines, writes the report, and prints the outcome.
+    static func perform(_ planned: PlanResult, session: ReconcileSession, allowed: Set<String>?, reportPath: String?,
+                        context: CommandContext) async throws(CommandError) -> ApplyReport {
+        let console = context.console
+        if !planned.plan.hasReadyActions {
+            console.print("")
+            console.print(planned.plan.converged ? "No changes. Nothing to apply." : "Nothing to apply now.")
+            let report = ApplyReport(environment: planned.desired.environment, completed: true,
+                                     publishedSnapshot: planned.remote.publishedSnapshot?.digest)
+            if let reportPath { try writeReport(report, to: reportPath, context: context) }
+            return report
+        }
+        console.print("")
+        console.print("Applying to \(planned.desired.environment.rawValue):")
+        let report: ApplyReport
+        do {
+            report = try await session.reconciler.apply(planned, allowedActions: allowed) { event in
+                switch event {
+                case .finished(let result, let done, let total):
+                    guard result.outcome != .blocked && result.outcome != .error else { return }
+                    console.print("  [\(done)/\(total)] \(result.title): \(outcomeText(result))")
+                case .relisted(let messages, let images):
+                    console.print("  re-listed: \(messages) message\(messages == 1 ? "" : "s") and \(images) image\(images == 1 ? "" : "s") approved since upload")
+                }
+            }
+        } catch {
+            if let reportPath { try writeReport(error.report, to: reportPath, context: context) }
+            throw CommandError(error.message)
+        }
+        if let reportPath { try writeReport(report, to: reportPath, context: context) }
+        let blocked = report.count(.blocked)
+        console.print("")
+        console.print("Apply complete: \(report.count(.done)) done, \(report.count(.alreadyDone)) already there, \(blocked) blocked"
+                      + (blocked > 0 ? " (retried by the next reconcile once App Review approves)" : "")
+                      + (report.count(.error) > 0 ? ", \(report.count(.error)) in error" : "")
+                      + "; \(report.requests.total) API request\(report.requests.total == 1 ? "" : "s").")
+        return report
+    }
+
+    static func outcomeText(_ result: ActionResult) -> String {
+        switch result.outcome {
+        case .done: "done"
+        case .alreadyDone: "already there"
+        case .skipped: "skipped (\(result.detail ?? ""))"
+        case .failed: "FAILED (\(result.detail ?? ""))"
+        case .blocked: "blocked"
+        case .error: "error"
+        }
+    }
+
+    static func writeReport(_ report: ApplyReport, to path: String, context: CommandContext) throws(CommandError) {
+        let text: String
+        do { text = String(decoding: try CanonicalJSON.encodePretty(report), as: UTF8.self) + "\n" } catch {
+            throw CommandError("cannot encode the apply report: \(error)")
+        }
+        try writeFile(text, to: path, context: context)
     }
 }

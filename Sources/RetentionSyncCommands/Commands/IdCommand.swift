@@ -1,8 +1,98 @@
+import Foundation
+import Manifests
+import Reconciler
+import RetentionMessaging
+
 struct IdCommand: Command {
     static let name = "id"
     static let summary = "Print the identifiers the manifests derive"
-    static let help = "Usage: retention-sync id\n\nPrint the identifiers the manifests derive."
+    static let help = """
+        Usage: retention-sync id [--manifests DIR] [--env sandbox|production] [--format text|json]
+
+        Prints every message and image identifier the manifests derive, with its logical name,
+        locale and content version, and the exact UUIDv5 name string it is computed from, so any
+        UUIDv5 library can recompute it. Offline: no credentials, no requests.
+
+        Options:
+          --manifests DIR       The manifest directory (default: manifests)
+          --env ENV             Only this environment (default: every environment the App manages)
+          --format FORMAT       text (default) or json
+        """
+
+    struct Listing: Encodable {
+        var formatVersion = "1.0"
+        var namespace: String
+        var environments: [EnvironmentListing]
+        enum CodingKeys: String, CodingKey { case formatVersion = "format_version", namespace, environments }
+    }
+
+    struct EnvironmentListing: Encodable {
+        var environment: Environment
+        var images: [Entry]
+        var messages: [Entry]
+    }
+
+    struct Entry: Encodable {
+        var identifier: String
+        var kind: String
+        var name: String
+        var locale: String?
+        var productScope: String?
+        var version: String
+        var nameString: String
+        enum CodingKeys: String, CodingKey {
+            case identifier, kind, name, locale, productScope = "product_scope", version, nameString = "uuid5_name"
+        }
+    }
+
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        throw CommandError("'id' is not built yet")
+        let path = try arguments.option("--manifests") ?? "manifests"
+        let only = try arguments.option("--env").map { name throws(CommandError) in try EnvironmentOptions.parseEnvironment(name) }
+        let format = try arguments.option("--format") ?? "text"
+        guard ["text", "json"].contains(format) else {
+            throw CommandError("--format must be text or json, not '\(format)'", exitCode: .usage)
+        }
+        try arguments.finish()
+        let manifests = try EnvironmentOptions.loadManifests(path, context: context)
+        let declared = manifests.app.environments.map(\.environment)
+        let environments = only.map { [$0] } ?? (declared.isEmpty ? Environment.allCases : declared)
+        var listing = Listing(namespace: manifests.app.identityNamespace ?? Identities.namespace, environments: [])
+        for environment in environments {
+            let desired = try EnvironmentOptions.derive(manifests, environment: environment)
+            listing.environments.append(EnvironmentListing(
+                environment: environment,
+                images: desired.images.map { image in
+                    Entry(identifier: image.identifier, kind: "image", name: image.names.joined(separator: ", "), locale: nil,
+                          productScope: nil, version: image.size.rawValue + ":" + image.sha256,
+                          nameString: Identities.imageName(bundleId: desired.bundleId, environment: environment,
+                                                           size: image.size, sha256: image.sha256))
+                },
+                messages: desired.messages.map { message in
+                    Entry(identifier: message.identifier, kind: "message", name: message.name, locale: message.locale,
+                          productScope: message.productScope, version: message.contentVersion,
+                          nameString: Identities.messageName(bundleId: desired.bundleId, environment: environment,
+                                                             productScope: message.productScope, locale: message.locale,
+                                                             purpose: message.name, contentVersion: message.contentVersion))
+                }))
+        }
+        if format == "json" {
+            context.console.write(String(decoding: try CanonicalJSON.encodePretty(listing), as: UTF8.self) + "\n")
+            return .success
+        }
+        var lines = ["Identity namespace \(listing.namespace)"]
+        for environment in listing.environments {
+            lines.append("")
+            lines.append("\(environment.environment.rawValue): \(environment.images.count) image\(environment.images.count == 1 ? "" : "s"), \(environment.messages.count) message\(environment.messages.count == 1 ? "" : "s")")
+            for image in environment.images {
+                lines.append("  \(image.identifier)  image    \(image.name) \(image.version.prefix(while: { $0 != ":" })) sha256 \(image.version.split(separator: ":").last?.prefix(12) ?? "")…")
+                lines.append("      uuid5 name: \(image.nameString)")
+            }
+            for message in environment.messages {
+                lines.append("  \(message.identifier)  message  \(message.name) (\(message.locale ?? "")) product \(message.productScope ?? "*") version \(message.version)")
+                lines.append("      uuid5 name: \(message.nameString)")
+            }
+        }
+        context.console.print(lines.joined(separator: "\n"))
+        return .success
     }
 }

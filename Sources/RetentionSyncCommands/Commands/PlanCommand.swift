@@ -1,8 +1,97 @@
+import Foundation
+import Reconciler
+import RetentionMessaging
+import Runtime
+
 struct PlanCommand: Command {
     static let name = "plan"
     static let summary = "Show what apply would do"
-    static let help = "Usage: retention-sync plan\n\nShow what apply would do."
+    static let help = """
+        Usage: retention-sync plan --env sandbox|production [options]
+
+        Reads the environment with the fewest calls (two list calls, one GET /default per declared
+        product/locale pair, the realtime URL) and the published snapshot, then prints what apply
+        would do: each action with its reason and state (ready, blocked waiting for App Review, or
+        error), what the remote holds that the manifests do not derive, and what the apply will cost.
+
+        Options:
+        \(EnvironmentOptions.help)
+          --format FORMAT       text (default), markdown (for a pull-request comment) or json
+          --out FILE            Save the plan (JSON, no secrets) for 'apply --plan FILE'
+          --snapshot-out FILE   Write the runtime snapshot apply would publish (for 'decide' previews)
+          --detailed-exitcode   Exit 0 when nothing can be done now (in sync, or only waiting for
+                                review), 2 when ready actions are pending, 1 on error
+          --prune               Also plan deleting remote content nothing derives or uses
+          --prune-force         Allow a prune that deletes more than 25% of the remote content
+          --markdown-max-chars N  Split the Markdown into comments of at most N characters (default 65000)
+
+        \(EnvironmentOptions.credentialsHelp)
+        """
+
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        throw CommandError("'plan' is not built yet")
+        try await execute(&arguments, context: context, provider: .live)
+    }
+
+    /// The separator between Markdown comments when the plan does not fit in one.
+    static let commentSeparator = "\n<!-- retention-sync: next comment -->\n"
+
+    static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
+        let options = try EnvironmentOptions.parse(&arguments, context: context)
+        let format = try arguments.option("--format") ?? "text"
+        guard ["text", "markdown", "json"].contains(format) else {
+            throw CommandError("--format must be text, markdown or json, not '\(format)'", exitCode: .usage)
+        }
+        let out = try arguments.option("--out")
+        let snapshotOut = try arguments.option("--snapshot-out")
+        let detailed = arguments.flag("--detailed-exitcode")
+        let prune = arguments.flag("--prune")
+        let pruneForce = arguments.flag("--prune-force")
+        let maxCharacters = try arguments.option("--markdown-max-chars").map { text throws(CommandError) -> Int in
+            guard let value = Int(text), value > 0 else {
+                throw CommandError("--markdown-max-chars needs a positive number", exitCode: .usage)
+            }
+            return value
+        } ?? 65_000
+        try arguments.finish()
+
+        let session = try ReconcileSession.open(options, context: context, provider: provider)
+        let planned = try await session.plan(PlanOptions(prune: prune || pruneForce, pruneForce: pruneForce))
+        try render(planned.plan, format: format, maxCharacters: maxCharacters, context: context)
+
+        if let out {
+            try writeFile(try json(planned.plan), to: out, context: context)
+            context.console.error("Saved the plan to \(out); apply it with: retention-sync apply --env \(options.environment.rawValue) --plan \(out)")
+        }
+        if let snapshotOut {
+            guard let snapshot = planned.snapshot?.snapshot else {
+                throw CommandError("no snapshot to write: \(options.environment.rawValue) has no snapshot store (set environments.\(options.environment.rawValue).snapshotPath in the App manifest, or --snapshot-store)")
+            }
+            do {
+                try SnapshotStore(url: context.url(snapshotOut)).write(snapshot)
+            } catch {
+                throw CommandError(error.description)
+            }
+        }
+        return exitCode(planned.plan, detailed: detailed)
+    }
+
+    static func render(_ plan: Plan, format: String, maxCharacters: Int = 65_000, context: CommandContext) throws(CommandError) {
+        switch format {
+        case "json": context.console.write(try json(plan))
+        case "markdown": context.console.write(PlanRenderer.markdown(plan, maxCharacters: maxCharacters).joined(separator: commentSeparator))
+        default: context.console.write(PlanRenderer.text(plan, color: context.console.useColor))
+        }
+    }
+
+    static func json(_ plan: Plan) throws(CommandError) -> String {
+        do { return try PlanRenderer.json(plan) } catch { throw CommandError("cannot encode the plan: \(error)") }
+    }
+
+    /// 1 on error (REJECTED content, a limit, prune protection); with `--detailed-exitcode`, 2 when
+    /// ready actions are pending; otherwise 0 — also when only waiting for review.
+    static func exitCode(_ plan: Plan, detailed: Bool) -> ExitCode {
+        if plan.hasErrors { return .failure }
+        if detailed && plan.hasReadyActions { return .changesPending }
+        return .success
     }
 }

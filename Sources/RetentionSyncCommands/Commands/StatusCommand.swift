@@ -1,8 +1,44 @@
+import Foundation
+import Reconciler
+import RetentionMessaging
+
 struct StatusCommand: Command {
     static let name = "status"
     static let summary = "Show remote content, review states and use"
-    static let help = "Usage: retention-sync status\n\nShow remote content, review states and use."
+    static let help = """
+        Usage: retention-sync status --env sandbox|production [--format text|json] [options]
+
+        Lists every message and image in the environment with its review state, the logical name,
+        locale and version the manifests give it (when they derive it), where it is in use (defaults,
+        rules of the published snapshot), and what the next reconcile would do with it. Makes the
+        same few read calls as plan.
+
+        Options:
+        \(EnvironmentOptions.help)
+          --format FORMAT       text (default) or json
+
+        \(EnvironmentOptions.credentialsHelp)
+        """
+
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        throw CommandError("'status' is not built yet")
+        try await execute(&arguments, context: context, provider: .live)
+    }
+
+    static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
+        let options = try EnvironmentOptions.parse(&arguments, context: context)
+        let format = try arguments.option("--format") ?? "text"
+        guard ["text", "json"].contains(format) else {
+            throw CommandError("--format must be text or json, not '\(format)'", exitCode: .usage)
+        }
+        try arguments.finish()
+        let session = try ReconcileSession.open(options, context: context, provider: provider)
+        let planned = try await session.plan(PlanOptions())
+        let report = Status.report(planned)
+        if format == "json" {
+            do { context.console.write(try Status.json(report)) } catch { throw CommandError("cannot encode the status: \(error)") }
+        } else {
+            context.console.write(Status.text(report, color: context.console.useColor))
+        }
+        return .success
     }
 }

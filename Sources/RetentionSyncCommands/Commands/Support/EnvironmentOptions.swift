@@ -1,0 +1,118 @@
+import Foundation
+import HTTP
+import Manifests
+import Reconciler
+import RetentionMessaging
+
+/// The options `id`, `plan`, `apply` and `status` share: where the manifests are, which
+/// environment, which API endpoint, and where the published snapshot lives.
+struct EnvironmentOptions: Sendable {
+    var manifestsPath: String
+    var environment: Environment
+    var endpoint: String?
+    var snapshotStore: String?
+
+    static let help = """
+          --manifests DIR       The manifest directory (default: manifests)
+          --env ENV             sandbox or production
+          --endpoint URL        Talk to this API endpoint instead of Apple (e.g. `retention-sync emulator`);
+                                also RETENTION_SYNC_ENDPOINT. Plain http:// only on loopback.
+          --snapshot-store FILE Where the published runtime snapshot lives (default: the App's
+                                environments.<env>.snapshotPath, relative to the manifest directory)
+        """
+
+    static let credentialsHelp = """
+        Credentials come from RETENTION_SYNC_KEY_ID, RETENTION_SYNC_ISSUER_ID and RETENTION_SYNC_PRIVATE_KEY_FILE
+        (or RETENTION_SYNC_PRIVATE_KEY with the PEM text); they are never printed.
+        """
+
+    static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> EnvironmentOptions {
+        let manifests = try arguments.option("--manifests") ?? "manifests"
+        guard let name = try arguments.option("--env") else {
+            throw CommandError("--env is required: sandbox or production", exitCode: .usage)
+        }
+        let environment = try parseEnvironment(name)
+        return EnvironmentOptions(manifestsPath: manifests, environment: environment,
+                                  endpoint: try arguments.option("--endpoint") ?? context.environment["RETENTION_SYNC_ENDPOINT"],
+                                  snapshotStore: try arguments.option("--snapshot-store"))
+    }
+
+    static func parseEnvironment(_ name: String) throws(CommandError) -> Environment {
+        guard let environment = Environment(rawValue: name.lowercased()) else {
+            throw CommandError("--env must be sandbox or production, not '\(name)'", exitCode: .usage)
+        }
+        return environment
+    }
+
+    /// Loads and validates the manifests; prints every diagnostic; fails before any request when
+    /// there is an error.
+    static func loadManifests(_ path: String, context: CommandContext) throws(CommandError) -> ManifestSet {
+        let directory = context.url(path)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CommandError("\(path): no such manifest directory (use --manifests DIR, or run 'retention-sync init \(path)')")
+        }
+        let (set, diagnostics) = ManifestLoader.loadAndValidate(directory: directory, displayPath: path)
+        if !diagnostics.isEmpty {
+            context.console.error(DiagnosticRenderer.render(diagnostics, format: .text, color: context.console.useColor)
+                .trimmingCharacters(in: .newlines))
+        }
+        let errors = diagnostics.filter { $0.severity == .error }.count
+        guard let set, errors == 0 else {
+            throw CommandError("the manifests in \(path) have \(max(errors, 1)) error\(errors == 1 ? "" : "s"); nothing was sent (run 'retention-sync validate --manifests \(path)')")
+        }
+        return set
+    }
+
+    func loadManifests(context: CommandContext) throws(CommandError) -> ManifestSet {
+        try Self.loadManifests(manifestsPath, context: context)
+    }
+
+    static func derive(_ manifests: ManifestSet, environment: Environment) throws(CommandError) -> DesiredState {
+        if !manifests.app.environments.isEmpty, manifests.app.settings(for: environment) == nil {
+            throw CommandError("\(manifests.app.location): the App manifest does not manage \(environment.rawValue); add it under environments:")
+        }
+        do {
+            return try Identities.derive(manifests, environment: environment)
+        } catch {
+            throw CommandError(error.description)
+        }
+    }
+
+    func store(for desired: DesiredState, context: CommandContext) -> SnapshotStore? {
+        Reconciler.store(for: desired, override: snapshotStore.map { context.url($0) })
+    }
+}
+
+/// Makes the API client for an environment. Real runs use libcurl against Apple (or `--endpoint`);
+/// the demo and the tests hand in the in-process emulator instead.
+struct APIProvider: Sendable {
+    var make: @Sendable (_ environment: Environment, _ bundleId: String, _ options: EnvironmentOptions,
+                         _ context: CommandContext) throws(CommandError) -> any RetentionMessagingAPI
+
+    static let live = APIProvider { environment, bundleId, options, context throws(CommandError) in
+        var endpoint: URL?
+        if let text = options.endpoint, !text.isEmpty {
+            guard var url = URL(string: text), url.scheme != nil, url.host != nil else {
+                throw CommandError("--endpoint '\(text)' is not an absolute URL (like http://127.0.0.1:8080)", exitCode: .usage)
+            }
+            if url.path.isEmpty || url.path == "/" { url = url.appendingPathComponent("inApps/v1/messaging") }
+            endpoint = url
+        }
+        let credentials: Credentials
+        do {
+            credentials = try Credentials.fromEnvironment(context.environment, bundleId: bundleId)
+        } catch {
+            throw CommandError("\(error); nothing was sent")
+        }
+        let client = RetentionMessagingClient(environment: environment, credentials: credentials,
+                                              transport: CurlHTTPClient(), endpoint: endpoint)
+        let console = context.console
+        client.onWait { seconds, reason in
+            if console.isTerminal && seconds >= 1 {
+                console.print("  … waiting \(Int(seconds.rounded(.up))) s (\(reason))")
+            }
+        }
+        return client
+    }
+}

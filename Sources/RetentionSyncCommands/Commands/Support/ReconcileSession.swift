@@ -1,0 +1,42 @@
+import Foundation
+import Manifests
+import Reconciler
+import RetentionMessaging
+
+/// Manifests loaded and derived for one environment, with a reconciler bound to its API client
+/// and snapshot store: what `plan`, `apply` and `status` start from.
+struct ReconcileSession: Sendable {
+    var options: EnvironmentOptions
+    var manifests: ManifestSet
+    var desired: DesiredState
+    var reconciler: Reconciler
+
+    static func open(_ options: EnvironmentOptions, context: CommandContext, provider: APIProvider) throws(CommandError) -> ReconcileSession {
+        let manifests = try options.loadManifests(context: context)
+        let desired = try EnvironmentOptions.derive(manifests, environment: options.environment)
+        let api = try provider.make(options.environment, desired.bundleId, options, context)
+        return ReconcileSession(options: options, manifests: manifests, desired: desired,
+                                reconciler: Reconciler(api: api, store: options.store(for: desired, context: context)))
+    }
+
+    func plan(_ planOptions: PlanOptions) async throws(CommandError) -> PlanResult {
+        do {
+            return try await reconciler.plan(desired, options: planOptions)
+        } catch let error as ReconcilerError {
+            throw CommandError(error.description)
+        } catch {
+            throw CommandError("reading \(options.environment.rawValue) failed: \(error)")
+        }
+    }
+}
+
+/// Writes text to a file given on the command line, creating its directory.
+func writeFile(_ text: String, to path: String, context: CommandContext) throws(CommandError) {
+    let url = context.url(path)
+    do {
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: url, options: .atomic)
+    } catch {
+        throw CommandError("cannot write \(path): \(error.localizedDescription)")
+    }
+}
