@@ -252,6 +252,7 @@ public enum Planner {
                 deletes[index].error = text
             }
         }
+        items.sort { ($0.kind.rawValue, $0.identifier) < ($1.kind.rawValue, $1.identifier) }
         return (deletes, items)
     }
 

@@ -20,7 +20,7 @@ public enum PlanRenderer {
         } else if !plan.hasReadyActions && !plan.hasErrors {
             sync = "nothing to do now: only waiting for App Review"
         } else {
-            sync = "not in sync"
+            sync = "out of sync"
         }
         return "Sync: \(sync). Health: \(plan.health.rawValue)."
     }

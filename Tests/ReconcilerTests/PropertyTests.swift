@@ -1,0 +1,155 @@
+import Foundation
+import Manifests
+import Reconciler
+import RetentionMessaging
+import Runtime
+import Testing
+
+/// SplitMix64: the same seed gives the same manifests and review states on every run.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Random but valid manifests: every message covers every locale, so every default and rule resolves.
+enum RandomManifests {
+    static func make(_ random: inout SeededRandom, directory: URL) -> ManifestSet {
+        let allLocales = ["de-DE", "en-US", "fr-FR", "ja"]
+        let locales = Array(allLocales.shuffled(using: &random).prefix(Int.random(in: 1...3, using: &random))).sorted()
+        let products = (0..<Int.random(in: 1...3, using: &random)).map { index in
+            ProductManifest(id: "product\(index)", locales: locales.filter { _ in Bool.random(using: &random) }.nonEmpty(or: locales),
+                            location: Fixtures.at("app.yaml", 10 + index))
+        }
+        var app = Fixtures.app(directory: directory)
+        app.products = products
+        let images = (0..<Int.random(in: 0...3, using: &random)).map { index in
+            Fixtures.image("image\(index)", size: index == 0 ? .fullSize : .bulletPoint,
+                           png: (0..<8).map { _ in UInt8.random(in: 0...255, using: &random) })
+        }
+        let fullSize = images.first { $0.size == .fullSize }?.name
+        let bullets = images.filter { $0.size == .bulletPoint }.map(\.name)
+        let messages = (0..<Int.random(in: 1...5, using: &random)).map { index in
+            let plain = Bool.random(using: &random)
+            return MessageManifest(name: "message\(index)", product: nil, headerPosition: nil, localizations: locales.map { locale in
+                Fixtures.localization(locale, header: "Header \(index) \(Int.random(in: 0...3, using: &random))", body: "Body \(locale)",
+                                      image: plain ? nil : fullSize, bullets: plain ? [] : Array(bullets.prefix(2)))
+            }, location: Fixtures.at("messages.yaml", index))
+        }
+        var defaults: [DefaultAssignment] = []
+        for product in products {
+            for locale in product.locales where Int.random(in: 0..<4, using: &random) > 0 {
+                defaults.append(DefaultAssignment(productId: product.id, locale: locale,
+                                                  message: messages.randomElement(using: &random)!.name, location: Fixtures.at("defaults.yaml")))
+            }
+        }
+        var percentLeft = 100.0
+        let rules = (0..<Int.random(in: 0...5, using: &random)).map { index -> FlowRule in
+            let message = messages.randomElement(using: &random)!.name
+            var match = RuleMatch(products: Bool.random(using: &random) ? [products[0].id] : nil)
+            if Bool.random(using: &random) && percentLeft >= 25 {
+                match.split = TrafficSplit(group: "ab", percent: 25)
+                percentLeft -= 25
+            }
+            let response: RuleResponse
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: response = .message(name: message)
+            case 1: response = .alternateProduct(message: message, productId: products[0].id, billingPlanType: nil)
+            case 2: response = .promotionalOffer(message: message, offerIdentifier: "offer\(index)")
+            default: response = .none
+            }
+            return FlowRule(name: "rule\(index)", match: match, response: response, location: Fixtures.at("flow.yaml", index))
+        }
+        return ManifestSet(directory: directory, app: app, images: images.sorted { $0.name < $1.name }, messages: messages,
+                           defaults: defaults.sorted { ($0.productId, $0.locale) < ($1.productId, $1.locale) },
+                           flows: rules.isEmpty ? [] : [FlowManifest(name: "flow", localeFallbacks: [:], rules: rules, location: Fixtures.at("flow.yaml"))])
+    }
+
+    /// Moves every PENDING item to a random review outcome (some stay PENDING).
+    static func review(_ api: FakeRetentionAPI, _ random: inout SeededRandom) {
+        var state = api.state
+        for id in state.messages.keys.sorted() where state.messages[id]?.0 == .pending {
+            state.messages[id]?.0 = [MessageState.pending, .approved, .approved, .rejected].randomElement(using: &random)!
+        }
+        for id in state.images.keys.sorted() where state.images[id]?.0 == .pending {
+            state.images[id]?.0 = [ImageState.pending, .approved, .approved, .approved].randomElement(using: &random)!
+        }
+        api.state = state
+    }
+}
+
+extension Array {
+    func nonEmpty(or fallback: [Element]) -> [Element] { isEmpty ? fallback : self }
+}
+
+@Suite("Properties over random manifests and review states")
+struct PropertyTests {
+    static let seeds: [UInt64] = Array(1...60)
+
+    /// Everything customers can see refers only to APPROVED content (and, for known messages, APPROVED images).
+    func expectOnlyApprovedInUse(_ api: FakeRetentionAPI, snapshot: RuntimeSnapshot?, desired: DesiredState, seed: UInt64) {
+        let state = api.state
+        func usable(_ id: String) -> Bool {
+            guard state.messages[id]?.0 == .approved else { return false }
+            let images = desired.message(id)?.imageIdentifiers ?? state.messages[id]?.1.referencedImageIdentifiers ?? []
+            return images.allSatisfy { state.images[$0]?.0 == .approved }
+        }
+        for (pair, id) in state.defaults { #expect(usable(id), "seed \(seed): default \(pair) uses \(id)") }
+        for rule in snapshot?.rules ?? [] {
+            for (locale, id) in rule.response.messageIdentifiers ?? [:] {
+                #expect(usable(id), "seed \(seed): rule \(rule.id) (\(locale)) uses \(id)")
+            }
+        }
+    }
+
+    @Test("no default and no published rule ever refers to content that is not APPROVED", arguments: seeds)
+    func onlyApprovedContentIsUsed(seed: UInt64) async throws {
+        var random = SeededRandom(seed: seed)
+        var harness = Harness(environment: .production)
+        harness.manifests = RandomManifests.make(&random, directory: harness.directory)
+        for _ in 0..<3 {
+            try await harness.apply()
+            expectOnlyApprovedInUse(harness.fake, snapshot: try harness.published(), desired: try harness.desired(), seed: seed)
+            RandomManifests.review(harness.fake, &random)
+        }
+        try await harness.apply()
+        expectOnlyApprovedInUse(harness.fake, snapshot: try harness.published(), desired: try harness.desired(), seed: seed)
+    }
+
+    @Test("the same manifests and remote state give a byte-identical plan", arguments: seeds.prefix(30))
+    func plansAreByteIdentical(seed: UInt64) async throws {
+        var random = SeededRandom(seed: seed)
+        var harness = Harness(environment: seed % 2 == 0 ? .sandbox : .production)
+        harness.manifests = RandomManifests.make(&random, directory: harness.directory)
+        try await harness.apply()
+        RandomManifests.review(harness.fake, &random)
+        let first = try await harness.plan(PlanOptions(prune: true))
+        var again = harness
+        var replay = SeededRandom(seed: seed)
+        again.manifests = RandomManifests.make(&replay, directory: harness.directory)
+        let second = try await again.plan(PlanOptions(prune: true))
+        #expect(try PlanRenderer.json(first.plan) == PlanRenderer.json(second.plan))
+        #expect(PlanRenderer.text(first.plan, color: false) == PlanRenderer.text(second.plan, color: false))
+        #expect(PlanRenderer.markdown(first.plan) == PlanRenderer.markdown(second.plan))
+        #expect(try first.snapshot?.snapshot.encoded() == second.snapshot?.snapshot.encoded())
+    }
+
+    @Test("after an apply against a fault-free API a new plan has no ready actions", arguments: seeds.prefix(40))
+    func applyLeavesNothingReady(seed: UInt64) async throws {
+        var random = SeededRandom(seed: seed)
+        var harness = Harness(environment: seed % 3 == 0 ? .sandbox : .production)
+        harness.manifests = RandomManifests.make(&random, directory: harness.directory)
+        try await harness.apply()
+        RandomManifests.review(harness.fake, &random)
+        try await harness.apply()
+        let after = try await harness.plan()
+        #expect(!after.plan.hasReadyActions, "seed \(seed): \(after.plan.actions.filter { $0.state == .ready }.map(\.id))")
+        if harness.environment == .sandbox { #expect(after.plan.converged, "seed \(seed)") }
+    }
+}
