@@ -211,6 +211,8 @@ public struct Applier: Sendable {
             do {
                 try await api.configureRealtimeURL(url)
                 record(action, .done)
+            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.realtimeURLNeedsPerformanceTest {
+                record(action, .blocked, "Apple sets a production realtime URL only after a sandbox performance test has passed; run one (POST /performanceTest in sandbox), then apply again")
             } catch {
                 throw fail(action, error)
             }

@@ -106,7 +106,8 @@ public enum Planner {
                     dependsOn: remote.messages[wanted.messageIdentifier] == nil
                         ? ["\(ActionKind.uploadMessage.rawValue):\(wanted.messageIdentifier)"] : [])
                 applyGate(gate.readiness(ofMessages: [wanted.messageIdentifier]), to: &action,
-                          serving: current == nil ? "no default is shown until then" : "the current default keeps serving until then")
+                          serving: current == nil ? "no default is shown until then" : "the current default keeps serving until then",
+                          environment: desired.environment)
                 actions.append(action)
             } else if let current {
                 actions.append(PlanAction(
@@ -144,7 +145,7 @@ public enum Planner {
             } else if !pending.isEmpty {
                 action.reason = "\(pending.count) rule\(pending.count == 1 ? "" : "s") changed but wait for review; the published snapshot keeps serving"
                 applyGate(waiting.contains { $0.state == MessageState.rejected.rawValue } ? .rejected(waiting) : .waiting(waiting),
-                          to: &action, serving: "the published snapshot keeps serving until then")
+                          to: &action, serving: "the published snapshot keeps serving until then", environment: desired.environment)
                 actions.append(action)
             }
         }
@@ -171,14 +172,19 @@ public enum Planner {
         return PlanResult(plan: plan, desired: desired, remote: remote, snapshot: compiled, options: options)
     }
 
-    static func applyGate(_ readiness: ReviewGate.Readiness, to action: inout PlanAction, serving: String) {
+    static func applyGate(_ readiness: ReviewGate.Readiness, to action: inout PlanAction, serving: String,
+                          environment: Environment) {
         switch readiness {
         case .approved:
             return
         case .waiting(let items):
             action.state = .blocked
             action.waitingFor = items
-            action.reason += "; waiting for review (\(serving))"
+            if environment == .sandbox && items.allSatisfy({ $0.state == "NOT_UPLOADED" }) {
+                action.reason += "; waiting for this apply's uploads, which sandbox approves at once, so apply does it in the same run"
+            } else {
+                action.reason += "; waiting for review (\(serving))"
+            }
         case .rejected(let items):
             action.state = .error
             action.waitingFor = items

@@ -46,8 +46,8 @@ public enum PlanRenderer {
                 out.append("  \(paint.color(mark.color, mark.symbol + " " + action.title))")
                 out.append("      \(action.reason)")
                 if let error = action.error { out.append("      " + paint.color(.red, "error: \(error)")) }
-                for item in action.waitingFor where action.error == nil {
-                    out.append("      waiting for \(item)")
+                if action.error == nil && !action.waitingFor.isEmpty {
+                    out.append("      waiting for " + action.waitingFor.map(\.description).joined(separator: "; "))
                 }
                 if action.kind == .publishSnapshot {
                     for rule in action.rules where rule.outcome != .unchanged {

@@ -32,7 +32,8 @@ struct ApplyCommand: Command {
         try await execute(&arguments, context: context, provider: .live)
     }
 
-    static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
+    static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider,
+                        printPlan: Bool = true) async throws(CommandError) -> ExitCode {
         let options = try EnvironmentOptions.parse(&arguments, context: context)
         let planPath = try arguments.option("--plan")
         let reportPath = try arguments.option("--report")
@@ -64,7 +65,10 @@ struct ApplyCommand: Command {
             }
             context.console.print("Applying the saved plan \(planPath).")
         }
-        context.console.write(PlanRenderer.text(planned.plan, color: context.console.useColor))
+        if printPlan {
+            context.console.write(PlanRenderer.text(planned.plan, color: context.console.useColor))
+            context.console.print("")
+        }
 
         let report = try await perform(planned, session: session, allowed: allowed, reportPath: reportPath, context: context)
         return planned.plan.hasErrors || report.count(.error) > 0 ? .failure : .success
@@ -75,14 +79,12 @@ struct ApplyCommand: Command {
                         context: CommandContext) async throws(CommandError) -> ApplyReport {
         let console = context.console
         if !planned.plan.hasReadyActions {
-            console.print("")
             console.print(planned.plan.converged ? "No changes. Nothing to apply." : "Nothing to apply now.")
             let report = ApplyReport(environment: planned.desired.environment, completed: true,
                                      publishedSnapshot: planned.remote.publishedSnapshot?.digest)
             if let reportPath { try writeReport(report, to: reportPath, context: context) }
             return report
         }
-        console.print("")
         console.print("Applying to \(planned.desired.environment.rawValue):")
         let report: ApplyReport
         do {
