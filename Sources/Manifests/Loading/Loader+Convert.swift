@@ -276,7 +276,7 @@ extension Loader {
     }
 
     private mutating func timestamp(_ text: Located<String>) -> Int64? {
-        if let date = RFC3339.parse(text.value) {
+        if let date = timestamps.parse(text.value) {
             return Int64((date.timeIntervalSince1970 * 1000).rounded())
         }
         diagnostics.append(.error("invalid-timestamp", at: text.location, "'\(text.value)' is not an RFC 3339 timestamp",
@@ -311,14 +311,18 @@ extension YAMLNode {
     }
 }
 
-/// RFC 3339 timestamps (`2026-03-01T00:00:00Z`, offsets and fractional seconds allowed).
-enum RFC3339 {
-    static func parse(_ text: String) -> Date? {
-        let plain = ISO8601DateFormatter()
+/// RFC 3339 timestamps (`2026-03-01T00:00:00Z`, offsets and fractional seconds allowed). One
+/// instance per load, because formatters are costly to make and not safe to share between threads.
+final class RFC3339 {
+    private let plain = ISO8601DateFormatter()
+    private let fractional = ISO8601DateFormatter()
+
+    init() {
         plain.formatOptions = [.withInternetDateTime]
-        if let date = plain.date(from: text) { return date }
-        let fractional = ISO8601DateFormatter()
         fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return fractional.date(from: text)
+    }
+
+    func parse(_ text: String) -> Date? {
+        plain.date(from: text) ?? fractional.date(from: text)
     }
 }

@@ -76,6 +76,7 @@ struct Loader {
     private var defaultDocuments: [RawDefaults] = []
     private var defaults: [DefaultAssignment] = []
     private let decoder = YAMLDecoder()
+    let timestamps = RFC3339()
 
     init(directory: URL, displayPath: String) {
         self.directory = directory.standardizedFileURL
