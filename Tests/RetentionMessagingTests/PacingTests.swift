@@ -42,14 +42,14 @@ struct PacingTests {
         #expect(RateLimitMode.apple.perHour(.configureDefault, in: .production) == 36_000)
     }
 
-    @Test("a burst beyond the hour's budget is slowed by the client's pacing, and none is refused")
-    func pacedBurst() async throws {
+    @Test("a burst beyond the hour's budget is slowed by the client's pacing, and none is refused", arguments: Face.allCases)
+    func pacedBurst(face: Face) async throws {
         let clock = VirtualClock()
         let start = clock.now()
         let app = TestApp()
         let emulator = app.emulator(rateLimit: .custom(perHourOther: 5, perHourDefaults: 10), clock: clock)
-        let client = app.client(transport: emulator.transport(), pacing: .perHour(other: 5, configureDefault: 10, maxConcurrentRequests: 1),
-                                clock: clock)
+        let harness = try Harness(face, app: app, emulator: emulator, clock: clock)
+        let client = harness.client(pacing: .perHour(other: 5, configureDefault: 10, maxConcurrentRequests: 1))
         let waits = WaitLog()
         client.onWait(waits.record)
 

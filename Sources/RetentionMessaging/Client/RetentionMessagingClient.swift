@@ -189,6 +189,7 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
         var mayHaveLanded = false
         while true {
             try await pace(endpointClass)
+            let token = try AuthenticationToken.make(credentials, now: clock.now())
             attempt += 1
             state.withLock { state in
                 switch endpointClass {
@@ -198,7 +199,7 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
                 if attempt > 1 { state.counts.retries += 1 }
             }
             var headers: [(name: String, value: String)] = [
-                (name: "Authorization", value: "Bearer " + (try AuthenticationToken.make(credentials, now: clock.now()))),
+                (name: "Authorization", value: "Bearer " + token),
                 (name: "Accept", value: "application/json"),
             ]
             if let contentType { headers.append((name: "Content-Type", value: contentType)) }
@@ -273,8 +274,8 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
         }
         guard wait > 0 else { return }
         let perHour = Int((rate * 3600).rounded())
-        handler?(wait, "pacing to \(perHour) \(endpointClass == .configureDefault ? "configure-default" : "") requests per hour in \(environment.rawValue)"
-            .replacingOccurrences(of: "  ", with: " "))
+        let what = endpointClass == .configureDefault ? "configure-default requests" : "requests"
+        handler?(wait, "pacing to \(perHour) \(what) per hour in \(environment.rawValue)")
         try await sleep(until: now + wait)
     }
 
@@ -327,7 +328,7 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
         do {
             return try JSONDecoder().decode(T.self, from: response.body)
         } catch {
-            throw .decoding("the answer to a \(T.self) request is not the JSON Apple documents (\(response.body.count) bytes)")
+            throw .decoding("the answer is not the \(T.self) JSON Apple documents (\(response.body.count) bytes, HTTP \(response.status))")
         }
     }
 
