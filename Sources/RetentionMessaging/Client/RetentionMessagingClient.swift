@@ -213,10 +213,11 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
             } catch {
                 log("← \(method) \(path): \(error) after \(Self.milliseconds(since: started)) ms")
                 transientFailures += 1
-                guard error.isTransient, idempotent, transientFailures < retry.maxAttempts else {
+                let neverSent = error.kind == .couldNotConnect || error.kind == .connectTimeout
+                guard error.isTransient, idempotent || neverSent, transientFailures < retry.maxAttempts else {
                     throw .transport(error)
                 }
-                if error.kind != .couldNotConnect && error.kind != .connectTimeout { mayHaveLanded = true }
+                if !neverSent { mayHaveLanded = true }
                 try await backOff(transientFailures, reason: "\(method) \(path) failed (\(error.kind.rawValue))")
                 continue
             }
