@@ -37,6 +37,14 @@ import RetentionMessaging
     }
     report("emulator handle(), in-process", requests, emulatorSeconds)
 
+    // The client alone, answered from memory: token signing, URL and header building, decoding.
+    guard let answer = await emulator.handle(prepared, environment: .sandbox) else { throw BenchError("no answer") }
+    let alone = RetentionMessagingClient(environment: .sandbox, credentials: credentials, transport: CannedTransport(answer), pacing: .unlimited)
+    let aloneSeconds = try await measure {
+        for _ in 0..<requests { _ = try await alone.getMessageList() }
+    }
+    report("client alone (canned answer): its overhead", requests, aloneSeconds)
+
     // The client in-process: token signing, encoding, decoding, pacing bookkeeping, plus the emulator.
     let inProcess = RetentionMessagingClient(environment: .sandbox, credentials: credentials, transport: emulator.transport(), pacing: .unlimited)
     let inProcessSeconds = try await measure {
@@ -79,6 +87,13 @@ private func report(_ name: String, _ count: Int, _ seconds: Double) {
 private struct BenchError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// Answers every request with the same response.
+private struct CannedTransport: HTTPTransport {
+    let response: HTTPResponse
+    init(_ response: HTTPResponse) { self.response = response }
+    func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse { response }
 }
 
 /// Keeps the last request, so the emulator can be measured on a prepared one.
