@@ -1,3 +1,4 @@
+import Emulator
 import Foundation
 import Manifests
 import Reconciler
@@ -31,7 +32,8 @@ enum RandomManifests {
         app.products = products
         let images = (0..<Int.random(in: 0...3, using: &random)).map { index in
             Fixtures.image("image\(index)", size: index == 0 ? .fullSize : .bulletPoint,
-                           png: (0..<8).map { _ in UInt8.random(in: 0...255, using: &random) })
+                           png: TestPNG.variant(of: index == 0 ? TestPNG.fullSize : TestPNG.bulletPoint,
+                                                tag: String(UInt64.random(in: 0...UInt64.max, using: &random))))
         }
         let fullSize = images.first { $0.size == .fullSize }?.name
         let bullets = images.filter { $0.size == .bulletPoint }.map(\.name)
@@ -71,16 +73,19 @@ enum RandomManifests {
                            flows: rules.isEmpty ? [] : [FlowManifest(name: "flow", localeFallbacks: [:], rules: rules, location: Fixtures.at("flow.yaml"))])
     }
 
-    /// Moves every PENDING item to a random review outcome (some stay PENDING).
-    static func review(_ api: FakeRetentionAPI, _ random: inout SeededRandom) {
-        var state = api.state
-        for id in state.messages.keys.sorted() where state.messages[id]?.0 == .pending {
-            state.messages[id]?.0 = [MessageState.pending, .approved, .approved, .rejected].randomElement(using: &random)!
+    /// Moves PENDING items to a random review outcome (some stay PENDING), as App Review would.
+    static func review(_ apple: EmulatedApple, _ environment: Environment, _ random: inout SeededRandom) throws {
+        let state = apple.state(environment)
+        for id in state.messages.keys.sorted() where state.messages[id]?.state == .pending {
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: break
+            case 3: try apple.emulator.rejectMessage(id, in: environment)
+            default: try apple.emulator.approveMessage(id, in: environment)
+            }
         }
-        for id in state.images.keys.sorted() where state.images[id]?.0 == .pending {
-            state.images[id]?.0 = [ImageState.pending, .approved, .approved, .approved].randomElement(using: &random)!
+        for id in state.images.keys.sorted() where state.images[id]?.state == .pending && Int.random(in: 0..<4, using: &random) > 0 {
+            try apple.emulator.approveImage(id, in: environment)
         }
-        api.state = state
     }
 }
 
@@ -93,12 +98,10 @@ struct PropertyTests {
     static let seeds: [UInt64] = Array(1...60)
 
     /// Everything customers can see refers only to APPROVED content (and, for known messages, APPROVED images).
-    func expectOnlyApprovedInUse(_ api: FakeRetentionAPI, snapshot: RuntimeSnapshot?, desired: DesiredState, seed: UInt64) {
-        let state = api.state
+    func expectOnlyApprovedInUse(_ state: EmulatorState, snapshot: RuntimeSnapshot?, seed: UInt64) {
         func usable(_ id: String) -> Bool {
-            guard state.messages[id]?.0 == .approved else { return false }
-            let images = desired.message(id)?.imageIdentifiers ?? state.messages[id]?.1.referencedImageIdentifiers ?? []
-            return images.allSatisfy { state.images[$0]?.0 == .approved }
+            guard let message = state.messages[id], message.state == .approved else { return false }
+            return message.body.referencedImageIdentifiers.allSatisfy { state.images[$0]?.state == .approved }
         }
         for (pair, id) in state.defaults { #expect(usable(id), "seed \(seed): default \(pair) uses \(id)") }
         for rule in snapshot?.rules ?? [] {
@@ -115,11 +118,11 @@ struct PropertyTests {
         harness.manifests = RandomManifests.make(&random, directory: harness.directory)
         for _ in 0..<3 {
             try await harness.apply()
-            expectOnlyApprovedInUse(harness.fake, snapshot: try harness.published(), desired: try harness.desired(), seed: seed)
-            RandomManifests.review(harness.fake, &random)
+            expectOnlyApprovedInUse(harness.state, snapshot: try harness.published(), seed: seed)
+            try RandomManifests.review(harness.apple, harness.environment, &random)
         }
         try await harness.apply()
-        expectOnlyApprovedInUse(harness.fake, snapshot: try harness.published(), desired: try harness.desired(), seed: seed)
+        expectOnlyApprovedInUse(harness.state, snapshot: try harness.published(), seed: seed)
     }
 
     @Test("the same manifests and remote state give a byte-identical plan", arguments: seeds.prefix(30))
@@ -128,7 +131,7 @@ struct PropertyTests {
         var harness = Harness(environment: seed % 2 == 0 ? .sandbox : .production)
         harness.manifests = RandomManifests.make(&random, directory: harness.directory)
         try await harness.apply()
-        RandomManifests.review(harness.fake, &random)
+        try RandomManifests.review(harness.apple, harness.environment, &random)
         let first = try await harness.plan(PlanOptions(prune: true))
         var again = harness
         var replay = SeededRandom(seed: seed)
@@ -146,7 +149,7 @@ struct PropertyTests {
         var harness = Harness(environment: seed % 3 == 0 ? .sandbox : .production)
         harness.manifests = RandomManifests.make(&random, directory: harness.directory)
         try await harness.apply()
-        RandomManifests.review(harness.fake, &random)
+        try RandomManifests.review(harness.apple, harness.environment, &random)
         try await harness.apply()
         let after = try await harness.plan()
         #expect(!after.plan.hasReadyActions, "seed \(seed): \(after.plan.actions.filter { $0.state == .ready }.map(\.id))")

@@ -1,3 +1,4 @@
+import Emulator
 import Foundation
 import Manifests
 import Reconciler
@@ -14,8 +15,8 @@ struct ReconcileScenarioTests {
         #expect(report.completed)
         #expect(report.count(.blocked) == 0)
         let desired = try harness.desired()
-        #expect(harness.fake.state.defaults.count == 4)
-        #expect(harness.fake.state.realtimeURL == "https://retention.example.com/sandbox")
+        #expect(harness.state.defaults.count == 4)
+        #expect(harness.state.realtimeURL == "https://retention.example.com/sandbox")
         let snapshot = try #require(try harness.published())
         #expect(snapshot.rules.map(\.id) == desired.rules.map(\.id))
         #expect(snapshot.rules.map(\.id).contains("retention/sandbox-only"))
@@ -29,10 +30,10 @@ struct ReconcileScenarioTests {
     func applyingTwiceChangesNothing() async throws {
         let harness = Harness(environment: .sandbox)
         try await harness.apply()
-        let before = harness.fake.requestCounts
+        let before = harness.api.requestCounts
         let second = try await harness.apply()
         #expect(second.results.isEmpty)
-        let after = harness.fake.requestCounts
+        let after = harness.api.requestCounts
         // Only the plan's reads: two lists, four defaults, the realtime URL.
         #expect(after.total - before.total == 7)
         #expect(after.configureDefault == before.configureDefault)
@@ -44,16 +45,16 @@ struct ReconcileScenarioTests {
         let first = try await harness.apply()
         #expect(first.count(.done) == 2 + 6 + 1)   // images, messages, realtime URL
         #expect(first.count(.blocked) == 5)          // four defaults and the snapshot
-        #expect(harness.fake.state.defaults.isEmpty)
+        #expect(harness.state.defaults.isEmpty)
 
         let waiting = try await harness.plan()
         #expect(!waiting.plan.hasReadyActions)
         #expect(waiting.plan.health == .progressing)
         #expect(!waiting.plan.converged)
 
-        harness.fake.approveAll()
+        harness.approveAll()
         try await harness.apply()
-        #expect(harness.fake.state.defaults.count == 4)
+        #expect(harness.state.defaults.count == 4)
         let snapshot = try #require(try harness.published())
         #expect(!snapshot.rules.map(\.id).contains("retention/sandbox-only"))
         #expect(try await harness.plan().plan.converged)
@@ -63,7 +64,7 @@ struct ReconcileScenarioTests {
     func editedMessageWaitsWhileOldServes() async throws {
         var harness = Harness(environment: .production)
         try await harness.apply()
-        harness.fake.approveAll()
+        harness.approveAll()
         try await harness.apply()
         let servedBefore = try #require(try harness.published())
 
@@ -77,7 +78,7 @@ struct ReconcileScenarioTests {
         try await harness.apply()
         #expect(try harness.published() == servedBefore)
 
-        harness.fake.approveAll()
+        harness.approveAll()
         try await harness.apply()
         let servedAfter = try #require(try harness.published())
         let newId = try harness.desired().messages.first { $0.name == "winback" && $0.locale == "de-DE" }?.identifier
@@ -88,21 +89,21 @@ struct ReconcileScenarioTests {
     func revertRollsBackWithoutUpload() async throws {
         var harness = Harness(environment: .production)
         try await harness.apply()
-        harness.fake.approveAll()
+        harness.approveAll()
         try await harness.apply()
         let original = harness.publishedBytes()
         harness.manifests = Fixtures.manifests(directory: harness.directory, winbackDE: "Neu")
         try await harness.apply()
-        harness.fake.approveAll()
+        harness.approveAll()
         try await harness.apply()
         #expect(harness.publishedBytes() != original)
 
         harness.manifests = Fixtures.manifests(directory: harness.directory)
-        let uploadsBefore = harness.fake.state.messages.count
+        let uploadsBefore = harness.state.messages.count
         let revert = try await harness.plan()
         #expect(revert.plan.summary.toUpload == 0)
         try await harness.apply()
-        #expect(harness.fake.state.messages.count == uploadsBefore)
+        #expect(harness.state.messages.count == uploadsBefore)
         #expect(harness.publishedBytes() == original)
     }
 
@@ -111,8 +112,8 @@ struct ReconcileScenarioTests {
         let harness = Harness(environment: .production)
         try await harness.apply()
         let winbackDE = try #require(try harness.desired().messages.first { $0.name == "winback" && $0.locale == "de-DE" })
-        harness.fake.approveAll()
-        harness.fake.setMessage(winbackDE.identifier, .rejected)
+        try harness.apple.emulator.rejectMessage(winbackDE.identifier, in: .production)
+        harness.approveAll()
         let planned = try await harness.plan()
         #expect(planned.plan.hasErrors)
         #expect(planned.plan.health == .degraded)
@@ -124,7 +125,7 @@ struct ReconcileScenarioTests {
         try await harness.apply()
         let snapshot = try #require(try harness.published())
         #expect(!snapshot.rules.map(\.id).contains("retention/winback"))
-        #expect(harness.fake.state.defaults.count == 4)
+        #expect(harness.state.defaults.count == 4)
     }
 
     @Test("a saved plan applied after the manifests changed is refused")
@@ -151,11 +152,11 @@ struct ReconcileScenarioTests {
         // Already done: nothing left, nothing refused.
         #expect(try SavedPlan.check(saved: saved, fresh: try await harness.plan().plan) == Set(saved.actions.map(\.id)))
         // Someone points a default elsewhere: the saved plan (made when it was unset) still sets it.
-        try await harness.fake.deleteDefaultMessage(productId: "monthly", locale: "en-US")
+        try await harness.api.deleteDefaultMessage(productId: "monthly", locale: "en-US")
         _ = try SavedPlan.check(saved: saved, fresh: try await harness.plan().plan)
         // Someone deletes the realtime URL after a plan that found nothing to do: refused.
         let converged = try await harness.plan().plan
-        try await harness.fake.deleteRealtimeURL()
+        try await harness.api.deleteRealtimeURL()
         let changed = try await harness.plan().plan
         #expect(throws: ReconcilerError.self) { try SavedPlan.check(saved: converged, fresh: changed) }
     }
@@ -164,12 +165,12 @@ struct ReconcileScenarioTests {
     func racingApplies() async throws {
         let harness = Harness(environment: .sandbox)
         async let first = harness.apply()
-        async let second = harness.apply()
+        async let second = harness.apply(api: harness.apple.client(.sandbox))
         let reports = try await [first, second]
         #expect(reports.allSatisfy { $0.completed })
         let alone = Harness(environment: .sandbox)
         try await alone.apply()
-        #expect(harness.fake.state == alone.fake.state)
+        #expect(harness.state == alone.state)
         #expect(harness.publishedBytes() == alone.publishedBytes())
         #expect(try await harness.plan().plan.converged)
     }
@@ -179,14 +180,14 @@ struct ReconcileScenarioTests {
         for environment in Environment.allCases {
             let reference = Harness(environment: environment)
             try await reference.apply()
-            let total = reference.fake.requestCounts.total
+            let total = reference.api.requestCounts.total
             for halt in 0..<total {
                 let harness = Harness(environment: environment)
-                harness.fake.haltAfterRequests = halt
+                harness.apple.halt(after: halt)
                 await #expect(throws: (any Error).self) { try await harness.apply() }
-                harness.fake.haltAfterRequests = nil
+                harness.apple.halt(after: nil)
                 try await harness.apply()
-                #expect(harness.fake.state == reference.fake.state, "halted after \(halt) requests in \(environment)")
+                #expect(harness.state == reference.state, "halted after \(halt) requests in \(environment)")
                 #expect(harness.publishedBytes() == reference.publishedBytes(), "halted after \(halt) requests in \(environment)")
             }
         }

@@ -10,8 +10,8 @@ enum Fixtures {
     static func at(_ file: String, _ line: Int = 1) -> SourceLocation { SourceLocation(file: "manifests/\(file)", line: line, column: 1) }
 
     static let bundleId = "com.example.app"
-    static let heroPNG: [UInt8] = Array("hero-png-v1".utf8)
-    static let bulletPNG: [UInt8] = Array("bullet-png-v1".utf8)
+    static let heroPNG: [UInt8] = TestPNG.fullSize
+    static let bulletPNG: [UInt8] = TestPNG.bulletPoint
 
     static func app(directory: URL, snapshot: Bool = true) -> AppManifest {
         AppManifest(

@@ -1,24 +1,29 @@
+import Emulator
 import Foundation
 import Manifests
 import Reconciler
 import RetentionMessaging
 import Runtime
 
-/// One environment of the example app against an API, with its snapshot store in a temp directory.
+/// One environment of an app against the emulator, with its snapshot store in a temp directory.
 struct Harness {
     var directory: URL
     var environment: Environment
-    var api: any RetentionMessagingAPI
+    var apple: EmulatedApple
+    var api: RetentionMessagingClient
     var manifests: ManifestSet
 
-    init(environment: Environment, api: (any RetentionMessagingAPI)? = nil, directory: URL = Fixtures.temporaryDirectory()) {
+    init(environment: Environment, apple: EmulatedApple = EmulatedApple(), directory: URL = Fixtures.temporaryDirectory()) {
         self.directory = directory
         self.environment = environment
-        self.api = api ?? FakeRetentionAPI(environment: environment)
+        self.apple = apple
+        api = apple.client(environment)
         manifests = Fixtures.manifests(directory: directory)
     }
 
-    var fake: FakeRetentionAPI { api as! FakeRetentionAPI }
+    var state: EmulatorState { apple.state(environment) }
+
+    func approveAll() { apple.emulator.approveAllPending(in: environment) }
 
     func desired() throws -> DesiredState { try Identities.derive(manifests, environment: environment) }
 
