@@ -93,7 +93,7 @@ struct GoldenPlanTests {
     func markdownSplits() throws {
         let comments = PlanRenderer.markdown(try Self.everyActionPlan(), maxCharacters: 1_500)
         #expect(comments.count > 1)
-        #expect(comments.allSatisfy { $0.count <= 1_500 + 40 })
+        #expect(comments.allSatisfy { $0.count <= 1_500 })
         #expect(comments.allSatisfy { $0.components(separatedBy: "<details>").count == $0.components(separatedBy: "</details>").count })
         #expect(comments[0].hasPrefix("### retention-sync plan"))
     }

@@ -112,7 +112,7 @@ public enum PlanRenderer {
             head.append("No changes: \(plan.environment.rawValue) matches the manifests.")
         }
 
-        var sections: [Section] = [Section(open: head, lines: [], close: [])]
+        var sections: [Section] = [Section(open: [], lines: head, close: [])]
         for group in groups(plan) where !group.actions.isEmpty && group.title != "Blocked" {
             var lines = ["| Action | State | Reason |", "|---|---|---|"]
             for action in group.actions {
@@ -137,7 +137,8 @@ public enum PlanRenderer {
         }
         sections.append(Section(open: ["", "<details><summary>Estimate</summary>", ""],
                                 lines: [estimateText(plan.estimate)], close: ["", "</details>"]))
-        return pack(sections, maxCharacters: max(1_000, maxCharacters))
+        // The footer "Comment N of M" is added after packing; keep room for it.
+        return pack(sections, maxCharacters: max(1_000, maxCharacters) - 40)
     }
 
     struct Section {
@@ -152,15 +153,19 @@ public enum PlanRenderer {
         let continuation = "_(continued)_"
         var comments: [String] = []
         var current = ""
+        var hasContent = false
         func size(_ lines: [String]) -> Int { lines.reduce(0) { $0 + $1.count + 1 } }
         func flush() {
-            if !current.isEmpty { comments.append(current) }
+            guard hasContent else { return }
+            comments.append(current)
             current = continuation + "\n"
+            hasContent = false
         }
         for section in sections {
             let whole = section.open + section.lines + section.close
             if current.count + size(whole) <= maxCharacters {
                 current += whole.joined(separator: "\n") + "\n"
+                hasContent = true
                 continue
             }
             if current.count + size(section.open + section.close) + (section.lines.first.map { $0.count + 1 } ?? 0) > maxCharacters {
@@ -171,14 +176,16 @@ public enum PlanRenderer {
             for line in section.lines {
                 if current.count + size(chunk + [line] + section.close) > maxCharacters, chunk.count > section.open.count + tableHead.count {
                     current += (chunk + section.close).joined(separator: "\n") + "\n"
+                    hasContent = true
                     flush()
                     chunk = section.open + (line.hasPrefix("|") && !tableHead.contains(line) ? tableHead : [])
                 }
                 chunk.append(line)
             }
             current += (chunk + section.close).joined(separator: "\n") + "\n"
+            hasContent = true
         }
-        if !current.isEmpty && current != continuation + "\n" { comments.append(current) }
+        if hasContent { comments.append(current) }
         if comments.count > 1 {
             comments = comments.enumerated().map { index, text in
                 text + "\n<sub>Comment \(index + 1) of \(comments.count)</sub>\n"

@@ -1,0 +1,84 @@
+import Emulator
+import Foundation
+import RetentionMessaging
+@testable import RetentionSyncCommands
+import Testing
+
+@Suite("retention-sync apply")
+struct ApplyCommandTests {
+    @Test("applying twice prints 'No changes' and uploads nothing the second time")
+    func applyTwice() async throws {
+        let harness = try CommandHarness()
+        let first = await harness.run(["apply", "--env", "sandbox"])
+        #expect(first.code == .success)
+        #expect(first.stdout.contains("Apply complete: 24 done"))
+        let uploads = harness.emulator.state(of: .sandbox).messages.count
+        let requests = harness.emulator.requestCount(in: .sandbox)
+        let second = await harness.run(["apply", "--env", "sandbox"])
+        #expect(second.code == .success)
+        #expect(second.stdout.contains("No changes. Nothing to apply."))
+        #expect(harness.emulator.state(of: .sandbox).messages.count == uploads)
+        #expect(harness.emulator.requestCount(in: .sandbox) == requests + 9)
+    }
+
+    @Test("apply --plan applies a saved plan, and refuses one saved before the manifests changed")
+    func savedPlans() async throws {
+        let harness = try CommandHarness()
+        #expect(await harness.run(["plan", "--env", "sandbox", "--out", "plan.json"]).code == .success)
+        let applied = await harness.run(["apply", "--env", "sandbox", "--plan", "plan.json"])
+        #expect(applied.code == .success)
+        #expect(applied.stdout.contains("Applying the saved plan plan.json."))
+
+        #expect(await harness.run(["plan", "--env", "sandbox", "--out", "stale.json"]).code == .success)
+        try harness.edit("manifests/messages.yaml", replacing: "header: Before you go", with: "header: Wait a moment")
+        let refused = await harness.run(["apply", "--env", "sandbox", "--plan", "stale.json"])
+        #expect(refused.code == .failure)
+        #expect(refused.stderr.contains("the manifests changed since the plan was made"))
+        #expect(harness.emulator.state(of: .sandbox).messages.count == 12)
+    }
+
+    @Test("a failed apply writes a report of what succeeded, and the next apply finishes the job")
+    func reportAfterFailure() async throws {
+        let harness = try CommandHarness()
+        harness.emulator.setFaults(FaultInjection(haltAfterRequests: 14))
+        let failed = await harness.run(["apply", "--env", "sandbox", "--report", "report.json"])
+        #expect(failed.code == .failure)
+        #expect(failed.stderr.contains("run apply again to finish"))
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: harness.file("report.json"))) as? [String: Any])
+        #expect(report["completed"] as? Bool == false)
+        let results = report["results"] as? [[String: Any]] ?? []
+        #expect(results.filter { $0["outcome"] as? String == "done" }.count == 5)
+        #expect(results.last?["outcome"] as? String == "failed")
+
+        harness.emulator.setFaults(.none)
+        let resumed = await harness.run(["apply", "--env", "sandbox"])
+        #expect(resumed.code == .success)
+        #expect(await harness.run(["plan", "--env", "sandbox", "--detailed-exitcode"]).code == .success)
+    }
+
+    @Test("--prune deletes only what nothing derives or uses, and refuses a mass delete without --prune-force")
+    func prune() async throws {
+        let harness = try CommandHarness()
+        #expect(await harness.run(["apply", "--env", "sandbox"]).code == .success)
+        // An edit leaves the old version behind; --prune removes it once nothing uses it.
+        try harness.edit("manifests/messages.yaml", replacing: "header: Before you go", with: "header: Wait a moment")
+        #expect(await harness.run(["apply", "--env", "sandbox"]).code == .success)
+        #expect(harness.emulator.state(of: .sandbox).messages.count == 13)
+        let pruned = await harness.run(["apply", "--env", "sandbox", "--prune"])
+        #expect(pruned.code == .success)
+        #expect(pruned.stdout.contains("delete message"))
+        #expect(harness.emulator.state(of: .sandbox).messages.count == 12)
+
+        // A new identity namespace gives every piece of content a new identifier, so a prune would
+        // delete half of what is there: refused without --prune-force.
+        try harness.edit("manifests/app.yaml", replacing: "bundleId: com.example.stillpoint",
+                         with: "bundleId: com.example.stillpoint\nidentityNamespace: 6ba7b810-9dad-11d1-80b4-00c04fd430c8")
+        #expect(await harness.run(["apply", "--env", "sandbox"]).code == .success)
+        let refused = await harness.run(["plan", "--env", "sandbox", "--prune"])
+        #expect(refused.code == .failure)
+        #expect(refused.stdout.contains("prune protection: this would delete 16 of 32"))
+        #expect(await harness.run(["apply", "--env", "sandbox", "--prune", "--prune-force"]).code == .success)
+        #expect(harness.emulator.state(of: .sandbox).messages.count == 12)
+        #expect(harness.emulator.state(of: .sandbox).images.count == 4)
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+@testable import RetentionSyncCommands
+import Testing
+
+@Suite("retention-sync demo")
+struct DemoCommandTests {
+    @Test("the demo tells the whole story on the embedded emulator and exits 0")
+    func wholeStory() async throws {
+        let captured = CapturedConsole()
+        let context = CommandContext(console: captured.console, environment: [:], currentDirectory: CommandHarness.repository)
+        let code = await CLI.run(["demo"], context: context)
+        #expect(code == .success, "\(captured.stderr)")
+        let out = captured.stdout
+        for step in ["── 1. Validate", "── 3. Apply sandbox", "── 5. Apply production", "── 6. App Review approves",
+                     "── 7. The scheduled reconcile publishes", "── 8. Edit a message", "── 9. Roll back"] {
+            #expect(out.contains(step))
+        }
+        #expect(out.contains("→ exit 0: only waiting for App Review"))
+        #expect(out.contains("still serves en-US with"))
+        #expect(out.contains("The story held"))
+    }
+
+    @Test("the demo without manifests says where to run it")
+    func noManifests() async throws {
+        let captured = CapturedConsole()
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("empty-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let code = await CLI.run(["demo"], context: CommandContext(console: captured.console, environment: [:], currentDirectory: empty))
+        #expect(code == .failure)
+        #expect(captured.stderr.contains("run the demo from the repository's root, or pass --manifests DIR"))
+    }
+}

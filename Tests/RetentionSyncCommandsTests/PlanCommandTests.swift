@@ -1,0 +1,189 @@
+import Crypto
+import Emulator
+import Foundation
+import RetentionMessaging
+@testable import RetentionSyncCommands
+import Runtime
+import Testing
+
+/// A copy of the example manifests in a temp directory, and the in-process emulator standing in
+/// for Apple, reached through the same commands a user runs.
+final class CommandHarness: Sendable {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let key = ES256PrivateKey.generate()
+
+    struct Run {
+        var code: ExitCode
+        var stdout: String
+        var stderr: String
+    }
+
+    let root: URL
+    let emulator: Emulator
+    let provider: APIProvider
+
+    init() throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("commands-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Self.repository.appendingPathComponent("manifests"),
+                                         to: root.appendingPathComponent("manifests"))
+        try? FileManager.default.removeItem(at: root.appendingPathComponent("manifests/.retention-sync"))
+        let clock = VirtualClock()
+        let credentials = Credentials(keyId: "TESTKEY123", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
+                                      bundleId: "com.example.stillpoint", privateKey: Self.key)
+        let emulator = Emulator(configuration: EmulatorConfiguration(publicKey: Self.key.publicKey, productionReview: .manual,
+                                                                     rateLimit: .apple, clock: clock))
+        var sandbox = emulator.state(of: .sandbox)
+        sandbox.performanceTests["passed"] = .pass
+        emulator.restore(sandbox, in: .sandbox)
+        self.emulator = emulator
+        let clients = Dictionary(uniqueKeysWithValues: Environment.allCases.map {
+            ($0, RetentionMessagingClient(environment: $0, credentials: credentials,
+                                          transport: emulator.transport(defaultEnvironment: $0), pacing: .apple,
+                                          clock: clock, retry: .none))
+        })
+        provider = APIProvider { environment, _, _, _ in clients[environment]! }
+    }
+
+    deinit { try? FileManager.default.removeItem(at: root) }
+
+    /// Runs `retention-sync <command> …` in-process against the emulator.
+    func run(_ argv: [String]) async -> Run {
+        let captured = CapturedConsole()
+        let context = CommandContext(console: captured.console, environment: [:], currentDirectory: root)
+        var arguments = Arguments(Array(argv.dropFirst()))
+        let code: ExitCode
+        do {
+            switch argv[0] {
+            case "plan": code = try await PlanCommand.execute(&arguments, context: context, provider: provider)
+            case "apply": code = try await ApplyCommand.execute(&arguments, context: context, provider: provider)
+            case "status": code = try await StatusCommand.execute(&arguments, context: context, provider: provider)
+            default: code = await CLI.run(argv, context: context)
+            }
+        } catch {
+            context.console.error("error: \(error.message)")
+            code = error.exitCode
+        }
+        return Run(code: code, stdout: captured.stdout, stderr: captured.stderr)
+    }
+
+    func file(_ path: String) -> URL { root.appendingPathComponent(path) }
+
+    /// Rewrites a text in a manifest file, as an edit in a pull request would.
+    func edit(_ path: String, replacing old: String, with new: String) throws {
+        let url = file(path)
+        let text = try String(contentsOf: url, encoding: .utf8)
+        #expect(text.contains(old))
+        try text.replacingOccurrences(of: old, with: new).write(to: url, atomically: true, encoding: .utf8)
+    }
+}
+
+@Suite("retention-sync plan")
+struct PlanCommandTests {
+    @Test("plan prints the summary line first and how many API calls it made")
+    func summaryFirst() async throws {
+        let harness = try CommandHarness()
+        let run = await harness.run(["plan", "--env", "sandbox"])
+        #expect(run.code == .success)
+        let lines = run.stdout.components(separatedBy: "\n")
+        #expect(lines[0] == "Plan (sandbox): 16 to upload, 2 to set, 6 blocked, 0 to delete")
+        // Two list calls, one GET /default per declared pair (2 products × 3 locales), the realtime URL.
+        #expect(lines[1] == "Read sandbox with 9 API calls.")
+        #expect(harness.emulator.requestCount(in: .sandbox) == 9)
+    }
+
+    @Test("--detailed-exitcode: 2 while ready actions are pending, 0 in sync and 0 while only waiting for review")
+    func detailedExitCode() async throws {
+        let harness = try CommandHarness()
+        #expect(await harness.run(["plan", "--env", "production", "--detailed-exitcode"]).code == .changesPending)
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
+        let waiting = await harness.run(["plan", "--env", "production", "--detailed-exitcode"])
+        #expect(waiting.code == .success)
+        #expect(waiting.stdout.hasPrefix("Plan (production): 0 to upload, 0 to set, 7 blocked, 0 to delete"))
+        harness.emulator.approveAllPending(in: .production)
+        #expect(await harness.run(["plan", "--env", "production", "--detailed-exitcode"]).code == .changesPending)
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
+        let synced = await harness.run(["plan", "--env", "production", "--detailed-exitcode"])
+        #expect(synced.code == .success)
+        #expect(synced.stdout.contains("No changes."))
+    }
+
+    @Test("a REJECTED message makes plan exit 1 and name the message and locale")
+    func rejectedIsAnError() async throws {
+        let harness = try CommandHarness()
+        _ = await harness.run(["apply", "--env", "production"])
+        let id = try await identifier(harness, named: "before-you-go", locale: "de-DE")
+        try harness.emulator.rejectMessage(id, in: .production)
+        harness.emulator.approveAllPending(in: .production)
+        let run = await harness.run(["plan", "--env", "production", "--detailed-exitcode"])
+        #expect(run.code == .failure)
+        #expect(run.stdout.contains("message 'before-you-go' (de-DE) version"))
+        #expect(run.stdout.contains("REJECTED"))
+    }
+
+    /// The production identifier of a message localization, as `retention-sync id` prints it.
+    func identifier(_ harness: CommandHarness, named name: String, locale: String) async throws -> String {
+        let run = await harness.run(["id", "--env", "production", "--format", "json"])
+        let listing = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+        let environments = listing?["environments"] as? [[String: Any]] ?? []
+        let messages = environments.first?["messages"] as? [[String: Any]] ?? []
+        let message = messages.first { $0["name"] as? String == name && $0["locale"] as? String == locale }
+        return try #require(message?["identifier"] as? String)
+    }
+
+    @Test("the JSON plan is versioned and says separately whether the environment converged and how healthy it is")
+    func jsonPlan() async throws {
+        let harness = try CommandHarness()
+        let run = await harness.run(["plan", "--env", "sandbox", "--format", "json"])
+        let plan = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(plan["format_version"] as? String == "1.0")
+        #expect(plan["converged"] as? Bool == false)
+        #expect(plan["health"] as? String == "healthy")
+        #expect(plan["api_calls"] as? Int == 9)
+        let actions = try #require(plan["actions"] as? [[String: Any]])
+        #expect(actions.allSatisfy { $0["id"] != nil && $0["reason"] != nil && $0["state"] != nil })
+    }
+
+    @Test("--out saves the plan with fingerprints and no secrets; --snapshot-out writes the snapshot apply would publish")
+    func savedPlanAndSnapshot() async throws {
+        let harness = try CommandHarness()
+        let run = await harness.run(["plan", "--env", "sandbox", "--out", "plan.json", "--snapshot-out", "preview.json"])
+        #expect(run.code == .success)
+        let saved = try String(contentsOf: harness.file("plan.json"), encoding: .utf8)
+        #expect(saved.contains("\"fingerprints\""))
+        for secret in ["PRIVATE KEY", "Bearer", CommandHarness.key.pkcs8PEM] { #expect(!saved.contains(secret)) }
+        let snapshot = try RuntimeSnapshot.load(contentsOf: harness.file("preview.json"))
+        #expect(snapshot.environment == .sandbox)
+        #expect(snapshot.rules.map(\.id) == ["cancel-flow/everyone-else"])
+    }
+
+    @Test("the Markdown plan is split into several comments below the limit")
+    func markdownSplits() async throws {
+        let harness = try CommandHarness()
+        let run = await harness.run(["plan", "--env", "sandbox", "--format", "markdown", "--markdown-max-chars", "2000"])
+        let comments = run.stdout.components(separatedBy: PlanCommand.commentSeparator)
+        #expect(comments.count > 1)
+        #expect(comments[0].hasPrefix("### retention-sync plan · sandbox"))
+        #expect(comments[0].contains("**Plan (sandbox): 16 to upload"))
+    }
+
+    @Test("without credentials plan stops with a clear error before any request")
+    func missingCredentials() async throws {
+        let harness = try CommandHarness()
+        let captured = CapturedConsole()
+        let code = await CLI.run(["plan", "--env", "sandbox"],
+                                 context: CommandContext(console: captured.console, environment: [:], currentDirectory: harness.root))
+        #expect(code == .failure)
+        #expect(captured.stderr.contains("RETENTION_SYNC_KEY_ID"))
+        #expect(captured.stderr.contains("nothing was sent"))
+    }
+
+    @Test("plan without --env is a usage error")
+    func envIsRequired() async throws {
+        let harness = try CommandHarness()
+        let run = await harness.run(["plan"])
+        #expect(run.code == .usage)
+        #expect(run.stderr.contains("--env is required"))
+    }
+}
