@@ -50,13 +50,10 @@ struct BrokenDocuments: Sendable {
     /// Names written in documents that did not decode.
     var names: Set<String> = []
     var anyMessage = false
-    var anyImage = false
     var anyDefaults = false
     var anyFlow = false
     /// A document whose kind is unknown could have been anything.
     var unknownKind = false
-
-    var isEmpty: Bool { names.isEmpty && !anyMessage && !anyImage && !anyDefaults && !anyFlow && !unknownKind }
 }
 
 struct Loader {
@@ -180,7 +177,6 @@ struct Loader {
             app = convert(raw, node: root)
         case "Image":
             guard let raw = decode(RawImage.self, root) else {
-                broken.anyImage = true
                 if let name { broken.names.insert(name) }
                 return
             }
@@ -240,7 +236,7 @@ struct Loader {
         if !usable {
             switch text {
             case "App": sawApp = true; appBroken = true
-            case "Image": broken.anyImage = true
+            case "Image": break
             case "Message": broken.anyMessage = true
             case "Defaults": broken.anyDefaults = true
             default: broken.anyFlow = true
