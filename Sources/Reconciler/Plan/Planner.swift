@@ -143,7 +143,7 @@ public enum Planner {
                 }
                 actions.append(action)
             } else if !pending.isEmpty {
-                action.reason = "\(pending.count) rule\(pending.count == 1 ? "" : "s") changed but wait for review; the published snapshot keeps serving"
+                action.reason = "\(pending.count) rule\(pending.count == 1 ? "" : "s") changed"
                 applyGate(waiting.contains { $0.state == MessageState.rejected.rawValue } ? .rejected(waiting) : .waiting(waiting),
                           to: &action, serving: "the published snapshot keeps serving until then", environment: desired.environment)
                 actions.append(action)
