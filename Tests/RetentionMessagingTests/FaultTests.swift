@@ -24,7 +24,7 @@ final class LoseFirstAnswer: HTTPTransport, @unchecked Sendable {
 
 @Suite("Faults and retries")
 struct FaultTests {
-    static let quickRetries = RetryPolicy(maxAttempts: 10, baseDelay: 0.005, maxDelay: 0.02)
+    static let quickRetries = RetryPolicy(maxAttempts: 12, baseDelay: 0.005, maxDelay: 0.02)
 
     @Test("with 20% server errors and 20% dropped connections, idempotent calls succeed through retries", arguments: Face.allCases)
     func flakyServer(face: Face) async throws {
