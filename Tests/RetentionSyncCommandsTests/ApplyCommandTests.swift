@@ -77,6 +77,10 @@ struct ApplyCommandTests {
         let refused = await harness.run(["plan", "--env", "sandbox", "--prune"])
         #expect(refused.code == .failure)
         #expect(refused.stdout.contains("prune protection: this would delete 16 of 32"))
+        // A saved plan whose deletions were refused never runs them.
+        _ = await harness.run(["plan", "--env", "sandbox", "--prune", "--out", "refused.json"])
+        #expect(await harness.run(["apply", "--env", "sandbox", "--plan", "refused.json"]).code == .failure)
+        #expect(harness.emulator.state(of: .sandbox).messages.count == 24)
         #expect(await harness.run(["apply", "--env", "sandbox", "--prune", "--prune-force"]).code == .success)
         #expect(harness.emulator.state(of: .sandbox).messages.count == 12)
         #expect(harness.emulator.state(of: .sandbox).images.count == 4)

@@ -137,8 +137,10 @@ public struct Applier: Sendable {
             return true
         }
 
+        let images = Dictionary(planned.desired.images.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
+        let messages = planned.desired.messageIndex
         for action in planned.plan.actions where action.kind == .uploadImage {
-            guard runnable(action), let id = action.identifier, let image = planned.desired.image(id) else { continue }
+            guard runnable(action), let id = action.identifier, let image = images[id] else { continue }
             do {
                 try await api.uploadImage(identifier: id, size: image.size, png: planned.desired.pngs[id] ?? [])
                 record(action, .done)
@@ -149,7 +151,7 @@ public struct Applier: Sendable {
             }
         }
         for action in planned.plan.actions where action.kind == .uploadMessage {
-            guard runnable(action), let id = action.identifier, let message = planned.desired.message(id) else { continue }
+            guard runnable(action), let id = action.identifier, let message = messages[id] else { continue }
             do {
                 try await api.uploadMessage(identifier: id, body: message.body)
                 record(action, .done)

@@ -30,7 +30,8 @@ public enum SavedPlan {
         guard saved.fingerprints.manifests == fresh.fingerprints.manifests else {
             throw .stalePlan("the manifests changed since the plan was made (fingerprint \(saved.fingerprints.manifests) → \(fresh.fingerprints.manifests))")
         }
-        let allowed = Set(saved.actions.map(\.id))
+        // Actions the saved plan held as errors are never run, whatever the remote says now.
+        let allowed = Set(saved.actions.filter { $0.state != .error }.map(\.id))
         let unexpected = fresh.actions.filter { $0.state == .ready && !allowed.contains($0.id) }
         if !unexpected.isEmpty {
             throw .stalePlan("the remote changed since the plan was made; it would now also need: "

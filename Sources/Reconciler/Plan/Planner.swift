@@ -92,9 +92,11 @@ public enum Planner {
         actions += messageUploads
 
         // Defaults, for every declared pair: set what the manifests assign, delete what they no longer do.
+        let assignments = Dictionary(desired.defaults.map { (ProductLocale(productId: $0.productId, locale: $0.locale), $0) },
+                                     uniquingKeysWith: { first, _ in first })
         for pair in desired.declaredPairs {
             let current = remote.defaults[pair]
-            if let wanted = desired.defaultAssignment(for: pair) {
+            if let wanted = assignments[pair] {
                 guard current != wanted.messageIdentifier else { continue }
                 var action = PlanAction(
                     id: "\(ActionKind.setDefault.rawValue):\(pair):\(wanted.messageIdentifier)", kind: .setDefault, state: .ready,

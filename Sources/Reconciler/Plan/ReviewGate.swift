@@ -19,11 +19,13 @@ struct ReviewGate {
     let desired: DesiredState
     let remote: RemoteState
     let messages: [String: DesiredMessage]
+    let imageNames: [String: String]
 
     init(desired: DesiredState, remote: RemoteState) {
         self.desired = desired
         self.remote = remote
         messages = desired.messageIndex
+        imageNames = Dictionary(desired.images.map { ($0.identifier, $0.name) }, uniquingKeysWith: { first, _ in first })
     }
 
     func readiness(ofMessages identifiers: some Sequence<String>) -> Readiness {
@@ -47,7 +49,7 @@ struct ReviewGate {
         for imageId in known?.imageIdentifiers ?? [] {
             let imageState = remote.images[imageId]?.state
             if imageState != .approved {
-                items.append(ReviewItem(kind: .image, identifier: imageId, name: desired.image(imageId)?.name,
+                items.append(ReviewItem(kind: .image, identifier: imageId, name: imageNames[imageId],
                                         locale: nil, state: imageState?.rawValue ?? "NOT_UPLOADED"))
             }
         }

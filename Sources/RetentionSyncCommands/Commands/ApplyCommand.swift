@@ -50,8 +50,8 @@ struct ApplyCommand: Command {
             }
             do { saved = try SavedPlan.load(data) } catch { throw CommandError("\(planPath): \(error.description)") }
             prune = saved?.prune ?? false
-            // The saved plan's own actions decide what may be deleted; protection already ran when it was made.
-            pruneForce = prune
+            // A saved plan may delete what it planned as ready; deletions it refused stay refused.
+            pruneForce = saved?.actions.contains { [.deleteMessage, .deleteImage].contains($0.kind) && $0.state == .ready } ?? false
         }
 
         let session = try ReconcileSession.open(options, context: context, provider: provider)
