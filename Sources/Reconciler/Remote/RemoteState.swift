@@ -89,10 +89,19 @@ public enum RemoteStateReader {
         let before = api.requestCounts.total
         var state = RemoteState(environment: api.environment)
         try await readLists(api, into: &state)
-        for pair in pairs.sorted() {
-            if let configured = try await api.getDefaultMessage(productId: pair.productId, locale: pair.locale) {
-                state.defaults[pair] = configured.messageIdentifier.lowercased()
+        // One GET per pair is what Apple offers; several in flight (the client caps how many and
+        // paces them) keep a plan of hundreds of pairs from waiting on each round trip in turn.
+        state.defaults = try await withThrowingTaskGroup(of: (ProductLocale, String?).self) { group in
+            for pair in pairs.sorted() {
+                group.addTask {
+                    (pair, try await api.getDefaultMessage(productId: pair.productId, locale: pair.locale)?.messageIdentifier.lowercased())
+                }
             }
+            var defaults: [ProductLocale: String] = [:]
+            for try await (pair, identifier) in group {
+                if let identifier { defaults[pair] = identifier }
+            }
+            return defaults
         }
         state.realtimeURL = try await api.getRealtimeURL()
         state.publishedSnapshot = try store?.read()
