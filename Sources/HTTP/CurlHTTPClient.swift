@@ -85,7 +85,6 @@ struct TransferJob: Sendable {
 final class TransferQueue: @unchecked Sendable {
     private let condition = NSCondition()
     private var pending: [TransferJob] = []
-    private var head = 0
     private var idleWorkers = 0
     private var workers = 0
     private var closed = false
@@ -98,8 +97,7 @@ final class TransferQueue: @unchecked Sendable {
     func submit(_ job: TransferJob) {
         condition.lock()
         pending.append(job)
-        let waiting = pending.count - head
-        if waiting > idleWorkers && workers < max(1, configuration.maxConcurrentTransfers) {
+        if pending.count > idleWorkers && workers < max(1, configuration.maxConcurrentTransfers) {
             workers += 1
             let thread = Thread { [self] in work() }
             thread.name = "retention-sync.curl"
@@ -119,22 +117,18 @@ final class TransferQueue: @unchecked Sendable {
     private func next() -> TransferJob? {
         condition.lock()
         defer { condition.unlock() }
-        while head == pending.count && !closed {
+        while pending.isEmpty && !closed {
             idleWorkers += 1
             condition.wait()
             idleWorkers -= 1
         }
-        guard head < pending.count else {
+        guard !pending.isEmpty else {
             workers -= 1
             return nil
         }
-        let job = pending[head]
-        head += 1
-        if head > 64 && head * 2 > pending.count {
-            pending.removeFirst(head)
-            head = 0
-        }
-        return job
+        // Taken jobs leave the queue at once: a finished request (and its Authorization header)
+        // must not stay reachable from the client. The queue is short, so removeFirst is cheap.
+        return pending.removeFirst()
     }
 
     private func work() {

@@ -81,3 +81,42 @@ public struct HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(kind.rawValue): \(message)" }
 }
+
+/// Header names whose values are credentials: never shown by `description`, `debugDescription`,
+/// `dump` or a debugger, so a log line or crash report cannot leak a token.
+public enum SensitiveHeaders {
+    public static let names: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+
+    public static func isSensitive(_ name: String) -> Bool { names.contains(name.lowercased()) }
+
+    static func redacted(_ headers: [(name: String, value: String)]) -> [String] {
+        headers.map { "\($0.name): \(isSensitive($0.name) ? "<redacted>" : $0.value)" }
+    }
+}
+
+extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "\(method) \(url.absoluteString) [\(SensitiveHeaders.redacted(headers).joined(separator: ", "))] \(body.count) bytes"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["method": method, "url": url.absoluteString,
+                                "headers": SensitiveHeaders.redacted(headers), "bodyBytes": body.count],
+               displayStyle: .struct)
+    }
+}
+
+extension HTTPResponse: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "HTTP \(status) [\(SensitiveHeaders.redacted(headers).joined(separator: ", "))] \(body.count) bytes"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["status": status, "headers": SensitiveHeaders.redacted(headers), "bodyBytes": body.count],
+               displayStyle: .struct)
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+import HTTP
+import Testing
+
+@Suite("Credentials never show when requests are printed")
+struct RedactionTests {
+    let token = "Bearer eyJhbGciOiJFUzI1NiJ9.c2VjcmV0.c2lnbmF0dXJl"
+
+    @Test("printing, debug-printing and dumping a request hide its Authorization header")
+    func requestHidesAuthorization() {
+        let request = HTTPRequest(method: "PUT", url: URL(string: "https://api.example.com/x")!,
+                                  headers: [("Authorization", token), ("Content-Type", "application/json")])
+        var dumped = ""
+        dump(request, to: &dumped)
+        for text in [String(describing: request), String(reflecting: request), dumped, "\(request)"] {
+            #expect(!text.contains("eyJ"), "leaked in: \(text)")
+            #expect(text.contains("<redacted>"))
+            #expect(text.contains("application/json"))
+        }
+    }
+
+    @Test("dumping a client after requests finished shows no token")
+    func clientKeepsNoFinishedRequests() async throws {
+        let server = try HTTPServer { _ in HTTPResponse(status: 200) }
+        defer { server.stop() }
+        let client = CurlHTTPClient()
+        for _ in 0..<3 {
+            _ = try await client.send(HTTPRequest(method: "GET", url: server.baseURL, headers: [("Authorization", token)]))
+        }
+        var dumped = ""
+        dump(client, to: &dumped)
+        #expect(!dumped.contains("eyJ"))
+    }
+}
