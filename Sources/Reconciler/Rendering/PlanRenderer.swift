@@ -102,9 +102,12 @@ public enum PlanRenderer {
         if !blocked.isEmpty {
             head.append("")
             head.append("**Blocked until App Review approves (retried by the next reconcile):**")
-            for action in blocked {
+            for action in blocked.prefix(Self.unfoldedBlocked) {
                 head.append("- `\(action.title)` — waiting for "
                             + markdownEscape(action.waitingFor.map(\.description).joined(separator: "; ")))
+            }
+            if blocked.count > Self.unfoldedBlocked {
+                head.append("- …and \(blocked.count - Self.unfoldedBlocked) more (all under “Blocked” below)")
             }
         }
         if plan.converged && plan.problems.isEmpty {
@@ -113,10 +116,13 @@ public enum PlanRenderer {
         }
 
         var sections: [Section] = [Section(open: [], lines: head, close: [])]
-        for group in groups(plan) where !group.actions.isEmpty && group.title != "Blocked" {
+        for group in groups(plan) where !group.actions.isEmpty && (group.title != "Blocked" || group.actions.count > Self.unfoldedBlocked) {
             var lines = ["| Action | State | Reason |", "|---|---|---|"]
             for action in group.actions {
                 var reason = markdownEscape(action.error ?? action.reason)
+                if action.state == .blocked {
+                    reason = "waiting for " + markdownEscape(action.waitingFor.map(\.description).joined(separator: "; "))
+                }
                 if action.kind == .publishSnapshot {
                     let rules = action.rules.filter { $0.outcome != .unchanged }
                         .map { "`\($0.id)` \(markdownEscape(ruleText($0)))" }
@@ -140,6 +146,9 @@ public enum PlanRenderer {
         // The footer "Comment N of M" is added after packing; keep room for it.
         return pack(sections, maxCharacters: max(1_000, maxCharacters) - 40)
     }
+
+    /// Blocked actions listed above the fold; a longer list is folded in full below.
+    static let unfoldedBlocked = 10
 
     struct Section {
         var open: [String]

@@ -69,10 +69,12 @@ public enum Status {
                                                     : "then becomes default \(action.productId ?? "")/\(action.locale ?? "")")
                 }
             case .publishSnapshot:
-                for rule in action.rules where rule.outcome == .added || rule.outcome == .updated {
+                let now = action.state == .ready
+                for rule in action.rules where [.added, .updated, .held, .leftOut].contains(rule.outcome) {
+                    let waits = !now || rule.outcome == .held || rule.outcome == .leftOut
                     if let compiled = desired.rules.first(where: { $0.id == rule.id }) {
-                        for id in (compiled.response.messageIdentifiers ?? [:]).values {
-                            upcoming[id, default: []].append("published in rule \(rule.id)")
+                        for id in Set((compiled.response.messageIdentifiers ?? [:]).values) {
+                            upcoming[id, default: []].append((waits ? "then published in rule " : "published in rule ") + rule.id)
                         }
                     }
                 }
