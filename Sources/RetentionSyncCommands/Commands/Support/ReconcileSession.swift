@@ -15,8 +15,13 @@ struct ReconcileSession: Sendable {
         let manifests = try options.loadManifests(context: context)
         let desired = try EnvironmentOptions.derive(manifests, environment: options.environment)
         let api = try provider.make(options.environment, desired.bundleId, options, context)
+        let store = options.store(for: desired, context: context)
+        if store == nil && !desired.rules.isEmpty {
+            context.console.error("warning: the flows are not published in \(options.environment.rawValue): no snapshot store "
+                                  + "(set environments.\(options.environment.rawValue).snapshotPath in the App manifest, or pass --snapshot-store FILE)")
+        }
         return ReconcileSession(options: options, manifests: manifests, desired: desired,
-                                reconciler: Reconciler(api: api, store: options.store(for: desired, context: context)))
+                                reconciler: Reconciler(api: api, store: store))
     }
 
     func plan(_ planOptions: PlanOptions) async throws(CommandError) -> PlanResult {
