@@ -175,6 +175,29 @@ struct ReconcileScenarioTests {
         #expect(try await harness.plan().plan.converged)
     }
 
+    @Test("a reconcile after App Review that dies after any request is finished by the next run")
+    func crashAfterReviewConverges() async throws {
+        func reviewed() async throws -> Harness {
+            let harness = Harness(environment: .production)
+            try await harness.apply()
+            harness.approveAll()
+            return harness
+        }
+        let reference = try await reviewed()
+        let before = reference.api.requestCounts.total
+        try await reference.apply()
+        let total = reference.api.requestCounts.total - before
+        for halt in 0..<total {
+            let harness = try await reviewed()
+            harness.apple.halt(after: halt)
+            await #expect(throws: (any Error).self) { try await harness.apply() }
+            harness.apple.halt(after: nil)
+            try await harness.apply()
+            #expect(harness.state == reference.state, "halted after \(halt) requests")
+            #expect(harness.publishedBytes() == reference.publishedBytes(), "halted after \(halt) requests")
+        }
+    }
+
     @Test("an apply that dies after any request is finished by the next run")
     func crashAfterEveryRequestConverges() async throws {
         for environment in Environment.allCases {
