@@ -389,7 +389,8 @@ public struct Estimate: Codable, Sendable, Hashable {
     public var configureDefaultRate: Double
     public var otherRate: Double
     /// The least time Apple's limits allow, in seconds: per class, the requests beyond one
-    /// hour's budget (3600 × rate) divided by the rate.
+    /// hour's budget (3600 × rate) divided by the rate, counting the plan's own reads as already
+    /// spent (an apply right after its plan).
     public var minimumSeconds: Double
     public var messagesAfter: Int
     public var messagesCap: Int

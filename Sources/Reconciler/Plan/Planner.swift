@@ -301,8 +301,10 @@ public enum Planner {
         return Estimate(
             configureDefaultRequests: defaults, otherRequests: other,
             configureDefaultRate: rates.configureDefault, otherRate: rates.other,
+            // The plan's own reads already spent part of the hour's budget for the other class.
             minimumSeconds: Estimate.floorSeconds(requests: defaults, rate: rates.configureDefault)
-                + Estimate.floorSeconds(requests: other, rate: rates.other),
+                + max(0, Estimate.floorSeconds(requests: other + remote.apiCalls, rate: rates.other)
+                         - Estimate.floorSeconds(requests: remote.apiCalls, rate: rates.other)),
             messagesAfter: remote.messages.count + running.filter { $0.kind == .uploadMessage }.count - deletedMessages,
             messagesCap: 2000,
             imagesAfter: remote.images.count + running.filter { $0.kind == .uploadImage }.count - deletedImages,
