@@ -7,7 +7,7 @@ import Glibc
 
 /// What one environment holds, read with the fewest calls: the two list calls, one
 /// `GET /default` per declared pair, the realtime URL, and the published snapshot from its store.
-public struct RemoteState: Codable, Sendable, Hashable {
+public struct RemoteState: Encodable, Sendable, Hashable {
     public var environment: Environment
     /// Message identifier → review state.
     public var messages: [String: MessageState]
@@ -33,23 +33,9 @@ public struct RemoteState: Codable, Sendable, Hashable {
         self.apiCalls = apiCalls
     }
 
+    // Encoded only for the fingerprint: the snapshot by its digest, defaults keyed `product/locale`.
     enum CodingKeys: String, CodingKey {
         case environment, messages, images, defaults, realtimeURL, publishedSnapshot
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        environment = try container.decode(Environment.self, forKey: .environment)
-        messages = try container.decode([String: MessageState].self, forKey: .messages)
-        images = try container.decode([String: RemoteImage].self, forKey: .images)
-        let pairs = try container.decode([String: String].self, forKey: .defaults)
-        defaults = Dictionary(uniqueKeysWithValues: pairs.compactMap { key, value in
-            let parts = key.split(separator: "/", maxSplits: 1).map(String.init)
-            return parts.count == 2 ? (ProductLocale(productId: parts[0], locale: parts[1]), value) : nil
-        })
-        realtimeURL = try container.decodeIfPresent(String.self, forKey: .realtimeURL)
-        publishedSnapshot = try container.decodeIfPresent(RuntimeSnapshot.self, forKey: .publishedSnapshot)
-        apiCalls = 0
     }
 
     public func encode(to encoder: any Encoder) throws {
