@@ -41,9 +41,9 @@ struct DiagnosticRendererTests {
         let text = DiagnosticRenderer.render(Self.diagnostics, format: .json, color: false)
         #expect(text.hasPrefix(#"{"diagnostics":[{"code":"body-too-long","location":{"column":7,"file":"m/images.yaml","line":9}"#))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
-        #expect(object["formatVersion"] as? String == "1.0")
-        #expect(object["errorCount"] as? Int == 2)
-        #expect(object["warningCount"] as? Int == 1)
+        #expect(object["format_version"] as? String == "1.0")
+        #expect(object["error_count"] as? Int == 2)
+        #expect(object["warning_count"] as? Int == 1)
         let decoded = try JSONDecoder().decode([String: [Diagnostic]].self,
                                                from: JSONSerialization.data(withJSONObject: ["d": object["diagnostics"]!]))
         #expect(decoded["d"] == Diagnostic.sorted(Self.diagnostics))

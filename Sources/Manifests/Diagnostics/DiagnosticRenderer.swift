@@ -53,6 +53,11 @@ public enum DiagnosticRenderer {
         var diagnostics: [Diagnostic]
         var errorCount: Int
         var warningCount: Int
+
+        // The same snake_case convention as every other JSON document the tool writes (plan, id, status).
+        enum CodingKeys: String, CodingKey {
+            case formatVersion = "format_version", diagnostics, errorCount = "error_count", warningCount = "warning_count"
+        }
     }
 
     private static func json(_ diagnostics: [Diagnostic]) -> String {
