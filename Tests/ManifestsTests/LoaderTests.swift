@@ -8,7 +8,7 @@ import YAML
 struct LoaderTests {
     /// Writes files into a fresh temporary directory.
     private func directory(_ files: [String: String]) throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("manifests-\(UUID().uuidString)")
+        let url = loaderScratchRoot.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         for (name, text) in files {
             let file = url.appendingPathComponent(name)
@@ -109,3 +109,13 @@ struct LoaderTests {
         #expect(english.location == SourceLocation(file: "m/messages.yaml", line: 6, column: 3))
     }
 }
+
+/// One scratch directory per test process, removed when the process exits.
+private let loaderScratchRoot: URL = {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("manifests-tests-\(getpid())")
+    atexit {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("manifests-tests-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: path)
+    }
+    return url
+}()

@@ -25,6 +25,7 @@ struct DemoCommandTests {
         let captured = CapturedConsole()
         let empty = FileManager.default.temporaryDirectory.appendingPathComponent("empty-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: empty) }
         let code = await CLI.run(["demo"], context: CommandContext(console: captured.console, environment: [:], currentDirectory: empty))
         #expect(code == .failure)
         #expect(captured.stderr.contains("run the demo from the repository's root, or pass --manifests DIR"))

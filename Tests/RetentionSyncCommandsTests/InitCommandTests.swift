@@ -20,6 +20,7 @@ struct InitCommandTests {
     @Test("writes a small app that validate accepts with nothing to report")
     func writesValidApp() async throws {
         let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
         let created = await run(["init", "my-app"], in: work)
         #expect(created.code == .success)
         #expect(created.out == """
@@ -41,6 +42,7 @@ struct InitCommandTests {
     @Test("writes the same JSON Schema the example app ships")
     func writesSchema() async throws {
         let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
         _ = await run(["init", "app"], in: work)
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let written = try Data(contentsOf: work.appendingPathComponent("app/retention-sync.schema.json"))
@@ -51,6 +53,7 @@ struct InitCommandTests {
     @Test("refuses a directory that is not empty, and changes nothing in it")
     func refusesNonEmpty() async throws {
         let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
         try Data("keep me".utf8).write(to: work.appendingPathComponent("app.yaml"))
         let result = await run(["init", "."], in: work)
         #expect(result.code == .failure)
@@ -62,13 +65,16 @@ struct InitCommandTests {
     @Test("accepts an existing empty directory")
     func acceptsEmpty() async throws {
         let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
         let result = await run(["init", work.path], in: URL(fileURLWithPath: "/"))
         #expect(result.code == .success)
     }
 
     @Test("without a directory it is a usage error")
     func needsDirectory() async throws {
-        let result = await run(["init"], in: try temporaryDirectory())
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let result = await run(["init"], in: work)
         #expect(result.code == .usage)
     }
 }

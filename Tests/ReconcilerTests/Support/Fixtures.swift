@@ -83,8 +83,19 @@ enum Fixtures {
     }
 
     static func temporaryDirectory() -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("reconciler-tests-\(UUID().uuidString)")
+        let url = scratchRoot.appendingPathComponent(UUID().uuidString)
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
 }
+
+/// One scratch directory per test process, removed when the process exits, so runs leave nothing behind.
+private let scratchRoot: URL = {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("reconciler-tests-\(getpid())")
+    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    atexit {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("reconciler-tests-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: path)
+    }
+    return url
+}()
