@@ -101,11 +101,12 @@ public struct FaultInjection: Sendable, Hashable {
     public static let none = FaultInjection()
 }
 
-/// A small seeded generator (SplitMix64), so injected faults repeat for the same seed.
-struct SeededGenerator: RandomNumberGenerator, Sendable {
+/// A small seeded generator (SplitMix64): injected faults, and the property tests' random apps,
+/// repeat for the same seed.
+public struct SeededGenerator: RandomNumberGenerator, Sendable {
     private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

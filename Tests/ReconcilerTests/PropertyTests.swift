@@ -6,22 +6,10 @@ import RetentionMessaging
 import Runtime
 import Testing
 
-/// SplitMix64: the same seed gives the same manifests and review states on every run.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Random but valid manifests: every message covers every locale, so every default and rule resolves.
 enum RandomManifests {
-    static func make(_ random: inout SeededRandom, directory: URL) -> ManifestSet {
+    static func make(_ random: inout SeededGenerator, directory: URL) -> ManifestSet {
         let allLocales = ["de-DE", "en-US", "fr-FR", "ja"]
         let locales = Array(allLocales.shuffled(using: &random).prefix(Int.random(in: 1...3, using: &random))).sorted()
         let products = (0..<Int.random(in: 1...3, using: &random)).map { index in
@@ -74,7 +62,7 @@ enum RandomManifests {
     }
 
     /// Moves PENDING items to a random review outcome (some stay PENDING), as App Review would.
-    static func review(_ apple: EmulatedApple, _ environment: Environment, _ random: inout SeededRandom) throws {
+    static func review(_ apple: EmulatedApple, _ environment: Environment, _ random: inout SeededGenerator) throws {
         let state = apple.state(environment)
         for id in state.messages.keys.sorted() where state.messages[id]?.state == .pending {
             switch Int.random(in: 0..<4, using: &random) {
@@ -113,7 +101,7 @@ struct PropertyTests {
 
     @Test("no default and no published rule ever refers to content that is not APPROVED", arguments: seeds)
     func onlyApprovedContentIsUsed(seed: UInt64) async throws {
-        var random = SeededRandom(seed: seed)
+        var random = SeededGenerator(seed: seed)
         var harness = Harness(environment: .production)
         harness.manifests = RandomManifests.make(&random, directory: harness.directory)
         for _ in 0..<3 {
@@ -127,14 +115,14 @@ struct PropertyTests {
 
     @Test("the same manifests and remote state give a byte-identical plan", arguments: seeds.prefix(30))
     func plansAreByteIdentical(seed: UInt64) async throws {
-        var random = SeededRandom(seed: seed)
+        var random = SeededGenerator(seed: seed)
         var harness = Harness(environment: seed % 2 == 0 ? .sandbox : .production)
         harness.manifests = RandomManifests.make(&random, directory: harness.directory)
         try await harness.apply()
         try RandomManifests.review(harness.apple, harness.environment, &random)
         let first = try await harness.plan(PlanOptions(prune: true))
         var again = harness
-        var replay = SeededRandom(seed: seed)
+        var replay = SeededGenerator(seed: seed)
         again.manifests = RandomManifests.make(&replay, directory: harness.directory)
         let second = try await again.plan(PlanOptions(prune: true))
         #expect(try PlanRenderer.json(first.plan) == PlanRenderer.json(second.plan))
@@ -145,7 +133,7 @@ struct PropertyTests {
 
     @Test("after an apply against a fault-free API a new plan has no ready actions", arguments: seeds.prefix(40))
     func applyLeavesNothingReady(seed: UInt64) async throws {
-        var random = SeededRandom(seed: seed)
+        var random = SeededGenerator(seed: seed)
         var harness = Harness(environment: seed % 3 == 0 ? .sandbox : .production)
         harness.manifests = RandomManifests.make(&random, directory: harness.directory)
         try await harness.apply()

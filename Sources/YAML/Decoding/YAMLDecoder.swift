@@ -99,30 +99,7 @@ final class DecodingContext {
     }
 
     private static func nearMiss(_ key: String, in candidates: [String]) -> String? {
-        var best: (name: String, distance: Int)?
-        for candidate in candidates {
-            let distance = editDistance(key, candidate)
-            guard distance <= 2, distance < max(candidate.count, key.count) else { continue }
-            if best == nil || distance < best!.distance { best = (candidate, distance) }
-        }
-        return best?.name
-    }
-
-    /// Levenshtein distance over characters, case-insensitively so `Header` suggests `header`.
-    static func editDistance(_ lhs: String, _ rhs: String) -> Int {
-        let a = Array(lhs.lowercased()), b = Array(rhs.lowercased())
-        if a.isEmpty { return b.count }
-        if b.isEmpty { return a.count }
-        var previous = Array(0...b.count)
-        var current = [Int](repeating: 0, count: b.count + 1)
-        for i in 1...a.count {
-            current[0] = i
-            for j in 1...b.count {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            swap(&previous, &current)
-        }
-        return previous[b.count]
+        EditDistance.nearest(key, in: candidates)
     }
 
     /// The deepest node a coding path reaches, for errors thrown by `Decodable` code.
