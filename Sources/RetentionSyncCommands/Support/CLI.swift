@@ -1,4 +1,5 @@
 import Foundation
+import YAML
 
 /// The whole command line: picks the subcommand, runs it, turns errors into messages and exit codes.
 public enum CLI {
@@ -25,7 +26,8 @@ public enum CLI {
             return .success
         }
         guard let command = commands.first(where: { $0.name == name }) else {
-            context.console.error("error: unknown command '\(name)'\n\n\(usage)")
+            let suggestion = EditDistance.nearest(name, in: commands.map { $0.name }).map { " (did you mean '\($0)'?)" } ?? ""
+            context.console.error("error: unknown command '\(name)'\(suggestion)\n\n\(usage)")
             return .usage
         }
         if arguments.flag("--help") || arguments.flag("-h") {
