@@ -75,10 +75,13 @@ public final class DecisionEngine: Sendable {
             context.locale = locale
             context.localeId = compiled.localeIds[locale]
             context.tracePrefix = pass == 0 || trace == nil ? "" : "with fallback locale \(locale): "
-            for index in candidates {
+            context.pendingFallback = pass + 1 < locales.count ? locales[pass + 1] : nil
+            rules: for index in candidates {
                 let rule = compiled.rules[index]
                 guard let answer = rule.evaluate(&context, trace: &trace) else { continue }
                 switch answer {
+                case .deferToFallback:
+                    break rules
                 case .none:
                     return .noAnswer(reason: "rule \(rule.id) answers none")
                 case .body(let body):
@@ -197,6 +200,8 @@ private struct EvaluationContext {
     var locale = ""
     var localeId: Int?
     var tracePrefix = ""
+    /// The fallback locale still to try after this pass, if any.
+    var pendingFallback: String?
     private var buckets: [Int]
 
     init(request: DecodedRealtimeRequestBody, product: Int?, splitGroups: Int) {
@@ -216,6 +221,8 @@ private struct EvaluationContext {
 private final class CompiledRule: Sendable {
     enum Answer {
         case none
+        /// Stop this pass and try the fallback locale.
+        case deferToFallback
         case body(RealtimeResponseBody)
         case promotionalOffer(messageIdentifier: String, offerIdentifier: String)
     }
@@ -299,6 +306,13 @@ private final class CompiledRule: Sendable {
         let answer: Answer
         switch response {
         case .none:
+            // A `none` for every locale answers "everyone else"; a customer whose declared fallback
+            // locale is served is not everyone else, so the fallback pass decides first.
+            if locales == nil, let fallback = context.pendingFallback {
+                trace?.append(RuleTrace(ruleId: id, matched: false,
+                                        reason: context.tracePrefix + "answers none for any locale; trying the fallback locale \(fallback) first"))
+                return .deferToFallback
+            }
             answer = .none
         case .fixed(let bodies):
             guard let body = bodies[locale] else { return fail(missingIdentifier(locale)) }

@@ -128,6 +128,28 @@ struct DecisionEngineTests {
                                          reason: "message 'generic' has no approved identifier for locale de-AT")))
     }
 
+    @Test("a closing 'none for everyone else' rule does not hide a declared locale fallback")
+    func catchAllNoneLetsTheFallbackAnswer() throws {
+        let snapshot = RuntimeSnapshot(
+            bundleId: bundleId, appAppleId: appAppleId, environment: .production, localeFallbacks: ["de-AT": "de-DE"],
+            rules: [
+                rule("cancel/control", SnapshotMatch(products: [monthly]), message("before-you-go", ["de-DE": uuid(1)])),
+                rule("cancel/everyone-else", SnapshotMatch(), SnapshotResponse(kind: .none)),
+            ])
+        let engine = DecisionEngine(snapshot: snapshot, signer: nil)
+        #expect(Self.shown(try engine.decide(request(product: monthly, locale: "de-AT")), request: request())
+            == .message(uuid(1), rule: "cancel/control"))
+        #expect(Self.shown(try engine.decide(request(product: yearly, locale: "de-AT")), request: request())
+            == .noAnswer(containing: "rule cancel/everyone-else answers none"))
+        #expect(Self.shown(try engine.decide(request(product: monthly, locale: "it")), request: request())
+            == .noAnswer(containing: "rule cancel/everyone-else answers none"))
+
+        let (_, trace) = try engine.explain(request(product: monthly, locale: "de-AT"))
+        #expect(trace.map(\.matched) == [false, false, true])
+        #expect(trace[1] == RuleTrace(ruleId: "cancel/everyone-else", matched: false,
+                                      reason: "answers none for any locale; trying the fallback locale de-DE first"))
+    }
+
     @Test("a promotional offer without a signer is an error that says which credentials are needed")
     func promotionalOfferNeedsSigner() {
         let engine = DecisionEngine(snapshot: sampleSnapshot, signer: nil)
