@@ -12,7 +12,7 @@ extension Loader {
         fields["appAppleId"] = raw.appAppleId?.location
         fields["identityNamespace"] = raw.identityNamespace?.location
         let environmentKeys = Self.keyLocations(node, "environments")
-        fields["environments"] = node.child("environments")?.location
+        fields["environments"] = node["environments"]?.location
 
         var environments: [EnvironmentSettings] = []
         for (key, settings) in raw.environments.sorted(by: { $0.key < $1.key }) {
@@ -108,7 +108,7 @@ extension Loader {
                                                    image: image, bulletPoints: bullets,
                                                    location: localeKeys[locale] ?? item.location)
             var fields = ["header": value.header.location, "body": value.body.location]
-            fields["bulletPoints"] = node.child("localizations")?.child(locale)?.child("bulletPoints")?.location
+            fields["bulletPoints"] = node["localizations"]?[locale]?["bulletPoints"]?.location
             localization.fieldLocations = fields
             localizations.append(localization)
         }
@@ -294,20 +294,12 @@ extension Loader {
 
     /// Where each key of the mapping at `key` was written.
     static func keyLocations(_ node: YAMLNode, _ key: String) -> [String: SourceLocation] {
-        guard case .mapping(let pairs)? = node.child(key)?.kind else { return [:] }
+        guard case .mapping(let pairs)? = node[key]?.kind else { return [:] }
         var locations: [String: SourceLocation] = [:]
         for pair in pairs {
             if let text = pair.key.scalar?.text, locations[text] == nil { locations[text] = pair.key.location }
         }
         return locations
-    }
-}
-
-extension YAMLNode {
-    /// The value of a scalar key in a mapping.
-    func child(_ key: String) -> YAMLNode? {
-        guard case .mapping(let pairs) = kind else { return nil }
-        return pairs.first { $0.key.scalar?.text == key }?.value
     }
 }
 
