@@ -76,6 +76,13 @@ struct ParsingTests {
         #expect(parseError("a: !!int abc\n")?.message.contains("not a valid !!int") == true)
     }
 
+    @Test("the non-specific tag ! keeps a plain scalar a string")
+    func nonSpecificTag() throws {
+        let root = try #require(try parse("a: ! 123\nb: ! true\n").first?.root)
+        #expect(root["a"]?.scalar?.resolved == .string("123"))
+        #expect(root["b"]?.scalar?.resolved == .string("true"))
+    }
+
     @Test("every node knows its file, line and column, counted from 1")
     func locations() throws {
         let root = try #require(try parse("kind: Message\nbody:\n  header: Hi\n  items:\n    - one\n", file: "m.yaml").first?.root)

@@ -155,9 +155,11 @@ private struct TreeBuilder {
         }
     }
 
-    /// Quoted scalars are strings; plain ones resolve by the core schema; core-schema tags are honoured.
+    /// Quoted scalars are strings; plain ones resolve by the core schema; core-schema tags are honoured,
+    /// and the non-specific tag `!` makes a string, as YAML 1.2 says.
     private static func scalar(_ value: String, tag: String?, isQuoted: Bool, at location: SourceLocation) throws(YAMLError) -> YAMLScalar {
-        guard let tag, tag != "!" else { return YAMLScalar(text: value, isQuoted: isQuoted) }
+        guard let tag else { return YAMLScalar(text: value, isQuoted: isQuoted) }
+        if tag == "!" { return YAMLScalar(text: value, isQuoted: isQuoted, resolved: .string(value)) }
         guard tag.hasPrefix(tagPrefix) else {
             throw YAMLError(location: location, message: "unsupported tag '\(tag)'; only the core schema tags (!!str, !!int, !!float, !!bool, !!null) are understood")
         }
