@@ -58,7 +58,7 @@ private func generatedSnapshot(lastRule kind: SnapshotResponse.Kind) -> RuntimeS
             match.notBefore = 1_700_000_000_000 + Int64(index) * 1_000
             match.notAfter = 1_750_000_000_000
         default:
-            // An empty share of a split group: the bucket is hashed, and never falls in it.
+            // A one-bucket share of a split group: the bucket is hashed, and falls in it once in 10,000.
             match.split = SnapshotSplit(salt: "group-\(index % 20)", lowerBucket: 0, upperBucket: 1)
             match.locales = ["en-US"]
         }
