@@ -414,7 +414,8 @@ private struct RequestReader {
                     if isEmpty { return .success(body) }
                 }
             }
-            guard body.count + size <= HTTPServer.maxBodySize else {
+            // Compared by subtraction: a chunk size near Int.max must not overflow the sum.
+            guard size <= HTTPServer.maxBodySize - body.count else {
                 return .failure(Refusal(outcome: .refused(status: 413, message: "The request body is larger than \(HTTPServer.maxBodySize) bytes.")))
             }
             guard let chunk = read(count: size + 2) else { return .failure(Refusal(outcome: .closed)) }

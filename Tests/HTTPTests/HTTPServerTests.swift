@@ -98,6 +98,16 @@ struct HTTPServerTests {
         #expect(reply.hasPrefix("HTTP/1.1 413 "))
     }
 
+    @Test("a chunk size near Int.max after a first chunk is answered with 413, and the server keeps serving")
+    func hugeChunkSize() async throws {
+        let server = try HTTPServer(handler: echo)
+        let reply = try await rawExchange(port: server.port,
+                                          "PUT /big HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n7fffffffffffffff\r\n")
+        #expect(reply.hasPrefix("HTTP/1.1 413 "))
+        let next = try await rawExchange(port: server.port, "GET /still HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(next.hasPrefix("HTTP/1.1 200 "))
+    }
+
     @Test("a malformed request line is answered with 400")
     func malformedRequest() async throws {
         let server = try HTTPServer(handler: echo)
