@@ -23,9 +23,10 @@ public final class HTTPServer: Sendable {
     private let core: ServerCore
 
     /// Binds and starts listening. Only loopback addresses are accepted unless `allowNonLoopback` is
-    /// set, because the server has no authentication of its own.
+    /// set, because the server has no authentication of its own. `requestTimeout` is the seconds a
+    /// client has to send a whole request once its first byte arrived.
     public init(host: String = "127.0.0.1", port: UInt16 = 0, allowNonLoopback: Bool = false,
-                handler: @escaping Handler) throws(HTTPError) {
+                requestTimeout: Double = 30, handler: @escaping Handler) throws(HTTPError) {
         let address = try ListenAddress(host: host, port: port)
         guard allowNonLoopback || address.isLoopback else {
             throw HTTPError(.invalidRequest,
@@ -34,7 +35,7 @@ public final class HTTPServer: Sendable {
         let listener = try address.listen()
         self.port = listener.port
         baseURL = URL(string: "http://\(address.urlHost):\(listener.port)")!
-        core = ServerCore(listener: listener.descriptor, handler: handler)
+        core = ServerCore(listener: listener.descriptor, requestTimeout: requestTimeout, handler: handler)
         core.start()
     }
 
@@ -131,13 +132,15 @@ private final class ServerCore: @unchecked Sendable {
     static let idleTimeoutSeconds = 120
 
     private let listener: Int32
+    private let requestTimeout: Double
     private let handler: HTTPServer.Handler
     private let lock = NSLock()
     private var stopped = false
     private var connections: Set<Int32> = []
 
-    init(listener: Int32, handler: @escaping HTTPServer.Handler) {
+    init(listener: Int32, requestTimeout: Double, handler: @escaping HTTPServer.Handler) {
         self.listener = listener
+        self.requestTimeout = requestTimeout
         self.handler = handler
     }
 
@@ -199,7 +202,6 @@ private final class ServerCore: @unchecked Sendable {
         var on: Int32 = 1
         _ = setsockopt(connection, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
         var idle = timeval(tv_sec: Self.idleTimeoutSeconds, tv_usec: 0)
-        _ = setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &idle, socklen_t(MemoryLayout<timeval>.size))
         _ = setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &idle, socklen_t(MemoryLayout<timeval>.size))
     }
 
@@ -208,7 +210,8 @@ private final class ServerCore: @unchecked Sendable {
             lock.withLock { _ = connections.remove(connection) }
             close(connection)
         }
-        var reader = RequestReader(descriptor: connection)
+        var reader = RequestReader(descriptor: connection, idleTimeout: Double(Self.idleTimeoutSeconds),
+                                   requestTimeout: requestTimeout)
         while !lock.withLock({ stopped }) {
             switch reader.next() {
             case .closed:
@@ -315,11 +318,20 @@ private struct RequestReader {
     static let maxHeaderSize = 64 * 1024
 
     let descriptor: Int32
+    /// Seconds a connection may wait between requests with nothing arriving.
+    let idleTimeout: Double
+    /// Seconds from a request's first byte to its last: the idle timeout alone would let a client
+    /// that sends a byte now and then hold a connection thread (and a connection slot) forever.
+    let requestTimeout: Double
     private var buffer: [UInt8] = []
     private var position = 0
+    /// When the request being read must be complete; nil while waiting for the next one.
+    private var deadline: ContinuousClock.Instant?
 
-    init(descriptor: Int32) {
+    init(descriptor: Int32, idleTimeout: Double, requestTimeout: Double) {
         self.descriptor = descriptor
+        self.idleTimeout = idleTimeout
+        self.requestTimeout = requestTimeout
     }
 
     mutating func next() -> Outcome {
@@ -327,6 +339,7 @@ private struct RequestReader {
             buffer.removeFirst(position)
             position = 0
         }
+        deadline = buffer.isEmpty ? nil : .now + .seconds(requestTimeout)
         // A client may send empty lines between requests.
         while true {
             if position + 1 < buffer.count, buffer[position] == 13, buffer[position + 1] == 10 {
@@ -454,13 +467,24 @@ private struct RequestReader {
         return buffer[position..<position + count]
     }
 
+    /// Reads what has arrived; false when the connection ended or a timeout passed.
     private mutating func fill() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
+            var wait = idleTimeout
+            if let deadline {
+                let remaining = deadline - .now
+                guard remaining > .zero else { return false }
+                let components = remaining.components
+                wait = min(wait, Double(components.seconds) + Double(components.attoseconds) / 1e18)
+            }
+            var timeout = timeval(tv_sec: Int(wait), tv_usec: max(1, Int((wait - wait.rounded(.down)) * 1e6)))
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             let received = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
             if received < 0 && errno == EINTR { continue }
             guard received > 0 else { return false }
             buffer.append(contentsOf: chunk[0..<received])
+            if deadline == nil { deadline = .now + .seconds(requestTimeout) }
             return true
         }
     }

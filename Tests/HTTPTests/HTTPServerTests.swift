@@ -36,6 +36,31 @@ private func blockingExchange(port: UInt16, _ text: String) throws -> String {
     return String(decoding: received, as: UTF8.self)
 }
 
+/// Sends a request line, then one header line every `pause` microseconds without ever ending the
+/// head; returns how many lines went out before the server closed the connection, nil if it never did.
+private func dribble(port: UInt16, lines: Int, pause: UInt32) throws -> Int? {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    try #require(descriptor >= 0)
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    try #require(connected == 0)
+    for line in 0..<lines {
+        let bytes = Array((line == 0 ? "GET / HTTP/1.1\r\n" : "X-Slow: \(line)\r\n").utf8)
+        let sent = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var probe: UInt8 = 0
+        let peeked = recv(descriptor, &probe, 1, Int32(MSG_DONTWAIT))
+        if sent <= 0 || peeked == 0 { return line }
+        usleep(pause)
+    }
+    return nil
+}
+
 @Suite("HTTPServer")
 struct HTTPServerTests {
     @Test("listening on a non-loopback address is refused")
@@ -106,6 +131,15 @@ struct HTTPServerTests {
         #expect(reply.hasPrefix("HTTP/1.1 413 "))
         let next = try await rawExchange(port: server.port, "GET /still HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(next.hasPrefix("HTTP/1.1 200 "))
+    }
+
+    @Test("a client that sends its request head a line at a time, forever, is disconnected")
+    func slowClientIsCut() async throws {
+        let server = try HTTPServer(requestTimeout: 0.5, handler: echo)
+        let linesSentBeforeClose = try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try dribble(port: server.port, lines: 200, pause: 50_000) }) }.start()
+        }
+        #expect(linesSentBeforeClose != nil, "the server kept the connection open for 10 seconds of dribbled headers")
     }
 
     @Test("a malformed request line is answered with 400")
