@@ -38,3 +38,17 @@ public struct HTTPServerRequest: Sendable {
         return spaced.removingPercentEncoding ?? spaced
     }
 }
+
+extension HTTPServerRequest: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "\(method) \(target) [\(SensitiveHeaders.redacted(headers).joined(separator: ", "))] \(body.count) bytes"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["method": method, "target": target,
+                                "headers": SensitiveHeaders.redacted(headers), "bodyBytes": body.count],
+               displayStyle: .struct)
+    }
+}

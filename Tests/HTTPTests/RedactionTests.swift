@@ -19,6 +19,19 @@ struct RedactionTests {
         }
     }
 
+    @Test("printing, debug-printing and dumping a request the server received hide its Authorization header")
+    func serverRequestHidesAuthorization() {
+        let request = HTTPServerRequest(method: "GET", target: "/inApps/v1/messaging/message/list",
+                                        headers: [("authorization", token), ("Accept", "application/json")])
+        var dumped = ""
+        dump(request, to: &dumped)
+        for text in [String(describing: request), String(reflecting: request), dumped, "\(request)"] {
+            #expect(!text.contains("eyJ"), "leaked in: \(text)")
+            #expect(text.contains("<redacted>"))
+            #expect(text.contains("application/json"))
+        }
+    }
+
     @Test("dumping a client after requests finished shows no token")
     func clientKeepsNoFinishedRequests() async throws {
         let server = try HTTPServer { _ in HTTPResponse(status: 200) }
