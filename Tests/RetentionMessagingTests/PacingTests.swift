@@ -118,6 +118,25 @@ struct PacingTests {
         #expect(client.requestCounts == RequestCounts(configureDefault: 0, other: 2, retries: 1))
     }
 
+    @Test("after a 429 the client stops bursting from its full bucket and sends at the published rate")
+    func rateLimitDrainsBudget() async throws {
+        let clock = VirtualClock(start: 1_790_000_000)
+        let list = HTTPResponse(status: 200, body: Data(#"{"messageIdentifiers":[]}"#.utf8))
+        let transport = StaticTransport(responses: [
+            HTTPResponse(status: 429, headers: [(name: "Retry-After", value: "1790000042500")],
+                         body: Data(#"{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}"#.utf8)),
+            list, list, list,
+        ])
+        let client = TestApp().client(.production, transport: transport, pacing: .apple, clock: clock)
+        let waits = WaitLog()
+        client.onWait(waits.record)
+        for _ in 0..<3 { _ = try await client.getMessageList() }
+        // Production's other endpoints: 1 per second once Apple said the hour's budget is spent.
+        #expect(clock.now() == 1_790_000_044.5)
+        #expect(waits.waits.map(\.seconds) == [42.5, 1, 1])
+        #expect(client.requestCounts == RequestCounts(configureDefault: 0, other: 4, retries: 1))
+    }
+
     @Test("429s are waited out a bounded number of times, then reported")
     func boundedRateLimitWaits() async throws {
         let clock = VirtualClock()

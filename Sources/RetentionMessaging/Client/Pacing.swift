@@ -114,6 +114,14 @@ public struct TokenBucket: Sendable, Hashable {
         return tokens >= -Self.slack ? 0 : -tokens / rate
     }
 
+    /// Empties the bucket so that the next reservation waits until `deadline`: a server's 429 with
+    /// `Retry-After` says the budget is spent, whatever this bucket (which starts full in every
+    /// process) believed, so later requests go out at the published rate instead of in a burst.
+    public mutating func drain(until deadline: Double, now: Double) {
+        refill(now: now)
+        tokens = min(tokens, 1 - max(0, deadline - now) * rate)
+    }
+
     /// Takes a token if one is there and returns nil; otherwise takes nothing and returns the
     /// seconds until one will be.
     public mutating func take(now: Double) -> Double? {

@@ -228,7 +228,7 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
                 return response
             case 429 where rateLimitWaits < retry.maxRateLimitWaits:
                 rateLimitWaits += 1
-                try await waitOutRateLimit(response, reason: "\(method) \(path)")
+                try await waitOutRateLimit(response, endpointClass: endpointClass, reason: "\(method) \(path)")
             case 500..<600 where idempotent && transientFailures + 1 < retry.maxAttempts:
                 transientFailures += 1
                 mayHaveLanded = true
@@ -280,7 +280,8 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
         try await sleep(until: now + wait)
     }
 
-    private func waitOutRateLimit(_ response: HTTPResponse, reason: String) async throws(RetentionMessagingError) {
+    private func waitOutRateLimit(_ response: HTTPResponse, endpointClass: EndpointClass,
+                                  reason: String) async throws(RetentionMessagingError) {
         let now = clock.now()
         let deadline: Double
         if let value = response.header("Retry-After").flatMap({ Double($0.trimmingWhitespace) }) {
@@ -290,8 +291,12 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
             deadline = now + retry.delay(beforeRetry: 1, jitter: nextJitter())
         }
         let wait = max(0, deadline - now)
+        let handler = state.withLock { state in
+            state.buckets[endpointClass]?.drain(until: deadline, now: now)
+            return state.waitHandler
+        }
         if wait > 0 {
-            state.withLock { $0.waitHandler }?(wait, "rate limited (HTTP 429) on \(reason); waiting for Retry-After")
+            handler?(wait, "rate limited (HTTP 429) on \(reason); waiting for Retry-After")
         }
         try await sleep(until: deadline)
     }
