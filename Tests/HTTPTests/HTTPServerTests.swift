@@ -11,10 +11,10 @@ func rawExchange(port: UInt16, _ text: String) async throws -> String {
     }
 }
 
-private func blockingExchange(port: UInt16, _ text: String) throws -> String {
+/// A blocking TCP connection to 127.0.0.1:`port`.
+private func connectToLoopback(port: UInt16) throws -> Int32 {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     try #require(descriptor >= 0)
-    defer { close(descriptor) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = port.bigEndian
@@ -22,7 +22,16 @@ private func blockingExchange(port: UInt16, _ text: String) throws -> String {
     let connected = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
-    try #require(connected == 0)
+    guard connected == 0 else {
+        close(descriptor)
+        throw HTTPError(.couldNotConnect, "cannot connect to 127.0.0.1:\(port)")
+    }
+    return descriptor
+}
+
+private func blockingExchange(port: UInt16, _ text: String) throws -> String {
+    let descriptor = try connectToLoopback(port: port)
+    defer { close(descriptor) }
     let bytes = Array(text.utf8)
     let sent = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     try #require(sent == bytes.count)
@@ -39,17 +48,8 @@ private func blockingExchange(port: UInt16, _ text: String) throws -> String {
 /// Sends a request line, then one header line every `pause` microseconds without ever ending the
 /// head; returns how many lines went out before the server closed the connection, nil if it never did.
 private func dribble(port: UInt16, lines: Int, pause: UInt32) throws -> Int? {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    try #require(descriptor >= 0)
+    let descriptor = try connectToLoopback(port: port)
     defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = port.bigEndian
-    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    try #require(connected == 0)
     for line in 0..<lines {
         let bytes = Array((line == 0 ? "GET / HTTP/1.1\r\n" : "X-Slow: \(line)\r\n").utf8)
         let sent = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

@@ -2,6 +2,13 @@ import Foundation
 import HTTP
 import Testing
 
+/// Every way a value reaches text: print, debug-print, dump and interpolation.
+private func renderings(of value: some Any) -> [String] {
+    var dumped = ""
+    dump(value, to: &dumped)
+    return [String(describing: value), String(reflecting: value), dumped, "\(value)"]
+}
+
 @Suite("Credentials never show when requests are printed")
 struct RedactionTests {
     let token = "Bearer eyJhbGciOiJFUzI1NiJ9.c2VjcmV0.c2lnbmF0dXJl"
@@ -10,9 +17,7 @@ struct RedactionTests {
     func requestHidesAuthorization() {
         let request = HTTPRequest(method: "PUT", url: URL(string: "https://api.example.com/x")!,
                                   headers: [("Authorization", token), ("Content-Type", "application/json")])
-        var dumped = ""
-        dump(request, to: &dumped)
-        for text in [String(describing: request), String(reflecting: request), dumped, "\(request)"] {
+        for text in renderings(of: request) {
             #expect(!text.contains("eyJ"), "leaked in: \(text)")
             #expect(text.contains("<redacted>"))
             #expect(text.contains("application/json"))
@@ -23,9 +28,7 @@ struct RedactionTests {
     func serverRequestHidesAuthorization() {
         let request = HTTPServerRequest(method: "GET", target: "/inApps/v1/messaging/message/list",
                                         headers: [("authorization", token), ("Accept", "application/json")])
-        var dumped = ""
-        dump(request, to: &dumped)
-        for text in [String(describing: request), String(reflecting: request), dumped, "\(request)"] {
+        for text in renderings(of: request) {
             #expect(!text.contains("eyJ"), "leaked in: \(text)")
             #expect(text.contains("<redacted>"))
             #expect(text.contains("application/json"))
