@@ -13,7 +13,9 @@ public struct SystemClock: RetentionClock {
     public func now() -> Double { Date().timeIntervalSince1970 }
     public func sleep(until deadline: Double) async throws {
         let wait = deadline - now()
-        if wait > 0 { try await Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000)) }
+        // Capped (at about 30 years), because a deadline can come from a server's Retry-After and
+        // converting an infinite or huge wait to UInt64 nanoseconds would trap.
+        if wait > 0 { try await Task.sleep(nanoseconds: UInt64(min(wait, 1e9) * 1_000_000_000)) }
     }
 }
 

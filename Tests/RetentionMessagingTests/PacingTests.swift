@@ -137,6 +137,13 @@ struct PacingTests {
         #expect(client.requestCounts == RequestCounts(configureDefault: 0, other: 4, retries: 1))
     }
 
+    @Test("an infinite deadline (from a Retry-After of inf or 1e30) is a cancellable wait on the system clock, not a crash")
+    func absurdDeadline() async throws {
+        let task = Task { try await SystemClock().sleep(until: .infinity) }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+    }
+
     @Test("429s are waited out a bounded number of times, then reported")
     func boundedRateLimitWaits() async throws {
         let clock = VirtualClock()
