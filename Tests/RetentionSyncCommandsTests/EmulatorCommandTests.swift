@@ -172,6 +172,7 @@ struct EmulatorCommandTests {
 
     @Test("bad option values are usage errors", arguments: [
         ["--environment", "staging"], ["--review", "sometimes"], ["--rate-limit", "fast"], ["--drops", "2"], ["--port", "http"],
+        ["--latency", "inf"], ["--latency", "-1"],
     ])
     func badOptions(arguments: [String]) async throws {
         let running = try await RunningEmulatorCommand.start(arguments, environment: CommandTestApp().environment)

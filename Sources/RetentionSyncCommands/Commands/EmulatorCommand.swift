@@ -77,7 +77,7 @@ struct EmulatorCommand: Command {
         case "apple": rateLimit = .apple
         default: throw CommandError("--rate-limit must be apple or off", exitCode: .usage)
         }
-        guard let latency = Double(latencyText ?? "0"), latency >= 0 else {
+        guard let latency = Double(latencyText ?? "0"), latency.isFinite, latency >= 0 else {
             throw CommandError("--latency must be a number of seconds", exitCode: .usage)
         }
         guard let seed = UInt64(seedText ?? "1") else { throw CommandError("--seed must be a whole number", exitCode: .usage) }
