@@ -34,10 +34,10 @@ extension Emulator {
             }
         }
 
-        var store = core[environment].state
-        let result = apiRoute(request, environment: environment, store: &store, sandbox: core[.sandbox].state)
-        if result.mutated { core[environment].state = store }
-        return result
+        let sandboxTestPassed = core[.sandbox].state.performanceTestPassed
+        // In place: a copy of the state would make every upload copy all stored messages.
+        return apiRoute(request, environment: environment, store: &core.stores[environment, default: Store()].state,
+                        sandboxTestPassed: sandboxTestPassed)
     }
 
     /// Checks the bearer token as Apple does; returns why it is refused, or nil.
@@ -71,7 +71,7 @@ extension Emulator {
     }
 
     private func apiRoute(_ request: ParsedRequest, environment: Environment, store: inout EmulatorState,
-                          sandbox: EmulatorState) -> RouteResult {
+                          sandboxTestPassed: Bool) -> RouteResult {
         let segments = request.segments
         switch (request.method, segments.count, segments.first) {
         case ("GET", 2, "message") where segments[1] == "list":
@@ -117,7 +117,7 @@ extension Emulator {
                   url.count <= RetentionLimits.realtimeURLLength, URL(string: url)?.host != nil else {
                 return RouteResult(response: Responses.error(400, AppleErrorCode.invalidRealtimeURL, "Invalid realtime URL."))
             }
-            if environment == .production && !sandbox.performanceTestPassed {
+            if environment == .production && !sandboxTestPassed {
                 return RouteResult(response: Responses.error(403, AppleErrorCode.realtimeURLNeedsPerformanceTest,
                                                              "A passing sandbox performance test is required before configuring the production realtime URL."))
             }
