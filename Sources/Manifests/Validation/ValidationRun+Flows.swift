@@ -67,8 +67,10 @@ extension ValidationRun {
         }
     }
 
+    /// A percentage as written in messages; any Double the YAML held, `.inf` and `1e300` included.
     static func percentText(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(format: "%.2f", value)
+        if let whole = Int(exactly: value) { return String(whole) }
+        return String(format: value.magnitude < 1e9 ? "%.2f" : "%g", value)
     }
 
     private mutating func checkMatch(_ rule: FlowRule, in flow: FlowManifest) {
