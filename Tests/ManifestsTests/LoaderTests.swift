@@ -67,6 +67,19 @@ struct LoaderTests {
         #expect(set.defaults.allSatisfy { $0.message == "alpha" && $0.location.file == "m/defaults.yaml" })
     }
 
+    @Test("a product's en_US is reported once, where it is written, not again at a Defaults '*' that covers it")
+    func misspeltLocaleReportedOnce() throws {
+        let url = try directory([
+            "app.yaml": Self.app.replacingOccurrences(of: "{ id: a.monthly, locales: [en-US] }", with: "{ id: a.monthly, locales: [en_US] }"),
+            "messages.yaml": String(format: Self.message, "alpha"),
+            "defaults.yaml": "apiVersion: retention-sync/v1\nkind: Defaults\ndefaults: [{ products: \"*\", locales: \"*\", message: alpha }]\n",
+        ])
+        let (_, diagnostics) = ManifestLoader.loadAndValidate(directory: url, displayPath: "m")
+        #expect(diagnostics.map(\.code) == ["invalid-locale"])
+        #expect(diagnostics.first?.location?.file == "m/app.yaml")
+        #expect(diagnostics.first?.hint == "use en-US")
+    }
+
     @Test("every problem is reported in one run: a YAML error in one file and a length error in another")
     func allProblemsInOneRun() throws {
         let long = String(repeating: "x", count: 67)

@@ -255,7 +255,9 @@ extension Loader {
                 }
                 for (product, productLocation) in products {
                     let locales: [(String, SourceLocation)] = switch entry.value.locales {
-                    case .all(let location): product.locales.map { ($0, location) }
+                    // A misspelt code (en_US) is reported where the product declares it; `*` means
+                    // the locale the product meant, so the same mistake is not reported at the `*` too.
+                    case .all(let location): product.locales.map { (AppStoreLocales.canonical($0) ?? $0, location) }
                     case .list(let locales): locales.map { ($0.value, $0.location) }
                     }
                     for (locale, location) in locales {
