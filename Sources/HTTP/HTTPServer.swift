@@ -407,8 +407,17 @@ private struct RequestReader {
     }
 
     private mutating func readChunkedBody() -> Result<Data, Refusal> {
+        let start = position
         var body = Data()
+        // Chunk lines and trailers are not body, so the body limit does not bound them: without a
+        // limit of their own, one-byte chunks with long extensions or endless trailer lines would
+        // grow the buffer without end.
+        var framingTooLarge: Refusal? {
+            position - start - body.count <= HTTPServer.maxBodySize ? nil
+                : Refusal(outcome: .refused(status: 413, message: "The chunk lines and trailers are larger than \(HTTPServer.maxBodySize) bytes."))
+        }
         while true {
+            if let framingTooLarge { return .failure(framingTooLarge) }
             guard let lineEnd = find([13, 10], limit: 4096) else {
                 return .failure(Refusal(outcome: .closed))
             }
@@ -421,6 +430,7 @@ private struct RequestReader {
             if size == 0 {
                 // Trailer fields are read and ignored, up to the empty line that ends the message.
                 while true {
+                    if let framingTooLarge { return .failure(framingTooLarge) }
                     guard let trailerEnd = find([13, 10], limit: 4096) else { return .failure(Refusal(outcome: .closed)) }
                     let isEmpty = trailerEnd == position
                     position = trailerEnd + 2

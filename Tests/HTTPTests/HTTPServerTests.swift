@@ -45,20 +45,28 @@ private func blockingExchange(port: UInt16, _ text: String) throws -> String {
     return String(decoding: received, as: UTF8.self)
 }
 
-/// Sends a request line, then one header line every `pause` microseconds without ever ending the
-/// head; returns how many lines went out before the server closed the connection, nil if it never did.
-private func dribble(port: UInt16, lines: Int, pause: UInt32) throws -> Int? {
-    let descriptor = try connectToLoopback(port: port)
-    defer { close(descriptor) }
-    for line in 0..<lines {
-        let bytes = Array((line == 0 ? "GET / HTTP/1.1\r\n" : "X-Slow: \(line)\r\n").utf8)
-        let sent = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        var probe: UInt8 = 0
-        let peeked = recv(descriptor, &probe, 1, Int32(MSG_DONTWAIT))
-        if sent <= 0 || peeked == 0 { return line }
-        usleep(pause)
+/// Sends `start`, then `more` up to `times` times with `pause` microseconds between, never finishing
+/// the request; returns how many times `more` went out before the server closed the connection,
+/// nil if it never did. Runs on its own thread: the server's handler needs the concurrency pool.
+private func sendUntilClosed(port: UInt16, _ start: String, _ more: String, times: Int, pause: UInt32 = 0) async throws -> Int? {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread {
+            continuation.resume(with: Result {
+                let descriptor = try connectToLoopback(port: port)
+                defer { close(descriptor) }
+                for count in 0...times {
+                    let bytes = Array((count == 0 ? start : more).utf8)
+                    let sent = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    var probe: UInt8 = 0
+                    let peeked = recv(descriptor, &probe, 1, Int32(MSG_DONTWAIT))
+                    let reset = peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK
+                    if sent <= 0 || peeked == 0 || reset { return count }
+                    usleep(pause)
+                }
+                return nil
+            })
+        }.start()
     }
-    return nil
 }
 
 @Suite("HTTPServer")
@@ -136,10 +144,19 @@ struct HTTPServerTests {
     @Test("a client that sends its request head a line at a time, forever, is disconnected")
     func slowClientIsCut() async throws {
         let server = try HTTPServer(requestTimeout: 0.5, handler: echo)
-        let linesSentBeforeClose = try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try dribble(port: server.port, lines: 200, pause: 50_000) }) }.start()
-        }
+        let linesSentBeforeClose = try await sendUntilClosed(port: server.port, "GET / HTTP/1.1\r\n", "X-Slow: 1\r\n",
+                                                             times: 200, pause: 50_000)
         #expect(linesSentBeforeClose != nil, "the server kept the connection open for 10 seconds of dribbled headers")
+    }
+
+    @Test("a chunked request that never stops sending trailer lines is cut off")
+    func endlessTrailers() async throws {
+        let server = try HTTPServer(handler: echo)
+        let trailers = String(repeating: "X-Trailer: " + String(repeating: "t", count: 4000) + "\r\n", count: 16)
+        let blocksSentBeforeClose = try await sendUntilClosed(
+            port: server.port, "PUT / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n", trailers,
+            times: 4 * HTTPServer.maxBodySize / trailers.utf8.count)
+        #expect(blocksSentBeforeClose != nil, "the server read four times the body limit of trailer lines")
     }
 
     @Test("a malformed request line is answered with 400")
