@@ -345,6 +345,9 @@ private struct RequestReader {
             if position + 1 < buffer.count, buffer[position] == 13, buffer[position + 1] == 10 {
                 position += 2
             } else if position == buffer.count || position + 1 == buffer.count && buffer[position] == 13 {
+                // Skipped lines are dropped at once, so a stream of empty lines cannot grow the buffer.
+                buffer.removeFirst(position)
+                position = 0
                 guard fill() else { return .closed }
             } else {
                 break
