@@ -61,4 +61,12 @@ struct IdentityTests {
         #expect(standard.imageIdentifiers.allSatisfy(ids.contains))
         #expect(standard.body.headerPosition == .aboveImage)
     }
+
+    @Test("the manifests fingerprint does not depend on where the repository is checked out")
+    func fingerprintIgnoresCheckoutPath() throws {
+        let here = try Identities.derive(Fixtures.manifests(directory: directory), environment: .production)
+        let elsewhere = try Identities.derive(Fixtures.manifests(directory: URL(fileURLWithPath: "/builds/ci/job-42/app")),
+                                              environment: .production)
+        #expect(try here.fingerprint() == elsewhere.fingerprint())
+    }
 }

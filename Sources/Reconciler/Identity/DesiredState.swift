@@ -109,9 +109,11 @@ public struct DesiredState: Codable, Sendable, Hashable {
     /// PNG bytes by image identifier; not part of the fingerprint (the SHA-256 already is).
     public var pngs: [String: [UInt8]] = [:]
 
+    // `snapshotPath` is absolute, so it stays out of the fingerprint: a plan saved in one checkout
+    // must apply in another (CI jobs check out to different directories).
     enum CodingKeys: String, CodingKey {
         case environment, bundleId, appAppleId, identityNamespace, images, messages, declaredPairs
-        case defaults, realtimeURL, snapshotPath, rules, localeFallbacks
+        case defaults, realtimeURL, rules, localeFallbacks
     }
 
     public init(environment: Environment, bundleId: String, appAppleId: Int64?, identityNamespace: String,
