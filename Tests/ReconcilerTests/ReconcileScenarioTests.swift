@@ -161,6 +161,20 @@ struct ReconcileScenarioTests {
         #expect(throws: ReconcilerError.self) { try SavedPlan.check(saved: converged, fresh: changed) }
     }
 
+    @Test("a prune the plan refused stays refused after the sandbox re-list, although the uploads shrink its share")
+    func pruneProtectionHoldsAfterRelist() async throws {
+        let harness = Harness(environment: .sandbox)
+        let stray = "0f0e0d0c-0b0a-4909-8807-060504030201"
+        try await harness.api.uploadMessage(identifier: stray, body: UploadMessageRequestBody(header: "Stray", body: "By hand"))
+        let planned = try await harness.plan(PlanOptions(prune: true))
+        #expect(planned.plan.action("delete_message:\(stray)")?.state == .error)
+
+        let report = try await harness.reconciler().apply(planned)
+        #expect(harness.state.messages[stray] != nil)
+        #expect(report.results.first { $0.id == "delete_message:\(stray)" }?.outcome != .done)
+        #expect(harness.state.defaults.count == 4)
+    }
+
     @Test("two applies racing on the same manifests both succeed and leave one consistent result")
     func racingApplies() async throws {
         let harness = Harness(environment: .sandbox)

@@ -127,11 +127,12 @@ public struct Applier: Sendable {
                                 + "run apply again to finish (it is safe to repeat)")
         }
 
+        var allowed = allowedActions
         func runnable(_ action: PlanAction) -> Bool {
             if action.state == .blocked { record(action, .blocked, action.waitingFor.map(\.description).joined(separator: "; ")); return false }
             if action.state == .error { record(action, .error, action.error); return false }
-            if let allowed = allowedActions, !allowed.contains(action.id) {
-                record(action, .blocked, "not in the saved plan")
+            if let allowed, !allowed.contains(action.id) {
+                record(action, .blocked, allowedActions == nil ? "not ready or blocked in the plan; the next plan shows it" : "not in the saved plan")
                 return false
             }
             return true
@@ -175,6 +176,11 @@ public struct Applier: Sendable {
                 report.failure = "re-listing after the uploads: \(error)"
                 throw ApplyFailure(report: report, message: "apply stopped re-listing after the uploads: \(error); run apply again to finish")
             }
+            // The re-list only teaches review states, so the re-plan may promote a blocked action,
+            // never one the plan held as an error (prune protection counted the remote before these
+            // uploads) or did not show at all (content someone added meanwhile).
+            let shown = Set(planned.plan.actions.filter { $0.state != .error }.map(\.id))
+            allowed = allowed?.intersection(shown) ?? shown
             let approvedMessages = planned.desired.messages.filter { remote.isApproved(message: $0.identifier) && !planned.remote.isApproved(message: $0.identifier) }.count
             let approvedImages = planned.desired.images.filter { remote.isApproved(image: $0.identifier) && !planned.remote.isApproved(image: $0.identifier) }.count
             progress(.relisted(approvedMessages: approvedMessages, approvedImages: approvedImages))
