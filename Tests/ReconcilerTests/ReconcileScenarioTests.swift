@@ -175,6 +175,23 @@ struct ReconcileScenarioTests {
         #expect(harness.state.defaults.count == 4)
     }
 
+    @Test("a plan whose reads were retried after server errors prints the same bytes as one without")
+    func retriedReadsGiveTheSamePlan() async throws {
+        let harness = Harness(environment: .sandbox)
+        try await harness.apply()
+        let clean = try await harness.plan()
+
+        harness.apple.emulator.setFaults(FaultInjection(serverErrorRate: 0.5, seed: 7))
+        let retrying = RetentionMessagingClient(environment: .sandbox, credentials: harness.apple.credentials,
+                                                transport: harness.apple.emulator.transport(defaultEnvironment: .sandbox),
+                                                pacing: .apple, clock: harness.apple.clock,
+                                                retry: RetryPolicy(maxAttempts: 20, baseDelay: 1, maxDelay: 1))
+        let retried = try await harness.reconciler(api: retrying).plan(try harness.desired())
+        #expect(retrying.requestCounts.retries > 0)
+        #expect(try PlanRenderer.json(retried.plan) == PlanRenderer.json(clean.plan))
+        #expect(PlanRenderer.text(retried.plan, color: false) == PlanRenderer.text(clean.plan, color: false))
+    }
+
     @Test("two applies racing on the same manifests both succeed and leave one consistent result")
     func racingApplies() async throws {
         let harness = Harness(environment: .sandbox)

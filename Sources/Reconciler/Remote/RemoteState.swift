@@ -18,7 +18,8 @@ public struct RemoteState: Encodable, Sendable, Hashable {
     public var realtimeURL: String?
     /// The snapshot currently in the store, if any.
     public var publishedSnapshot: RuntimeSnapshot?
-    /// How many API calls reading this state took.
+    /// How many API calls reading this state took, retries not counted: a transient failure
+    /// during the reads must not change the plan's bytes.
     public var apiCalls: Int
 
     public init(environment: Environment, messages: [String: MessageState] = [:], images: [String: RemoteImage] = [:],
@@ -72,7 +73,8 @@ public enum RemoteStateReader {
     /// Reads the lists, one default per pair, the realtime URL, and the snapshot store.
     public static func read(_ api: any RetentionMessagingAPI, pairs: [ProductLocale],
                             store: SnapshotStore?) async throws -> RemoteState {
-        let before = api.requestCounts.total
+        func calls() -> Int { api.requestCounts.total - api.requestCounts.retries }
+        let before = calls()
         var state = RemoteState(environment: api.environment)
         try await readLists(api, into: &state)
         // One GET per pair is what Apple offers; several in flight (the client caps how many and
@@ -91,7 +93,7 @@ public enum RemoteStateReader {
         }
         state.realtimeURL = try await api.getRealtimeURL()
         state.publishedSnapshot = try store?.read()
-        state.apiCalls = api.requestCounts.total - before
+        state.apiCalls = calls() - before
         return state
     }
 
