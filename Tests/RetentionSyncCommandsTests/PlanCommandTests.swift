@@ -1,6 +1,9 @@
 import Crypto
 import Emulator
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import RetentionMessaging
 @testable import RetentionSyncCommands
 import Runtime
@@ -76,6 +79,84 @@ final class CommandHarness: Sendable {
         let text = try String(contentsOf: url, encoding: .utf8)
         #expect(text.contains(old))
         try text.replacingOccurrences(of: old, with: new).write(to: url, atomically: true, encoding: .utf8)
+    }
+}
+
+/// A `retention-sync` process started from the binary `swift test` builds, with its output in
+/// files (no pipe to fill up) and every wait bounded; it is killed if still running when released.
+final class ChildProcess: @unchecked Sendable {
+    let process = Process()
+    let stdout: URL
+    let stderr: URL
+
+    /// The executable beside the test bundle (`.build/<configuration>/retention-sync`).
+    static func binary() throws -> URL {
+        let candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
+                          CommandHarness.repository.appendingPathComponent(".build/debug")]
+        let found = candidates.map { $0.appendingPathComponent("retention-sync") }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+        return try #require(found, "the retention-sync executable next to the test bundle (\(Bundle.main.bundleURL.path))")
+    }
+
+    init(_ arguments: [String], in directory: URL, environment: [String: String], name: String) throws {
+        stdout = directory.appendingPathComponent("\(name).stdout")
+        stderr = directory.appendingPathComponent("\(name).stderr")
+        _ = FileManager.default.createFile(atPath: stdout.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
+        process.executableURL = try Self.binary()
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        process.environment = environment
+        process.standardOutput = try FileHandle(forWritingTo: stdout)
+        process.standardError = try FileHandle(forWritingTo: stderr)
+        try process.run()
+    }
+
+    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+    var output: Data { (try? Data(contentsOf: stdout)) ?? Data() }
+    var errors: String { (try? String(contentsOf: stderr, encoding: .utf8)) ?? "" }
+
+    /// The exit status, or nil when the process was still running after `seconds` (it is then killed).
+    func finish(within seconds: Double) async -> Int32? {
+        for _ in 0..<Int(seconds * 50) where process.isRunning { try? await Task.sleep(nanoseconds: 20_000_000) }
+        guard !process.isRunning else {
+            kill(process.processIdentifier, SIGKILL)
+            return nil
+        }
+        return process.terminationStatus
+    }
+
+    /// Polls standard output for the first line starting with `prefix`, for at most `seconds`.
+    func line(startingWith prefix: String, within seconds: Double) async -> String? {
+        for _ in 0..<Int(seconds * 50) {
+            let text = String(decoding: output, as: UTF8.self)
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) { return String(line) }
+            if !process.isRunning { return nil }
+            try? await Task.sleep(nanoseconds: 20_000_000)
+        }
+        return nil
+    }
+}
+
+/// `retention-sync emulator --port 0 --state FILE` in its own process.
+struct EmulatorProcess {
+    let child: ChildProcess
+    let endpoint: String
+
+    static func start(in directory: URL, environment: [String: String], name: String) async throws -> EmulatorProcess {
+        let child = try ChildProcess(["emulator", "--port", "0", "--state", "emulator-state.json"],
+                                     in: directory, environment: environment, name: name)
+        let prefix = "listening on http://127.0.0.1:"
+        let line = try #require(await child.line(startingWith: prefix, within: 20), "the emulator did not start: \(child.errors)")
+        let port = try #require(Int(line.dropFirst(prefix.count).prefix { $0.isNumber }))
+        return EmulatorProcess(child: child, endpoint: "http://127.0.0.1:\(port)")
+    }
+
+    /// Stops it as Ctrl-C would, so it writes its state file; kills it if that takes too long.
+    func stop() async -> Int32? {
+        child.process.interrupt()
+        return await child.finish(within: 20)
     }
 }
 
@@ -185,5 +266,38 @@ struct PlanCommandTests {
         let run = await harness.run(["plan"])
         #expect(run.code == .usage)
         #expect(run.stderr.contains("--env is required"))
+    }
+
+    @Test("two plan processes print the same JSON bytes, also after the emulator restarts from its state file")
+    func byteIdenticalAcrossProcesses() async throws {
+        let harness = try CommandHarness()
+        let environment = [
+            "RETENTION_SYNC_KEY_ID": "TEST000001", "RETENTION_SYNC_ISSUER_ID": "57246542-96fe-1a63-e053-0824d011072a",
+            "RETENTION_SYNC_PRIVATE_KEY_FILE": CommandHarness.repository.appendingPathComponent("fixtures/crypto/AuthKey_TEST000001.p8").path,
+        ]
+        func run(_ arguments: [String], endpoint: String, name: String) async throws -> ChildProcess {
+            let child = try ChildProcess(arguments + ["--env", "sandbox", "--endpoint", endpoint],
+                                         in: harness.root, environment: environment, name: name)
+            let status = await child.finish(within: 60)
+            #expect(status == 0, "\(name): \(child.errors)")
+            return child
+        }
+
+        // A remote with content, then an edit: the plan uploads, waits, republishes and lists an older version.
+        let first = try await EmulatorProcess.start(in: harness.root, environment: environment, name: "emulator-1")
+        _ = try await run(["apply"], endpoint: first.endpoint, name: "apply")
+        try harness.edit("manifests/messages.yaml", replacing: "header: Before you go", with: "header: Wait a moment")
+        let before = try await run(["plan", "--format", "json"], endpoint: first.endpoint, name: "plan-1")
+        #expect(await first.stop() == 0)
+
+        let second = try await EmulatorProcess.start(in: harness.root, environment: environment, name: "emulator-2")
+        let after = try await run(["plan", "--format", "json"], endpoint: second.endpoint, name: "plan-2")
+        #expect(await second.stop() == 0)
+
+        let plan = try #require(try JSONSerialization.jsonObject(with: before.output) as? [String: Any])
+        #expect((plan["actions"] as? [Any])?.isEmpty == false)
+        #expect(after.output == before.output)
+        let text = String(decoding: before.output, as: UTF8.self)
+        #expect(!text.contains(harness.root.path) && !text.contains("127.0.0.1"))
     }
 }
