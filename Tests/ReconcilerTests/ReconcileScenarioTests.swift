@@ -192,6 +192,44 @@ struct ReconcileScenarioTests {
         #expect(PlanRenderer.text(retried.plan, color: false) == PlanRenderer.text(clean.plan, color: false))
     }
 
+    @Test("over Apple's image cap, messages that show a new picture are not uploaded without it")
+    func messagesWaitForTheirImages() async throws {
+        let harness = Harness(environment: .production)
+        let desired = try harness.desired()
+        var remote = RemoteState(environment: .production)
+        remote.images = Dictionary(uniqueKeysWithValues: (0..<2000).map {
+            (String(format: "00000000-0000-4000-8000-%012d", $0), RemoteImage(state: .approved, size: .fullSize))
+        })
+        let planned = try Planner.plan(desired: desired, remote: remote, hasSnapshotStore: false)
+        #expect(planned.plan.actions.filter { $0.kind == .uploadImage }.allSatisfy { $0.state == .error })
+
+        let report = try await Applier(api: harness.api, store: nil).apply(planned)
+        let standard = Set(desired.messages.filter { !$0.imageIdentifiers.isEmpty }.map(\.identifier))
+        #expect(!standard.isEmpty)
+        #expect(harness.state.messages.keys.allSatisfy { !standard.contains($0) })
+        #expect(harness.state.messages.count == desired.messages.count - standard.count)
+        for id in standard {
+            #expect(report.results.first { $0.id == "upload_message:\(id)" }?.outcome == .blocked)
+        }
+    }
+
+    @Test("apply sends no delete for an image while a message that may show it was not deleted first")
+    func imageDeleteWaitsForMessageDeletes() async throws {
+        let harness = Harness(environment: .sandbox)
+        let image = "1f1e1d1c-1b1a-4919-8817-161514131211"
+        let message = "0f0e0d0c-0b0a-4909-8807-060504030201"
+        try await harness.api.uploadImage(identifier: image, size: .fullSize, png: TestPNG.variant(of: TestPNG.fullSize, tag: "stray"))
+        try await harness.api.uploadMessage(identifier: message, body: UploadMessageRequestBody(
+            header: "Stray", body: "By hand", image: UploadMessageImage(imageIdentifier: image, altText: "Stray")))
+        let planned = try await harness.plan(PlanOptions(prune: true, pruneForce: true))
+        #expect(planned.plan.action("delete_image:\(image)")?.dependsOn == ["delete_message:\(message)"])
+
+        let allowed = Set(planned.plan.actions.map(\.id)).subtracting(["delete_message:\(message)"])
+        let report = try await harness.reconciler().apply(planned, allowedActions: allowed)
+        #expect(report.results.first { $0.id == "delete_image:\(image)" }?.outcome == .blocked)
+        #expect(harness.state.images[image] != nil && harness.state.messages[message] != nil)
+    }
+
     @Test("two applies racing on the same manifests both succeed and leave one consistent result")
     func racingApplies() async throws {
         let harness = Harness(environment: .sandbox)

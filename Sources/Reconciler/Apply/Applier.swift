@@ -111,9 +111,12 @@ public struct Applier: Sendable {
         var total = planned.plan.actions.count
         var done = 0
 
+        var succeeded = Set<String>()
+        var inPlan = Set(planned.plan.actions.map(\.id))
         func record(_ action: PlanAction, _ outcome: ActionResult.Outcome, _ detail: String? = nil) {
             let result = ActionResult(id: action.id, kind: action.kind, title: action.title, outcome: outcome, detail: detail)
             report.results.append(result)
+            if outcome == .done || outcome == .alreadyDone { succeeded.insert(action.id) }
             done += 1
             progress(.finished(result, done: done, total: max(total, done)))
         }
@@ -133,6 +136,12 @@ public struct Applier: Sendable {
             if action.state == .error { record(action, .error, action.error); return false }
             if let allowed, !allowed.contains(action.id) {
                 record(action, .blocked, allowedActions == nil ? "not ready or blocked in the plan; the next plan shows it" : "not in the saved plan")
+                return false
+            }
+            // What an action depends on must have succeeded: no message upload without its new
+            // picture (over the image cap), no image delete while a message that may show it remains.
+            if let unmet = action.dependsOn.first(where: { inPlan.contains($0) && !succeeded.contains($0) }) {
+                record(action, .blocked, "needs \(unmet) first, which did not run")
                 return false
             }
             return true
@@ -181,6 +190,7 @@ public struct Applier: Sendable {
             // uploads) or did not show at all (content someone added meanwhile).
             let shown = Set(planned.plan.actions.filter { $0.state != .error }.map(\.id))
             allowed = allowed?.intersection(shown) ?? shown
+            inPlan = Set(current.plan.actions.map(\.id))
             let approvedMessages = planned.desired.messages.filter { remote.isApproved(message: $0.identifier) && !planned.remote.isApproved(message: $0.identifier) }.count
             let approvedImages = planned.desired.images.filter { remote.isApproved(image: $0.identifier) && !planned.remote.isApproved(image: $0.identifier) }.count
             progress(.relisted(approvedMessages: approvedMessages, approvedImages: approvedImages))
