@@ -202,6 +202,8 @@ struct ReconcileScenarioTests {
         })
         let planned = try Planner.plan(desired: desired, remote: remote, hasSnapshotStore: false)
         #expect(planned.plan.actions.filter { $0.kind == .uploadImage }.allSatisfy { $0.state == .error })
+        let showsPicture = planned.plan.actions.filter { $0.kind == .uploadMessage && !$0.dependsOn.isEmpty }
+        #expect(!showsPicture.isEmpty && showsPicture.allSatisfy { $0.state == .error && $0.error?.contains("cap of 2000 images") == true })
 
         let report = try await Applier(api: harness.api, store: nil).apply(planned)
         let standard = Set(desired.messages.filter { !$0.imageIdentifiers.isEmpty }.map(\.identifier))
@@ -209,7 +211,7 @@ struct ReconcileScenarioTests {
         #expect(harness.state.messages.keys.allSatisfy { !standard.contains($0) })
         #expect(harness.state.messages.count == desired.messages.count - standard.count)
         for id in standard {
-            #expect(report.results.first { $0.id == "upload_message:\(id)" }?.outcome == .blocked)
+            #expect(report.results.first { $0.id == "upload_message:\(id)" }?.outcome == .error)
         }
     }
 

@@ -72,21 +72,23 @@ public enum Planner {
         }
 
         // Apple's caps count what is already there; uploads come before deletions in apply.
-        let messagesAfterUpload = remote.messages.count + messageUploads.count
-        if messagesAfterUpload > 2000 {
-            let text = "over Apple's cap of 2000 messages: \(remote.messages.count) in \(desired.environment.rawValue) + \(messageUploads.count) to upload = \(messagesAfterUpload); delete unused messages (plan --prune) first"
-            for index in messageUploads.indices {
-                messageUploads[index].state = .error
-                messageUploads[index].error = text
+        func capUploads(_ uploads: inout [PlanAction], existing: Int, noun: String) {
+            let after = existing + uploads.count
+            guard after > 2000 else { return }
+            let text = "over Apple's cap of 2000 \(noun): \(existing) in \(desired.environment.rawValue) + \(uploads.count) to upload = \(after); delete unused \(noun) (plan --prune) first"
+            for index in uploads.indices {
+                uploads[index].state = .error
+                uploads[index].error = text
             }
         }
-        let imagesAfterUpload = remote.images.count + imageUploads.count
-        if imagesAfterUpload > 2000 {
-            let text = "over Apple's cap of 2000 images: \(remote.images.count) in \(desired.environment.rawValue) + \(imageUploads.count) to upload = \(imagesAfterUpload); delete unused images (plan --prune) first"
-            for index in imageUploads.indices {
-                imageUploads[index].state = .error
-                imageUploads[index].error = text
-            }
+        capUploads(&messageUploads, existing: remote.messages.count, noun: "messages")
+        capUploads(&imageUploads, existing: remote.images.count, noun: "images")
+        let capped = Dictionary(imageUploads.filter { $0.state == .error }.map { ($0.id, $0.name ?? "?") },
+                                uniquingKeysWith: { first, _ in first })
+        for index in messageUploads.indices where messageUploads[index].state == .ready {
+            guard let image = messageUploads[index].dependsOn.first(where: { capped[$0] != nil }) else { continue }
+            messageUploads[index].state = .error
+            messageUploads[index].error = "its picture '\(capped[image] ?? "?")' cannot be uploaded: over Apple's cap of 2000 images; delete unused images (plan --prune) first"
         }
         actions += imageUploads
         actions += messageUploads
