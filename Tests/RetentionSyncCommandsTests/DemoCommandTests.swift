@@ -1,4 +1,6 @@
+import Emulator
 import Foundation
+import RetentionMessaging
 @testable import RetentionSyncCommands
 import Testing
 
@@ -18,6 +20,18 @@ struct DemoCommandTests {
         #expect(out.contains("→ exit 0: only waiting for App Review"))
         #expect(out.contains("still serves en-US with"))
         #expect(out.contains("The story held"))
+    }
+
+    @Test("each plan the demo shows reads the environment once, with the calls a plan makes")
+    func planStepReadsOnce() async throws {
+        let captured = CapturedConsole()
+        let demo = try Demo(source: "manifests", context: CommandContext(console: captured.console, environment: [:],
+                                                                         currentDirectory: CommandHarness.repository))
+        defer { try? FileManager.default.removeItem(at: demo.root) }
+        _ = try await demo.plan(.sandbox)
+        // Two list calls, one GET /default per declared pair (2 products × 3 locales), the realtime URL.
+        #expect(captured.stdout.contains("Read sandbox with 9 API calls."))
+        #expect(demo.emulator.requestCount(in: .sandbox) == 9)
     }
 
     @Test("the demo without manifests says where to run it")

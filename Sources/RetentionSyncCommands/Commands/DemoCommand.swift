@@ -109,16 +109,17 @@ struct Demo {
         if !condition { throw CommandError("demo: expected \(what), but it did not happen") }
     }
 
+    /// Reads the environment once; with `show`, prints the plan as `retention-sync plan` does.
     func plan(_ environment: Environment, show: Bool = true) async throws(CommandError) -> Plan {
+        if show { shell("retention-sync plan --env \(environment.rawValue)") }
         var arguments = Arguments(["--env", environment.rawValue])
+        let options = try EnvironmentOptions.parse(&arguments, context: context)
+        let plan = try await ReconcileSession.open(options, context: show ? context : quiet, provider: provider).plan(PlanOptions()).plan
         if show {
-            shell("retention-sync plan --env \(environment.rawValue)")
-            let code = try await PlanCommand.execute(&arguments, context: context, provider: provider)
-            try expect(code != .failure, "the \(environment.rawValue) plan to have no errors")
+            try PlanCommand.render(plan, format: "text", context: context)
+            try expect(PlanCommand.exitCode(plan, detailed: false) != .failure, "the \(environment.rawValue) plan to have no errors")
         }
-        var fresh = Arguments(["--env", environment.rawValue])
-        let options = try EnvironmentOptions.parse(&fresh, context: context)
-        return try await ReconcileSession.open(options, context: quiet, provider: provider).plan(PlanOptions()).plan
+        return plan
     }
 
     /// A context whose output goes nowhere, for the checks behind each step.
