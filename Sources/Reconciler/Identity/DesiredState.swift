@@ -135,16 +135,8 @@ public struct DesiredState: Codable, Sendable, Hashable {
         self.pngs = pngs
     }
 
-    public func message(_ identifier: String) -> DesiredMessage? { messageIndex[identifier] }
-    public func image(_ identifier: String) -> DesiredImage? { images.first { $0.identifier == identifier } }
-
     var messageIndex: [String: DesiredMessage] {
         Dictionary(messages.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
-    }
-
-    /// The desired default for a pair, if the manifests assign one.
-    public func defaultAssignment(for pair: ProductLocale) -> DesiredDefault? {
-        defaults.first { $0.productId == pair.productId && $0.locale == pair.locale }
     }
 
     /// `sha256:<hex>` over the canonical JSON of this desired state: what a saved plan was made from.

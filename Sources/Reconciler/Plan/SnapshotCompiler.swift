@@ -12,11 +12,7 @@ public struct CompiledSnapshot: Sendable, Hashable {
 /// Compiles the desired rules into a snapshot that holds only rules whose every message and image
 /// is APPROVED. A blocked rule keeps its previously published version (same rule id) when that
 /// version is still usable; otherwise it is left out until review passes.
-public enum SnapshotCompiler {
-    public static func compile(desired: DesiredState, remote: RemoteState) throws -> CompiledSnapshot {
-        try compile(desired: desired, remote: remote, gate: ReviewGate(desired: desired, remote: remote))
-    }
-
+enum SnapshotCompiler {
     static func compile(desired: DesiredState, remote: RemoteState, gate: ReviewGate) throws -> CompiledSnapshot {
         let published = remote.publishedSnapshot
         let previous = Dictionary((published?.rules ?? []).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
