@@ -89,10 +89,10 @@ final class ChildProcess: @unchecked Sendable {
     let stdout: URL
     let stderr: URL
 
-    /// The executable beside the test bundle (`.build/<configuration>/retention-sync`).
+    /// The executable beside the test bundle (`.build/<triple>/<configuration>/retention-sync`): on
+    /// Linux the bundle URL is that directory, on macOS the `.xctest` bundle inside it.
     static func binary() throws -> URL {
-        let candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
-                          CommandHarness.repository.appendingPathComponent(".build/debug")]
+        let candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
         let found = candidates.map { $0.appendingPathComponent("retention-sync") }
             .first { FileManager.default.isExecutableFile(atPath: $0.path) }
         return try #require(found, "the retention-sync executable next to the test bundle (\(Bundle.main.bundleURL.path))")
