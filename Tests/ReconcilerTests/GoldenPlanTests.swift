@@ -6,7 +6,7 @@ import Runtime
 import Testing
 
 /// The three renderings of one plan that holds every action kind and every state, pinned by
-/// golden files in fixtures/plans/. Run with RECORD_GOLDENS=1 to rewrite them after a deliberate change.
+/// golden files in fixtures/plans/. Run with UPDATE_GOLDEN=1 to rewrite them after a deliberate change.
 @Suite("Plan renderings")
 struct GoldenPlanTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -52,12 +52,12 @@ struct GoldenPlanTests {
 
     func check(_ rendered: String, against name: String) throws {
         let url = Self.fixtures.appendingPathComponent(name)
-        if ProcessInfo.processInfo.environment["RECORD_GOLDENS"] == "1" {
+        if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] == "1" {
             try FileManager.default.createDirectory(at: Self.fixtures, withIntermediateDirectories: true)
             try Data(rendered.utf8).write(to: url)
         }
         let golden = try String(contentsOf: url, encoding: .utf8)
-        #expect(rendered == golden, "\(name) differs from the golden file; run with RECORD_GOLDENS=1 to update it deliberately")
+        #expect(rendered == golden, "\(name) differs from the golden file; run with UPDATE_GOLDEN=1 to update it deliberately")
     }
 
     @Test("the plan holds every action kind and every state")

@@ -1,3 +1,4 @@
+import Crypto
 import Emulator
 import Foundation
 import RetentionMessaging
@@ -84,5 +85,39 @@ struct ApplyCommandTests {
         #expect(await harness.run(["apply", "--env", "sandbox", "--prune", "--prune-force"]).code == .success)
         #expect(harness.emulator.state(of: .sandbox).messages.count == 12)
         #expect(harness.emulator.state(of: .sandbox).images.count == 4)
+    }
+}
+
+@Suite("retention-sync apply: options that cannot go together")
+struct ApplyOptionTests {
+    @Test("--prune with a saved plan is refused, since the saved plan decides what is deleted")
+    func pruneWithSavedPlan() async throws {
+        let harness = try CommandHarness()
+        #expect(await harness.run(["plan", "--env", "sandbox", "--out", "plan.json"]).code == .success)
+        let requests = harness.emulator.requestCount(in: .sandbox)
+        let refused = await harness.run(["apply", "--env", "sandbox", "--plan", "plan.json", "--prune"])
+        #expect(refused.code == .usage)
+        #expect(refused.stderr.contains("the saved plan decides what is deleted"))
+        #expect(harness.emulator.requestCount(in: .sandbox) == requests)
+    }
+}
+
+@Suite("retention-sync plan against Apple: TLS settings")
+struct TransportSettingsTests {
+    @Test("an unreadable RETENTION_SYNC_CA_BUNDLE is an error that names the variable, before any request")
+    func unreadableCABundle() async throws {
+        let captured = CapturedConsole()
+        let environment = [
+            "RETENTION_SYNC_KEY_ID": "TESTKEY123",
+            "RETENTION_SYNC_ISSUER_ID": "57246542-96fe-1a63-e053-0824d011072a",
+            "RETENTION_SYNC_PRIVATE_KEY": CommandHarness.key.pkcs8PEM,
+            "RETENTION_SYNC_CA_BUNDLE": "/nonexistent/corporate-ca.pem",
+        ]
+        let context = CommandContext(console: captured.console, environment: environment,
+                                     currentDirectory: CommandHarness.repository)
+        let code = await CLI.run(["plan", "--env", "sandbox"], context: context)
+        #expect(code == .failure)
+        #expect(captured.stderr.contains("RETENTION_SYNC_CA_BUNDLE: cannot read /nonexistent/corporate-ca.pem"))
+        #expect(!captured.stderr.contains("BEGIN PRIVATE KEY"))
     }
 }

@@ -44,6 +44,10 @@ struct ApplyCommand: Command {
 
         var saved: Plan?
         if let planPath {
+            if prune || pruneForce {
+                throw CommandError("--prune and --prune-force do not go with --plan: the saved plan decides what is deleted "
+                                   + "(make it with 'plan --prune --out FILE')", exitCode: .usage)
+            }
             let data: Data
             do { data = try Data(contentsOf: context.url(planPath)) } catch {
                 throw CommandError("cannot read \(planPath): \(error.localizedDescription)")

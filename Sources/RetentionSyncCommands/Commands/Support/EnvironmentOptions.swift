@@ -24,6 +24,8 @@ struct EnvironmentOptions: Sendable {
     static let credentialsHelp = """
         Credentials come from RETENTION_SYNC_KEY_ID, RETENTION_SYNC_ISSUER_ID and RETENTION_SYNC_PRIVATE_KEY_FILE
         (or RETENTION_SYNC_PRIVATE_KEY with the PEM text); they are never printed.
+        RETENTION_SYNC_CA_BUNDLE names a PEM file of trusted authorities to use instead of the
+        system's (e.g. behind a TLS-inspecting proxy); TLS is always verified.
         """
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> EnvironmentOptions {
@@ -35,6 +37,20 @@ struct EnvironmentOptions: Sendable {
         return EnvironmentOptions(manifestsPath: manifests, environment: environment,
                                   endpoint: try arguments.option("--endpoint") ?? context.environment["RETENTION_SYNC_ENDPOINT"],
                                   snapshotStore: try arguments.option("--snapshot-store"))
+    }
+
+    /// libcurl's settings for real runs: the process environment (for proxies) and an optional CA bundle.
+    static func transportConfiguration(_ context: CommandContext) throws(CommandError) -> CurlHTTPClient.Configuration {
+        var configuration = CurlHTTPClient.Configuration()
+        configuration.environment = context.environment
+        if let bundle = context.environment["RETENTION_SYNC_CA_BUNDLE"], !bundle.isEmpty {
+            let path = context.url(bundle).path
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw CommandError("RETENTION_SYNC_CA_BUNDLE: cannot read \(bundle); set it to a PEM file of trusted certificate authorities, or unset it")
+            }
+            configuration.caBundlePath = path
+        }
+        return configuration
     }
 
     static func parseEnvironment(_ name: String) throws(CommandError) -> Environment {
@@ -106,7 +122,8 @@ struct APIProvider: Sendable {
             throw CommandError("\(error); nothing was sent")
         }
         let client = RetentionMessagingClient(environment: environment, credentials: credentials,
-                                              transport: CurlHTTPClient(), endpoint: endpoint)
+                                              transport: CurlHTTPClient(configuration: try EnvironmentOptions.transportConfiguration(context)),
+                                              endpoint: endpoint)
         let console = context.console
         client.onWait { seconds, reason in
             if console.isTerminal && seconds >= 1 {
