@@ -1,9 +1,15 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Layers, bottom to top: C wrappers → YAML / Crypto / HTTP → Apple's API and the manifests →
-// the emulator, the runtime and the reconciler → the commands → the two executables.
-// Imports only point downwards.
+// Tiers, bottom to top (imports only point downwards, and every edge is declared here):
+//   1. C wrappers: CYAML, COpenSSL, CCurl — each C library wrapped once.
+//   2. Foundation-only vocabulary: Basics (source locations, edit distance) and
+//      RetentionMessagingModels (Apple's models, limits, PNG facts, canonical JSON).
+//   3. YAML (libyaml), Crypto (OpenSSL), HTTP (libcurl).
+//   4. Manifests (offline: YAML + Crypto + models) and Runtime (embeddable: Crypto + models) —
+//      neither links libcurl; RetentionMessaging, the API client (HTTP + Crypto + models).
+//   5. Emulator and Reconciler.
+//   6. RetentionSyncCommands, then the two executables.
 let package = Package(
     name: "retention-sync",
     products: [
@@ -19,30 +25,38 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
 
-        .target(name: "YAML", dependencies: ["CYAML"]),
+        .target(name: "Basics"),
+        .target(name: "RetentionMessagingModels"),
+
+        .target(name: "YAML", dependencies: ["CYAML", "Basics"]),
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
         .target(name: "HTTP", dependencies: ["CCurl"]),
 
-        .target(name: "RetentionMessaging", dependencies: ["HTTP", "Crypto"]),
-        .target(name: "Manifests", dependencies: ["YAML", "Crypto", "RetentionMessaging"]),
+        .target(name: "RetentionMessaging", dependencies: ["RetentionMessagingModels", "HTTP", "Crypto"]),
+        .target(name: "Manifests", dependencies: ["Basics", "YAML", "Crypto", "RetentionMessagingModels"]),
 
-        .target(name: "Emulator", dependencies: ["RetentionMessaging", "HTTP", "Crypto"]),
-        .target(name: "Runtime", dependencies: ["RetentionMessaging", "Crypto"]),
-        .target(name: "Reconciler", dependencies: ["Manifests", "RetentionMessaging", "Runtime", "Crypto"]),
+        .target(name: "Emulator", dependencies: ["RetentionMessagingModels", "RetentionMessaging", "HTTP", "Crypto"]),
+        .target(name: "Runtime", dependencies: ["RetentionMessagingModels", "Crypto"]),
+        .target(name: "Reconciler",
+                dependencies: ["Basics", "YAML", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto"]),
 
         .target(name: "RetentionSyncCommands",
-                dependencies: ["Reconciler", "Manifests", "Runtime", "Emulator", "RetentionMessaging", "HTTP", "Crypto", "YAML"]),
+                dependencies: ["Basics", "Reconciler", "Manifests", "Runtime", "Emulator", "RetentionMessagingModels",
+                               "RetentionMessaging", "HTTP", "Crypto", "YAML"]),
         .executableTarget(name: "retention-sync", dependencies: ["RetentionSyncCommands"]),
         .executableTarget(name: "retention-sync-bench",
-                          dependencies: ["RetentionSyncCommands", "Reconciler", "Manifests", "Runtime", "Emulator", "RetentionMessaging", "HTTP", "Crypto"]),
+                          dependencies: ["RetentionSyncCommands", "Reconciler", "Manifests", "Runtime", "Emulator",
+                                         "RetentionMessagingModels", "RetentionMessaging", "HTTP", "Crypto", "Basics"]),
 
-        .testTarget(name: "YAMLTests", dependencies: ["YAML"]),
+        .testTarget(name: "YAMLTests", dependencies: ["YAML", "Basics"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
-        .testTarget(name: "RetentionMessagingTests", dependencies: ["RetentionMessaging", "Emulator", "HTTP", "Crypto"]),
-        .testTarget(name: "ManifestsTests", dependencies: ["Manifests", "YAML"]),
-        .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Crypto", "RetentionMessaging"]),
-        .testTarget(name: "ReconcilerTests", dependencies: ["Reconciler", "Emulator", "Manifests", "Runtime", "RetentionMessaging", "Crypto"]),
+        .testTarget(name: "RetentionMessagingTests",
+                    dependencies: ["RetentionMessagingModels", "RetentionMessaging", "Emulator", "HTTP", "Crypto"]),
+        .testTarget(name: "ManifestsTests", dependencies: ["Manifests", "YAML", "Basics", "RetentionMessagingModels"]),
+        .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Crypto", "RetentionMessagingModels"]),
+        .testTarget(name: "ReconcilerTests",
+                    dependencies: ["Reconciler", "Emulator", "Manifests", "Runtime", "RetentionMessagingModels", "RetentionMessaging", "Crypto"]),
         .testTarget(name: "RetentionSyncCommandsTests", dependencies: ["RetentionSyncCommands", "Emulator", "Crypto"]),
     ],
     swiftLanguageModes: [.v6]

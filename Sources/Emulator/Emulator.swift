@@ -1,6 +1,7 @@
 public import Foundation
 public import HTTP
 public import RetentionMessaging
+public import RetentionMessagingModels
 import Synchronization
 
 /// An emulator of Apple's Retention Messaging API with Apple's behaviour: token checks, immutable

@@ -1,6 +1,7 @@
 public import Crypto
 public import Foundation
 public import RetentionMessaging
+public import RetentionMessagingModels
 
 /// How an emulator behaves: whose tokens it accepts, how production review goes, whether it
 /// enforces Apple's rate limits, and which faults it injects.

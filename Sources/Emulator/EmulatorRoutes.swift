@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTP
 import RetentionMessaging
+import RetentionMessagingModels
 
 /// What a route produced: the answer, whether state changed (to persist), and a note for the log.
 struct RouteResult {

@@ -1,6 +1,7 @@
 public import Foundation
 public import HTTP
 public import RetentionMessaging
+public import RetentionMessagingModels
 
 /// The loopback HTTP/1.1 face of an `Emulator`: one environment per server, admin routes under
 /// `/emulator/`, and `POST /emulator/shutdown` to ask the owner to stop.

@@ -1,5 +1,6 @@
 public import Foundation
 public import RetentionMessaging
+public import RetentionMessagingModels
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,5 +1,6 @@
+public import Basics
 public import Foundation
-public import RetentionMessaging
+public import RetentionMessagingModels
 public import YAML
 
 // The loaded, resolved form of a manifest directory. The loader fills it from YAML; the

@@ -1,5 +1,6 @@
 public import Foundation
 public import RetentionMessaging
+public import RetentionMessagingModels
 
 /// The reconciler for one environment: reads the remote state, plans, applies.
 public struct Reconciler: Sendable {

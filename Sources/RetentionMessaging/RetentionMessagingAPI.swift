@@ -1,3 +1,4 @@
+public import RetentionMessagingModels
 /// The Retention Messaging endpoints the reconciler uses, as a role: the libcurl-backed
 /// `RetentionMessagingClient` plays it against Apple or the emulator; tests may wrap it.
 ///

@@ -1,4 +1,4 @@
-public import RetentionMessaging
+public import RetentionMessagingModels
 
 /// What to answer Apple's realtime request with.
 public enum Decision: Sendable, Hashable {

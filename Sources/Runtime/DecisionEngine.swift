@@ -1,4 +1,4 @@
-public import RetentionMessaging
+public import RetentionMessagingModels
 import Foundation
 import Synchronization
 

@@ -1,6 +1,6 @@
 public import Crypto
 public import Foundation
-import RetentionMessaging
+import RetentionMessagingModels
 
 /// Signs `promotionalOfferSignatureV2`: an ES256 JWS over the claims Apple lists, with the App's
 /// In-App Purchase key.

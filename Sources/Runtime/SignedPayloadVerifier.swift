@@ -1,6 +1,6 @@
 public import Crypto
 import Foundation
-public import RetentionMessaging
+public import RetentionMessagingModels
 
 /// Verifies the `signedPayload` Apple POSTs to the realtime URL: ES256 over a 3-certificate `x5c`
 /// chain that leads to a root the operator supplies (Apple Root CA - G3 in production), with
@@ -13,14 +13,14 @@ public struct SignedPayloadVerifier: Sendable {
 
     public let trustedRoots: [X509Certificate]
     public let appAppleId: Int64?
-    public let environment: RetentionMessaging.Environment
+    public let environment: RetentionMessagingModels.Environment
     public let onlineChecks: Bool
     private let trustedRootDER: Set<[UInt8]>
 
     /// `appAppleId` nil skips that check (sandbox apps may not have one yet). `onlineChecks`
     /// verifies the chain at the current time instead of at the payload's `signedDate`;
     /// revocation is not checked either way, since this library makes no network calls.
-    public init(trustedRoots: [X509Certificate], appAppleId: Int64?, environment: RetentionMessaging.Environment,
+    public init(trustedRoots: [X509Certificate], appAppleId: Int64?, environment: RetentionMessagingModels.Environment,
                 onlineChecks: Bool = false) {
         self.trustedRoots = trustedRoots
         self.appAppleId = appAppleId

@@ -1,4 +1,4 @@
-public import RetentionMessaging
+public import RetentionMessagingModels
 
 // The runtime snapshot: what the reconciler publishes and the decision engine answers from.
 // It holds only rules whose every message and image is APPROVED in its environment.

@@ -1,6 +1,6 @@
 public import Foundation
 import Crypto
-import RetentionMessaging
+import RetentionMessagingModels
 
 extension RuntimeSnapshot {
     /// Sets `digest` = "sha256:" + hex SHA-256 of CanonicalJSON.encode(self with digest "").

@@ -1,3 +1,4 @@
+public import Basics
 /// One node of a parsed YAML document, with the place it was written.
 public struct YAMLNode: Sendable, Hashable {
     public enum Kind: Sendable, Hashable {

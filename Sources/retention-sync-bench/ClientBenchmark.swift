@@ -3,6 +3,7 @@ import Emulator
 import Foundation
 import HTTP
 import RetentionMessaging
+import RetentionMessagingModels
 
 /// `retention-sync-bench client [--requests N]`: the client's cost per request against the emulator
 /// (in-process, and over loopback HTTP with libcurl at concurrency 1 and 8, pacing off) and the

@@ -1,9 +1,11 @@
+import Basics
 import Crypto
 import Emulator
 import Foundation
 import Manifests
 import Reconciler
 import RetentionMessaging
+import RetentionMessagingModels
 import YAML
 
 /// Plan and apply of a large app on the in-process emulator: 2,000 messages (one localization

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import RetentionMessaging
+import RetentionMessagingModels
 import Runtime
 
 /// Decisions per second and latency for a generated 1,000-rule snapshot in which the answering

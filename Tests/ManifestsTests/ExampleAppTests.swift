@@ -1,6 +1,6 @@
 import Foundation
 import Manifests
-import RetentionMessaging
+import RetentionMessagingModels
 import Testing
 
 @Suite("The example app in manifests/")

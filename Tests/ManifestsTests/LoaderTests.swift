@@ -1,6 +1,7 @@
+import Basics
 import Foundation
 import Manifests
-import RetentionMessaging
+import RetentionMessagingModels
 import Testing
 import YAML
 

@@ -1,6 +1,6 @@
 import Foundation
 @testable import Manifests
-import RetentionMessaging
+import RetentionMessagingModels
 import Testing
 import YAML
 

@@ -1,6 +1,7 @@
+import Basics
 import Foundation
 @testable import Manifests
-import RetentionMessaging
+import RetentionMessagingModels
 import YAML
 
 /// The repository's root, found from this file's place (Tests/ManifestsTests/Support.swift).

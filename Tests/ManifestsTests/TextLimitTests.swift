@@ -1,5 +1,5 @@
 @testable import Manifests
-import RetentionMessaging
+import RetentionMessagingModels
 import Testing
 
 @Suite("Text limits")

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import RetentionMessaging
+import RetentionMessagingModels
 import Testing
 
 @Suite("Credentials from the environment")

@@ -1,6 +1,7 @@
 import Emulator
 import Foundation
 import RetentionMessaging
+import RetentionMessagingModels
 import Testing
 
 @Suite("Emulator state and persistence")

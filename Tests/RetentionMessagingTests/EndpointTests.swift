@@ -2,6 +2,7 @@ import Emulator
 import Foundation
 import HTTP
 import RetentionMessaging
+import RetentionMessagingModels
 import Testing
 
 @Suite("Every endpoint against the emulator")

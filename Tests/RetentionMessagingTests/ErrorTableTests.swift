@@ -2,6 +2,7 @@ import Emulator
 import Foundation
 import HTTP
 import RetentionMessaging
+import RetentionMessagingModels
 import Testing
 
 /// One row of the spec's error table: a remote state, one call, and the status and code Apple gives.

@@ -2,6 +2,7 @@ import Emulator
 import Foundation
 import HTTP
 import RetentionMessaging
+import RetentionMessagingModels
 import Testing
 
 /// Passes requests on but loses the answer of the first one, as a dropped connection after the

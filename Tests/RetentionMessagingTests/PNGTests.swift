@@ -1,5 +1,6 @@
 import Foundation
 import RetentionMessaging
+import RetentionMessagingModels
 import Testing
 
 @Suite("PNG files as Apple's image rules read them")

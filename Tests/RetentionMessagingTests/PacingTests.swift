@@ -2,6 +2,7 @@ import Emulator
 import Foundation
 import HTTP
 import RetentionMessaging
+import RetentionMessagingModels
 import Testing
 
 /// Collects what `onWait` reports.

@@ -3,6 +3,7 @@ import Emulator
 import Foundation
 import HTTP
 import RetentionMessaging
+import RetentionMessagingModels
 
 /// One app's key and ids, and the emulators and clients made from them.
 struct TestApp {

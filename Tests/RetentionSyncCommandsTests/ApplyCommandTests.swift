@@ -2,6 +2,7 @@ import Crypto
 import Emulator
 import Foundation
 import RetentionMessaging
+import RetentionMessagingModels
 @testable import RetentionSyncCommands
 import Testing
 

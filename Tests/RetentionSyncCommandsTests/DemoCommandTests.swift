@@ -1,6 +1,7 @@
 import Emulator
 import Foundation
 import RetentionMessaging
+import RetentionMessagingModels
 @testable import RetentionSyncCommands
 import Testing
 

@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 #endif
 import RetentionMessaging
+import RetentionMessagingModels
 @testable import RetentionSyncCommands
 import Runtime
 import Testing

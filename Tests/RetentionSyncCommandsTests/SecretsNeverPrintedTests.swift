@@ -3,6 +3,7 @@ import Emulator
 import Foundation
 import HTTP
 import RetentionMessaging
+import RetentionMessagingModels
 import RetentionSyncCommands
 import Testing
 

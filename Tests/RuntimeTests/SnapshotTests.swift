@@ -1,5 +1,5 @@
 import Foundation
-import RetentionMessaging
+import RetentionMessagingModels
 import Runtime
 import Testing
 

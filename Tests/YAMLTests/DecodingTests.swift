@@ -1,3 +1,4 @@
+import Basics
 import Testing
 import YAML
 
@@ -31,7 +32,7 @@ private struct Country: Decodable {
 
 private struct Located: Decodable {
     var name: String
-    var location: YAML.SourceLocation?
+    var location: Basics.SourceLocation?
 
     enum CodingKeys: String, CodingKey { case name }
 

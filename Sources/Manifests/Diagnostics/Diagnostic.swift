@@ -1,3 +1,4 @@
+public import Basics
 public import YAML
 
 /// One problem found in the manifests (or, reused by the reconciler, in a plan): what is wrong,

@@ -1,5 +1,6 @@
+import Basics
 import Foundation
-import RetentionMessaging
+import RetentionMessagingModels
 import YAML
 
 /// The three ways diagnostics are shown.

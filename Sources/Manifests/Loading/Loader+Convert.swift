@@ -1,6 +1,7 @@
+import Basics
 import Crypto
 import Foundation
-import RetentionMessaging
+import RetentionMessagingModels
 import YAML
 
 // Turning decoded documents into the model: names resolved, lists sorted, `*` expanded, and every

@@ -1,3 +1,4 @@
+import Basics
 import YAML
 
 /// A decoded value together with the place it was written, so later checks can point at it.

@@ -1,6 +1,7 @@
+import Basics
 public import Foundation
 import Crypto
-import RetentionMessaging
+import RetentionMessagingModels
 import YAML
 
 /// Reads a manifest directory: every `*.yaml` / `*.yml` file in it (not in subdirectories), sorted

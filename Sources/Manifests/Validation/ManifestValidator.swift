@@ -1,5 +1,6 @@
+import Basics
 import Foundation
-import RetentionMessaging
+import RetentionMessagingModels
 import YAML
 
 /// Offline checks of a loaded manifest set against Apple's rules and the format's own: every

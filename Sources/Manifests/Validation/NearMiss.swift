@@ -1,3 +1,4 @@
+import Basics
 import YAML
 
 /// "Did you mean …" suggestions: the closest candidate by edit distance, compared case-insensitively.

@@ -1,4 +1,4 @@
-import RetentionMessaging
+import RetentionMessagingModels
 import YAML
 
 extension ValidationRun {

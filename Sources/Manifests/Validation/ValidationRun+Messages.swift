@@ -1,4 +1,5 @@
-import RetentionMessaging
+import Basics
+import RetentionMessagingModels
 import YAML
 
 extension ValidationRun {

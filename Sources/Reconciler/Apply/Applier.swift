@@ -1,4 +1,5 @@
 public import RetentionMessaging
+public import RetentionMessagingModels
 import Runtime
 
 /// What happened to one action during an apply.

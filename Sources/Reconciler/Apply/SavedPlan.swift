@@ -1,5 +1,6 @@
 public import Foundation
 import RetentionMessaging
+import RetentionMessagingModels
 
 /// Reading and checking a plan saved with `plan --out`.
 public enum SavedPlan {

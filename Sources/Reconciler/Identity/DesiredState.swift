@@ -1,4 +1,5 @@
 public import RetentionMessaging
+public import RetentionMessagingModels
 public import Runtime
 
 /// One image the manifests derive for an environment. Two `Image` manifests with the same PNG and

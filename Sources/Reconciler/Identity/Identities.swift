@@ -1,7 +1,9 @@
+import Basics
 import Foundation
 import Crypto
 public import Manifests
 public import RetentionMessaging
+public import RetentionMessagingModels
 import Runtime
 import YAML
 

@@ -1,4 +1,5 @@
 public import RetentionMessaging
+public import RetentionMessagingModels
 
 // The plan as a value: what `plan` prints in three renderings and `--out` saves. Its JSON keys
 // are snake_case and documented in the README; `format_version` follows semver.

@@ -1,4 +1,5 @@
 import RetentionMessaging
+import RetentionMessagingModels
 import Runtime
 
 public struct PlanOptions: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import RetentionMessaging
+import RetentionMessagingModels
 
 /// Decides whether content may be used (design.md, idea 2): a message is usable when it and
 /// every image it references are APPROVED in the environment.

@@ -1,4 +1,5 @@
 import RetentionMessaging
+import RetentionMessagingModels
 public import Runtime
 
 /// The runtime snapshot one environment may publish now, and what happens to each rule.

@@ -1,5 +1,6 @@
 public import Foundation
 public import RetentionMessaging
+public import RetentionMessagingModels
 public import Runtime
 #if canImport(Glibc)
 import Glibc

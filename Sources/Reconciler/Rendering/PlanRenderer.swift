@@ -1,5 +1,6 @@
 import Foundation
 import RetentionMessaging
+import RetentionMessagingModels
 
 /// The three renderings of a plan. Each is a pure function of the plan, so equal plans print
 /// equal bytes.

@@ -1,5 +1,6 @@
 import Foundation
 public import RetentionMessaging
+public import RetentionMessagingModels
 import Runtime
 
 /// `retention-sync status`: every remote message and image with its review state, what the

@@ -1,3 +1,4 @@
+public import Basics
 public import YAML
 
 /// Why the reconciler could not plan, apply or report. Descriptions name where and what to do.

@@ -1,3 +1,4 @@
+import RetentionMessagingModels
 import Crypto
 import Foundation
 

@@ -1,3 +1,4 @@
+public import RetentionMessagingModels
 /// The two classes Apple budgets separately: `PUT /default/...` and every other endpoint.
 public enum EndpointClass: String, Sendable, Hashable, Codable, CaseIterable {
     case configureDefault

@@ -1,3 +1,4 @@
+public import RetentionMessagingModels
 public import Foundation
 public import HTTP
 import Synchronization

@@ -1,6 +1,7 @@
 import Foundation
 import Reconciler
 import RetentionMessaging
+import RetentionMessagingModels
 import Runtime
 
 struct ApplyCommand: Command {

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Manifests
 import RetentionMessaging
+import RetentionMessagingModels
 import Runtime
 
 /// `retention-sync decide`: what a customer would be shown, from a snapshot and a realtime request.
@@ -136,7 +137,7 @@ struct DecideCommand: Command {
         }
         let settings: EnvironmentSettings
         if let name {
-            guard let environment = RetentionMessaging.Environment(rawValue: name.lowercased()) else {
+            guard let environment = RetentionMessagingModels.Environment(rawValue: name.lowercased()) else {
                 throw CommandError("unknown environment '\(name)'; use sandbox or production", exitCode: .usage)
             }
             guard let found = app.settings(for: environment) else {

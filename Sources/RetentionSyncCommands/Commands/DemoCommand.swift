@@ -1,9 +1,11 @@
+import Basics
 import Crypto
 import Emulator
 import Foundation
 import Manifests
 import Reconciler
 import RetentionMessaging
+import RetentionMessagingModels
 import Runtime
 import YAML
 

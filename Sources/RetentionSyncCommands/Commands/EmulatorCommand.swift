@@ -4,6 +4,7 @@ import Emulator
 import Foundation
 import HTTP
 import RetentionMessaging
+import RetentionMessagingModels
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

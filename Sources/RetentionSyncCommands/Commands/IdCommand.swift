@@ -2,6 +2,7 @@ import Foundation
 import Manifests
 import Reconciler
 import RetentionMessaging
+import RetentionMessagingModels
 
 struct IdCommand: Command {
     static let name = "id"

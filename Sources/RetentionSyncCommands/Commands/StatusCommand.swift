@@ -1,6 +1,7 @@
 import Foundation
 import Reconciler
 import RetentionMessaging
+import RetentionMessagingModels
 
 struct StatusCommand: Command {
     static let name = "status"

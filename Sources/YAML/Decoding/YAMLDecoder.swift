@@ -1,3 +1,4 @@
+public import Basics
 /// Decodes `Decodable` values from YAML nodes, with strict keys and errors that point at the file.
 public struct YAMLDecoder: Sendable {
     /// Whether keys the type never asked for are errors; turn off to peek at part of a document.

@@ -1,3 +1,4 @@
+public import Basics
 /// Everything wrong with a document as decoded into a `Decodable` type.
 public struct YAMLDecodingError: Error, Sendable, CustomStringConvertible {
     public struct Problem: Sendable, Hashable, CustomStringConvertible {

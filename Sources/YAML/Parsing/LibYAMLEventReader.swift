@@ -1,3 +1,4 @@
+import Basics
 internal import CYAML
 
 /// One libyaml event, copied into Swift values so the C event can be freed at once.

@@ -3,6 +3,7 @@ import Emulator
 import Foundation
 import HTTP
 import RetentionMessaging
+import RetentionMessagingModels
 
 /// Apple's API as the in-process emulator plays it, with a virtual clock so Apple's rate limits
 /// cost no real time. Production needs a passed sandbox performance test before a realtime URL

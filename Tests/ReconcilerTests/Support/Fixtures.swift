@@ -1,7 +1,9 @@
+import Basics
 import Foundation
 import Manifests
 import Reconciler
 import RetentionMessaging
+import RetentionMessagingModels
 import YAML
 
 /// Manifests built in code: an app with two products in two locales, images, messages, defaults

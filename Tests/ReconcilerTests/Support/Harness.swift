@@ -3,6 +3,7 @@ import Foundation
 import Manifests
 import Reconciler
 import RetentionMessaging
+import RetentionMessagingModels
 import Runtime
 
 /// One environment of an app against the emulator, with its snapshot store in a temp directory.

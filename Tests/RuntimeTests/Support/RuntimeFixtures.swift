@@ -1,5 +1,5 @@
 import Foundation
-import RetentionMessaging
+import RetentionMessagingModels
 import Runtime
 
 /// The files under `fixtures/runtime/` at the repository's root.

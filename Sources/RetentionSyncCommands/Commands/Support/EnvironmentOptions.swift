@@ -3,6 +3,7 @@ import HTTP
 import Manifests
 import Reconciler
 import RetentionMessaging
+import RetentionMessagingModels
 
 /// The options `id`, `plan`, `apply` and `status` share: where the manifests are, which
 /// environment, which API endpoint, and where the published snapshot lives.

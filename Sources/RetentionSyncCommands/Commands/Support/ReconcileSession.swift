@@ -2,6 +2,7 @@ import Foundation
 import Manifests
 import Reconciler
 import RetentionMessaging
+import RetentionMessagingModels
 
 /// Manifests loaded and derived for one environment, with a reconciler bound to its API client
 /// and snapshot store: what `plan`, `apply` and `status` start from.
