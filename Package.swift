@@ -33,7 +33,8 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["CCurl"]),
 
         .target(name: "RetentionMessaging", dependencies: ["RetentionMessagingModels", "HTTP", "Crypto"]),
-        .target(name: "Manifests", dependencies: ["Basics", "YAML", "Crypto", "RetentionMessagingModels"]),
+        .target(name: "Manifests", dependencies: ["Basics", "YAML", "Crypto", "RetentionMessagingModels"],
+                resources: [.embedInCode("Resources/retention-sync.schema.json")]),
 
         .target(name: "Emulator", dependencies: ["RetentionMessagingModels", "RetentionMessaging", "HTTP", "Crypto"]),
         .target(name: "Runtime", dependencies: ["RetentionMessagingModels", "Crypto"]),

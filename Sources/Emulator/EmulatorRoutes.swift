@@ -128,7 +128,7 @@ extension Emulator {
             guard let url = store.realtimeURL else {
                 return RouteResult(response: Responses.error(404, AppleErrorCode.realtimeURLNotFound, "Realtime URL not found."))
             }
-            return RouteResult(response: Responses.json(RealtimeURLRequest(realtimeURL: url)))
+            return RouteResult(response: Responses.json(RealtimeUrlResponse(realtimeURL: url)))
         case ("DELETE", 2, "realtime") where segments[1] == "url":
             let had = store.realtimeURL != nil
             store.realtimeURL = nil
@@ -232,7 +232,7 @@ extension Emulator {
             guard let id = store.defaults[key] else {
                 return RouteResult(response: Responses.error(404, AppleErrorCode.defaultNotFound, "Default message not found."))
             }
-            return RouteResult(response: Responses.json(DefaultConfigurationRequest(messageIdentifier: id)))
+            return RouteResult(response: Responses.json(DefaultConfigurationResponse(messageIdentifier: id)))
         case "DELETE":
             let had = store.defaults.removeValue(forKey: key) != nil
             return RouteResult(response: Responses.ok, mutated: had)

@@ -16,7 +16,7 @@ public protocol RetentionMessagingAPI: Sendable {
 
     func configureDefaultMessage(productId: String, locale: String, messageIdentifier: String) async throws
     /// nil when no default is set (404 4040020).
-    func getDefaultMessage(productId: String, locale: String) async throws -> DefaultConfigurationRequest?
+    func getDefaultMessage(productId: String, locale: String) async throws -> DefaultConfigurationResponse?
     func deleteDefaultMessage(productId: String, locale: String) async throws
 
     func configureRealtimeURL(_ url: String) async throws

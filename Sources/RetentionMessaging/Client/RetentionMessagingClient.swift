@@ -114,7 +114,7 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
                            endpointClass: .configureDefault)
     }
 
-    public func getDefaultMessage(productId: String, locale: String) async throws(RetentionMessagingError) -> DefaultConfigurationRequest? {
+    public func getDefaultMessage(productId: String, locale: String) async throws(RetentionMessagingError) -> DefaultConfigurationResponse? {
         do {
             return try decode(try await send("GET", ["default", productId, locale]))
         } catch .api(404, AppleErrorCode.defaultNotFound, _) {
@@ -134,7 +134,7 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
 
     public func getRealtimeURL() async throws(RetentionMessagingError) -> String? {
         do {
-            let answer: RealtimeURLRequest = try decode(try await send("GET", ["realtime", "url"]))
+            let answer: RealtimeUrlResponse = try decode(try await send("GET", ["realtime", "url"]))
             return answer.realtimeURL
         } catch .api(404, AppleErrorCode.realtimeURLNotFound, _) {
             return nil
