@@ -19,11 +19,11 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1",
-                       providers: [.apt(["libyaml-dev"])]),
+                       providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "libcrypto",
-                       providers: [.apt(["libssl-dev"])]),
+                       providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
-                       providers: [.apt(["libcurl4-openssl-dev"])]),
+                       providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
 
         .target(name: "Basics"),
         .target(name: "RetentionMessagingModels"),
