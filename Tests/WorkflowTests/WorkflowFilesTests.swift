@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+import TestSupport
+import YAML
+
+/// The workflow files users copy into `.github/workflows/`, and what the README shows of them.
+@Suite("Workflow files work as pasted")
+struct WorkflowFilesTests {
+    static let folder = "examples/github-actions"
+    static let files = ["plan-preview.yml", "reconcile.yml", "rollback.yml"]
+
+    @Test("the README shows each workflow exactly as the file in examples/github-actions holds it")
+    func readmeShowsTheFiles() throws {
+        let readme = try Repository.text("README.md")
+        for file in Self.files {
+            let path = "\(Self.folder)/\(file)"
+            let marker = "<!-- file: \(path) -->\n```yaml\n"
+            guard let start = readme.range(of: marker) else {
+                Issue.record("README.md does not show \(path) (no '<!-- file: \(path) -->' before a yaml block)")
+                continue
+            }
+            guard let end = readme.range(of: "```\n", range: start.upperBound..<readme.endIndex) else {
+                Issue.record("The README's block for \(path) is not closed"); continue
+            }
+            #expect(String(readme[start.upperBound..<end.lowerBound]) == (try Repository.text(path)), "\(path)")
+        }
+    }
+
+    @Test("every workflow parses as YAML and has triggers and jobs with steps")
+    func workflowsParse() throws {
+        for file in Self.files + ["../../.github/workflows/release.yml"] {
+            let path = "\(Self.folder)/\(file)"
+            let documents = try YAMLParser.parse(try Repository.text(path), file: path)
+            #expect(documents.count == 1, "\(path)")
+            let root = try #require(documents.first?.root)
+            #expect(root["on"] != nil, "\(path) has no 'on:' triggers")
+            guard case .mapping(let jobs)? = root["jobs"]?.kind, !jobs.isEmpty else {
+                Issue.record("\(path) has no jobs"); continue
+            }
+            for job in jobs {
+                let name = job.key.scalar?.text ?? "?"
+                #expect(job.value["runs-on"] != nil, "\(path): job \(name) has no runs-on")
+                guard case .sequence(let steps)? = job.value["steps"]?.kind else {
+                    Issue.record("\(path): job \(name) has no steps"); continue
+                }
+                #expect(!steps.isEmpty, "\(path): job \(name) has no steps")
+            }
+        }
+    }
+
+    @Test("the plan preview treats exit code 2 (changes pending) as a successful preview")
+    func planPreviewExitCodes() throws {
+        let text = try Repository.text("\(Self.folder)/plan-preview.yml")
+        #expect(text.contains("--detailed-exitcode"))
+        #expect(text.contains("case \"$code\" in 0|2) ;; *) exit \"$code\" ;; esac"))
+    }
+
+    @Test("actionlint finds nothing in the workflows", .enabled(if: Repository.tool("actionlint") != nil))
+    func actionlintIsClean() throws {
+        let tool = try #require(Repository.tool("actionlint"))
+        let process = Process()
+        process.executableURL = tool
+        process.currentDirectoryURL = Repository.root
+        process.arguments = Self.files.map { "\(Self.folder)/\($0)" } + [".github/workflows/release.yml"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let report = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "actionlint:\n\(report)")
+    }
+}
