@@ -36,13 +36,7 @@ struct ReconcileSession: Sendable {
     }
 }
 
-/// Writes text to a file given on the command line, creating its directory.
+/// Writes text to a file given on the command line (see `OutputFile` for what is never replaced).
 func writeFile(_ text: String, to path: String, context: CommandContext) throws(CommandError) {
-    let url = context.url(path)
-    do {
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(text.utf8).write(to: url, options: .atomic)
-    } catch {
-        throw CommandError("cannot write \(path): \(error.localizedDescription)")
-    }
+    try OutputFile.write(text, to: path, context: context)
 }
