@@ -7,9 +7,18 @@ import Runtime
 struct ApplyCommand: Command {
     static let name = "apply"
     static let summary = "Make the environment match the manifests"
-    static let help = """
-        Usage: retention-sync apply --env sandbox|production [--plan FILE] [options]
+    static let planOption = Option("--plan", value: "FILE", completion: .file, help: ["Apply this saved plan"])
+    static let prune = Option("--prune", help: ["Delete remote content that nothing derives or uses"])
+    static let pruneForce = Option("--prune-force", help: ["Allow a prune that deletes more than 25% of the remote content"])
+    static let report = Option("--report", value: "FILE", completion: .file,
+                               help: ["Write a JSON report of what was done (also after a failure)"])
+    static let autoApprove = Option("--auto-approve", help: [
+        "Do not ask for confirmation (only a terminal is asked; CI never is)",
+    ])
 
+    static let helpPage = HelpPage(
+        usage: "Usage: retention-sync apply --env sandbox|production [--plan FILE] [options]",
+        about: """
         Without --plan, plans and applies in one go (the plan is printed first). With --plan, applies
         a plan saved by 'plan --out FILE', and refuses when the manifests changed since, or when the
         remote changed so that the plan no longer holds; actions already done are skipped.
@@ -17,17 +26,9 @@ struct ApplyCommand: Command {
         the runtime snapshot, the realtime URL, then deletions (only with --prune). Blocked actions
         wait for App Review and are retried by the next run. A run that stops half-way is finished
         by running apply again.
-
-        Options:
-        \(EnvironmentOptions.help)
-          --plan FILE           Apply this saved plan
-          --prune               Delete remote content that nothing derives or uses
-          --prune-force         Allow a prune that deletes more than 25% of the remote content
-          --report FILE         Write a JSON report of what was done (also after a failure)
-          --auto-approve        Accepted for Terraform habits; apply never asks for confirmation
-
-        \(EnvironmentOptions.credentialsHelp)
-        """
+        """,
+        options: EnvironmentOptions.options + [planOption, prune, pruneForce, report, autoApprove],
+        footer: EnvironmentOptions.credentialsHelp)
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
         try await execute(&arguments, context: context, provider: .live)
@@ -36,11 +37,11 @@ struct ApplyCommand: Command {
     static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider,
                         printPlan: Bool = true) async throws(CommandError) -> ExitCode {
         let options = try EnvironmentOptions.parse(&arguments, context: context)
-        let planPath = try arguments.option("--plan")
-        let reportPath = try arguments.option("--report")
-        var prune = arguments.flag("--prune")
-        var pruneForce = arguments.flag("--prune-force")
-        _ = arguments.flag("--auto-approve")
+        let planPath = try arguments.value(Self.planOption)
+        let reportPath = try arguments.value(Self.report)
+        var prune = arguments.flag(Self.prune)
+        var pruneForce = arguments.flag(Self.pruneForce)
+        let autoApprove = arguments.flag(Self.autoApprove)
         try arguments.finish()
 
         var saved: Plan?
@@ -49,11 +50,7 @@ struct ApplyCommand: Command {
                 throw CommandError("--prune and --prune-force do not go with --plan: the saved plan decides what is deleted "
                                    + "(make it with 'plan --prune --out FILE')", exitCode: .usage)
             }
-            let data: Data
-            do { data = try Data(contentsOf: context.url(planPath)) } catch {
-                throw CommandError("cannot read \(planPath): \(error.localizedDescription)")
-            }
-            do { saved = try SavedPlan.load(data) } catch { throw CommandError("\(planPath): \(error.description)") }
+            saved = try readSavedPlan(planPath, context: context)
             prune = saved?.prune ?? false
             // A saved plan may delete what it planned as ready; deletions it refused stay refused.
             pruneForce = saved?.actions.contains { [.deleteMessage, .deleteImage].contains($0.kind) && $0.state == .ready } ?? false
@@ -73,6 +70,10 @@ struct ApplyCommand: Command {
         if printPlan {
             context.console.write(PlanRenderer.text(planned.plan, color: context.console.useColor))
             context.console.print("")
+        }
+        if planPath == nil {
+            try Confirmation.confirmApply(actions: planned.plan.actions.filter { $0.state == .ready }.count,
+                                          environment: options.environment.rawValue, autoApprove: autoApprove, console: context.console)
         }
 
         let report = try await perform(planned, session: session, allowed: allowed, reportPath: reportPath, context: context)

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Manifests
+import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
@@ -9,48 +10,64 @@ import Runtime
 struct DecideCommand: Command {
     static let name = "decide"
     static let summary = "Preview the realtime answer for a request"
-    static let help = """
-    Usage: retention-sync decide [--snapshot FILE | --manifests DIR --env ENV]
-                                 (--request FILE | --signed-payload FILE --root FILE) [--explain]
+    static let snapshot = Option("--snapshot", value: "FILE", completion: .file,
+                                 help: ["The runtime snapshot (as published by `retention-sync apply`)."])
+    static let manifests = Option("--manifests", value: "DIR", completion: .directory, help: [
+        "Without --snapshot: use the snapshotPath the App manifest in DIR declares",
+        "for --env (default: manifests). With --explain: where the texts come from.",
+    ])
+    static let env = Option("--env", value: "ENV", of: RetentionMessagingModels.Environment.self,
+                            help: ["sandbox or production; may be left out when the App uses only one."])
+    static let request = Option("--request", value: "FILE", completion: .file, help: [
+        "A decoded request: JSON with originalTransactionId, appAppleId, productId,",
+        "userLocale, requestIdentifier, environment (Sandbox|Production), signedDate.",
+    ])
+    static let signedPayload = Option("--signed-payload", value: "FILE", completion: .file, help: [
+        "Apple's signedPayload (the JWS, or the {\"signedPayload\": …} body), verified",
+        "before deciding: x5c chain, Apple's OIDs, appAppleId and environment.",
+    ])
+    static let root = Option("--root", value: "FILE[,FILE…]", completion: .file, help: [
+        "Root certificates to trust for --signed-payload (PEM or DER; in production",
+        "Apple Root CA - G3 from https://www.apple.com/certificateauthority/).",
+    ])
+    static let explain = Option("--explain", help: [
+        "Also print, rule by rule, why each rule did or did not answer, and the",
+        "chosen message as the customer sees it (header, body, bullets, image text).",
+    ])
 
-    Answers a realtime "Get Retention Message" request from a runtime snapshot, exactly as a server
-    embedding the decision engine would, and prints the response JSON, or "no answer" when Apple
-    would show the default message.
-
-    Options:
-      --snapshot FILE        The runtime snapshot (as published by `retention-sync apply`).
-      --manifests DIR        Without --snapshot: use the snapshotPath the App manifest in DIR declares
-                             for --env (default: manifests).
-      --env ENV              sandbox or production; may be left out when the App uses only one.
-      --request FILE         A decoded request: JSON with originalTransactionId, appAppleId, productId,
-                             userLocale, requestIdentifier, environment (Sandbox|Production), signedDate.
-      --signed-payload FILE  Apple's signedPayload (the JWS, or the {"signedPayload": …} body), verified
-                             before deciding: x5c chain, Apple's OIDs, appAppleId and environment.
-      --root FILE[,FILE…]    Root certificates to trust for --signed-payload (PEM or DER; in production
-                             Apple Root CA - G3 from https://www.apple.com/certificateauthority/).
-      --explain              Also print, rule by rule, why each rule did or did not answer.
-
-    Promotional offers are signed with the In-App Purchase key from RETENTION_SYNC_KEY_ID,
-    RETENTION_SYNC_ISSUER_ID and RETENTION_SYNC_PRIVATE_KEY (the .p8 text) or
-    RETENTION_SYNC_PRIVATE_KEY_FILE; the bundle id comes from the snapshot. Without them the
-    response carries an unsigned preview in place of promotionalOfferSignatureV2.
-    """
+    static let helpPage = HelpPage(
+        usage: """
+        Usage: retention-sync decide [--snapshot FILE | --manifests DIR --env ENV]
+                                     (--request FILE | --signed-payload FILE --root FILE) [--explain]
+        """,
+        about: """
+        Answers a realtime "Get Retention Message" request from a runtime snapshot, exactly as a server
+        embedding the decision engine would, and prints the response JSON, or "no answer" when Apple
+        would show the default message.
+        """,
+        options: [snapshot, manifests, env, request, signedPayload, root, explain], column: 23,
+        footer: """
+        Promotional offers are signed with the In-App Purchase key from RETENTION_SYNC_KEY_ID,
+        RETENTION_SYNC_ISSUER_ID and RETENTION_SYNC_PRIVATE_KEY (the .p8 text) or
+        RETENTION_SYNC_PRIVATE_KEY_FILE; the bundle id comes from the snapshot. Without them the
+        response carries an unsigned preview in place of promotionalOfferSignatureV2.
+        """)
 
     static let unsignedPreview = "<unsigned preview: set RETENTION_SYNC_* credentials to sign>"
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let snapshotOption = try arguments.option("--snapshot")
-        let manifestsOption = try arguments.option("--manifests")
-        let environmentOption = try arguments.option("--env")
-        let requestPath = try arguments.option("--request")
-        let signedPayloadPath = try arguments.option("--signed-payload")
-        let rootPaths = try arguments.option("--root")
-        let explain = arguments.flag("--explain")
+        let snapshotOption = try arguments.value(Self.snapshot)
+        let manifestsOption = try arguments.value(Self.manifests)
+        let environmentOption = try arguments.value(Self.env, as: RetentionMessagingModels.Environment.self)
+        let requestPath = try arguments.value(Self.request)
+        let signedPayloadPath = try arguments.value(Self.signedPayload)
+        let rootPaths = try arguments.value(Self.root)
+        let explain = arguments.flag(Self.explain)
         try arguments.finish()
 
         let snapshotPath: String
         if let snapshotOption {
-            if manifestsOption != nil || environmentOption != nil {
+            if environmentOption != nil || (manifestsOption != nil && !explain) {
                 throw CommandError("--manifests and --env choose a snapshot; give them or --snapshot, not both",
                                    exitCode: .usage)
             }
@@ -61,8 +78,8 @@ struct DecideCommand: Command {
         }
         let snapshot: RuntimeSnapshot
         do {
-            snapshot = try RuntimeSnapshot.load(contentsOf: context.url(snapshotPath))
-        } catch {
+            snapshot = try RuntimeSnapshot.load(from: try readFile(snapshotPath, what: "the runtime snapshot", context: context))
+        } catch let error as SnapshotError {
             throw CommandError("\(snapshotPath): \(error.description)")
         }
 
@@ -89,12 +106,12 @@ struct DecideCommand: Command {
             throw CommandError("give either --request or --signed-payload, not both", exitCode: .usage)
         }
 
-        let credentials = try signingCredentials(context: context)
+        let credentials = try signingCredentials(bundleId: snapshot.bundleId, context: context)
         let engine: DecisionEngine
         if let credentials {
             engine = DecisionEngine(snapshot: snapshot, signer: PromotionalOfferSigner(
                 keyId: credentials.keyId, issuerId: credentials.issuerId, bundleId: snapshot.bundleId,
-                privateKey: credentials.key))
+                privateKey: credentials.privateKey))
         } else {
             engine = DecisionEngine(snapshot: snapshot, offerSigning: { _, _, _ in unsignedPreview })
         }
@@ -122,12 +139,40 @@ struct DecideCommand: Command {
                                       + "RETENTION_SYNC_ISSUER_ID and RETENTION_SYNC_PRIVATE_KEY or "
                                       + "RETENTION_SYNC_PRIVATE_KEY_FILE to sign it")
             }
+            if explain {
+                context.console.print()
+                context.console.print(shownText(body, manifests: manifestsOption ?? "manifests",
+                                                environment: snapshot.environment, context: context))
+            }
         }
         return .success
     }
 
+    /// What the customer reads: the chosen message's texts from the manifests, in the locale the
+    /// engine chose for the request.
+    static func shownText(_ body: RealtimeResponseBody, manifests: String, environment: RetentionMessagingModels.Environment,
+                          context: CommandContext) -> String {
+        let chosen: String? = body.message?.messageIdentifier ?? body.alternateProduct?.messageIdentifier
+            ?? body.promotionalOffer?.messageIdentifier
+        guard let identifier = chosen else { return "The answer shows no message of its own." }
+        let (set, _) = ManifestLoader.loadAndValidate(directory: context.url(manifests), displayPath: manifests)
+        guard let set, let desired = try? Identities.derive(set, environment: environment),
+              let message = desired.messages.first(where: { $0.identifier == identifier }) else {
+            return "Message \(identifier) is not one the manifests in \(manifests) derive for \(environment.rawValue); "
+                + "pass --manifests DIR to see its text."
+        }
+        var lines = ["The customer sees message '\(message.name)' (\(message.locale), version \(message.contentVersion)):",
+                     "  header: \(message.body.header)",
+                     "  body:   \(message.body.body)"]
+        if let image = message.body.image { lines.append("  image:  \(image.altText)") }
+        for bullet in message.body.bulletPoints ?? [] {
+            lines.append("  • \(bullet.text)  (icon: \(bullet.altText))")
+        }
+        return lines.joined(separator: "\n")
+    }
+
     /// The `snapshotPath` the App manifest declares for the environment.
-    private static func publishedSnapshotPath(manifests: String, environment name: String?,
+    private static func publishedSnapshotPath(manifests: String, environment: RetentionMessagingModels.Environment?,
                                               context: CommandContext) throws -> String {
         let (set, diagnostics) = ManifestLoader.load(directory: context.url(manifests), displayPath: manifests)
         guard let app = set?.app else {
@@ -136,10 +181,7 @@ struct DecideCommand: Command {
                                + (details.isEmpty ? "" : "\n" + details.trimmingCharacters(in: .newlines)))
         }
         let settings: EnvironmentSettings
-        if let name {
-            guard let environment = RetentionMessagingModels.Environment(rawValue: name.lowercased()) else {
-                throw CommandError("unknown environment '\(name)'; use sandbox or production", exitCode: .usage)
-            }
+        if let environment {
             guard let found = app.settings(for: environment) else {
                 throw CommandError("\(app.location): the App does not use the \(environment.rawValue) environment")
             }
@@ -159,25 +201,25 @@ struct DecideCommand: Command {
     }
 
     private static func decodedRequest(at path: String, context: CommandContext) throws -> DecodedRealtimeRequestBody {
-        let data = try read(path, context: context)
+        let data = try readFile(path, what: "the request", context: context)
         do {
             return try JSONDecoder().decode(DecodedRealtimeRequestBody.self, from: data)
         } catch {
-            throw CommandError("\(path): not a decoded realtime request (\(reason(error))); it needs originalTransactionId, "
+            throw CommandError("\(path): not a decoded realtime request (\(FileProblem.decodingReason(error))); it needs originalTransactionId, "
                                + "appAppleId, productId, userLocale, requestIdentifier, environment and signedDate")
         }
     }
 
     /// The JWS itself, or Apple's request body `{"signedPayload": "…"}`.
     private static func signedPayload(at path: String, context: CommandContext) throws -> String {
-        let data = try read(path, context: context)
+        let data = try readFile(path, what: "the signed payload", context: context)
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard text.hasPrefix("{") else { return text }
         struct Body: Decodable { var signedPayload: String }
         do {
             return try JSONDecoder().decode(Body.self, from: data).signedPayload
         } catch {
-            throw CommandError("\(path): a JSON body must be {\"signedPayload\": \"<JWS>\"} (\(reason(error)))")
+            throw CommandError("\(path): a JSON body must be {\"signedPayload\": \"<JWS>\"} (\(FileProblem.decodingReason(error)))")
         }
     }
 
@@ -194,54 +236,22 @@ struct DecideCommand: Command {
         return roots
     }
 
-    private struct Credentials {
-        var keyId: String
-        var issuerId: String
-        var key: ES256PrivateKey
-    }
-
-    /// The In-App Purchase key from the environment; nil when none of it is set (a preview).
-    private static func signingCredentials(context: CommandContext) throws -> Credentials? {
-        let environment = context.environment
-        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
-        let keyId = value("RETENTION_SYNC_KEY_ID")
-        let issuerId = value("RETENTION_SYNC_ISSUER_ID")
-        let keyText = value("RETENTION_SYNC_PRIVATE_KEY")
-        let keyFile = value("RETENTION_SYNC_PRIVATE_KEY_FILE")
-        if keyId == nil, issuerId == nil, keyText == nil, keyFile == nil { return nil }
-        var missing: [String] = []
-        if keyId == nil { missing.append("RETENTION_SYNC_KEY_ID") }
-        if issuerId == nil { missing.append("RETENTION_SYNC_ISSUER_ID") }
-        if keyText == nil, keyFile == nil { missing.append("RETENTION_SYNC_PRIVATE_KEY or RETENTION_SYNC_PRIVATE_KEY_FILE") }
-        guard let keyId, let issuerId, missing.isEmpty else {
-            throw CommandError("signing credentials are incomplete: set \(missing.joined(separator: ", ")) "
-                               + "(or unset them all for an unsigned preview)")
+    /// The In-App Purchase key, read exactly as `plan` and `apply` read it; nil when none of it is
+    /// set (an unsigned preview).
+    private static func signingCredentials(bundleId: String, context: CommandContext) throws -> Credentials? {
+        let names = [Credentials.keyIdVariable, Credentials.issuerIdVariable, Credentials.privateKeyVariable,
+                     Credentials.privateKeyFileVariable]
+        if names.allSatisfy({ (context.environment[$0] ?? "").trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }) {
+            return nil
+        }
+        var environment = context.environment
+        if let file = environment[Credentials.privateKeyFileVariable], !file.isEmpty {
+            environment[Credentials.privateKeyFileVariable] = context.url(file).path
         }
         do {
-            if let keyText { return Credentials(keyId: keyId, issuerId: issuerId, key: try ES256PrivateKey(pem: keyText)) }
-            let path = context.url(keyFile ?? "").path
-            return Credentials(keyId: keyId, issuerId: issuerId, key: try ES256PrivateKey(contentsOfFile: path))
+            return try Credentials.fromEnvironment(environment, bundleId: bundleId)
         } catch {
-            let source = keyText != nil ? "RETENTION_SYNC_PRIVATE_KEY" : "RETENTION_SYNC_PRIVATE_KEY_FILE (\(keyFile ?? ""))"
-            throw CommandError("\(source) is not a usable In-App Purchase key (.p8, EC P-256): \(error.description)")
-        }
-    }
-
-    private static func read(_ path: String, context: CommandContext) throws -> Data {
-        do {
-            return try Data(contentsOf: context.url(path))
-        } catch {
-            throw CommandError("\(path): cannot read the file (\(error.localizedDescription))")
-        }
-    }
-
-    private static func reason(_ error: any Error) -> String {
-        switch error as? DecodingError {
-        case .keyNotFound(let key, _)?: "missing '\(key.stringValue)'"
-        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?:
-            "\(context.codingPath.map(\.stringValue).joined(separator: ".")): \(context.debugDescription)"
-        case .dataCorrupted?: "not valid JSON"
-        default: "\(error)"
+            throw CommandError("signing credentials: \(error.description) (or unset them all for an unsigned preview)")
         }
     }
 }

@@ -12,9 +12,13 @@ import YAML
 struct DemoCommand: Command {
     static let name = "demo"
     static let summary = "Run the whole story on the embedded emulator"
-    static let help = """
-        Usage: retention-sync demo [--manifests DIR] [--keep]
+    static let manifests = Option("--manifests", value: "DIR", completion: .directory,
+                                  help: ["The manifests to copy (default: manifests)"])
+    static let keep = Option("--keep", help: ["Keep the temporary directory and print where it is"])
 
+    static let helpPage = HelpPage(
+        usage: "Usage: retention-sync demo [--manifests DIR] [--keep]",
+        about: """
         Runs the whole story against the in-process emulator of Apple's API, with a key generated
         for the run: no Apple account, no network. It works on a temporary copy of the manifests
         (default: ./manifests) kept in a temporary git repository, and prints each step as you
@@ -27,15 +31,12 @@ struct DemoCommand: Command {
 
         Apple's rate limits are honoured on a virtual clock, so waits take no real time. Exits 1
         if anything in the story does not happen as told.
-
-        Options:
-          --manifests DIR   The manifests to copy (default: manifests)
-          --keep            Keep the temporary directory and print where it is
-        """
+        """,
+        options: [manifests, keep], column: 18)
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let source = try arguments.option("--manifests") ?? "manifests"
-        let keep = arguments.flag("--keep")
+        let source = try arguments.value(Self.manifests) ?? "manifests"
+        let keep = arguments.flag(Self.keep)
         try arguments.finish()
         let demo = try Demo(source: source, context: context)
         defer { if !keep { try? FileManager.default.removeItem(at: demo.root) } }

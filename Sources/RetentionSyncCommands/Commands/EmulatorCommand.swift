@@ -14,69 +14,78 @@ import Darwin
 struct EmulatorCommand: Command {
     static let name = "emulator"
     static let summary = "Run the API emulator on loopback"
-    static let help = """
-    Usage: retention-sync emulator [options]
+    static let port = Option("--port", value: "N", help: ["Port to listen on (default 8089; 0 picks a free one)"])
+    static let env = Option("--env", aliases: ["--environment"], value: "ENV", of: Environment.self,
+                            help: ["sandbox (default) or production (also --environment ENV)"])
+    static let review = Option("--review", value: "auto|manual", choices: ReviewMode.allCases.map(\.rawValue), help: [
+        "Production review: manual (default) keeps uploads PENDING until an",
+        "admin call approves them; sandbox always approves at once",
+    ])
+    static let rateLimit = Option("--rate-limit", value: "apple|off", of: RateLimitChoice.self,
+                                  help: ["Enforce Apple's hourly budgets with 429 and Retry-After (default off)"])
+    static let state = Option("--state", value: "FILE", completion: .file,
+                              help: ["Keep state in FILE across restarts (written after every change)"])
+    static let publicKey = Option("--public-key", value: "FILE", completion: .file, help: [
+        "SPKI PEM public key to verify tokens with; without it, the key is",
+        "derived from RETENTION_SYNC_PRIVATE_KEY_FILE or RETENTION_SYNC_PRIVATE_KEY",
+    ])
+    static let keyId = Option("--key-id", value: "ID",
+                              help: ["Accept only tokens with this kid (default: RETENTION_SYNC_KEY_ID if set)"])
+    static let issuerId = Option("--issuer-id", value: "ID",
+                                 help: ["Accept only tokens with this iss (default: RETENTION_SYNC_ISSUER_ID if set)"])
+    static let bundleId = Option("--bundle-id", value: "ID", help: ["Accept only tokens with this bid"])
+    static let serverErrors = Option("--server-errors", value: "FRACTION",
+                                     help: ["Answer this fraction of requests with 500 (fault injection)"])
+    static let drops = Option("--drops", value: "FRACTION",
+                              help: ["Drop this fraction of connections after processing (fault injection)"])
+    static let latency = Option("--latency", value: "SECONDS", help: ["Delay every answer"])
+    static let seed = Option("--seed", value: "N", help: ["Seed for the injected faults (default 1)"])
+    static let verbose = Option("--verbose",
+                                help: ["Log one line per request to standard error (never headers or bodies)"])
 
-    Serves an emulator of Apple's Retention Messaging API on 127.0.0.1 until SIGINT or SIGTERM.
-    Point the client at the printed API endpoint. Tokens must be signed with the key whose public
-    half the emulator is given.
+    /// What `--rate-limit` takes.
+    enum RateLimitChoice: String, CaseIterable {
+        case apple, off
+        var mode: RateLimitMode { self == .apple ? .apple : .off }
+    }
 
-    Options:
-      --port N                  Port to listen on (default 8089; 0 picks a free one)
-      --environment ENV         sandbox (default) or production
-      --review auto|manual      Production review: manual (default) keeps uploads PENDING until an
-                                admin call approves them; sandbox always approves at once
-      --rate-limit apple|off    Enforce Apple's hourly budgets with 429 and Retry-After (default off)
-      --state FILE              Keep state in FILE across restarts (written after every change)
-      --public-key FILE         SPKI PEM public key to verify tokens with; without it, the key is
-                                derived from RETENTION_SYNC_PRIVATE_KEY_FILE or RETENTION_SYNC_PRIVATE_KEY
-      --key-id ID               Accept only tokens with this kid (default: RETENTION_SYNC_KEY_ID if set)
-      --issuer-id ID            Accept only tokens with this iss (default: RETENTION_SYNC_ISSUER_ID if set)
-      --bundle-id ID            Accept only tokens with this bid
-      --server-errors FRACTION  Answer this fraction of requests with 500 (fault injection)
-      --drops FRACTION          Drop this fraction of connections after processing (fault injection)
-      --latency SECONDS         Delay every answer
-      --seed N                  Seed for the injected faults (default 1)
-      --verbose                 Log one line per request to standard error (never headers or bodies)
-
-    Admin routes (loopback, no authentication):
-      POST /emulator/messages/{id}/approve    POST /emulator/messages/{id}/reject
-      POST /emulator/images/{id}/approve      POST /emulator/images/{id}/reject
-      POST /emulator/approve-all              GET  /emulator/state
-      POST /emulator/shutdown
-    """
+    static let helpPage = HelpPage(
+        usage: "Usage: retention-sync emulator [options]",
+        about: """
+        Serves an emulator of Apple's Retention Messaging API on 127.0.0.1 until SIGINT or SIGTERM.
+        Point the client at the printed API endpoint. Tokens must be signed with the key whose public
+        half the emulator is given.
+        """,
+        options: [port, env, review, rateLimit, state, publicKey, keyId, issuerId, bundleId, serverErrors, drops,
+                  latency, seed, verbose],
+        column: 26,
+        footer: """
+        Admin routes (loopback, no authentication):
+          POST /emulator/messages/{id}/approve    POST /emulator/messages/{id}/reject
+          POST /emulator/images/{id}/approve      POST /emulator/images/{id}/reject
+          POST /emulator/approve-all              GET  /emulator/state
+          POST /emulator/shutdown
+        """)
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let portText = try arguments.option("--port")
-        let environmentText = try arguments.option("--environment")
-        let reviewText = try arguments.option("--review")
-        let rateLimitText = try arguments.option("--rate-limit")
-        let statePath = try arguments.option("--state")
-        let publicKeyPath = try arguments.option("--public-key")
-        let keyId = try arguments.option("--key-id") ?? nonEmpty(context.environment[Credentials.keyIdVariable])
-        let issuerId = try arguments.option("--issuer-id") ?? nonEmpty(context.environment[Credentials.issuerIdVariable])
-        let bundleId = try arguments.option("--bundle-id")
-        let serverErrors = try fraction(arguments.option("--server-errors"), "--server-errors")
-        let drops = try fraction(arguments.option("--drops"), "--drops")
-        let latencyText = try arguments.option("--latency")
-        let seedText = try arguments.option("--seed")
-        let verbose = arguments.flag("--verbose")
+        let portText = try arguments.value(Self.port)
+        let environment = try arguments.value(Self.env, as: Environment.self) ?? .sandbox
+        let review = try arguments.value(Self.review, as: ReviewMode.self) ?? .manual
+        let rateLimit = (try arguments.value(Self.rateLimit, as: RateLimitChoice.self) ?? .off).mode
+        let statePath = try arguments.value(Self.state)
+        let publicKeyPath = try arguments.value(Self.publicKey)
+        let keyId = try arguments.value(Self.keyId) ?? nonEmpty(context.environment[Credentials.keyIdVariable])
+        let issuerId = try arguments.value(Self.issuerId) ?? nonEmpty(context.environment[Credentials.issuerIdVariable])
+        let bundleId = try arguments.value(Self.bundleId)
+        let serverErrors = try fraction(arguments.value(Self.serverErrors), Self.serverErrors.name)
+        let drops = try fraction(arguments.value(Self.drops), Self.drops.name)
+        let latencyText = try arguments.value(Self.latency)
+        let seedText = try arguments.value(Self.seed)
+        let verbose = arguments.flag(Self.verbose)
         try arguments.finish()
 
         guard let port = UInt16(portText ?? "8089") else {
             throw CommandError("--port must be a number from 0 to 65535", exitCode: .usage)
-        }
-        guard let environment = Environment(rawValue: environmentText ?? "sandbox") else {
-            throw CommandError("--environment must be sandbox or production", exitCode: .usage)
-        }
-        guard let review = ReviewMode(rawValue: reviewText ?? "manual") else {
-            throw CommandError("--review must be auto or manual", exitCode: .usage)
-        }
-        let rateLimit: RateLimitMode
-        switch rateLimitText ?? "off" {
-        case "off": rateLimit = .off
-        case "apple": rateLimit = .apple
-        default: throw CommandError("--rate-limit must be apple or off", exitCode: .usage)
         }
         guard let latency = Double(latencyText ?? "0"), latency.isFinite, latency >= 0 else {
             throw CommandError("--latency must be a number of seconds", exitCode: .usage)

@@ -7,18 +7,20 @@ import RetentionMessagingModels
 struct IdCommand: Command {
     static let name = "id"
     static let summary = "Print the identifiers the manifests derive"
-    static let help = """
-        Usage: retention-sync id [--manifests DIR] [--env sandbox|production] [--format text|json]
+    static let manifests = Option("--manifests", value: "DIR", completion: .directory,
+                                  help: ["The manifest directory (default: manifests)"])
+    static let env = Option("--env", value: "ENV", of: Environment.self,
+                            help: ["Only this environment (default: every environment the App manages)"])
+    static let format = Option("--format", value: "FORMAT", of: StatusFormat.self, help: ["text (default) or json"])
 
+    static let helpPage = HelpPage(
+        usage: "Usage: retention-sync id [--manifests DIR] [--env sandbox|production] [--format text|json]",
+        about: """
         Prints every message and image identifier the manifests derive, with its logical name,
         locale and content version, and the exact UUIDv5 name string it is computed from, so any
         UUIDv5 library can recompute it. Offline: no credentials, no requests.
-
-        Options:
-          --manifests DIR       The manifest directory (default: manifests)
-          --env ENV             Only this environment (default: every environment the App manages)
-          --format FORMAT       text (default) or json
-        """
+        """,
+        options: [manifests, env, format])
 
     struct Listing: Encodable {
         var formatVersion = "1.0"
@@ -47,12 +49,9 @@ struct IdCommand: Command {
     }
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let path = try arguments.option("--manifests") ?? "manifests"
-        let only = try arguments.option("--env").map { name throws(CommandError) in try EnvironmentOptions.parseEnvironment(name) }
-        let format = try arguments.option("--format") ?? "text"
-        guard ["text", "json"].contains(format) else {
-            throw CommandError("--format must be text or json, not '\(format)'", exitCode: .usage)
-        }
+        let path = try arguments.value(Self.manifests) ?? "manifests"
+        let only = try arguments.value(Self.env, as: Environment.self)
+        let format = try arguments.value(Self.format, as: StatusFormat.self) ?? .text
         try arguments.finish()
         let manifests = try EnvironmentOptions.loadManifests(path, context: context)
         let declared = manifests.app.environments.map(\.environment)
@@ -76,7 +75,7 @@ struct IdCommand: Command {
                                                              purpose: message.name, contentVersion: message.contentVersion))
                 }))
         }
-        if format == "json" {
+        if format == .json {
             context.console.write(String(decoding: try CanonicalJSON.encodePretty(listing), as: UTF8.self) + "\n")
             return .success
         }

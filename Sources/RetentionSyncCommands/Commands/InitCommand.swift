@@ -4,14 +4,15 @@ import Manifests
 struct InitCommand: Command {
     static let name = "init"
     static let summary = "Write a small app that validates cleanly"
-    static let help = """
-    Usage: retention-sync init DIR
-
-    Writes a small manifest directory to start from: an App with one product and one locale,
-    a message in en-US, the Defaults that show it, a Flow with one rule, and the JSON Schema that
-    editors with the YAML language server use to complete and check the files. DIR must be empty
-    or not exist yet; nothing is ever overwritten.
-    """
+    static let positional: Positional? = Positional("DIR", completion: .directory)
+    static let helpPage = HelpPage(
+        usage: "Usage: retention-sync init DIR",
+        about: """
+        Writes a small manifest directory to start from: an App with one product and one locale,
+        a message in en-US, the Defaults that show it, a Flow with one rule, and the JSON Schema that
+        editors with the YAML language server use to complete and check the files. DIR must be empty
+        or not exist yet; nothing is ever overwritten.
+        """)
 
     /// The files `init` writes, in the order it lists them.
     static let files: [(name: String, contents: String)] = [

@@ -7,27 +7,30 @@ import Runtime
 struct PlanCommand: Command {
     static let name = "plan"
     static let summary = "Show what apply would do"
-    static let help = """
-        Usage: retention-sync plan --env sandbox|production [options]
+    static let format = Option("--format", value: "FORMAT", of: PlanFormat.self,
+                               help: ["text (default), markdown (for a pull-request comment) or json"])
+    static let out = Option("--out", value: "FILE", completion: .file, help: ["Save the plan (JSON, no secrets) for 'apply --plan FILE'"])
+    static let snapshotOut = Option("--snapshot-out", value: "FILE", completion: .file,
+                                    help: ["Write the runtime snapshot apply would publish (for 'decide' previews)"])
+    static let detailedExitcode = Option("--detailed-exitcode", help: [
+        "Exit 0 when nothing can be done now (in sync, or only waiting for",
+        "review), 2 when ready actions are pending, 1 on error",
+    ])
+    static let prune = Option("--prune", help: ["Also plan deleting remote content nothing derives or uses"])
+    static let pruneForce = Option("--prune-force", help: ["Allow a prune that deletes more than 25% of the remote content"])
+    static let markdownMaxChars = Option("--markdown-max-chars", value: "N",
+                                         help: ["Split the Markdown into comments of at most N characters (default 65000)"])
 
+    static let helpPage = HelpPage(
+        usage: "Usage: retention-sync plan --env sandbox|production [options]",
+        about: """
         Reads the environment with the fewest calls (two list calls, one GET /default per declared
         product/locale pair, the realtime URL) and the published snapshot, then prints what apply
         would do: each action with its reason and state (ready, blocked waiting for App Review, or
         error), what the remote holds that the manifests do not derive, and what the apply will cost.
-
-        Options:
-        \(EnvironmentOptions.help)
-          --format FORMAT       text (default), markdown (for a pull-request comment) or json
-          --out FILE            Save the plan (JSON, no secrets) for 'apply --plan FILE'
-          --snapshot-out FILE   Write the runtime snapshot apply would publish (for 'decide' previews)
-          --detailed-exitcode   Exit 0 when nothing can be done now (in sync, or only waiting for
-                                review), 2 when ready actions are pending, 1 on error
-          --prune               Also plan deleting remote content nothing derives or uses
-          --prune-force         Allow a prune that deletes more than 25% of the remote content
-          --markdown-max-chars N  Split the Markdown into comments of at most N characters (default 65000)
-
-        \(EnvironmentOptions.credentialsHelp)
-        """
+        """,
+        options: EnvironmentOptions.options + [format, out, snapshotOut, detailedExitcode, prune, pruneForce, markdownMaxChars],
+        footer: EnvironmentOptions.credentialsHelp)
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
         try await execute(&arguments, context: context, provider: .live)
@@ -38,16 +41,13 @@ struct PlanCommand: Command {
 
     static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
         let options = try EnvironmentOptions.parse(&arguments, context: context)
-        let format = try arguments.option("--format") ?? "text"
-        guard ["text", "markdown", "json"].contains(format) else {
-            throw CommandError("--format must be text, markdown or json, not '\(format)'", exitCode: .usage)
-        }
-        let out = try arguments.option("--out")
-        let snapshotOut = try arguments.option("--snapshot-out")
-        let detailed = arguments.flag("--detailed-exitcode")
-        let prune = arguments.flag("--prune")
-        let pruneForce = arguments.flag("--prune-force")
-        let maxCharacters = try arguments.option("--markdown-max-chars").map { text throws(CommandError) -> Int in
+        let format = (try arguments.value(Self.format, as: PlanFormat.self) ?? .text).rawValue
+        let out = try arguments.value(Self.out)
+        let snapshotOut = try arguments.value(Self.snapshotOut)
+        let detailed = arguments.flag(Self.detailedExitcode)
+        let prune = arguments.flag(Self.prune)
+        let pruneForce = arguments.flag(Self.pruneForce)
+        let maxCharacters = try arguments.value(Self.markdownMaxChars).map { text throws(CommandError) -> Int in
             guard let value = Int(text), value > 0 else {
                 throw CommandError("--markdown-max-chars needs a positive number", exitCode: .usage)
             }

@@ -4,30 +4,29 @@ import Manifests
 struct ValidateCommand: Command {
     static let name = "validate"
     static let summary = "Check manifests offline"
-    static let help = """
-    Usage: retention-sync validate [--manifests DIR] [--format text|json|github] [--strict]
+    static let manifests = Option("--manifests", value: "DIR", completion: .directory,
+                                  help: ["The manifest directory (default: manifests)."])
+    static let format = Option("--format", value: "FORMAT", of: DiagnosticFormat.self, help: [
+        "text (default): file:line:column: error: message, with hints;",
+        "json: a versioned JSON object for scripts;",
+        "github: GitHub Actions annotations on the pull request's lines.",
+    ])
+    static let strict = Option("--strict", help: ["Fail on warnings too."])
 
-    Checks the manifests in DIR (default: manifests) offline against Apple's rules: text lengths,
-    locales, images, references, locale coverage and limits. Every problem is reported in one run.
-
-    Options:
-      --manifests DIR   The manifest directory (default: manifests).
-      --format FORMAT   text (default): file:line:column: error: message, with hints;
-                        json: a versioned JSON object for scripts;
-                        github: GitHub Actions annotations on the pull request's lines.
-      --strict          Fail on warnings too.
-
-    Exit status: 0 when there are no errors (and, with --strict, no warnings), 1 otherwise.
-    """
+    static let helpPage = HelpPage(
+        usage: "Usage: retention-sync validate [--manifests DIR] [--format text|json|github] [--strict]",
+        about: """
+        Checks the manifests in DIR (default: manifests) offline against Apple's rules: text lengths,
+        locales, images, references, locale coverage and limits. Every problem is reported in one run.
+        """,
+        options: [manifests, format, strict], column: 18,
+        footer: "Exit status: 0 when there are no errors (and, with --strict, no warnings), 1 otherwise.")
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let directory = try arguments.option("--manifests") ?? "manifests"
-        let formatName = try arguments.option("--format") ?? DiagnosticFormat.text.rawValue
-        let strict = arguments.flag("--strict")
+        let directory = try arguments.value(Self.manifests) ?? "manifests"
+        let format = try arguments.value(Self.format, as: DiagnosticFormat.self) ?? .text
+        let strict = arguments.flag(Self.strict)
         try arguments.finish()
-        guard let format = DiagnosticFormat(rawValue: formatName) else {
-            throw CommandError("unknown format '\(formatName)'; use text, json or github", exitCode: .usage)
-        }
 
         let (set, diagnostics) = ManifestLoader.loadAndValidate(directory: context.url(directory), displayPath: directory)
         let output = DiagnosticRenderer.render(diagnostics, format: format, color: context.console.useColor)

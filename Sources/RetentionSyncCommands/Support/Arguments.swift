@@ -1,27 +1,115 @@
-/// A small, strict command-line reader: options may be written `--name value` or `--name=value`;
-/// anything left unread when a command calls `finish()` is a usage error.
+import Basics
+
+/// One option a command accepts, declared once: parsing, `--help` and the shell completions all read
+/// the same declaration, so none of them can drift from the others.
+public struct Option: Sendable, Hashable {
+    /// What a shell should offer after the option.
+    public enum Completion: Sendable, Hashable {
+        case none, file, directory
+    }
+
+    /// The spelling shown in help, e.g. `--env`.
+    public var name: String
+    /// Other accepted spellings, e.g. `--environment` for the emulator's `--env`.
+    public var aliases: [String]
+    /// The value's placeholder in help (`DIR`, `FILE`); nil for a flag.
+    public var valueName: String?
+    /// The help text, one element per printed line.
+    public var help: [String]
+    /// The only values the option takes, in the order help and errors list them; empty when free.
+    public var choices: [String]
+    public var completion: Completion
+
+    public init(_ name: String, aliases: [String] = [], value valueName: String? = nil, choices: [String] = [],
+                completion: Completion = .none, help: [String]) {
+        self.name = name
+        self.aliases = aliases
+        self.valueName = valueName
+        self.help = help
+        self.choices = choices
+        self.completion = completion
+    }
+
+    /// An option whose value is one case of `T`, spelled as its raw value.
+    public init<T: RawRepresentable & CaseIterable>(_ name: String, aliases: [String] = [], value valueName: String,
+                                                     of type: T.Type, help: [String]) where T.RawValue == String {
+        self.init(name, aliases: aliases, value: valueName, choices: T.allCases.map(\.rawValue), help: help)
+    }
+
+    public var takesValue: Bool { valueName != nil }
+    public var spellings: [String] { [name] + aliases }
+    /// The left column of help: `--manifests DIR`.
+    public var label: String { valueName.map { "\(name) \($0)" } ?? name }
+
+    /// `sandbox or production`, `text, markdown or json`: how help and errors list the choices.
+    public static func list(_ words: [String]) -> String {
+        guard let last = words.last else { return "" }
+        return words.count == 1 ? last : words.dropLast().joined(separator: ", ") + " or " + last
+    }
+}
+
+/// The command line a command reads: options may be written `--name value` or `--name=value`; a
+/// command takes what it declared, and anything left when it calls `finish()` is a usage error.
 public struct Arguments: Sendable {
     private var remaining: [String]
+    private var declared: [Option]
 
-    public init(_ arguments: [String]) { remaining = arguments }
+    /// Arguments read without a declaration (tests and the demo build them by hand).
+    public init(_ arguments: [String]) {
+        remaining = arguments
+        declared = []
+    }
+
+    /// Checks every option against the command's declaration before anything else is read, so a
+    /// mistyped option is reported (with the nearest declared spelling) before a missing required one.
+    public init(_ arguments: [String], options: [Option]) throws(CommandError) {
+        remaining = arguments
+        declared = options
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "--" { break }
+            guard argument.hasPrefix("-"), argument != "-" else { continue }
+            let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+            guard let option = options.first(where: { $0.spellings.contains(name) }) else {
+                let spellings = options.flatMap(\.spellings)
+                let suggestion = EditDistance.nearest(name, in: spellings, maxDistance: 3).map { " (did you mean '\($0)'?)" } ?? ""
+                throw CommandError("unknown option '\(name)'\(suggestion)", exitCode: .usage)
+            }
+            let inline = name.count < argument.count
+            if option.takesValue && !inline {
+                guard index < arguments.count else { throw CommandError("\(name) needs a value", exitCode: .usage) }
+                index += 1
+            } else if !option.takesValue && inline {
+                throw CommandError("\(name) takes no value", exitCode: .usage)
+            }
+        }
+    }
 
     public var isEmpty: Bool { remaining.isEmpty }
 
-    /// Removes and returns the value of `--name`, or nil when absent.
+    /// Every spelling `name` is known by: its declaration's, or just itself when undeclared.
+    private func spellings(of name: String) -> [String] {
+        declared.first { $0.spellings.contains(name) }?.spellings ?? [name]
+    }
+
+    /// Removes and returns the value of `--name` (or an alias), or nil when absent; the last one wins.
     public mutating func option(_ name: String) throws(CommandError) -> String? {
+        let names = spellings(of: name)
         var found: String?
         var index = 0
         while index < remaining.count {
             let argument = remaining[index]
             if argument == "--" { break }
-            if argument == name {
+            if let spelling = names.first(where: { argument == $0 }) {
                 guard index + 1 < remaining.count else {
-                    throw CommandError("\(name) needs a value", exitCode: .usage)
+                    throw CommandError("\(spelling) needs a value", exitCode: .usage)
                 }
                 found = remaining[index + 1]
                 remaining.removeSubrange(index...(index + 1))
-            } else if argument.hasPrefix(name + "=") {
-                found = String(argument.dropFirst(name.count + 1))
+            } else if let spelling = names.first(where: { argument.hasPrefix($0 + "=") }) {
+                found = String(argument.dropFirst(spelling.count + 1))
                 remaining.remove(at: index)
             } else {
                 index += 1
@@ -30,11 +118,50 @@ public struct Arguments: Sendable {
         return found
     }
 
-    /// Removes `--name` and tells whether it was there.
+    /// Removes `--name` (and its aliases) and tells whether it was there.
     public mutating func flag(_ name: String) -> Bool {
+        let names = spellings(of: name)
         let before = remaining.count
-        remaining.removeAll { $0 == name }
+        remaining.removeAll { names.contains($0) }
         return remaining.count != before
+    }
+
+    public mutating func value(_ option: Option) throws(CommandError) -> String? {
+        try self.option(option.name)
+    }
+
+    public mutating func flag(_ option: Option) -> Bool {
+        flag(option.name)
+    }
+
+    /// The value as one case of `T`; every "must be one of" error reads the same.
+    public mutating func value<T: RawRepresentable & CaseIterable>(_ option: Option, as type: T.Type) throws(CommandError) -> T?
+    where T.RawValue == String {
+        guard let text = try self.option(option.name) else { return nil }
+        return try Self.choice(text, of: T.self, for: option.name)
+    }
+
+    /// A required value; the error says what it may be.
+    public mutating func required(_ option: Option) throws(CommandError) -> String {
+        guard let text = try self.option(option.name) else {
+            let what = option.choices.isEmpty ? option.valueName ?? "a value" : Option.list(option.choices)
+            throw CommandError("\(option.name) is required: \(what)", exitCode: .usage)
+        }
+        return text
+    }
+
+    public mutating func required<T: RawRepresentable & CaseIterable>(_ option: Option, as type: T.Type) throws(CommandError) -> T
+    where T.RawValue == String {
+        try Self.choice(try required(option), of: T.self, for: option.name)
+    }
+
+    /// Matches `text` against `T`'s raw values (exactly, else ignoring case).
+    public static func choice<T: RawRepresentable & CaseIterable>(_ text: String, of type: T.Type, for name: String) throws(CommandError) -> T
+    where T.RawValue == String {
+        if let value = T(rawValue: text) ?? T.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) {
+            return value
+        }
+        throw CommandError("\(name) must be \(Option.list(T.allCases.map(\.rawValue))), not '\(text)'", exitCode: .usage)
     }
 
     /// Removes and returns the next argument that is not an option, if any.
@@ -48,5 +175,44 @@ public struct Arguments: Sendable {
         if let first = remaining.first {
             throw CommandError("unexpected argument '\(first)' (see --help)", exitCode: .usage)
         }
+    }
+}
+
+/// A command's `--help` page, laid out from its option declarations.
+public struct HelpPage: Sendable {
+    public var usage: String
+    public var about: String
+    public var options: [Option]
+    /// Where option descriptions start, counted after the two-space indent.
+    public var column: Int
+    public var footer: String?
+
+    public init(usage: String, about: String, options: [Option] = [], column: Int = 22, footer: String? = nil) {
+        self.usage = usage
+        self.about = about
+        self.options = options
+        self.column = column
+        self.footer = footer
+    }
+
+    public var text: String {
+        var parts = [usage, about]
+        if !options.isEmpty { parts.append("Options:\n" + Self.rows(options, column: column)) }
+        if let footer { parts.append(footer) }
+        return parts.joined(separator: "\n\n")
+    }
+
+    /// A label shorter than the column is padded to it; a longer one is followed by two spaces.
+    public static func rows(_ options: [Option], column: Int) -> String {
+        var lines: [String] = []
+        for option in options {
+            let label = option.label
+            let gap = label.count < column ? String(repeating: " ", count: column - label.count) : "  "
+            lines.append("  " + label + gap + (option.help.first ?? ""))
+            for line in option.help.dropFirst() {
+                lines.append(String(repeating: " ", count: column + 2) + line)
+            }
+        }
+        return lines.joined(separator: "\n")
     }
 }

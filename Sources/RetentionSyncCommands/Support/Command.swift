@@ -24,7 +24,30 @@ public protocol Command: Sendable {
     static var name: String { get }
     /// One line for the command list.
     static var summary: String { get }
-    /// The full help text, options included.
-    static var help: String { get }
+    /// The `--help` page; its options are the ones the command accepts.
+    static var helpPage: HelpPage { get }
+    /// The word the command takes besides its options (`init DIR`), for completions; nil for none.
+    static var positional: Positional? { get }
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode
+}
+
+/// A command's positional argument, for completions.
+public struct Positional: Sendable {
+    public var name: String
+    public var choices: [String]
+    public var completion: Option.Completion
+
+    public init(_ name: String, choices: [String] = [], completion: Option.Completion = .none) {
+        self.name = name
+        self.choices = choices
+        self.completion = completion
+    }
+}
+
+extension Command {
+    public static var positional: Positional? { nil }
+    /// The full help text, options included.
+    public static var help: String { helpPage.text }
+    /// Every option the command accepts: what parsing checks against and completions offer.
+    public static var options: [Option] { helpPage.options }
 }

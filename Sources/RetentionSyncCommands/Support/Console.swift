@@ -1,28 +1,58 @@
 import Foundation
 
-/// Where a command writes, and what kind of place that is. Tests capture both streams.
+/// Where a command writes (and, for apply's confirmation, reads), and what kind of place that is.
+/// Tests capture both streams.
 public final class Console: @unchecked Sendable {
     private let lock = NSLock()
     private let writeOut: @Sendable (String) -> Void
     private let writeErr: @Sendable (String) -> Void
+    private let readIn: @Sendable () -> String?
     /// Standard output is a terminal (progress and colour are allowed).
     public let isTerminal: Bool
-    /// Colour only on a terminal, and never when `NO_COLOR` is set.
+    /// Standard input is a terminal: a person can answer a question.
+    public let isInteractive: Bool
+    /// Whether to paint with ANSI colours; see `Console.useColor(isTerminal:environment:noColorFlag:)`.
     public let useColor: Bool
 
-    public init(isTerminal: Bool, environment: [String: String],
-                out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void) {
+    public init(isTerminal: Bool, environment: [String: String], isInteractive: Bool = false, noColor: Bool = false,
+                out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void,
+                read: @escaping @Sendable () -> String? = { nil }) {
         self.isTerminal = isTerminal
-        self.useColor = isTerminal && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
+        self.isInteractive = isInteractive
+        self.useColor = Self.useColor(isTerminal: isTerminal, environment: environment, noColorFlag: noColor)
         self.writeOut = out
         self.writeErr = err
+        self.readIn = read
     }
 
-    /// The process's own standard output and error.
+    private init(_ other: Console, useColor: Bool) {
+        isTerminal = other.isTerminal
+        isInteractive = other.isInteractive
+        self.useColor = useColor
+        writeOut = other.writeOut
+        writeErr = other.writeErr
+        readIn = other.readIn
+    }
+
+    /// The one decision about colour, for every command and view: `--no-color` and a non-empty
+    /// `NO_COLOR` always win; otherwise a non-empty `FORCE_COLOR` (other than `0`) colours even without a
+    /// terminal (CI logs that render ANSI); otherwise colour on a terminal whose `TERM` is not `dumb`.
+    public static func useColor(isTerminal: Bool, environment: [String: String], noColorFlag: Bool = false) -> Bool {
+        if noColorFlag || !(environment["NO_COLOR"] ?? "").isEmpty { return false }
+        if let force = environment["FORCE_COLOR"], !force.isEmpty, force != "0" { return true }
+        return isTerminal && environment["TERM"] != "dumb"
+    }
+
+    /// The same streams with colour turned off (`--no-color`).
+    public func withoutColor() -> Console { Console(self, useColor: false) }
+
+    /// The process's own standard output, error and input.
     public static func standard(environment: [String: String]) -> Console {
         Console(isTerminal: isatty(STDOUT_FILENO) == 1, environment: environment,
+                isInteractive: isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1,
                 out: { FileHandle.standardOutput.write(Data($0.utf8)) },
-                err: { FileHandle.standardError.write(Data($0.utf8)) })
+                err: { FileHandle.standardError.write(Data($0.utf8)) },
+                read: { Swift.readLine(strippingNewline: true) })
     }
 
     /// Writes `text` and a newline to standard output.
@@ -31,19 +61,26 @@ public final class Console: @unchecked Sendable {
     public func write(_ text: String) { lock.withLock { writeOut(text) } }
     /// Writes `text` and a newline to standard error.
     public func error(_ text: String) { lock.withLock { writeErr(text + "\n") } }
+    /// Reads one line a person typed; nil at the end of input.
+    public func readLine() -> String? { readIn() }
 }
 
-/// A console that keeps what is written, for tests.
+/// A console that keeps what is written, for tests; `input` lines stand for a person at a terminal.
 public final class CapturedConsole: @unchecked Sendable {
     private let lock = NSLock()
     private var outText = ""
     private var errText = ""
+    private var input: [String]
     public private(set) var console: Console!
 
-    public init(isTerminal: Bool = false, environment: [String: String] = [:]) {
-        console = Console(isTerminal: isTerminal, environment: environment,
+    public init(isTerminal: Bool = false, environment: [String: String] = [:], input: [String]? = nil) {
+        self.input = input ?? []
+        console = Console(isTerminal: isTerminal, environment: environment, isInteractive: input != nil,
                           out: { [unowned self] text in self.lock.withLock { self.outText += text } },
-                          err: { [unowned self] text in self.lock.withLock { self.errText += text } })
+                          err: { [unowned self] text in self.lock.withLock { self.errText += text } },
+                          read: { [unowned self] in
+                              self.lock.withLock { self.input.isEmpty ? nil : self.input.removeFirst() }
+                          })
     }
 
     public var stdout: String { lock.withLock { outText } }

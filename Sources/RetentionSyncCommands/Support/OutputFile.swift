@@ -50,7 +50,7 @@ enum OutputFile {
         case .writeInPlace(let url):
             let descriptor = open(url.path, O_WRONLY | O_TRUNC | O_CLOEXEC)
             guard descriptor >= 0 else {
-                throw CommandError("cannot write \(path): \(String(cString: strerror(errno))).")
+                throw FileProblem.writing("", path, POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO))
             }
             defer { close(descriptor) }
             let bytes = Array(text.utf8)
@@ -59,27 +59,20 @@ enum OutputFile {
                 let result = bytes[written...].withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
                 if result < 0 {
                     if errno == EINTR { continue }
-                    throw CommandError("cannot write \(path): \(String(cString: strerror(errno))).")
+                    throw FileProblem.writing("", path, POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO))
                 }
                 written += result
             }
         case .replaceAtomically(let url):
+            if let file = FileProblem.fileInTheWay(of: url) {
+                throw CommandError("cannot write \(path): \(file.path) is a file, not a directory; choose another path")
+            }
             do {
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try Data(text.utf8).write(to: url, options: .atomic)
             } catch {
-                throw CommandError("cannot write \(path): \(posixReason(error)). Check that its folder exists and is writable.")
+                throw FileProblem.writing("", path, error)
             }
         }
-    }
-
-    /// The system's words for a Foundation file error ("Permission denied"), not a Foundation dump.
-    static func posixReason(_ error: any Error) -> String {
-        let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return String(cString: strerror(Int32(underlying.code)))
-        }
-        if nsError.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(nsError.code))) }
-        return nsError.localizedDescription
     }
 }

@@ -13,14 +13,19 @@ struct EnvironmentOptions: Sendable {
     var endpoint: String?
     var snapshotStore: String?
 
-    static let help = """
-          --manifests DIR       The manifest directory (default: manifests)
-          --env ENV             sandbox or production
-          --endpoint URL        Talk to this API endpoint instead of Apple (e.g. `retention-sync emulator`);
-                                also RETENTION_SYNC_ENDPOINT. Plain http:// only on loopback.
-          --snapshot-store FILE Where the published runtime snapshot lives (default: the App's
-                                environments.<env>.snapshotPath, relative to the manifest directory)
-        """
+    static let manifests = Option("--manifests", value: "DIR", completion: .directory,
+                                  help: ["The manifest directory (default: manifests)"])
+    static let env = Option("--env", value: "ENV", of: Environment.self, help: ["sandbox or production"])
+    static let endpoint = Option("--endpoint", value: "URL", help: [
+        "Talk to this API endpoint instead of Apple (e.g. `retention-sync emulator`);",
+        "also RETENTION_SYNC_ENDPOINT. Plain http:// only on loopback.",
+    ])
+    static let snapshotStoreOption = Option("--snapshot-store", value: "FILE", completion: .file, help: [
+        "Where the published runtime snapshot lives (default: the App's",
+        "environments.<env>.snapshotPath, relative to the manifest directory)",
+    ])
+    /// The options `plan`, `apply` and `status` begin with, in help order.
+    static let options = [manifests, env, endpoint, snapshotStoreOption]
 
     static let credentialsHelp = """
         Credentials come from RETENTION_SYNC_KEY_ID, RETENTION_SYNC_ISSUER_ID and RETENTION_SYNC_PRIVATE_KEY_FILE
@@ -30,14 +35,11 @@ struct EnvironmentOptions: Sendable {
         """
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> EnvironmentOptions {
-        let manifests = try arguments.option("--manifests") ?? "manifests"
-        guard let name = try arguments.option("--env") else {
-            throw CommandError("--env is required: sandbox or production", exitCode: .usage)
-        }
-        let environment = try parseEnvironment(name)
-        return EnvironmentOptions(manifestsPath: manifests, environment: environment,
-                                  endpoint: try arguments.option("--endpoint") ?? context.environment["RETENTION_SYNC_ENDPOINT"],
-                                  snapshotStore: try arguments.option("--snapshot-store"))
+        let manifestsPath = try arguments.value(manifests) ?? "manifests"
+        let environment = try arguments.required(env, as: Environment.self)
+        return EnvironmentOptions(manifestsPath: manifestsPath, environment: environment,
+                                  endpoint: try arguments.value(endpoint) ?? context.environment["RETENTION_SYNC_ENDPOINT"],
+                                  snapshotStore: try arguments.value(snapshotStoreOption))
     }
 
     /// libcurl's settings for real runs: the process environment (for proxies) and an optional CA bundle.
@@ -52,13 +54,6 @@ struct EnvironmentOptions: Sendable {
             configuration.caBundlePath = path
         }
         return configuration
-    }
-
-    static func parseEnvironment(_ name: String) throws(CommandError) -> Environment {
-        guard let environment = Environment(rawValue: name.lowercased()) else {
-            throw CommandError("--env must be sandbox or production, not '\(name)'", exitCode: .usage)
-        }
-        return environment
     }
 
     /// Loads and validates the manifests; prints every diagnostic; fails before any request when
@@ -133,4 +128,14 @@ struct APIProvider: Sendable {
         }
         return client
     }
+}
+
+/// What `plan --format` takes.
+enum PlanFormat: String, CaseIterable, Sendable {
+    case text, markdown, json
+}
+
+/// What `status --format` and `id --format` take.
+enum StatusFormat: String, CaseIterable, Sendable {
+    case text, json
 }
