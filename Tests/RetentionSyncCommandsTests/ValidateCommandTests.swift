@@ -62,7 +62,7 @@ struct ValidateCommandTests {
     func unknownFormat() async {
         let result = await validate(["--format", "xml"])
         #expect(result.code == .usage)
-        #expect(result.err.contains("unknown format 'xml'"))
+        #expect(result.err == "error: --format must be text, json or github, not 'xml'\n")
     }
 
     @Test("a missing directory says how to create one")

@@ -90,7 +90,7 @@ struct InitCommand: Command {
                 try Data(file.contents.utf8).write(to: directory.appendingPathComponent(file.name), options: .withoutOverwriting)
             }
         } catch {
-            throw CommandError("cannot write into '\(path)': \(error.localizedDescription)")
+            throw FileProblem.writing("the starting app into", path, error)
         }
         context.console.print("Wrote a starting app to \(path):")
         for file in files {

@@ -36,7 +36,7 @@ public enum CLI {
             let asked = argv.contains(where: helpOption.spellings.contains)
             if let other = argv.first(where: { !helpOption.spellings.contains($0) }) {
                 return fail(CommandError("unknown option '\(other)'" + suggestion(other, in: globalOptions.flatMap(\.spellings))
-                                         + "\n\n\(usage)", exitCode: .usage), context: context)
+                                         + "; see 'retention-sync --help'", exitCode: .usage), context: context)
             }
             if asked {
                 context.console.print(usage)

@@ -61,7 +61,11 @@ struct EnvironmentOptions: Sendable {
     static func loadManifests(_ path: String, context: CommandContext) throws(CommandError) -> ManifestSet {
         let directory = context.url(path)
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+        let exists = FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory)
+        if exists && !isDirectory.boolValue {
+            throw CommandError("\(path) is a file, not a manifest directory; pass the directory that holds the manifests with --manifests DIR")
+        }
+        guard exists else {
             throw CommandError("\(path): no such manifest directory (use --manifests DIR, or run 'retention-sync init \(path)')")
         }
         let (set, diagnostics) = ManifestLoader.loadAndValidate(directory: directory, displayPath: path)
