@@ -86,9 +86,9 @@ struct FileErrorTests {
     func fileInTheWay() throws {
         try Data().write(to: directory.appendingPathComponent("report"))
         let context = CommandContext(console: CapturedConsole().console, environment: [:], currentDirectory: directory)
-        #expect(throws: CommandError.self) { try writeFile("{}", to: "report/apply.json", what: "the apply report", context: context) }
+        #expect(throws: CommandError.self) { try writeFile("{}", to: "report/apply.json", context: context) }
         do {
-            try writeFile("{}", to: "report/apply.json", what: "the apply report", context: context)
+            try writeFile("{}", to: "report/apply.json", context: context)
         } catch {
             #expect(error.message.hasSuffix("report is a file, not a directory; choose another path"))
         }
