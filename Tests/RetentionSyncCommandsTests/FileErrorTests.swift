@@ -95,6 +95,18 @@ struct FileErrorTests {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    @Test("decide names the snapshot or request it cannot read")
+    func decideFiles() async throws {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("fixtures/runtime")
+        let missingSnapshot = await run(["decide", "--snapshot", "published.json", "--request", "r.json"])
+        expectReadable(missingSnapshot.stderr, naming: "published.json", "cannot read the runtime snapshot published.json: no such file")
+        let captured = CapturedConsole()
+        _ = await CLI.run(["decide", "--snapshot", "snapshot.json", "--request", "no-request.json"],
+                          context: CommandContext(console: captured.console, environment: [:], currentDirectory: fixtures))
+        expectReadable(captured.stderr, naming: "no-request.json", "cannot read the request no-request.json: no such file")
+    }
+
     @Test("Foundation's and POSIX's errors map to one wording")
     func mapping() {
         #expect(FileProblem.reason(CocoaError(.fileReadNoSuchFile), path: "x", writing: false) == "no such file; check the path")

@@ -226,6 +226,7 @@ struct DecideCommand: Command {
     private static func roots(_ paths: String, context: CommandContext) throws -> [X509Certificate] {
         var roots: [X509Certificate] = []
         for path in paths.split(separator: ",").map(String.init) where !path.isEmpty {
+            _ = try readFile(path, what: "the root certificate", context: context)
             do {
                 roots += try X509Certificate.load(contentsOfFile: context.url(path).path)
             } catch {

@@ -73,8 +73,7 @@ public enum CLI {
         } catch let error as CommandError {
             return fail(error, context: context)
         } catch {
-            return fail(CommandError(FileProblem.posixCode(error) != nil ? FileProblem.reason(error, path: "", writing: false)
-                                     : "\(error)"), context: context)
+            return fail(CommandError("\(error)"), context: context)
         }
     }
 
