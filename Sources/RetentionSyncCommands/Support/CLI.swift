@@ -15,7 +15,7 @@ public enum CLI {
 
     static let helpOption = Option("--help", aliases: ["-h"], help: ["Show this help, or a command's with 'retention-sync COMMAND --help'"])
     static let versionOption = Option("--version", help: ["Print the version"])
-    static let noColorOption = Option("--no-color", help: ["Never colour (nor NO_COLOR=1); FORCE_COLOR=1 colours without a terminal"])
+    static let noColorOption = Option("--no-color", help: ["Never colour, like NO_COLOR=1 (FORCE_COLOR=1 colours without a terminal)"])
     /// Options every invocation accepts, before or after the command.
     static let globalOptions = [helpOption, versionOption, noColorOption]
 
