@@ -68,8 +68,7 @@ public enum RateLimitMode: Sendable, Hashable {
         case .off:
             return nil
         case .apple:
-            let production = endpointClass == .configureDefault ? 36_000 : 3_600
-            return environment == .production ? production : production / 10
+            return RateLimits.apple.perWindow(endpointClass, in: environment)
         case .custom(let other, let defaults):
             return endpointClass == .configureDefault ? defaults : other
         }

@@ -25,7 +25,7 @@ public struct Reconciler: Sendable {
         return try Planner.plan(desired: desired, remote: remote, options: options, hasSnapshotStore: store != nil)
     }
 
-    public func apply(_ planned: PlanResult, allowedActions: Set<String>? = nil,
+    public func apply(_ planned: PlanResult, allowedActions: Set<ActionID>? = nil,
                       progress: @escaping @Sendable (ApplyEvent) -> Void = { _ in }) async throws(ApplyFailure) -> ApplyReport {
         try await Applier(api: api, store: store, allowedActions: allowedActions, progress: progress).apply(planned)
     }

@@ -87,17 +87,17 @@ public enum ApplyEvent: Sendable {
     case relisted(approvedMessages: Int, approvedImages: Int)
 }
 
-/// Performs a plan's actions in design.md's order: images → messages → (sandbox: re-list and
-/// re-plan, so auto-approved content is used in the same run) → defaults → snapshot → realtime
-/// URL → deletions. It never runs a blocked or error action, and never deletes anything in use.
+/// Performs a plan's actions in `ActionKind.applyOrder`, one loop over its steps (the sandbox
+/// re-list is one of them). It never runs a blocked or error action, never deletes anything in
+/// use, and reports an action it cannot perform as an error instead of dropping it.
 public struct Applier: Sendable {
     public var api: any RetentionMessagingAPI
     public var store: SnapshotStore?
     /// When applying a saved plan: the action ids it allows. Anything else is refused.
-    public var allowedActions: Set<String>?
+    public var allowedActions: Set<ActionID>?
     public var progress: @Sendable (ApplyEvent) -> Void
 
-    public init(api: any RetentionMessagingAPI, store: SnapshotStore?, allowedActions: Set<String>? = nil,
+    public init(api: any RetentionMessagingAPI, store: SnapshotStore?, allowedActions: Set<ActionID>? = nil,
                 progress: @escaping @Sendable (ApplyEvent) -> Void = { _ in }) {
         self.api = api
         self.store = store
@@ -112,10 +112,10 @@ public struct Applier: Sendable {
         var total = planned.plan.actions.count
         var done = 0
 
-        var succeeded = Set<String>()
+        var succeeded = Set<ActionID>()
         var inPlan = Set(planned.plan.actions.map(\.id))
         func record(_ action: PlanAction, _ outcome: ActionResult.Outcome, _ detail: String? = nil) {
-            let result = ActionResult(id: action.id, kind: action.kind, title: action.title, outcome: outcome, detail: detail)
+            let result = ActionResult(id: action.id.rawValue, kind: action.kind, title: action.title, outcome: outcome, detail: detail)
             report.results.append(result)
             if outcome == .done || outcome == .alreadyDone { succeeded.insert(action.id) }
             done += 1
@@ -134,7 +134,7 @@ public struct Applier: Sendable {
         var allowed = allowedActions
         func runnable(_ action: PlanAction) -> Bool {
             if action.state == .blocked { record(action, .blocked, action.waitingFor.map(\.description).joined(separator: "; ")); return false }
-            if action.state == .error { record(action, .error, action.error); return false }
+            if action.state == .error { record(action, .error, action.error?.description ?? "the plan holds it as an error"); return false }
             if let allowed, !allowed.contains(action.id) {
                 record(action, .blocked, allowedActions == nil ? "not ready or blocked in the plan; the next plan shows it" : "not in the saved plan")
                 return false
@@ -148,124 +148,106 @@ public struct Applier: Sendable {
             return true
         }
 
-        let images = Dictionary(planned.desired.images.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
-        let messages = planned.desired.messageIndex
-        for action in planned.plan.actions where action.kind == .uploadImage {
-            guard runnable(action), let id = action.identifier, let image = images[id] else { continue }
-            do {
-                try await api.uploadImage(identifier: id, size: image.size, png: planned.desired.pngs[id] ?? [])
-                record(action, .done)
-            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.imageAlreadyExists {
-                record(action, .alreadyDone, "the image was already there")
-            } catch {
-                throw fail(action, error)
-            }
-        }
-        for action in planned.plan.actions where action.kind == .uploadMessage {
-            guard runnable(action), let id = action.identifier, let message = messages[id] else { continue }
-            do {
-                try await api.uploadMessage(identifier: id, body: message.body)
-                record(action, .done)
-            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.messageAlreadyExists {
-                record(action, .alreadyDone, "the message was already there")
-            } catch {
-                throw fail(action, error)
-            }
-        }
-
         var current = planned
-        let uploadsAttempted = report.results.contains { ($0.kind == .uploadImage || $0.kind == .uploadMessage) && ($0.outcome == .done || $0.outcome == .alreadyDone) }
-        if planned.desired.environment == .sandbox && uploadsAttempted {
-            var remote = planned.remote
-            do {
-                try await RemoteStateReader.readLists(api, into: &remote)
-                current = try Planner.plan(desired: planned.desired, remote: remote, options: planned.options,
-                                           hasSnapshotStore: store != nil)
-            } catch {
-                report.requests = counts(since: start)
-                report.failure = "re-listing after the uploads: \(error)"
-                throw ApplyFailure(report: report, message: "apply stopped re-listing after the uploads: \(error); run apply again to finish")
-            }
-            // The re-list only teaches review states, so the re-plan may promote a blocked action,
-            // never one the plan held as an error (prune protection counted the remote before these
-            // uploads) or did not show at all (content someone added meanwhile).
-            let shown = Set(planned.plan.actions.filter { $0.state != .error }.map(\.id))
-            allowed = allowed?.intersection(shown) ?? shown
-            inPlan = Set(current.plan.actions.map(\.id))
-            let approvedMessages = planned.desired.messages.filter { remote.isApproved(message: $0.identifier) && !planned.remote.isApproved(message: $0.identifier) }.count
-            let approvedImages = planned.desired.images.filter { remote.isApproved(image: $0.identifier) && !planned.remote.isApproved(image: $0.identifier) }.count
-            progress(.relisted(approvedMessages: approvedMessages, approvedImages: approvedImages))
-            let later = current.plan.actions.filter { ![.uploadImage, .uploadMessage].contains($0.kind) }.count
-            let earlier = planned.plan.actions.filter { [.uploadImage, .uploadMessage].contains($0.kind) }.count
-            total = earlier + later
-        }
-
-        for action in current.plan.actions where action.kind == .setDefault || action.kind == .deleteDefault {
-            guard runnable(action), let productId = action.productId, let locale = action.locale else { continue }
-            do {
-                if action.kind == .setDefault, let id = action.messageIdentifier {
-                    try await api.configureDefaultMessage(productId: productId, locale: locale, messageIdentifier: id)
-                } else {
-                    try await api.deleteDefaultMessage(productId: productId, locale: locale)
+        for step in ActionKind.applyOrder {
+            guard case .perform(let kind) = step else {
+                // The re-list boundary: only sandbox approves at once, and only after an upload.
+                let uploaded = report.results.contains { $0.kind.effect == .upload && ($0.outcome == .done || $0.outcome == .alreadyDone) }
+                guard planned.desired.environment == .sandbox && uploaded else { continue }
+                var remote = planned.remote
+                do {
+                    try await RemoteStateReader.readLists(api, into: &remote)
+                    current = try Planner.plan(desired: planned.desired, remote: remote, options: planned.options,
+                                               hasSnapshotStore: store != nil)
+                } catch {
+                    report.requests = counts(since: start)
+                    report.failure = "re-listing after the uploads: \(error)"
+                    throw ApplyFailure(report: report, message: "apply stopped re-listing after the uploads: \(error); run apply again to finish")
                 }
-                record(action, .done)
-            } catch {
-                throw fail(action, error)
+                // The re-list only teaches review states, so the re-plan may promote a blocked action,
+                // never one the plan held as an error (prune protection counted the remote before these
+                // uploads) or did not show at all (content someone added meanwhile).
+                let shown = Set(planned.plan.actions.filter { $0.state != .error }.map(\.id))
+                allowed = allowed?.intersection(shown) ?? shown
+                inPlan = Set(current.plan.actions.map(\.id))
+                let approvedMessages = planned.desired.messages.filter { remote.isApproved(message: $0.identifier) && !planned.remote.isApproved(message: $0.identifier) }.count
+                let approvedImages = planned.desired.images.filter { remote.isApproved(image: $0.identifier) && !planned.remote.isApproved(image: $0.identifier) }.count
+                progress(.relisted(approvedMessages: approvedMessages, approvedImages: approvedImages))
+                let later = current.plan.actions.filter { $0.kind.effect != .upload }.count
+                let earlier = planned.plan.actions.filter { $0.kind.effect == .upload }.count
+                total = earlier + later
+                continue
             }
-        }
-
-        for action in current.plan.actions where action.kind == .publishSnapshot {
-            guard runnable(action), let store, let compiled = current.snapshot else { continue }
-            do {
-                try store.write(compiled.snapshot)
-                report.publishedSnapshot = compiled.snapshot.digest
-                record(action, .done)
-            } catch {
-                throw fail(action, error)
-            }
-        }
-
-        for action in current.plan.actions where action.kind == .setRealtimeURL {
-            guard runnable(action), let url = action.url else { continue }
-            do {
-                try await api.configureRealtimeURL(url)
-                record(action, .done)
-            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.realtimeURLNeedsPerformanceTest {
-                record(action, .blocked, "Apple sets a production realtime URL only after a sandbox performance test has passed; run one (POST /performanceTest in sandbox), then apply again")
-            } catch {
-                throw fail(action, error)
-            }
-        }
-
-        // Messages before images: Apple refuses to delete an image a message still uses.
-        for action in current.plan.actions where action.kind == .deleteMessage {
-            guard runnable(action), let id = action.identifier else { continue }
-            do {
-                try await api.deleteMessage(identifier: id)
-                record(action, .done)
-            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.messageNotFound {
-                record(action, .alreadyDone, "the message was already gone")
-            } catch {
-                throw fail(action, error)
-            }
-        }
-        for action in current.plan.actions where action.kind == .deleteImage {
-            guard runnable(action), let id = action.identifier else { continue }
-            do {
-                try await api.deleteImage(identifier: id)
-                record(action, .done)
-            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.imageNotFound {
-                record(action, .alreadyDone, "the image was already gone")
-            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.imageInUse {
-                record(action, .skipped, "Apple says the image is still in use by a message; kept")
-            } catch {
-                throw fail(action, error)
+            for action in current.plan.actions where action.kind == kind {
+                guard runnable(action) else { continue }
+                do {
+                    if let refusal = try await perform(action, in: current, report: &report) {
+                        record(action, refusal.outcome, refusal.detail)
+                    } else {
+                        record(action, .done)
+                    }
+                } catch {
+                    throw fail(action, error)
+                }
             }
         }
 
         report.requests = counts(since: start)
         report.completed = true
         return report
+    }
+
+    /// Performs one action. Returns nil when it was done, or the outcome when Apple's answer means
+    /// it needs no doing (already there, already gone) or cannot be done now; throws when it failed.
+    func perform(_ action: PlanAction, in planned: PlanResult, report: inout ApplyReport) async throws -> (outcome: ActionResult.Outcome, detail: String)? {
+        switch action.change {
+        case .uploadImage(let image):
+            guard let png = planned.desired.pngs[image.identifier], !png.isEmpty else {
+                return (.error, "the PNG of image '\(image.name)' was not loaded with the manifests; nothing was uploaded")
+            }
+            do {
+                try await api.uploadImage(identifier: image.identifier, size: image.size, png: png)
+            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.imageAlreadyExists {
+                return (.alreadyDone, "the image was already there")
+            }
+        case .uploadMessage(let message):
+            do {
+                try await api.uploadMessage(identifier: message.identifier, body: message.body)
+            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.messageAlreadyExists {
+                return (.alreadyDone, "the message was already there")
+            }
+        case .setDefault(let pair, let identifier, _, _):
+            try await api.configureDefaultMessage(productId: pair.productId, locale: pair.locale, messageIdentifier: identifier)
+        case .deleteDefault(let pair, _):
+            try await api.deleteDefaultMessage(productId: pair.productId, locale: pair.locale)
+        case .publishSnapshot(let compiled, _):
+            guard let store else {
+                return (.error, "there is no snapshot store to publish to; nothing was written")
+            }
+            try store.write(compiled.snapshot)
+            report.publishedSnapshot = compiled.snapshot.digest
+        case .setRealtimeURL(let url, _):
+            do {
+                try await api.configureRealtimeURL(url)
+            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.realtimeURLNeedsPerformanceTest {
+                return (.blocked, "Apple sets a production realtime URL only after a sandbox performance test has passed; run one (POST /performanceTest in sandbox), then apply again")
+            }
+        case .deleteMessage(let identifier, _):
+            do {
+                try await api.deleteMessage(identifier: identifier)
+            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.messageNotFound {
+                return (.alreadyDone, "the message was already gone")
+            }
+        case .deleteImage(let identifier, _):
+            do {
+                try await api.deleteImage(identifier: identifier)
+            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.imageNotFound {
+                return (.alreadyDone, "the image was already gone")
+            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.imageInUse {
+                return (.skipped, "Apple says the image is still in use by a message; kept")
+            }
+        }
+        return nil
     }
 
     func counts(since start: RequestCounts) -> RequestCounts {

@@ -1,13 +1,31 @@
 public import Foundation
-import RetentionMessaging
-import RetentionMessagingModels
+public import RetentionMessagingModels
 
-/// Reading and checking a plan saved with `plan --out`.
-public enum SavedPlan {
-    public static func load(_ data: Data) throws(ReconcilerError) -> Plan {
-        let plan: Plan
+/// A plan saved with `plan --out`, as apply reads it back: what it was made for and which
+/// actions it held in which state. It reads only the keys it needs, so a plan file with keys a
+/// later minor version adds reads as well as one written by this version.
+public struct SavedPlan: Sendable, Hashable, Decodable {
+    public struct Action: Sendable, Hashable, Decodable {
+        public var id: ActionID
+        public var kind: ActionKind
+        public var state: ActionState
+    }
+
+    public var formatVersion: String
+    public var environment: Environment
+    public var bundleId: String
+    public var prune: Bool
+    public var fingerprints: Fingerprints
+    public var actions: [Action]
+
+    enum CodingKeys: String, CodingKey {
+        case formatVersion = "format_version", environment, bundleId = "bundle_id", prune, fingerprints, actions
+    }
+
+    public static func load(_ data: Data) throws(ReconcilerError) -> SavedPlan {
+        let plan: SavedPlan
         do {
-            plan = try JSONDecoder().decode(Plan.self, from: data)
+            plan = try JSONDecoder().decode(SavedPlan.self, from: data)
         } catch {
             throw .invalidPlan("not a retention-sync plan file (\(error))")
         }
@@ -21,7 +39,7 @@ public enum SavedPlan {
     /// Refuses when the manifests changed, or when the remote changed so that the fresh plan needs
     /// an action the saved plan did not contain. Saved actions the fresh plan no longer needs are
     /// already done and are skipped.
-    public static func check(saved: Plan, fresh: Plan) throws(ReconcilerError) -> Set<String> {
+    public static func check(saved: SavedPlan, fresh: Plan) throws(ReconcilerError) -> Set<ActionID> {
         guard saved.environment == fresh.environment else {
             throw .stalePlan("it was made for \(saved.environment.rawValue), not \(fresh.environment.rawValue)")
         }

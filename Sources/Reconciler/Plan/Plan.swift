@@ -1,10 +1,9 @@
 public import RetentionMessaging
 public import RetentionMessagingModels
 
-// The plan as a value: what `plan` prints in three renderings and `--out` saves. Its JSON keys
-// are snake_case and documented in the README; `format_version` follows semver.
+// The plan as a value: what the views print and the plan encoder saves.
 
-public struct Plan: Codable, Sendable, Hashable {
+public struct Plan: Sendable, Hashable {
     public static let currentFormatVersion = "1.0"
 
     public var formatVersion: String
@@ -28,11 +27,6 @@ public struct Plan: Codable, Sendable, Hashable {
     public var apiCalls: Int
     public var fingerprints: Fingerprints
 
-    enum CodingKeys: String, CodingKey {
-        case formatVersion = "format_version", environment, bundleId = "bundle_id", prune, converged, health
-        case summary, actions, problems, inventory, estimate, apiCalls = "api_calls", fingerprints
-    }
-
     public init(formatVersion: String = Plan.currentFormatVersion, environment: Environment, bundleId: String,
                 prune: Bool, converged: Bool, health: Health, summary: PlanSummary, actions: [PlanAction],
                 problems: [PlanProblem], inventory: [InventoryItem], estimate: Estimate, apiCalls: Int,
@@ -54,7 +48,7 @@ public struct Plan: Codable, Sendable, Hashable {
 
     public var hasErrors: Bool { !problems.isEmpty || actions.contains { $0.state == .error } }
     public var hasReadyActions: Bool { actions.contains { $0.state == .ready } }
-    public func action(_ id: String) -> PlanAction? { actions.first { $0.id == id } }
+    public func action(_ id: ActionID) -> PlanAction? { actions.first { $0.id == id } }
 }
 
 /// Review health, the second axis beside sync.
@@ -84,187 +78,6 @@ public struct PlanSummary: Codable, Sendable, Hashable {
         self.toDelete = toDelete
         self.blocked = blocked
         self.errors = errors
-    }
-}
-
-public enum ActionKind: String, Codable, Sendable, Hashable, CaseIterable {
-    case uploadImage = "upload_image"
-    case uploadMessage = "upload_message"
-    case setDefault = "set_default"
-    case deleteDefault = "delete_default"
-    case publishSnapshot = "publish_snapshot"
-    case setRealtimeURL = "set_realtime_url"
-    case deleteMessage = "delete_message"
-    case deleteImage = "delete_image"
-}
-
-public enum ActionState: String, Codable, Sendable, Hashable {
-    case ready, blocked, error
-}
-
-/// One thing apply would do. Fields that do not apply to a kind are absent from the JSON.
-public struct PlanAction: Codable, Sendable, Hashable {
-    /// Stable across runs: derived from the kind and its target, e.g. `upload_message:<uuid>`.
-    public var id: String
-    public var kind: ActionKind
-    public var state: ActionState
-    /// Why the action is in the plan.
-    public var reason: String
-    /// For `blocked` and `error`: the content whose review state holds the action back.
-    public var waitingFor: [ReviewItem]
-    /// For `error`: what is wrong and what to do.
-    public var error: String?
-    /// The message or image identifier the action uploads or deletes.
-    public var identifier: String?
-    /// The manifest name (message purpose, image name).
-    public var name: String?
-    public var locale: String?
-    public var imageSize: ImageSize?
-    public var productId: String?
-    /// `set_default`: the message to configure; `delete_default`: nil.
-    public var messageIdentifier: String?
-    /// `set_default` / `delete_default`: what is configured now (keeps serving while blocked).
-    public var currentMessageIdentifier: String?
-    public var url: String?
-    public var currentURL: String?
-    /// `publish_snapshot`: the digest of the snapshot to publish and of the one in the store.
-    public var snapshotDigest: String?
-    public var currentSnapshotDigest: String?
-    /// `publish_snapshot`: what happens to each rule.
-    public var rules: [RuleOutcome]
-    /// Actions that must succeed first (ids).
-    public var dependsOn: [String]
-
-    enum CodingKeys: String, CodingKey {
-        case id, kind, state, reason, waitingFor = "waiting_for", error, identifier, name, locale
-        case imageSize = "image_size", productId = "product_id", messageIdentifier = "message_identifier"
-        case currentMessageIdentifier = "current_message_identifier", url, currentURL = "current_url"
-        case snapshotDigest = "snapshot_digest", currentSnapshotDigest = "current_snapshot_digest", rules
-        case dependsOn = "depends_on"
-    }
-
-    public init(id: String, kind: ActionKind, state: ActionState, reason: String, waitingFor: [ReviewItem] = [],
-                error: String? = nil, identifier: String? = nil, name: String? = nil, locale: String? = nil,
-                imageSize: ImageSize? = nil, productId: String? = nil, messageIdentifier: String? = nil,
-                currentMessageIdentifier: String? = nil, url: String? = nil, currentURL: String? = nil,
-                snapshotDigest: String? = nil, currentSnapshotDigest: String? = nil, rules: [RuleOutcome] = [],
-                dependsOn: [String] = []) {
-        self.id = id
-        self.kind = kind
-        self.state = state
-        self.reason = reason
-        self.waitingFor = waitingFor
-        self.error = error
-        self.identifier = identifier
-        self.name = name
-        self.locale = locale
-        self.imageSize = imageSize
-        self.productId = productId
-        self.messageIdentifier = messageIdentifier
-        self.currentMessageIdentifier = currentMessageIdentifier
-        self.url = url
-        self.currentURL = currentURL
-        self.snapshotDigest = snapshotDigest
-        self.currentSnapshotDigest = currentSnapshotDigest
-        self.rules = rules
-        self.dependsOn = dependsOn
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decode(String.self, forKey: .id)
-        kind = try c.decode(ActionKind.self, forKey: .kind)
-        state = try c.decode(ActionState.self, forKey: .state)
-        reason = try c.decode(String.self, forKey: .reason)
-        waitingFor = try c.decodeIfPresent([ReviewItem].self, forKey: .waitingFor) ?? []
-        error = try c.decodeIfPresent(String.self, forKey: .error)
-        identifier = try c.decodeIfPresent(String.self, forKey: .identifier)
-        name = try c.decodeIfPresent(String.self, forKey: .name)
-        locale = try c.decodeIfPresent(String.self, forKey: .locale)
-        imageSize = try c.decodeIfPresent(ImageSize.self, forKey: .imageSize)
-        productId = try c.decodeIfPresent(String.self, forKey: .productId)
-        messageIdentifier = try c.decodeIfPresent(String.self, forKey: .messageIdentifier)
-        currentMessageIdentifier = try c.decodeIfPresent(String.self, forKey: .currentMessageIdentifier)
-        url = try c.decodeIfPresent(String.self, forKey: .url)
-        currentURL = try c.decodeIfPresent(String.self, forKey: .currentURL)
-        snapshotDigest = try c.decodeIfPresent(String.self, forKey: .snapshotDigest)
-        currentSnapshotDigest = try c.decodeIfPresent(String.self, forKey: .currentSnapshotDigest)
-        rules = try c.decodeIfPresent([RuleOutcome].self, forKey: .rules) ?? []
-        dependsOn = try c.decodeIfPresent([String].self, forKey: .dependsOn) ?? []
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(kind, forKey: .kind)
-        try c.encode(state, forKey: .state)
-        try c.encode(reason, forKey: .reason)
-        if !waitingFor.isEmpty { try c.encode(waitingFor, forKey: .waitingFor) }
-        try c.encodeIfPresent(error, forKey: .error)
-        try c.encodeIfPresent(identifier, forKey: .identifier)
-        try c.encodeIfPresent(name, forKey: .name)
-        try c.encodeIfPresent(locale, forKey: .locale)
-        try c.encodeIfPresent(imageSize, forKey: .imageSize)
-        try c.encodeIfPresent(productId, forKey: .productId)
-        try c.encodeIfPresent(messageIdentifier, forKey: .messageIdentifier)
-        try c.encodeIfPresent(currentMessageIdentifier, forKey: .currentMessageIdentifier)
-        try c.encodeIfPresent(url, forKey: .url)
-        try c.encodeIfPresent(currentURL, forKey: .currentURL)
-        try c.encodeIfPresent(snapshotDigest, forKey: .snapshotDigest)
-        try c.encodeIfPresent(currentSnapshotDigest, forKey: .currentSnapshotDigest)
-        if !rules.isEmpty { try c.encode(rules, forKey: .rules) }
-        if !dependsOn.isEmpty { try c.encode(dependsOn, forKey: .dependsOn) }
-    }
-
-    /// A short description of the target, as the renderings print it.
-    public var title: String {
-        switch kind {
-        case .uploadImage: "upload image \(name ?? "?") (\(imageSize?.rawValue ?? "?")) \(identifier ?? "")"
-        case .uploadMessage: "upload message \(name ?? "?") (\(locale ?? "?")) \(identifier ?? "")"
-        case .setDefault: "set default \(productId ?? "?")/\(locale ?? "?") → \(name ?? "?") \(messageIdentifier ?? "")"
-        case .deleteDefault: "delete default \(productId ?? "?")/\(locale ?? "?")"
-        case .publishSnapshot: "publish snapshot \(snapshotDigest.map(Self.shortDigest) ?? "")"
-        case .setRealtimeURL: "set realtime URL \(url ?? "")"
-        case .deleteMessage: "delete message \(identifier ?? "")" + (name.map { " (\($0))" } ?? "")
-        case .deleteImage: "delete image \(identifier ?? "")"
-        }
-    }
-
-    static func shortDigest(_ digest: String) -> String {
-        digest.hasPrefix("sha256:") ? "sha256:" + digest.dropFirst(7).prefix(12) : digest
-    }
-}
-
-/// A message or image whose review state matters to an action.
-public struct ReviewItem: Codable, Sendable, Hashable, Comparable, CustomStringConvertible {
-    public enum Kind: String, Codable, Sendable, Hashable { case message, image }
-
-    public var kind: Kind
-    public var identifier: String
-    public var name: String?
-    public var locale: String?
-    /// `PENDING`, `REJECTED`, or `NOT_UPLOADED` (uploaded by this apply first).
-    public var state: String
-
-    public init(kind: Kind, identifier: String, name: String?, locale: String?, state: String) {
-        self.kind = kind
-        self.identifier = identifier
-        self.name = name
-        self.locale = locale
-        self.state = state
-    }
-
-    public static func < (lhs: ReviewItem, rhs: ReviewItem) -> Bool {
-        (lhs.kind.rawValue, lhs.name ?? "", lhs.locale ?? "", lhs.identifier) < (rhs.kind.rawValue, rhs.name ?? "", rhs.locale ?? "", rhs.identifier)
-    }
-
-    public var description: String {
-        let label = "\(kind.rawValue) \(name.map { "'\($0)'" } ?? identifier)" + (locale.map { " (\($0))" } ?? "")
-        switch state {
-        case "NOT_UPLOADED": return "\(label): not uploaded yet, then review"
-        case "PENDING": return "\(label): PENDING review"
-        default: return "\(label): \(state)"
-        }
     }
 }
 
@@ -345,7 +158,7 @@ public struct PlanProblem: Codable, Sendable, Hashable {
 }
 
 /// Remote content the current manifests do not derive.
-public struct InventoryItem: Codable, Sendable, Hashable {
+public struct InventoryItem: Sendable, Hashable {
     public enum Kind: String, Codable, Sendable, Hashable { case message, image }
     public enum Label: String, Codable, Sendable, Hashable {
         /// Nothing known about it: uploaded by hand or by other manifests.
@@ -356,20 +169,16 @@ public struct InventoryItem: Codable, Sendable, Hashable {
 
     public var kind: Kind
     public var identifier: String
-    public var state: String
+    public var state: ReviewState
     public var label: Label
     /// For older versions: the message name the published snapshot gives it.
     public var name: String?
     /// Where it is in use: `default <product>/<locale>`, `rule <flow>/<rule>`.
-    public var usedBy: [String]
-    /// Whether `--prune` would delete it, and if not, why.
-    public var prune: String
+    public var usedBy: [UsageIndex.Use]
+    /// Whether a prune would delete it, and if not, why.
+    public var prune: PruneVerdict
 
-    enum CodingKeys: String, CodingKey {
-        case kind, identifier, state, label, name, usedBy = "used_by", prune
-    }
-
-    public init(kind: Kind, identifier: String, state: String, label: Label, name: String?, usedBy: [String], prune: String) {
+    public init(kind: Kind, identifier: String, state: ReviewState, label: Label, name: String?, usedBy: [UsageIndex.Use], prune: PruneVerdict) {
         self.kind = kind
         self.identifier = identifier
         self.state = state
@@ -378,6 +187,16 @@ public struct InventoryItem: Codable, Sendable, Hashable {
         self.usedBy = usedBy
         self.prune = prune
     }
+}
+
+/// What a prune does with remote content the manifests do not derive.
+public enum PruneVerdict: Sendable, Hashable {
+    /// Nothing refers to it: a prune deletes it.
+    case deletable
+    /// A default or a rule uses it.
+    case inUse
+    /// An image that messages of unknown content may show (the list calls never say which).
+    case mayBeShownByUnknownMessages(Int)
 }
 
 /// What the apply will cost in requests and time under Apple's rate limits.
@@ -420,14 +239,14 @@ public struct Estimate: Codable, Sendable, Hashable {
 
     public var totalRequests: Int { configureDefaultRequests + otherRequests }
 
-    /// Apple's rates: production 1/s (10/s for configure default); sandbox a tenth of that.
+    /// Apple's rates for an environment, from the one table the client and the emulator use too.
     public static func rates(for environment: Environment) -> (configureDefault: Double, other: Double) {
-        environment == .production ? (10, 1) : (1, 0.1)
+        (RateLimits.apple.perSecond(.configureDefault, in: environment), RateLimits.apple.perSecond(.other, in: environment))
     }
 
     /// The floor Apple's hourly budgets impose on `n` requests at `rate` per second.
     public static func floorSeconds(requests: Int, rate: Double) -> Double {
-        max(0, (Double(requests) - 3600 * rate) / rate)
+        max(0, (Double(requests) - RateLimits.apple.window * rate) / rate)
     }
 }
 

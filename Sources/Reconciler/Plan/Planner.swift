@@ -25,6 +25,8 @@ public struct PlanResult: Sendable {
     /// The snapshot apply would publish (nil when the environment has no snapshot store).
     public var snapshot: CompiledSnapshot?
     public var options: PlanOptions
+    /// Where remote content is in use (defaults, the published snapshot's rules).
+    public var usage: UsageIndex
 }
 
 /// Computes the plan: a pure function of the desired state, the remote state and the options,
@@ -33,6 +35,7 @@ public enum Planner {
     public static func plan(desired: DesiredState, remote: RemoteState, options: PlanOptions = PlanOptions(),
                             hasSnapshotStore: Bool) throws -> PlanResult {
         let gate = ReviewGate(desired: desired, remote: remote)
+        let environment = desired.environment
         var actions: [PlanAction] = []
         var problems: [PlanProblem] = []
 
@@ -42,9 +45,9 @@ public enum Planner {
             switch remote.images[image.identifier]?.state {
             case nil:
                 imageUploads.append(PlanAction(
-                    id: "\(ActionKind.uploadImage.rawValue):\(image.identifier)", kind: .uploadImage, state: .ready,
-                    reason: "image '\(image.name)' is not in \(desired.environment.rawValue) yet",
-                    identifier: image.identifier, name: image.name, imageSize: image.size))
+                    id: .uploadImage(image.identifier),
+                    reason: ActionReason(.imageNotUploaded(name: image.name, environment: environment)),
+                    change: .uploadImage(image)))
             case .rejected?:
                 problems.append(PlanProblem(kind: .rejectedImage, identifier: image.identifier, name: image.name, locale: nil,
                                             message: "image '\(image.name)' (\(image.identifier)) was REJECTED by App Review; replace the PNG to upload a new version"))
@@ -56,13 +59,12 @@ public enum Planner {
         for message in desired.messages {
             switch remote.messages[message.identifier] {
             case nil:
-                let needs = message.imageIdentifiers.filter { remote.images[$0] == nil }
-                    .map { "\(ActionKind.uploadImage.rawValue):\($0)" }
+                let needs = Set(message.imageIdentifiers.filter { remote.images[$0] == nil }.map(ActionID.uploadImage))
                 messageUploads.append(PlanAction(
-                    id: "\(ActionKind.uploadMessage.rawValue):\(message.identifier)", kind: .uploadMessage, state: .ready,
-                    reason: "message '\(message.name)' (\(message.locale)) version \(message.contentVersion) is not in \(desired.environment.rawValue) yet",
-                    identifier: message.identifier, name: message.name, locale: message.locale,
-                    dependsOn: Array(Set(needs)).sorted()))
+                    id: .uploadMessage(message.identifier),
+                    reason: ActionReason(.messageNotUploaded(name: message.name, locale: message.locale,
+                                                             version: message.contentVersion, environment: environment)),
+                    change: .uploadMessage(message), dependsOn: needs.sorted()))
             case .rejected?:
                 problems.append(PlanProblem(kind: .rejectedMessage, identifier: message.identifier, name: message.name,
                                             locale: message.locale,
@@ -73,23 +75,23 @@ public enum Planner {
         }
 
         // Apple's caps count what is already there; uploads come before deletions in apply.
-        func capUploads(_ uploads: inout [PlanAction], existing: Int, noun: String) {
-            let after = existing + uploads.count
-            guard after > 2000 else { return }
-            let text = "over Apple's cap of 2000 \(noun): \(existing) in \(desired.environment.rawValue) + \(uploads.count) to upload = \(after); delete unused \(noun) (plan --prune) first"
+        func capUploads(_ uploads: inout [PlanAction], kind: ReviewItem.Kind, existing: Int, cap: Int) {
+            guard existing + uploads.count > cap else { return }
             for index in uploads.indices {
                 uploads[index].state = .error
-                uploads[index].error = text
+                uploads[index].error = .overCap(kind, existing: existing, uploading: uploads.count, environment: environment)
             }
         }
-        capUploads(&messageUploads, existing: remote.messages.count, noun: "messages")
-        capUploads(&imageUploads, existing: remote.images.count, noun: "images")
-        let capped = Dictionary(imageUploads.filter { $0.state == .error }.map { ($0.id, $0.name ?? "?") },
-                                uniquingKeysWith: { first, _ in first })
+        capUploads(&messageUploads, kind: .message, existing: remote.messages.count, cap: RetentionLimits.messages)
+        capUploads(&imageUploads, kind: .image, existing: remote.images.count, cap: RetentionLimits.images)
+        var capped: [ActionID: String] = [:]
+        for action in imageUploads where action.state == .error {
+            if case .uploadImage(let image) = action.change, capped[action.id] == nil { capped[action.id] = image.name }
+        }
         for index in messageUploads.indices where messageUploads[index].state == .ready {
             guard let image = messageUploads[index].dependsOn.first(where: { capped[$0] != nil }) else { continue }
             messageUploads[index].state = .error
-            messageUploads[index].error = "its picture '\(capped[image] ?? "?")' cannot be uploaded: over Apple's cap of 2000 images; delete unused images (plan --prune) first"
+            messageUploads[index].error = .pictureOverCap(imageName: capped[image] ?? "?")
         }
         actions += imageUploads
         actions += messageUploads
@@ -102,23 +104,17 @@ public enum Planner {
             if let wanted = assignments[pair] {
                 guard current != wanted.messageIdentifier else { continue }
                 var action = PlanAction(
-                    id: "\(ActionKind.setDefault.rawValue):\(pair):\(wanted.messageIdentifier)", kind: .setDefault, state: .ready,
-                    reason: current == nil
-                        ? "no default is configured for \(pair); the manifests assign '\(wanted.messageName)'"
-                        : "the default for \(pair) is another message; the manifests assign '\(wanted.messageName)'",
-                    name: wanted.messageName, locale: pair.locale, productId: pair.productId,
-                    messageIdentifier: wanted.messageIdentifier, currentMessageIdentifier: current,
-                    dependsOn: remote.messages[wanted.messageIdentifier] == nil
-                        ? ["\(ActionKind.uploadMessage.rawValue):\(wanted.messageIdentifier)"] : [])
+                    id: .setDefault(pair, to: wanted.messageIdentifier),
+                    reason: ActionReason(current == nil ? .noDefault(pair, assigned: wanted.messageName)
+                                                        : .otherDefault(pair, assigned: wanted.messageName)),
+                    change: .setDefault(pair, to: wanted.messageIdentifier, name: wanted.messageName, current: current),
+                    dependsOn: remote.messages[wanted.messageIdentifier] == nil ? [.uploadMessage(wanted.messageIdentifier)] : [])
                 applyGate(gate.readiness(ofMessages: [wanted.messageIdentifier]), to: &action,
-                          serving: current == nil ? "no default is shown until then" : "the current default keeps serving until then",
-                          environment: desired.environment)
+                          serving: current == nil ? .nothingYet : .currentDefault, environment: environment)
                 actions.append(action)
             } else if let current {
-                actions.append(PlanAction(
-                    id: "\(ActionKind.deleteDefault.rawValue):\(pair)", kind: .deleteDefault, state: .ready,
-                    reason: "the manifests no longer assign a default for \(pair)",
-                    locale: pair.locale, productId: pair.productId, currentMessageIdentifier: current))
+                actions.append(PlanAction(id: .deleteDefault(pair), reason: ActionReason(.defaultNoLongerAssigned(pair)),
+                                          change: .deleteDefault(pair, current: current)))
             }
         }
 
@@ -130,43 +126,39 @@ public enum Planner {
             let publishedDigest = remote.publishedSnapshot?.digest
             let pending = snapshot.outcomes.filter { $0.outcome == .held || $0.outcome == .leftOut }
             let waiting = Array(Set(pending.flatMap(\.waitingFor))).sorted()
-            var action = PlanAction(
-                id: ActionKind.publishSnapshot.rawValue, kind: .publishSnapshot, state: .ready, reason: "",
-                snapshotDigest: snapshot.snapshot.digest, currentSnapshotDigest: publishedDigest,
-                rules: snapshot.outcomes)
             // An empty snapshot where none is published changes nothing a customer sees.
             let changes = snapshot.snapshot.digest != publishedDigest
                 && !(publishedDigest == nil && snapshot.snapshot.rules.isEmpty)
+            let change = Change.publishSnapshot(snapshot, current: publishedDigest)
             if changes {
                 let changed = snapshot.outcomes.filter { [.added, .updated, .removed].contains($0.outcome) }.count
-                action.reason = publishedDigest == nil
-                    ? "no snapshot is published yet"
-                    : "\(changed) rule\(changed == 1 ? "" : "s") changed since the published snapshot"
-                if !pending.isEmpty {
-                    action.reason += "; \(pending.count) rule\(pending.count == 1 ? "" : "s") wait for review"
-                    action.waitingFor = waiting
-                }
-                actions.append(action)
+                actions.append(PlanAction(
+                    id: .publishSnapshot,
+                    reason: ActionReason(publishedDigest == nil ? .noSnapshotPublished(waitingRules: pending.count)
+                                                                : .rulesChanged(changed, waitingRules: pending.count)),
+                    change: change, waitingFor: pending.isEmpty ? [] : waiting))
             } else if !pending.isEmpty {
-                action.reason = "\(pending.count) rule\(pending.count == 1 ? "" : "s") changed"
-                applyGate(waiting.contains { $0.state == MessageState.rejected.rawValue } ? .rejected(waiting) : .waiting(waiting),
-                          to: &action, serving: "the published snapshot keeps serving until then", environment: desired.environment)
+                var action = PlanAction(id: .publishSnapshot, reason: ActionReason(.rulesWaiting(pending.count)), change: change)
+                applyGate(waiting.contains { $0.state == .rejected } ? .rejected(waiting) : .waiting(waiting),
+                          to: &action, serving: .publishedSnapshot, environment: environment)
                 actions.append(action)
             }
         }
 
         if let url = desired.realtimeURL, remote.realtimeURL != url {
             actions.append(PlanAction(
-                id: "\(ActionKind.setRealtimeURL.rawValue):\(url)", kind: .setRealtimeURL, state: .ready,
-                reason: remote.realtimeURL == nil ? "no realtime URL is configured" : "the configured realtime URL differs",
-                url: url, currentURL: remote.realtimeURL))
+                id: .setRealtimeURL(url),
+                reason: ActionReason(remote.realtimeURL == nil ? .noRealtimeURL : .otherRealtimeURL),
+                change: .setRealtimeURL(url, current: remote.realtimeURL)))
         }
 
-        let (prune, inventory) = inventoryAndPrune(desired: desired, remote: remote, compiled: compiled, options: options)
+        var usage = UsageIndex(remote: remote)
+        usage.add(compiled, derived: Set(desired.messages.map(\.identifier)))
+        let (prune, inventory) = inventoryAndPrune(desired: desired, remote: remote, usage: usage, options: options)
         actions += prune
 
         let plan = Plan(
-            environment: desired.environment, bundleId: desired.bundleId, prune: options.prune,
+            environment: environment, bundleId: desired.bundleId, prune: options.prune,
             converged: actions.isEmpty, health: health(desired: desired, remote: remote),
             summary: summary(actions, problems: problems), actions: actions,
             problems: problems.sorted { ($0.name, $0.locale ?? "", $0.identifier) < ($1.name, $1.locale ?? "", $1.identifier) },
@@ -174,10 +166,10 @@ public enum Planner {
             estimate: estimate(actions, desired: desired, remote: remote),
             apiCalls: remote.apiCalls,
             fingerprints: Fingerprints(manifests: try desired.fingerprint(), remote: try remote.fingerprint()))
-        return PlanResult(plan: plan, desired: desired, remote: remote, snapshot: compiled, options: options)
+        return PlanResult(plan: plan, desired: desired, remote: remote, snapshot: compiled, options: options, usage: usage)
     }
 
-    static func applyGate(_ readiness: ReviewGate.Readiness, to action: inout PlanAction, serving: String,
+    static func applyGate(_ readiness: ReviewGate.Readiness, to action: inout PlanAction, serving: ActionReason.Serving,
                           environment: Environment) {
         switch readiness {
         case .approved:
@@ -185,82 +177,57 @@ public enum Planner {
         case .waiting(let items):
             action.state = .blocked
             action.waitingFor = items
-            if environment == .sandbox && items.allSatisfy({ $0.state == "NOT_UPLOADED" }) {
-                action.reason += "; waiting for this apply's uploads, which sandbox approves at once, so apply does it in the same run"
-            } else {
-                action.reason += "; waiting for review (\(serving))"
-            }
+            action.reason.wait = environment == .sandbox && items.allSatisfy({ $0.state == .notUploaded })
+                ? .sameApply : .review(serving: serving)
         case .rejected(let items):
             action.state = .error
             action.waitingFor = items
-            let rejected = items.filter { $0.state == MessageState.rejected.rawValue }
-            action.error = "uses REJECTED content: " + rejected.map(\.description).joined(separator: ", ")
-                + "; change that content in the manifests"
+            action.error = .usesRejected(items.filter { $0.state == .rejected })
         }
     }
 
-    static func inventoryAndPrune(desired: DesiredState, remote: RemoteState, compiled: CompiledSnapshot?,
+    static func inventoryAndPrune(desired: DesiredState, remote: RemoteState, usage: UsageIndex,
                                   options: PlanOptions) -> ([PlanAction], [InventoryItem]) {
         let derivedMessages = Set(desired.messages.map(\.identifier))
         let derivedImages = Set(desired.images.map(\.identifier))
 
-        var usedBy: [String: [String]] = [:]
-        var namedBy: [String: String] = [:]
-        for (pair, id) in remote.defaults { usedBy[id, default: []].append("default \(pair)") }
-        for rule in remote.publishedSnapshot?.rules ?? [] {
-            for (locale, id) in rule.response.messageIdentifiers ?? [:] {
-                usedBy[id, default: []].append("rule \(rule.id) (\(locale), published)")
-                if let name = rule.response.message { namedBy[id] = "\(name) (\(locale))" }
-            }
-        }
-        for rule in compiled?.snapshot.rules ?? [] {
-            for (_, id) in rule.response.messageIdentifiers ?? [:] where !derivedMessages.contains(id) {
-                usedBy[id, default: []].append("rule \(rule.id) (to be published)")
-            }
-        }
-
         let unknownMessages = remote.messages.keys.filter { !derivedMessages.contains($0) }.sorted()
-        let deletableMessages = unknownMessages.filter { usedBy[$0] == nil }
+        let deletableMessages = unknownMessages.filter { !usage.isInUse($0) }
         let keptUnknown = unknownMessages.count - deletableMessages.count
         let unknownImages = remote.images.keys.filter { !derivedImages.contains($0) }.sorted()
 
         var items: [InventoryItem] = []
         var deletes: [PlanAction] = []
         for id in unknownMessages {
-            let uses = Array(Set(usedBy[id] ?? [])).sorted()
-            let pruneNote = uses.isEmpty ? "deleted by --prune" : "kept: in use"
-            items.append(InventoryItem(kind: .message, identifier: id, state: remote.messages[id]?.rawValue ?? "",
-                                       label: namedBy[id] == nil ? .unmanaged : .olderVersion, name: namedBy[id],
-                                       usedBy: uses, prune: pruneNote))
+            let uses = usage.uses[id] ?? []
+            let name = usage.publishedNames[id]
+            items.append(InventoryItem(kind: .message, identifier: id, state: ReviewState(remote.messages[id]),
+                                       label: name == nil ? .unmanaged : .olderVersion, name: name,
+                                       usedBy: uses, prune: uses.isEmpty ? .deletable : .inUse))
             if options.prune && uses.isEmpty {
-                deletes.append(PlanAction(
-                    id: "\(ActionKind.deleteMessage.rawValue):\(id)", kind: .deleteMessage, state: .ready,
-                    reason: "no manifest derives it and nothing in use refers to it", identifier: id, name: namedBy[id]))
+                deletes.append(PlanAction(id: .deleteMessage(id), reason: ActionReason(.unusedMessage),
+                                          change: .deleteMessage(id, name: name)))
             }
         }
         // The list calls never say which images a message uses, so an image is provably unused only
         // when no message we do not know the content of remains.
         for id in unknownImages {
             let provable = keptUnknown == 0
-            items.append(InventoryItem(kind: .image, identifier: id, state: remote.images[id]?.state.rawValue ?? "",
+            items.append(InventoryItem(kind: .image, identifier: id, state: ReviewState(remote.images[id]?.state),
                                        label: .unmanaged, name: nil, usedBy: [],
-                                       prune: provable ? "deleted by --prune"
-                                           : "kept: \(keptUnknown) message\(keptUnknown == 1 ? "" : "s") of unknown content remain and may use it"))
+                                       prune: provable ? .deletable : .mayBeShownByUnknownMessages(keptUnknown)))
             if options.prune && provable {
-                deletes.append(PlanAction(
-                    id: "\(ActionKind.deleteImage.rawValue):\(id)", kind: .deleteImage, state: .ready,
-                    reason: "no manifest derives it and every message that could use it is known or deleted first",
-                    identifier: id, imageSize: remote.images[id]?.size,
-                    dependsOn: deletableMessages.map { "\(ActionKind.deleteMessage.rawValue):\($0)" }))
+                deletes.append(PlanAction(id: .deleteImage(id), reason: ActionReason(.unusedImage),
+                                          change: .deleteImage(id, size: remote.images[id]?.size),
+                                          dependsOn: deletableMessages.map(ActionID.deleteMessage)))
             }
         }
         let remoteTotal = remote.messages.count + remote.images.count
         if !deletes.isEmpty, !options.pruneForce,
            Double(deletes.count) > PlanOptions.pruneProtectionShare * Double(remoteTotal) {
-            let text = "prune protection: this would delete \(deletes.count) of \(remoteTotal) remote messages and images (more than 25%); check the inventory, then run again with --prune-force"
             for index in deletes.indices {
                 deletes[index].state = .error
-                deletes[index].error = text
+                deletes[index].error = .pruneProtection(deleting: deletes.count, of: remoteTotal)
             }
         }
         items.sort { ($0.kind.rawValue, $0.identifier) < ($1.kind.rawValue, $1.identifier) }
@@ -268,19 +235,19 @@ public enum Planner {
     }
 
     static func health(desired: DesiredState, remote: RemoteState) -> Health {
-        let states = desired.messages.compactMap { remote.messages[$0.identifier]?.rawValue }
-            + desired.images.compactMap { remote.images[$0.identifier]?.state.rawValue }
-        if states.contains(MessageState.rejected.rawValue) { return .degraded }
-        if states.contains(MessageState.pending.rawValue) { return .progressing }
+        let states = desired.messages.map { ReviewState(remote.messages[$0.identifier]) }
+            + desired.images.map { ReviewState(remote.images[$0.identifier]?.state) }
+        if states.contains(.rejected) { return .degraded }
+        if states.contains(.pending) { return .progressing }
         return .healthy
     }
 
     static func summary(_ actions: [PlanAction], problems: [PlanProblem]) -> PlanSummary {
-        func count(_ kinds: Set<ActionKind>) -> Int { actions.filter { $0.state == .ready && kinds.contains($0.kind) }.count }
+        func count(_ effect: ActionKind.Effect) -> Int { actions.filter { $0.state == .ready && $0.kind.effect == effect }.count }
         return PlanSummary(
-            toUpload: count([.uploadImage, .uploadMessage]),
-            toSet: count([.setDefault, .publishSnapshot, .setRealtimeURL]),
-            toDelete: count([.deleteDefault, .deleteMessage, .deleteImage]),
+            toUpload: count(.upload),
+            toSet: count(.set),
+            toDelete: count(.delete),
             blocked: actions.filter { $0.state == .blocked }.count,
             errors: actions.filter { $0.state == .error }.count + problems.count)
     }
@@ -291,12 +258,12 @@ public enum Planner {
         // waiting only on this apply's uploads are expected to run in the same apply.
         func runs(_ action: PlanAction) -> Bool {
             action.state == .ready || (sandbox && action.state == .blocked
-                && action.waitingFor.allSatisfy { $0.state == "NOT_UPLOADED" || $0.state == MessageState.pending.rawValue })
+                && action.waitingFor.allSatisfy { $0.state == .notUploaded || $0.state == .pending })
         }
         let running = actions.filter(runs)
         let defaults = running.filter { $0.kind == .setDefault }.count
         var other = running.filter { $0.kind != .setDefault && $0.kind != .publishSnapshot }.count
-        let uploads = running.filter { $0.kind == .uploadImage || $0.kind == .uploadMessage }.count
+        let uploads = running.filter { $0.kind.effect == .upload }.count
         if sandbox && uploads > 0 { other += 2 }
         let rates = Estimate.rates(for: desired.environment)
         let deletedMessages = running.filter { $0.kind == .deleteMessage }.count
@@ -309,8 +276,8 @@ public enum Planner {
                 + max(0, Estimate.floorSeconds(requests: other + remote.apiCalls, rate: rates.other)
                          - Estimate.floorSeconds(requests: remote.apiCalls, rate: rates.other)),
             messagesAfter: remote.messages.count + running.filter { $0.kind == .uploadMessage }.count - deletedMessages,
-            messagesCap: 2000,
+            messagesCap: RetentionLimits.messages,
             imagesAfter: remote.images.count + running.filter { $0.kind == .uploadImage }.count - deletedImages,
-            imagesCap: 2000)
+            imagesCap: RetentionLimits.images)
     }
 }

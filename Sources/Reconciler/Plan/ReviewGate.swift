@@ -34,7 +34,7 @@ struct ReviewGate {
         for id in identifiers { items.formUnion(blockers(ofMessage: id)) }
         let sorted = items.sorted()
         if sorted.isEmpty { return .approved }
-        return sorted.contains { $0.state == MessageState.rejected.rawValue } ? .rejected(sorted) : .waiting(sorted)
+        return sorted.contains { $0.state == .rejected } ? .rejected(sorted) : .waiting(sorted)
     }
 
     /// The message and images that keep a message from being usable. For a message the manifests
@@ -45,13 +45,13 @@ struct ReviewGate {
         let state = remote.messages[id]
         if state != .approved {
             items.append(ReviewItem(kind: .message, identifier: id, name: known?.name, locale: known?.locale,
-                                    state: state?.rawValue ?? "NOT_UPLOADED"))
+                                    state: ReviewState(state)))
         }
         for imageId in known?.imageIdentifiers ?? [] {
             let imageState = remote.images[imageId]?.state
             if imageState != .approved {
                 items.append(ReviewItem(kind: .image, identifier: imageId, name: imageNames[imageId],
-                                        locale: nil, state: imageState?.rawValue ?? "NOT_UPLOADED"))
+                                        locale: nil, state: ReviewState(imageState)))
             }
         }
         return items

@@ -1,7 +1,7 @@
 public import Basics
-public import YAML
 
-/// Why the reconciler could not plan, apply or report. Descriptions name where and what to do.
+/// Why the reconciler could not plan, apply or report. Descriptions name where and what; `hint`
+/// says what to do as a value, which the views word with the command and flag names.
 public enum ReconcilerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The manifests do not resolve (normally caught by `validate` first).
     case manifest(location: SourceLocation?, message: String)
@@ -14,14 +14,30 @@ public enum ReconcilerError: Error, Sendable, Equatable, CustomStringConvertible
     /// Something that should not happen.
     case `internal`(String)
 
+    /// What a person does next.
+    public enum Hint: Sendable, Equatable {
+        /// Validate the manifests to see every problem.
+        case validate
+        /// Make and save a new plan.
+        case planAgain
+    }
+
+    public var hint: Hint? {
+        switch self {
+        case .manifest: .validate
+        case .stalePlan: .planAgain
+        case .snapshotStore, .invalidPlan, .internal: nil
+        }
+    }
+
     public var description: String {
         switch self {
         case .manifest(let location, let message):
-            (location.map { "\($0): " } ?? "") + "error: \(message) (run 'retention-sync validate' for every problem)"
+            (location.map { "\($0): " } ?? "") + "error: \(message)"
         case .snapshotStore(let path, let message):
             "snapshot store \(path): \(message)"
         case .stalePlan(let message):
-            "the saved plan is stale: \(message); run 'retention-sync plan --out FILE' again"
+            "the saved plan is stale: \(message)"
         case .invalidPlan(let message):
             "cannot read the saved plan: \(message)"
         case .internal(let message):

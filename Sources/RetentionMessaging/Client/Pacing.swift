@@ -1,9 +1,6 @@
 public import RetentionMessagingModels
 /// The two classes Apple budgets separately: `PUT /default/...` and every other endpoint.
-public enum EndpointClass: String, Sendable, Hashable, Codable, CaseIterable {
-    case configureDefault
-    case other
-}
+public typealias EndpointClass = RateLimits.EndpointClass
 
 /// How fast the client sends: a budget per endpoint class and a limit on requests in flight.
 ///
@@ -33,7 +30,9 @@ public struct Pacing: Sendable, Hashable {
 
     /// Apple's published limits: production 10/s for configure-default and 1/s for the rest,
     /// sandbox 10% of that, enforced hourly.
-    public static let apple = Pacing(configureDefaultPerSecond: 10, otherPerSecond: 1)
+    public static let apple = Pacing(configureDefaultPerSecond: RateLimits.apple.configureDefaultPerSecond,
+                                     otherPerSecond: RateLimits.apple.otherPerSecond,
+                                     sandboxFactor: RateLimits.apple.sandboxFactor, window: RateLimits.apple.window)
 
     /// No client-side budget (the server's 429 and `Retry-After` still apply).
     public static let unlimited = Pacing(configureDefaultPerSecond: nil, otherPerSecond: nil)

@@ -1,0 +1,292 @@
+public import RetentionMessaging
+public import RetentionMessagingModels
+public import Runtime
+
+/// Stable across runs: derived from the kind and its target, e.g. `upload_message:<uuid>`. Built
+/// only by the factories below, so every kind spells its id one way.
+public struct ActionID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible, ExpressibleByStringInterpolation {
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { rawValue = value }
+
+    public static func uploadImage(_ identifier: String) -> ActionID { ActionID(.uploadImage, identifier) }
+    public static func uploadMessage(_ identifier: String) -> ActionID { ActionID(.uploadMessage, identifier) }
+    public static func setDefault(_ pair: ProductLocale, to identifier: String) -> ActionID { ActionID(.setDefault, "\(pair):\(identifier)") }
+    public static func deleteDefault(_ pair: ProductLocale) -> ActionID { ActionID(.deleteDefault, pair.description) }
+    public static let publishSnapshot = ActionID(rawValue: ActionKind.publishSnapshot.rawValue)
+    public static func setRealtimeURL(_ url: String) -> ActionID { ActionID(.setRealtimeURL, url) }
+    public static func deleteMessage(_ identifier: String) -> ActionID { ActionID(.deleteMessage, identifier) }
+    public static func deleteImage(_ identifier: String) -> ActionID { ActionID(.deleteImage, identifier) }
+
+    private init(_ kind: ActionKind, _ target: String) { rawValue = "\(kind.rawValue):\(target)" }
+
+    public static func < (lhs: ActionID, rhs: ActionID) -> Bool { lhs.rawValue < rhs.rawValue }
+    public var description: String { rawValue }
+
+    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+/// The kinds of action, in the order apply performs them. `relist` is not an action but the
+/// boundary where a sandbox apply learns the review states its uploads got.
+public enum ActionKind: String, Codable, Sendable, Hashable, CaseIterable {
+    case uploadImage = "upload_image"
+    case uploadMessage = "upload_message"
+    case setDefault = "set_default"
+    case deleteDefault = "delete_default"
+    case publishSnapshot = "publish_snapshot"
+    case setRealtimeURL = "set_realtime_url"
+    case deleteMessage = "delete_message"
+    case deleteImage = "delete_image"
+
+    public enum Step: Sendable, Hashable {
+        case perform(ActionKind)
+        /// Sandbox: re-list and re-plan, so auto-approved uploads are used in the same run.
+        case relist
+    }
+
+    /// Images before the messages that show them, the re-list, then what uses them; messages are
+    /// deleted before images because Apple refuses to delete an image a message still uses.
+    public static let applyOrder: [Step] = [
+        .perform(.uploadImage), .perform(.uploadMessage), .relist,
+        .perform(.setDefault), .perform(.deleteDefault), .perform(.publishSnapshot), .perform(.setRealtimeURL),
+        .perform(.deleteMessage), .perform(.deleteImage),
+    ]
+
+    /// What an action of this kind does to the remote: the one place the summary, the views and
+    /// the estimate learn which kinds upload, set or delete.
+    public enum Effect: Sendable, Hashable { case upload, set, delete }
+
+    public var effect: Effect {
+        switch self {
+        case .uploadImage, .uploadMessage: .upload
+        case .setDefault, .publishSnapshot, .setRealtimeURL: .set
+        case .deleteDefault, .deleteMessage, .deleteImage: .delete
+        }
+    }
+}
+
+public enum ActionState: String, Codable, Sendable, Hashable {
+    case ready, blocked, error
+}
+
+/// What an action changes, with everything apply needs to do it.
+public enum Change: Sendable, Hashable {
+    case uploadImage(DesiredImage)
+    case uploadMessage(DesiredMessage)
+    /// `name` is the assigned message's manifest name; `current` what is configured now (keeps serving while blocked).
+    case setDefault(ProductLocale, to: String, name: String, current: String?)
+    case deleteDefault(ProductLocale, current: String)
+    case publishSnapshot(CompiledSnapshot, current: String?)
+    case setRealtimeURL(String, current: String?)
+    /// `name`: the message name the published snapshot gives it, if any.
+    case deleteMessage(String, name: String?)
+    case deleteImage(String, size: ImageSize?)
+
+    public var kind: ActionKind {
+        switch self {
+        case .uploadImage: .uploadImage
+        case .uploadMessage: .uploadMessage
+        case .setDefault: .setDefault
+        case .deleteDefault: .deleteDefault
+        case .publishSnapshot: .publishSnapshot
+        case .setRealtimeURL: .setRealtimeURL
+        case .deleteMessage: .deleteMessage
+        case .deleteImage: .deleteImage
+        }
+    }
+}
+
+/// Why an action is in the plan. The views word it.
+public struct ActionReason: Sendable, Hashable {
+    public enum Cause: Sendable, Hashable {
+        case imageNotUploaded(name: String, environment: Environment)
+        case messageNotUploaded(name: String, locale: String, version: String, environment: Environment)
+        case noDefault(ProductLocale, assigned: String)
+        case otherDefault(ProductLocale, assigned: String)
+        case defaultNoLongerAssigned(ProductLocale)
+        case noSnapshotPublished(waitingRules: Int)
+        case rulesChanged(Int, waitingRules: Int)
+        /// Nothing publishable changed, but rules wait for review.
+        case rulesWaiting(Int)
+        case noRealtimeURL
+        case otherRealtimeURL
+        case unusedMessage
+        case unusedImage
+    }
+
+    /// Why a blocked action waits.
+    public enum Wait: Sendable, Hashable {
+        /// Only for this apply's uploads, which sandbox approves at once: the same apply does it.
+        case sameApply
+        /// For App Review; `serving` says what customers see meanwhile.
+        case review(serving: Serving)
+    }
+
+    public enum Serving: Sendable, Hashable {
+        case nothingYet, currentDefault, publishedSnapshot
+    }
+
+    public var cause: Cause
+    public var wait: Wait?
+
+    public init(_ cause: Cause, wait: Wait? = nil) {
+        self.cause = cause
+        self.wait = wait
+    }
+}
+
+/// Why an action cannot be done as planned. `description` says what is wrong; the views add
+/// what to do, with the flags that do it.
+public enum ActionError: Sendable, Hashable, CustomStringConvertible {
+    /// Apple's cap would be exceeded: `existing` remote + `uploading`.
+    case overCap(ReviewItem.Kind, existing: Int, uploading: Int, environment: Environment)
+    /// The message's picture is over the image cap.
+    case pictureOverCap(imageName: String)
+    /// The action would use REJECTED content.
+    case usesRejected([ReviewItem])
+    /// The prune would delete more than `PlanOptions.pruneProtectionShare` of the remote content.
+    case pruneProtection(deleting: Int, of: Int)
+
+    public var description: String {
+        switch self {
+        case .overCap(let kind, let existing, let uploading, let environment):
+            let cap = kind == .message ? RetentionLimits.messages : RetentionLimits.images
+            return "over Apple's cap of \(cap) \(kind.rawValue)s: \(existing) in \(environment.rawValue) + \(uploading) to upload = \(existing + uploading)"
+        case .pictureOverCap(let name):
+            return "its picture '\(name)' cannot be uploaded: over Apple's cap of \(RetentionLimits.images) images"
+        case .usesRejected(let items):
+            return "uses REJECTED content: " + items.map(\.description).joined(separator: ", ")
+        case .pruneProtection(let deleting, let total):
+            return "prune protection: this would delete \(deleting) of \(total) remote messages and images (more than \(Int(PlanOptions.pruneProtectionShare * 100))%)"
+        }
+    }
+}
+
+/// One thing apply would do.
+public struct PlanAction: Sendable, Hashable {
+    public var id: ActionID
+    public var state: ActionState
+    public var reason: ActionReason
+    public var change: Change
+    /// For `blocked` and `error`: the content whose review state holds the action back.
+    public var waitingFor: [ReviewItem]
+    /// For `error`: what is wrong.
+    public var error: ActionError?
+    /// Actions that must succeed first.
+    public var dependsOn: [ActionID]
+
+    public init(id: ActionID, state: ActionState = .ready, reason: ActionReason, change: Change,
+                waitingFor: [ReviewItem] = [], error: ActionError? = nil, dependsOn: [ActionID] = []) {
+        self.id = id
+        self.state = state
+        self.reason = reason
+        self.change = change
+        self.waitingFor = waitingFor
+        self.error = error
+        self.dependsOn = dependsOn
+    }
+
+    public var kind: ActionKind { change.kind }
+
+    /// The message or image identifier the action uploads or deletes.
+    public var identifier: String? {
+        switch change {
+        case .uploadImage(let image): image.identifier
+        case .uploadMessage(let message): message.identifier
+        case .deleteMessage(let id, _), .deleteImage(let id, _): id
+        case .setDefault, .deleteDefault, .publishSnapshot, .setRealtimeURL: nil
+        }
+    }
+
+    /// A short description of the target, as the views and the apply report name it.
+    public var title: String {
+        switch change {
+        case .uploadImage(let image): "upload image \(image.name) (\(image.size.rawValue)) \(image.identifier)"
+        case .uploadMessage(let message): "upload message \(message.name) (\(message.locale)) \(message.identifier)"
+        case .setDefault(let pair, let id, let name, _): "set default \(pair) → \(name) \(id)"
+        case .deleteDefault(let pair, _): "delete default \(pair)"
+        case .publishSnapshot(let compiled, _): "publish snapshot \(Self.shortDigest(compiled.snapshot.digest ?? ""))"
+        case .setRealtimeURL(let url, _): "set realtime URL \(url)"
+        case .deleteMessage(let id, let name): "delete message \(id)" + (name.map { " (\($0))" } ?? "")
+        case .deleteImage(let id, _): "delete image \(id)"
+        }
+    }
+
+    public static func shortDigest(_ digest: String) -> String {
+        digest.hasPrefix("sha256:") ? "sha256:" + digest.dropFirst(7).prefix(12) : digest
+    }
+}
+
+/// Apple's review state of a piece of content, or that it is not uploaded yet.
+public enum ReviewState: Sendable, Hashable, Codable, CustomStringConvertible {
+    case notUploaded, pending, approved, rejected
+    case unknown(String)
+
+    public init(rawValue: String) {
+        switch rawValue {
+        case "NOT_UPLOADED": self = .notUploaded
+        case "PENDING": self = .pending
+        case "APPROVED": self = .approved
+        case "REJECTED": self = .rejected
+        default: self = .unknown(rawValue)
+        }
+    }
+
+    public init(_ state: MessageState?) { self = state.map { ReviewState(rawValue: $0.rawValue) } ?? .notUploaded }
+    public init(_ state: ImageState?) { self = state.map { ReviewState(rawValue: $0.rawValue) } ?? .notUploaded }
+
+    public var rawValue: String {
+        switch self {
+        case .notUploaded: "NOT_UPLOADED"
+        case .pending: "PENDING"
+        case .approved: "APPROVED"
+        case .rejected: "REJECTED"
+        case .unknown(let raw): raw
+        }
+    }
+
+    public var description: String { rawValue }
+
+    public init(from decoder: any Decoder) throws { self.init(rawValue: try decoder.singleValueContainer().decode(String.self)) }
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+/// A message or image whose review state matters to an action.
+public struct ReviewItem: Codable, Sendable, Hashable, Comparable, CustomStringConvertible {
+    public enum Kind: String, Codable, Sendable, Hashable { case message, image }
+
+    public var kind: Kind
+    public var identifier: String
+    public var name: String?
+    public var locale: String?
+    public var state: ReviewState
+
+    public init(kind: Kind, identifier: String, name: String?, locale: String?, state: ReviewState) {
+        self.kind = kind
+        self.identifier = identifier
+        self.name = name
+        self.locale = locale
+        self.state = state
+    }
+
+    public static func < (lhs: ReviewItem, rhs: ReviewItem) -> Bool {
+        (lhs.kind.rawValue, lhs.name ?? "", lhs.locale ?? "", lhs.identifier) < (rhs.kind.rawValue, rhs.name ?? "", rhs.locale ?? "", rhs.identifier)
+    }
+
+    public var description: String {
+        let label = "\(kind.rawValue) \(name.map { "'\($0)'" } ?? identifier)" + (locale.map { " (\($0))" } ?? "")
+        switch state {
+        case .notUploaded: return "\(label): not uploaded yet, then review"
+        case .pending: return "\(label): PENDING review"
+        default: return "\(label): \(state.rawValue)"
+        }
+    }
+}
