@@ -9,7 +9,7 @@ public struct Plan: Sendable, Hashable {
     public var formatVersion: String
     public var environment: Environment
     public var bundleId: String
-    /// Whether deletions of unused content were considered (`--prune`).
+    /// Whether deletions of unused content were considered.
     public var prune: Bool
     /// Sync: the remote matches the manifests (no action of any state is left).
     public var converged: Bool
@@ -49,6 +49,24 @@ public struct Plan: Sendable, Hashable {
     public var hasErrors: Bool { !problems.isEmpty || actions.contains { $0.state == .error } }
     public var hasReadyActions: Bool { actions.contains { $0.state == .ready } }
     public func action(_ id: ActionID) -> PlanAction? { actions.first { $0.id == id } }
+
+    /// Blocked actions that only wait for this apply's own uploads, which sandbox approves at
+    /// once: the same apply performs them after its re-list.
+    public func runsAfterRelist(_ action: PlanAction) -> Bool {
+        action.state == .blocked && action.reason.wait == .sameApply
+    }
+
+    /// Sandbox: the snapshot apply publishes is compiled again after the re-list, so the digest
+    /// this plan shows changes when a rule waits only for this apply's uploads.
+    public var snapshotDigestChangesInApply: Bool {
+        guard environment == .sandbox, summary.toUpload > 0,
+              let publish = actions.first(where: { $0.kind == .publishSnapshot }),
+              case .publishSnapshot(let compiled, _) = publish.change else { return false }
+        return compiled.outcomes.contains {
+            ($0.outcome == .held || $0.outcome == .leftOut) && !$0.waitingFor.isEmpty
+                && $0.waitingFor.allSatisfy { $0.state == .notUploaded }
+        }
+    }
 }
 
 /// Review health, the second axis beside sync.

@@ -44,7 +44,7 @@ struct ApplyCommand: Command {
         let autoApprove = arguments.flag(Self.autoApprove)
         try arguments.finish()
 
-        var saved: Plan?
+        var saved: SavedPlan?
         if let planPath {
             if prune || pruneForce {
                 throw CommandError("--prune and --prune-force do not go with --plan: the saved plan decides what is deleted "
@@ -58,17 +58,17 @@ struct ApplyCommand: Command {
 
         let session = try ReconcileSession.open(options, context: context, provider: provider)
         let planned = try await session.plan(PlanOptions(prune: prune || pruneForce, pruneForce: pruneForce))
-        var allowed: Set<String>?
+        var allowed: Set<ActionID>?
         if let saved, let planPath {
             do {
                 allowed = try SavedPlan.check(saved: saved, fresh: planned.plan)
             } catch {
-                throw CommandError("\(planPath): \(error.description)")
+                throw CommandError("\(planPath): \(PlanWording.describe(error))")
             }
             context.console.print("Applying the saved plan \(planPath).")
         }
         if printPlan {
-            context.console.write(PlanRenderer.text(planned.plan, color: context.console.useColor))
+            context.console.write(PlanView.text(planned.plan, painter: Painter(context.console)))
             context.console.print("")
         }
         if planPath == nil {
@@ -81,51 +81,27 @@ struct ApplyCommand: Command {
     }
 
     /// Runs the apply with progress lines, writes the report, and prints the outcome.
-    static func perform(_ planned: PlanResult, session: ReconcileSession, allowed: Set<String>?, reportPath: String?,
+    static func perform(_ planned: PlanResult, session: ReconcileSession, allowed: Set<ActionID>?, reportPath: String?,
                         context: CommandContext) async throws(CommandError) -> ApplyReport {
-        let console = context.console
+        let view = ApplyProgressView(console: context.console)
         if !planned.plan.hasReadyActions {
-            console.print(planned.plan.converged ? "No changes. Nothing to apply." : "Nothing to apply now.")
+            view.nothingToApply(planned.plan)
             let report = ApplyReport(environment: planned.desired.environment, completed: true,
                                      publishedSnapshot: planned.remote.publishedSnapshot?.digest)
             if let reportPath { try writeReport(report, to: reportPath, context: context) }
             return report
         }
-        console.print("Applying to \(planned.desired.environment.rawValue):")
+        view.starting(planned)
         let report: ApplyReport
         do {
-            report = try await session.reconciler.apply(planned, allowedActions: allowed) { event in
-                switch event {
-                case .finished(let result, let done, let total):
-                    guard result.outcome != .blocked && result.outcome != .error else { return }
-                    console.print("  [\(done)/\(total)] \(result.title): \(outcomeText(result))")
-                case .relisted(let messages, let images):
-                    console.print("  re-listed: \(messages) message\(messages == 1 ? "" : "s") and \(images) image\(images == 1 ? "" : "s") approved since upload")
-                }
-            }
+            report = try await session.reconciler.apply(planned, allowedActions: allowed, progress: view.show)
         } catch {
             if let reportPath { try writeReport(error.report, to: reportPath, context: context) }
             throw CommandError(error.message)
         }
         if let reportPath { try writeReport(report, to: reportPath, context: context) }
-        let blocked = report.count(.blocked)
-        console.print("")
-        console.print("Apply complete: \(report.count(.done)) done, \(report.count(.alreadyDone)) already there, \(blocked) blocked"
-                      + (blocked > 0 ? " (retried by the next reconcile once App Review approves)" : "")
-                      + (report.count(.error) > 0 ? ", \(report.count(.error)) in error" : "")
-                      + "; \(report.requests.total) API request\(report.requests.total == 1 ? "" : "s").")
+        view.finished(report)
         return report
-    }
-
-    static func outcomeText(_ result: ActionResult) -> String {
-        switch result.outcome {
-        case .done: "done"
-        case .alreadyDone: "already there"
-        case .skipped: "skipped (\(result.detail ?? ""))"
-        case .failed: "FAILED (\(result.detail ?? ""))"
-        case .blocked: "blocked"
-        case .error: "error"
-        }
     }
 
     static func writeReport(_ report: ApplyReport, to path: String, context: CommandContext) throws(CommandError) {

@@ -53,12 +53,16 @@ struct IdCommand: Command {
         let only = try arguments.value(Self.env, as: Environment.self)
         let format = try arguments.value(Self.format, as: StatusFormat.self) ?? .text
         try arguments.finish()
-        let manifests = try EnvironmentOptions.loadManifests(path, context: context)
+        let manifests = try EnvironmentOptions.workspaceStep(context: context) { () throws(Workspace.Failure) in
+            try Workspace.load(directory: context.url(path), displayPath: path)
+        }
         let declared = manifests.app.environments.map(\.environment)
         let environments = only.map { [$0] } ?? (declared.isEmpty ? Environment.allCases : declared)
         var listing = Listing(namespace: manifests.app.identityNamespace ?? Identities.namespace, environments: [])
         for environment in environments {
-            let desired = try EnvironmentOptions.derive(manifests, environment: environment)
+            let desired = try EnvironmentOptions.workspaceStep(context: context) { () throws(Workspace.Failure) in
+                (try Workspace.derive(manifests, environment: environment), [Diagnostic]())
+            }
             listing.environments.append(EnvironmentListing(
                 environment: environment,
                 images: desired.images.map { image in

@@ -36,9 +36,6 @@ struct PlanCommand: Command {
         try await execute(&arguments, context: context, provider: .live)
     }
 
-    /// The separator between Markdown comments when the plan does not fit in one.
-    static let commentSeparator = "\n<!-- retention-sync: next comment -->\n"
-
     static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
         let options = try EnvironmentOptions.parse(&arguments, context: context)
         let format = (try arguments.value(Self.format, as: PlanFormat.self) ?? .text).rawValue
@@ -55,10 +52,13 @@ struct PlanCommand: Command {
         } ?? 65_000
         try arguments.finish()
 
+        guard maxCharacters >= PlanView.minimumMarkdownCharacters else {
+            throw CommandError("--markdown-max-chars must be at least \(PlanView.minimumMarkdownCharacters): a comment needs room for a section's fold and one line", exitCode: .usage)
+        }
+
         let session = try ReconcileSession.open(options, context: context, provider: provider)
         let planned = try await session.plan(PlanOptions(prune: prune || pruneForce, pruneForce: pruneForce))
         try render(planned.plan, format: format, maxCharacters: maxCharacters, context: context)
-
         if let out {
             try writeFile(try json(planned.plan), to: out, context: context)
             context.console.error("Saved the plan to \(out); apply it with: retention-sync apply --env \(options.environment.rawValue) --plan \(out)")
@@ -70,7 +70,7 @@ struct PlanCommand: Command {
             do {
                 try SnapshotStore(url: context.url(snapshotOut)).write(snapshot)
             } catch {
-                throw CommandError(error.description)
+                throw CommandError(PlanWording.describe(error))
             }
         }
         return exitCode(planned.plan, detailed: detailed)
@@ -79,13 +79,13 @@ struct PlanCommand: Command {
     static func render(_ plan: Plan, format: String, maxCharacters: Int = 65_000, context: CommandContext) throws(CommandError) {
         switch format {
         case "json": context.console.write(try json(plan))
-        case "markdown": context.console.write(PlanRenderer.markdown(plan, maxCharacters: maxCharacters).joined(separator: commentSeparator))
-        default: context.console.write(PlanRenderer.text(plan, color: context.console.useColor))
+        case "markdown": context.console.write(PlanView.markdown(plan, maxCharacters: maxCharacters).joined(separator: PlanView.commentSeparator))
+        default: context.console.write(PlanView.text(plan, painter: Painter(context.console)))
         }
     }
 
     static func json(_ plan: Plan) throws(CommandError) -> String {
-        do { return try PlanRenderer.json(plan) } catch { throw CommandError("cannot encode the plan: \(error)") }
+        do { return try PlanJSON.encode(plan) } catch { throw CommandError("cannot encode the plan: \(error)") }
     }
 
     /// 1 on error (REJECTED content, a limit, prune protection); with `--detailed-exitcode`, 2 when

@@ -31,9 +31,9 @@ struct StatusCommand: Command {
         let planned = try await session.plan(PlanOptions())
         let report = Status.report(planned)
         if format == "json" {
-            do { context.console.write(try Status.json(report)) } catch { throw CommandError("cannot encode the status: \(error)") }
+            do { context.console.write(try StatusView.json(report)) } catch { throw CommandError("cannot encode the status: \(error)") }
         } else {
-            context.console.write(Status.text(report, color: context.console.useColor))
+            context.console.write(StatusView.text(report, painter: Painter(context.console)))
         }
         return .success
     }

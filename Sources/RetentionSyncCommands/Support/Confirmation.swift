@@ -19,7 +19,7 @@ enum Confirmation {
 }
 
 /// A plan saved by `plan --out`, read with a message that says what to do when it cannot be used.
-func readSavedPlan(_ path: String, context: CommandContext) throws(CommandError) -> Plan {
+func readSavedPlan(_ path: String, context: CommandContext) throws(CommandError) -> SavedPlan {
     let data = try readFile(path, what: "the saved plan", context: context)
     let advice = "make it again with 'retention-sync plan --env ENV --out \(path)'"
     guard let object = try? JSONSerialization.jsonObject(with: data) else {
@@ -34,6 +34,6 @@ func readSavedPlan(_ path: String, context: CommandContext) throws(CommandError)
         if case .invalidPlan(let reason) = error, reason.hasPrefix("not a retention-sync plan file") {
             throw CommandError("cannot use the saved plan \(path): some of its fields are missing or of the wrong type; \(advice)")
         }
-        throw CommandError("\(path): \(error.description)")
+        throw CommandError("\(path): \(PlanWording.describe(error))")
     }
 }

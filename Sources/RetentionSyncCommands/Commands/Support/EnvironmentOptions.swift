@@ -56,47 +56,37 @@ struct EnvironmentOptions: Sendable {
         return configuration
     }
 
-    /// Loads and validates the manifests; prints every diagnostic; fails before any request when
-    /// there is an error.
-    static func loadManifests(_ path: String, context: CommandContext) throws(CommandError) -> ManifestSet {
-        let directory = context.url(path)
-        var isDirectory: ObjCBool = false
-        let exists = FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory)
-        if exists && !isDirectory.boolValue {
-            throw CommandError("\(path) is a file, not a manifest directory; pass the directory that holds the manifests with --manifests DIR")
+    static func parseEnvironment(_ name: String) throws(CommandError) -> Environment {
+        guard let environment = Environment(rawValue: name.lowercased()) else {
+            throw CommandError("--env must be sandbox or production, not '\(name)'", exitCode: .usage)
         }
-        guard exists else {
-            throw CommandError("\(path): no such manifest directory (use --manifests DIR, or run 'retention-sync init \(path)')")
-        }
-        let (set, diagnostics) = ManifestLoader.loadAndValidate(directory: directory, displayPath: path)
-        if !diagnostics.isEmpty {
-            context.console.error(DiagnosticRenderer.render(diagnostics, format: .text, color: context.console.useColor)
-                .trimmingCharacters(in: .newlines))
-        }
-        let errors = diagnostics.filter { $0.severity == .error }.count
-        guard let set, errors == 0 else {
-            throw CommandError("the manifests in \(path) have \(max(errors, 1)) error\(errors == 1 ? "" : "s"); nothing was sent (run 'retention-sync validate --manifests \(path)')")
-        }
-        return set
+        return environment
     }
 
-    func loadManifests(context: CommandContext) throws(CommandError) -> ManifestSet {
-        try Self.loadManifests(manifestsPath, context: context)
-    }
-
-    static func derive(_ manifests: ManifestSet, environment: Environment) throws(CommandError) -> DesiredState {
-        if !manifests.app.environments.isEmpty, manifests.app.settings(for: environment) == nil {
-            throw CommandError("\(manifests.app.location): the App manifest does not manage \(environment.rawValue); add it under environments:")
-        }
+    /// Runs one workspace step, printing its diagnostics and wording its failure.
+    static func workspaceStep<T>(context: CommandContext, _ step: () throws(Workspace.Failure) -> (T, [Diagnostic])) throws(CommandError) -> T {
         do {
-            return try Identities.derive(manifests, environment: environment)
+            let (value, diagnostics) = try step()
+            DiagnosticsView.print(diagnostics, to: context.console)
+            return value
         } catch {
-            throw CommandError(error.description)
+            DiagnosticsView.print(error.diagnostics, to: context.console)
+            throw CommandError(DiagnosticsView.describe(error))
         }
     }
 
-    func store(for desired: DesiredState, context: CommandContext) -> SnapshotStore? {
-        Reconciler.store(for: desired, override: snapshotStore.map { context.url($0) })
+    /// Opens the manifests for this environment, printing every diagnostic; fails before any
+    /// request when there is an error.
+    func openWorkspace(context: CommandContext) throws(CommandError) -> Workspace {
+        do {
+            let workspace = try Workspace.open(directory: context.url(manifestsPath), displayPath: manifestsPath,
+                                               environment: environment, snapshotStore: snapshotStore.map { context.url($0) })
+            DiagnosticsView.print(workspace.diagnostics, to: context.console)
+            return workspace
+        } catch {
+            DiagnosticsView.print(error.diagnostics, to: context.console)
+            throw CommandError(DiagnosticsView.describe(error))
+        }
     }
 }
 

@@ -5,31 +5,29 @@ import RetentionMessaging
 import RetentionMessagingModels
 
 /// Manifests loaded and derived for one environment, with a reconciler bound to its API client
-/// and snapshot store: what `plan`, `apply` and `status` start from.
+/// and snapshot store: the one service `plan`, `apply` and `status` call.
 struct ReconcileSession: Sendable {
     var options: EnvironmentOptions
-    var manifests: ManifestSet
-    var desired: DesiredState
+    var workspace: Workspace
     var reconciler: Reconciler
 
+    var manifests: ManifestSet { workspace.manifests }
+    var desired: DesiredState { workspace.desired }
+
     static func open(_ options: EnvironmentOptions, context: CommandContext, provider: APIProvider) throws(CommandError) -> ReconcileSession {
-        let manifests = try options.loadManifests(context: context)
-        let desired = try EnvironmentOptions.derive(manifests, environment: options.environment)
-        let api = try provider.make(options.environment, desired.bundleId, options, context)
-        let store = options.store(for: desired, context: context)
-        if store == nil && !desired.rules.isEmpty {
-            context.console.error("warning: the flows are not published in \(options.environment.rawValue): no snapshot store "
-                                  + "(set environments.\(options.environment.rawValue).snapshotPath in the App manifest, or pass --snapshot-store FILE)")
+        let workspace = try options.openWorkspace(context: context)
+        let api = try provider.make(options.environment, workspace.desired.bundleId, options, context)
+        if workspace.flowsUnpublished {
+            context.console.error(DiagnosticsView.flowsUnpublished(options.environment.rawValue))
         }
-        return ReconcileSession(options: options, manifests: manifests, desired: desired,
-                                reconciler: Reconciler(api: api, store: store))
+        return ReconcileSession(options: options, workspace: workspace, reconciler: Reconciler(api: api, store: workspace.store))
     }
 
     func plan(_ planOptions: PlanOptions) async throws(CommandError) -> PlanResult {
         do {
             return try await reconciler.plan(desired, options: planOptions)
         } catch let error as ReconcilerError {
-            throw CommandError(error.description)
+            throw CommandError(PlanWording.describe(error))
         } catch {
             throw CommandError("reading \(options.environment.rawValue) failed: \(error)")
         }

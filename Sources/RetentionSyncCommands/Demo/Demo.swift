@@ -1,0 +1,262 @@
+import Basics
+import Crypto
+import Emulator
+import Foundation
+import Manifests
+import Reconciler
+import RetentionMessaging
+import RetentionMessagingModels
+import Runtime
+import YAML
+
+/// The story, step by step, with every expectation checked.
+struct Demo {
+    let context: CommandContext
+    let root: URL
+    let manifestsURL: URL
+    let emulator: Emulator
+    let clock: VirtualClock
+    let provider: APIProvider
+    let bundleId: String
+    let git: Git?
+
+    init(source: String, context: CommandContext) throws(CommandError) {
+        let sourceURL = context.url(source)
+        guard FileManager.default.fileExists(atPath: sourceURL.appendingPathComponent("app.yaml").path)
+                || (try? FileManager.default.contentsOfDirectory(atPath: sourceURL.path))?.contains(where: { $0.hasSuffix(".yaml") }) == true else {
+            throw CommandError("no manifests in \(source): run the demo from the repository's root, or pass --manifests DIR")
+        }
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("retention-sync-demo-\(UUID().uuidString.prefix(8).lowercased())")
+        manifestsURL = root.appendingPathComponent("manifests")
+        do {
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(at: sourceURL, to: manifestsURL)
+            try? FileManager.default.removeItem(at: manifestsURL.appendingPathComponent(".retention-sync"))
+        } catch {
+            throw CommandError("cannot copy \(source) to a temporary directory: \(error.localizedDescription)")
+        }
+        var demoContext = context
+        demoContext.currentDirectory = root
+        self.context = demoContext
+
+        let (set, _) = ManifestLoader.load(directory: manifestsURL, displayPath: "manifests")
+        guard let set else { throw CommandError("\(source) has no usable App manifest: run 'retention-sync validate --manifests \(source)'") }
+        bundleId = set.app.bundleId
+
+        let key = ES256PrivateKey.generate()
+        let clock = VirtualClock()
+        self.clock = clock
+        let credentials = Credentials(keyId: "DEMOKEY123", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
+                                      bundleId: set.app.bundleId, privateKey: key)
+        let emulator = Emulator(configuration: EmulatorConfiguration(
+            publicKey: key.publicKey, keyId: credentials.keyId, issuerId: credentials.issuerId, bundleId: set.app.bundleId,
+            productionReview: .manual, rateLimit: .apple, clock: clock,
+            productIds: Set(set.app.products.map(\.id))))
+        self.emulator = emulator
+        let clients = Dictionary(uniqueKeysWithValues: Environment.allCases.map { environment in
+            (environment, RetentionMessagingClient(environment: environment, credentials: credentials,
+                                                   transport: emulator.transport(defaultEnvironment: environment),
+                                                   pacing: .apple, clock: clock))
+        })
+        provider = APIProvider { environment, _, _, _ in clients[environment]! }
+        git = Git(directory: manifestsURL)
+    }
+
+    var console: Console { context.console }
+
+    func heading(_ number: Int, _ title: String) {
+        console.print("")
+        console.print(Painter(console).bold("── \(number). \(title)"))
+    }
+
+    func shell(_ line: String) { console.print("$ \(line)") }
+
+    func expect(_ condition: Bool, _ what: String) throws(CommandError) {
+        if !condition { throw CommandError("demo: expected \(what), but it did not happen") }
+    }
+
+    /// Reads the environment once; with `show`, prints the plan as `retention-sync plan` does.
+    func plan(_ environment: Environment, show: Bool = true) async throws(CommandError) -> Plan {
+        if show { shell("retention-sync plan --env \(environment.rawValue)") }
+        var arguments = Arguments(["--env", environment.rawValue])
+        let options = try EnvironmentOptions.parse(&arguments, context: context)
+        let plan = try await ReconcileSession.open(options, context: show ? context : quiet, provider: provider).plan(PlanOptions()).plan
+        if show {
+            try PlanCommand.render(plan, format: "text", context: context)
+            try expect(PlanCommand.exitCode(plan, detailed: false) != .failure, "the \(environment.rawValue) plan to have no errors")
+        }
+        return plan
+    }
+
+    /// A context whose output goes nowhere, for the checks behind each step.
+    var quiet: CommandContext {
+        var quiet = context
+        quiet.console = Console(isTerminal: false, environment: [:], out: { _ in }, err: { _ in })
+        return quiet
+    }
+
+    func apply(_ environment: Environment) async throws(CommandError) {
+        shell("retention-sync apply --env \(environment.rawValue)")
+        var arguments = Arguments(["--env", environment.rawValue])
+        let code = try await ApplyCommand.execute(&arguments, context: context, provider: provider, printPlan: false)
+        try expect(code == .success, "apply to \(environment.rawValue) to succeed")
+    }
+
+    func published(_ environment: Environment) throws(CommandError) -> RuntimeSnapshot? {
+        let url = manifestsURL.appendingPathComponent(".retention-sync/\(environment.rawValue)-snapshot.json")
+        do { return try SnapshotStore(url: url).read() } catch { throw CommandError(error.description) }
+    }
+
+    func uploads(in environment: Environment) -> Int {
+        emulator.state(of: environment).messages.count + emulator.state(of: environment).images.count
+    }
+
+    func run() async throws(CommandError) {
+        console.print("retention-sync demo: the whole story against the in-process emulator of Apple's API")
+        console.print("(a key generated for this run, no Apple account, no network; rate limits on a virtual clock).")
+        console.print("Working copy: \(manifestsURL.path)" + (git == nil ? " (git not found: edits are undone by restoring the file)" : " (a git repository)"))
+        try git?.run(["init", "-q"])
+        try git?.commit("Manifests as they are", all: false)
+
+        heading(1, "Validate the manifests (offline)")
+        shell("retention-sync validate")
+        let validation = await CLI.run(["validate", "--manifests", "manifests"], context: context)
+        try expect(validation == .success, "the manifests to validate")
+
+        heading(2, "Plan sandbox: everything is new")
+        let sandboxPlan = try await plan(.sandbox)
+        try expect(sandboxPlan.summary.toUpload > 0, "uploads in the first sandbox plan")
+
+        heading(3, "Apply sandbox: sandbox approves uploads at once, so defaults and rules go live in the same run")
+        try await apply(.sandbox)
+        let sandboxAfter = try await plan(.sandbox, show: false)
+        try expect(sandboxAfter.converged, "sandbox to be in sync after one apply")
+        try expect(emulator.state(of: .sandbox).messages.values.allSatisfy { $0.state == .approved }, "every sandbox message to be APPROVED")
+        try expect(!(try published(.sandbox)?.rules ?? []).isEmpty, "a published sandbox snapshot")
+        console.print("")
+        console.print("Apple accepts a production realtime URL only after a sandbox performance test has passed;")
+        console.print("the emulator records one as passed here (your realtime server would take that test).")
+        var sandboxState = emulator.state(of: .sandbox)
+        sandboxState.performanceTests["demo-performance-test"] = .pass
+        emulator.restore(sandboxState, in: .sandbox)
+
+        heading(4, "Plan production: uploads are ready, defaults and rules wait for App Review")
+        let productionPlan = try await plan(.production)
+        try expect(productionPlan.summary.toUpload > 0 && productionPlan.summary.blocked > 0, "uploads and blocked actions in the first production plan")
+
+        heading(5, "Apply production: uploads go to review (PENDING); nothing customers see changes yet")
+        try await apply(.production)
+        let production = emulator.state(of: .production)
+        try expect(!production.messages.isEmpty && production.messages.values.allSatisfy { $0.state == .pending }, "production uploads to be PENDING")
+        try expect(production.defaults.isEmpty, "no production default before review")
+        let heldBack = try published(.production)?.rules.filter { $0.response.messageIdentifiers?.isEmpty == false } ?? []
+        try expect(heldBack.isEmpty, "no production rule with a message before review")
+        shell("retention-sync plan --env production --detailed-exitcode")
+        let waiting = try await plan(.production, show: false)
+        let waitingCode = PlanCommand.exitCode(waiting, detailed: true)
+        console.print("\(PlanView.summaryLine(waiting))  → exit \(waitingCode): only waiting for App Review, so a scheduled job stays green")
+        try expect(waitingCode == .success, "exit 0 while only waiting for review")
+
+        heading(6, "App Review approves everything (the emulator's admin call)")
+        emulator.approveAllPending(in: .production)
+        console.print("approved \(emulator.state(of: .production).messages.count) messages and \(emulator.state(of: .production).images.count) images")
+
+        heading(7, "The scheduled reconcile publishes: defaults, rules, realtime URL")
+        try await apply(.production)
+        try expect(try await plan(.production, show: false).converged, "production to be in sync after review and a reconcile")
+        try expect(!emulator.state(of: .production).defaults.isEmpty, "production defaults to be set after review")
+        let servedBefore = try published(.production)
+
+        heading(8, "Edit a message in a pull request: a new version waits for review; the old one keeps serving")
+        let edit = try editedMessage()
+        console.print("edited \(edit.file.lastPathComponent): the \(edit.locale) header of '\(edit.message)'")
+        try git?.commit("Reword '\(edit.message)' (\(edit.locale))", all: true)
+        _ = try await plan(.production)
+        let uploadsBefore = uploads(in: .production)
+        try await apply(.production)
+        try expect(uploads(in: .production) == uploadsBefore + 1, "exactly one new upload for the edited message")
+        try expect(try published(.production) == servedBefore, "the published snapshot to keep the old version while the new one waits")
+        try await preview(edit, heading: "What customers get now (decide on the published snapshot):")
+
+        heading(9, "Roll back by reverting the commit: the old version is already approved, so nothing is uploaded")
+        if let git {
+            shell("git revert --no-edit HEAD")
+            try git.run(["revert", "--no-edit", "HEAD"])
+        } else {
+            do { try edit.original.write(to: edit.file) } catch { throw CommandError("cannot restore \(edit.file.path): \(error)") }
+        }
+        let rollback = try await plan(.production)
+        try expect(rollback.summary.toUpload == 0, "no upload after the revert")
+        let uploadsBeforeRevert = uploads(in: .production)
+        try await apply(.production)
+        try expect(uploads(in: .production) == uploadsBeforeRevert, "zero uploads when rolling back")
+        try expect(try published(.production) == servedBefore, "the snapshot from before the edit to be the one serving")
+        try expect(try await plan(.production, show: false).converged, "production to be in sync after the rollback")
+
+        console.print("")
+        console.print("The story held: validate, plan, apply, review, publish, edit, roll back, against the emulator in \(Int(clock.now() - 1_790_000_000)) s of virtual time.")
+    }
+
+    struct Edit {
+        var file: URL
+        var original: Data
+        var message: String
+        var locale: String
+        var ruleId: String
+        var productId: String
+    }
+
+    /// Rewrites the header of the first localization of the first message a realtime rule shows.
+    func editedMessage() throws(CommandError) -> Edit {
+        let (set, _) = ManifestLoader.load(directory: manifestsURL, displayPath: manifestsURL.path)
+        guard let set else { throw CommandError("demo: cannot reload the manifests") }
+        for flow in set.flows {
+            for rule in flow.rules {
+                guard case .message(let name) = rule.response, let message = set.message(named: name),
+                      let localization = message.localizations.first(where: { $0.locale == "en-US" }) ?? message.localizations.first else { continue }
+                let file = URL(fileURLWithPath: localization.location.file)
+                guard let original = try? Data(contentsOf: file) else { continue }
+                var lines = String(decoding: original, as: UTF8.self).components(separatedBy: "\n")
+                guard let index = lines.indices.first(where: { $0 >= localization.location.line - 1 && lines[$0].trimmingCharacters(in: .whitespaces).hasPrefix("header:") }) else { continue }
+                let indent = lines[index].prefix { $0 == " " }
+                lines[index] = indent + "header: \"One more breath before you go\""
+                do { try Data(lines.joined(separator: "\n").utf8).write(to: file) } catch {
+                    throw CommandError("demo: cannot edit \(file.path): \(error)")
+                }
+                let product = rule.match.products?.first ?? set.app.products.first?.id ?? ""
+                return Edit(file: file, original: original, message: name, locale: localization.locale,
+                            ruleId: "\(flow.name)/\(rule.name)", productId: product)
+            }
+        }
+        throw CommandError("demo: no realtime rule shows a message, so there is nothing to edit")
+    }
+
+    /// Asks the decision engine (through `decide`) what a customer matched by the edited rule gets.
+    func preview(_ edit: Edit, heading text: String) async throws(CommandError) {
+        guard let snapshot = try published(.production), let rule = snapshot.rules.first(where: { $0.id == edit.ruleId }) else {
+            throw CommandError("demo: rule \(edit.ruleId) is not in the published production snapshot")
+        }
+        var transaction = "2000000000000001"
+        if let split = rule.match.split {
+            for candidate in 2_000_000_000_000_001...2_000_000_000_100_000 {
+                let bucket = TrafficBucket.bucket(salt: split.salt, originalTransactionId: String(candidate))
+                if bucket >= split.lowerBucket && bucket < split.upperBucket { transaction = String(candidate); break }
+            }
+        }
+        let request = DecodedRealtimeRequestBody(originalTransactionId: transaction, appAppleId: snapshot.appAppleId ?? 0,
+                                                 productId: edit.productId, userLocale: edit.locale,
+                                                 requestIdentifier: "7c3f9c1e-1b1d-4e55-9d55-3f1d2f6b8a10",
+                                                 environment: Environment.production.appleName,
+                                                 signedDate: Int64(clock.now() * 1000))
+        let requestURL = root.appendingPathComponent("request.json")
+        do { try CanonicalJSON.encodePretty(request).write(to: requestURL) } catch {
+            throw CommandError("demo: cannot write the request: \(error)")
+        }
+        console.print(text)
+        shell("retention-sync decide --env production --request request.json")
+        let code = await CLI.run(["decide", "--manifests", "manifests", "--env", "production", "--request", "request.json"], context: context)
+        try expect(code == .success, "decide to answer from the published snapshot")
+        let served = rule.response.messageIdentifiers?[edit.locale] ?? "?"
+        console.print("rule \(edit.ruleId) still serves \(edit.locale) with \(served), the approved version; the edit waits for review.")
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import Manifests
+import Reconciler
+import RetentionMessaging
+import RetentionMessagingModels
+import Runtime
+
+/// Validation diagnostics and workspace failures as the commands that read manifests print them.
+enum DiagnosticsView {
+    static func print(_ diagnostics: [Diagnostic], to console: Console) {
+        guard !diagnostics.isEmpty else { return }
+        console.error(DiagnosticRenderer.render(diagnostics, format: .text, color: console.useColor)
+            .trimmingCharacters(in: .newlines))
+    }
+
+    static func describe(_ failure: Workspace.Failure) -> String {
+        switch failure.reason {
+        case .noDirectory(let path):
+            "\(path): no such manifest directory (use --manifests DIR, or run 'retention-sync init \(path)')"
+        case .notADirectory(let path):
+            "\(path) is a file, not a manifest directory; pass the directory that holds the manifests with --manifests DIR"
+        case .invalid(let path, let errors):
+            "the manifests in \(path) have \(errors) error\(errors == 1 ? "" : "s"); nothing was sent (run 'retention-sync validate --manifests \(path)')"
+        case .environmentNotManaged(let location, let environment):
+            "\(location): the App manifest does not manage \(environment.rawValue); add it under environments:"
+        case .derive(let error):
+            PlanWording.describe(error)
+        }
+    }
+
+    /// The warning for flows that have nowhere to be published.
+    static func flowsUnpublished(_ environment: String) -> String {
+        "warning: the flows are not published in \(environment): no snapshot store "
+            + "(set environments.\(environment).snapshotPath in the App manifest, or pass --snapshot-store FILE)"
+    }
+}

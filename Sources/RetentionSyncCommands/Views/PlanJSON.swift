@@ -1,0 +1,150 @@
+import Foundation
+import Manifests
+import Reconciler
+import RetentionMessaging
+import RetentionMessagingModels
+import Runtime
+
+/// The plan's JSON (`plan --format json`, `--out`): snake_case keys documented in the README,
+/// `format_version` in semver, sorted keys. A projection of the typed plan, kept apart from it so
+/// the plan can change shape without changing these bytes; `SavedPlan` reads it back.
+enum PlanJSON {
+    static func encode(_ plan: Plan) throws -> String {
+        String(decoding: try CanonicalJSON.encodePretty(Document(plan)), as: UTF8.self) + "\n"
+    }
+
+    struct Document: Encodable {
+        var formatVersion: String
+        var environment: Environment
+        var bundleId: String
+        var prune: Bool
+        var converged: Bool
+        var health: Health
+        var summary: PlanSummary
+        var actions: [Action]
+        var problems: [PlanProblem]
+        var inventory: [Inventory]
+        var estimate: Estimate
+        var apiCalls: Int
+        var fingerprints: Fingerprints
+
+        enum CodingKeys: String, CodingKey {
+            case formatVersion = "format_version", environment, bundleId = "bundle_id", prune, converged, health
+            case summary, actions, problems, inventory, estimate, apiCalls = "api_calls", fingerprints
+        }
+
+        init(_ plan: Plan) {
+            formatVersion = plan.formatVersion
+            environment = plan.environment
+            bundleId = plan.bundleId
+            prune = plan.prune
+            converged = plan.converged
+            health = plan.health
+            summary = plan.summary
+            actions = plan.actions.map(Action.init)
+            problems = plan.problems
+            inventory = plan.inventory.map(Inventory.init)
+            estimate = plan.estimate
+            apiCalls = plan.apiCalls
+            fingerprints = plan.fingerprints
+        }
+    }
+
+    /// One action; fields that do not apply to its kind are absent.
+    struct Action: Encodable {
+        var id: ActionID
+        var kind: ActionKind
+        var state: ActionState
+        var reason: String
+        var waitingFor: [ReviewItem]?
+        var error: String?
+        var identifier: String?
+        var name: String?
+        var locale: String?
+        var imageSize: ImageSize?
+        var productId: String?
+        var messageIdentifier: String?
+        var currentMessageIdentifier: String?
+        var url: String?
+        var currentURL: String?
+        var snapshotDigest: String?
+        var currentSnapshotDigest: String?
+        var rules: [RuleOutcome]?
+        var dependsOn: [ActionID]?
+
+        enum CodingKeys: String, CodingKey {
+            case id, kind, state, reason, waitingFor = "waiting_for", error, identifier, name, locale
+            case imageSize = "image_size", productId = "product_id", messageIdentifier = "message_identifier"
+            case currentMessageIdentifier = "current_message_identifier", url, currentURL = "current_url"
+            case snapshotDigest = "snapshot_digest", currentSnapshotDigest = "current_snapshot_digest", rules
+            case dependsOn = "depends_on"
+        }
+
+        init(_ action: PlanAction) {
+            id = action.id
+            kind = action.kind
+            state = action.state
+            reason = PlanWording.reason(action.reason)
+            waitingFor = action.waitingFor.isEmpty ? nil : action.waitingFor
+            error = action.error.map(PlanWording.error)
+            dependsOn = action.dependsOn.isEmpty ? nil : action.dependsOn
+            switch action.change {
+            case .uploadImage(let image):
+                identifier = image.identifier
+                name = image.name
+                imageSize = image.size
+            case .uploadMessage(let message):
+                identifier = message.identifier
+                name = message.name
+                locale = message.locale
+            case .setDefault(let pair, let id, let messageName, let current):
+                name = messageName
+                locale = pair.locale
+                productId = pair.productId
+                messageIdentifier = id
+                currentMessageIdentifier = current
+            case .deleteDefault(let pair, let current):
+                locale = pair.locale
+                productId = pair.productId
+                currentMessageIdentifier = current
+            case .publishSnapshot(let compiled, let current):
+                snapshotDigest = compiled.snapshot.digest
+                currentSnapshotDigest = current
+                rules = compiled.outcomes.isEmpty ? nil : compiled.outcomes
+            case .setRealtimeURL(let newURL, let current):
+                url = newURL
+                currentURL = current
+            case .deleteMessage(let id, let messageName):
+                identifier = id
+                name = messageName
+            case .deleteImage(let id, let size):
+                identifier = id
+                imageSize = size
+            }
+        }
+    }
+
+    struct Inventory: Encodable {
+        var kind: InventoryItem.Kind
+        var identifier: String
+        var state: ReviewState
+        var label: InventoryItem.Label
+        var name: String?
+        var usedBy: [String]
+        var prune: String
+
+        enum CodingKeys: String, CodingKey {
+            case kind, identifier, state, label, name, usedBy = "used_by", prune
+        }
+
+        init(_ item: InventoryItem) {
+            kind = item.kind
+            identifier = item.identifier
+            state = item.state
+            label = item.label
+            name = item.name
+            usedBy = item.usedBy.map(\.description)
+            prune = PlanWording.prune(item.prune)
+        }
+    }
+}

@@ -1,0 +1,344 @@
+import Foundation
+import Manifests
+import Reconciler
+import RetentionMessaging
+import RetentionMessagingModels
+import Runtime
+
+/// The plan as a person reads it: on a terminal, and as Markdown for a pull-request comment.
+/// Each rendering is a pure function of the plan, so equal plans print equal bytes.
+enum PlanView {
+    /// `Plan (production): 3 to upload, 1 to set, 2 blocked, 0 to delete`, plus errors when any.
+    static func summaryLine(_ plan: Plan) -> String {
+        let s = plan.summary
+        var line = "Plan (\(plan.environment.rawValue)): \(s.toUpload) to upload, \(s.toSet) to set, \(s.blocked) blocked, \(s.toDelete) to delete"
+        if s.errors > 0 { line += ", \(s.errors) error\(s.errors == 1 ? "" : "s")" }
+        return line
+    }
+
+    /// One sentence on sync and health, the two axes.
+    static func statusLine(_ plan: Plan) -> String {
+        let sync: String
+        if plan.converged {
+            sync = "in sync: the environment matches the manifests"
+        } else if !plan.hasReadyActions && !plan.hasErrors {
+            sync = "nothing to do now: only waiting for App Review"
+        } else {
+            sync = "out of sync"
+        }
+        return "Sync: \(sync). Health: \(plan.health.rawValue)."
+    }
+
+    static func title(_ action: PlanAction, in plan: Plan) -> String {
+        guard action.kind == .publishSnapshot, plan.snapshotDigestChangesInApply else { return action.title }
+        return action.title + " (for now: sandbox approves this apply's uploads at once, and apply publishes the snapshot compiled after that)"
+    }
+
+    static func text(_ plan: Plan, painter: Painter) -> String {
+        let safe = TerminalText.safe
+        var out: [String] = [painter.bold(summaryLine(plan))]
+        out.append("Read \(plan.environment.rawValue) with \(plan.apiCalls) API call\(plan.apiCalls == 1 ? "" : "s").")
+        if plan.converged && plan.problems.isEmpty {
+            out.append("")
+            out.append("No changes. \(plan.environment.rawValue) matches the manifests.")
+        }
+        var waits = WaitingLists()
+        for group in groups(plan) where !group.actions.isEmpty {
+            out.append("")
+            out.append(painter.bold("\(group.title) (\(group.actions.count))"))
+            for action in group.actions {
+                let mark = marker(action, in: plan)
+                let title = safe(title(action, in: plan))
+                out.append("  \(painter.color(mark.color, mark.symbol + " " + title))")
+                out.append("      \(safe(PlanWording.reason(action.reason)))")
+                if let error = action.error { out.append("      " + painter.color(.red, "error: \(safe(PlanWording.error(error)))")) }
+                if case .publishSnapshot(let compiled, _) = action.change {
+                    // Each rule says what it waits for; the action's list would repeat them.
+                    for rule in compiled.outcomes where rule.outcome != .unchanged {
+                        out.append("      rule \(safe(rule.id)): \(safe(ruleText(rule, waits: &waits)))")
+                    }
+                } else if action.error == nil && !action.waitingFor.isEmpty {
+                    out.append("      waiting for " + safe(waits.text(action.waitingFor, for: action.title)))
+                }
+            }
+        }
+        if !plan.problems.isEmpty {
+            out.append("")
+            out.append(painter.bold(painter.color(.red, "Problems (\(plan.problems.count))")))
+            for problem in plan.problems { out.append("  " + painter.color(.red, "x " + safe(problem.message))) }
+        }
+        if !plan.inventory.isEmpty {
+            out.append("")
+            out.append(painter.bold("Not derived by the manifests (\(plan.inventory.count))"))
+            for item in plan.inventory { out.append("  " + safe(inventoryText(item))) }
+        }
+        out.append("")
+        out.append(estimateText(plan.estimate))
+        out.append(statusLine(plan))
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    /// The separator between Markdown comments when the plan does not fit in one.
+    static let commentSeparator = "\n<!-- retention-sync: next comment -->\n"
+
+    /// The least `--markdown-max-chars` that leaves room for a section's fold, a table head and a line.
+    static let minimumMarkdownCharacters = 500
+
+    /// The Markdown for a pull-request comment, split into several comments when one would
+    /// exceed `maxCharacters` (GitHub's limit is 65,535); no comment ever does.
+    static func markdown(_ plan: Plan, maxCharacters: Int = 65_000) -> [String] {
+        let escape = MarkdownText.escape
+        var waits = WaitingLists()
+        var head: [String] = []
+        head.append("### retention-sync plan · \(plan.environment.rawValue) · \(MarkdownText.code(plan.bundleId))")
+        head.append("")
+        head.append("**\(summaryLine(plan))**")
+        head.append("")
+        head.append(statusLine(plan) + " The plan read the remote state with \(plan.apiCalls) API call\(plan.apiCalls == 1 ? "" : "s").")
+        let deletes = plan.actions.filter { $0.kind.effect == .delete && $0.state != .error }
+        if !deletes.isEmpty {
+            head.append("")
+            head.append("> [!WARNING]")
+            head.append("> This plan **deletes \(deletes.count) item\(deletes.count == 1 ? "" : "s")**: "
+                        + deletes.prefix(5).map { MarkdownText.code($0.title) }.joined(separator: ", ")
+                        + (deletes.count > 5 ? " and \(deletes.count - 5) more" : "") + ".")
+        }
+        let errors = plan.actions.filter { $0.state == .error }
+        if !errors.isEmpty || !plan.problems.isEmpty {
+            head.append("")
+            head.append("> [!CAUTION]")
+            head.append("> Errors that need a change in the manifests:")
+            for problem in plan.problems { head.append("> - \(escape(problem.message))") }
+            for action in errors {
+                head.append("> - \(MarkdownText.code(action.title)): \(escape(action.error.map(PlanWording.error) ?? PlanWording.reason(action.reason)))")
+            }
+        }
+        let blocked = plan.actions.filter { $0.state == .blocked && !plan.runsAfterRelist($0) }
+        if !blocked.isEmpty {
+            head.append("")
+            head.append("**Blocked until App Review approves (retried by the next reconcile):**")
+            for action in blocked.prefix(Self.unfoldedBlocked) {
+                head.append("- \(MarkdownText.code(action.title)) — waiting for "
+                            + escape(waits.text(action.waitingFor, for: action.title)))
+            }
+            if blocked.count > Self.unfoldedBlocked {
+                head.append("- …and \(blocked.count - Self.unfoldedBlocked) more (all under “Blocked” below)")
+            }
+        }
+        let afterRelist = plan.actions.filter { plan.runsAfterRelist($0) }
+        if !afterRelist.isEmpty {
+            head.append("")
+            head.append("**Done by this apply once sandbox approves its uploads:** \(afterRelist.count) action\(afterRelist.count == 1 ? "" : "s") (under “\(afterRelistTitle)” below)")
+        }
+        if plan.snapshotDigestChangesInApply {
+            head.append("")
+            head.append("The snapshot digest shown is the one publishable now; apply publishes the snapshot compiled after sandbox approves this apply's uploads, with another digest.")
+        }
+        if plan.converged && plan.problems.isEmpty {
+            head.append("")
+            head.append("No changes: \(plan.environment.rawValue) matches the manifests.")
+        }
+
+        var tableWaits = WaitingLists()
+        var sections: [Section] = [Section(open: [], lines: head, close: [])]
+        for group in groups(plan) where !group.actions.isEmpty && (group.title != "Blocked" || group.actions.count > Self.unfoldedBlocked) {
+            var lines = ["| Action | State | Reason |", "|---|---|---|"]
+            for action in group.actions {
+                var reason = escape(action.error.map(PlanWording.error) ?? PlanWording.reason(action.reason))
+                if action.state == .blocked && action.kind != .publishSnapshot {
+                    reason = "waiting for " + escape(tableWaits.text(action.waitingFor, for: action.title))
+                }
+                if case .publishSnapshot(let compiled, _) = action.change {
+                    let rules = compiled.outcomes.filter { $0.outcome != .unchanged }
+                        .map { "\(MarkdownText.code($0.id, inTable: true)) \(escape(ruleText($0, waits: &tableWaits)))" }
+                    if !rules.isEmpty { reason += "<br>" + rules.joined(separator: "<br>") }
+                }
+                lines.append("| \(MarkdownText.code(title(action, in: plan), inTable: true)) | \(action.state.rawValue) | \(reason) |")
+            }
+            sections.append(Section(open: ["", "<details><summary>\(group.title) (\(group.actions.count))</summary>", ""],
+                                    lines: lines, close: ["", "</details>"]))
+        }
+        if !plan.inventory.isEmpty {
+            var lines = ["| Kind | Identifier | State | Label | In use | Prune |", "|---|---|---|---|---|---|"]
+            for item in plan.inventory {
+                lines.append("| \(item.kind.rawValue) | \(MarkdownText.code(item.identifier, inTable: true)) | \(escape(item.state.rawValue)) | \(escape(labelText(item))) | \(escape(item.usedBy.map(\.description).joined(separator: ", "))) | \(escape(PlanWording.prune(item.prune))) |")
+            }
+            sections.append(Section(open: ["", "<details><summary>Not derived by the manifests (\(plan.inventory.count))</summary>", ""],
+                                    lines: lines, close: ["", "</details>"]))
+        }
+        sections.append(Section(open: ["", "<details><summary>Estimate</summary>", ""],
+                                lines: [estimateText(plan.estimate)], close: ["", "</details>"]))
+        return pack(sections, maxCharacters: max(minimumMarkdownCharacters, maxCharacters))
+    }
+
+    /// Blocked actions listed above the fold; a longer list is folded in full below.
+    static let unfoldedBlocked = 10
+
+    struct Section {
+        var open: [String]
+        var lines: [String]
+        var close: [String]
+    }
+
+    /// Room kept for the footer "Comment N of M" that is added after packing.
+    static let footerRoom = 40
+    static let continuation = "_(continued)_"
+
+    /// GitHub counts characters; UTF-16 code units are never fewer, so a comment measured in them fits.
+    static func length(_ text: String) -> Int { text.utf16.count }
+
+    /// Packs sections into comments of at most `maxCharacters`; a section too long for one comment
+    /// is continued in the next, closing and reopening its `<details>` so every comment is valid on
+    /// its own, and a single line too long for any comment is cut into pieces.
+    static func pack(_ sections: [Section], maxCharacters: Int) -> [String] {
+        let budget = maxCharacters - footerRoom
+        var comments: [String] = []
+        var current = ""
+        var hasContent = false
+        func size(_ lines: [String]) -> Int { lines.reduce(0) { $0 + length($1) + 1 } }
+        func flush() {
+            guard hasContent else { return }
+            comments.append(current)
+            current = continuation + "\n"
+            hasContent = false
+        }
+        for section in sections {
+            let tableHead = section.lines.prefix(2).allSatisfy { $0.hasPrefix("|") } ? Array(section.lines.prefix(2)) : []
+            // The longest line that fits a fresh comment beside its fold and table head.
+            let lineRoom = max(1, budget - length(continuation) - 1 - size(section.open + section.close + tableHead) - 1)
+            let lines = section.lines.flatMap { cut($0, to: lineRoom) }
+            let whole = section.open + lines + section.close
+            if length(current) + size(whole) <= budget {
+                current += whole.joined(separator: "\n") + "\n"
+                hasContent = true
+                continue
+            }
+            if length(current) + size(section.open + section.close) + (lines.first.map { length($0) + 1 } ?? 0) > budget {
+                flush()
+            }
+            var chunk = section.open
+            var chunkHasLines = false
+            for line in lines {
+                if length(current) + size(chunk + [line] + section.close) > budget, chunkHasLines {
+                    current += (chunk + section.close).joined(separator: "\n") + "\n"
+                    hasContent = true
+                    flush()
+                    chunk = section.open + (line.hasPrefix("|") && !tableHead.contains(line) ? tableHead : [])
+                    chunkHasLines = false
+                }
+                chunk.append(line)
+                if !tableHead.contains(line) { chunkHasLines = true }
+            }
+            current += (chunk + section.close).joined(separator: "\n") + "\n"
+            hasContent = true
+        }
+        if hasContent { comments.append(current) }
+        if comments.count > 1 {
+            comments = comments.enumerated().map { index, text in
+                text + "\n<sub>Comment \(index + 1) of \(comments.count)</sub>\n"
+            }
+        }
+        return comments
+    }
+
+    /// A line cut into pieces of at most `room` UTF-16 code units, never inside a character.
+    static func cut(_ line: String, to room: Int) -> [String] {
+        guard length(line) > room else { return [line] }
+        var pieces: [String] = []
+        var piece = ""
+        for character in line {
+            if length(piece) + character.utf16.count > room, !piece.isEmpty {
+                pieces.append(piece)
+                piece = ""
+            }
+            piece.append(character)
+        }
+        if !piece.isEmpty { pieces.append(piece) }
+        return pieces
+    }
+
+    struct Group {
+        var title: String
+        var actions: [PlanAction]
+    }
+
+    static let afterRelistTitle = "After this apply's uploads"
+
+    static func groups(_ plan: Plan) -> [Group] {
+        let ready = plan.actions.filter { $0.state == .ready }
+        return [
+            Group(title: "To upload", actions: ready.filter { $0.kind.effect == .upload }),
+            Group(title: "To set", actions: ready.filter { $0.kind.effect == .set }),
+            Group(title: "To delete", actions: ready.filter { $0.kind.effect == .delete }),
+            Group(title: afterRelistTitle, actions: plan.actions.filter { plan.runsAfterRelist($0) }),
+            Group(title: "Blocked", actions: plan.actions.filter { $0.state == .blocked && !plan.runsAfterRelist($0) }),
+            Group(title: "Errors", actions: plan.actions.filter { $0.state == .error }),
+        ]
+    }
+
+    static func marker(_ action: PlanAction, in plan: Plan) -> (symbol: String, color: Painter.Color) {
+        switch action.state {
+        case .error: return ("x", .red)
+        case .blocked: return plan.runsAfterRelist(action) ? ("~", .yellow) : ("!", .yellow)
+        case .ready:
+            switch action.kind.effect {
+            case .upload: return ("+", .green)
+            case .delete: return ("-", .red)
+            case .set: return ("~", .yellow)
+            }
+        }
+    }
+
+    /// Lists of what actions wait for, each written out the first time and referred to after.
+    struct WaitingLists {
+        var seen: [[ReviewItem]: String] = [:]
+
+        mutating func text(_ items: [ReviewItem], for owner: String) -> String {
+            if let first = seen[items] { return "the same as \(first)" }
+            seen[items] = owner
+            return items.map(\.description).joined(separator: "; ")
+        }
+    }
+
+    static func ruleText(_ rule: RuleOutcome, waits: inout WaitingLists) -> String {
+        let waiting = rule.waitingFor.isEmpty ? "" : " (waiting for " + waits.text(rule.waitingFor, for: "rule \(rule.id)") + ")"
+        switch rule.outcome {
+        case .added: return "added at version \(rule.version ?? "")"
+        case .updated: return "updated \(rule.publishedVersion ?? "") → \(rule.version ?? "")"
+        case .unchanged: return "unchanged at \(rule.version ?? "")"
+        case .held: return "held at previous version \(rule.publishedVersion ?? ""); new version \(rule.version ?? "") blocked" + waiting
+        case .leftOut: return "left out: not approved yet" + waiting
+        case .removed: return "removed (was \(rule.publishedVersion ?? ""))"
+        }
+    }
+
+    static func labelText(_ item: InventoryItem) -> String {
+        switch item.label {
+        case .unmanaged: "unmanaged"
+        case .olderVersion: "older version" + (item.name.map { " of \($0)" } ?? "")
+        }
+    }
+
+    static func inventoryText(_ item: InventoryItem) -> String {
+        var text = "\(item.kind.rawValue) \(item.identifier) \(item.state.rawValue): \(labelText(item))"
+        if !item.usedBy.isEmpty { text += "; in use by " + item.usedBy.map(\.description).joined(separator: ", ") }
+        return text + "; " + PlanWording.prune(item.prune)
+    }
+
+    static func estimateText(_ estimate: Estimate) -> String {
+        let total = estimate.totalRequests
+        return "Estimate: \(total) request\(total == 1 ? "" : "s") (\(estimate.configureDefaultRequests) configure-default at \(rate(estimate.configureDefaultRate))/s, \(estimate.otherRequests) other at \(rate(estimate.otherRate))/s), "
+            + "at least \(seconds(estimate.minimumSeconds)) under Apple's rate limits; "
+            + "messages \(estimate.messagesAfter)/\(estimate.messagesCap), images \(estimate.imagesAfter)/\(estimate.imagesCap) after apply."
+    }
+
+    static func rate(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
+    }
+
+    static func seconds(_ value: Double) -> String {
+        if value < 60 { return "\(Int(value.rounded(.up))) s" }
+        if value < 3600 { return "\(Int((value / 60).rounded(.up))) min" }
+        return String(format: "%.1f h", value / 3600)
+    }
+}
