@@ -4,6 +4,7 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
+@testable import RetentionSyncCommands
 import Testing
 
 /// The three renderings of one plan that holds every action kind and every state, pinned by
@@ -72,12 +73,12 @@ struct GoldenPlanTests {
 
     @Test("the terminal rendering matches fixtures/plans/every-action.txt")
     func terminal() throws {
-        try check(PlanRenderer.text(try Self.everyActionPlan(), color: false), against: "every-action.txt")
+        try check(PlanView.text(try Self.everyActionPlan(), painter: Painter(enabled: false)), against: "every-action.txt")
     }
 
     @Test("the Markdown rendering matches fixtures/plans/every-action.md")
     func markdown() throws {
-        let comments = PlanRenderer.markdown(try Self.everyActionPlan())
+        let comments = PlanView.markdown(try Self.everyActionPlan())
         #expect(comments.count == 1)
         try check(comments.joined(), against: "every-action.md")
     }
@@ -85,14 +86,14 @@ struct GoldenPlanTests {
     @Test("the JSON rendering matches fixtures/plans/every-action.json and reads back")
     func json() throws {
         let plan = try Self.everyActionPlan()
-        let text = try PlanRenderer.json(plan)
+        let text = try PlanJSON.encode(plan)
         try check(text, against: "every-action.json")
-        #expect(try SavedPlan.load(Data(text.utf8)) == plan)
+        #expect(try SavedPlan.load(Data(text.utf8)) == SavedPlan(plan))
     }
 
     @Test("a long Markdown plan is split into comments that each fit")
     func markdownSplits() throws {
-        let comments = PlanRenderer.markdown(try Self.everyActionPlan(), maxCharacters: 1_500)
+        let comments = PlanView.markdown(try Self.everyActionPlan(), maxCharacters: 1_500)
         #expect(comments.count > 1)
         #expect(comments.allSatisfy { $0.count <= 1_500 })
         #expect(comments.allSatisfy { $0.components(separatedBy: "<details>").count == $0.components(separatedBy: "</details>").count })
@@ -102,7 +103,7 @@ struct GoldenPlanTests {
     @Test("colour appears only when the console allows it")
     func colourOnlyWhenAllowed() throws {
         let plan = try Self.everyActionPlan()
-        #expect(!PlanRenderer.text(plan, color: false).contains("\u{1B}["))
-        #expect(PlanRenderer.text(plan, color: true).contains("\u{1B}[31m"))
+        #expect(!PlanView.text(plan, painter: Painter(enabled: false)).contains("\u{1B}["))
+        #expect(PlanView.text(plan, painter: Painter(enabled: true)).contains("\u{1B}[31m"))
     }
 }

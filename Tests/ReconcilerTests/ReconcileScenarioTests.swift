@@ -5,6 +5,7 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
+@testable import RetentionSyncCommands
 import Testing
 
 @Suite("Reconciling, as a user does it")
@@ -24,7 +25,7 @@ struct ReconcileScenarioTests {
 
         let again = try await harness.plan()
         #expect(again.plan.converged)
-        #expect(PlanRenderer.summaryLine(again.plan) == "Plan (sandbox): 0 to upload, 0 to set, 0 blocked, 0 to delete")
+        #expect(PlanView.summaryLine(again.plan) == "Plan (sandbox): 0 to upload, 0 to set, 0 blocked, 0 to delete")
     }
 
     @Test("applying twice gives no changes and zero uploads the second time")
@@ -121,7 +122,7 @@ struct ReconcileScenarioTests {
         let problem = try #require(planned.plan.problems.first)
         #expect(problem.name == "winback" && problem.locale == "de-DE")
         #expect(problem.message.contains("'winback' (de-DE)"))
-        #expect(PlanRenderer.text(planned.plan, color: false).contains("message 'winback' (de-DE) version"))
+        #expect(PlanView.text(planned.plan, painter: Painter(enabled: false)).contains("message 'winback' (de-DE) version"))
         // The rest still goes out; the rejected rule stays out of the snapshot.
         try await harness.apply()
         let snapshot = try #require(try harness.published())
@@ -133,8 +134,8 @@ struct ReconcileScenarioTests {
     func savedPlanRefusedAfterManifestsChange() async throws {
         var harness = Harness(environment: .sandbox)
         let saved = try await harness.plan().plan
-        let reloaded = try SavedPlan.load(Data(try PlanRenderer.json(saved).utf8))
-        #expect(reloaded == saved)
+        let reloaded = try SavedPlan.load(Data(try PlanJSON.encode(saved).utf8))
+        #expect(reloaded == SavedPlan(saved))
         harness.manifests = Fixtures.manifests(directory: harness.directory, winbackDE: "Geändert")
         let fresh = try await harness.plan().plan
         #expect(throws: ReconcilerError.self) { try SavedPlan.check(saved: reloaded, fresh: fresh) }
@@ -151,15 +152,15 @@ struct ReconcileScenarioTests {
         let saved = try await harness.plan().plan
         try await harness.apply()
         // Already done: nothing left, nothing refused.
-        #expect(try SavedPlan.check(saved: saved, fresh: try await harness.plan().plan) == Set(saved.actions.map(\.id)))
+        #expect(try SavedPlan.check(saved: SavedPlan(saved), fresh: try await harness.plan().plan) == Set(saved.actions.map(\.id)))
         // Someone points a default elsewhere: the saved plan (made when it was unset) still sets it.
         try await harness.api.deleteDefaultMessage(productId: "monthly", locale: "en-US")
-        _ = try SavedPlan.check(saved: saved, fresh: try await harness.plan().plan)
+        _ = try SavedPlan.check(saved: SavedPlan(saved), fresh: try await harness.plan().plan)
         // Someone deletes the realtime URL after a plan that found nothing to do: refused.
         let converged = try await harness.plan().plan
         try await harness.api.deleteRealtimeURL()
         let changed = try await harness.plan().plan
-        #expect(throws: ReconcilerError.self) { try SavedPlan.check(saved: converged, fresh: changed) }
+        #expect(throws: ReconcilerError.self) { try SavedPlan.check(saved: SavedPlan(converged), fresh: changed) }
     }
 
     @Test("a prune the plan refused stays refused after the sandbox re-list, although the uploads shrink its share")
@@ -189,8 +190,8 @@ struct ReconcileScenarioTests {
                                                 retry: RetryPolicy(maxAttempts: 20, baseDelay: 1, maxDelay: 1))
         let retried = try await harness.reconciler(api: retrying).plan(try harness.desired())
         #expect(retrying.requestCounts.retries > 0)
-        #expect(try PlanRenderer.json(retried.plan) == PlanRenderer.json(clean.plan))
-        #expect(PlanRenderer.text(retried.plan, color: false) == PlanRenderer.text(clean.plan, color: false))
+        #expect(try PlanJSON.encode(retried.plan) == PlanJSON.encode(clean.plan))
+        #expect(PlanView.text(retried.plan, painter: Painter(enabled: false)) == PlanView.text(clean.plan, painter: Painter(enabled: false)))
     }
 
     @Test("over Apple's image cap, messages that show a new picture are not uploaded without it")
@@ -204,7 +205,7 @@ struct ReconcileScenarioTests {
         let planned = try Planner.plan(desired: desired, remote: remote, hasSnapshotStore: false)
         #expect(planned.plan.actions.filter { $0.kind == .uploadImage }.allSatisfy { $0.state == .error })
         let showsPicture = planned.plan.actions.filter { $0.kind == .uploadMessage && !$0.dependsOn.isEmpty }
-        #expect(!showsPicture.isEmpty && showsPicture.allSatisfy { $0.state == .error && $0.error?.contains("cap of 2000 images") == true })
+        #expect(!showsPicture.isEmpty && showsPicture.allSatisfy { $0.state == .error && $0.error?.description.contains("cap of 2000 images") == true })
 
         let report = try await Applier(api: harness.api, store: nil).apply(planned)
         let standard = Set(desired.messages.filter { !$0.imageIdentifiers.isEmpty }.map(\.identifier))

@@ -244,7 +244,7 @@ struct PlanCommandTests {
     func markdownSplits() async throws {
         let harness = try CommandHarness()
         let run = await harness.run(["plan", "--env", "sandbox", "--format", "markdown", "--markdown-max-chars", "2000"])
-        let comments = run.stdout.components(separatedBy: PlanCommand.commentSeparator)
+        let comments = run.stdout.components(separatedBy: PlanView.commentSeparator)
         #expect(comments.count > 1)
         #expect(comments[0].hasPrefix("### retention-sync plan · sandbox"))
         #expect(comments[0].contains("**Plan (sandbox): 16 to upload"))

@@ -22,6 +22,16 @@ public struct SavedPlan: Sendable, Hashable, Decodable {
         case formatVersion = "format_version", environment, bundleId = "bundle_id", prune, fingerprints, actions
     }
 
+    /// What saving `plan` keeps for apply.
+    public init(_ plan: Plan) {
+        formatVersion = plan.formatVersion
+        environment = plan.environment
+        bundleId = plan.bundleId
+        prune = plan.prune
+        fingerprints = plan.fingerprints
+        actions = plan.actions.map { Action(id: $0.id, kind: $0.kind, state: $0.state) }
+    }
+
     public static func load(_ data: Data) throws(ReconcilerError) -> SavedPlan {
         let plan: SavedPlan
         do {

@@ -203,6 +203,12 @@ public struct PlanAction: Sendable, Hashable {
         }
     }
 
+    /// `publish_snapshot`: what happens to each rule; empty for every other kind.
+    public var rules: [RuleOutcome] {
+        if case .publishSnapshot(let compiled, _) = change { return compiled.outcomes }
+        return []
+    }
+
     /// A short description of the target, as the views and the apply report name it.
     public var title: String {
         switch change {
