@@ -41,6 +41,11 @@ enum RandomManifests {
                                                   message: messages.randomElement(using: &random)!.name, location: Fixtures.at("defaults.yaml")))
             }
         }
+        // At least one default, so every seed has a review decision to check.
+        if defaults.isEmpty, let product = products.first, let locale = product.locales.first {
+            defaults.append(DefaultAssignment(productId: product.id, locale: locale, message: messages[0].name,
+                                              location: Fixtures.at("defaults.yaml")))
+        }
         var percentLeft = 100.0
         let rules = (0..<Int.random(in: 0...5, using: &random)).map { index -> FlowRule in
             let message = messages.randomElement(using: &random)!.name
@@ -87,18 +92,36 @@ extension Array {
 struct PropertyTests {
     static let seeds: [UInt64] = Array(1...60)
 
-    /// Everything customers can see refers only to APPROVED content (and, for known messages, APPROVED images).
-    func expectOnlyApprovedInUse(_ state: EmulatorState, snapshot: RuntimeSnapshot?, seed: UInt64) {
+    /// Everything customers can see refers only to APPROVED content (and, for known messages, APPROVED
+    /// images), and every default the manifests assign is set exactly when its message is usable.
+    /// Returns how many uses and assignments it checked, so a seed cannot pass by checking nothing.
+    func expectOnlyApprovedInUse(_ state: EmulatorState, snapshot: RuntimeSnapshot?, desired: DesiredState, seed: UInt64) -> Int {
         func usable(_ id: String) -> Bool {
             guard let message = state.messages[id], message.state == .approved else { return false }
             return message.body.referencedImageIdentifiers.allSatisfy { state.images[$0]?.state == .approved }
         }
-        for (pair, id) in state.defaults { #expect(usable(id), "seed \(seed): default \(pair) uses \(id)") }
+        var checked = 0
+        for (pair, id) in state.defaults {
+            #expect(usable(id), "seed \(seed): default \(pair) uses \(id)")
+            checked += 1
+        }
         for rule in snapshot?.rules ?? [] {
             for (locale, id) in rule.response.messageIdentifiers ?? [:] {
                 #expect(usable(id), "seed \(seed): rule \(rule.id) (\(locale)) uses \(id)")
+                checked += 1
             }
         }
+        for assigned in desired.defaults {
+            let pair = "\(assigned.productId)/\(assigned.locale)"
+            let current = state.defaults[DefaultKey(productId: assigned.productId, locale: assigned.locale)]
+            if usable(assigned.messageIdentifier) {
+                #expect(current == assigned.messageIdentifier, "seed \(seed): default \(pair) is usable but not set")
+            } else {
+                #expect(current != assigned.messageIdentifier, "seed \(seed): default \(pair) set before approval")
+            }
+            checked += 1
+        }
+        return checked
     }
 
     @Test("no default and no published rule ever refers to content that is not APPROVED", arguments: seeds)
@@ -106,13 +129,16 @@ struct PropertyTests {
         var random = SeededGenerator(seed: seed)
         var harness = Harness(environment: .production)
         harness.manifests = RandomManifests.make(&random, directory: harness.directory)
+        let desired = try harness.desired()
+        var checked = 0
         for _ in 0..<3 {
             try await harness.apply()
-            expectOnlyApprovedInUse(harness.state, snapshot: try harness.published(), seed: seed)
+            checked += expectOnlyApprovedInUse(harness.state, snapshot: try harness.published(), desired: desired, seed: seed)
             try RandomManifests.review(harness.apple, harness.environment, &random)
         }
         try await harness.apply()
-        expectOnlyApprovedInUse(harness.state, snapshot: try harness.published(), seed: seed)
+        checked += expectOnlyApprovedInUse(harness.state, snapshot: try harness.published(), desired: desired, seed: seed)
+        #expect(checked > 0, "seed \(seed) checked nothing")
     }
 
     @Test("the same manifests and remote state give a byte-identical plan", arguments: seeds.prefix(30))

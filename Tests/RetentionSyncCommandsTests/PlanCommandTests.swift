@@ -194,7 +194,7 @@ struct PlanCommandTests {
     @Test("a REJECTED message makes plan exit 1 and name the message and locale")
     func rejectedIsAnError() async throws {
         let harness = try CommandHarness()
-        _ = await harness.run(["apply", "--env", "production"])
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
         let id = try await identifier(harness, named: "before-you-go", locale: "de-DE")
         try harness.emulator.rejectMessage(id, in: .production)
         harness.emulator.approveAllPending(in: .production)

@@ -10,7 +10,7 @@ struct StatusCommandTests {
     @Test("status lists every remote message with its review state, what it is, where it is used and what comes next")
     func statusAfterProductionApply() async throws {
         let harness = try CommandHarness()
-        _ = await harness.run(["apply", "--env", "production"])
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
         let run = await harness.run(["status", "--env", "production", "--format", "json"])
         #expect(run.code == .success)
         let status = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
@@ -21,7 +21,7 @@ struct StatusCommandTests {
         #expect((calm["next"] as? String)?.hasPrefix("wait for App Review; then becomes default") == true)
 
         harness.emulator.approveAllPending(in: .production)
-        _ = await harness.run(["apply", "--env", "production"])
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
         let text = await harness.run(["status", "--env", "production"])
         #expect(text.stdout.hasPrefix("Status (production) of com.example.stillpoint: in sync, health healthy"))
         #expect(text.stdout.contains("in use: default com.example.stillpoint.monthly/en-US, default com.example.stillpoint.yearly/en-US"))

@@ -51,8 +51,9 @@ enum MarkdownText {
     static func code(_ text: String, inTable: Bool = false) -> String {
         var body = TerminalText.safe(text)
         if inTable { body = body.replacingOccurrences(of: "|", with: "\\|") }
-        // In a code span `<` is literal, so only the split marker needs breaking up.
-        body = body.replacingOccurrences(of: "<!--", with: "<\u{200B}!--")
+        // In a code span `<` is literal; breaking up `</` and `<!--` keeps tools that scan the raw
+        // text (the comment splitter, a reader of the fold) from seeing a tag.
+        body = body.replacingOccurrences(of: "</", with: "<\u{200B}/").replacingOccurrences(of: "<!--", with: "<\u{200B}!--")
         guard body.contains("`") else { return "`\(body)`" }
         return "`` \(body) ``"
     }

@@ -213,7 +213,9 @@ enum PlanView {
                 hasContent = true
                 continue
             }
-            if length(current) + size(section.open + section.close) + (lines.first.map { length($0) + 1 } ?? 0) > budget {
+            // Start in a fresh comment unless the fold, the table head and one line fit here.
+            let firstLine = lines.first { !tableHead.contains($0) }.map { [$0] } ?? []
+            if length(current) + size(section.open + tableHead + firstLine + section.close) > budget {
                 flush()
             }
             var chunk = section.open
