@@ -32,6 +32,13 @@ public struct SavedPlan: Sendable, Hashable, Decodable {
         actions = plan.actions.map { Action(id: $0.id, kind: $0.kind, state: $0.state) }
     }
 
+    /// The options to re-plan with: the saved plan's prune, and its ready deletions allowed even
+    /// past prune protection (they were planned); deletions it refused stay refused.
+    public var planOptions: PlanOptions {
+        let deletes = actions.contains { $0.state == .ready && ($0.kind == .deleteMessage || $0.kind == .deleteImage) }
+        return PlanOptions(prune: prune || deletes, pruneForce: deletes)
+    }
+
     public static func load(_ data: Data) throws(ReconcilerError) -> SavedPlan {
         let plan: SavedPlan
         do {

@@ -39,8 +39,8 @@ struct ApplyCommand: Command {
         let options = try EnvironmentOptions.parse(&arguments, context: context)
         let planPath = try arguments.value(Self.planOption)
         let reportPath = try arguments.value(Self.report)
-        var prune = arguments.flag(Self.prune)
-        var pruneForce = arguments.flag(Self.pruneForce)
+        let prune = arguments.flag(Self.prune)
+        let pruneForce = arguments.flag(Self.pruneForce)
         let autoApprove = arguments.flag(Self.autoApprove)
         try arguments.finish()
 
@@ -51,13 +51,10 @@ struct ApplyCommand: Command {
                                    + "(make it with 'plan --prune --out FILE')", exitCode: .usage)
             }
             saved = try readSavedPlan(planPath, context: context)
-            prune = saved?.prune ?? false
-            // A saved plan may delete what it planned as ready; deletions it refused stay refused.
-            pruneForce = saved?.actions.contains { [.deleteMessage, .deleteImage].contains($0.kind) && $0.state == .ready } ?? false
         }
 
         let session = try ReconcileSession.open(options, context: context, provider: provider)
-        let planned = try await session.plan(PlanOptions(prune: prune || pruneForce, pruneForce: pruneForce))
+        let planned = try await session.plan(saved?.planOptions ?? PlanOptions(prune: prune || pruneForce, pruneForce: pruneForce))
         var allowed: Set<ActionID>?
         if let saved, let planPath {
             do {
