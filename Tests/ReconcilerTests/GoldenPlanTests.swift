@@ -5,15 +5,13 @@ import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
 @testable import RetentionSyncCommands
+import TestSupport
 import Testing
 
 /// The three renderings of one plan that holds every action kind and every state, pinned by
 /// golden files in fixtures/plans/. Run with UPDATE_GOLDEN=1 to rewrite them after a deliberate change.
 @Suite("Plan renderings")
 struct GoldenPlanTests {
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("fixtures/plans")
-
     /// Production, part-way through: one picture and two messages to upload, a default to set, one
     /// blocked by review and one on a REJECTED message, a default to delete, a snapshot with added,
     /// held, left-out and removed rules, a new realtime URL, and (forced) prune of stray content.
@@ -52,14 +50,9 @@ struct GoldenPlanTests {
                                 hasSnapshotStore: true).plan
     }
 
-    func check(_ rendered: String, against name: String) throws {
-        let url = Self.fixtures.appendingPathComponent(name)
-        if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] == "1" {
-            try FileManager.default.createDirectory(at: Self.fixtures, withIntermediateDirectories: true)
-            try Data(rendered.utf8).write(to: url)
-        }
-        let golden = try String(contentsOf: url, encoding: .utf8)
-        #expect(rendered == golden, "\(name) differs from the golden file; run with UPDATE_GOLDEN=1 to update it deliberately")
+    /// Fails after recording with UPDATE_GOLDEN=1, so a recording run never passes unnoticed.
+    func check(_ rendered: String, against name: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        Golden.expect(rendered, matches: "fixtures/plans/\(name)", sourceLocation: sourceLocation)
     }
 
     @Test("the plan holds every action kind and every state")
