@@ -11,7 +11,7 @@ enum StatusView {
         let safe = TerminalText.safe
         var out: [String] = []
         out.append(painter.bold(safe("Status (\(report.environment.rawValue)) of \(report.bundleId): \(report.converged ? "in sync" : "not in sync"), health \(report.health.rawValue)")))
-        out.append("Published snapshot: \(report.publishedSnapshot ?? "none")")
+        out.append(safe("Published snapshot: \(report.publishedSnapshot ?? "none")"))
         out.append(safe("Realtime URL: \(report.realtimeURL ?? "none")"))
         for (title, entries) in [("Messages", report.messages), ("Images", report.images)] {
             out.append("")
@@ -21,7 +21,7 @@ enum StatusView {
                     ? [entry.name, entry.locale, entry.version].compactMap { $0 }.joined(separator: " ")
                     : "not derived by the manifests" + (entry.name.map { " (older version of \($0))" } ?? "")
                 let color: Painter.Color = entry.state == .approved ? .green : (entry.state == .rejected ? .red : .yellow)
-                out.append("  \(entry.identifier)  \(painter.color(color, safe(entry.state.rawValue).padding(toLength: 12, withPad: " ", startingAt: 0)))  \(safe(label))")
+                out.append("  \(safe(entry.identifier))  \(painter.color(color, safe(entry.state.rawValue).padding(toLength: 12, withPad: " ", startingAt: 0)))  \(safe(label))")
                 let uses = inUse(entry)
                 if !uses.isEmpty { out.append("      in use: " + safe(uses.joined(separator: ", "))) }
                 out.append("      next: \(safe(next(entry.next)))")
