@@ -49,13 +49,28 @@ public enum ActionKind: String, Codable, Sendable, Hashable, CaseIterable {
         case relist
     }
 
-    /// Images before the messages that show them, the re-list, then what uses them; messages are
-    /// deleted before images because Apple refuses to delete an image a message still uses.
-    public static let applyOrder: [Step] = [
-        .perform(.uploadImage), .perform(.uploadMessage), .relist,
-        .perform(.setDefault), .perform(.deleteDefault), .perform(.publishSnapshot), .perform(.setRealtimeURL),
-        .perform(.deleteMessage), .perform(.deleteImage),
-    ]
+    /// Where a kind runs in an apply: images before the messages that show them, then what uses
+    /// them; messages are deleted before images because Apple refuses to delete an image a message
+    /// still uses. A switch, so a new kind cannot be added without a place in the order.
+    public var applyRank: Int {
+        switch self {
+        case .uploadImage: 0
+        case .uploadMessage: 1
+        case .setDefault: 2
+        case .deleteDefault: 3
+        case .publishSnapshot: 4
+        case .setRealtimeURL: 5
+        case .deleteMessage: 6
+        case .deleteImage: 7
+        }
+    }
+
+    /// Every kind by `applyRank`, with the re-list right after the uploads: what apply loops over.
+    public static let applyOrder: [Step] = {
+        let kinds = allCases.sorted { $0.applyRank < $1.applyRank }
+        let uploads = kinds.filter { $0.effect == .upload }.map(Step.perform)
+        return uploads + [.relist] + kinds.filter { $0.effect != .upload }.map(Step.perform)
+    }()
 
     /// What an action of this kind does to the remote: the one place the summary, the views and
     /// the estimate learn which kinds upload, set or delete.
