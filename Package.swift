@@ -59,7 +59,7 @@ let package = Package(
         .testTarget(name: "ManifestsTests", dependencies: ["Manifests", "YAML", "Basics", "RetentionMessagingModels"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Crypto", "RetentionMessagingModels"]),
         .testTarget(name: "ReconcilerTests",
-                    dependencies: ["TestSupport", "Reconciler", "RetentionSyncCommands", "Emulator", "Manifests", "Runtime", "RetentionMessagingModels", "RetentionMessaging", "Crypto"]),
+                    dependencies: ["TestSupport", "Basics", "Reconciler", "RetentionSyncCommands", "Emulator", "Manifests", "Runtime", "RetentionMessagingModels", "RetentionMessaging", "Crypto"]),
         .testTarget(name: "RetentionSyncCommandsTests", dependencies: ["RetentionSyncCommands", "Emulator", "Crypto"]),
     ],
     swiftLanguageModes: [.v6]

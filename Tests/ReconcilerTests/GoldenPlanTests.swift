@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import Manifests
 import Reconciler
@@ -51,7 +52,7 @@ struct GoldenPlanTests {
     }
 
     /// Fails after recording with UPDATE_GOLDEN=1, so a recording run never passes unnoticed.
-    func check(_ rendered: String, against name: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func check(_ rendered: String, against name: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
         Golden.expect(rendered, matches: "fixtures/plans/\(name)", sourceLocation: sourceLocation)
     }
 

@@ -35,14 +35,14 @@ public enum DiagnosticRenderer {
 
     private static func text(_ diagnostics: [Diagnostic], color: Bool) -> String {
         guard !diagnostics.isEmpty else { return "" }
-        func paint(_ text: String, _ code: String) -> String { color ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
+        let painter = Painter(enabled: color)
         var lines: [String] = []
         for diagnostic in diagnostics {
-            let severity = diagnostic.severity == .error ? paint("error", "1;31") : paint("warning", "1;33")
-            let place = diagnostic.location.map { paint("\($0):", "1") + " " } ?? ""
+            let severity = diagnostic.severity == .error ? painter.color(.red, "error", bold: true) : painter.color(.yellow, "warning", bold: true)
+            let place = diagnostic.location.map { painter.bold("\($0):") + " " } ?? ""
             lines.append("\(place)\(severity): \(diagnostic.message) [\(diagnostic.code)]")
             if let hint = diagnostic.hint {
-                lines.append("    " + paint("hint:", "36") + " " + hint)
+                lines.append("    " + painter.color(.cyan, "hint:") + " " + hint)
             }
         }
         lines.append(summary(diagnostics))

@@ -65,7 +65,7 @@ struct ApplyCommand: Command {
             context.console.print("Applying the saved plan \(planPath).")
         }
         if printPlan {
-            context.console.write(PlanView.text(planned.plan, painter: Painter(context.console)))
+            context.console.write(PlanView.text(planned.plan, for: context.console))
             context.console.print("")
         }
         if planPath == nil {

@@ -80,7 +80,7 @@ struct PlanCommand: Command {
         switch format {
         case "json": context.console.write(try json(plan))
         case "markdown": context.console.write(PlanView.markdown(plan, maxCharacters: maxCharacters).joined(separator: PlanView.commentSeparator))
-        default: context.console.write(PlanView.text(plan, painter: Painter(context.console)))
+        default: context.console.write(PlanView.text(plan, for: context.console))
         }
     }
 

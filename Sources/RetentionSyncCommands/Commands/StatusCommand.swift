@@ -33,7 +33,7 @@ struct StatusCommand: Command {
         if format == "json" {
             do { context.console.write(try StatusView.json(report)) } catch { throw CommandError("cannot encode the status: \(error)") }
         } else {
-            context.console.write(StatusView.text(report, painter: Painter(context.console)))
+            context.console.write(StatusView.text(report, for: context.console))
         }
         return .success
     }

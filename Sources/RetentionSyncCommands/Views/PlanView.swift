@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import Manifests
 import Reconciler
@@ -33,6 +34,9 @@ enum PlanView {
         guard action.kind == .publishSnapshot, plan.snapshotDigestChangesInApply else { return action.title }
         return action.title + " (for now: sandbox approves this apply's uploads at once, and apply publishes the snapshot compiled after that)"
     }
+
+    /// Coloured only where the console allows it.
+    static func text(_ plan: Plan, for console: Console) -> String { text(plan, painter: Painter(console)) }
 
     static func text(_ plan: Plan, painter: Painter) -> String {
         let safe = TerminalText.safe

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import Manifests
 import Reconciler
@@ -7,6 +8,9 @@ import Runtime
 
 /// `retention-sync status` as a person and a program read it.
 enum StatusView {
+    /// Coloured only where the console allows it.
+    static func text(_ report: StatusReport, for console: Console) -> String { text(report, painter: Painter(console)) }
+
     static func text(_ report: StatusReport, painter: Painter) -> String {
         let safe = TerminalText.safe
         var out: [String] = []
