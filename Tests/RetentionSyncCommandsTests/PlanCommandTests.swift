@@ -269,6 +269,18 @@ struct PlanCommandTests {
         #expect(run.stderr.contains("--env is required"))
     }
 
+    @Test("a Markdown comment limit too small for one section is a usage error; a small one is honoured")
+    func markdownLimit() async throws {
+        let harness = try CommandHarness()
+        let tiny = await harness.run(["plan", "--env", "production", "--format", "markdown", "--markdown-max-chars", "100"])
+        #expect(tiny.code == .usage)
+        #expect(tiny.stderr.contains("--markdown-max-chars must be at least 500"))
+        let small = await harness.run(["plan", "--env", "production", "--format", "markdown", "--markdown-max-chars", "1000"])
+        #expect(small.code == .success)
+        let comments = small.stdout.components(separatedBy: PlanView.commentSeparator)
+        #expect(comments.count > 1 && comments.allSatisfy { $0.utf16.count <= 1000 })
+    }
+
     @Test("two plan processes print the same JSON bytes, also after the emulator restarts from its state file")
     func byteIdenticalAcrossProcesses() async throws {
         let harness = try CommandHarness()
