@@ -48,7 +48,7 @@ extension Emulator {
         guard let jws = try? JWS.decode(token) else { return "malformed token" }
         guard jws.header.alg == "ES256" else { return "alg is not ES256" }
         guard jws.header.typ == nil || jws.header.typ == "JWT" else { return "typ is not JWT" }
-        if let keyId = configuration.keyId, jws.header.kid != keyId { return "unknown kid" }
+        if let keyId = configuration.keyId, jws.header.kid != keyId { return "kid does not match the emulator's key id" }
         guard jws.verify(with: configuration.publicKey) else { return "signature does not verify with the configured key" }
 
         struct Claims: Decodable {
@@ -59,13 +59,18 @@ extension Emulator {
             var bid: String?
         }
         guard let claims = try? JSONDecoder().decode(Claims.self, from: Data(jws.payloadJSON)) else { return "claims are not JSON" }
-        guard let iat = claims.iat, let exp = claims.exp else { return "iat or exp missing" }
+        guard let exp = claims.exp else { return "exp missing" }
         guard exp + configuration.clockSkew > now else { return "token expired" }
-        guard exp - iat <= 3600 else { return "token lives longer than 60 minutes" }
-        guard iat <= now + configuration.clockSkew else { return "token issued in the future" }
+        // Apple accepts tokens without `iat` (its own Python library sends none): then `exp` alone bounds the lifetime.
+        if let iat = claims.iat {
+            guard exp - iat <= 3600 else { return "token lives longer than 60 minutes (exp - iat)" }
+            guard iat <= now + configuration.clockSkew else { return "token issued in the future (iat; is a clock off?)" }
+        } else {
+            guard exp - now <= 3600 + configuration.clockSkew else { return "token without iat expires more than 60 minutes from now" }
+        }
         guard claims.aud == "appstoreconnect-v1" else { return "aud is not appstoreconnect-v1" }
         guard let iss = claims.iss, !iss.isEmpty else { return "iss missing" }
-        if let issuerId = configuration.issuerId, iss != issuerId { return "unknown iss" }
+        if let issuerId = configuration.issuerId, iss != issuerId { return "iss does not match the emulator's issuer id" }
         guard let bid = claims.bid, !bid.isEmpty else { return "bid missing" }
         if let bundleId = configuration.bundleId, bid != bundleId { return "bid does not match the app" }
         return nil
