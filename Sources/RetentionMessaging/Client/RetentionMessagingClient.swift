@@ -373,7 +373,8 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
         }
     }
 
-    static func isLoopback(_ host: String) -> Bool {
+    /// Whether `host` is 127.0.0.0/8, ::1 or localhost.
+    public static func isLoopback(_ host: String) -> Bool {
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         if bare == "localhost" || bare == "::1" || bare == "0:0:0:0:0:0:0:1" { return true }
         let parts = bare.split(separator: ".", omittingEmptySubsequences: false)
