@@ -151,14 +151,18 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
     // MARK: Performance test (sandbox only)
 
     public func initiatePerformanceTest(originalTransactionId: String) async throws(RetentionMessagingError) -> PerformanceTestResponse {
-        try decode(try await send("POST", ["performanceTest"],
+        guard environment == .sandbox else { throw .invalidRequest(Self.sandboxOnly) }
+        return try decode(try await send("POST", ["performanceTest"],
                                   json: PerformanceTestRequest(originalTransactionId: originalTransactionId), noAccessOn404: true))
     }
 
     /// A 404 with `errorCode` 4040018 is an unknown request id; one without a code is `.noAPIAccess`.
     public func getPerformanceTestResult(requestId: String) async throws(RetentionMessagingError) -> PerformanceTestResultResponse {
-        try decode(try await send("GET", ["performanceTest", "result", requestId], noAccessOn404: true))
+        guard environment == .sandbox else { throw .invalidRequest(Self.sandboxOnly) }
+        return try decode(try await send("GET", ["performanceTest", "result", requestId], noAccessOn404: true))
     }
+
+    static let sandboxOnly = "Apple runs the performance test in sandbox only (it tests the sandbox realtime URL); use a sandbox client"
 
     // MARK: Sending
 
