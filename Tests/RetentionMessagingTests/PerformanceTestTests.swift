@@ -6,6 +6,11 @@ import RetentionMessaging
 import RetentionMessagingModels
 import Synchronization
 import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A realtime endpoint on loopback for the emulator's performance test to call: it decodes every
 /// signedPayload it gets, counts requests in flight, and answers with `answer`.
@@ -149,13 +154,13 @@ struct PerformanceTestTests {
         #expect(result.failures == ["INVALID_RESPONSE": 12])
     }
 
-    @Test("a TLS failure (https:// to a plain-HTTP server) fails with TLS_ISSUE")
+    @Test("a TLS failure (https:// to a server that answers in plain text) fails with TLS_ISSUE")
     func tlsFailure() async throws {
-        let target = try RealtimeTarget { RealtimeTarget.json("{}") }
+        let target = try PlainTextListener()
+        defer { target.stop() }
         let app = TestApp()
         let settings = PerformanceTestSettings(maxConcurrentRequests: 2, totalRequests: 2, totalDuration: 0)
-        let result = try await run(try await emulator(app, target: target.url.replacingOccurrences(of: "http://", with: "https://"),
-                                                      settings: settings), app: app)
+        let result = try await run(try await emulator(app, target: "https://127.0.0.1:\(target.port)/retention", settings: settings), app: app)
         #expect(result.result == .fail)
         #expect(result.failures == ["TLS_ISSUE": 2])
     }
@@ -282,5 +287,45 @@ struct PerformanceTestTests {
         tally.responseTimes = (1...100).map { Int64($0) }
         let times = tally.response(settings: .default, target: "t").responseTimes
         #expect(times == PerformanceTestResponseTimes(average: 50, p50: 50, p90: 90, p95: 95, p99: 99))
+    }
+}
+
+/// A loopback listener that answers every connection with a plain-text HTTP response and closes
+/// it: a TLS client reading that as a handshake fails at once.
+final class PlainTextListener: @unchecked Sendable {
+    private let descriptor: Int32
+    let port: UInt16
+    private let thread: Thread
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && listen(descriptor, 8) == 0
+                && getsockname(descriptor, $0, &length) == 0 }
+        }
+        guard bound else { close(descriptor); throw HTTPError(.other, "cannot listen on loopback") }
+        self.descriptor = descriptor
+        port = UInt16(bigEndian: address.sin_port)
+        thread = Thread {
+            while true {
+                let connection = accept(descriptor, nil, nil)
+                guard connection >= 0 else { return }
+                let answer = Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+                _ = answer.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+                close(connection)
+            }
+        }
+        thread.start()
+    }
+
+    /// Shutting the socket down wakes the blocked accept, which then ends the thread.
+    func stop() {
+        shutdown(descriptor, Int32(SHUT_RDWR))
+        close(descriptor)
     }
 }
