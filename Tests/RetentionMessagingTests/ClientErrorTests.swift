@@ -84,12 +84,9 @@ struct ClientErrorTests {
         let app = TestApp()
         let emulator = app.emulator()
         let client = app.client(transport: emulator.transport(), retry: .none)
-        // Noise compresses badly, so this valid PNG is about 25 MB.
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-        let large = PNGWriter.rgb(width: 3840, height: 2160) { _, _ in
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return (UInt8(truncatingIfNeeded: state >> 33), UInt8(truncatingIfNeeded: state >> 41), UInt8(truncatingIfNeeded: state >> 49))
-        }
+        // A 3840 × 2160 image followed by a 24 MB private ancillary chunk: as large as a photo that
+        // compresses badly, and quick to build.
+        let large = Self.withAncillaryChunk(PNGWriter.rgb(width: 3840, height: 2160) { _, _ in (20, 40, 60) }, bytes: 24 * 1024 * 1024)
         #expect(large.count > 16 * 1024 * 1024)
         try await client.uploadImage(identifier: Fixtures.uuid(4), size: .fullSize, png: large)
         #expect(emulator.state(of: .sandbox).images[Fixtures.uuid(4)]?.height == 2160)
@@ -98,5 +95,28 @@ struct ClientErrorTests {
         let error = await apiError { try await client.uploadImage(identifier: Fixtures.uuid(5), size: .fullSize, png: huge) }
         #expect(error?.status == 413)
         #expect(error?.description.contains("Apple documents no limit") == true)
+    }
+
+    /// Inserts a private ancillary chunk (`rsYn`) of `bytes` zero bytes before IEND.
+    static func withAncillaryChunk(_ png: [UInt8], bytes: Int) -> [UInt8] {
+        var table = [UInt32](repeating: 0, count: 256)
+        for index in 0..<256 {
+            var value = UInt32(index)
+            for _ in 0..<8 { value = value & 1 == 1 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
+            table[index] = value
+        }
+        var chunk = Array("rsYn".utf8) + [UInt8](repeating: 0, count: bytes)
+        var crc: UInt32 = 0xFFFF_FFFF
+        chunk.withUnsafeBufferPointer { buffer in
+            table.withUnsafeBufferPointer { table in
+                for byte in buffer { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+            }
+        }
+        crc ^= 0xFFFF_FFFF
+        func bigEndian(_ value: UInt32) -> [UInt8] { [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
+        chunk = bigEndian(UInt32(bytes)) + chunk + bigEndian(crc)
+        var result = png
+        result.insert(contentsOf: chunk, at: png.count - 12)
+        return result
     }
 }
