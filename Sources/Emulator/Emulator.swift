@@ -210,7 +210,8 @@ public final class Emulator: Sendable {
             return .halted
         }
         if plan.latency > 0 {
-            try? await configuration.clock.sleep(until: arrived + plan.latency)
+            // Bounded, so a huge latency never overflows the sleep.
+            try? await configuration.clock.sleep(until: arrived + min(plan.latency, 600))
         }
         if plan.serverError {
             log("\(line) → 500 (injected)")
