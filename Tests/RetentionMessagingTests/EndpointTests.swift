@@ -11,7 +11,8 @@ struct EndpointTests {
     func everyEndpoint(face: Face) async throws {
         let app = TestApp()
         // The performance test's realtime requests go to a stub that answers `{}`: nothing leaves the process.
-        let emulator = app.emulator(performanceTest: PerformanceTestSettings(maxConcurrentRequests: 2, totalRequests: 4, totalDuration: 0),
+        let emulator = app.emulator(performanceTest: PerformanceTestSettings(maxConcurrentRequests: 2, totalRequests: 4, totalDuration: 0,
+                                                                                             responseTimeThreshold: 15_000),
                                     realtimeSigner: ClosureRealtimeRequestSigner { _ in "header.payload.signature" },
                                     realtimeTransport: StaticTransport(responses: Array(repeating: HTTPResponse(status: 200, body: Data("{}".utf8)), count: 4)))
         emulator.registerTestTransaction(Fixtures.subscription)
