@@ -42,6 +42,9 @@ public struct EmulatorConfiguration: Sendable {
     public var realtimeTransport: (any HTTPTransport)?
     /// `appAppleId` in the realtime payloads the emulator signs.
     public var appAppleId: Int64
+    /// The PEM root certificate of the chain `realtimeSigner` signs with, handed out by
+    /// `GET /emulator/test-root.pem` so that `serve --root` can trust it.
+    public var realtimeRootCertificatePEM: String?
     /// False makes the realtime-URL and performance-test endpoints answer 404 without an error
     /// code, as Apple does for a developer account without access to the API.
     public var apiAccess: Bool
@@ -52,7 +55,7 @@ public struct EmulatorConfiguration: Sendable {
                 productIds: Set<String>? = nil, stateFile: URL? = nil, clockSkew: Double = 60,
                 performanceTest: PerformanceTestSettings = .default, realtimeSigner: (any RealtimeRequestSigner)? = nil,
                 realtimeCABundlePath: String? = nil, realtimeTransport: (any HTTPTransport)? = nil,
-                appAppleId: Int64 = 0, apiAccess: Bool = true) {
+                appAppleId: Int64 = 0, realtimeRootCertificatePEM: String? = nil, apiAccess: Bool = true) {
         self.publicKey = publicKey
         self.keyId = keyId
         self.issuerId = issuerId
@@ -69,6 +72,7 @@ public struct EmulatorConfiguration: Sendable {
         self.realtimeCABundlePath = realtimeCABundlePath
         self.realtimeTransport = realtimeTransport
         self.appAppleId = appAppleId
+        self.realtimeRootCertificatePEM = realtimeRootCertificatePEM
         self.apiAccess = apiAccess
     }
 

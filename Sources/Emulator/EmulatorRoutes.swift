@@ -323,6 +323,12 @@ extension Emulator {
             } catch {
                 response = Responses.json(["error": error.description], status: 404)
             }
+        case ("GET", 1) where segments[0] == "test-root.pem":
+            if let pem = configuration.realtimeRootCertificatePEM {
+                response = HTTPResponse(status: 200, headers: [(name: "Content-Type", value: "application/x-pem-file")], body: Data(pem.utf8))
+            } else {
+                response = Responses.json(["error": "this emulator has no test chain: it was started without a realtime signer"], status: 404)
+            }
         case ("POST", 1) where segments[0] == "transactions":
             guard let transaction = try? JSONDecoder().decode(SandboxTransaction.self, from: request.body),
                   !transaction.originalTransactionId.isEmpty, !transaction.productId.isEmpty else {

@@ -273,6 +273,19 @@ struct PerformanceTestTests {
         #expect(emulator.performanceTestResult(id)?.result == .fail)
     }
 
+    @Test("the test chain's root is handed out for serve --root to trust, and its absence is explained")
+    func testRoot() async throws {
+        let pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+        let url = URL(string: "https://api.storekit-sandbox.apple.com/emulator/test-root.pem")!
+        let with = Emulator(configuration: EmulatorConfiguration(publicKey: TestApp().key.publicKey, realtimeRootCertificatePEM: pem))
+        let answer = try await with.transport().send(HTTPRequest(method: "GET", url: url))
+        #expect(answer.status == 200)
+        #expect(String(decoding: answer.body, as: UTF8.self) == pem)
+        let without = try await TestApp().emulator().transport().send(HTTPRequest(method: "GET", url: url))
+        #expect(without.status == 404)
+        #expect(String(decoding: without.body, as: UTF8.self).contains("no test chain"))
+    }
+
     @Test("settings outside the bounds are reported, so every run is bounded in count and time",
           arguments: [PerformanceTestSettings(maxConcurrentRequests: 0), PerformanceTestSettings(totalRequests: 1_000_000),
                       PerformanceTestSettings(totalDuration: 86_400_000), PerformanceTestSettings(responseTimeThreshold: 0),

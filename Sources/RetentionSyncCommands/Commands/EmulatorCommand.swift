@@ -67,7 +67,8 @@ struct EmulatorCommand: Command {
           POST /emulator/images/{id}/approve      POST /emulator/images/{id}/reject
           POST /emulator/approve-all              GET  /emulator/state
           POST /emulator/transactions             GET  /emulator/transactions
-          PUT  /emulator/realtime-url             POST /emulator/shutdown
+          PUT  /emulator/realtime-url             GET  /emulator/test-root.pem
+          POST /emulator/shutdown
         """)
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
