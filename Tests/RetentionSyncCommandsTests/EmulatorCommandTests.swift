@@ -168,13 +168,19 @@ struct EmulatorCommandTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let running = try await RunningEmulatorCommand.start([], environment: ["TMPDIR": directory.path])
+        // The export lines follow the listening line; give the command a moment to print them.
+        for _ in 0..<200 where !running.captured.stdout.contains("unset ") {
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
         let lines = running.captured.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         var exported: [String: String] = [:]
         for line in lines where line.hasPrefix("export ") {
             let assignment = line.dropFirst("export ".count).split(separator: "=", maxSplits: 1)
             exported[String(assignment[0])] = String(assignment[1])
         }
-        #expect(Set(exported.keys) == ["RETENTION_SYNC_PRIVATE_KEY_FILE", "RETENTION_SYNC_KEY_ID", "RETENTION_SYNC_ISSUER_ID"])
+        #expect(Set(exported.keys) == ["RETENTION_SYNC_PRIVATE_KEY_FILE", "RETENTION_SYNC_KEY_ID", "RETENTION_SYNC_ISSUER_ID",
+                                       "RETENTION_SYNC_ENDPOINT"])
+        #expect(exported["RETENTION_SYNC_ENDPOINT"] == "http://127.0.0.1:\(running.port)")
         let keyFile = try #require(exported["RETENTION_SYNC_PRIVATE_KEY_FILE"])
         #expect(keyFile.hasPrefix(directory.path))
         let permissions = try FileManager.default.attributesOfItem(atPath: keyFile)[.posixPermissions] as? Int

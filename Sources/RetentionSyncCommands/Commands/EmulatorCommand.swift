@@ -101,14 +101,15 @@ struct EmulatorCommand: Command {
         var acceptedKeyId = keyId
         var acceptedIssuerId = issuerId
         let publicKey: ES256PublicKey
+        var throwaway: ThrowawayKey?
         if let loaded = try loadPublicKey(path: publicKeyPath, context: context) {
             publicKey = loaded
         } else {
-            let throwaway = try ThrowawayKey.make(context: context)
-            publicKey = throwaway.key.publicKey
+            let made = try ThrowawayKey.make(context: context)
+            throwaway = made
+            publicKey = made.key.publicKey
             acceptedKeyId = ThrowawayKey.keyId
             acceptedIssuerId = ThrowawayKey.issuerId
-            context.console.print(throwaway.instructions)
         }
         let configuration = EmulatorConfiguration(
             publicKey: publicKey, keyId: acceptedKeyId, issuerId: acceptedIssuerId, bundleId: bundleId, productionReview: review,
@@ -141,6 +142,7 @@ struct EmulatorCommand: Command {
 
         context.console.print("listening on \(server.baseURL.absoluteString) (\(environment.rawValue))")
         context.console.print("API endpoint: \(server.apiEndpoint.absoluteString)")
+        if let throwaway { context.console.print(throwaway.instructions(endpoint: server.baseURL)) }
         if let stateURL {
             let state = emulator.state(of: environment)
             context.console.print("state file: \(stateURL.path) (\(state.messages.count) messages, \(state.images.count) images in \(environment.rawValue))")
@@ -274,13 +276,14 @@ private struct ThrowawayKey {
     }
 
     /// What to paste into the client's shell.
-    var instructions: String {
+    func instructions(endpoint: URL) -> String {
         """
         no key given: generated a throwaway key for this emulator only (never use it with Apple).
         To use it, run in the client's shell:
           export \(Credentials.privateKeyFileVariable)=\(file.path)
           export \(Credentials.keyIdVariable)=\(Self.keyId)
           export \(Credentials.issuerIdVariable)=\(Self.issuerId)
+          export RETENTION_SYNC_ENDPOINT=\(endpoint.absoluteString)
           unset \(Credentials.privateKeyVariable)
         """
     }
