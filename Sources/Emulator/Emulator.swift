@@ -23,6 +23,8 @@ public final class Emulator: Sendable {
         /// API requests seen in both environments (for `haltAfterRequests`).
         var seen = 0
         var logHandler: (@Sendable (String) -> Void)?
+        /// Performance tests running now, by request id.
+        var performanceTestTasks: [String: Task<Void, Never>] = [:]
 
         subscript(environment: Environment) -> Store {
             get { stores[environment] ?? Store() }
@@ -128,8 +130,14 @@ public final class Emulator: Sendable {
     /// Loads both environments from a file written by `save(to:)`.
     public func load(from url: URL) throws(EmulatorError) {
         let file = try EmulatorStateFile.read(from: url)
+        var sandbox = file.sandbox
+        // A run that was PENDING when the last process stopped will never finish: it failed.
+        for (id, status) in sandbox.performanceTests where status == .pending {
+            sandbox.performanceTests[id] = .fail
+            sandbox.performanceTestResults[id]?.result = .fail
+        }
         core.withLock { core in
-            core[.sandbox].state = file.sandbox
+            core[.sandbox].state = sandbox
             core[.production].state = file.production
         }
     }
@@ -202,7 +210,8 @@ public final class Emulator: Sendable {
             return .halted
         }
         if plan.latency > 0 {
-            try? await configuration.clock.sleep(until: arrived + plan.latency)
+            // Bounded, so a huge latency never overflows the sleep.
+            try? await configuration.clock.sleep(until: arrived + min(plan.latency, 600))
         }
         if plan.serverError {
             log("\(line) → 500 (injected)")
@@ -217,6 +226,7 @@ public final class Emulator: Sendable {
             result = core.withLock { core in route(parsed, environment: environment, core: &core, now: now) }
         }
         if result.mutated { persist() }
+        if let job = result.performanceTest { launch(job) }
         log("\(line) → \(result.response.status)" + (result.note.map { " (\($0))" } ?? "") + (plan.drop ? ", dropped (injected)" : ""))
         return plan.drop ? .dropped : .response(result.response)
     }

@@ -1,4 +1,5 @@
 public import Crypto
+public import HTTP
 public import Foundation
 public import RetentionMessaging
 public import RetentionMessagingModels
@@ -29,11 +30,32 @@ public struct EmulatorConfiguration: Sendable {
     /// run concurrent sleepers on a `VirtualClock` (which jumps while requests are in flight) may
     /// raise it.
     public var clockSkew: Double
+    /// How `POST /performanceTest` runs (documented defaults; see `PerformanceTestSettings`).
+    public var performanceTest: PerformanceTestSettings
+    /// Signs the realtime requests of a performance test; without one, `POST /performanceTest`
+    /// answers 500 saying so.
+    public var realtimeSigner: (any RealtimeRequestSigner)?
+    /// A PEM bundle of the certificate authorities an `https://` realtime URL is verified against
+    /// (the system's when nil).
+    public var realtimeCABundlePath: String?
+    /// What performance tests send through; nil means a libcurl client made for each run.
+    public var realtimeTransport: (any HTTPTransport)?
+    /// `appAppleId` in the realtime payloads the emulator signs.
+    public var appAppleId: Int64
+    /// The PEM root certificate of the chain `realtimeSigner` signs with, handed out by
+    /// `GET /emulator/test-root.pem` so that `serve --root` can trust it.
+    public var realtimeRootCertificatePEM: String?
+    /// False makes the realtime-URL and performance-test endpoints answer 404 without an error
+    /// code, as Apple does for a developer account without access to the API.
+    public var apiAccess: Bool
 
     public init(publicKey: ES256PublicKey, keyId: String? = nil, issuerId: String? = nil, bundleId: String? = nil,
                 productionReview: ReviewMode = .manual, rateLimit: RateLimitMode = .off,
                 clock: any RetentionClock = SystemClock(), faults: FaultInjection = .none,
-                productIds: Set<String>? = nil, stateFile: URL? = nil, clockSkew: Double = 60) {
+                productIds: Set<String>? = nil, stateFile: URL? = nil, clockSkew: Double = 60,
+                performanceTest: PerformanceTestSettings = .default, realtimeSigner: (any RealtimeRequestSigner)? = nil,
+                realtimeCABundlePath: String? = nil, realtimeTransport: (any HTTPTransport)? = nil,
+                appAppleId: Int64 = 0, realtimeRootCertificatePEM: String? = nil, apiAccess: Bool = true) {
         self.publicKey = publicKey
         self.keyId = keyId
         self.issuerId = issuerId
@@ -45,7 +67,19 @@ public struct EmulatorConfiguration: Sendable {
         self.productIds = productIds
         self.stateFile = stateFile
         self.clockSkew = clockSkew
+        self.performanceTest = performanceTest
+        self.realtimeSigner = realtimeSigner
+        self.realtimeCABundlePath = realtimeCABundlePath
+        self.realtimeTransport = realtimeTransport
+        self.appAppleId = appAppleId
+        self.realtimeRootCertificatePEM = realtimeRootCertificatePEM
+        self.apiAccess = apiAccess
     }
+
+    /// The largest request body the loopback server reads. Apple documents no limit for images; the
+    /// largest valid PNG (3840 × 2160, 16-bit RGB, stored without compression) is about 50 MB, so
+    /// no valid image reaches this.
+    public static let maxBodySize = 64 * 1024 * 1024
 }
 
 /// Whether production uploads wait for review (`manual`, Apple's behaviour) or are approved at once.

@@ -3,12 +3,15 @@ import Foundation
 import HTTP
 import RetentionMessaging
 import RetentionMessagingModels
+import Synchronization
 
 /// What a route produced: the answer, whether state changed (to persist), and a note for the log.
 struct RouteResult {
     var response: HTTPResponse
     var mutated = false
     var note: String?
+    /// A performance test the route accepted, for `process` to launch outside the lock.
+    var performanceTest: PerformanceTestJob?
 }
 
 /// Error codes the emulator uses where Apple documents none (a malformed identifier or body).
@@ -48,7 +51,7 @@ extension Emulator {
         guard let jws = try? JWS.decode(token) else { return "malformed token" }
         guard jws.header.alg == "ES256" else { return "alg is not ES256" }
         guard jws.header.typ == nil || jws.header.typ == "JWT" else { return "typ is not JWT" }
-        if let keyId = configuration.keyId, jws.header.kid != keyId { return "unknown kid" }
+        if let keyId = configuration.keyId, jws.header.kid != keyId { return "kid does not match the emulator's key id" }
         guard jws.verify(with: configuration.publicKey) else { return "signature does not verify with the configured key" }
 
         struct Claims: Decodable {
@@ -59,13 +62,18 @@ extension Emulator {
             var bid: String?
         }
         guard let claims = try? JSONDecoder().decode(Claims.self, from: Data(jws.payloadJSON)) else { return "claims are not JSON" }
-        guard let iat = claims.iat, let exp = claims.exp else { return "iat or exp missing" }
+        guard let exp = claims.exp else { return "exp missing" }
         guard exp + configuration.clockSkew > now else { return "token expired" }
-        guard exp - iat <= 3600 else { return "token lives longer than 60 minutes" }
-        guard iat <= now + configuration.clockSkew else { return "token issued in the future" }
+        // Apple accepts tokens without `iat` (its own Python library sends none): then `exp` alone bounds the lifetime.
+        if let iat = claims.iat {
+            guard exp - iat <= 3600 else { return "token lives longer than 60 minutes (exp - iat)" }
+            guard iat <= now + configuration.clockSkew else { return "token issued in the future (iat; is a clock off?)" }
+        } else {
+            guard exp - now <= 3600 + configuration.clockSkew else { return "token without iat expires more than 60 minutes from now" }
+        }
         guard claims.aud == "appstoreconnect-v1" else { return "aud is not appstoreconnect-v1" }
         guard let iss = claims.iss, !iss.isEmpty else { return "iss missing" }
-        if let issuerId = configuration.issuerId, iss != issuerId { return "unknown iss" }
+        if let issuerId = configuration.issuerId, iss != issuerId { return "iss does not match the emulator's issuer id" }
         guard let bid = claims.bid, !bid.isEmpty else { return "bid missing" }
         if let bundleId = configuration.bundleId, bid != bundleId { return "bid does not match the app" }
         return nil
@@ -74,6 +82,9 @@ extension Emulator {
     private func apiRoute(_ request: ParsedRequest, environment: Environment, store: inout EmulatorState,
                           sandboxTestPassed: Bool) -> RouteResult {
         let segments = request.segments
+        if !configuration.apiAccess && (segments.first == "realtime" || segments.first == "performanceTest") {
+            return RouteResult(response: HTTPResponse(status: 404), note: "no API access (emulated)")
+        }
         switch (request.method, segments.count, segments.first) {
         case ("GET", 2, "message") where segments[1] == "list":
             let items = store.messages.sorted { $0.key < $1.key }
@@ -136,33 +147,17 @@ extension Emulator {
 
         case ("POST", 1, "performanceTest"):
             guard environment == .sandbox else { return RouteResult(response: HTTPResponse(status: 404), note: "sandbox only") }
-            guard let body = try? JSONDecoder().decode(PerformanceTestRequest.self, from: request.body),
-                  !body.originalTransactionId.isEmpty else {
-                return RouteResult(response: Responses.error(400, AppleErrorCode.invalidPerformanceTestRequest, "Invalid request."))
-            }
-            guard !store.performanceTests.values.contains(.pending) else {
-                return RouteResult(response: Responses.error(400, AppleErrorCode.performanceTestAlreadyRunning,
-                                                             "A performance test is already in progress."))
-            }
-            let requestId = UUID().uuidString.lowercased()
-            store.performanceTests[requestId] = .pending
-            return RouteResult(response: Responses.json(PerformanceTestResponse(config: Self.performanceTestConfig, requestId: requestId)),
-                               mutated: true)
+            return startPerformanceTest(request.body, store: &store)
         case ("GET", 3, "performanceTest") where segments[1] == "result":
             guard environment == .sandbox else { return RouteResult(response: HTTPResponse(status: 404), note: "sandbox only") }
             let id = segments[2]
             guard Validation.isUUID(id) else {
                 return RouteResult(response: Responses.error(400, AppleErrorCode.invalidPerformanceTestRequestId, "Invalid request identifier."))
             }
-            guard let status = store.performanceTests[id] else {
+            guard store.performanceTests[id] != nil, let result = store.performanceTestResults[id] else {
                 return RouteResult(response: Responses.error(404, AppleErrorCode.performanceTestNotFound, "Performance test not found."))
             }
-            // A started test completes as a pass the first time its result is asked for.
-            store.performanceTests[id] = .pass
-            let result = PerformanceTestResultResponse(
-                config: Self.performanceTestConfig, target: store.realtimeURL ?? "", result: .pass, successRate: 1.0, numPending: 0,
-                responseTimes: PerformanceTestResponseTimes(average: 42, p50: 40, p90: 55, p95: 60, p99: 80), failures: [:])
-            return RouteResult(response: Responses.json(result), mutated: status != .pass)
+            return RouteResult(response: Responses.json(result))
 
         default:
             let known = ["message", "image", "default", "realtime", "performanceTest"].contains(segments.first ?? "")
@@ -170,8 +165,47 @@ extension Emulator {
         }
     }
 
-    static let performanceTestConfig = PerformanceTestConfig(maxConcurrentRequests: 5, totalRequests: 100, totalDuration: 60_000,
-                                                             responseTimeThreshold: 700, successRateThreshold: 0.95)
+    /// Apple's checks on `POST /performanceTest`, in the order its documentation lists them; a run
+    /// that may start is recorded as PENDING and handed to `process` to launch.
+    private func startPerformanceTest(_ bodyData: Data, store: inout EmulatorState) -> RouteResult {
+        guard let body = try? JSONDecoder().decode(PerformanceTestRequest.self, from: bodyData), !body.originalTransactionId.isEmpty else {
+            return RouteResult(response: Responses.error(400, AppleErrorCode.invalidPerformanceTestRequest, "Invalid request."))
+        }
+        guard !store.performanceTests.values.contains(.pending) else {
+            return RouteResult(response: Responses.error(400, AppleErrorCode.performanceTestAlreadyRunning,
+                                                         "A performance test is already in progress."))
+        }
+        guard let transaction = store.testTransactions[body.originalTransactionId] else {
+            return RouteResult(response: Responses.error(400, AppleErrorCode.invalidTransactionId, "Invalid transaction id."),
+                               note: "unknown sandbox transaction; register it with POST /emulator/transactions")
+        }
+        if transaction.appTransaction {
+            return RouteResult(response: Responses.error(400, AppleErrorCode.appTransactionIdNotSupported, "App transaction id not supported."))
+        }
+        if transaction.familyShared {
+            return RouteResult(response: Responses.error(400, AppleErrorCode.familyTransactionNotSupported,
+                                                         "Family-shared transactions are not supported."))
+        }
+        if !transaction.original {
+            return RouteResult(response: Responses.error(400, AppleErrorCode.transactionIdNotOriginal, "The transaction id is not an original transaction id."))
+        }
+        guard let target = store.realtimeURL, let url = URL(string: target) else {
+            return RouteResult(response: Responses.error(400, AppleErrorCode.invalidPerformanceTestRequest, "Invalid request."),
+                               note: "no sandbox realtime URL is configured")
+        }
+        guard let signer = configuration.realtimeSigner else {
+            return RouteResult(response: Responses.error(500, AppleErrorCode.generalInternal, "An unknown error occurred."),
+                               note: "the emulator has no signer for realtime requests")
+        }
+        let settings = configuration.performanceTest
+        let requestId = UUID().uuidString.lowercased()
+        store.performanceTests[requestId] = .pending
+        store.performanceTestResults[requestId] = PerformanceTestTally(totalRequests: settings.totalRequests)
+            .response(settings: settings, target: target)
+        let job = PerformanceTestJob(requestId: requestId, target: url, transaction: transaction, settings: settings, signer: signer)
+        return RouteResult(response: Responses.json(PerformanceTestResponse(config: settings.config, requestId: requestId)),
+                           mutated: true, performanceTest: job)
+    }
 
     private func uploadMessage(_ id: String, _ bodyData: Data, environment: Environment, store: inout EmulatorState) -> RouteResult {
         guard Validation.isUUID(id) else { return Responses.invalidIdentifier("message") }
@@ -200,6 +234,11 @@ extension Emulator {
         }
         guard store.images[id] == nil else {
             return RouteResult(response: Responses.error(409, AppleErrorCode.imageAlreadyExists, "An image with this identifier already exists."))
+        }
+        guard bytes.count <= EmulatorConfiguration.maxBodySize else {
+            let why = "the emulator reads at most \(EmulatorConfiguration.maxBodySize / 1_048_576) MiB per request (Apple documents no limit; the largest valid PNG, 3840 × 2160 16-bit RGB stored uncompressed, is about 50 MB)"
+            return RouteResult(response: Responses.error(413, AppleErrorCode.invalidImage, "Invalid image: \(bytes.count) bytes is larger than any valid image; \(why)."),
+                               note: "image body too large")
         }
         let png = [UInt8](bytes)
         guard let info = try? PNGInfo.parse(png) else {
@@ -284,6 +323,38 @@ extension Emulator {
             } catch {
                 response = Responses.json(["error": error.description], status: 404)
             }
+        case ("GET", 1) where segments[0] == "test-root.pem":
+            if let pem = configuration.realtimeRootCertificatePEM {
+                response = HTTPResponse(status: 200, headers: [(name: "Content-Type", value: "application/x-pem-file")], body: Data(pem.utf8))
+            } else {
+                response = Responses.json(["error": "this emulator has no test chain: it was started without a realtime signer"], status: 404)
+            }
+        case ("POST", 1) where segments[0] == "transactions":
+            guard let transaction = try? JSONDecoder().decode(SandboxTransaction.self, from: request.body),
+                  !transaction.originalTransactionId.isEmpty, !transaction.productId.isEmpty else {
+                response = Responses.json(["error": #"expected {"originalTransactionId": "…", "productId": "…", "locale": "en-US", "original": true, "familyShared": false}"#],
+                                          status: 400)
+                break
+            }
+            registerTestTransaction(transaction)
+            response = Responses.json(transaction)
+        case ("GET", 1) where segments[0] == "transactions":
+            response = Responses.json(state(of: .sandbox).testTransactions.values.sorted { $0.originalTransactionId < $1.originalTransactionId },
+                                      pretty: true)
+        case ("PUT", 1) where segments[0] == "realtime-url":
+            // Apple's PUT /realtime/url takes https:// only; this admin route also takes http:// on loopback (tests, demo).
+            guard let body = try? JSONDecoder().decode(RealtimeURLRequest.self, from: request.body),
+                  let url = URL(string: body.realtimeURL) else {
+                response = Responses.json(["error": #"expected {"realtimeURL": "http://127.0.0.1:PORT/…"}"#], status: 400)
+                break
+            }
+            if let problem = PerformanceTestRunner.targetProblem(url) {
+                response = Responses.json(["error": problem], status: 400)
+                break
+            }
+            core.withLock { $0[environment].state.realtimeURL = body.realtimeURL }
+            persist()
+            response = Responses.json(RealtimeUrlResponse(realtimeURL: body.realtimeURL))
         default:
             response = Responses.json(["error": "unknown admin route; see 'retention-sync emulator --help'"], status: 404)
         }

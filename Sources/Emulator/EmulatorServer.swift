@@ -3,8 +3,9 @@ public import HTTP
 public import RetentionMessaging
 public import RetentionMessagingModels
 
-/// The loopback HTTP/1.1 face of an `Emulator`: one environment per server, admin routes under
-/// `/emulator/`, and `POST /emulator/shutdown` to ask the owner to stop.
+/// The loopback HTTP/1.1 face of an `Emulator`: `environment` at `/inApps/v1/messaging`, either
+/// environment under `/sandbox/…` or `/production/…` (one process shares a sandbox pass with
+/// production), admin routes under `/emulator/`, and `POST /emulator/shutdown` to ask the owner to stop.
 public final class EmulatorServer: Sendable {
     public let emulator: Emulator
     public let environment: Environment
@@ -22,10 +23,16 @@ public final class EmulatorServer: Sendable {
                 return HTTPResponse(status: 200, headers: [(name: "Content-Type", value: "application/json")],
                                     body: Data(#"{"stopping":true}"#.utf8))
             }
-            let url = URL(string: "http://127.0.0.1" + (request.target.hasPrefix("/") ? request.target : "/" + request.target))
-                ?? URL(string: "http://127.0.0.1/")!
+            var target = request.target.hasPrefix("/") ? request.target : "/" + request.target
+            var chosen = environment
+            // `/sandbox/…` and `/production/…` reach that environment, so one process serves both.
+            for other in Environment.allCases where target.hasPrefix("/\(other.rawValue)/") {
+                chosen = other
+                target.removeFirst(other.rawValue.count + 1)
+            }
+            let url = URL(string: "http://127.0.0.1" + target) ?? URL(string: "http://127.0.0.1/")!
             let forwarded = HTTPRequest(method: request.method, url: url, headers: request.headers, body: request.body)
-            return await emulator.handle(forwarded, environment: environment)
+            return await emulator.handle(forwarded, environment: chosen)
         }
     }
 
@@ -34,6 +41,11 @@ public final class EmulatorServer: Sendable {
     public var baseURL: URL { server.baseURL }
     /// The URL to give the client as its endpoint: `http://127.0.0.1:PORT/inApps/v1/messaging`.
     public var apiEndpoint: URL { server.baseURL.appendingPathComponent("inApps/v1/messaging") }
+
+    /// The endpoint of either environment on this one server: `http://127.0.0.1:PORT/production/inApps/v1/messaging`.
+    public func apiEndpoint(for environment: Environment) -> URL {
+        server.baseURL.appendingPathComponent("\(environment.rawValue)/inApps/v1/messaging")
+    }
 
     public func stop() { server.stop() }
 }

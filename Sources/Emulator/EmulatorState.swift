@@ -15,15 +15,23 @@ public struct EmulatorState: Sendable, Hashable, Codable {
     public var realtimeURL: String?
     /// Performance tests by request id (sandbox only); one that is `PENDING` is running.
     public var performanceTests: [String: PerformanceTestStatus]
+    /// Each performance test's latest result, in Apple's shape, by request id.
+    public var performanceTestResults: [String: PerformanceTestResultResponse]
+    /// Sandbox test transactions by original transaction id (what `POST /performanceTest` needs).
+    public var testTransactions: [String: SandboxTransaction]
 
     public init(messages: [String: EmulatedMessage] = [:], images: [String: EmulatedImage] = [:],
                 defaults: [DefaultKey: String] = [:], realtimeURL: String? = nil,
-                performanceTests: [String: PerformanceTestStatus] = [:]) {
+                performanceTests: [String: PerformanceTestStatus] = [:],
+                performanceTestResults: [String: PerformanceTestResultResponse] = [:],
+                testTransactions: [String: SandboxTransaction] = [:]) {
         self.messages = messages
         self.images = images
         self.defaults = defaults
         self.realtimeURL = realtimeURL
         self.performanceTests = performanceTests
+        self.performanceTestResults = performanceTestResults
+        self.testTransactions = testTransactions
     }
 
     public static let empty = EmulatorState()
@@ -37,7 +45,7 @@ public struct EmulatorState: Sendable, Hashable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case messages, images, defaults, realtimeURL, performanceTests
+        case messages, images, defaults, realtimeURL, performanceTests, performanceTestResults, testTransactions
     }
 
     private struct DefaultEntry: Codable {
@@ -55,6 +63,9 @@ public struct EmulatorState: Sendable, Hashable, Codable {
                               uniquingKeysWith: { _, last in last })
         realtimeURL = try container.decodeIfPresent(String.self, forKey: .realtimeURL)
         performanceTests = try container.decodeIfPresent([String: PerformanceTestStatus].self, forKey: .performanceTests) ?? [:]
+        performanceTestResults = try container.decodeIfPresent([String: PerformanceTestResultResponse].self,
+                                                               forKey: .performanceTestResults) ?? [:]
+        testTransactions = try container.decodeIfPresent([String: SandboxTransaction].self, forKey: .testTransactions) ?? [:]
     }
 
     /// Defaults are written as a list sorted by product and locale, so the file is stable.
@@ -67,6 +78,47 @@ public struct EmulatorState: Sendable, Hashable, Codable {
         try container.encode(entries, forKey: .defaults)
         try container.encodeIfPresent(realtimeURL, forKey: .realtimeURL)
         try container.encode(performanceTests, forKey: .performanceTests)
+        try container.encode(performanceTestResults, forKey: .performanceTestResults)
+        try container.encode(testTransactions, forKey: .testTransactions)
+    }
+}
+
+/// A sandbox subscription the emulator knows, registered with `POST /emulator/transactions`:
+/// what a performance test's realtime requests carry, and what makes Apple refuse the id.
+public struct SandboxTransaction: Sendable, Hashable, Codable {
+    public var originalTransactionId: String
+    public var productId: String
+    /// The `userLocale` of the realtime requests (default `en-US`).
+    public var locale: String
+    /// False: the id is a later transaction of the subscription (400 4000187).
+    public var original: Bool
+    /// True: the subscription is family-shared (400 4000185).
+    public var familyShared: Bool
+    /// True: the id is an app transaction id, not a subscription's (400 4000048).
+    public var appTransaction: Bool
+
+    public init(originalTransactionId: String, productId: String, locale: String = "en-US", original: Bool = true,
+                familyShared: Bool = false, appTransaction: Bool = false) {
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.locale = locale
+        self.original = original
+        self.familyShared = familyShared
+        self.appTransaction = appTransaction
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case originalTransactionId, productId, locale, original, familyShared, appTransaction
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        originalTransactionId = try container.decode(String.self, forKey: .originalTransactionId)
+        productId = try container.decode(String.self, forKey: .productId)
+        locale = try container.decodeIfPresent(String.self, forKey: .locale) ?? "en-US"
+        original = try container.decodeIfPresent(Bool.self, forKey: .original) ?? true
+        familyShared = try container.decodeIfPresent(Bool.self, forKey: .familyShared) ?? false
+        appTransaction = try container.decodeIfPresent(Bool.self, forKey: .appTransaction) ?? false
     }
 }
 

@@ -1,10 +1,15 @@
 public import HTTP
+import RetentionMessagingModels
 
 /// Everything that can go wrong talking to the Retention Messaging API.
 public enum RetentionMessagingError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Apple (or the emulator) answered with an error status; `errorCode`/`errorMessage` come from
     /// the JSON error body when there is one. Unknown codes are kept as they came.
     case api(status: Int, errorCode: Int?, errorMessage: String?)
+    /// Apple answered 404 without an `errorCode` on an endpoint whose page documents that answer as
+    /// "this developer account has no access to the Retention Messaging API": a setup problem, not a
+    /// missing resource. `endpoint` is the path that answered (`PUT /realtime/url`).
+    case noAPIAccess(endpoint: String)
     /// No answer: the connection failed, timed out or dropped.
     case transport(HTTPError)
     /// Credentials are missing or malformed; nothing was sent. Never contains key material.
@@ -20,18 +25,73 @@ public enum RetentionMessagingError: Error, Sendable, Equatable, CustomStringCon
     }
 
     public var status: Int? {
-        if case .api(let status, _, _) = self { return status }
-        return nil
+        switch self {
+        case .api(let status, _, _): status
+        case .noAPIAccess: 404
+        default: nil
+        }
     }
+
+    /// A DELETE found nothing to delete (404 4040015 for a message, 404 4040014 for an image): the
+    /// thing is gone, which is what the delete wanted, so apply counts it as done.
+    public var isAlreadyGone: Bool {
+        guard case .api(404, let code?, _) = self else { return false }
+        return code == AppleErrorCode.messageNotFound || code == AppleErrorCode.imageNotFound
+    }
+
+    /// The app holds Apple's maximum of messages or images (403 4030016 or 4030014). Apple's Upload
+    /// Image page labels its 403 with both codes, so the two are treated alike.
+    public var isMaximumReached: Bool {
+        guard case .api(403, let code?, _) = self else { return false }
+        return code == AppleErrorCode.maximumMessagesReached || code == AppleErrorCode.maximumImagesReached
+    }
+
+    /// Apple refused the token (401): see `description` for the likely causes.
+    public var isUnauthorized: Bool {
+        if case .api(401, _, _) = self { return true }
+        return false
+    }
+
+    /// The account lacks API access (404 without `errorCode` on the realtime-URL or performance-test endpoints).
+    public var isNoAPIAccess: Bool {
+        if case .noAPIAccess = self { return true }
+        return false
+    }
+
+    /// What to do about a missing API access, shared by every place that reports it.
+    public static let requestAccessHint = """
+    The Account Holder of the developer account must request access to the Retention Messaging API from Apple, \
+    as the API's documentation on developer.apple.com describes; until Apple grants it, these endpoints answer \
+    404 without an error code. Nothing in the manifests needs to change.
+    """
+
+    /// The causes of a 401, most likely first.
+    public static let unauthorizedCauses = """
+    likely causes, most likely first: (1) the key is an App Store Connect API key, not an In-App Purchase key \
+    (App Store Connect → Users and Access → Integrations → In-App Purchase); (2) the key id (\(Credentials.keyIdVariable)) \
+    or the issuer id (\(Credentials.issuerIdVariable)) does not belong to that key; (3) this machine's clock is more than \
+    a minute off (check NTP)
+    """
 
     public var description: String {
         switch self {
+        case .api(401, _, _):
+            "HTTP 401: Apple refused the request's token; " + Self.unauthorizedCauses
         case .api(let status, let code, let message):
-            "HTTP \(status)" + (code.map { " errorCode \($0)" } ?? "") + (message.map { ": \($0)" } ?? "")
+            // Apple's messages end with a period; callers add their own punctuation after this text.
+            "HTTP \(status)" + (code.map { " errorCode \($0)" } ?? "") + (message.map { ": \(Self.withoutFinalPeriod($0))" } ?? "")
+        case .noAPIAccess(let endpoint):
+            "no access to the Retention Messaging API (\(endpoint) answered 404 without an error code). " + Self.requestAccessHint
         case .transport(let error): "network: \(error)"
         case .credentials(let text): "credentials: \(text)"
         case .decoding(let text): "unexpected answer: \(text)"
         case .invalidRequest(let text): "invalid request: \(text)"
         }
+    }
+
+    private static func withoutFinalPeriod(_ text: String) -> String {
+        var text = Substring(text)
+        while let last = text.last, last == "." || last == " " { text.removeLast() }
+        return String(text)
     }
 }

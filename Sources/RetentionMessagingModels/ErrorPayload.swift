@@ -10,7 +10,11 @@ public struct ErrorPayload: Codable, Sendable, Hashable {
 
 /// Apple's numeric error codes for the Retention Messaging API, as the spec lists them.
 public enum AppleErrorCode {
+    public static let invalidTransactionId = 4000006
     public static let invalidProductId = 4000023
+    public static let appTransactionIdNotSupported = 4000048
+    public static let familyTransactionNotSupported = 4000185
+    public static let transactionIdNotOriginal = 4000187
     public static let invalidImage = 4000161
     public static let headerTooLong = 4000162
     public static let bodyTooLong = 4000163
@@ -39,4 +43,6 @@ public enum AppleErrorCode {
     public static let messageAlreadyExists = 4090001
     public static let rateLimitExceeded = 4290000
     public static let generalInternal = 5000000
+    /// Also a general internal error; retried like 5000000.
+    public static let generalInternalRetryable = 5000001
 }

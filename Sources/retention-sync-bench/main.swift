@@ -6,6 +6,7 @@ let suites: [(name: String, summary: String, run: @Sendable ([String]) async thr
     ("client", "API client overhead and emulator throughput on loopback", clientBenchmark),
     ("runtime", "realtime decisions per second and latency", runtimeBenchmark),
     ("reconciler", "plan and apply of a large generated app", reconcilerBenchmark),
+    ("performance-test", "the emulator's sandbox performance test against a loopback endpoint", performanceTestBenchmark),
 ]
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let name = arguments.first, let suite = suites.first(where: { $0.name == name }) else {

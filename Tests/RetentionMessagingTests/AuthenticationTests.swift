@@ -13,12 +13,13 @@ struct AuthenticationTests {
     let listURL = URL(string: "https://api.storekit-sandbox.apple.com/inApps/v1/messaging/message/list")!
 
     func token(key: ES256PrivateKey? = nil, kid: String = TestApp.keyId, iat: Double? = nil, lifetime: Double = 300,
-               aud: String = "appstoreconnect-v1", bid: String = TestApp.bundleId) throws -> String {
+               aud: String = "appstoreconnect-v1", bid: String = TestApp.bundleId, iss: String = TestApp.issuerId,
+               withoutIat: Bool = false) throws -> String {
         let issued = iat ?? clock.now()
         let header = try JSONSerialization.data(withJSONObject: ["alg": "ES256", "kid": kid, "typ": "JWT"], options: [.sortedKeys])
-        let claims = try JSONSerialization.data(withJSONObject: [
-            "iss": TestApp.issuerId, "iat": Int(issued), "exp": Int(issued + lifetime), "aud": aud, "bid": bid,
-        ], options: [.sortedKeys])
+        var fields: [String: Any] = ["iss": iss, "iat": Int(issued), "exp": Int(issued + lifetime), "aud": aud, "bid": bid]
+        if withoutIat { fields["iat"] = nil }
+        let claims = try JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
         return try JWS.sign(headerJSON: Array(header), payloadJSON: Array(claims), key: key ?? app.key)
     }
 
@@ -82,6 +83,60 @@ struct AuthenticationTests {
         #expect(await status("Bearer " + (try token(kid: "OTHERKEY00"))) == 401)
     }
 
+    @Test("a token without iat, as Apple's own Python library sends, is accepted when exp is at most an hour ahead")
+    func withoutIat() async throws {
+        #expect(await status("Bearer " + (try token(lifetime: 300, withoutIat: true))) == 200)
+        #expect(await status("Bearer " + (try token(lifetime: 3600, withoutIat: true))) == 200)
+        #expect(await status("Bearer " + (try token(lifetime: 7200, withoutIat: true))) == 401)
+        #expect(await status("Bearer " + (try token(iat: clock.now() - 600, withoutIat: true))) == 401)
+    }
+
+    @Test("a token without iat is still refused for a wrong aud, kid, iss, bid or signature")
+    func withoutIatStillChecked() async throws {
+        #expect(await status("Bearer " + (try token(aud: "appstoreconnect-v2", withoutIat: true))) == 401)
+        #expect(await status("Bearer " + (try token(kid: "OTHERKEY00", withoutIat: true))) == 401)
+        #expect(await status("Bearer " + (try token(bid: "com.example.other", withoutIat: true))) == 401)
+        #expect(await status("Bearer " + (try token(iss: "11111111-1111-4111-8111-111111111111", withoutIat: true))) == 401)
+        #expect(await status("Bearer " + (try token(key: ES256PrivateKey.generate(), withoutIat: true))) == 401)
+    }
+
+    @Test("a 401 has no body, like Apple's, but the emulator's verbose log says why")
+    func unauthorizedLogsWhy() async throws {
+        let emulator = app.emulator(clock: clock)
+        let lines = LogLines()
+        emulator.onLog { lines.append($0) }
+        let response = await emulator.handle(HTTPRequest(method: "GET", url: listURL,
+                                                         headers: [(name: "Authorization", value: "Bearer " + (try token(kid: "OTHERKEY00")))]),
+                                             environment: nil)
+        #expect(response?.status == 401)
+        #expect(response?.body.isEmpty == true)
+        #expect(lines.all.contains { $0.contains("401") && $0.contains("kid does not match") })
+    }
+
+    @Test("the client's 401 lists the likely causes in order")
+    func unauthorizedMessage() async {
+        let emulator = app.emulator(clock: clock)
+        let client = TestApp().client(transport: emulator.transport(), clock: clock)
+        let text = (await apiError { _ = try await client.getMessageList() })?.description ?? ""
+        let apiKey = try? #require(text.range(of: "App Store Connect API key"))
+        let ids = try? #require(text.range(of: "key id"))
+        let clockOff = try? #require(text.range(of: "clock is more than a minute off"))
+        if let apiKey, let ids, let clockOff {
+            #expect(apiKey.lowerBound < ids.lowerBound && ids.lowerBound < clockOff.lowerBound)
+        }
+    }
+
+    @Test("a client whose issuer id is not a UUID sends nothing")
+    func issuerMustBeUUID() async {
+        let emulator = app.emulator(clock: clock)
+        let credentials = Credentials(keyId: TestApp.keyId, issuerId: "my-team", bundleId: TestApp.bundleId, privateKey: app.key)
+        let client = RetentionMessagingClient(environment: .sandbox, credentials: credentials, transport: emulator.transport(),
+                                              pacing: .unlimited, clock: clock)
+        let error = await apiError { _ = try await client.getMessageList() }
+        #expect(error?.description.contains("issuer id is not a UUID") == true)
+        #expect(emulator.requestCount(in: .sandbox) == 0)
+    }
+
     @Test("the emulator refuses a request without a bearer token")
     func missing() async throws {
         #expect(await status(nil) == 401)
@@ -98,4 +153,12 @@ struct AuthenticationTests {
         #expect(error?.status == 401)
         #expect(emulator.requestCount(in: .sandbox) == 1)
     }
+}
+
+/// Lines a log handler received.
+final class LogLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    var all: [String] { lock.withLock { lines } }
 }

@@ -9,7 +9,14 @@ import Testing
 struct EndpointTests {
     @Test("every endpoint succeeds, and the client's request count equals what the emulator saw", arguments: Face.allCases)
     func everyEndpoint(face: Face) async throws {
-        let harness = try Harness(face)
+        let app = TestApp()
+        // The performance test's realtime requests go to a stub that answers `{}`: nothing leaves the process.
+        let emulator = app.emulator(performanceTest: PerformanceTestSettings(maxConcurrentRequests: 2, totalRequests: 4, totalDuration: 0,
+                                                                                             responseTimeThreshold: 15_000),
+                                    realtimeSigner: ClosureRealtimeRequestSigner { _ in "header.payload.signature" },
+                                    realtimeTransport: StaticTransport(responses: Array(repeating: HTTPResponse(status: 200, body: Data("{}".utf8)), count: 4)))
+        emulator.registerTestTransaction(Fixtures.subscription)
+        let harness = try Harness(face, app: app, emulator: emulator)
         let sandbox = harness.client(.sandbox)
         let image = Fixtures.uuid(0x100)
         let bullet = Fixtures.uuid(0x101)
@@ -38,7 +45,8 @@ struct EndpointTests {
         try await sandbox.configureRealtimeURL("https://retention.example.com/hook")
         #expect(try await sandbox.getRealtimeURL() == "https://retention.example.com/hook")
 
-        let started = try await sandbox.initiatePerformanceTest(originalTransactionId: "2000000123456789")
+        let started = try await sandbox.initiatePerformanceTest(originalTransactionId: Fixtures.subscription.originalTransactionId)
+        await harness.emulator.waitForPerformanceTest(started.requestId)
         let result = try await sandbox.getPerformanceTestResult(requestId: started.requestId)
         #expect(result.result == .pass)
         #expect(result.target == "https://retention.example.com/hook")
@@ -49,7 +57,9 @@ struct EndpointTests {
         try await sandbox.deleteMessage(identifier: message)
         try await sandbox.deleteImage(identifier: image)
         try await sandbox.deleteImage(identifier: bullet)
-        #expect(harness.emulator.state(of: .sandbox) == EmulatorState(performanceTests: [started.requestId: .pass]))
+        let remaining = harness.emulator.state(of: .sandbox)
+        #expect(remaining.messages.isEmpty && remaining.images.isEmpty && remaining.defaults.isEmpty && remaining.realtimeURL == nil)
+        #expect(remaining.performanceTests == [started.requestId: .pass])
 
         // A passing sandbox test unlocks the production realtime URL.
         let production = harness.client(.production)

@@ -14,6 +14,7 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
     var sandboxState: EmulatorState?
     var rateLimited = false
     var serverError = false
+    var noAccess = false
     var call: @Sendable (RetentionMessagingClient) async throws -> Void
 
     var testDescription: String { "\(name) → \(expected)" }
@@ -126,8 +127,39 @@ private let errorCases: [ErrorCase] = [
         _ = try await $0.initiatePerformanceTest(originalTransactionId: "")
     },
     ErrorCase(name: "performance test while one runs", expected: "400 4000213",
-              state: .with(performanceTests: [Fixtures.uuid(0x900): .pending])) {
-        _ = try await $0.initiatePerformanceTest(originalTransactionId: "2000000123456789")
+              state: .with(performanceTests: [Fixtures.uuid(0x900): .pending], transactions: [Fixtures.subscription])) {
+        _ = try await $0.initiatePerformanceTest(originalTransactionId: Fixtures.subscription.originalTransactionId)
+    },
+    ErrorCase(name: "performance test with a transaction the sandbox does not know", expected: "400 4000006") {
+        _ = try await $0.initiatePerformanceTest(originalTransactionId: "2000000999999999")
+    },
+    ErrorCase(name: "performance test with an app transaction id", expected: "400 4000048",
+              state: .with(transactions: [SandboxTransaction(originalTransactionId: "2000000000000048", productId: "com.example.monthly",
+                                                              appTransaction: true)])) {
+        _ = try await $0.initiatePerformanceTest(originalTransactionId: "2000000000000048")
+    },
+    ErrorCase(name: "performance test with a family-shared subscription", expected: "400 4000185",
+              state: .with(transactions: [SandboxTransaction(originalTransactionId: "2000000000000185", productId: "com.example.monthly",
+                                                              familyShared: true)])) {
+        _ = try await $0.initiatePerformanceTest(originalTransactionId: "2000000000000185")
+    },
+    ErrorCase(name: "performance test with a renewal's transaction id", expected: "400 4000187",
+              state: .with(transactions: [SandboxTransaction(originalTransactionId: "2000000000000187", productId: "com.example.monthly",
+                                                              original: false)])) {
+        _ = try await $0.initiatePerformanceTest(originalTransactionId: "2000000000000187")
+    },
+    ErrorCase(name: "performance test without a sandbox realtime URL", expected: "400 4000211",
+              state: .with(transactions: [Fixtures.subscription])) {
+        _ = try await $0.initiatePerformanceTest(originalTransactionId: Fixtures.subscription.originalTransactionId)
+    },
+    ErrorCase(name: "performance test for an account without API access", expected: "404 no-access", noAccess: true) {
+        _ = try await $0.initiatePerformanceTest(originalTransactionId: Fixtures.subscription.originalTransactionId)
+    },
+    ErrorCase(name: "realtime URL for an account without API access", expected: "404 no-access", noAccess: true) {
+        try await $0.configureRealtimeURL("https://retention.example.com/hook")
+    },
+    ErrorCase(name: "deleting the realtime URL for an account without API access", expected: "404 no-access", noAccess: true) {
+        try await $0.deleteRealtimeURL()
     },
     ErrorCase(name: "performance test result for a malformed id", expected: "400 4000212") {
         _ = try await $0.getPerformanceTestResult(requestId: "not-a-request-id")
@@ -135,7 +167,8 @@ private let errorCases: [ErrorCase] = [
     ErrorCase(name: "performance test result for an unknown id", expected: "404 4040018") {
         _ = try await $0.getPerformanceTestResult(requestId: Fixtures.uuid(0x901))
     },
-    ErrorCase(name: "performance test in production", environment: .production, expected: "404 -") {
+    ErrorCase(name: "performance test in production is refused before sending", environment: .production,
+              expected: "invalid request: Apple runs the performance test in sandbox only (it tests the sandbox realtime URL); use a sandbox client") {
         _ = try await $0.initiatePerformanceTest(originalTransactionId: "2000000123456789")
     },
     ErrorCase(name: "over the hourly budget", expected: "429 4290000", rateLimited: true) {
@@ -153,7 +186,8 @@ struct ErrorTableTests {
     func errorCase(face: Face, errorCase: ErrorCase) async throws {
         let app = TestApp()
         let emulator = app.emulator(rateLimit: errorCase.rateLimited ? .custom(perHourOther: 1, perHourDefaults: 1) : .off,
-                                    faults: FaultInjection(serverErrorRate: errorCase.serverError ? 1 : 0), productIds: products)
+                                    faults: FaultInjection(serverErrorRate: errorCase.serverError ? 1 : 0), productIds: products,
+                                    apiAccess: !errorCase.noAccess)
         emulator.restore(errorCase.state, in: errorCase.environment)
         let harness = try Harness(face, app: app, emulator: emulator)
         let client = harness.client(errorCase.environment, retry: .none)

@@ -19,11 +19,14 @@ struct TestApp {
 
     func emulator(review: ReviewMode = .manual, rateLimit: RateLimitMode = .off, clock: any RetentionClock = SystemClock(),
                   faults: FaultInjection = .none, productIds: Set<String>? = nil, stateFile: URL? = nil,
-                  clockSkew: Double = 60) -> Emulator {
+                  clockSkew: Double = 60, performanceTest: PerformanceTestSettings = .default,
+                  realtimeSigner: (any RealtimeRequestSigner)? = nil, realtimeTransport: (any HTTPTransport)? = nil,
+                  apiAccess: Bool = true) -> Emulator {
         Emulator(configuration: EmulatorConfiguration(
             publicKey: key.publicKey, keyId: Self.keyId, issuerId: Self.issuerId, bundleId: Self.bundleId,
             productionReview: review, rateLimit: rateLimit, clock: clock, faults: faults, productIds: productIds,
-            stateFile: stateFile, clockSkew: clockSkew))
+            stateFile: stateFile, clockSkew: clockSkew, performanceTest: performanceTest, realtimeSigner: realtimeSigner,
+            realtimeTransport: realtimeTransport, apiAccess: apiAccess))
     }
 
     func client(_ environment: Environment = .sandbox, transport: any HTTPTransport, endpoint: URL? = nil,
@@ -43,6 +46,9 @@ enum Fixtures {
 
     static let fullSizePNG = PNGWriter.rgb(width: 3840, height: 160) { x, _ in (UInt8(x % 200), 40, 90) }
     static let bulletPNG = PNGWriter.rgb(width: 1024, height: 1024) { _, y in (10, UInt8(y % 250), 10) }
+
+    /// A sandbox subscription a performance test may use.
+    static let subscription = SandboxTransaction(originalTransactionId: "2000000123456789", productId: "com.example.monthly", locale: "en-US")
 
     static func text(_ count: Int) -> String { String(repeating: "a", count: count) }
 
@@ -84,6 +90,7 @@ extension RetentionMessagingError {
     /// `status errorCode` for compact expectations, e.g. "409 4090001".
     var statusAndCode: String {
         if case .api(let status, let code, _) = self { return "\(status) \(code.map(String.init) ?? "-")" }
+        if case .noAPIAccess = self { return "404 no-access" }
         return description
     }
 }
@@ -157,13 +164,15 @@ extension EmulatorState {
     /// A state with the given messages and images, for tests that start from a remote state.
     static func with(messages: [String: (MessageState, UploadMessageRequestBody)] = [:],
                      images: [String: (ImageState, ImageSize)] = [:],
-                     defaults: [DefaultKey: String] = [:], performanceTests: [String: PerformanceTestStatus] = [:]) -> EmulatorState {
+                     defaults: [DefaultKey: String] = [:], performanceTests: [String: PerformanceTestStatus] = [:],
+                     transactions: [SandboxTransaction] = []) -> EmulatorState {
         EmulatorState(
             messages: messages.mapValues { EmulatedMessage(state: $0.0, body: $0.1) },
             images: images.mapValues { state, size in
                 EmulatedImage(state: state, size: size, width: size == .bulletPoint ? 1024 : 3840, height: size == .bulletPoint ? 1024 : 160,
                               byteCount: 100, sha256: String(repeating: "0", count: 64))
             },
-            defaults: defaults, performanceTests: performanceTests)
+            defaults: defaults, performanceTests: performanceTests,
+            testTransactions: Dictionary(transactions.map { ($0.originalTransactionId, $0) }, uniquingKeysWith: { _, last in last }))
     }
 }

@@ -163,17 +163,53 @@ struct EmulatorCommandTests {
         _ = try await running.stop()
     }
 
-    @Test("without a key to verify tokens with, it refuses to start and says what to set")
+    @Test("with no key at all, it starts with a throwaway key and prints the export lines that make a client use it")
     func noKey() async throws {
-        let running = try await RunningEmulatorCommand.start([], environment: [:])
-        #expect(await running.finished() == .usage)
-        #expect(running.captured.stderr.contains("--public-key"))
-        #expect(running.captured.stderr.contains("RETENTION_SYNC_PRIVATE_KEY_FILE"))
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let running = try await RunningEmulatorCommand.start([], environment: ["TMPDIR": directory.path])
+        // The export lines follow the listening line; give the command a moment to print them.
+        for _ in 0..<200 where !running.captured.stdout.contains("unset ") {
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        let lines = running.captured.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        var exported: [String: String] = [:]
+        for line in lines where line.hasPrefix("export ") {
+            let assignment = line.dropFirst("export ".count).split(separator: "=", maxSplits: 1)
+            exported[String(assignment[0])] = String(assignment[1])
+        }
+        #expect(Set(exported.keys) == ["RETENTION_SYNC_PRIVATE_KEY_FILE", "RETENTION_SYNC_KEY_ID", "RETENTION_SYNC_ISSUER_ID",
+                                       "RETENTION_SYNC_ENDPOINT"])
+        #expect(exported["RETENTION_SYNC_ENDPOINT"] == "http://127.0.0.1:\(running.port)")
+        let keyFile = try #require(exported["RETENTION_SYNC_PRIVATE_KEY_FILE"])
+        #expect(keyFile.hasPrefix(directory.path))
+        let permissions = try FileManager.default.attributesOfItem(atPath: keyFile)[.posixPermissions] as? Int
+        #expect(permissions == 0o600)
+        #expect(!running.captured.stdout.contains("BEGIN PRIVATE KEY"))
+
+        // A client configured exactly by those lines is accepted.
+        let credentials = try Credentials.fromEnvironment(exported, bundleId: "com.example.retention")
+        #expect(try await running.client(.sandbox, credentials: credentials).getMessageList().messageIdentifiers.isEmpty)
+        let stranger = await apiError { _ = try await running.client(.sandbox, credentials: CommandTestApp().credentials).getMessageList() }
+        #expect(stranger?.status == 401)
+        _ = try await running.stop()
+    }
+
+    @Test("--state in a directory that does not exist fails at start and names the directory")
+    func stateInMissingDirectory() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let running = try await RunningEmulatorCommand.start(["--state", "missing/emulator.json"], environment: CommandTestApp().environment,
+                                                             directory: directory)
+        #expect(await running.finished() != .success)
+        #expect(running.captured.stderr.contains(directory.appendingPathComponent("missing").path))
+        #expect(running.captured.stderr.contains("mkdir -p"))
+        #expect(running.captured.stderr.hasSuffix("\n"))
     }
 
     @Test("bad option values are usage errors", arguments: [
         ["--environment", "staging"], ["--review", "sometimes"], ["--rate-limit", "fast"], ["--drops", "2"], ["--port", "http"],
-        ["--latency", "inf"], ["--latency", "-1"],
+        ["--latency", "inf"], ["--latency", "-1"], ["--latency", "1e308"],
     ])
     func badOptions(arguments: [String]) async throws {
         let running = try await RunningEmulatorCommand.start(arguments, environment: CommandTestApp().environment)

@@ -37,7 +37,7 @@ public struct Credentials: Sendable, CustomStringConvertible, CustomDebugStringC
             throw .credentials("\(keyIdVariable) is malformed: a key ID is letters and digits only (like 2X9R4HXF34)")
         }
         let issuerId = try required(issuerIdVariable, "the issuer ID shown above the key list in App Store Connect → Users and Access → Integrations")
-        guard issuerId.count <= 128, issuerId.unicodeScalars.allSatisfy({ $0.isASCIIAlphanumeric || $0 == "-" }) else {
+        guard isUUID(issuerId) else {
             throw .credentials("\(issuerIdVariable) is malformed: an issuer ID is a UUID (like 57246542-96fe-1a63-e053-0824d011072a)")
         }
         guard !bundleId.isEmpty else {
@@ -65,6 +65,20 @@ public struct Credentials: Sendable, CustomStringConvertible, CustomDebugStringC
             }
         }
         return Credentials(keyId: keyId, issuerId: issuerId, bundleId: bundleId, privateKey: key)
+    }
+
+    /// `8-4-4-4-12` hexadecimal digits: the only shape App Store Connect gives issuer ids.
+    public static func isUUID(_ text: String) -> Bool {
+        let scalars = Array(text.unicodeScalars)
+        guard scalars.count == 36 else { return false }
+        for (index, scalar) in scalars.enumerated() {
+            if [8, 13, 18, 23].contains(index) {
+                guard scalar == "-" else { return false }
+            } else {
+                guard scalar.properties.isASCIIHexDigit else { return false }
+            }
+        }
+        return true
     }
 
     /// CI secret stores often hold a PEM on one line with literal `\n`; accept that form too.

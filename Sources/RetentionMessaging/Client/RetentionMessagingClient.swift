@@ -18,6 +18,7 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
     private let clock: any RetentionClock
     private let retry: RetryPolicy
     private let endpointProblem: String?
+    private let credentialsProblem: String?
     private let slots: AsyncSemaphore
     private let state = Mutex(State())
 
@@ -40,6 +41,8 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
         let base = endpoint ?? Self.defaultEndpoint(for: environment)
         self.endpoint = base
         endpointProblem = Self.problem(with: base)
+        credentialsProblem = Credentials.isUUID(credentials.issuerId) ? nil
+            : "the issuer id is not a UUID (like 57246542-96fe-1a63-e053-0824d011072a): copy it from App Store Connect → Users and Access → Integrations; nothing was sent"
         self.pacing = pacing
         self.clock = clock
         self.retry = retry
@@ -129,12 +132,12 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
     // MARK: Realtime URL
 
     public func configureRealtimeURL(_ url: String) async throws(RetentionMessagingError) {
-        _ = try await send("PUT", ["realtime", "url"], json: RealtimeURLRequest(realtimeURL: url))
+        _ = try await send("PUT", ["realtime", "url"], json: RealtimeURLRequest(realtimeURL: url), noAccessOn404: true)
     }
 
     public func getRealtimeURL() async throws(RetentionMessagingError) -> String? {
         do {
-            let answer: RealtimeUrlResponse = try decode(try await send("GET", ["realtime", "url"]))
+            let answer: RealtimeUrlResponse = try decode(try await send("GET", ["realtime", "url"], noAccessOn404: true))
             return answer.realtimeURL
         } catch .api(404, AppleErrorCode.realtimeURLNotFound, _) {
             return nil
@@ -142,40 +145,48 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
     }
 
     public func deleteRealtimeURL() async throws(RetentionMessagingError) {
-        _ = try await send("DELETE", ["realtime", "url"])
+        _ = try await send("DELETE", ["realtime", "url"], noAccessOn404: true)
     }
 
     // MARK: Performance test (sandbox only)
 
     public func initiatePerformanceTest(originalTransactionId: String) async throws(RetentionMessagingError) -> PerformanceTestResponse {
-        try decode(try await send("POST", ["performanceTest"],
-                                  json: PerformanceTestRequest(originalTransactionId: originalTransactionId)))
+        guard environment == .sandbox else { throw .invalidRequest(Self.sandboxOnly) }
+        return try decode(try await send("POST", ["performanceTest"],
+                                  json: PerformanceTestRequest(originalTransactionId: originalTransactionId), noAccessOn404: true))
     }
 
+    /// A 404 with `errorCode` 4040018 is an unknown request id; one without a code is `.noAPIAccess`.
     public func getPerformanceTestResult(requestId: String) async throws(RetentionMessagingError) -> PerformanceTestResultResponse {
-        try decode(try await send("GET", ["performanceTest", "result", requestId]))
+        guard environment == .sandbox else { throw .invalidRequest(Self.sandboxOnly) }
+        return try decode(try await send("GET", ["performanceTest", "result", requestId], noAccessOn404: true))
     }
+
+    static let sandboxOnly = "Apple runs the performance test in sandbox only (it tests the sandbox realtime URL); use a sandbox client"
 
     // MARK: Sending
 
-    private func send<Body: Encodable>(_ method: String, _ segments: [String], json: Body,
-                                       endpointClass: EndpointClass = .other) async throws(RetentionMessagingError) -> HTTPResponse {
+    private func send<Body: Encodable>(_ method: String, _ segments: [String], json: Body, endpointClass: EndpointClass = .other,
+                                       noAccessOn404: Bool = false) async throws(RetentionMessagingError) -> HTTPResponse {
         let body: Data
         do {
             body = try CanonicalJSON.encode(json)
         } catch {
             throw .invalidRequest("could not encode the request body: \(error)")
         }
-        return try await send(method, segments, body: body, contentType: "application/json", endpointClass: endpointClass)
+        return try await send(method, segments, body: body, contentType: "application/json", endpointClass: endpointClass,
+                              noAccessOn404: noAccessOn404)
     }
 
     /// Sends one call, with pacing, `Retry-After` waits and retries. `goneAfterRetry` is the
     /// not-found code of a DELETE: seen on a retry after an attempt that may have landed, it
-    /// means that attempt did the work.
+    /// means that attempt did the work. `noAccessOn404` marks the endpoints whose documented 404
+    /// without an `errorCode` means the account has no access to the API.
     private func send(_ method: String, _ segments: [String], query: [(String, String)] = [], body: Data = Data(),
                       contentType: String? = nil, endpointClass: EndpointClass = .other,
-                      goneAfterRetry: Int? = nil) async throws(RetentionMessagingError) -> HTTPResponse {
+                      goneAfterRetry: Int? = nil, noAccessOn404: Bool = false) async throws(RetentionMessagingError) -> HTTPResponse {
         if let endpointProblem { throw .invalidRequest(endpointProblem) }
+        if let credentialsProblem { throw .credentials(credentialsProblem) }
         let url = try makeURL(segments, query: query)
         let path = url.path
         // POST starts a performance test: repeating it after an ambiguous failure could start a second one.
@@ -236,6 +247,9 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
                 try await backOff(transientFailures, reason: "\(method) \(path) answered \(response.status)")
             default:
                 let error = Self.apiError(response)
+                if noAccessOn404, error.status == 404, error.errorCode == nil {
+                    throw .noAPIAccess(endpoint: "\(method) /\(segments.prefix(2).joined(separator: "/"))")
+                }
                 if mayHaveLanded, let goneAfterRetry, error.status == 404, error.errorCode == goneAfterRetry {
                     return HTTPResponse(status: 200)
                 }
@@ -363,7 +377,8 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
         }
     }
 
-    static func isLoopback(_ host: String) -> Bool {
+    /// Whether `host` is 127.0.0.0/8, ::1 or localhost.
+    public static func isLoopback(_ host: String) -> Bool {
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         if bare == "localhost" || bare == "::1" || bare == "0:0:0:0:0:0:0:1" { return true }
         let parts = bare.split(separator: ".", omittingEmptySubsequences: false)

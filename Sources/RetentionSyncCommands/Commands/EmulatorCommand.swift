@@ -54,7 +54,9 @@ struct EmulatorCommand: Command {
         about: """
         Serves an emulator of Apple's Retention Messaging API on 127.0.0.1 until SIGINT or SIGTERM.
         Point the client at the printed API endpoint. Tokens must be signed with the key whose public
-        half the emulator is given.
+        half the emulator is given; with no key at all, it generates a throwaway one and prints the
+        export lines that make the client use it. Both environments are served on one port under
+        /sandbox/… and /production/…, so production sees a sandbox performance test's pass.
         """,
         options: [port, env, review, rateLimit, state, publicKey, keyId, issuerId, bundleId, serverErrors, drops,
                   latency, seed, verbose],
@@ -64,6 +66,8 @@ struct EmulatorCommand: Command {
           POST /emulator/messages/{id}/approve    POST /emulator/messages/{id}/reject
           POST /emulator/images/{id}/approve      POST /emulator/images/{id}/reject
           POST /emulator/approve-all              GET  /emulator/state
+          POST /emulator/transactions             GET  /emulator/transactions
+          PUT  /emulator/realtime-url             GET  /emulator/test-root.pem
           POST /emulator/shutdown
         """)
 
@@ -87,23 +91,38 @@ struct EmulatorCommand: Command {
         guard let port = UInt16(portText ?? "8089") else {
             throw CommandError("--port must be a number from 0 to 65535", exitCode: .usage)
         }
-        guard let latency = Double(latencyText ?? "0"), latency.isFinite, latency >= 0 else {
-            throw CommandError("--latency must be a number of seconds", exitCode: .usage)
+        guard let latency = Double(latencyText ?? "0"), latency.isFinite, (0...maximumLatency).contains(latency) else {
+            throw CommandError("--latency must be a number of seconds from 0 to \(Int(maximumLatency))", exitCode: .usage)
         }
         guard let seed = UInt64(seedText ?? "1") else { throw CommandError("--seed must be a whole number", exitCode: .usage) }
 
-        let publicKey = try loadPublicKey(path: publicKeyPath, context: context)
         let stateURL = statePath.map { context.url($0) }
+        if let stateURL { try checkStateDirectory(stateURL) }
+        var acceptedKeyId = keyId
+        var acceptedIssuerId = issuerId
+        let publicKey: ES256PublicKey
+        var throwaway: ThrowawayKey?
+        if let loaded = try loadPublicKey(path: publicKeyPath, context: context) {
+            publicKey = loaded
+        } else {
+            let made = try ThrowawayKey.make(context: context)
+            throwaway = made
+            publicKey = made.key.publicKey
+            acceptedKeyId = ThrowawayKey.keyId
+            acceptedIssuerId = ThrowawayKey.issuerId
+        }
         let configuration = EmulatorConfiguration(
-            publicKey: publicKey, keyId: keyId, issuerId: issuerId, bundleId: bundleId, productionReview: review,
+            publicKey: publicKey, keyId: acceptedKeyId, issuerId: acceptedIssuerId, bundleId: bundleId, productionReview: review,
             rateLimit: rateLimit, faults: FaultInjection(serverErrorRate: serverErrors, dropRate: drops, latency: latency, seed: seed),
             stateFile: stateURL)
         let emulator = Emulator(configuration: configuration)
-        if let stateURL, FileManager.default.fileExists(atPath: stateURL.path) {
+        if let stateURL {
             do {
-                try emulator.load(from: stateURL)
+                if FileManager.default.fileExists(atPath: stateURL.path) { try emulator.load(from: stateURL) }
+                // Writing once now finds an unwritable place at start, not at the first upload.
+                try emulator.save(to: stateURL)
             } catch {
-                throw CommandError("\(error)")
+                throw CommandError("--state: \(error)")
             }
         }
         if verbose {
@@ -123,6 +142,7 @@ struct EmulatorCommand: Command {
 
         context.console.print("listening on \(server.baseURL.absoluteString) (\(environment.rawValue))")
         context.console.print("API endpoint: \(server.apiEndpoint.absoluteString)")
+        if let throwaway { context.console.print(throwaway.instructions(endpoint: server.baseURL)) }
         if let stateURL {
             let state = emulator.state(of: environment)
             context.console.print("state file: \(stateURL.path) (\(state.messages.count) messages, \(state.images.count) images in \(environment.rawValue))")
@@ -133,7 +153,11 @@ struct EmulatorCommand: Command {
           POST \(server.baseURL.absoluteString)/emulator/images/{id}/approve|reject
           POST \(server.baseURL.absoluteString)/emulator/approve-all
           GET  \(server.baseURL.absoluteString)/emulator/state
+          POST \(server.baseURL.absoluteString)/emulator/transactions   {"originalTransactionId","productId","locale"}
+          PUT  \(server.baseURL.absoluteString)/emulator/realtime-url   {"realtimeURL"} (http:// on loopback too)
           POST \(server.baseURL.absoluteString)/emulator/shutdown
+        both environments on this port: \(server.apiEndpoint(for: .sandbox).absoluteString)
+                                        \(server.apiEndpoint(for: .production).absoluteString)
         """)
 
         var reason = "stopped"
@@ -158,6 +182,21 @@ struct EmulatorCommand: Command {
         return .success
     }
 
+    /// Seconds; more would only hang the client, and a huge value overflows the sleep.
+    static let maximumLatency = 600.0
+
+    /// `--state` in a directory that does not exist fails at start, not as a warning on every write.
+    private static func checkStateDirectory(_ url: URL) throws(CommandError) {
+        let directory = url.deletingLastPathComponent()
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CommandError("--state \(url.path): the directory \(directory.path) does not exist; create it (mkdir -p \(directory.path)) or choose another path")
+        }
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw CommandError("--state \(url.path) is a directory; give a file path such as \(url.appendingPathComponent("emulator.json").path)")
+        }
+    }
+
     private static func nonEmpty(_ text: String?) -> String? {
         guard let text, !text.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
         return text.trimmingCharacters(in: .whitespaces)
@@ -171,7 +210,8 @@ struct EmulatorCommand: Command {
         return value
     }
 
-    private static func loadPublicKey(path: String?, context: CommandContext) throws(CommandError) -> ES256PublicKey {
+    /// The key to verify tokens with, or nil when none is given (the caller then makes a throwaway one).
+    private static func loadPublicKey(path: String?, context: CommandContext) throws(CommandError) -> ES256PublicKey? {
         if let path {
             let url = context.url(path)
             guard let data = FileManager.default.contents(atPath: url.path) else {
@@ -185,20 +225,67 @@ struct EmulatorCommand: Command {
         }
         let hasKey = nonEmpty(context.environment[Credentials.privateKeyVariable]) != nil
             || nonEmpty(context.environment[Credentials.privateKeyFileVariable]) != nil
-        guard hasKey else {
-            throw CommandError("""
-            no key to verify tokens with: give --public-key FILE (a PEM 'BEGIN PUBLIC KEY' file), or set \
-            \(Credentials.privateKeyFileVariable) (or \(Credentials.privateKeyVariable)) to the key the client signs with
-            """, exitCode: .usage)
-        }
+        guard hasKey else { return nil }
         var environment = context.environment
-        environment[Credentials.keyIdVariable] = nonEmpty(environment[Credentials.keyIdVariable]) ?? "EMULATOR"
-        environment[Credentials.issuerIdVariable] = nonEmpty(environment[Credentials.issuerIdVariable]) ?? "emulator"
+        // Only the key is needed here; placeholders stand in for ids the user has not set.
+        environment[Credentials.keyIdVariable] = nonEmpty(environment[Credentials.keyIdVariable]) ?? ThrowawayKey.keyId
+        environment[Credentials.issuerIdVariable] = nonEmpty(environment[Credentials.issuerIdVariable])
+            .flatMap { Credentials.isUUID($0) ? $0 : nil } ?? ThrowawayKey.issuerId
         do {
             return try Credentials.fromEnvironment(environment, bundleId: "emulator").privateKey.publicKey
         } catch {
             throw CommandError("\(error)")
         }
+    }
+}
+
+/// A key made when the emulator is started without one, written to a private file so a client
+/// can sign with it, like a development server that prints its token.
+private struct ThrowawayKey {
+    static let keyId = "EMULATOR01"
+    static let issuerId = "00000000-0000-4000-8000-00000000e001"
+    var key: ES256PrivateKey
+    var file: URL
+
+    /// A fresh key in `$TMPDIR/retention-sync-emulator-XXXXXXXX/AuthKey_EMULATOR01.p8` (directory 0700, file 0600).
+    static func make(context: CommandContext) throws(CommandError) -> ThrowawayKey {
+        let base = nonEmptyPath(context.environment["TMPDIR"]) ?? FileManager.default.temporaryDirectory.path
+        let directory = URL(fileURLWithPath: base)
+            .appendingPathComponent("retention-sync-emulator-" + UUID().uuidString.prefix(8).lowercased())
+        let file = directory.appendingPathComponent("AuthKey_\(keyId).p8")
+        let key = ES256PrivateKey.generate()
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false,
+                                                    attributes: [.posixPermissions: 0o700])
+            guard FileManager.default.createFile(atPath: file.path, contents: Data(key.pkcs8PEM.utf8),
+                                                 attributes: [.posixPermissions: 0o600]) else {
+                throw CommandError("cannot write \(file.path)")
+            }
+        } catch {
+            throw CommandError("""
+            no key given (--public-key, \(Credentials.privateKeyFileVariable) or \(Credentials.privateKeyVariable)), and a throwaway \
+            key could not be written under \(base): \(error.localizedDescription); set TMPDIR to a writable directory or give a key
+            """)
+        }
+        return ThrowawayKey(key: key, file: file)
+    }
+
+    private static func nonEmptyPath(_ text: String?) -> String? {
+        guard let text, !text.isEmpty else { return nil }
+        return text
+    }
+
+    /// What to paste into the client's shell.
+    func instructions(endpoint: URL) -> String {
+        """
+        no key given: generated a throwaway key for this emulator only (never use it with Apple).
+        To use it, run in the client's shell:
+          export \(Credentials.privateKeyFileVariable)=\(file.path)
+          export \(Credentials.keyIdVariable)=\(Self.keyId)
+          export \(Credentials.issuerIdVariable)=\(Self.issuerId)
+          export RETENTION_SYNC_ENDPOINT=\(endpoint.absoluteString)
+          unset \(Credentials.privateKeyVariable)
+        """
     }
 }
 

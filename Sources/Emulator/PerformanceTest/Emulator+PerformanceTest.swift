@@ -1,0 +1,102 @@
+public import Foundation
+public import HTTP
+public import RetentionMessagingModels
+import RetentionMessaging
+import Synchronization
+
+/// A performance test accepted by `POST /performanceTest`, waiting to be launched.
+struct PerformanceTestJob: Sendable {
+    var requestId: String
+    var target: URL
+    var transaction: SandboxTransaction
+    var settings: PerformanceTestSettings
+    var signer: any RealtimeRequestSigner
+}
+
+extension Emulator {
+    /// Registers (or replaces) a sandbox test transaction, as `POST /emulator/transactions` does.
+    public func registerTestTransaction(_ transaction: SandboxTransaction) {
+        core.withLock { $0[.sandbox].state.testTransactions[transaction.originalTransactionId] = transaction }
+        persist()
+    }
+
+    /// Waits until the performance test `requestId` has finished (at once when it is unknown or done).
+    public func waitForPerformanceTest(_ requestId: String) async {
+        let task = core.withLock { $0.performanceTestTasks[requestId] }
+        await task?.value
+    }
+
+    /// The latest result of a performance test, in Apple's shape.
+    public func performanceTestResult(_ requestId: String) -> PerformanceTestResultResponse? {
+        core.withLock { $0[.sandbox].state.performanceTestResults[requestId] }
+    }
+
+    func launch(_ job: PerformanceTestJob) {
+        let transport: any HTTPTransport = configuration.realtimeTransport ?? CurlHTTPClient(configuration: .init(
+            connectTimeout: 5, timeout: 30, caBundlePath: configuration.realtimeCABundlePath,
+            maxConcurrentTransfers: job.settings.maxConcurrentRequests, environment: [:], userAgent: "retention-sync-emulator"))
+        let runner = PerformanceTestRunner(settings: job.settings, transport: transport, signer: job.signer)
+        let appAppleId = configuration.appAppleId
+        let transaction = job.transaction
+        let requestId = job.requestId
+        let target = job.target.absoluteString
+        log("sandbox performance test \(requestId) → \(target): \(job.settings.totalRequests) requests, at most \(job.settings.maxConcurrentRequests) at once, over \(job.settings.totalDuration) ms")
+        let task = Task { [self] in
+            let tally = await runner.run(
+                target: job.target,
+                payload: { _ in
+                    DecodedRealtimeRequestBody(
+                        originalTransactionId: transaction.originalTransactionId, appAppleId: appAppleId,
+                        productId: transaction.productId, userLocale: transaction.locale,
+                        requestIdentifier: UUID().uuidString.lowercased(), environment: "Sandbox",
+                        signedDate: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+                },
+                judge: { [self] body in isValidRealtimeAnswer(body) },
+                progress: { [self] tally in record(tally, requestId: requestId, settings: job.settings, target: target, final: false) })
+            record(tally, requestId: requestId, settings: job.settings, target: target, final: true)
+            if let refusal = tally.refusal { log("sandbox performance test \(requestId) not sent: \(refusal)") }
+            let result = performanceTestResult(requestId)
+            log("sandbox performance test \(requestId) → \(result?.result?.rawValue ?? "?"), success rate \(Int(result?.successRate ?? 0))%")
+        }
+        core.withLock { $0.performanceTestTasks[requestId] = task }
+    }
+
+    private func record(_ tally: PerformanceTestTally, requestId: String, settings: PerformanceTestSettings, target: String, final: Bool) {
+        let response = tally.response(settings: settings, target: target)
+        core.withLock { core in
+            core[.sandbox].state.performanceTestResults[requestId] = response
+            core[.sandbox].state.performanceTests[requestId] = response.result ?? .pending
+            if final { core.performanceTestTasks[requestId] = nil }
+        }
+        // Progress is kept in memory; the file is written when the run ends.
+        if final { persist() }
+    }
+
+    /// A valid RealtimeResponseBody: a JSON object with at most one of Apple's fields; a named
+    /// message must exist in sandbox and be APPROVED (and carry no image for an alternate product
+    /// or a promotional offer). `{}` is valid: it chooses nothing.
+    func isValidRealtimeAnswer(_ body: Data) -> Bool {
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return false }
+        let fields = ["message", "alternateProduct", "promotionalOffer", "advancedCommerceInfo"]
+        guard Set(object.keys).isSubset(of: fields), object.count <= 1 else { return false }
+        guard let answer = try? JSONDecoder().decode(RealtimeResponseBody.self, from: body) else { return false }
+        // The emulator's test subscriptions are not Advanced Commerce ones, so Apple would ignore that field.
+        if object["advancedCommerceInfo"] != nil { return false }
+        let named: (id: String, mustHaveNoImage: Bool)?
+        if let message = answer.message {
+            named = (message.messageIdentifier, false)
+        } else if let alternate = answer.alternateProduct {
+            named = (alternate.messageIdentifier, true)
+        } else if let offer = answer.promotionalOffer {
+            named = (offer.messageIdentifier, true)
+        } else {
+            named = nil
+        }
+        guard let named else { return object.isEmpty }
+        return core.withLock { core in
+            guard let message = core[.sandbox].state.messages[named.id],
+                  message.state == .approved else { return false }
+            return !(named.mustHaveNoImage && message.body.image != nil)
+        }
+    }
+}
