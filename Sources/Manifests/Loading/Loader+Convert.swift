@@ -9,11 +9,11 @@ import YAML
 
 extension Loader {
     mutating func convert(_ raw: RawApp, node: YAMLNode) -> AppManifest {
-        var fields: [String: SourceLocation] = ["bundleId": raw.bundleId.location]
-        fields["appAppleId"] = raw.appAppleId?.location
-        fields["identityNamespace"] = raw.identityNamespace?.location
+        var fields: [AppManifest.Field: SourceLocation] = [.bundleId: raw.bundleId.location]
+        fields[.appAppleId] = raw.appAppleId?.location
+        fields[.identityNamespace] = raw.identityNamespace?.location
         let environmentKeys = Self.keyLocations(node, "environments")
-        fields["environments"] = node["environments"]?.location
+        fields[.environments] = node["environments"]?.location
 
         var environments: [EnvironmentSettings] = []
         for (key, settings) in raw.environments.sorted(by: { $0.key < $1.key }) {
@@ -32,9 +32,9 @@ extension Loader {
                     snapshotPath = directory.appendingPathComponent(path.value).standardizedFileURL.path
                 }
             }
-            var settingsFields: [String: SourceLocation] = [:]
-            settingsFields["realtimeURL"] = settings.value.realtimeURL?.location
-            settingsFields["snapshotPath"] = settings.value.snapshotPath?.location
+            var settingsFields: [EnvironmentSettings.Field: SourceLocation] = [:]
+            settingsFields[.realtimeURL] = settings.value.realtimeURL?.location
+            settingsFields[.snapshotPath] = settings.value.snapshotPath?.location
             var converted = EnvironmentSettings(environment: environment, realtimeURL: settings.value.realtimeURL?.value,
                                                 snapshotPath: snapshotPath, location: keyLocation)
             converted.fieldLocations = settingsFields
@@ -44,16 +44,16 @@ extension Loader {
 
         var products: [ProductManifest] = []
         for item in raw.products {
-            var localeFields: [String: SourceLocation] = ["id": item.value.id.location]
+            var localeFields: [ProductManifest.Field: SourceLocation] = [.id: item.value.id.location]
             var locales: [String] = []
             for locale in item.value.locales {
-                if let first = localeFields["locales[\(locale.value)]"] {
+                if let first = localeFields[.locale(locale.value)] {
                     diagnostics.append(.warning("duplicate-locale", at: locale.location,
                                                 "locale '\(locale.value)' is listed twice for product '\(item.value.id.value)'",
                                                 hint: "remove one; the first is at \(first)"))
                     continue
                 }
-                localeFields["locales[\(locale.value)]"] = locale.location
+                localeFields[.locale(locale.value)] = locale.location
                 locales.append(locale.value)
             }
             var product = ProductManifest(id: item.value.id.value, locales: locales.sorted(), location: item.location)
@@ -83,7 +83,7 @@ extension Loader {
         }
         var image = ImageManifest(name: raw.name.value, file: raw.file.value, size: ImageSize(rawValue: raw.size.value),
                                   png: png, sha256: png.isEmpty ? "" : Digest.sha256Hex(png), location: raw.name.location)
-        image.fieldLocations = ["name": raw.name.location, "file": raw.file.location, "size": raw.size.location]
+        image.fieldLocations = [.name: raw.name.location, .file: raw.file.location, .size: raw.size.location]
         return image
     }
 
@@ -96,20 +96,20 @@ extension Loader {
             if let reference = value.image {
                 image = ImageReference(name: reference.value.name.value, altText: reference.value.altText.value,
                                        location: reference.location)
-                image?.fieldLocations = ["name": reference.value.name.location, "altText": reference.value.altText.location]
+                image?.fieldLocations = [.name: reference.value.name.location, .altText: reference.value.altText.location]
             }
             let bullets = (value.bulletPoints ?? []).map { bullet in
                 var converted = BulletPoint(text: bullet.value.text.value, image: bullet.value.image.value,
                                             altText: bullet.value.altText.value, location: bullet.location)
-                converted.fieldLocations = ["text": bullet.value.text.location, "image": bullet.value.image.location,
-                                            "altText": bullet.value.altText.location]
+                converted.fieldLocations = [.text: bullet.value.text.location, .image: bullet.value.image.location,
+                                            .altText: bullet.value.altText.location]
                 return converted
             }
             var localization = MessageLocalization(locale: locale, header: value.header.value, body: value.body.value,
                                                    image: image, bulletPoints: bullets,
                                                    location: localeKeys[locale] ?? item.location)
-            var fields = ["header": value.header.location, "body": value.body.location]
-            fields["bulletPoints"] = node["localizations"]?[locale]?["bulletPoints"]?.location
+            var fields: [MessageLocalization.Field: SourceLocation] = [.header: value.header.location, .body: value.body.location]
+            fields[.bulletPoints] = node["localizations"]?[locale]?["bulletPoints"]?.location
             localization.fieldLocations = fields
             localizations.append(localization)
         }
@@ -117,21 +117,21 @@ extension Loader {
         var message = MessageManifest(name: raw.name.value, product: raw.product?.value,
                                       headerPosition: raw.headerPosition.map { HeaderPosition(rawValue: $0.value) },
                                       localizations: localizations, location: raw.name.location)
-        var fields = ["name": raw.name.location]
-        fields["product"] = raw.product?.location
-        fields["headerPosition"] = raw.headerPosition?.location
+        var fields: [MessageManifest.Field: SourceLocation] = [.name: raw.name.location]
+        fields[.product] = raw.product?.location
+        fields[.headerPosition] = raw.headerPosition?.location
         message.fieldLocations = fields
         return message
     }
 
     mutating func convert(_ raw: RawFlow, node: YAMLNode) -> FlowManifest {
-        var fields = ["name": raw.name.location]
+        var fields: [FlowManifest.Field: SourceLocation] = [.name: raw.name.location]
         let fallbackKeys = Self.keyLocations(node, "localeFallbacks")
         var fallbacks: [String: String] = [:]
         for (from, to) in raw.localeFallbacks ?? [:] {
             fallbacks[from] = to.value
-            fields["localeFallbacks[\(from)]"] = fallbackKeys[from] ?? to.location
-            fields["localeFallbacks[\(from)].value"] = to.location
+            fields[.fallbackKey(from)] = fallbackKeys[from] ?? to.location
+            fields[.fallbackTarget(from)] = to.location
         }
         let rules = raw.rules.map { convert($0) }
         var flow = FlowManifest(name: raw.name.value, localeFallbacks: fallbacks, rules: rules, location: raw.name.location)
@@ -141,21 +141,21 @@ extension Loader {
 
     private mutating func convert(_ item: Located<RawRule>) -> FlowRule {
         let raw = item.value
-        var fields = ["name": raw.name.location, "response": raw.response.location]
+        var fields: [FlowRule.Field: SourceLocation] = [.name: raw.name.location, .response: raw.response.location]
         var match = RuleMatch()
         if let located = raw.match {
             let written = located.value
-            fields["match"] = located.location
+            fields[.match] = located.location
             if let products = written.products {
                 match.products = products.map(\.value)
-                for product in products where fields["match.products[\(product.value)]"] == nil {
-                    fields["match.products[\(product.value)]"] = product.location
+                for product in products where fields[.matchProduct(product.value)] == nil {
+                    fields[.matchProduct(product.value)] = product.location
                 }
             }
             if let locales = written.locales {
                 match.locales = locales.map(\.value)
-                for locale in locales where fields["match.locales[\(locale.value)]"] == nil {
-                    fields["match.locales[\(locale.value)]"] = locale.location
+                for locale in locales where fields[.matchLocale(locale.value)] == nil {
+                    fields[.matchLocale(locale.value)] = locale.location
                 }
             }
             if let environments = written.environments {
@@ -163,7 +163,7 @@ extension Loader {
                 for environment in environments {
                     if let known = Environment(rawValue: environment.value) {
                         if !parsed.contains(known) { parsed.append(known) }
-                        fields["match.environments[\(known.rawValue)]"] = environment.location
+                        fields[.matchEnvironment(known)] = environment.location
                     } else {
                         diagnostics.append(Self.unknownEnvironment(environment.value, at: environment.location))
                     }
@@ -171,20 +171,20 @@ extension Loader {
                 match.environments = parsed.sorted()
             }
             if let window = written.window {
-                fields["match.window"] = window.location
+                fields[.window] = window.location
                 if let from = window.value.from {
-                    fields["match.window.from"] = from.location
+                    fields[.windowFrom] = from.location
                     match.notBefore = timestamp(from)
                 }
                 if let until = window.value.until {
-                    fields["match.window.until"] = until.location
+                    fields[.windowUntil] = until.location
                     match.notAfter = timestamp(until)
                 }
             }
             if let split = written.split {
-                fields["match.split"] = split.location
-                fields["match.split.group"] = split.value.group.location
-                fields["match.split.percent"] = split.value.percent.location
+                fields[.split] = split.location
+                fields[.splitGroup] = split.value.group.location
+                fields[.splitPercent] = split.value.percent.location
                 match.split = TrafficSplit(group: split.value.group.value, percent: split.value.percent.value)
             }
         }
@@ -196,19 +196,19 @@ extension Loader {
         case .kinds(let kinds):
             var found: [(name: String, response: RuleResponse)] = []
             if let message = kinds.message {
-                fields["response.message"] = message.location
+                fields[.responseMessage] = message.location
                 found.append(("message", .message(name: message.value)))
             }
             if let offer = kinds.promotionalOffer {
-                fields["response.message"] = offer.value.message.location
-                fields["response.offerIdentifier"] = offer.value.offerIdentifier.location
+                fields[.responseMessage] = offer.value.message.location
+                fields[.responseOfferIdentifier] = offer.value.offerIdentifier.location
                 found.append(("promotionalOffer", .promotionalOffer(message: offer.value.message.value,
                                                                     offerIdentifier: offer.value.offerIdentifier.value)))
             }
             if let alternate = kinds.alternateProduct {
-                fields["response.message"] = alternate.value.message.location
-                fields["response.productId"] = alternate.value.productId.location
-                fields["response.billingPlanType"] = alternate.value.billingPlanType?.location
+                fields[.responseMessage] = alternate.value.message.location
+                fields[.responseProductId] = alternate.value.productId.location
+                fields[.responseBillingPlanType] = alternate.value.billingPlanType?.location
                 found.append(("alternateProduct", .alternateProduct(message: alternate.value.message.value,
                                                                     productId: alternate.value.productId.value,
                                                                     billingPlanType: alternate.value.billingPlanType.map {
@@ -264,7 +264,7 @@ extension Loader {
                     for (locale, location) in locales {
                         var assignment = DefaultAssignment(productId: product.id, locale: locale,
                                                            message: entry.value.message.value, location: location)
-                        assignment.fieldLocations = ["product": productLocation, "message": entry.value.message.location]
+                        assignment.fieldLocations = [.product: productLocation, .message: entry.value.message.location]
                         assignments.append(assignment)
                     }
                 }

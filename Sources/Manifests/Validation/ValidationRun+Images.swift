@@ -18,7 +18,7 @@ extension ValidationRun {
                 let written = image.size.rawValue.uppercased()
                 let suggestion = (sizes.first { !written.isEmpty && ($0.hasPrefix(written) || written.hasPrefix($0)) }
                     ?? NearMiss.best(image.size.rawValue, in: sizes, maxDistance: 4)).map { "did you mean \($0)? " } ?? ""
-                report(.error("unknown-image-size", at: image.location(of: "size"), "unknown image size '\(image.size.rawValue)'",
+                report(.error("unknown-image-size", at: image.location(of: .size), "unknown image size '\(image.size.rawValue)'",
                               hint: suggestion + "sizes are FULL_SIZE (3840 px wide, 160–2160 px high) and BULLET_POINT (1024 × 1024 px)"))
             }
             // An image whose file is missing still counts towards the limit, under its name.
@@ -44,7 +44,7 @@ extension ValidationRun {
     }
 
     private mutating func checkPNG(_ image: ImageManifest, sizeKnown: Bool) {
-        let location = image.location(of: "file")
+        let location = image.location(of: .file)
         let info: PNGInfo
         do {
             info = try PNGInfo.parse(image.png)
