@@ -78,6 +78,8 @@ public struct EnvironmentSettings: Sendable, Hashable {
     public var realtimeURL: String?
     /// Where the published runtime snapshot is stored, resolved against the manifest directory.
     public var snapshotPath: String?
+    /// Where the environment's state document lives (`stateStore:`), if the App names it.
+    public var stateStore: StateStoreLocation?
     public var location: SourceLocation
     /// Where individual fields were written, so diagnostics point at the exact value; a missing
     /// entry falls back to `location`. Typed, so a misspelt field cannot point at the wrong line.
@@ -92,6 +94,21 @@ public struct EnvironmentSettings: Sendable, Hashable {
         self.realtimeURL = realtimeURL
         self.snapshotPath = snapshotPath
         self.location = location
+    }
+}
+
+/// A state store location as the App names it: a file (resolved, inside the manifest directory)
+/// or an S3-compatible object store prefix.
+public enum StateStoreLocation: Sendable, Hashable, CustomStringConvertible {
+    /// An absolute path.
+    case file(String)
+    case s3(bucket: String, prefix: String)
+
+    public var description: String {
+        switch self {
+        case .file(let path): path
+        case .s3(let bucket, let prefix): "s3://\(bucket)/\(prefix)"
+        }
     }
 }
 

@@ -19,4 +19,23 @@ public enum RetentionLimits {
     public static func length(of text: String) -> Int {
         max(text.unicodeScalars.count, text.utf16.count)
     }
+
+    /// What Apple requires of an image of `size`, in words.
+    public static func dimensionRule(for size: ImageSize) -> String {
+        size == .bulletPoint
+            ? "a BULLET_POINT image must be \(bulletPointSide) × \(bulletPointSide) px"
+            : "a FULL_SIZE image must be \(fullSizeWidth) px wide and \(fullSizeHeights.lowerBound)–\(fullSizeHeights.upperBound) px high"
+    }
+
+    /// Whether a picture of these dimensions fits `size` (anything but BULLET_POINT is read as FULL_SIZE).
+    public static func fits(width: Int, height: Int, size: ImageSize) -> Bool {
+        size == .bulletPoint
+            ? width == bulletPointSide && height == bulletPointSide
+            : width == fullSizeWidth && fullSizeHeights.contains(height)
+    }
+
+    /// Why a picture of these dimensions does not fit `size`, or nil.
+    public static func dimensionProblem(width: Int, height: Int, size: ImageSize) -> String? {
+        fits(width: width, height: height, size: size) ? nil : "\(dimensionRule(for: size)), not \(width) × \(height)"
+    }
 }

@@ -74,7 +74,6 @@ struct Loader {
     private var defaultDocuments: [RawDefaults] = []
     private var defaults: [DefaultAssignment] = []
     private let decoder = YAMLDecoder()
-    let timestamps = RFC3339()
 
     init(directory: URL, displayPath: String) {
         self.directory = directory.standardizedFileURL

@@ -16,6 +16,7 @@ struct RawApp: Decodable {
 struct RawEnvironment: Decodable {
     var realtimeURL: Located<String>?
     var snapshotPath: Located<String>?
+    var stateStore: Located<String>?
 }
 
 struct RawProduct: Decodable {

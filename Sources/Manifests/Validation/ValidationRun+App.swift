@@ -38,6 +38,7 @@ extension ValidationRun {
                               hint: "use a shorter path"))
             }
         }
+        checkSharedStores(app)
         if app.products.isEmpty {
             report(.error("no-products", at: app.location(of: .bundleId), "the App declares no products",
                           hint: "add 'products:' with each subscription's product id and its locales"))
@@ -56,6 +57,31 @@ extension ValidationRun {
             }
             for locale in product.locales {
                 checkLocale(locale, at: product.location(of: .locale(locale)))
+            }
+        }
+    }
+
+    /// Two environments sharing a store would take each other's published snapshot as their own.
+    private mutating func checkSharedStores(_ app: AppManifest) {
+        var owners: [String: (EnvironmentSettings, EnvironmentSettings.Field)] = [:]
+        for settings in app.environments {
+            var places: [(String, EnvironmentSettings.Field)] = []
+            if let path = settings.snapshotPath { places.append(("file:" + path, .snapshotPath)) }
+            if let store = settings.stateStore {
+                let key = switch store {
+                case .file(let path): "file:" + path
+                case .s3(let bucket, let prefix): "s3:\(bucket)/\(prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix)"
+                }
+                places.append((key, .stateStore))
+            }
+            for (key, field) in places {
+                if let (owner, ownerField) = owners[key], owner.environment != settings.environment {
+                    report(.error("shared-store", at: settings.location(of: field),
+                                  "\(settings.environment.rawValue) uses the same store as \(owner.environment.rawValue) (\(owner.location(of: ownerField)))",
+                                  hint: "give each environment its own location, e.g. .retention-sync/\(settings.environment.rawValue)-snapshot.json; sharing one would let a sandbox apply replace production's snapshot"))
+                } else if owners[key] == nil {
+                    owners[key] = (settings, field)
+                }
             }
         }
     }

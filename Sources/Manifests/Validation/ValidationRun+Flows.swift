@@ -100,8 +100,10 @@ extension ValidationRun {
                             hint: "add \(environment.rawValue) to the App's environments, or remove it here"))
         }
         if let from = match.notBefore, let until = match.notAfter, from >= until {
+            // Timestamps count whole milliseconds, so a window shorter than one is empty, not reversed.
             report(.error("invalid-window", at: rule.location(of: .window),
-                          "the window of rule '\(rule.name)' ends before it starts",
+                          from == until ? "the window of rule '\(rule.name)' is empty: 'from' and 'until' are less than a millisecond apart"
+                            : "the window of rule '\(rule.name)' ends before it starts",
                           hint: "'from' (inclusive) must be earlier than 'until' (exclusive)"))
         }
         if let split = match.split {

@@ -53,17 +53,10 @@ extension ValidationRun {
                           hint: "Apple accepts PNG files only; export the image again as PNG"))
             return
         }
-        if sizeKnown {
-            let fits = image.size == .fullSize
-                ? info.width == RetentionLimits.fullSizeWidth && RetentionLimits.fullSizeHeights.contains(info.height)
-                : info.width == RetentionLimits.bulletPointSide && info.height == RetentionLimits.bulletPointSide
-            if !fits {
-                let required = image.size == .fullSize
-                    ? "a FULL_SIZE image must be \(RetentionLimits.fullSizeWidth) px wide and \(RetentionLimits.fullSizeHeights.lowerBound)–\(RetentionLimits.fullSizeHeights.upperBound) px high"
-                    : "a BULLET_POINT image must be \(RetentionLimits.bulletPointSide) × \(RetentionLimits.bulletPointSide) px"
-                report(.error("image-dimensions", at: location, "'\(image.file)' is \(info.width) × \(info.height) px; \(required)",
-                              hint: "resize the image, or change 'size' if it is meant to be the other kind"))
-            }
+        if sizeKnown && !RetentionLimits.fits(width: info.width, height: info.height, size: image.size) {
+            report(.error("image-dimensions", at: location,
+                          "'\(image.file)' is \(info.width) × \(info.height) px; \(RetentionLimits.dimensionRule(for: image.size))",
+                          hint: "resize the image, or change 'size' if it is meant to be the other kind"))
         }
         if info.hasAlpha {
             report(.error("image-has-alpha", at: location,
