@@ -51,6 +51,10 @@ extension ValidationRun {
                 continue
             }
             firstProduct[product.id] = product
+            if let problem = ManifestValidator.productIdProblem(product.id) {
+                report(.error("invalid-product-id", at: product.location(of: .id), problem,
+                              hint: "write the product id exactly as App Store Connect shows it: letters, digits, '.', '_' and '-', at most \(ManifestValidator.productIdMaxLength) characters"))
+            }
             if product.locales.isEmpty {
                 report(.error("no-locales", at: product.location(of: .id), "product '\(product.id)' declares no locales",
                               hint: "list the App Store Connect locales its messages are written in, e.g. [en-US]"))

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import RetentionMessagingModels
 import YAML
@@ -12,8 +13,17 @@ extension ValidationRun {
             } else {
                 firstByName[flow.name] = flow
             }
+            checkName(flow.name, what: "flow", at: flow.location(of: .name))
             check(flow)
         }
+    }
+
+    /// Flow and rule names follow the rules message names do: they reach terminals and pull-request comments.
+    private mutating func checkName(_ name: String, what: String, at location: SourceLocation) {
+        guard !ManifestValidator.isValidName(name) else { return }
+        report(.error("invalid-name", at: location,
+                      "\(what) name '\(Diagnostic.visible(name))' must be lowercase letters, digits and hyphens, not starting with a hyphen",
+                      hint: "try '\(ManifestValidator.suggestedName(name))'"))
     }
 
     private mutating func check(_ flow: FlowManifest) {
@@ -42,6 +52,7 @@ extension ValidationRun {
             } else {
                 firstRule[rule.name] = rule
             }
+            checkName(rule.name, what: "rule", at: rule.location(of: .name))
             if let unconditional {
                 report(.warning("unreachable-rule", at: rule.location(of: .name),
                                 "rule '\(rule.name)' can never match: rule '\(unconditional.name)' before it matches every request",

@@ -14,9 +14,9 @@ extension ValidationRun {
                 firstByName[message.name] = message
             }
             if !ManifestValidator.isValidMessageName(message.name) {
-                let suggestion = String(message.name.lowercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "-" })
+                let suggestion = ManifestValidator.suggestedName(message.name)
                 report(.error("invalid-name", at: message.location,
-                              "message name '\(message.name)' must be lowercase letters, digits and hyphens, not starting with a hyphen",
+                              "message name '\(Diagnostic.visible(message.name))' must be lowercase letters, digits and hyphens, not starting with a hyphen",
                               hint: "the name is part of the message's identity; try '\(suggestion)'"))
             }
             if let product = message.product, productsById[product] == nil {
