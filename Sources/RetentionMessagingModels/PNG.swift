@@ -166,8 +166,8 @@ public enum PNGWriter {
     /// An RGB PNG that also carries a `tRNS` chunk (transparent colour), which Apple refuses.
     public static func rgbWithTransparencyChunk(width: Int, height: Int) -> [UInt8] {
         var png = rgb(width: width, height: height) { _, _ in (0, 0, 0) }
-        let endChunkStart = png.count - 12
-        png.insert(contentsOf: chunk("tRNS", [0, 0, 0, 0, 0, 0]), at: endChunkStart)
+        // PNG requires tRNS before the image data: right after the 8-byte signature and 25-byte IHDR.
+        png.insert(contentsOf: chunk("tRNS", [0, 0, 0, 0, 0, 0]), at: 33)
         return png
     }
 

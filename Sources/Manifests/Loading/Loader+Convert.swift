@@ -117,6 +117,10 @@ extension Loader {
                                       hint: "images live next to the manifests: copy the PNG into '\(displayPath)' (or a folder in it) and write its path relative to it"))
         } else if let data = FileManager.default.contents(atPath: url.path) {
             png = [UInt8](data)
+            if png.isEmpty {
+                diagnostics.append(.error("invalid-png", at: raw.file.location, "'\(raw.file.value)': \(PNGError.empty)",
+                                          hint: "Apple accepts PNG files only; export the image again as PNG"))
+            }
         } else {
             let exists = FileManager.default.fileExists(atPath: url.path)
             diagnostics.append(.error("missing-image-file", at: raw.file.location,
