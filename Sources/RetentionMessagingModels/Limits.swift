@@ -13,6 +13,8 @@ public enum RetentionLimits {
     public static let fullSizeWidth = 3840
     public static let fullSizeHeights = 160...2160
     public static let bulletPointSide = 1024
+    /// App Store Connect product ids are at most 100 characters.
+    public static let productIdLength = 100
 
     /// The length a limit is checked against: the larger of the Unicode scalar count and the UTF-16
     /// code unit count, so text that fits here fits under every counting Apple's libraries use.

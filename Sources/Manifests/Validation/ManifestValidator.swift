@@ -29,7 +29,7 @@ public enum ManifestValidator {
     }
 
     /// App Store Connect's limit on a product id's length.
-    public static let productIdMaxLength = 100
+    public static let productIdMaxLength = RetentionLimits.productIdLength
 
     /// Why `id` cannot be an App Store Connect product id, or nil. Checked offline because a path
     /// segment such as `..` would otherwise change the route a request takes.
@@ -110,8 +110,15 @@ struct ValidationRun {
 
     /// Reports an invalid locale code; returns whether the code was valid.
     @discardableResult
-    mutating func checkLocale(_ code: String, at location: SourceLocation) -> Bool {
-        guard let problem = AppStoreLocales.problem(code) else { return true }
+    mutating func checkLocale(_ code: String, at location: SourceLocation, warnUnconfirmed: Bool = false) -> Bool {
+        guard let problem = AppStoreLocales.problem(code) else {
+            if warnUnconfirmed && AppStoreLocales.isUnconfirmed(code) {
+                report(.warning("unconfirmed-locale", at: location,
+                                "locale '\(code)' was added to App Store Connect on 2026-03-31; whether the Retention Messaging API accepts it is unconfirmed",
+                                hint: "keep it if you need it; if Apple answers 4000164 (invalid locale), remove it until Apple supports it"))
+            }
+            return true
+        }
         report(.error("invalid-locale", at: location, problem.message, hint: problem.hint))
         return false
     }

@@ -60,7 +60,7 @@ extension ValidationRun {
                               hint: "list the App Store Connect locales its messages are written in, e.g. [en-US]"))
             }
             for locale in product.locales {
-                checkLocale(locale, at: product.location(of: .locale(locale)))
+                checkLocale(locale, at: product.location(of: .locale(locale)), warnUnconfirmed: true)
             }
         }
     }
