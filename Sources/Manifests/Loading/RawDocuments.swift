@@ -122,6 +122,10 @@ enum RawResponse: Decodable {
     }
 }
 
+extension RawResponse: YAMLPlaceholder {
+    static var yamlPlaceholder: RawResponse { .none }
+}
+
 struct RawResponseKinds: Decodable {
     var message: Located<String>?
     var alternateProduct: Located<RawAlternateProduct>?
