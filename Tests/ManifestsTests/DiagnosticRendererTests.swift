@@ -97,3 +97,16 @@ struct SourceExcerptTests {
         #expect(excerpt?.padding == "\t     ")
     }
 }
+
+@Suite("Diagnostics cannot drive the terminal")
+struct TerminalSafetyTests {
+    @Test("an escape sequence or newline in a value quoted by a message is printed escaped, not executed")
+    func controlCharactersAreEscaped() {
+        let hostile = Diagnostic.error("unknown-message", at: SourceLocation(file: "m/flow.yaml", line: 3, column: 5),
+                                       "no message named 'x\u{1B}[2J\nerror: forged'", hint: "did you mean 'x\u{07}'?")
+        let text = DiagnosticRenderer.render([hostile], format: .text, color: false)
+        #expect(!text.contains("\u{1B}") && !text.contains("\u{07}"))
+        #expect(text.contains("no message named 'x\\u{1B}[2J\\u{A}error: forged'"))
+        #expect(text.split(separator: "\n").count == 3)
+    }
+}

@@ -43,8 +43,8 @@ public enum DiagnosticRenderer {
         var lines: [String] = []
         for diagnostic in diagnostics {
             let severity = diagnostic.severity == .error ? painter.color(.red, "error", bold: true) : painter.color(.yellow, "warning", bold: true)
-            let place = diagnostic.location.map { painter.bold("\($0):") + " " } ?? ""
-            lines.append("\(place)\(severity): \(diagnostic.message) [\(diagnostic.code)]")
+            let place = diagnostic.location.map { painter.bold(TerminalText.safe("\($0):")) + " " } ?? ""
+            lines.append("\(place)\(severity): \(TerminalText.safe(diagnostic.message)) [\(diagnostic.code)]")
             if let source, let location = diagnostic.location {
                 if files[location.file] == nil {
                     files[location.file] = source(location.file).map { $0.split(separator: "\n", omittingEmptySubsequences: false) } ?? []
@@ -56,7 +56,7 @@ public enum DiagnosticRenderer {
                 }
             }
             if let hint = diagnostic.hint {
-                lines.append("    " + painter.color(.cyan, "hint:") + " " + hint)
+                lines.append("    " + painter.color(.cyan, "hint:") + " " + TerminalText.safe(hint))
             }
         }
         lines.append(summary(diagnostics))
