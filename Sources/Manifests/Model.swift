@@ -47,9 +47,13 @@ public struct AppManifest: Sendable, Hashable {
     /// Sorted by id.
     public var products: [ProductManifest]
     public var location: SourceLocation
-    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
-    /// diagnostics point at the exact value; a missing entry falls back to `location`.
-    public var fieldLocations: [String: SourceLocation] = [:]
+    /// Where individual fields were written, so diagnostics point at the exact value; a missing
+    /// entry falls back to `location`. Typed, so a misspelt field cannot point at the wrong line.
+    public var fieldLocations: [Field: SourceLocation] = [:]
+
+    public enum Field: Hashable, Sendable {
+        case bundleId, appAppleId, identityNamespace, environments
+    }
 
     public init(bundleId: String, appAppleId: Int64?, identityNamespace: String?,
                 environments: [EnvironmentSettings], products: [ProductManifest], location: SourceLocation) {
@@ -74,10 +78,16 @@ public struct EnvironmentSettings: Sendable, Hashable {
     public var realtimeURL: String?
     /// Where the published runtime snapshot is stored, resolved against the manifest directory.
     public var snapshotPath: String?
+    /// Where the environment's state document lives (`stateStore:`), if the App names it.
+    public var stateStore: StateStoreLocation?
     public var location: SourceLocation
-    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
-    /// diagnostics point at the exact value; a missing entry falls back to `location`.
-    public var fieldLocations: [String: SourceLocation] = [:]
+    /// Where individual fields were written, so diagnostics point at the exact value; a missing
+    /// entry falls back to `location`. Typed, so a misspelt field cannot point at the wrong line.
+    public var fieldLocations: [Field: SourceLocation] = [:]
+
+    public enum Field: Hashable, Sendable {
+        case realtimeURL, snapshotPath, stateStore
+    }
 
     public init(environment: Environment, realtimeURL: String?, snapshotPath: String?, location: SourceLocation) {
         self.environment = environment
@@ -87,14 +97,35 @@ public struct EnvironmentSettings: Sendable, Hashable {
     }
 }
 
+/// A state store location as the App names it: a file (resolved, inside the manifest directory)
+/// or an S3-compatible object store prefix.
+public enum StateStoreLocation: Sendable, Hashable, CustomStringConvertible {
+    /// An absolute path.
+    case file(String)
+    case s3(bucket: String, prefix: String)
+
+    public var description: String {
+        switch self {
+        case .file(let path): path
+        case .s3(let bucket, let prefix): "s3://\(bucket)/\(prefix)"
+        }
+    }
+}
+
 public struct ProductManifest: Sendable, Hashable {
     public var id: String
     /// App Store locale codes, sorted.
     public var locales: [String]
     public var location: SourceLocation
-    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
-    /// diagnostics point at the exact value; a missing entry falls back to `location`.
-    public var fieldLocations: [String: SourceLocation] = [:]
+    /// Where individual fields were written, so diagnostics point at the exact value; a missing
+    /// entry falls back to `location`. Typed, so a misspelt field cannot point at the wrong line.
+    public var fieldLocations: [Field: SourceLocation] = [:]
+
+    public enum Field: Hashable, Sendable {
+        case id
+        /// One entry of `locales`.
+        case locale(String)
+    }
 
     public init(id: String, locales: [String], location: SourceLocation) {
         self.id = id
@@ -114,9 +145,13 @@ public struct ImageManifest: Sendable, Hashable {
     /// Lowercase hex SHA-256 of `png`.
     public var sha256: String
     public var location: SourceLocation
-    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
-    /// diagnostics point at the exact value; a missing entry falls back to `location`.
-    public var fieldLocations: [String: SourceLocation] = [:]
+    /// Where individual fields were written, so diagnostics point at the exact value; a missing
+    /// entry falls back to `location`. Typed, so a misspelt field cannot point at the wrong line.
+    public var fieldLocations: [Field: SourceLocation] = [:]
+
+    public enum Field: Hashable, Sendable {
+        case name, file, size
+    }
 
     public init(name: String, file: String, size: ImageSize, png: [UInt8], sha256: String, location: SourceLocation) {
         self.name = name
@@ -137,9 +172,13 @@ public struct MessageManifest: Sendable, Hashable {
     /// Sorted by locale.
     public var localizations: [MessageLocalization]
     public var location: SourceLocation
-    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
-    /// diagnostics point at the exact value; a missing entry falls back to `location`.
-    public var fieldLocations: [String: SourceLocation] = [:]
+    /// Where individual fields were written, so diagnostics point at the exact value; a missing
+    /// entry falls back to `location`. Typed, so a misspelt field cannot point at the wrong line.
+    public var fieldLocations: [Field: SourceLocation] = [:]
+
+    public enum Field: Hashable, Sendable {
+        case name, product, headerPosition
+    }
 
     public init(name: String, product: String?, headerPosition: HeaderPosition?,
                 localizations: [MessageLocalization], location: SourceLocation) {
@@ -165,9 +204,13 @@ public struct MessageLocalization: Sendable, Hashable {
     public var image: ImageReference?
     public var bulletPoints: [BulletPoint]
     public var location: SourceLocation
-    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
-    /// diagnostics point at the exact value; a missing entry falls back to `location`.
-    public var fieldLocations: [String: SourceLocation] = [:]
+    /// Where individual fields were written, so diagnostics point at the exact value; a missing
+    /// entry falls back to `location`. Typed, so a misspelt field cannot point at the wrong line.
+    public var fieldLocations: [Field: SourceLocation] = [:]
+
+    public enum Field: Hashable, Sendable {
+        case header, body, bulletPoints
+    }
 
     public init(locale: String, header: String, body: String, image: ImageReference?,
                 bulletPoints: [BulletPoint], location: SourceLocation) {
@@ -185,9 +228,13 @@ public struct ImageReference: Sendable, Hashable {
     public var name: String
     public var altText: String
     public var location: SourceLocation
-    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
-    /// diagnostics point at the exact value; a missing entry falls back to `location`.
-    public var fieldLocations: [String: SourceLocation] = [:]
+    /// Where individual fields were written, so diagnostics point at the exact value; a missing
+    /// entry falls back to `location`. Typed, so a misspelt field cannot point at the wrong line.
+    public var fieldLocations: [Field: SourceLocation] = [:]
+
+    public enum Field: Hashable, Sendable {
+        case name, altText
+    }
 
     public init(name: String, altText: String, location: SourceLocation) {
         self.name = name
@@ -202,9 +249,13 @@ public struct BulletPoint: Sendable, Hashable {
     public var image: String
     public var altText: String
     public var location: SourceLocation
-    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
-    /// diagnostics point at the exact value; a missing entry falls back to `location`.
-    public var fieldLocations: [String: SourceLocation] = [:]
+    /// Where individual fields were written, so diagnostics point at the exact value; a missing
+    /// entry falls back to `location`. Typed, so a misspelt field cannot point at the wrong line.
+    public var fieldLocations: [Field: SourceLocation] = [:]
+
+    public enum Field: Hashable, Sendable {
+        case text, image, altText
+    }
 
     public init(text: String, image: String, altText: String, location: SourceLocation) {
         self.text = text
@@ -221,9 +272,13 @@ public struct DefaultAssignment: Sendable, Hashable {
     /// The message's name.
     public var message: String
     public var location: SourceLocation
-    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
-    /// diagnostics point at the exact value; a missing entry falls back to `location`.
-    public var fieldLocations: [String: SourceLocation] = [:]
+    /// Where individual fields were written, so diagnostics point at the exact value; a missing
+    /// entry falls back to `location`. Typed, so a misspelt field cannot point at the wrong line.
+    public var fieldLocations: [Field: SourceLocation] = [:]
+
+    public enum Field: Hashable, Sendable {
+        case product, message
+    }
 
     public init(productId: String, locale: String, message: String, location: SourceLocation) {
         self.productId = productId
@@ -241,9 +296,15 @@ public struct FlowManifest: Sendable, Hashable {
     /// In the order written.
     public var rules: [FlowRule]
     public var location: SourceLocation
-    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
-    /// diagnostics point at the exact value; a missing entry falls back to `location`.
-    public var fieldLocations: [String: SourceLocation] = [:]
+    /// Where individual fields were written, so diagnostics point at the exact value; a missing
+    /// entry falls back to `location`. Typed, so a misspelt field cannot point at the wrong line.
+    public var fieldLocations: [Field: SourceLocation] = [:]
+
+    public enum Field: Hashable, Sendable {
+        case name
+        /// A `localeFallbacks` key, and the locale it falls back to.
+        case fallbackKey(String), fallbackTarget(String)
+    }
 
     public init(name: String, localeFallbacks: [String: String], rules: [FlowRule], location: SourceLocation) {
         self.name = name
@@ -259,9 +320,18 @@ public struct FlowRule: Sendable, Hashable {
     public var match: RuleMatch
     public var response: RuleResponse
     public var location: SourceLocation
-    /// Where individual fields were written, by key path (`header`, `locales[en-US]`, …), so
-    /// diagnostics point at the exact value; a missing entry falls back to `location`.
-    public var fieldLocations: [String: SourceLocation] = [:]
+    /// Where individual fields were written, so diagnostics point at the exact value; a missing
+    /// entry falls back to `location`. Typed, so a misspelt field cannot point at the wrong line.
+    public var fieldLocations: [Field: SourceLocation] = [:]
+
+    public enum Field: Hashable, Sendable {
+        case name, match, response
+        case matchProduct(String), matchLocale(String), matchEnvironment(Environment)
+        case window, windowFrom, windowUntil, split, splitGroup, splitPercent
+        /// The message of whichever response kind the rule has.
+        case responseMessage
+        case responseProductId, responseBillingPlanType, responseOfferIdentifier
+    }
 
     public init(name: String, match: RuleMatch, response: RuleResponse, location: SourceLocation) {
         self.name = name
@@ -331,13 +401,14 @@ public enum RuleResponse: Sendable, Hashable {
 
 /// Types that remember where their fields were written.
 public protocol FieldLocated {
+    associatedtype Field: Hashable
     var location: SourceLocation { get }
-    var fieldLocations: [String: SourceLocation] { get }
+    var fieldLocations: [Field: SourceLocation] { get }
 }
 
 extension FieldLocated {
     /// Where `field` was written, or where the whole element was when that is unknown.
-    public func location(of field: String) -> SourceLocation { fieldLocations[field] ?? location }
+    public func location(of field: Field) -> SourceLocation { fieldLocations[field] ?? location }
 }
 
 extension AppManifest: FieldLocated {}

@@ -88,10 +88,16 @@ public struct YAMLLimits: Sendable {
     /// Nesting depth of mappings and sequences.
     public var maxDepth: Int
 
-    public init(maxInputBytes: Int = 8 * 1024 * 1024, maxAliasExpansions: Int = 10_000, maxDepth: Int = 256) {
+    /// Nodes inside non-scalar mapping keys, summed over the whole stream: the duplicate-key check
+    /// hashes each such key once, so this bounds its total work.
+    public var maxKeyNodes: Int
+
+    public init(maxInputBytes: Int = 8 * 1024 * 1024, maxAliasExpansions: Int = 10_000, maxDepth: Int = 256,
+                maxKeyNodes: Int = 1_000_000) {
         self.maxInputBytes = maxInputBytes
         self.maxAliasExpansions = maxAliasExpansions
         self.maxDepth = maxDepth
+        self.maxKeyNodes = maxKeyNodes
     }
 
     public static let `default` = YAMLLimits()

@@ -61,7 +61,7 @@ private func peakResidentKilobytes() -> Int {
 }
 
 private enum BenchmarkApp {
-    static let locales = AppStoreLocales.all
+    static let locales = AppStoreLocales.all.filter { !AppStoreLocales.isUnconfirmed($0) }
     static let productCount = 20
     static let messageCount = 2000
     static let imagesPerSize = 100

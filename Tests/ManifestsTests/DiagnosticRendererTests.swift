@@ -1,6 +1,6 @@
 import Basics
 import Foundation
-import Manifests
+@testable import Manifests
 import Testing
 import YAML
 
@@ -60,5 +60,53 @@ struct DiagnosticRendererTests {
         ])
         let odd = Diagnostic.error("x", at: SourceLocation(file: "a,b:c.yaml", line: 1, column: 1), "100% sure")
         #expect(DiagnosticRenderer.render([odd], format: .github, color: false) == "::error file=a%2Cb%3Ac.yaml,line=1,col=1,title=x::100%25 sure\n")
+    }
+}
+
+@Suite("Showing the source line under a diagnostic")
+struct SourceExcerptTests {
+    static let diagnostic = Diagnostic.error("type-mismatch", at: SourceLocation(file: "m/app.yaml", line: 2, column: 13),
+                                             "appAppleId: expected an integer, found \"twelve\"", hint: "write a number")
+
+    @Test("on a terminal, validate shows the line with a caret under the column, like gcc")
+    func caretUnderColumn() {
+        let text = DiagnosticRenderer.render([Self.diagnostic], format: .text, color: false) { file in
+            file == "m/app.yaml" ? "kind: App\nappAppleId: twelve\n" : nil
+        }
+        #expect(text == """
+        m/app.yaml:2:13: error: appAppleId: expected an integer, found "twelve" [type-mismatch]
+         2 | appAppleId: twelve
+           |             ^
+            hint: write a number
+        1 error, 0 warnings
+
+        """)
+    }
+
+    @Test("without a source (not a terminal, or the file is gone) the output is unchanged")
+    func noSourceNoExcerpt() {
+        let plain = DiagnosticRenderer.render([Self.diagnostic], format: .text, color: false)
+        #expect(DiagnosticRenderer.render([Self.diagnostic], format: .text, color: false) { _ in nil } == plain)
+        #expect(!plain.contains("^"))
+    }
+
+    @Test("tabs keep the caret aligned and control characters in the line are shown escaped")
+    func tabsAndControlCharacters() {
+        let excerpt = DiagnosticRenderer.excerpt(["\tkey: \u{1B}[31mred"], line: 1, column: 7)
+        #expect(excerpt?.line == "\tkey: \\u{1B}[31mred")
+        #expect(excerpt?.padding == "\t     ")
+    }
+}
+
+@Suite("Diagnostics cannot drive the terminal")
+struct TerminalSafetyTests {
+    @Test("an escape sequence or newline in a value quoted by a message is printed escaped, not executed")
+    func controlCharactersAreEscaped() {
+        let hostile = Diagnostic.error("unknown-message", at: SourceLocation(file: "m/flow.yaml", line: 3, column: 5),
+                                       "no message named 'x\u{1B}[2J\nerror: forged'", hint: "did you mean 'x\u{07}'?")
+        let text = DiagnosticRenderer.render([hostile], format: .text, color: false)
+        #expect(!text.contains("\u{1B}") && !text.contains("\u{07}"))
+        #expect(text.contains("no message named 'x\\u{1B}[2J\\u{A}error: forged'"))
+        #expect(text.split(separator: "\n").count == 3)
     }
 }

@@ -118,8 +118,8 @@ struct LoaderTests {
         let url = try directory(["app.yaml": Self.app, "messages.yaml": String(format: Self.message, "alpha")])
         let set = try #require(ManifestLoader.load(directory: url, displayPath: "m").set)
         let english = try #require(set.messages.first?.localization("en-US"))
-        #expect(english.location(of: "header") == SourceLocation(file: "m/messages.yaml", line: 6, column: 20))
-        #expect(english.location(of: "body") == SourceLocation(file: "m/messages.yaml", line: 6, column: 33))
+        #expect(english.location(of: .header) == SourceLocation(file: "m/messages.yaml", line: 6, column: 20))
+        #expect(english.location(of: .body) == SourceLocation(file: "m/messages.yaml", line: 6, column: 33))
         #expect(english.location == SourceLocation(file: "m/messages.yaml", line: 6, column: 3))
     }
 }

@@ -24,6 +24,20 @@ public struct Diagnostic: Sendable, Hashable, Codable {
         self.hint = hint
     }
 
+    /// `text` with control and invisible characters written as `\u{…}`, so that a value quoted in a
+    /// message cannot move the cursor, ring a bell or hide what it holds.
+    public static func visible(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if TextCheck.isForbidden(scalar) || (scalar.properties.isDefaultIgnorableCodePoint && scalar != " ") {
+                out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
     public static func error(_ code: String, at location: SourceLocation?, _ message: String, hint: String? = nil) -> Diagnostic {
         Diagnostic(severity: .error, code: code, location: location, message: message, hint: hint)
     }

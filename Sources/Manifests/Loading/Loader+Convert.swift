@@ -9,11 +9,11 @@ import YAML
 
 extension Loader {
     mutating func convert(_ raw: RawApp, node: YAMLNode) -> AppManifest {
-        var fields: [String: SourceLocation] = ["bundleId": raw.bundleId.location]
-        fields["appAppleId"] = raw.appAppleId?.location
-        fields["identityNamespace"] = raw.identityNamespace?.location
+        var fields: [AppManifest.Field: SourceLocation] = [.bundleId: raw.bundleId.location]
+        fields[.appAppleId] = raw.appAppleId?.location
+        fields[.identityNamespace] = raw.identityNamespace?.location
         let environmentKeys = Self.keyLocations(node, "environments")
-        fields["environments"] = node["environments"]?.location
+        fields[.environments] = node["environments"]?.location
 
         var environments: [EnvironmentSettings] = []
         for (key, settings) in raw.environments.sorted(by: { $0.key < $1.key }) {
@@ -22,21 +22,18 @@ extension Loader {
                 diagnostics.append(Self.unknownEnvironment(key, at: keyLocation))
                 continue
             }
-            var snapshotPath: String?
-            if let path = settings.value.snapshotPath {
-                if path.value.hasPrefix("/") || path.value.isEmpty {
-                    diagnostics.append(.error("invalid-snapshot-path", at: path.location,
-                                              "snapshotPath '\(path.value)' must be a relative path",
-                                              hint: "write it relative to the manifest directory, e.g. .retention-sync/\(key)-snapshot.json"))
-                } else {
-                    snapshotPath = directory.appendingPathComponent(path.value).standardizedFileURL.path
-                }
+            let snapshotPath = settings.value.snapshotPath.flatMap { storePath($0, what: "snapshotPath", environment: key) }
+            var stateStore: StateStoreLocation?
+            if let store = settings.value.stateStore {
+                stateStore = stateStoreLocation(store, environment: key)
             }
-            var settingsFields: [String: SourceLocation] = [:]
-            settingsFields["realtimeURL"] = settings.value.realtimeURL?.location
-            settingsFields["snapshotPath"] = settings.value.snapshotPath?.location
+            var settingsFields: [EnvironmentSettings.Field: SourceLocation] = [:]
+            settingsFields[.realtimeURL] = settings.value.realtimeURL?.location
+            settingsFields[.snapshotPath] = settings.value.snapshotPath?.location
+            settingsFields[.stateStore] = settings.value.stateStore?.location
             var converted = EnvironmentSettings(environment: environment, realtimeURL: settings.value.realtimeURL?.value,
                                                 snapshotPath: snapshotPath, location: keyLocation)
+            converted.stateStore = stateStore
             converted.fieldLocations = settingsFields
             environments.append(converted)
         }
@@ -44,16 +41,16 @@ extension Loader {
 
         var products: [ProductManifest] = []
         for item in raw.products {
-            var localeFields: [String: SourceLocation] = ["id": item.value.id.location]
+            var localeFields: [ProductManifest.Field: SourceLocation] = [.id: item.value.id.location]
             var locales: [String] = []
             for locale in item.value.locales {
-                if let first = localeFields["locales[\(locale.value)]"] {
+                if let first = localeFields[.locale(locale.value)] {
                     diagnostics.append(.warning("duplicate-locale", at: locale.location,
                                                 "locale '\(locale.value)' is listed twice for product '\(item.value.id.value)'",
                                                 hint: "remove one; the first is at \(first)"))
                     continue
                 }
-                localeFields["locales[\(locale.value)]"] = locale.location
+                localeFields[.locale(locale.value)] = locale.location
                 locales.append(locale.value)
             }
             var product = ProductManifest(id: item.value.id.value, locales: locales.sorted(), location: item.location)
@@ -69,12 +66,61 @@ extension Loader {
         return app
     }
 
+    /// A store path, resolved once (symlinks included); nil, with a diagnostic, unless it is a
+    /// relative path that stays inside the manifest directory, where nothing else is overwritten.
+    private mutating func storePath(_ path: Located<String>, what: String, environment: String) -> String? {
+        if path.value.hasPrefix("/") || path.value.isEmpty {
+            diagnostics.append(.error("invalid-snapshot-path", at: path.location,
+                                      "\(what) '\(path.value)' must be a relative path",
+                                      hint: "write it relative to the manifest directory, e.g. .retention-sync/\(environment)-\(what == "stateStore" ? "state" : "snapshot").json"))
+            return nil
+        }
+        guard ManifestPaths.isInside(path.value, directory: directory), let resolved = ManifestPaths.resolve(path.value, in: directory) else {
+            diagnostics.append(.error("path-outside-manifests", at: path.location,
+                                      "\(what) '\(path.value)' resolves outside the manifest directory '\(displayPath)'",
+                                      hint: "keep stores inside the manifest directory (e.g. .retention-sync/\(environment)-\(what == "stateStore" ? "state" : "snapshot").json), so an apply never writes elsewhere"))
+            return nil
+        }
+        return resolved
+    }
+
+    /// `stateStore`: `s3://bucket/prefix` or a file path with the same rules as `snapshotPath`.
+    private mutating func stateStoreLocation(_ store: Located<String>, environment: String) -> StateStoreLocation? {
+        guard store.value.lowercased().hasPrefix("s3://") else {
+            return storePath(store, what: "stateStore", environment: environment).map { .file($0) }
+        }
+        let rest = store.value.dropFirst(5)
+        let bucket = String(rest.prefix { $0 != "/" })
+        let prefix = String(rest.dropFirst(bucket.count).drop { $0 == "/" })
+        let bucketOK = store.value.hasPrefix("s3://") && (3...63).contains(bucket.count)
+            && bucket.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "-" }
+            && bucket.first != "." && bucket.first != "-" && bucket.last != "." && bucket.last != "-"
+        let prefixOK = !prefix.split(separator: "/", omittingEmptySubsequences: false).contains { $0 == "." || $0 == ".." }
+            && !prefix.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+        guard bucketOK, prefixOK else {
+            diagnostics.append(.error("invalid-state-store", at: store.location,
+                                      "stateStore '\(store.value)' is not a valid s3://bucket/prefix location",
+                                      hint: "bucket names are 3–63 lowercase letters, digits, '.' and '-'; the prefix has no '.' or '..' segments, e.g. s3://my-team-retention/\(environment)"))
+            return nil
+        }
+        return .s3(bucket: bucket, prefix: prefix)
+    }
+
     mutating func convert(_ raw: RawImage) -> ImageManifest {
         let url = raw.file.value.hasPrefix("/") ? URL(fileURLWithPath: raw.file.value)
             : directory.appendingPathComponent(raw.file.value)
         var png: [UInt8] = []
-        if let data = FileManager.default.contents(atPath: url.path) {
+        if !ManifestPaths.isInside(raw.file.value, directory: directory) {
+            // Read nothing from outside: a CI runner could otherwise upload any PNG it can read.
+            diagnostics.append(.error("path-outside-manifests", at: raw.file.location,
+                                      "image file '\(raw.file.value)' resolves outside the manifest directory '\(displayPath)'",
+                                      hint: "images live next to the manifests: copy the PNG into '\(displayPath)' (or a folder in it) and write its path relative to it"))
+        } else if let data = FileManager.default.contents(atPath: url.path) {
             png = [UInt8](data)
+            if png.isEmpty {
+                diagnostics.append(.error("invalid-png", at: raw.file.location, "'\(raw.file.value)': \(PNGError.empty)",
+                                          hint: "Apple accepts PNG files only; export the image again as PNG"))
+            }
         } else {
             let exists = FileManager.default.fileExists(atPath: url.path)
             diagnostics.append(.error("missing-image-file", at: raw.file.location,
@@ -83,7 +129,7 @@ extension Loader {
         }
         var image = ImageManifest(name: raw.name.value, file: raw.file.value, size: ImageSize(rawValue: raw.size.value),
                                   png: png, sha256: png.isEmpty ? "" : Digest.sha256Hex(png), location: raw.name.location)
-        image.fieldLocations = ["name": raw.name.location, "file": raw.file.location, "size": raw.size.location]
+        image.fieldLocations = [.name: raw.name.location, .file: raw.file.location, .size: raw.size.location]
         return image
     }
 
@@ -96,20 +142,20 @@ extension Loader {
             if let reference = value.image {
                 image = ImageReference(name: reference.value.name.value, altText: reference.value.altText.value,
                                        location: reference.location)
-                image?.fieldLocations = ["name": reference.value.name.location, "altText": reference.value.altText.location]
+                image?.fieldLocations = [.name: reference.value.name.location, .altText: reference.value.altText.location]
             }
             let bullets = (value.bulletPoints ?? []).map { bullet in
                 var converted = BulletPoint(text: bullet.value.text.value, image: bullet.value.image.value,
                                             altText: bullet.value.altText.value, location: bullet.location)
-                converted.fieldLocations = ["text": bullet.value.text.location, "image": bullet.value.image.location,
-                                            "altText": bullet.value.altText.location]
+                converted.fieldLocations = [.text: bullet.value.text.location, .image: bullet.value.image.location,
+                                            .altText: bullet.value.altText.location]
                 return converted
             }
             var localization = MessageLocalization(locale: locale, header: value.header.value, body: value.body.value,
                                                    image: image, bulletPoints: bullets,
                                                    location: localeKeys[locale] ?? item.location)
-            var fields = ["header": value.header.location, "body": value.body.location]
-            fields["bulletPoints"] = node["localizations"]?[locale]?["bulletPoints"]?.location
+            var fields: [MessageLocalization.Field: SourceLocation] = [.header: value.header.location, .body: value.body.location]
+            fields[.bulletPoints] = node["localizations"]?[locale]?["bulletPoints"]?.location
             localization.fieldLocations = fields
             localizations.append(localization)
         }
@@ -117,21 +163,21 @@ extension Loader {
         var message = MessageManifest(name: raw.name.value, product: raw.product?.value,
                                       headerPosition: raw.headerPosition.map { HeaderPosition(rawValue: $0.value) },
                                       localizations: localizations, location: raw.name.location)
-        var fields = ["name": raw.name.location]
-        fields["product"] = raw.product?.location
-        fields["headerPosition"] = raw.headerPosition?.location
+        var fields: [MessageManifest.Field: SourceLocation] = [.name: raw.name.location]
+        fields[.product] = raw.product?.location
+        fields[.headerPosition] = raw.headerPosition?.location
         message.fieldLocations = fields
         return message
     }
 
     mutating func convert(_ raw: RawFlow, node: YAMLNode) -> FlowManifest {
-        var fields = ["name": raw.name.location]
+        var fields: [FlowManifest.Field: SourceLocation] = [.name: raw.name.location]
         let fallbackKeys = Self.keyLocations(node, "localeFallbacks")
         var fallbacks: [String: String] = [:]
         for (from, to) in raw.localeFallbacks ?? [:] {
             fallbacks[from] = to.value
-            fields["localeFallbacks[\(from)]"] = fallbackKeys[from] ?? to.location
-            fields["localeFallbacks[\(from)].value"] = to.location
+            fields[.fallbackKey(from)] = fallbackKeys[from] ?? to.location
+            fields[.fallbackTarget(from)] = to.location
         }
         let rules = raw.rules.map { convert($0) }
         var flow = FlowManifest(name: raw.name.value, localeFallbacks: fallbacks, rules: rules, location: raw.name.location)
@@ -141,21 +187,21 @@ extension Loader {
 
     private mutating func convert(_ item: Located<RawRule>) -> FlowRule {
         let raw = item.value
-        var fields = ["name": raw.name.location, "response": raw.response.location]
+        var fields: [FlowRule.Field: SourceLocation] = [.name: raw.name.location, .response: raw.response.location]
         var match = RuleMatch()
         if let located = raw.match {
             let written = located.value
-            fields["match"] = located.location
+            fields[.match] = located.location
             if let products = written.products {
                 match.products = products.map(\.value)
-                for product in products where fields["match.products[\(product.value)]"] == nil {
-                    fields["match.products[\(product.value)]"] = product.location
+                for product in products where fields[.matchProduct(product.value)] == nil {
+                    fields[.matchProduct(product.value)] = product.location
                 }
             }
             if let locales = written.locales {
                 match.locales = locales.map(\.value)
-                for locale in locales where fields["match.locales[\(locale.value)]"] == nil {
-                    fields["match.locales[\(locale.value)]"] = locale.location
+                for locale in locales where fields[.matchLocale(locale.value)] == nil {
+                    fields[.matchLocale(locale.value)] = locale.location
                 }
             }
             if let environments = written.environments {
@@ -163,7 +209,7 @@ extension Loader {
                 for environment in environments {
                     if let known = Environment(rawValue: environment.value) {
                         if !parsed.contains(known) { parsed.append(known) }
-                        fields["match.environments[\(known.rawValue)]"] = environment.location
+                        fields[.matchEnvironment(known)] = environment.location
                     } else {
                         diagnostics.append(Self.unknownEnvironment(environment.value, at: environment.location))
                     }
@@ -171,20 +217,20 @@ extension Loader {
                 match.environments = parsed.sorted()
             }
             if let window = written.window {
-                fields["match.window"] = window.location
+                fields[.window] = window.location
                 if let from = window.value.from {
-                    fields["match.window.from"] = from.location
+                    fields[.windowFrom] = from.location
                     match.notBefore = timestamp(from)
                 }
                 if let until = window.value.until {
-                    fields["match.window.until"] = until.location
+                    fields[.windowUntil] = until.location
                     match.notAfter = timestamp(until)
                 }
             }
             if let split = written.split {
-                fields["match.split"] = split.location
-                fields["match.split.group"] = split.value.group.location
-                fields["match.split.percent"] = split.value.percent.location
+                fields[.split] = split.location
+                fields[.splitGroup] = split.value.group.location
+                fields[.splitPercent] = split.value.percent.location
                 match.split = TrafficSplit(group: split.value.group.value, percent: split.value.percent.value)
             }
         }
@@ -196,19 +242,19 @@ extension Loader {
         case .kinds(let kinds):
             var found: [(name: String, response: RuleResponse)] = []
             if let message = kinds.message {
-                fields["response.message"] = message.location
+                fields[.responseMessage] = message.location
                 found.append(("message", .message(name: message.value)))
             }
             if let offer = kinds.promotionalOffer {
-                fields["response.message"] = offer.value.message.location
-                fields["response.offerIdentifier"] = offer.value.offerIdentifier.location
+                fields[.responseMessage] = offer.value.message.location
+                fields[.responseOfferIdentifier] = offer.value.offerIdentifier.location
                 found.append(("promotionalOffer", .promotionalOffer(message: offer.value.message.value,
                                                                     offerIdentifier: offer.value.offerIdentifier.value)))
             }
             if let alternate = kinds.alternateProduct {
-                fields["response.message"] = alternate.value.message.location
-                fields["response.productId"] = alternate.value.productId.location
-                fields["response.billingPlanType"] = alternate.value.billingPlanType?.location
+                fields[.responseMessage] = alternate.value.message.location
+                fields[.responseProductId] = alternate.value.productId.location
+                fields[.responseBillingPlanType] = alternate.value.billingPlanType?.location
                 found.append(("alternateProduct", .alternateProduct(message: alternate.value.message.value,
                                                                     productId: alternate.value.productId.value,
                                                                     billingPlanType: alternate.value.billingPlanType.map {
@@ -264,7 +310,7 @@ extension Loader {
                     for (locale, location) in locales {
                         var assignment = DefaultAssignment(productId: product.id, locale: locale,
                                                            message: entry.value.message.value, location: location)
-                        assignment.fieldLocations = ["product": productLocation, "message": entry.value.message.location]
+                        assignment.fieldLocations = [.product: productLocation, .message: entry.value.message.location]
                         assignments.append(assignment)
                     }
                 }
@@ -279,12 +325,14 @@ extension Loader {
     }
 
     private mutating func timestamp(_ text: Located<String>) -> Int64? {
-        if let date = timestamps.parse(text.value) {
-            return Int64((date.timeIntervalSince1970 * 1000).rounded())
+        switch RFC3339.parse(text.value) {
+        case .success(let milliseconds):
+            return milliseconds
+        case .failure(let error):
+            diagnostics.append(.error("invalid-timestamp", at: text.location, error.message,
+                                      hint: "write a date, a time and a zone, like 2026-03-01T00:00:00Z"))
+            return nil
         }
-        diagnostics.append(.error("invalid-timestamp", at: text.location, "'\(text.value)' is not an RFC 3339 timestamp",
-                                  hint: "write a date, a time and a zone, like 2026-03-01T00:00:00Z"))
-        return nil
     }
 
     static func unknownEnvironment(_ name: String, at location: SourceLocation) -> Diagnostic {
@@ -306,18 +354,84 @@ extension Loader {
     }
 }
 
-/// RFC 3339 timestamps (`2026-03-01T00:00:00Z`, offsets and fractional seconds allowed). One
-/// instance per load, because formatters are costly to make and not safe to share between threads.
-final class RFC3339 {
-    private let plain = ISO8601DateFormatter()
-    private let fractional = ISO8601DateFormatter()
-
-    init() {
-        plain.formatOptions = [.withInternetDateTime]
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+/// Strict RFC 3339 timestamps (`2026-03-01T00:00:00Z`, offsets and fractional seconds allowed):
+/// every field is range-checked, so `2026-02-29` or `T24:00` is an error that names the part,
+/// never a date rolled over into the next month.
+enum RFC3339 {
+    /// UNIX milliseconds, or why the text is not a timestamp.
+    static func parse(_ text: String) -> Result<Int64, TimestampError> {
+        let b = Array(text.utf8)
+        func digits(_ at: Int, _ count: Int) -> Int? {
+            guard at + count <= b.count else { return nil }
+            var value = 0
+            for byte in b[at..<(at + count)] {
+                guard (0x30...0x39).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            return value
+        }
+        func at(_ index: Int, _ characters: String) -> Bool { index < b.count && characters.utf8.contains(b[index]) }
+        let shape = TimestampError("'\(text)' is not an RFC 3339 timestamp")
+        guard let year = digits(0, 4), at(4, "-") else {
+            return .failure(b.count > 4 && digits(0, 5) != nil ? TimestampError("'\(text)' has a year with more than 4 digits") : shape)
+        }
+        guard let month = digits(5, 2), at(7, "-"), let day = digits(8, 2) else { return .failure(shape) }
+        guard at(10, "Tt") else { return .failure(TimestampError("'\(text)' has no time: RFC 3339 needs a date, 'T', a time and a zone")) }
+        guard let hour = digits(11, 2), at(13, ":"), let minute = digits(14, 2), at(16, ":"), let second = digits(17, 2) else {
+            return .failure(shape)
+        }
+        var index = 19
+        var milliseconds = 0.0
+        if at(index, ".") {
+            let start = index + 1
+            index = start
+            while index < b.count, (0x30...0x39).contains(b[index]) { index += 1 }
+            guard index > start, let fraction = Double("0." + String(decoding: b[start..<index], as: UTF8.self)) else { return .failure(shape) }
+            milliseconds = fraction * 1000
+        }
+        var offsetMinutes = 0
+        if at(index, "Zz") {
+            index += 1
+        } else if at(index, "+-") {
+            guard let offsetHour = digits(index + 1, 2), at(index + 3, ":"), let offsetMinute = digits(index + 4, 2) else {
+                return .failure(TimestampError("'\(text)' has a malformed zone offset (write +HH:MM, -HH:MM or Z)"))
+            }
+            guard offsetHour <= 23 else { return .failure(TimestampError("'\(text)' has a zone offset of \(offsetHour) hours (at most 23)")) }
+            guard offsetMinute <= 59 else { return .failure(TimestampError("'\(text)' has a zone offset with \(offsetMinute) minutes (at most 59)")) }
+            offsetMinutes = (offsetHour * 60 + offsetMinute) * (b[index] == UInt8(ascii: "-") ? -1 : 1)
+            index += 6
+        } else {
+            return .failure(TimestampError("'\(text)' has no zone: end it with Z or an offset like +01:00"))
+        }
+        guard index == b.count else { return .failure(shape) }
+        guard (1...12).contains(month) else { return .failure(TimestampError("'\(text)' has month \(month) (months are 01–12)")) }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        guard (1...monthDays).contains(day) else {
+            let name = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
+                        "October", "November", "December"][month - 1]
+            return .failure(TimestampError("'\(text)' has day \(day), but \(name) \(year) has \(monthDays) days"))
+        }
+        guard hour <= 23 else { return .failure(TimestampError("'\(text)' has hour \(hour) (hours are 00–23; write the next day's T00:00:00)")) }
+        guard minute <= 59 else { return .failure(TimestampError("'\(text)' has minute \(minute) (minutes are 00–59)")) }
+        guard second <= 59 else { return .failure(TimestampError("'\(text)' has second \(second) (seconds are 00–59; leap seconds are not supported)")) }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetMinutes * 60)
+        return .success(seconds * 1000 + Int64(milliseconds.rounded(.down)))
     }
 
-    func parse(_ text: String) -> Date? {
-        plain.date(from: text) ?? fractional.date(from: text)
+    /// Days since 1970-01-01 in the proleptic Gregorian calendar (Howard Hinnant's algorithm).
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
     }
+}
+
+struct TimestampError: Error {
+    var message: String
+    init(_ message: String) { self.message = message }
 }

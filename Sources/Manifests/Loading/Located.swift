@@ -6,11 +6,24 @@ struct Located<Value: Decodable>: Decodable {
     var value: Value
     var location: SourceLocation
 
+    init(value: Value, location: SourceLocation) {
+        self.value = value
+        self.location = location
+    }
+
     init(from decoder: any Decoder) throws {
         // The YAML decoder always knows the place; the fallback only matters for other decoders.
         location = decoder.sourceLocation ?? SourceLocation(file: "", line: 0, column: 0)
         value = try Value(from: decoder)
     }
+}
+
+extension Located: YAMLPlaceholder where Value: YAMLPlaceholder {
+    static var yamlPlaceholder: Located { Located(value: .yamlPlaceholder, location: SourceLocation(file: "", line: 0, column: 0)) }
+}
+
+extension StarOrList: YAMLPlaceholder {
+    static var yamlPlaceholder: StarOrList { .list([]) }
 }
 
 /// `"*"` or a list of names, as `products` and `locales` are written in `Defaults`.

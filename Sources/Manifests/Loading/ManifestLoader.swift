@@ -74,7 +74,6 @@ struct Loader {
     private var defaultDocuments: [RawDefaults] = []
     private var defaults: [DefaultAssignment] = []
     private let decoder = YAMLDecoder()
-    let timestamps = RFC3339()
 
     init(directory: URL, displayPath: String) {
         self.directory = directory.standardizedFileURL
@@ -126,13 +125,32 @@ struct Loader {
         do {
             documents = try YAMLParser.parse(bytes, file: name)
         } catch {
-            let hint = error.message.contains("tab") ? nil : Self.tabHint(bytes, line: error.location.line)
+            let hint = (error.message.contains("tab") ? nil : Self.tabHint(bytes, line: error.location.line)) ?? Self.syntaxHint(error.message)
             diagnostics.append(.error("yaml-syntax", at: error.location, error.message, hint: hint))
             broken.unknownKind = true
             unparsedFiles += 1
             return
         }
         for document in documents { load(document: document) }
+    }
+
+    /// What to do about a YAML error libyaml or the tree builder reported.
+    static func syntaxHint(_ message: String) -> String {
+        if message.contains("duplicate key") { return "a key may appear once in each mapping; remove or rename one of them" }
+        if message.contains("tab") { return "YAML indentation must use spaces; replace the tabs" }
+        if message.contains("alias") { return "write the values out instead of repeating them through aliases" }
+        if message.contains("bytes, over the limit") { return "split the documents into several files" }
+        if message.contains("tag") { return "remove the tag; plain values are read by the YAML 1.2 core schema" }
+        return "check the indentation, quotes and brackets on this line and the line before it; quote text holding ': ' or ' #'"
+    }
+
+    /// What to do about a value of the wrong type, when the decoder had nothing more specific.
+    static func typeHint(_ message: String) -> String {
+        if message.hasPrefix("expected a mapping") { return "write the keys of this value indented below it, or as { key: value }" }
+        if message.hasPrefix("expected a sequence") { return "write a list, e.g. [a, b] or one '- item' per line" }
+        if message.hasPrefix("expected a string") { return "quote the value to make it text" }
+        if message.hasPrefix("expected an integer") || message.hasPrefix("expected a number") { return "write a number, like 1234567890 (digits, no quotes)" }
+        return "see the README's Manifest format section for what this key holds"
     }
 
     /// libyaml reports a tab in indentation as an unexpected character; say what it really is.
@@ -156,7 +174,8 @@ struct Loader {
         guard case .mapping(let pairs) = root.kind else {
             if case .scalar(let scalar) = root.kind, case .null = scalar.resolved { return }
             diagnostics.append(.error("invalid-document", at: root.location,
-                                      "a manifest document must be a mapping with apiVersion and kind"))
+                                      "a manifest document must be a mapping with apiVersion and kind",
+                                      hint: "start the document with 'apiVersion: \(ManifestLoader.apiVersion)' and 'kind:'; separate documents with ---"))
             broken.unknownKind = true
             return
         }
@@ -170,7 +189,7 @@ struct Loader {
             if sawApp {
                 diagnostics.append(.error("duplicate-app", at: root.location,
                                           "a second App document; a manifest directory describes exactly one app",
-                                          hint: app.map { "the first App is at \($0.location)" }))
+                                          hint: app.map { "the first App is at \($0.location)" } ?? "keep one App document"))
                 return
             }
             sawApp = true
@@ -267,7 +286,14 @@ struct Loader {
                 case .typeMismatch, .invalidValue:
                     message = problem.keyPath.isEmpty ? problem.message : "\(problem.keyPath): \(problem.message)"
                 }
-                diagnostics.append(.error(code, at: problem.location, message, hint: problem.hint))
+                let fallback = switch problem.kind {
+                case .typeMismatch: Self.typeHint(problem.message)
+                case .missingKey: "add it; see the README's Manifest format section for what this kind needs"
+                case .unknownKey: "remove it; see the README's Manifest format section for the keys this kind has"
+                case .invalidValue: "see the README's Manifest format section for what this key holds"
+                }
+                let hint = problem.hint ?? fallback
+                diagnostics.append(.error(code, at: problem.location, message, hint: hint))
             }
             return nil
         }

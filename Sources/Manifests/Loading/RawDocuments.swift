@@ -16,6 +16,7 @@ struct RawApp: Decodable {
 struct RawEnvironment: Decodable {
     var realtimeURL: Located<String>?
     var snapshotPath: Located<String>?
+    var stateStore: Located<String>?
 }
 
 struct RawProduct: Decodable {
@@ -119,6 +120,10 @@ enum RawResponse: Decodable {
             self = .kinds(try RawResponseKinds(from: decoder))
         }
     }
+}
+
+extension RawResponse: YAMLPlaceholder {
+    static var yamlPlaceholder: RawResponse { .none }
 }
 
 struct RawResponseKinds: Decodable {

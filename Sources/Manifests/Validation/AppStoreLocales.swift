@@ -1,12 +1,9 @@
 import Foundation
+import RetentionMessagingModels
 
 /// The locale codes App Store Connect accepts for retention messages, spelled as Apple spells them.
 public enum AppStoreLocales {
-    public static let all: [String] = [
-        "ar-SA", "ca", "cs", "da", "de-DE", "el", "en-AU", "en-CA", "en-GB", "en-US", "es-ES", "es-MX", "fi",
-        "fr-CA", "fr-FR", "he", "hi", "hr", "hu", "id", "it", "ja", "ko", "ms", "nl-NL", "no", "pl", "pt-BR",
-        "pt-PT", "ro", "ru", "sk", "sv", "th", "tr", "uk", "vi", "zh-Hans", "zh-Hant",
-    ]
+    public static let all: [String] = AppStoreLocaleCodes.all
 
     static let known = Set(all)
     private static let byLowercase = Dictionary(uniqueKeysWithValues: all.map { ($0.lowercased(), $0) })
@@ -16,9 +13,14 @@ public enum AppStoreLocales {
         "zh-cn": "zh-Hans", "zh-sg": "zh-Hans", "zh-tw": "zh-Hant", "zh-hk": "zh-Hant", "zh": "zh-Hans",
         "ja-jp": "ja", "ko-kr": "ko", "it-it": "it", "ru-ru": "ru", "sv-se": "sv", "en": "en-US", "de": "de-DE",
         "fr": "fr-FR", "es": "es-ES", "pt": "pt-BR", "nl": "nl-NL", "ar": "ar-SA",
+        // Third-party tools disagree on these two; App Store Connect writes them with a region.
+        "bn": "bn-BD", "ur": "ur-PK", "sl": "sl-SI",
     ]
 
     public static func isKnown(_ code: String) -> Bool { known.contains(code) }
+
+    /// Added to App Store Connect on 2026-03-31; the Retention Messaging API's support is unconfirmed.
+    public static func isUnconfirmed(_ code: String) -> Bool { AppStoreLocaleCodes.isUnconfirmed(code) }
 
     /// The correct spelling of a code that differs only in separator or case (`en_US`, `en-us`).
     static func canonical(_ code: String) -> String? {

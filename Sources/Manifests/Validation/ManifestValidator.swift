@@ -28,6 +28,32 @@ public enum ManifestValidator {
                 ?? "declare it under 'products' in the App document (declared: \(declared.joined(separator: ", ")))")
     }
 
+    /// App Store Connect's limit on a product id's length.
+    public static let productIdMaxLength = RetentionLimits.productIdLength
+
+    /// Why `id` cannot be an App Store Connect product id, or nil. Checked offline because a path
+    /// segment such as `..` would otherwise change the route a request takes.
+    static func productIdProblem(_ id: String) -> String? {
+        if id.isEmpty { return "product id is empty" }
+        if id == "." || id == ".." { return "product id '\(id)' is not a product id" }
+        if id.count > productIdMaxLength {
+            return "product id is \(id.count) characters long; App Store Connect allows at most \(productIdMaxLength)"
+        }
+        let allowed = id.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "_" || $0 == "-"
+        }
+        return allowed ? nil : "product id '\(Diagnostic.visible(id))' holds characters other than letters, digits, '.', '_' and '-'"
+    }
+
+    /// Names (messages, flows, rules) appear in identities, terminals and pull-request comments:
+    /// lowercase letters, digits and hyphens only.
+    static func isValidName(_ name: String) -> Bool { isValidMessageName(name) }
+
+    /// A name made valid, for the hint.
+    static func suggestedName(_ name: String) -> String {
+        String(name.lowercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "-" })
+    }
+
     /// Message names are purposes in identities: lowercase letters, digits and hyphens.
     static func isValidMessageName(_ name: String) -> Bool {
         guard let first = name.unicodeScalars.first, isNameCharacter(first), first != "-" else { return false }
@@ -84,8 +110,15 @@ struct ValidationRun {
 
     /// Reports an invalid locale code; returns whether the code was valid.
     @discardableResult
-    mutating func checkLocale(_ code: String, at location: SourceLocation) -> Bool {
-        guard let problem = AppStoreLocales.problem(code) else { return true }
+    mutating func checkLocale(_ code: String, at location: SourceLocation, warnUnconfirmed: Bool = false) -> Bool {
+        guard let problem = AppStoreLocales.problem(code) else {
+            if warnUnconfirmed && AppStoreLocales.isUnconfirmed(code) {
+                report(.warning("unconfirmed-locale", at: location,
+                                "locale '\(code)' was added to App Store Connect on 2026-03-31; whether the Retention Messaging API accepts it is unconfirmed",
+                                hint: "keep it if you need it; if Apple answers 4000164 (invalid locale), remove it until Apple supports it"))
+            }
+            return true
+        }
         report(.error("invalid-locale", at: location, problem.message, hint: problem.hint))
         return false
     }
@@ -94,6 +127,13 @@ struct ValidationRun {
         let length = RetentionLimits.length(of: text)
         if text.isEmpty {
             report(.error("empty-text", at: location, "\(what) is empty", hint: "Apple requires a non-empty \(what)"))
+        } else if let (scalar, position) = TextCheck.firstForbidden(in: text) {
+            report(.error("control-character", at: location,
+                          "\(what) holds the control character \(TextCheck.name(of: scalar)) at character \(position)",
+                          hint: "remove it: Apple shows text as written, and a control character is invisible or breaks the display (in YAML, check escapes like \\e, \\a or \\0 in double-quoted strings)"))
+        } else if TextCheck.isBlank(text) {
+            report(.error("empty-text", at: location, "\(what) holds only spaces or invisible (zero-width) characters",
+                          hint: "Apple requires a non-empty \(what); write text customers can read"))
         } else if length > limit {
             let over = length - limit
             report(.error(code, at: location, "\(what) is \(length) characters long; Apple allows at most \(limit)",

@@ -9,26 +9,26 @@ extension ValidationRun {
             $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "." || $0 == "-")
         }
         if !bundleIdOK {
-            report(.error("invalid-bundle-id", at: app.location(of: "bundleId"), "bundleId '\(app.bundleId)' is not a bundle identifier",
+            report(.error("invalid-bundle-id", at: app.location(of: .bundleId), "bundleId '\(app.bundleId)' is not a bundle identifier",
                           hint: "write the app's bundle ID as in Xcode, e.g. com.example.app"))
         }
         if let appAppleId = app.appAppleId, appAppleId <= 0 {
-            report(.error("invalid-app-apple-id", at: app.location(of: "appAppleId"),
+            report(.error("invalid-app-apple-id", at: app.location(of: .appAppleId),
                           "appAppleId must be a positive number, found \(appAppleId)",
                           hint: "App Store Connect shows it as the app's Apple ID under App Information"))
         }
         if let namespace = app.identityNamespace, UUID(uuidString: namespace) == nil {
-            report(.error("invalid-identity-namespace", at: app.location(of: "identityNamespace"),
+            report(.error("invalid-identity-namespace", at: app.location(of: .identityNamespace),
                           "identityNamespace '\(namespace)' is not a UUID",
                           hint: "write a UUID such as 6f1d2a4e-8c1b-4b7e-9a3f-2d5c7e9b1a04, or remove it to use retention-sync's fixed namespace"))
         }
         if app.environments.isEmpty {
-            report(.error("no-environments", at: app.location(of: "environments"), "the App declares no environments",
+            report(.error("no-environments", at: app.location(of: .environments), "the App declares no environments",
                           hint: "add 'environments:' with sandbox and/or production"))
         }
         for settings in app.environments {
             guard let url = settings.realtimeURL else { continue }
-            let location = settings.location(of: "realtimeURL")
+            let location = settings.location(of: .realtimeURL)
             if !url.hasPrefix("https://") || URL(string: url)?.host == nil {
                 report(.error("invalid-realtime-url", at: location, "realtimeURL '\(url)' is not an https:// URL",
                               hint: "Apple calls the realtime endpoint over HTTPS only"))
@@ -38,24 +38,54 @@ extension ValidationRun {
                               hint: "use a shorter path"))
             }
         }
+        checkSharedStores(app)
         if app.products.isEmpty {
-            report(.error("no-products", at: app.location(of: "bundleId"), "the App declares no products",
+            report(.error("no-products", at: app.location(of: .bundleId), "the App declares no products",
                           hint: "add 'products:' with each subscription's product id and its locales"))
         }
         var firstProduct: [String: ProductManifest] = [:]
         for product in app.products {
             if let first = firstProduct[product.id] {
-                report(.error("duplicate-product", at: product.location(of: "id"), "product '\(product.id)' is declared twice",
-                              hint: "the first declaration is at \(first.location(of: "id")); merge their locales"))
+                report(.error("duplicate-product", at: product.location(of: .id), "product '\(product.id)' is declared twice",
+                              hint: "the first declaration is at \(first.location(of: .id)); merge their locales"))
                 continue
             }
             firstProduct[product.id] = product
+            if let problem = ManifestValidator.productIdProblem(product.id) {
+                report(.error("invalid-product-id", at: product.location(of: .id), problem,
+                              hint: "write the product id exactly as App Store Connect shows it: letters, digits, '.', '_' and '-', at most \(ManifestValidator.productIdMaxLength) characters"))
+            }
             if product.locales.isEmpty {
-                report(.error("no-locales", at: product.location(of: "id"), "product '\(product.id)' declares no locales",
+                report(.error("no-locales", at: product.location(of: .id), "product '\(product.id)' declares no locales",
                               hint: "list the App Store Connect locales its messages are written in, e.g. [en-US]"))
             }
             for locale in product.locales {
-                checkLocale(locale, at: product.location(of: "locales[\(locale)]"))
+                checkLocale(locale, at: product.location(of: .locale(locale)), warnUnconfirmed: true)
+            }
+        }
+    }
+
+    /// Two environments sharing a store would take each other's published snapshot as their own.
+    private mutating func checkSharedStores(_ app: AppManifest) {
+        var owners: [String: (EnvironmentSettings, EnvironmentSettings.Field)] = [:]
+        for settings in app.environments {
+            var places: [(String, EnvironmentSettings.Field)] = []
+            if let path = settings.snapshotPath { places.append(("file:" + path, .snapshotPath)) }
+            if let store = settings.stateStore {
+                let key = switch store {
+                case .file(let path): "file:" + path
+                case .s3(let bucket, let prefix): "s3:\(bucket)/\(prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix)"
+                }
+                places.append((key, .stateStore))
+            }
+            for (key, field) in places {
+                if let (owner, ownerField) = owners[key], owner.environment != settings.environment {
+                    report(.error("shared-store", at: settings.location(of: field),
+                                  "\(settings.environment.rawValue) uses the same store as \(owner.environment.rawValue) (\(owner.location(of: ownerField)))",
+                                  hint: "give each environment its own location, e.g. .retention-sync/\(settings.environment.rawValue)-snapshot.json; sharing one would let a sandbox apply replace production's snapshot"))
+                } else if owners[key] == nil {
+                    owners[key] = (settings, field)
+                }
             }
         }
     }

@@ -15,7 +15,7 @@ extension ValidationRun {
             defaultPairs[product, default: [:]][locale] = assignment
             usedMessages.insert(assignment.message)
             guard let message = messagesByName[assignment.message] else {
-                reportUnresolved("unknown-message", noun: "message", assignment.message, at: assignment.location(of: "message"),
+                reportUnresolved("unknown-message", noun: "message", assignment.message, at: assignment.location(of: .message),
                                  candidates: set.messages.map(\.name))
                 continue
             }
@@ -31,7 +31,7 @@ extension ValidationRun {
                 continue
             }
             if let messageScope = message.product, messageScope != product {
-                Grouped.add(product, to: &scope, key: "\(assignment.location(of: "product"))|\(message.name)", first: (assignment, assignment))
+                Grouped.add(product, to: &scope, key: "\(assignment.location(of: .product))|\(message.name)", first: (assignment, assignment))
             }
             if messageLocales[message.name]?.contains(locale) == false {
                 Grouped.add(product, to: &missing, key: "\(assignment.location)|\(message.name)|\(locale)", first: (assignment, assignment))
@@ -46,7 +46,7 @@ extension ValidationRun {
         for group in scope {
             let assignment = group.assignments.0
             guard let message = messagesByName[assignment.message], let messageScope = message.product else { continue }
-            report(.error("message-product-scope", at: assignment.location(of: "product"),
+            report(.error("message-product-scope", at: assignment.location(of: .product),
                           "message '\(message.name)' is limited to product '\(messageScope)', but is the default for \(Self.productList(group.products))",
                           hint: "use another message here, or remove 'product:' from '\(message.name)' (\(message.location))"))
         }

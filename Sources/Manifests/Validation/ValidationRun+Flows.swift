@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import RetentionMessagingModels
 import YAML
@@ -12,19 +13,28 @@ extension ValidationRun {
             } else {
                 firstByName[flow.name] = flow
             }
+            checkName(flow.name, what: "flow", at: flow.location(of: .name))
             check(flow)
         }
+    }
+
+    /// Flow and rule names follow the rules message names do: they reach terminals and pull-request comments.
+    private mutating func checkName(_ name: String, what: String, at location: SourceLocation) {
+        guard !ManifestValidator.isValidName(name) else { return }
+        report(.error("invalid-name", at: location,
+                      "\(what) name '\(Diagnostic.visible(name))' must be lowercase letters, digits and hyphens, not starting with a hyphen",
+                      hint: "try '\(ManifestValidator.suggestedName(name))'"))
     }
 
     private mutating func check(_ flow: FlowManifest) {
         let knownLocales = Set(productLocales.values.flatMap { $0 })
         for (from, to) in flow.localeFallbacks.sorted(by: { $0.key < $1.key }) {
-            let keyLocation = flow.location(of: "localeFallbacks[\(from)]")
+            let keyLocation = flow.location(of: .fallbackKey(from))
             if !AppStoreLocales.isWellFormedTag(from) {
                 let hint = from.contains("_") ? "use \(from.replacingOccurrences(of: "_", with: "-"))" : "write a locale like de-AT"
                 report(.error("invalid-locale", at: keyLocation, "'\(from)' is not a locale code", hint: hint))
             }
-            let valueLocation = flow.location(of: "localeFallbacks[\(from)].value")
+            let valueLocation = flow.location(of: .fallbackTarget(from))
             if checkLocale(to, at: valueLocation), !knownLocales.contains(to) {
                 report(.error("undeclared-locale", at: valueLocation, "locale fallback '\(from)' → '\(to)' leads to a locale no product declares",
                               hint: knownLocales.isEmpty ? "declare locales for the App's products"
@@ -37,13 +47,14 @@ extension ValidationRun {
         var splitTotals: [String: Double] = [:]
         for rule in flow.rules {
             if let first = firstRule[rule.name] {
-                report(.error("duplicate-rule", at: rule.location(of: "name"), "rule name '\(rule.name)' is used twice in flow '\(flow.name)'",
-                              hint: "the first is at \(first.location(of: "name")); rule names are unique within a flow"))
+                report(.error("duplicate-rule", at: rule.location(of: .name), "rule name '\(rule.name)' is used twice in flow '\(flow.name)'",
+                              hint: "the first is at \(first.location(of: .name)); rule names are unique within a flow"))
             } else {
                 firstRule[rule.name] = rule
             }
+            checkName(rule.name, what: "rule", at: rule.location(of: .name))
             if let unconditional {
-                report(.warning("unreachable-rule", at: rule.location(of: "name"),
+                report(.warning("unreachable-rule", at: rule.location(of: .name),
                                 "rule '\(rule.name)' can never match: rule '\(unconditional.name)' before it matches every request",
                                 hint: "move it above '\(unconditional.name)', or give '\(unconditional.name)' a match"))
             }
@@ -51,7 +62,7 @@ extension ValidationRun {
             if let split = rule.match.split {
                 let total = (splitTotals[split.group] ?? 0) + split.percent
                 if (splitTotals[split.group] ?? 0) <= 100.000_001 && total > 100.000_001 {
-                    report(.error("split-over-100", at: rule.location(of: "match.split.percent"),
+                    report(.error("split-over-100", at: rule.location(of: .splitPercent),
                                   "traffic split group '\(split.group)' adds up to \(Self.percentText(total))% in flow '\(flow.name)'",
                                   hint: "the rules of one group share at most 100% of customers"))
                 }
@@ -77,7 +88,7 @@ extension ValidationRun {
         let match = rule.match
         var matched: [ProductManifest] = []
         for product in match.products ?? [] {
-            let location = rule.location(of: "match.products[\(product)]")
+            let location = rule.location(of: .matchProduct(product))
             if let declared = productsById[product] {
                 matched.append(declared)
             } else {
@@ -87,7 +98,7 @@ extension ValidationRun {
         if match.products == nil { matched = set.app.products }
         let matchedLocales = Set(matched.flatMap { declaredLocales[$0.id] ?? [] })
         for locale in match.locales ?? [] {
-            let location = rule.location(of: "match.locales[\(locale)]")
+            let location = rule.location(of: .matchLocale(locale))
             if checkLocale(locale, at: location), !matched.isEmpty, !matchedLocales.contains(locale) {
                 report(.error("undeclared-locale", at: location,
                               "locale '\(locale)' is not declared by any product rule '\(rule.name)' matches",
@@ -95,35 +106,37 @@ extension ValidationRun {
             }
         }
         for environment in match.environments ?? [] where !declaredEnvironments.contains(environment) {
-            report(.warning("undeclared-environment", at: rule.location(of: "match.environments[\(environment.rawValue)]"),
+            report(.warning("undeclared-environment", at: rule.location(of: .matchEnvironment(environment)),
                             "rule '\(rule.name)' matches \(environment.rawValue), which the App does not declare, so it never runs there",
                             hint: "add \(environment.rawValue) to the App's environments, or remove it here"))
         }
         if let from = match.notBefore, let until = match.notAfter, from >= until {
-            report(.error("invalid-window", at: rule.location(of: "match.window"),
-                          "the window of rule '\(rule.name)' ends before it starts",
+            // Timestamps count whole milliseconds, so a window shorter than one is empty, not reversed.
+            report(.error("invalid-window", at: rule.location(of: .window),
+                          from == until ? "the window of rule '\(rule.name)' is empty: 'from' and 'until' are less than a millisecond apart"
+                            : "the window of rule '\(rule.name)' ends before it starts",
                           hint: "'from' (inclusive) must be earlier than 'until' (exclusive)"))
         }
         if let split = match.split {
             let hundredths = split.percent * 100
             if !(split.percent > 0 && split.percent <= 100) {
-                report(.error("invalid-split-percent", at: rule.location(of: "match.split.percent"),
+                report(.error("invalid-split-percent", at: rule.location(of: .splitPercent),
                               "split percent \(Self.percentText(split.percent)) is outside 0 < percent ≤ 100",
                               hint: "write the share of customers this rule takes, e.g. 50"))
             } else if abs(hundredths - hundredths.rounded()) > 1e-6 {
-                report(.error("invalid-split-percent", at: rule.location(of: "match.split.percent"),
+                report(.error("invalid-split-percent", at: rule.location(of: .splitPercent),
                               "split percent \(split.percent) has more than two decimals",
                               hint: "customers are split into 10,000 buckets, so 0.01% is the finest share"))
             }
             if split.group.isEmpty {
-                report(.error("empty-text", at: rule.location(of: "match.split.group"), "split group is empty",
+                report(.error("empty-text", at: rule.location(of: .splitGroup), "split group is empty",
                               hint: "name the experiment, e.g. group: offer-test"))
             }
         }
     }
 
     private mutating func checkResponse(_ rule: FlowRule, in flow: FlowManifest) {
-        let location = rule.location(of: "response.message")
+        let location = rule.location(of: .responseMessage)
         var offerKind: String?
         // "an alternateProduct response", "a promotionalOffer response"
         switch rule.response {
@@ -132,16 +145,16 @@ extension ValidationRun {
         case .alternateProduct(_, let productId, let billingPlanType):
             offerKind = "an alternateProduct"
             if productsById[productId] == nil {
-                report(ManifestValidator.unknownProduct(productId, at: rule.location(of: "response.productId"), declared: productIds))
+                report(ManifestValidator.unknownProduct(productId, at: rule.location(of: .responseProductId), declared: productIds))
             }
             if let billingPlanType, billingPlanType != .billedUpfront, billingPlanType != .monthly {
-                report(.error("unknown-billing-plan-type", at: rule.location(of: "response.billingPlanType"),
+                report(.error("unknown-billing-plan-type", at: rule.location(of: .responseBillingPlanType),
                               "unknown billingPlanType '\(billingPlanType.rawValue)'", hint: "write BILLED_UPFRONT or MONTHLY"))
             }
         case .promotionalOffer(_, let offerIdentifier):
             offerKind = "a promotionalOffer"
             if offerIdentifier.isEmpty {
-                report(.error("empty-text", at: rule.location(of: "response.offerIdentifier"), "offerIdentifier is empty",
+                report(.error("empty-text", at: rule.location(of: .responseOfferIdentifier), "offerIdentifier is empty",
                               hint: "write the promotional offer's identifier from App Store Connect"))
             }
         }
@@ -169,7 +182,7 @@ extension ValidationRun {
                                   hint: "Apple shows offer messages without images; remove the image or use a separate text message"))
                 }
                 if !localization.bulletPoints.isEmpty {
-                    report(.error("offer-message-has-bullet-points", at: localization.location(of: "bulletPoints"),
+                    report(.error("offer-message-has-bullet-points", at: localization.location(of: .bulletPoints),
                                   "message '\(name)' is used in \(offerKind) response (flow '\(flow.name)', rule '\(rule.name)'), so its \(localization.locale) localization cannot have bullet points",
                                   hint: "Apple shows offer messages without bullet points; remove them or use a separate text message"))
                 }
@@ -198,13 +211,13 @@ extension ValidationRun {
                 }
             }
             if !missingDefaults.isEmpty && !broken.anyDefaults && !broken.unknownKind {
-                report(.error("missing-default", at: rule.location(of: "name"),
+                report(.error("missing-default", at: rule.location(of: .name),
                               "product '\(product.id)' has no default message for \(missingDefaults.joined(separator: ", ")), which rule '\(rule.name)' of flow '\(flow.name)' serves",
                               hint: "Apple requires a default message for every product and locale served by realtime messages; add it to a Defaults document"))
             }
         }
         if let message, !missingLocalizations.isEmpty {
-            report(.error("missing-localization", at: rule.location(of: "response.message"),
+            report(.error("missing-localization", at: rule.location(of: .responseMessage),
                           "message '\(message.name)' has no localization for \(missingLocalizations.sorted().joined(separator: ", ")), which rule '\(rule.name)' serves",
                           hint: "add the localization to '\(message.name)' (\(message.location)), or limit the rule with match.locales"))
         }

@@ -18,7 +18,7 @@ extension ValidationRun {
                 let written = image.size.rawValue.uppercased()
                 let suggestion = (sizes.first { !written.isEmpty && ($0.hasPrefix(written) || written.hasPrefix($0)) }
                     ?? NearMiss.best(image.size.rawValue, in: sizes, maxDistance: 4)).map { "did you mean \($0)? " } ?? ""
-                report(.error("unknown-image-size", at: image.location(of: "size"), "unknown image size '\(image.size.rawValue)'",
+                report(.error("unknown-image-size", at: image.location(of: .size), "unknown image size '\(image.size.rawValue)'",
                               hint: suggestion + "sizes are FULL_SIZE (3840 px wide, 160–2160 px high) and BULLET_POINT (1024 × 1024 px)"))
             }
             // An image whose file is missing still counts towards the limit, under its name.
@@ -44,7 +44,7 @@ extension ValidationRun {
     }
 
     private mutating func checkPNG(_ image: ImageManifest, sizeKnown: Bool) {
-        let location = image.location(of: "file")
+        let location = image.location(of: .file)
         let info: PNGInfo
         do {
             info = try PNGInfo.parse(image.png)
@@ -53,17 +53,10 @@ extension ValidationRun {
                           hint: "Apple accepts PNG files only; export the image again as PNG"))
             return
         }
-        if sizeKnown {
-            let fits = image.size == .fullSize
-                ? info.width == RetentionLimits.fullSizeWidth && RetentionLimits.fullSizeHeights.contains(info.height)
-                : info.width == RetentionLimits.bulletPointSide && info.height == RetentionLimits.bulletPointSide
-            if !fits {
-                let required = image.size == .fullSize
-                    ? "a FULL_SIZE image must be \(RetentionLimits.fullSizeWidth) px wide and \(RetentionLimits.fullSizeHeights.lowerBound)–\(RetentionLimits.fullSizeHeights.upperBound) px high"
-                    : "a BULLET_POINT image must be \(RetentionLimits.bulletPointSide) × \(RetentionLimits.bulletPointSide) px"
-                report(.error("image-dimensions", at: location, "'\(image.file)' is \(info.width) × \(info.height) px; \(required)",
-                              hint: "resize the image, or change 'size' if it is meant to be the other kind"))
-            }
+        if sizeKnown && !RetentionLimits.fits(width: info.width, height: info.height, size: image.size) {
+            report(.error("image-dimensions", at: location,
+                          "'\(image.file)' is \(info.width) × \(info.height) px; \(RetentionLimits.dimensionRule(for: image.size))",
+                          hint: "resize the image, or change 'size' if it is meant to be the other kind"))
         }
         if info.hasAlpha {
             report(.error("image-has-alpha", at: location,

@@ -14,16 +14,16 @@ extension ValidationRun {
                 firstByName[message.name] = message
             }
             if !ManifestValidator.isValidMessageName(message.name) {
-                let suggestion = String(message.name.lowercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "-" })
+                let suggestion = ManifestValidator.suggestedName(message.name)
                 report(.error("invalid-name", at: message.location,
-                              "message name '\(message.name)' must be lowercase letters, digits and hyphens, not starting with a hyphen",
+                              "message name '\(Diagnostic.visible(message.name))' must be lowercase letters, digits and hyphens, not starting with a hyphen",
                               hint: "the name is part of the message's identity; try '\(suggestion)'"))
             }
             if let product = message.product, productsById[product] == nil {
-                report(ManifestValidator.unknownProduct(product, at: message.location(of: "product"), declared: productIds))
+                report(ManifestValidator.unknownProduct(product, at: message.location(of: .product), declared: productIds))
             }
             if let position = message.headerPosition, position != .aboveBody, position != .aboveImage {
-                report(.error("unknown-header-position", at: message.location(of: "headerPosition"),
+                report(.error("unknown-header-position", at: message.location(of: .headerPosition),
                               "unknown headerPosition '\(position.rawValue)'", hint: "write ABOVE_BODY or ABOVE_IMAGE"))
             }
             if message.localizations.isEmpty {
@@ -34,7 +34,7 @@ extension ValidationRun {
             let withoutImage = message.localizations.filter { $0.image == nil }.map(\.locale)
             if message.headerPosition == .aboveImage && !withoutImage.isEmpty {
                 let which = withoutImage.count == 1 ? "the \(withoutImage[0]) localization has" : "the localizations \(withoutImage.joined(separator: ", ")) have"
-                report(.error("header-position-needs-image", at: message.location(of: "headerPosition"),
+                report(.error("header-position-needs-image", at: message.location(of: .headerPosition),
                               "headerPosition ABOVE_IMAGE needs an image, but \(which) none",
                               hint: "add an image to every localization of '\(message.name)', or remove headerPosition (ABOVE_BODY is the default)"))
             }
@@ -53,25 +53,25 @@ extension ValidationRun {
         let locale = localization.locale
         checkLocale(locale, at: localization.location)
         checkLength(localization.header, limit: RetentionLimits.headerLength, what: "header", code: "header-too-long",
-                    at: localization.location(of: "header"))
+                    at: localization.location(of: .header))
         checkLength(localization.body, limit: RetentionLimits.bodyLength, what: "body", code: "body-too-long",
-                    at: localization.location(of: "body"))
+                    at: localization.location(of: .body))
         if let image = localization.image {
             checkLength(image.altText, limit: RetentionLimits.altTextLength, what: "altText", code: "alt-text-too-long",
-                        at: image.location(of: "altText"))
-            checkImageReference(image.name, at: image.location(of: "name"), required: .fullSize, use: "a message image")
+                        at: image.location(of: .altText))
+            checkImageReference(image.name, at: image.location(of: .name), required: .fullSize, use: "a message image")
         }
         if localization.bulletPoints.count > RetentionLimits.bulletPoints {
-            report(.error("too-many-bullet-points", at: localization.location(of: "bulletPoints"),
+            report(.error("too-many-bullet-points", at: localization.location(of: .bulletPoints),
                           "\(localization.bulletPoints.count) bullet points; Apple allows at most \(RetentionLimits.bulletPoints)",
                           hint: "keep the \(RetentionLimits.bulletPoints) that matter most"))
         }
         for bullet in localization.bulletPoints {
             checkLength(bullet.text, limit: RetentionLimits.bulletPointTextLength, what: "bullet point text",
-                        code: "bullet-text-too-long", at: bullet.location(of: "text"))
+                        code: "bullet-text-too-long", at: bullet.location(of: .text))
             checkLength(bullet.altText, limit: RetentionLimits.altTextLength, what: "altText", code: "alt-text-too-long",
-                        at: bullet.location(of: "altText"))
-            checkImageReference(bullet.image, at: bullet.location(of: "image"), required: .bulletPoint, use: "a bullet point image")
+                        at: bullet.location(of: .altText))
+            checkImageReference(bullet.image, at: bullet.location(of: .image), required: .bulletPoint, use: "a bullet point image")
         }
     }
 

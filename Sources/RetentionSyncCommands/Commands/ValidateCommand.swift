@@ -29,7 +29,8 @@ struct ValidateCommand: Command {
         try arguments.finish()
 
         let (set, diagnostics) = ManifestLoader.loadAndValidate(directory: context.url(directory), displayPath: directory)
-        let output = DiagnosticRenderer.render(diagnostics, format: format, color: context.console.useColor)
+        let output = DiagnosticRenderer.render(diagnostics, format: format, color: context.console.useColor,
+                                               source: context.console.isTerminal ? { try? String(contentsOf: context.url($0), encoding: .utf8) } : nil)
         context.console.write(output)
         if format == .text && diagnostics.isEmpty, let set {
             context.console.print("\(directory): no problems (\(describe(set)))")

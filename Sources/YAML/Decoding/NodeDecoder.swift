@@ -17,6 +17,18 @@ final class NodeDecoder: Decoder, SingleValueDecodingContainer {
         NodeDecoder(node: node, codingPath: codingPath + [key], context: context)
     }
 
+    /// Runs `body`; when it fails and `T` has a placeholder, records the problem and returns the
+    /// placeholder, so decoding goes on and one run reports every problem in the document.
+    func recovering<T>(at path: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as ProblemError {
+            guard let placeholder = (T.self as? any YAMLPlaceholder.Type)?.yamlPlaceholder as? T else { throw error }
+            context.record(error.problem, brokenPath: path)
+            return placeholder
+        }
+    }
+
     /// Decodes through `T(from:)`, turning whatever that code throws into a located problem.
     func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
         do {
@@ -172,21 +184,51 @@ struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return false
     }
 
-    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try child(for: key).decodeValue(type) }
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try child(for: key).decodeValue(type) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try child(for: key).decodeValue(type) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try child(for: key).decodeValue(type) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try child(for: key).decodeValue(type) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try child(for: key).decodeValue(type) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try child(for: key).decodeValue(type) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try child(for: key).decodeValue(type) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try child(for: key).decodeValue(type) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try child(for: key).decodeValue(type) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try child(for: key).decodeValue(type) }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try child(for: key).decodeValue(type) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try child(for: key).decodeValue(type) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try child(for: key).decodeValue(type) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try child(for: key).decodeValue(type) }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try decoder.recovering(at: KeyPathText.appending(key.stringValue, to: decoder.keyPath)) { try child(for: key).decodeValue(type) }
+    }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        try decoder.recovering(at: KeyPathText.appending(key.stringValue, to: decoder.keyPath)) { try child(for: key).decodeValue(type) }
+    }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        try decoder.recovering(at: KeyPathText.appending(key.stringValue, to: decoder.keyPath)) { try child(for: key).decodeValue(type) }
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        try decoder.recovering(at: KeyPathText.appending(key.stringValue, to: decoder.keyPath)) { try child(for: key).decodeValue(type) }
+    }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        try decoder.recovering(at: KeyPathText.appending(key.stringValue, to: decoder.keyPath)) { try child(for: key).decodeValue(type) }
+    }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+        try decoder.recovering(at: KeyPathText.appending(key.stringValue, to: decoder.keyPath)) { try child(for: key).decodeValue(type) }
+    }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
+        try decoder.recovering(at: KeyPathText.appending(key.stringValue, to: decoder.keyPath)) { try child(for: key).decodeValue(type) }
+    }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
+        try decoder.recovering(at: KeyPathText.appending(key.stringValue, to: decoder.keyPath)) { try child(for: key).decodeValue(type) }
+    }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
+        try decoder.recovering(at: KeyPathText.appending(key.stringValue, to: decoder.keyPath)) { try child(for: key).decodeValue(type) }
+    }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+        try decoder.recovering(at: KeyPathText.appending(key.stringValue, to: decoder.keyPath)) { try child(for: key).decodeValue(type) }
+    }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
+        try decoder.recovering(at: KeyPathText.appending(key.stringValue, to: decoder.keyPath)) { try child(for: key).decodeValue(type) }
+    }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
+        try decoder.recovering(at: KeyPathText.appending(key.stringValue, to: decoder.keyPath)) { try child(for: key).decodeValue(type) }
+    }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
+        try decoder.recovering(at: KeyPathText.appending(key.stringValue, to: decoder.keyPath)) { try child(for: key).decodeValue(type) }
+    }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
+        try decoder.recovering(at: KeyPathText.appending(key.stringValue, to: decoder.keyPath)) { try child(for: key).decodeValue(type) }
+    }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
+        try decoder.recovering(at: KeyPathText.appending(key.stringValue, to: decoder.keyPath)) { try child(for: key).decodeValue(type) }
+    }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
         try child(for: key).container(keyedBy: type)
@@ -236,21 +278,66 @@ struct UnkeyedContainer: UnkeyedDecodingContainer {
         return true
     }
 
-    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try next().decodeValue(type) }
-    mutating func decode(_ type: Bool.Type) throws -> Bool { try next().decodeValue(type) }
-    mutating func decode(_ type: String.Type) throws -> String { try next().decodeValue(type) }
-    mutating func decode(_ type: Double.Type) throws -> Double { try next().decodeValue(type) }
-    mutating func decode(_ type: Float.Type) throws -> Float { try next().decodeValue(type) }
-    mutating func decode(_ type: Int.Type) throws -> Int { try next().decodeValue(type) }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 { try next().decodeValue(type) }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { try next().decodeValue(type) }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { try next().decodeValue(type) }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { try next().decodeValue(type) }
-    mutating func decode(_ type: UInt.Type) throws -> UInt { try next().decodeValue(type) }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try next().decodeValue(type) }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next().decodeValue(type) }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next().decodeValue(type) }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next().decodeValue(type) }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        let item = try next()
+        return try decoder.recovering(at: item.keyPath) { try item.decodeValue(type) }
+    }
+    mutating func decode(_ type: Bool.Type) throws -> Bool {
+        let item = try next()
+        return try decoder.recovering(at: item.keyPath) { try item.decodeValue(type) }
+    }
+    mutating func decode(_ type: String.Type) throws -> String {
+        let item = try next()
+        return try decoder.recovering(at: item.keyPath) { try item.decodeValue(type) }
+    }
+    mutating func decode(_ type: Double.Type) throws -> Double {
+        let item = try next()
+        return try decoder.recovering(at: item.keyPath) { try item.decodeValue(type) }
+    }
+    mutating func decode(_ type: Float.Type) throws -> Float {
+        let item = try next()
+        return try decoder.recovering(at: item.keyPath) { try item.decodeValue(type) }
+    }
+    mutating func decode(_ type: Int.Type) throws -> Int {
+        let item = try next()
+        return try decoder.recovering(at: item.keyPath) { try item.decodeValue(type) }
+    }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 {
+        let item = try next()
+        return try decoder.recovering(at: item.keyPath) { try item.decodeValue(type) }
+    }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 {
+        let item = try next()
+        return try decoder.recovering(at: item.keyPath) { try item.decodeValue(type) }
+    }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 {
+        let item = try next()
+        return try decoder.recovering(at: item.keyPath) { try item.decodeValue(type) }
+    }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 {
+        let item = try next()
+        return try decoder.recovering(at: item.keyPath) { try item.decodeValue(type) }
+    }
+    mutating func decode(_ type: UInt.Type) throws -> UInt {
+        let item = try next()
+        return try decoder.recovering(at: item.keyPath) { try item.decodeValue(type) }
+    }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 {
+        let item = try next()
+        return try decoder.recovering(at: item.keyPath) { try item.decodeValue(type) }
+    }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 {
+        let item = try next()
+        return try decoder.recovering(at: item.keyPath) { try item.decodeValue(type) }
+    }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 {
+        let item = try next()
+        return try decoder.recovering(at: item.keyPath) { try item.decodeValue(type) }
+    }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 {
+        let item = try next()
+        return try decoder.recovering(at: item.keyPath) { try item.decodeValue(type) }
+    }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
         try next().container(keyedBy: type)

@@ -14,17 +14,24 @@ public struct YAMLDecoder: Sendable {
         do {
             let value = try decoder.decodeValue(T.self)
             let unknown = reportsUnknownKeys ? context.unknownKeys(nearMissesOnly: false) : []
-            guard unknown.isEmpty else { throw YAMLDecodingError(problems: unknown) }
+            let problems = context.recorded + unknown
+            guard problems.isEmpty else { throw YAMLDecodingError(problems: Self.sorted(problems)) }
             return value
         } catch let error as ProblemError {
-            // Unknown keys that are near misses explain most missing keys, so they come along.
-            let problems = [error.problem] + (reportsUnknownKeys ? context.unknownKeys(nearMissesOnly: true) : [])
-            throw YAMLDecodingError(problems: problems.sorted { ($0.location, $0.keyPath) < ($1.location, $1.keyPath) })
+            // Decoding stopped early, so only unknown keys that are near misses (which explain most
+            // missing keys) are sure to be unknown; they come along.
+            let problems = context.recorded + [error.problem] + (reportsUnknownKeys ? context.unknownKeys(nearMissesOnly: true) : [])
+            throw YAMLDecodingError(problems: Self.sorted(problems))
         } catch let error as YAMLDecodingError {
             throw error
         } catch {
             throw YAMLDecodingError(problems: [decoder.problem(for: error)])
         }
+    }
+
+    private static func sorted(_ problems: [YAMLDecodingError.Problem]) -> [YAMLDecodingError.Problem] {
+        var seen = Set<YAMLDecodingError.Problem>()
+        return problems.filter { seen.insert($0).inserted }.sorted { ($0.location, $0.keyPath) < ($1.location, $1.keyPath) }
     }
 
     public func decode<T: Decodable>(_ type: T.Type, from document: YAMLDocument) throws(YAMLDecodingError) -> T {
@@ -38,6 +45,20 @@ extension Decoder {
         (self as? NodeDecoder)?.node.location
     }
 }
+
+/// A value decoding can stand in with after a problem, so that it carries on to find the next
+/// one; the document is still refused.
+public protocol YAMLPlaceholder {
+    static var yamlPlaceholder: Self { get }
+}
+
+extension String: YAMLPlaceholder { public static var yamlPlaceholder: String { "" } }
+extension Bool: YAMLPlaceholder { public static var yamlPlaceholder: Bool { false } }
+extension Int: YAMLPlaceholder { public static var yamlPlaceholder: Int { 0 } }
+extension Int64: YAMLPlaceholder { public static var yamlPlaceholder: Int64 { 0 } }
+extension Double: YAMLPlaceholder { public static var yamlPlaceholder: Double { 0 } }
+extension Array: YAMLPlaceholder { public static var yamlPlaceholder: Array { [] } }
+extension Dictionary: YAMLPlaceholder { public static var yamlPlaceholder: Dictionary { [:] } }
 
 /// One problem on its way out through `Decodable` code, which only throws `any Error`.
 struct ProblemError: Error {
@@ -54,8 +75,22 @@ final class DecodingContext {
         var asked: Set<String>
     }
 
+    /// Problems decoding recovered from, in the order found.
+    private(set) var recorded: [YAMLDecodingError.Problem] = []
+    /// Key paths whose value was replaced by a placeholder: keys under them were never asked for.
+    private var brokenPaths: [String] = []
+
     init(root: YAMLNode) {
         self.root = root
+    }
+
+    func record(_ problem: YAMLDecodingError.Problem, brokenPath: String) {
+        recorded.append(problem)
+        brokenPaths.append(brokenPath)
+    }
+
+    private func isUnderBrokenPath(_ path: String) -> Bool {
+        brokenPaths.contains { path == $0 || path.hasPrefix($0 + ".") || path.hasPrefix($0 + "[") }
     }
 
     func register(path: String, pairs: [YAMLPair]) {
@@ -69,7 +104,7 @@ final class DecodingContext {
     /// Keys no decoding code asked for, each at its own place, sorted by place.
     func unknownKeys(nearMissesOnly: Bool) -> [YAMLDecodingError.Problem] {
         var problems: [YAMLDecodingError.Problem] = []
-        for (path, record) in mappings {
+        for (path, record) in mappings where !isUnderBrokenPath(path) {
             let present = Set(record.pairs.compactMap { $0.key.scalar?.text })
             let candidates = record.asked.subtracting(present).sorted()
             for pair in record.pairs {

@@ -24,6 +24,7 @@ private struct TreeBuilder {
     /// Anchor name → the anchored node and how many nodes it holds.
     var anchors: [String: (node: YAMLNode, count: Int)] = [:]
     var expandedNodes = 0
+    var keyNodes = 0
 
     init(reader: LibYAMLEventReader, limits: YAMLLimits) {
         self.reader = reader
@@ -94,6 +95,7 @@ private struct TreeBuilder {
             try checkDepth(depth, at: location)
             var pairs: [YAMLPair] = []
             var seen: [YAMLScalar.Resolved: SourceLocation] = [:]
+            var seenShapes: [KeyShape: SourceLocation] = [:]
             var count = 1
             while true {
                 let (next, nextMark) = try reader.next()
@@ -108,10 +110,20 @@ private struct TreeBuilder {
                                         related: first)
                     }
                     seen[identity] = key.node.location
-                } else if let earlier = pairs.first(where: { Self.sameShape($0.key, key.node) }) {
-                    throw YAMLError(location: key.node.location,
-                                    message: "duplicate key, first written at \(earlier.key.location.line):\(earlier.key.location.column)",
-                                    related: earlier.key.location)
+                } else {
+                    // Hashing one canonical form per key keeps the check linear; the budget keeps it cheap.
+                    keyNodes = Self.add(keyNodes, key.count)
+                    guard keyNodes <= limits.maxKeyNodes else {
+                        throw YAMLError(location: key.node.location,
+                                        message: "mapping keys that are sequences or mappings hold more than \(limits.maxKeyNodes) nodes in this file; use plain scalar keys")
+                    }
+                    let shape = KeyShape(key.node)
+                    if let earlier = seenShapes[shape] {
+                        throw YAMLError(location: key.node.location,
+                                        message: "duplicate key, first written at \(earlier.line):\(earlier.column)",
+                                        related: earlier)
+                    }
+                    seenShapes[shape] = key.node.location
                 }
                 pairs.append(YAMLPair(key: key.node, value: value.node))
                 count = Self.add(count, Self.add(key.count, value.count))
@@ -146,16 +158,6 @@ private struct TreeBuilder {
         return scalar.resolved
     }
 
-    private static func sameShape(_ lhs: YAMLNode, _ rhs: YAMLNode) -> Bool {
-        switch (lhs.kind, rhs.kind) {
-        case (.scalar(let a), .scalar(let b)): return a.resolved == b.resolved
-        case (.sequence(let a), .sequence(let b)): return a.count == b.count && zip(a, b).allSatisfy { sameShape($0, $1) }
-        case (.mapping(let a), .mapping(let b)):
-            return a.count == b.count && zip(a, b).allSatisfy { sameShape($0.key, $1.key) && sameShape($0.value, $1.value) }
-        default: return false
-        }
-    }
-
     /// Quoted scalars are strings; plain ones resolve by the core schema; core-schema tags are honoured,
     /// and the non-specific tag `!` makes a string, as YAML 1.2 says.
     private static func scalar(_ value: String, tag: String?, isQuoted: Bool, at location: SourceLocation) throws(YAMLError) -> YAMLScalar {
@@ -177,5 +179,25 @@ private struct TreeBuilder {
             throw YAMLError(location: location, message: "'\(value)' is not a valid !!\(name)")
         }
         return YAMLScalar(text: value, isQuoted: isQuoted, resolved: resolved)
+    }
+}
+
+/// A canonical, hashable form of a node used as a key: equal exactly when two keys are the same
+/// YAML value (scalars by their resolved value, collections element by element in order).
+private indirect enum KeyShape: Hashable {
+    case scalar(YAMLScalar.Resolved)
+    case notANumber
+    case sequence([KeyShape])
+    case mapping([KeyShape])
+
+    init(_ node: YAMLNode) {
+        switch node.kind {
+        case .scalar(let scalar):
+            if case .float(let value) = scalar.resolved, value.isNaN { self = .notANumber } else { self = .scalar(scalar.resolved) }
+        case .sequence(let items):
+            self = .sequence(items.map(KeyShape.init))
+        case .mapping(let pairs):
+            self = .mapping(pairs.flatMap { [KeyShape($0.key), KeyShape($0.value)] })
+        }
     }
 }
