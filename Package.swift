@@ -8,7 +8,7 @@ import PackageDescription
 //   3. YAML (libyaml), Crypto (OpenSSL), HTTP (libcurl).
 //   4. Manifests (offline: YAML + Crypto + models) and Runtime (embeddable: Crypto + models) —
 //      neither links libcurl; RetentionMessaging, the API client (HTTP + Crypto + models).
-//   5. Emulator and Reconciler.
+//   5. Emulator, StateStore (the state document and its file and S3 stores) and Reconciler.
 //   6. RetentionSyncCommands, then the two executables.
 let package = Package(
     name: "retention-sync",
@@ -38,6 +38,7 @@ let package = Package(
 
         .target(name: "Emulator", dependencies: ["RetentionMessagingModels", "RetentionMessaging", "HTTP", "Crypto"]),
         .target(name: "Runtime", dependencies: ["RetentionMessagingModels", "Crypto"]),
+        .target(name: "StateStore", dependencies: ["RetentionMessagingModels", "Runtime", "HTTP", "Crypto"]),
         .target(name: "Reconciler",
                 dependencies: ["Basics", "YAML", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto"]),
 

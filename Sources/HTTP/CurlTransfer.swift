@@ -32,7 +32,8 @@ enum CurlTransfer {
             rs_curl_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
             rs_curl_easy_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"),
             rs_curl_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1),
-            rs_curl_easy_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 1),
+            // A signed request is never redirected: the signature covers one host and path only.
+            rs_curl_easy_setopt_long(handle, CURLOPT_FOLLOWLOCATION, request.awsSigV4 == nil ? 1 : 0),
             rs_curl_easy_setopt_long(handle, CURLOPT_MAXREDIRS, 5),
             rs_curl_easy_setopt_long(handle, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)),
             rs_curl_easy_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1),
@@ -53,6 +54,12 @@ enum CurlTransfer {
         }
         if let caBundlePath = configuration.caBundlePath {
             setup.append(rs_curl_easy_setopt_string(handle, CURLOPT_CAINFO, caBundlePath))
+        }
+        if let signing = request.awsSigV4 {
+            // libcurl computes the signature itself; "aws:amz" names the AWS4-HMAC-SHA256 scheme.
+            setup.append(rs_curl_easy_setopt_string(handle, CURLOPT_AWS_SIGV4, "aws:amz:\(signing.region):\(signing.service)"))
+            setup.append(rs_curl_easy_setopt_string(handle, CURLOPT_USERNAME, signing.accessKeyId))
+            setup.append(rs_curl_easy_setopt_string(handle, CURLOPT_PASSWORD, signing.secretAccessKey))
         }
         if method == "GET" && !sendsBody {
             setup.append(rs_curl_easy_setopt_long(handle, CURLOPT_HTTPGET, 1))

@@ -10,15 +10,18 @@ public struct HTTPRequest: Sendable, Equatable {
     public var connectTimeout: Double?
     /// Seconds allowed for the whole exchange; nil uses the client's default.
     public var timeout: Double?
+    /// Signs the request with AWS Signature Version 4, computed by the transport (libcurl's own signer).
+    public var awsSigV4: AWSSigV4Signing?
 
     public init(method: String, url: URL, headers: [(name: String, value: String)] = [], body: Data = Data(),
-                connectTimeout: Double? = nil, timeout: Double? = nil) {
+                connectTimeout: Double? = nil, timeout: Double? = nil, awsSigV4: AWSSigV4Signing? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.connectTimeout = connectTimeout
         self.timeout = timeout
+        self.awsSigV4 = awsSigV4
     }
 
     public func header(_ name: String) -> String? {
@@ -26,8 +29,31 @@ public struct HTTPRequest: Sendable, Equatable {
     }
 
     public static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
-        lhs.method == rhs.method && lhs.url == rhs.url && lhs.body == rhs.body
+        lhs.method == rhs.method && lhs.url == rhs.url && lhs.body == rhs.body && lhs.awsSigV4 == rhs.awsSigV4
             && lhs.headers.map { "\($0.name):\($0.value)" } == rhs.headers.map { "\($0.name):\($0.value)" }
+    }
+}
+
+/// What AWS Signature Version 4 needs: the credential scope and the key pair. The payload hash is
+/// the caller's `x-amz-content-sha256` header where the service requires one (S3 does).
+/// The secret never appears in `description`, `dump` or a debugger.
+public struct AWSSigV4Signing: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var region: String
+    public var service: String
+    public var accessKeyId: String
+    public var secretAccessKey: String
+
+    public init(region: String, service: String, accessKeyId: String, secretAccessKey: String) {
+        self.region = region
+        self.service = service
+        self.accessKeyId = accessKeyId
+        self.secretAccessKey = secretAccessKey
+    }
+
+    public var description: String { "AWS SigV4 (\(region)/\(service), key <redacted>)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror {
+        Mirror(self, children: ["region": region, "service": service], displayStyle: .struct)
     }
 }
 
@@ -85,7 +111,8 @@ public struct HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
 /// Header names whose values are credentials: never shown by `description`, `debugDescription`,
 /// `dump` or a debugger, so a log line or crash report cannot leak a token.
 public enum SensitiveHeaders {
-    public static let names: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+    public static let names: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie",
+                                            "x-amz-security-token"]
 
     public static func isSensitive(_ name: String) -> Bool { names.contains(name.lowercased()) }
 
@@ -97,6 +124,7 @@ public enum SensitiveHeaders {
 extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String {
         "\(method) \(url.absoluteString) [\(SensitiveHeaders.redacted(headers).joined(separator: ", "))] \(body.count) bytes"
+            + (awsSigV4.map { ", signed with \($0)" } ?? "")
     }
 
     public var debugDescription: String { description }

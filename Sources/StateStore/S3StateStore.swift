@@ -1,0 +1,242 @@
+public import Foundation
+public import HTTP
+import Crypto
+
+/// How to reach an S3-compatible store, from the standard AWS variables.
+public struct S3Configuration: Sendable, Hashable, CustomStringConvertible {
+    public var accessKeyId: String
+    public var secretAccessKey: String
+    /// Temporary credentials' token, sent as `x-amz-security-token`.
+    public var sessionToken: String?
+    public var region: String
+    /// A non-AWS endpoint (MinIO, R2, Ceph, GCS interoperability, moto); nil: AWS S3 itself.
+    public var endpoint: URL?
+
+    public init(accessKeyId: String, secretAccessKey: String, sessionToken: String? = nil, region: String, endpoint: URL? = nil) {
+        self.accessKeyId = accessKeyId
+        self.secretAccessKey = secretAccessKey
+        self.sessionToken = sessionToken
+        self.region = region
+        self.endpoint = endpoint
+    }
+
+    public var description: String {
+        "S3 (\(endpoint?.absoluteString ?? "AWS"), region \(region), credentials <redacted>)"
+    }
+
+    /// Reads `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION` (or
+    /// `AWS_DEFAULT_REGION`, default us-east-1) and `AWS_ENDPOINT_URL_S3` (or `AWS_ENDPOINT_URL`).
+    public static func fromEnvironment(_ environment: [String: String], store: String) throws(StateStoreError) -> S3Configuration {
+        func value(_ names: String...) -> String? {
+            names.lazy.compactMap { environment[$0]?.trimmingCharacters(in: .whitespacesAndNewlines) }.first { !$0.isEmpty }
+        }
+        guard let keyId = value("AWS_ACCESS_KEY_ID"), let secret = value("AWS_SECRET_ACCESS_KEY") else {
+            throw StateStoreError(.credentials, store: store,
+                                  "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set; export the credentials of an identity that may read (plan) or read and write (apply) this bucket")
+        }
+        let region = value("AWS_REGION", "AWS_DEFAULT_REGION") ?? "us-east-1"
+        guard region.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
+            throw StateStoreError(.configuration, store: store, "AWS_REGION '\(region)' is not a region name (like eu-west-1)")
+        }
+        var endpoint: URL?
+        if let text = value("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL") {
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty,
+                  scheme == "https" || scheme == "http", url.query == nil else {
+                throw StateStoreError(.configuration, store: store, "AWS_ENDPOINT_URL_S3 '\(text)' is not an http(s) URL like https://s3.example.com")
+            }
+            if scheme == "http", !Self.isLoopback(host) {
+                throw StateStoreError(.configuration, store: store, "AWS_ENDPOINT_URL_S3 '\(text)' uses plain http:// on a non-loopback host; use https://")
+            }
+            endpoint = url
+        }
+        return S3Configuration(accessKeyId: keyId, secretAccessKey: secret, sessionToken: value("AWS_SESSION_TOKEN"),
+                               region: region, endpoint: endpoint)
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased()) || host.hasPrefix("127.")
+    }
+
+    /// The object's URL: virtual-hosted on AWS (`https://bucket.s3.region.amazonaws.com/key`),
+    /// path-style on any other endpoint (`endpoint/bucket/key`) and for bucket names with dots,
+    /// which a virtual-hosted TLS certificate cannot cover.
+    public func url(bucket: String, key: String) -> URL {
+        let path = "/" + key
+        if let endpoint {
+            var base = endpoint.absoluteString
+            while base.hasSuffix("/") { base.removeLast() }
+            return URL(string: base + "/" + bucket + path)!
+        }
+        if bucket.contains(".") {
+            return URL(string: "https://s3.\(region).amazonaws.com/\(bucket)\(path)")!
+        }
+        return URL(string: "https://\(bucket).s3.\(region).amazonaws.com\(path)")!
+    }
+}
+
+/// A state document in an S3-compatible bucket, signed with AWS Signature V4 by libcurl.
+///
+/// Reads use `GET` and keep the ETag; `poll` sends `If-None-Match` and gets `304` while nothing
+/// changed. Writes send `If-Match: <ETag>` or `If-None-Match: *`; `412` or `409` is a conflict.
+public struct S3StateStore: StateStore {
+    public let location: StateLocation
+    public let owner: StateOwner
+    public let bucket: String
+    public let key: String
+    public let configuration: S3Configuration
+    private let transport: any HTTPTransport
+
+    public init(bucket: String, key: String, owner: StateOwner, configuration: S3Configuration, transport: any HTTPTransport) {
+        self.bucket = bucket
+        self.key = key
+        self.owner = owner
+        self.configuration = configuration
+        self.transport = transport
+        location = .s3(bucket: bucket, key: key)
+    }
+
+    private var name: String { location.description }
+
+    public func read() async throws(StateStoreError) -> StateRead {
+        let response = try await send(request(method: "GET"))
+        return try interpretRead(response)
+    }
+
+    public func poll(since version: StateVersion) async throws(StateStoreError) -> StatePoll {
+        let response = try await send(request(method: "GET", headers: [("If-None-Match", version.rawValue)]))
+        if response.status == 304 { return .unchanged }
+        let read = try interpretRead(response)
+        return read.version == version ? .unchanged : .changed(read)
+    }
+
+    public func write(_ document: StateDocument, condition: StateWriteCondition) async throws(StateStoreError) -> StateVersion {
+        if let reason = owner.mismatch(with: document.owner) {
+            throw StateStoreError(.wrongOwner, store: name, "refusing to write a document that is not this environment's: \(reason)")
+        }
+        let body: Data
+        do {
+            body = try document.encoded()
+        } catch {
+            throw StateStoreError(.io, store: name, "cannot encode the state document: \(error)")
+        }
+        var headers: [(name: String, value: String)] = [("Content-Type", "application/json")]
+        switch condition {
+        case .createOnly: headers.append(("If-None-Match", "*"))
+        case .ifMatch(let version): headers.append(("If-Match", version.rawValue))
+        }
+        let response = try await send(request(method: "PUT", headers: headers, body: body))
+        switch response.status {
+        case 200...299:
+            if let etag = response.header("ETag"), !etag.isEmpty { return StateVersion(etag) }
+            // Some stores omit the ETag on PUT; a HEAD reads it back.
+            let head = try await send(request(method: "HEAD"))
+            guard (200...299).contains(head.status), let etag = head.header("ETag"), !etag.isEmpty else {
+                throw StateStoreError(.unexpectedResponse, store: name, "the document was written, but the store reports no ETag for it (HTTP \(head.status)); conditional writes need one")
+            }
+            return StateVersion(etag)
+        case 412, 409:
+            let what = condition == .createOnly ? "created the state document" : "changed the state document since it was read"
+            throw StateStoreError(.conflict, store: name, "another writer \(what) first (HTTP \(response.status)); read it again and re-plan")
+        case 404 where condition != .createOnly:
+            let error = S3ErrorBody(response.body)
+            if error.code == "NoSuchKey" {
+                throw StateStoreError(.conflict, store: name, "the state document was removed since it was read; read it again and re-plan")
+            }
+            throw failure(response)
+        case 501 where S3ErrorBody(response.body).code == "NotImplemented":
+            throw StateStoreError(.unexpectedResponse, store: name, "the store does not support conditional writes (If-Match / If-None-Match on PUT): \(S3ErrorBody(response.body).summary); use a store that does (AWS S3, R2, MinIO, Ceph RGW recent versions)")
+        default:
+            throw failure(response)
+        }
+    }
+
+    private func interpretRead(_ response: HTTPResponse) throws(StateStoreError) -> StateRead {
+        switch response.status {
+        case 200:
+            guard let etag = response.header("ETag"), !etag.isEmpty else {
+                throw StateStoreError(.unexpectedResponse, store: name, "the store sent the document without an ETag; conditional writes need one")
+            }
+            do {
+                let (document, source) = try StateDocument.decode(response.body, expecting: owner)
+                return StateRead(document: document, version: StateVersion(etag), migratedFrom: source == .legacySnapshot ? name : nil)
+            } catch {
+                throw StateStoreError(error, store: name)
+            }
+        case 404 where S3ErrorBody(response.body).code == "NoSuchKey":
+            return .empty
+        default:
+            throw failure(response)
+        }
+    }
+
+    /// Names the cause of an answer that is neither a document nor "nothing yet".
+    private func failure(_ response: HTTPResponse) -> StateStoreError {
+        let error = S3ErrorBody(response.body)
+        let detail = error.summary.isEmpty ? "HTTP \(response.status)" : "HTTP \(response.status) \(error.summary)"
+        switch (response.status, error.code) {
+        case (_, "InvalidAccessKeyId"), (_, "SignatureDoesNotMatch"), (_, "ExpiredToken"), (_, "InvalidToken"),
+             (_, "TokenRefreshRequired"), (_, "AuthorizationHeaderMalformed"), (401, _):
+            return StateStoreError(.credentials, store: name, "the store refused the credentials (\(detail)); check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN and AWS_REGION")
+        case (403, _):
+            return StateStoreError(.accessDenied, store: name, "access denied (\(detail)); the identity needs s3:GetObject to plan and s3:PutObject to apply on this key")
+        case (404, "NoSuchBucket"):
+            return StateStoreError(.noSuchBucket, store: name, "the bucket '\(bucket)' does not exist (\(detail)); create it, or fix the location")
+        case (301, _), (307, _), (400, "PermanentRedirect"):
+            let region = response.header("x-amz-bucket-region").map { " (the bucket is in \($0); set AWS_REGION=\($0))" } ?? ""
+            return StateStoreError(.configuration, store: name, "the store redirected the request\(region): \(detail)")
+        case (500...599, _):
+            return StateStoreError(.serverError, store: name, "the store failed (\(detail)); nothing was taken as empty, try again later")
+        default:
+            return StateStoreError(.unexpectedResponse, store: name, "unexpected answer \(detail)")
+        }
+    }
+
+    private func request(method: String, headers: [(name: String, value: String)] = [], body: Data = Data()) -> HTTPRequest {
+        var all = headers
+        // S3 requires the payload's hash; libcurl signs this header with the others.
+        all.append(("x-amz-content-sha256", Digest.sha256Hex(Array(body))))
+        if let token = configuration.sessionToken { all.append(("x-amz-security-token", token)) }
+        return HTTPRequest(method: method, url: configuration.url(bucket: bucket, key: key), headers: all, body: body,
+                           awsSigV4: AWSSigV4Signing(region: configuration.region, service: "s3",
+                                                     accessKeyId: configuration.accessKeyId,
+                                                     secretAccessKey: configuration.secretAccessKey))
+    }
+
+    private func send(_ request: HTTPRequest) async throws(StateStoreError) -> HTTPResponse {
+        do {
+            return try await transport.send(request)
+        } catch {
+            switch error.kind {
+            case .connectTimeout, .timeout, .couldNotConnect, .connectionDropped, .tls:
+                throw StateStoreError(.unreachable, store: name, "cannot reach \(request.url.host ?? "the store") (\(error.message)); nothing was taken as empty")
+            case .invalidRequest, .other:
+                throw StateStoreError(.unreachable, store: name, "the request failed (\(error.message))")
+            }
+        }
+    }
+}
+
+/// The `<Code>` and `<Message>` of an S3 error answer; read by position, since the body is tiny and
+/// fixed in shape.
+struct S3ErrorBody {
+    var code: String?
+    var message: String?
+
+    init(_ body: Data) {
+        let text = String(decoding: body.prefix(16_384), as: UTF8.self)
+        code = Self.element("Code", in: text)
+        message = Self.element("Message", in: text)
+    }
+
+    var summary: String {
+        [code, message].compactMap { $0 }.joined(separator: ": ")
+    }
+
+    static func element(_ name: String, in text: String) -> String? {
+        guard let start = text.range(of: "<\(name)>"), let end = text.range(of: "</\(name)>", range: start.upperBound..<text.endIndex) else {
+            return nil
+        }
+        let value = text[start.upperBound..<end.lowerBound].trimmingCharacters(in: .whitespacesAndNewlines)
+        return value.isEmpty ? nil : String(value.prefix(300))
+    }
+}

@@ -1,0 +1,269 @@
+public import Foundation
+public import RetentionMessagingModels
+public import Runtime
+
+// The state of one environment of one App, as the state store keeps it: one JSON document with
+// sorted keys, snake_case names and a digest, documented in the README ("State"). It never holds a
+// secret: no key, no token, no customer data.
+
+public struct StateDocument: Codable, Sendable, Hashable {
+    /// Semver: readers accept any 1.x, and ignore fields they do not know.
+    public static let currentFormatVersion = "1.0"
+
+    public var formatVersion: String
+    public var app: StateApp
+    public var environment: Environment
+    /// The published runtime snapshot (what `serve` answers from); nil until the first publish.
+    public var snapshot: RuntimeSnapshot?
+    /// Everything the tool uploaded, sorted by identifier.
+    public var content: [ContentRecord]
+    /// Default messages as last applied, sorted by product then locale.
+    public var defaults: [DefaultRecord]
+    /// The realtime URL as last applied.
+    public var realtimeURL: RealtimeURLRecord?
+    /// The last performance-test result seen.
+    public var performanceTest: PerformanceTestRecord?
+    /// When the writer last changed the document; set by the writer, not by the store.
+    public var updatedAt: Date?
+    /// `sha256:<64 lowercase hex>` over the compact canonical JSON of the document with `digest` = "".
+    public var digest: String
+
+    public init(app: StateApp, environment: Environment, snapshot: RuntimeSnapshot? = nil, content: [ContentRecord] = [],
+                defaults: [DefaultRecord] = [], realtimeURL: RealtimeURLRecord? = nil,
+                performanceTest: PerformanceTestRecord? = nil, updatedAt: Date? = nil,
+                formatVersion: String = StateDocument.currentFormatVersion, digest: String = "") {
+        self.formatVersion = formatVersion
+        self.app = app
+        self.environment = environment
+        self.snapshot = snapshot
+        self.content = content
+        self.defaults = defaults
+        self.realtimeURL = realtimeURL
+        self.performanceTest = performanceTest
+        self.updatedAt = updatedAt
+        self.digest = digest
+    }
+
+    /// An empty document for an owner: the starting point of a first publish.
+    public init(owner: StateOwner) {
+        self.init(app: StateApp(bundleId: owner.bundleId, appAppleId: owner.appAppleId), environment: owner.environment)
+    }
+
+    public var owner: StateOwner {
+        StateOwner(bundleId: app.bundleId, appAppleId: app.appAppleId, environment: environment)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case formatVersion = "format_version", app, environment, snapshot = "published_snapshot", content, defaults
+        case realtimeURL = "realtime_url", performanceTest = "performance_test", updatedAt = "updated_at", digest
+    }
+}
+
+/// The App a document belongs to.
+public struct StateApp: Codable, Sendable, Hashable {
+    public var bundleId: String
+    public var appAppleId: Int64?
+
+    public init(bundleId: String, appAppleId: Int64?) {
+        self.bundleId = bundleId
+        self.appAppleId = appAppleId
+    }
+
+    enum CodingKeys: String, CodingKey { case bundleId = "bundle_id", appAppleId = "app_apple_id" }
+}
+
+/// Who may read and write a document: one environment of one App. A store refuses a document
+/// that names anyone else.
+public struct StateOwner: Sendable, Hashable, CustomStringConvertible {
+    public var bundleId: String
+    public var appAppleId: Int64?
+    public var environment: Environment
+
+    public init(bundleId: String, appAppleId: Int64?, environment: Environment) {
+        self.bundleId = bundleId
+        self.appAppleId = appAppleId
+        self.environment = environment
+    }
+
+    public var description: String {
+        "\(bundleId)\(appAppleId.map { " (appAppleId \($0))" } ?? "") \(environment.rawValue)"
+    }
+
+    /// Why a document does not belong to this owner, or nil when it does. An unknown appAppleId on
+    /// either side is no conflict: older manifests do not declare one.
+    public func mismatch(with document: StateOwner) -> String? {
+        if document.bundleId != bundleId || document.environment != environment {
+            return "it belongs to \(document.bundleId) \(document.environment.rawValue), not \(bundleId) \(environment.rawValue)"
+        }
+        if let mine = appAppleId, let theirs = document.appAppleId, mine != theirs {
+            return "it belongs to appAppleId \(theirs), not \(mine)"
+        }
+        return nil
+    }
+}
+
+/// One message or image the tool uploaded, and what review said about it over time.
+public struct ContentRecord: Codable, Sendable, Hashable {
+    public enum Kind: String, Codable, Sendable, Hashable { case message, image }
+
+    /// Lowercase UUID, as derived by `retention-sync id`.
+    public var identifier: String
+    public var kind: Kind
+    /// The logical name in the manifests (a message's name, an image's names joined by ", ").
+    public var name: String
+    /// Messages only.
+    public var locale: String?
+    /// Messages only: the product scope the identifier was derived for.
+    public var productScope: String?
+    /// The content version the identifier was derived from (a message's digest, an image's size and hash).
+    public var contentVersion: String
+    /// Messages only: the exact body sent with `PUT /message/{identifier}`, as UTF-8 text.
+    public var uploadBody: String?
+    /// Images only.
+    public var image: ImageFacts?
+    public var firstUploadedAt: Date
+    /// Review states in the order they were observed; a state is added when it differs from the last one.
+    public var reviewStates: [ObservedReviewState]
+
+    public init(identifier: String, kind: Kind, name: String, locale: String? = nil, productScope: String? = nil,
+                contentVersion: String, uploadBody: String? = nil, image: ImageFacts? = nil, firstUploadedAt: Date,
+                reviewStates: [ObservedReviewState] = []) {
+        self.identifier = identifier
+        self.kind = kind
+        self.name = name
+        self.locale = locale
+        self.productScope = productScope
+        self.contentVersion = contentVersion
+        self.uploadBody = uploadBody
+        self.image = image
+        self.firstUploadedAt = firstUploadedAt
+        self.reviewStates = reviewStates
+    }
+
+    /// The last state observed, with the time it was first seen.
+    public var currentReviewState: ObservedReviewState? { reviewStates.last }
+
+    enum CodingKeys: String, CodingKey {
+        case identifier, kind, name, locale, productScope = "product_scope", contentVersion = "content_version"
+        case uploadBody = "upload_body", image, firstUploadedAt = "first_uploaded_at", reviewStates = "review_states"
+    }
+}
+
+/// What identifies an uploaded image without its bytes.
+public struct ImageFacts: Codable, Sendable, Hashable {
+    /// `FULL_SIZE` or `BULLET_POINT`.
+    public var size: String
+    public var width: Int
+    public var height: Int
+    public var byteCount: Int
+    /// Lowercase hex SHA-256 of the PNG file.
+    public var sha256: String
+
+    public init(size: String, width: Int, height: Int, byteCount: Int, sha256: String) {
+        self.size = size
+        self.width = width
+        self.height = height
+        self.byteCount = byteCount
+        self.sha256 = sha256
+    }
+
+    enum CodingKeys: String, CodingKey { case size, width, height, byteCount = "byte_count", sha256 }
+}
+
+/// A review state (`PENDING`, `APPROVED`, `REJECTED`, or one Apple adds later) and when it was first seen.
+public struct ObservedReviewState: Codable, Sendable, Hashable {
+    public var state: String
+    public var firstSeenAt: Date
+
+    public init(state: String, firstSeenAt: Date) {
+        self.state = state
+        self.firstSeenAt = firstSeenAt
+    }
+
+    enum CodingKeys: String, CodingKey { case state, firstSeenAt = "first_seen_at" }
+}
+
+/// The default message of one product and locale as last applied; nil identifier: cleared.
+public struct DefaultRecord: Codable, Sendable, Hashable {
+    public var productId: String
+    public var locale: String
+    public var messageIdentifier: String?
+    public var appliedAt: Date
+
+    public init(productId: String, locale: String, messageIdentifier: String?, appliedAt: Date) {
+        self.productId = productId
+        self.locale = locale
+        self.messageIdentifier = messageIdentifier
+        self.appliedAt = appliedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case productId = "product_id", locale, messageIdentifier = "message_identifier", appliedAt = "applied_at"
+    }
+}
+
+/// The realtime URL as last applied; nil url: removed.
+public struct RealtimeURLRecord: Codable, Sendable, Hashable {
+    public var url: String?
+    public var appliedAt: Date
+
+    public init(url: String?, appliedAt: Date) {
+        self.url = url
+        self.appliedAt = appliedAt
+    }
+
+    enum CodingKeys: String, CodingKey { case url, appliedAt = "applied_at" }
+}
+
+/// The last performance-test result: Apple's answer as Apple spells it, and when it was seen.
+public struct PerformanceTestRecord: Codable, Sendable, Hashable {
+    public var requestId: String
+    public var result: PerformanceTestResultResponse
+    public var observedAt: Date
+
+    public init(requestId: String, result: PerformanceTestResultResponse, observedAt: Date) {
+        self.requestId = requestId
+        self.result = result
+        self.observedAt = observedAt
+    }
+
+    enum CodingKeys: String, CodingKey { case requestId = "request_id", result, observedAt = "observed_at" }
+}
+
+// Pure changes a writer makes; each keeps the document's lists sorted.
+extension StateDocument {
+    /// Adds the record of an upload, or keeps the first one when the identifier is already recorded
+    /// (the identifier covers the content, so a re-upload is the same content).
+    public mutating func recordUpload(_ record: ContentRecord) {
+        guard !content.contains(where: { $0.identifier == record.identifier }) else { return }
+        content.append(record)
+        content.sort { $0.identifier < $1.identifier }
+    }
+
+    public func record(for identifier: String) -> ContentRecord? {
+        content.first { $0.identifier == identifier.lowercased() || $0.identifier == identifier }
+    }
+
+    /// Notes a review state seen at `time`; returns whether the record changed.
+    @discardableResult
+    public mutating func observeReviewState(_ state: String, of identifier: String, at time: Date) -> Bool {
+        guard let index = content.firstIndex(where: { $0.identifier == identifier }) else { return false }
+        guard content[index].reviewStates.last?.state != state else { return false }
+        content[index].reviewStates.append(ObservedReviewState(state: state, firstSeenAt: time))
+        return true
+    }
+
+    public mutating func removeRecord(for identifier: String) {
+        content.removeAll { $0.identifier == identifier }
+    }
+
+    public mutating func recordDefault(productId: String, locale: String, messageIdentifier: String?, at time: Date) {
+        defaults.removeAll { $0.productId == productId && $0.locale == locale }
+        defaults.append(DefaultRecord(productId: productId, locale: locale, messageIdentifier: messageIdentifier, appliedAt: time))
+        defaults.sort { ($0.productId, $0.locale) < ($1.productId, $1.locale) }
+    }
+
+    public func lastAppliedDefault(productId: String, locale: String) -> DefaultRecord? {
+        defaults.first { $0.productId == productId && $0.locale == locale }
+    }
+}

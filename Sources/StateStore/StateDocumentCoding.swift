@@ -1,0 +1,211 @@
+public import Foundation
+import Crypto
+import RetentionMessagingModels
+import Runtime
+
+/// Why bytes are not a usable state document. The store wraps it with its own name.
+public enum StateDocumentError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Not JSON, or JSON of the wrong shape.
+    case corrupt(String)
+    /// A `format_version` this build does not read.
+    case unsupportedFormatVersion(String)
+    case digestMismatch(expected: String, actual: String)
+    /// A document (or legacy snapshot) of another App or environment.
+    case wrongOwner(String)
+
+    public var description: String {
+        switch self {
+        case .corrupt(let reason):
+            "the state document does not parse (\(reason))"
+        case .unsupportedFormatVersion(let version):
+            "the state document has format_version \(version), which this retention-sync does not read (it reads 1.x); upgrade retention-sync"
+        case .digestMismatch(let expected, let actual):
+            "the state document's digest does not match its content (recorded \(expected), computed \(actual)); it was changed or damaged after it was written"
+        case .wrongOwner(let reason):
+            "the state document is not this environment's: \(reason); two environments or Apps must not share one store location"
+        }
+    }
+}
+
+/// How bytes were read: a state document, or a runtime snapshot file of the kind `snapshotPath`
+/// held before the state store, migrated into a document.
+public enum StateDocumentSource: Sendable, Hashable {
+    case document
+    case legacySnapshot
+}
+
+extension StateDocument {
+    /// Sets `digest` over everything else.
+    public func sealed() throws -> StateDocument {
+        var copy = self
+        copy.digest = try computedDigest()
+        return copy
+    }
+
+    /// The bytes a store writes: the sealed document, pretty, keys sorted, with a trailing newline.
+    public func encoded() throws -> Data {
+        var data = try Self.encoder(pretty: true).encode(try sealed())
+        data.append(UInt8(ascii: "\n"))
+        return data
+    }
+
+    /// Reads a state document (or migrates a legacy runtime snapshot) and checks its version, its
+    /// digest and, when given, that it belongs to `owner`.
+    public static func decode(_ data: Data, expecting owner: StateOwner?,
+                              now: Date = Date()) throws(StateDocumentError) -> (document: StateDocument, source: StateDocumentSource) {
+        struct Probe: Decodable {
+            var formatVersion: String?
+            var schemaVersion: Int?
+            enum CodingKeys: String, CodingKey { case formatVersion = "format_version", schemaVersion }
+        }
+        let probe: Probe
+        do {
+            probe = try JSONDecoder().decode(Probe.self, from: data)
+        } catch {
+            throw .corrupt(Self.describe(error))
+        }
+        if probe.formatVersion == nil, probe.schemaVersion != nil {
+            let document = try migrating(legacySnapshot: data, expecting: owner)
+            return (document, .legacySnapshot)
+        }
+        guard let version = probe.formatVersion else { throw .corrupt("no format_version") }
+        guard version.split(separator: ".").first == "1" else { throw .unsupportedFormatVersion(version) }
+
+        let document: StateDocument
+        do {
+            document = try decoder().decode(StateDocument.self, from: data)
+        } catch {
+            throw .corrupt(Self.describe(error))
+        }
+        let actual: String
+        do {
+            actual = try document.computedDigest()
+        } catch {
+            throw .corrupt("cannot re-encode it to check its digest (\(error))")
+        }
+        guard document.digest == actual else { throw .digestMismatch(expected: document.digest, actual: actual) }
+        if let snapshot = document.snapshot {
+            // The embedded snapshot keeps its own digest; checking it names a damaged snapshot precisely.
+            do {
+                _ = try RuntimeSnapshot.load(from: try CanonicalJSON.encode(snapshot))
+            } catch let error as SnapshotError {
+                throw .corrupt("published_snapshot: \(error.description)")
+            } catch {
+                throw .corrupt("published_snapshot: \(error)")
+            }
+            guard snapshot.bundleId == document.app.bundleId, snapshot.environment == document.environment else {
+                throw .wrongOwner("its published_snapshot belongs to \(snapshot.bundleId) \(snapshot.environment.rawValue)")
+            }
+        }
+        if let owner, let reason = owner.mismatch(with: document.owner) { throw .wrongOwner(reason) }
+        return (document, .document)
+    }
+
+    /// A document holding a legacy runtime snapshot file as its published snapshot. Nothing else was
+    /// recorded before the state store existed, so the record of content starts empty.
+    public static func migrating(legacySnapshot data: Data, expecting owner: StateOwner?) throws(StateDocumentError) -> StateDocument {
+        let snapshot: RuntimeSnapshot
+        do {
+            snapshot = try RuntimeSnapshot.load(from: data)
+        } catch {
+            switch error {
+            case .digestMismatch(let expected, let actual): throw .digestMismatch(expected: expected, actual: actual)
+            default: throw .corrupt("legacy snapshot: \(error.description)")
+            }
+        }
+        let snapshotOwner = StateOwner(bundleId: snapshot.bundleId, appAppleId: snapshot.appAppleId, environment: snapshot.environment)
+        if let owner, let reason = owner.mismatch(with: snapshotOwner) { throw .wrongOwner(reason) }
+        return StateDocument(app: StateApp(bundleId: snapshot.bundleId, appAppleId: owner?.appAppleId ?? snapshot.appAppleId),
+                             environment: snapshot.environment, snapshot: snapshot)
+    }
+
+    func computedDigest() throws -> String {
+        var unsealed = self
+        unsealed.digest = ""
+        return "sha256:" + Digest.sha256Hex(Array(try Self.encoder(pretty: false).encode(unsealed)))
+    }
+
+    static func encoder(pretty: Bool) -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted] : [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(StateTime.format(date))
+        }
+        return encoder
+    }
+
+    static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let date = StateTime.parse(text) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(text)' is not a UTC time like 2026-01-31T12:00:00.000Z")
+            }
+            return date
+        }
+        return decoder
+    }
+
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "\(error)" }
+        func path(_ context: DecodingError.Context) -> String {
+            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return keys.isEmpty ? "" : " at \(keys.hasPrefix(".") ? String(keys.dropFirst()) : keys)"
+        }
+        switch error {
+        case .dataCorrupted(let context): return context.debugDescription + path(context)
+        case .keyNotFound(let key, let context): return "missing '\(key.stringValue)'" + path(context)
+        case .typeMismatch(_, let context), .valueNotFound(_, let context): return context.debugDescription + path(context)
+        @unknown default: return "\(error)"
+        }
+    }
+}
+
+/// Times in the document: UTC, millisecond precision, `2026-01-31T12:00:00.000Z`.
+public enum StateTime {
+    public static func format(_ date: Date) -> String {
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let seconds = milliseconds.quotientAndRemainder(dividingBy: 1000)
+        var whole = Int64(seconds.quotient)
+        var fraction = seconds.remainder
+        if fraction < 0 { fraction += 1000; whole -= 1 }
+        var time = time_t(whole)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                      Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(fraction))
+    }
+
+    /// Exactly the form `format` writes; anything else is nil.
+    public static func parse(_ text: String) -> Date? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 24, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
+              bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[19] == UInt8(ascii: "."),
+              bytes[23] == UInt8(ascii: "Z") else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for byte in bytes[range] {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
+              let minute = number(14..<16), let second = number(17..<19), let millisecond = number(20..<23),
+              (1...12).contains(month), day >= 1, hour < 24, minute < 60, second < 60 else { return nil }
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard day <= days[month - 1] else { return nil }
+        var parts = tm()
+        parts.tm_year = Int32(year - 1900)
+        parts.tm_mon = Int32(month - 1)
+        parts.tm_mday = Int32(day)
+        parts.tm_hour = Int32(hour)
+        parts.tm_min = Int32(minute)
+        parts.tm_sec = Int32(second)
+        let seconds = timegm(&parts)
+        return Date(timeIntervalSince1970: Double(Int64(seconds) * 1000 + Int64(millisecond)) / 1000)
+    }
+}

@@ -1,0 +1,41 @@
+public import Foundation
+public import HTTP
+
+/// Opens the store a location names, and reads it with the migration from a legacy snapshot file.
+public enum StateStores {
+    /// The store of `owner`'s document at `location` (a folder or prefix is expanded to
+    /// `<environment>.json`). S3 locations read the AWS variables from `environment` and send
+    /// through `transport` (a `CurlHTTPClient` in real runs).
+    public static func open(_ location: StateLocation, owner: StateOwner, environment: [String: String],
+                            transport: @autoclosure () -> any HTTPTransport) throws(StateStoreError) -> any StateStore {
+        let document = location.document(for: owner.environment)
+        switch document {
+        case .file(let path):
+            return FileStateStore(path: path, owner: owner)
+        case .s3(let bucket, let key):
+            let configuration = try S3Configuration.fromEnvironment(environment, store: document.description)
+            return S3StateStore(bucket: bucket, key: key, owner: owner, configuration: configuration, transport: transport())
+        }
+    }
+
+    /// Reads `store`; when it is empty and a runtime snapshot file from before the state store
+    /// exists at `legacySnapshotPath`, returns that snapshot migrated into a document, to be written
+    /// with `.createOnly`. A legacy file that cannot be read is an error, like the store itself.
+    public static func read(_ store: any StateStore, legacySnapshotPath: String?) async throws(StateStoreError) -> StateRead {
+        let read = try await store.read()
+        guard read.isEmpty, let legacySnapshotPath, store.location != .file(path: legacySnapshotPath) else { return read }
+        guard FileManager.default.fileExists(atPath: legacySnapshotPath) else { return read }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: legacySnapshotPath))
+        } catch {
+            throw StateStoreError(.io, store: legacySnapshotPath, "cannot read the legacy snapshot file to migrate it: \(error.localizedDescription)")
+        }
+        do {
+            let document = try StateDocument.migrating(legacySnapshot: data, expecting: store.owner)
+            return StateRead(document: document, version: nil, migratedFrom: legacySnapshotPath)
+        } catch {
+            throw StateStoreError(error, store: legacySnapshotPath)
+        }
+    }
+}
