@@ -60,6 +60,8 @@ enum CurlTransfer {
             setup.append(rs_curl_easy_setopt_string(handle, CURLOPT_AWS_SIGV4, "aws:amz:\(signing.region):\(signing.service)"))
             setup.append(rs_curl_easy_setopt_string(handle, CURLOPT_USERNAME, signing.accessKeyId))
             setup.append(rs_curl_easy_setopt_string(handle, CURLOPT_PASSWORD, signing.secretAccessKey))
+            // Bodies over 1 MiB get "Expect: 100-continue"; a server that ignores it costs 200 ms, not 1 s.
+            setup.append(rs_curl_easy_setopt_long(handle, CURLOPT_EXPECT_100_TIMEOUT_MS, 200))
         }
         if method == "GET" && !sendsBody {
             setup.append(rs_curl_easy_setopt_long(handle, CURLOPT_HTTPGET, 1))
@@ -120,6 +122,9 @@ enum CurlTransfer {
             // "Name;" is libcurl's spelling for a header sent with an empty value.
             header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
         }
+        // libcurl's SigV4 signer (7.88) also signs these header removals as empty headers, which
+        // no server sees; a signed request names its Content-Type and lets libcurl decide on Expect.
+        guard request.awsSigV4 == nil else { return lines }
         // An empty Expect stops libcurl from waiting for "100 Continue" before sending a body.
         if request.header("Expect") == nil { lines.append("Expect:") }
         // libcurl would otherwise label every body as a form submission.

@@ -3,7 +3,7 @@ public import HTTP
 import Crypto
 
 /// How to reach an S3-compatible store, from the standard AWS variables.
-public struct S3Configuration: Sendable, Hashable, CustomStringConvertible {
+public struct S3Configuration: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var accessKeyId: String
     public var secretAccessKey: String
     /// Temporary credentials' token, sent as `x-amz-security-token`.
@@ -22,6 +22,12 @@ public struct S3Configuration: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         "S3 (\(endpoint?.absoluteString ?? "AWS"), region \(region), credentials <redacted>)"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["region": region, "endpoint": endpoint?.absoluteString ?? "AWS"], displayStyle: .struct)
     }
 
     /// Reads `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION` (or
@@ -78,7 +84,7 @@ public struct S3Configuration: Sendable, Hashable, CustomStringConvertible {
 ///
 /// Reads use `GET` and keep the ETag; `poll` sends `If-None-Match` and gets `304` while nothing
 /// changed. Writes send `If-Match: <ETag>` or `If-None-Match: *`; `412` or `409` is a conflict.
-public struct S3StateStore: StateStore {
+public struct S3StateStore: StateStore, CustomStringConvertible {
     public let location: StateLocation
     public let owner: StateOwner
     public let bucket: String
@@ -96,6 +102,8 @@ public struct S3StateStore: StateStore {
     }
 
     private var name: String { location.description }
+
+    public var description: String { "\(location) via \(configuration)" }
 
     public func read() async throws(StateStoreError) -> StateRead {
         let response = try await send(request(method: "GET"))

@@ -1,0 +1,182 @@
+import Foundation
+import HTTP
+
+/// moto's S3-compatible server (installed by `.ci/setup` into `.build/moto-venv`), started on a free
+/// loopback port for one test and stopped by its process id.
+///
+/// With authentication on, moto checks every SigV4 signature and evaluates IAM policies; the first
+/// few requests are let through unauthenticated so the test can create its users and bucket.
+final class MotoServer: @unchecked Sendable {
+    struct Identity {
+        var accessKeyId: String
+        var secretAccessKey: String
+    }
+
+    let process: Process
+    let endpoint: URL
+    /// May read and write the bucket (what `apply` needs).
+    private(set) var writer = Identity(accessKeyId: "", secretAccessKey: "")
+    /// May only read (what `plan` needs).
+    private(set) var reader = Identity(accessKeyId: "", secretAccessKey: "")
+    let bucket = "retention-state"
+    private let stderr: Pipe
+
+    static var executable: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(".build/moto-venv/bin/moto_server")
+    }
+
+    struct Unavailable: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Starts the server with authentication, a bucket, a writer and a read-only identity.
+    static func start() async throws -> MotoServer {
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            throw Unavailable(description: "\(executable.path) is missing: run `bash .ci/setup` (it installs moto[server] into .build/moto-venv)")
+        }
+        let server = try MotoServer(unauthenticatedActions: 7)
+        do {
+            try await server.provision()
+        } catch {
+            server.stop()
+            throw error
+        }
+        return server
+    }
+
+    private init(unauthenticatedActions: Int) throws {
+        process = Process()
+        process.executableURL = Self.executable
+        // Port 0: the kernel picks a free port, and the server prints which one it got.
+        process.arguments = ["-H", "127.0.0.1", "-p", "0"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["INITIAL_NO_AUTH_ACTION_COUNT"] = String(unauthenticatedActions)
+        environment["MOTO_ALLOW_NONEXISTENT_REGION"] = "true"
+        for name in environment.keys where name.hasPrefix("AWS_") { environment[name] = nil }
+        process.environment = environment
+        stderr = Pipe()
+        process.standardError = stderr
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+
+        // Reads the server's own report of its address, for at most 60 s.
+        let deadline = Date().addingTimeInterval(60)
+        var text = ""
+        var port: Int?
+        let handle = stderr.fileHandleForReading
+        while port == nil, Date() < deadline, process.isRunning {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+            if let range = text.range(of: "Running on http://127.0.0.1:") {
+                let digits = text[range.upperBound...].prefix { $0.isNumber }
+                if text[range.upperBound...].count > digits.count { port = Int(digits) }
+            }
+        }
+        guard let port else {
+            process.terminate()
+            process.waitUntilExit()
+            throw Unavailable(description: "moto did not report its port: \(text.suffix(500))")
+        }
+        endpoint = URL(string: "http://127.0.0.1:\(port)")!
+        // Keeps draining the log so the server never blocks on a full pipe.
+        handle.readabilityHandler = { handle in _ = handle.availableData }
+    }
+
+    func stop() {
+        stderr.fileHandleForReading.readabilityHandler = nil
+        // SIGKILL, because a child spawned from a thread of the test runner inherits a signal mask
+        // that can block SIGTERM; moto keeps nothing that needs a clean shutdown.
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+        }
+        process.waitUntilExit()
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
+    /// The environment a command or `StateStores.open` reads: the endpoint and one identity.
+    func environment(_ identity: Identity, region: String = "us-east-1") -> [String: String] {
+        ["AWS_ACCESS_KEY_ID": identity.accessKeyId, "AWS_SECRET_ACCESS_KEY": identity.secretAccessKey,
+         "AWS_REGION": region, "AWS_ENDPOINT_URL_S3": endpoint.absoluteString]
+    }
+
+    /// The README's least-privilege policies: apply reads and writes, plan only reads.
+    static func policy(write: Bool, bucket: String) -> String {
+        let objectActions = write ? #"["s3:GetObject","s3:PutObject"]"# : #"["s3:GetObject"]"#
+        return #"{"Version":"2012-10-17","Statement":["#
+            + #"{"Effect":"Allow","Action":["s3:ListBucket"],"Resource":"arn:aws:s3:::"# + bucket + #""},"#
+            + #"{"Effect":"Allow","Action":"# + objectActions + #","Resource":"arn:aws:s3:::"# + bucket + #"/*"}]}"#
+    }
+
+    private func provision() async throws {
+        writer = try await createUser("apply", policy: Self.policy(write: true, bucket: bucket))
+        reader = try await createUser("plan", policy: Self.policy(write: false, bucket: bucket))
+        let response = try await send(HTTPRequest(method: "PUT", url: endpoint.appendingPathComponent(bucket),
+                                                  headers: [("x-amz-content-sha256", Self.emptyHash)],
+                                                  awsSigV4: signing(service: "s3", Identity(accessKeyId: "setup", secretAccessKey: "setup"))))
+        guard response.status == 200 else { throw Unavailable(description: "moto refused CreateBucket: HTTP \(response.status)") }
+    }
+
+    private func createUser(_ name: String, policy: String) async throws -> Identity {
+        _ = try await iam(["Action": "CreateUser", "UserName": name])
+        let key = try await iam(["Action": "CreateAccessKey", "UserName": name])
+        _ = try await iam(["Action": "PutUserPolicy", "UserName": name, "PolicyName": "state", "PolicyDocument": policy])
+        guard let id = Self.element("AccessKeyId", in: key), let secret = Self.element("SecretAccessKey", in: key) else {
+            throw Unavailable(description: "moto's CreateAccessKey answer has no key: \(key.prefix(300))")
+        }
+        return Identity(accessKeyId: id, secretAccessKey: secret)
+    }
+
+    private func iam(_ parameters: [String: String]) async throws -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let form = (parameters.merging(["Version": "2010-05-08"]) { first, _ in first })
+            .sorted { $0.key < $1.key }
+            .map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }
+            .joined(separator: "&")
+        let response = try await send(HTTPRequest(method: "POST", url: endpoint.appendingPathComponent("/"),
+                                                  headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                                  body: Data(form.utf8),
+                                                  awsSigV4: signing(service: "iam", Identity(accessKeyId: "setup", secretAccessKey: "setup"))))
+        let text = String(decoding: response.body, as: UTF8.self)
+        guard response.status == 200 else { throw Unavailable(description: "moto refused \(parameters["Action"] ?? ""): \(text.prefix(300))") }
+        return text
+    }
+
+    /// A raw signed object request, for planting bytes the store itself would never write.
+    func putObject(key: String, body: Data, as identity: Identity) async throws -> HTTPResponse {
+        try await send(HTTPRequest(method: "PUT", url: URL(string: "\(endpoint.absoluteString)/\(bucket)/\(key)")!,
+                                   headers: [("Content-Type", "application/json"),
+                                             ("x-amz-content-sha256", Self.sha256Hex(body))],
+                                   body: body, awsSigV4: signing(service: "s3", identity)))
+    }
+
+    private func signing(service: String, _ identity: Identity) -> AWSSigV4Signing {
+        AWSSigV4Signing(region: "us-east-1", service: service, accessKeyId: identity.accessKeyId,
+                        secretAccessKey: identity.secretAccessKey)
+    }
+
+    private func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try await MotoServer.client.send(request)
+    }
+
+    static let client = CurlHTTPClient(configuration: .init(connectTimeout: 5, timeout: 30, environment: [:]))
+
+    static let emptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+    static func sha256Hex(_ data: Data) -> String {
+        StateStoreTestSupport.sha256Hex(data)
+    }
+
+    static func element(_ name: String, in text: String) -> String? {
+        guard let start = text.range(of: "<\(name)>"), let end = text.range(of: "</\(name)>", range: start.upperBound..<text.endIndex) else {
+            return nil
+        }
+        return String(text[start.upperBound..<end.lowerBound])
+    }
+}
