@@ -43,7 +43,7 @@ let package = Package(
                 dependencies: ["Basics", "YAML", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto"]),
 
         .target(name: "RetentionSyncCommands",
-                dependencies: ["Basics", "Reconciler", "Manifests", "Runtime", "Emulator", "RetentionMessagingModels",
+                dependencies: ["Basics", "Reconciler", "Manifests", "Runtime", "StateStore", "Emulator", "RetentionMessagingModels",
                                "RetentionMessaging", "HTTP", "Crypto", "YAML"]),
         .executableTarget(name: "retention-sync", dependencies: ["RetentionSyncCommands"]),
         .executableTarget(name: "retention-sync-bench",
@@ -61,6 +61,7 @@ let package = Package(
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Crypto", "RetentionMessagingModels"]),
         .testTarget(name: "ReconcilerTests",
                     dependencies: ["TestSupport", "Basics", "Reconciler", "RetentionSyncCommands", "Emulator", "Manifests", "Runtime", "RetentionMessagingModels", "RetentionMessaging", "Crypto"]),
+        .testTarget(name: "StateStoreTests", dependencies: ["StateStore", "Runtime", "RetentionMessagingModels", "HTTP", "Crypto"]),
         .testTarget(name: "RetentionSyncCommandsTests", dependencies: ["RetentionSyncCommands", "Emulator", "Crypto"]),
     ],
     swiftLanguageModes: [.v6]

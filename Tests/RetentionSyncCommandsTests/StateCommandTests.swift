@@ -1,0 +1,50 @@
+import Foundation
+@testable import RetentionSyncCommands
+import Testing
+
+@Suite("retention-sync state show")
+struct StateCommandTests {
+    @Test("before the first apply the store is reachable and empty; afterwards the published snapshot shows, migrated")
+    func showsStateBeforeAndAfterApply() async throws {
+        let harness = try CommandHarness()
+        let before = await harness.run(["state", "show", "--env", "sandbox"])
+        #expect(before.code == .success, "\(before.stderr)")
+        #expect(before.stdout.contains("reachable, nothing stored yet"))
+        #expect(before.stdout.contains("The next apply is a first publish."))
+
+        let applied = await harness.run(["apply", "--env", "sandbox"])
+        #expect(applied.code == .success, "\(applied.stderr)")
+        let after = await harness.run(["state", "show", "--env", "sandbox"])
+        #expect(after.code == .success, "\(after.stderr)")
+        #expect(after.stdout.contains("State of com.example.stillpoint sandbox in "))
+        #expect(after.stdout.contains("migrated from the runtime snapshot file"))
+        #expect(after.stdout.contains("published snapshot: "))
+
+        let json = await harness.run(["state", "show", "--env", "sandbox", "--format", "json"])
+        let shown = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let document = try #require(shown["document"] as? [String: Any])
+        #expect(document["format_version"] as? String == "1.0")
+        #expect(document["environment"] as? String == "sandbox")
+        #expect((shown["store"] as? String)?.hasSuffix("manifests/.retention-sync/sandbox-snapshot.json") == true)
+    }
+
+    @Test("pointing one environment at another's state file is refused, naming the file")
+    func anotherEnvironmentsFileIsRefused() async throws {
+        let harness = try CommandHarness()
+        let applied = await harness.run(["apply", "--env", "sandbox"])
+        #expect(applied.code == .success, "\(applied.stderr)")
+        let shown = await harness.run(["state", "show", "--env", "production",
+                                       "--state-store", "manifests/.retention-sync/sandbox-snapshot.json"])
+        #expect(shown.code == .failure)
+        #expect(shown.stderr.contains("sandbox-snapshot.json: the state document is not this environment's"))
+    }
+
+    @Test("a missing action or an unknown location scheme is a usage error")
+    func usageErrors() async throws {
+        let harness = try CommandHarness()
+        #expect(await harness.run(["state", "--env", "sandbox"]).code == .usage)
+        let scheme = await harness.run(["state", "show", "--env", "sandbox", "--state-store", "gs://bucket/x"])
+        #expect(scheme.code == .usage)
+        #expect(scheme.stderr.contains("uses 'gs://'"))
+    }
+}
