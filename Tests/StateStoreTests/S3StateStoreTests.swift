@@ -1,6 +1,6 @@
 import Foundation
 import HTTP
-import RetentionMessaging
+import RetentionMessagingModels
 import Runtime
 import StateStore
 import Testing

@@ -1,5 +1,5 @@
 import Foundation
-import RetentionMessaging
+import RetentionMessagingModels
 import Runtime
 import StateStore
 import Testing
