@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Crypto
 
 /// A state document in a local file; needs no setup.

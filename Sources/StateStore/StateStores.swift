@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import HTTP
 
 /// Opens the store a location names, and reads it with the migration from a legacy snapshot file.

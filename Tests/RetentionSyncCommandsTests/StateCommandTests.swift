@@ -39,6 +39,21 @@ struct StateCommandTests {
         #expect(shown.stderr.contains("sandbox-snapshot.json: the state document is not this environment's"))
     }
 
+    @Test("an App that names a stateStore is read there, starting from its old snapshot file")
+    func declaredStateStore() async throws {
+        let harness = try CommandHarness()
+        let applied = await harness.run(["apply", "--env", "sandbox"])
+        #expect(applied.code == .success, "\(applied.stderr)")
+        try harness.edit("manifests/app.yaml", replacing: "    snapshotPath: .retention-sync/sandbox-snapshot.json",
+                         with: "    snapshotPath: .retention-sync/sandbox-snapshot.json\n    stateStore: .retention-sync/state")
+        let shown = await harness.run(["state", "show", "--env", "sandbox", "--format", "json"])
+        #expect(shown.code == .success, "\(shown.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any])
+        #expect((json["store"] as? String)?.hasSuffix("manifests/.retention-sync/state/sandbox.json") == true)
+        #expect((json["migrated_from"] as? String)?.hasSuffix("manifests/.retention-sync/sandbox-snapshot.json") == true)
+        #expect(json["version"] is NSNull)
+    }
+
     @Test("a missing action or an unknown location scheme is a usage error")
     func usageErrors() async throws {
         let harness = try CommandHarness()

@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import Manifests
+import Reconciler
 import RetentionMessagingModels
 import Runtime
 import StateStore
@@ -12,7 +13,7 @@ struct StateCommand: Command {
     static let env = Option("--env", value: "ENV", of: Environment.self, help: ["sandbox or production"])
     static let stateStore = Option("--state-store", value: "LOCATION", completion: .file, help: [
         "s3://bucket/prefix or a file path (default: the App's",
-        "environments.<env>.snapshotPath, relative to the manifest directory)",
+        "environments.<env>.stateStore, else its snapshotPath)",
     ])
     static let manifests = Option("--manifests", value: "DIR", completion: .directory,
                                   help: ["The manifest directory (default: manifests)"])
@@ -68,31 +69,39 @@ struct StateCommand: Command {
         }
         try arguments.finish()
 
-        let manifests = try EnvironmentOptions.loadManifests(manifestsPath, context: context)
+        let manifests = try EnvironmentOptions.workspaceStep(context: context) { () throws(Workspace.Failure) in
+            try Workspace.load(directory: context.url(manifestsPath), displayPath: manifestsPath)
+        }
         let owner = StateOwner(bundleId: manifests.app.bundleId, appAppleId: manifests.app.appAppleId, environment: environment)
         let manifestDirectory = context.url(manifestsPath)
-        let snapshotPath = manifests.app.settings(for: environment)?.snapshotPath
+        let settings = manifests.app.settings(for: environment)
+        let snapshotPath = settings?.snapshotPath
         let location: StateLocation
-        do {
+        do throws(StateLocationError) {
             if let storeOption {
                 location = try StateLocation.parse(storeOption, relativeTo: context.currentDirectory)
+            } else if let declared = settings?.stateStore {
+                // The loader has already resolved and confined a file path; it is parsed again only to
+                // share one location type with --state-store.
+                location = try StateLocation.parse(declared.description, relativeTo: manifestDirectory, confinedTo: manifestDirectory)
             } else if let snapshotPath {
                 location = try StateLocation.parse(snapshotPath, relativeTo: manifestDirectory, confinedTo: manifestDirectory)
             } else {
-                throw CommandError("\(environment.rawValue) has no state store: pass --state-store LOCATION, or set environments.\(environment.rawValue).snapshotPath in the App manifest")
+                throw StateLocationError("", "is not configured for \(environment.rawValue): pass --state-store LOCATION, or set environments.\(environment.rawValue).stateStore in the App manifest")
             }
-        } catch let error as StateLocationError {
+        } catch {
             throw CommandError(error.description, exitCode: .usage)
         }
 
+        let configuration = try EnvironmentOptions.transportConfiguration(context)
         let read: StateRead
         let store: any StateStore
         do {
-            let configuration = try EnvironmentOptions.transportConfiguration(context)
             store = try StateStores.open(location, owner: owner, environment: context.environment,
                                          transport: CurlHTTPClient(configuration: configuration))
-            read = try await StateStores.read(store, legacySnapshotPath: storeOption == nil ? nil : snapshotPath)
-        } catch let error as StateStoreError {
+            // A snapshot file elsewhere than the store is migrated from while the store is empty.
+            read = try await StateStores.read(store, legacySnapshotPath: snapshotPath)
+        } catch {
             throw CommandError(error.description)
         }
 
