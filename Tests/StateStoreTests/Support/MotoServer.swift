@@ -1,7 +1,7 @@
 import Foundation
 import HTTP
 
-/// moto's S3-compatible server (installed by `.ci/setup` into `.build/moto-venv`), started on a free
+/// moto's S3-compatible server (installed by `.ci/setup` into `.build/tools`), started on a free
 /// loopback port for one test and stopped by its process id.
 ///
 /// With authentication on, moto checks every SigV4 signature and evaluates IAM policies; the first
@@ -24,7 +24,7 @@ final class MotoServer: @unchecked Sendable {
     static var executable: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent(".build/moto-venv/bin/moto_server")
+            .appendingPathComponent(".build/tools/bin/moto_server")
     }
 
     struct Unavailable: Error, CustomStringConvertible {
@@ -34,7 +34,7 @@ final class MotoServer: @unchecked Sendable {
     /// Starts the server with authentication, a bucket, a writer and a read-only identity.
     static func start() async throws -> MotoServer {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-            throw Unavailable(description: "\(executable.path) is missing: run `bash .ci/setup` (it installs moto[server] into .build/moto-venv)")
+            throw Unavailable(description: "\(executable.path) is missing: run `bash .ci/setup` (it installs moto[server] into .build/tools)")
         }
         let server = try MotoServer(unauthenticatedActions: 7)
         do {
