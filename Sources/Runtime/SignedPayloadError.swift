@@ -10,6 +10,27 @@ public enum SignedPayloadError: Error, Sendable, Equatable, CustomStringConverti
     case badSignature
     case wrongAppAppleId(expected: Int64, found: Int64)
     case wrongEnvironment(expected: String, found: String)
+    /// `Xcode` or `LocalTesting`: payloads Apple's libraries do not verify, so no server answers them.
+    case unsupportedEnvironment(String)
+    /// `signedDate` lies further from now than the freshness window allows (a replayed payload).
+    case stale(ageSeconds: Int, maxAgeSeconds: Int)
+
+    /// A short, stable name for metrics and logs.
+    public var reason: String {
+        switch self {
+        case .malformed: "malformed"
+        case .unsupportedAlgorithm: "wrong_alg"
+        case .wrongCertificateCount: "wrong_certificate_count"
+        case .untrustedChain: "untrusted_chain"
+        case .certificateExpired: "certificate_expired"
+        case .missingExtension: "missing_extension"
+        case .badSignature: "bad_signature"
+        case .wrongAppAppleId: "wrong_app"
+        case .wrongEnvironment: "wrong_environment"
+        case .unsupportedEnvironment: "unsupported_environment"
+        case .stale: "stale"
+        }
+    }
 
     public var description: String {
         switch self {
@@ -32,6 +53,11 @@ public enum SignedPayloadError: Error, Sendable, Equatable, CustomStringConverti
             "the signed payload is for appAppleId \(found), not this App's \(expected); do not answer it"
         case .wrongEnvironment(let expected, let found):
             "the signed payload is for environment \(found), not \(expected); do not answer it"
+        case .unsupportedEnvironment(let name):
+            "the signed payload is for environment \(name), which Apple never sends to a server; do not answer it"
+        case .stale(let age, let maxAge):
+            "the signed payload's signedDate is \(age) s from now, outside the \(maxAge) s freshness window; "
+                + "check the server's clock, or raise --max-age"
         }
     }
 }

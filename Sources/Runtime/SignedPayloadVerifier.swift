@@ -1,33 +1,52 @@
 public import Crypto
-import Foundation
+public import Foundation
 public import RetentionMessagingModels
+import Synchronization
 
 /// Verifies the `signedPayload` Apple POSTs to the realtime URL: ES256 over a 3-certificate `x5c`
 /// chain that leads to a root the operator supplies (Apple Root CA - G3 in production), with
-/// Apple's leaf and intermediate extensions, then the App's `appAppleId` and environment.
+/// Apple's leaf and intermediate extensions, then the environment, the App's `appAppleId` (in
+/// Production) and, when asked, how fresh `signedDate` is.
 public struct SignedPayloadVerifier: Sendable {
     /// Apple's marker on the certificate that signs App Store payloads.
     public static let leafExtensionOID = "1.2.840.113635.100.6.11.1"
     /// Apple's marker on the intermediate (Apple Worldwide Developer Relations) certificate.
     public static let intermediateExtensionOID = "1.2.840.113635.100.6.2.1"
+    /// How long a verified chain is trusted without verifying it again, as in Apple's libraries.
+    public static let chainCacheLifetime: TimeInterval = 15 * 60
+    /// How many verified chains are kept; Apple rotates its leaf rarely, so a few suffice.
+    public static let chainCacheCapacity = 16
 
     public let trustedRoots: [X509Certificate]
     public let appAppleId: Int64?
     public let environment: RetentionMessagingModels.Environment
     public let onlineChecks: Bool
+    /// The oldest (and furthest in the future) a `signedDate` may be; nil accepts any date, as
+    /// Apple's libraries do, which lets a captured payload be replayed forever.
+    public let maxAge: TimeInterval?
+    private let now: @Sendable () -> Date
     private let trustedRootDER: Set<[UInt8]>
+    private let chainCache: VerifiedChainCache
 
-    /// `appAppleId` nil skips that check (sandbox apps may not have one yet). `onlineChecks`
-    /// verifies the chain at the current time instead of at the payload's `signedDate`;
-    /// revocation is not checked either way, since this library makes no network calls.
+    /// `appAppleId` is compared only for Production, as in Apple's libraries (a Sandbox payload may
+    /// lack it); nil skips it there too. `onlineChecks` verifies the chain at the current time
+    /// instead of at the payload's `signedDate`; revocation is not checked either way, since this
+    /// library makes no network calls. `now` is the clock for `maxAge` and the chain cache.
     public init(trustedRoots: [X509Certificate], appAppleId: Int64?, environment: RetentionMessagingModels.Environment,
-                onlineChecks: Bool = false) {
+                onlineChecks: Bool = false, maxAge: TimeInterval? = nil,
+                now: @escaping @Sendable () -> Date = { Date() }) {
         self.trustedRoots = trustedRoots
         self.appAppleId = appAppleId
         self.environment = environment
         self.onlineChecks = onlineChecks
+        self.maxAge = maxAge
+        self.now = now
         trustedRootDER = Set(trustedRoots.map(\.der))
+        chainCache = VerifiedChainCache()
     }
+
+    /// How many chain verifications were answered from the cache (for metrics and tests).
+    public var chainCacheHits: Int { chainCache.hits }
 
     public func verify(signedPayload: String) throws(SignedPayloadError) -> DecodedRealtimeRequestBody {
         let jws: DecodedJWS
@@ -39,6 +58,45 @@ public struct SignedPayloadVerifier: Sendable {
         guard jws.header.alg == "ES256" else { throw .unsupportedAlgorithm(jws.header.alg) }
         guard let x5c = jws.header.x5c else { throw .malformed("the JWS header has no x5c certificate chain") }
         guard x5c.count == 3 else { throw .wrongCertificateCount(x5c.count) }
+        // The date to verify at comes from the payload before its signature is checked, as in Apple's
+        // own libraries: a forged date cannot help, because the chain and signature must still verify.
+        let wire: WirePayload
+        do {
+            wire = try JSONDecoder().decode(WirePayload.self, from: Data(jws.payloadJSON))
+        } catch {
+            throw .malformed("the payload is not a DecodedRealtimeRequestBody (\(error))")
+        }
+        let current = now()
+        let date = onlineChecks ? current : Date(timeIntervalSince1970: Double(wire.signedDate) / 1000)
+        let key = try leafKey(x5c: x5c, at: date, now: current)
+        guard jws.verify(with: key) else { throw .badSignature }
+
+        // Apple's libraries skip verification for these; a server must never answer them.
+        guard wire.environment != "Xcode", wire.environment != "LocalTesting" else {
+            throw .unsupportedEnvironment(wire.environment)
+        }
+        guard wire.environment == environment.appleName else {
+            throw .wrongEnvironment(expected: environment.appleName, found: wire.environment)
+        }
+        if environment == .production, let appAppleId {
+            guard let found = wire.appAppleId else { throw .malformed("the Production payload has no appAppleId") }
+            guard found == appAppleId else { throw .wrongAppAppleId(expected: appAppleId, found: found) }
+        }
+        if let maxAge {
+            let age = current.timeIntervalSince1970 - Double(wire.signedDate) / 1000
+            guard abs(age) <= maxAge else { throw .stale(ageSeconds: Int(age.rounded()), maxAgeSeconds: Int(maxAge)) }
+        }
+        return DecodedRealtimeRequestBody(originalTransactionId: wire.originalTransactionId,
+                                          appAppleId: wire.appAppleId ?? appAppleId ?? 0, productId: wire.productId,
+                                          userLocale: wire.userLocale, requestIdentifier: wire.requestIdentifier,
+                                          environment: wire.environment, signedDate: wire.signedDate)
+    }
+
+    /// The leaf's key once the chain has verified at `date`, from the cache when this exact chain
+    /// verified recently and `date` lies inside every certificate's validity window.
+    private func leafKey(x5c: [String], at date: Date, now: Date) throws(SignedPayloadError) -> ES256PublicKey {
+        let cacheKey = x5c.joined(separator: ".")
+        if let key = chainCache.key(for: cacheKey, at: date, now: now) { return key }
         var chain: [X509Certificate] = []
         for (index, encoded) in x5c.enumerated() {
             do {
@@ -47,15 +105,6 @@ public struct SignedPayloadVerifier: Sendable {
                 throw .malformed("x5c certificate \(index) is not a base64 DER certificate (\(error.description))")
             }
         }
-        // The date to verify at comes from the payload before its signature is checked, as in Apple's
-        // own libraries: a forged date cannot help, because the chain and signature must still verify.
-        let payload: DecodedRealtimeRequestBody
-        do {
-            payload = try JSONDecoder().decode(DecodedRealtimeRequestBody.self, from: Data(jws.payloadJSON))
-        } catch {
-            throw .malformed("the payload is not a DecodedRealtimeRequestBody (\(error))")
-        }
-        let date = onlineChecks ? Date() : Date(timeIntervalSince1970: Double(payload.signedDate) / 1000)
         do {
             try X509Chain.verify(chain: chain, trustedRoots: trustedRoots, at: date, requiredExtensions: [
                 (certificateIndex: 0, oid: Self.leafExtensionOID),
@@ -74,13 +123,54 @@ public struct SignedPayloadVerifier: Sendable {
         guard trustedRootDER.contains(chain[2].der) else {
             throw .untrustedChain("x5c certificate 2 (\(chain[2].subject)) is not one of the supplied root certificates")
         }
-        guard let key = chain[0].publicKey, jws.verify(with: key) else { throw .badSignature }
-        if let appAppleId, payload.appAppleId != appAppleId {
-            throw .wrongAppAppleId(expected: appAppleId, found: payload.appAppleId)
+        guard let key = chain[0].publicKey else { throw .badSignature }
+        chainCache.store(key, for: cacheKey, validFrom: chain.map(\.notBefore).max()!,
+                         validUntil: chain.map(\.notAfter).min()!, now: now)
+        return key
+    }
+}
+
+/// The payload as sent: `appAppleId` may be missing from a Sandbox payload.
+private struct WirePayload: Decodable {
+    var originalTransactionId: String
+    var appAppleId: Int64?
+    var productId: String
+    var userLocale: String
+    var requestIdentifier: String
+    var environment: String
+    var signedDate: Int64
+}
+
+/// Recently verified chains, keyed by their exact `x5c` text, bounded in count and age.
+private final class VerifiedChainCache: Sendable {
+    struct Entry {
+        var key: ES256PublicKey
+        var validFrom: Date
+        var validUntil: Date
+        var verifiedAt: Date
+    }
+
+    private let entries = Mutex<[String: Entry]>([:])
+    private let hitCount = Atomic<Int>(0)
+
+    var hits: Int { hitCount.load(ordering: .relaxed) }
+
+    func key(for chain: String, at date: Date, now: Date) -> ES256PublicKey? {
+        let entry = entries.withLock { $0[chain] }
+        guard let entry, now.timeIntervalSince(entry.verifiedAt) < SignedPayloadVerifier.chainCacheLifetime,
+              entry.validFrom <= date, date <= entry.validUntil else { return nil }
+        hitCount.add(1, ordering: .relaxed)
+        return entry.key
+    }
+
+    func store(_ key: ES256PublicKey, for chain: String, validFrom: Date, validUntil: Date, now: Date) {
+        entries.withLock { entries in
+            entries = entries.filter { now.timeIntervalSince($0.value.verifiedAt) < SignedPayloadVerifier.chainCacheLifetime }
+            if entries.count >= SignedPayloadVerifier.chainCacheCapacity,
+               let oldest = entries.min(by: { $0.value.verifiedAt < $1.value.verifiedAt }) {
+                entries[oldest.key] = nil
+            }
+            entries[chain] = Entry(key: key, validFrom: validFrom, validUntil: validUntil, verifiedAt: now)
         }
-        guard payload.environment == environment.appleName else {
-            throw .wrongEnvironment(expected: environment.appleName, found: payload.environment)
-        }
-        return payload
     }
 }

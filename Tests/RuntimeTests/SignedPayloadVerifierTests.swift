@@ -150,4 +150,73 @@ struct SignedPayloadVerifierTests {
             return true
         }
     }
+
+    @Test("a Sandbox payload without appAppleId verifies on a sandbox server, as in Apple's libraries")
+    func sandboxWithoutAppAppleId() throws {
+        let sandbox = SignedPayloadVerifier(trustedRoots: [pki.root], appAppleId: appAppleId, environment: .sandbox)
+        let json = #"{"environment":"Sandbox","originalTransactionId":"2000000000000001","productId":"com.example.monthly","# +
+            #""requestIdentifier":"6f1e4b9e-8a43-4c8e-9a59-0d3c1b7f6a10","signedDate":1780315200000,"userLocale":"en-US"}"#
+        let header = JWSHeader(alg: "ES256", x5c: pki.chain.map { Base64.encode($0.der) })
+        let signed = try JWS.sign(headerJSON: Array(try CanonicalJSON.encode(header)), payloadJSON: Array(json.utf8), key: pki.leafKey)
+        let decoded = try sandbox.verify(signedPayload: signed)
+        #expect(decoded.environment == "Sandbox")
+        #expect(decoded.productId == monthly)
+        // appAppleId is only compared in Production, so another app's id passes in Sandbox too.
+        var other = body
+        other.environment = "Sandbox"
+        other.appAppleId = 987_654_321
+        #expect(try sandbox.verify(signedPayload: pki.sign(other)).appAppleId == 987_654_321)
+    }
+
+    @Test("Xcode and LocalTesting payloads are refused, though Apple's libraries skip verifying them")
+    func xcodeAndLocalTesting() throws {
+        for environment in ["Xcode", "LocalTesting"] {
+            var local = body
+            local.environment = environment
+            let signed = try pki.sign(local)
+            #expect(throws: SignedPayloadError.unsupportedEnvironment(environment)) { try verifier.verify(signedPayload: signed) }
+        }
+    }
+
+    @Test("a payload signed longer ago than --max-age, or too far ahead, is refused as stale")
+    func freshnessWindow() throws {
+        let signedAt = Date(timeIntervalSince1970: Double(body.signedDate) / 1000)
+        func verifier(now: Date) -> SignedPayloadVerifier {
+            SignedPayloadVerifier(trustedRoots: [pki.root], appAppleId: appAppleId, environment: .production,
+                                  maxAge: 300, now: { now })
+        }
+        let signed = try pki.sign(body)
+        #expect(try verifier(now: signedAt.addingTimeInterval(299)).verify(signedPayload: signed) == body)
+        #expect(throws: SignedPayloadError.stale(ageSeconds: 301, maxAgeSeconds: 300)) {
+            try verifier(now: signedAt.addingTimeInterval(301)).verify(signedPayload: signed)
+        }
+        #expect(throws: SignedPayloadError.stale(ageSeconds: -400, maxAgeSeconds: 300)) {
+            try verifier(now: signedAt.addingTimeInterval(-400)).verify(signedPayload: signed)
+        }
+    }
+
+    @Test("a chain verified once is not verified again for the next payload")
+    func chainCache() throws {
+        _ = try verifier.verify(signedPayload: pki.sign(body))
+        #expect(verifier.chainCacheHits == 0)
+        var next = body
+        next.requestIdentifier = "0d3c1b7f-6a10-4c8e-9a59-6f1e4b9e8a43"
+        #expect(try verifier.verify(signedPayload: pki.sign(next)) == next)
+        #expect(verifier.chainCacheHits == 1)
+        // The cache never replaces the signature check.
+        let parts = try pki.sign(next).split(separator: ".")
+        let tampered = "\(parts[0]).\(Base64URL.encode(try pki.payload(body))).\(parts[2])"
+        #expect(throws: SignedPayloadError.badSignature) { try verifier.verify(signedPayload: tampered) }
+    }
+
+    @Test("a cached chain is still refused at a signedDate where its leaf had expired")
+    func chainCacheHonoursValidity() throws {
+        var old = body
+        old.signedDate = ms("2020-06-01T00:00:00Z")
+        let expiredChain = [pki.expiredLeaf, pki.intermediate, pki.root]
+        #expect(try verifier.verify(signedPayload: pki.sign(old, chain: expiredChain)) == old)
+        #expect(throws: SignedPayloadError.certificateExpired(certificateIndex: 0)) {
+            try verifier.verify(signedPayload: pki.sign(body, chain: expiredChain))
+        }
+    }
 }
