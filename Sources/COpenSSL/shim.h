@@ -12,6 +12,7 @@
 #include <openssl/bio.h>
 #include <openssl/objects.h>
 #include <openssl/asn1.h>
+#include <openssl/ssl.h>
 
 // OpenSSL spells these as macros (or variadic functions), which Swift cannot call; each gets a
 // fixed-signature inline wrapper here.
@@ -32,3 +33,11 @@ static inline long shim_BIO_get_mem_data(BIO *bio, char **data) { return BIO_get
 static inline void shim_OPENSSL_free(void *pointer) { OPENSSL_free(pointer); }
 
 static inline unsigned long shim_XN_FLAG_RFC2253(void) { return XN_FLAG_RFC2253; }
+
+static inline int shim_SSL_CTX_set_min_proto_version(SSL_CTX *context, int version) { return SSL_CTX_set_min_proto_version(context, version); }
+static inline int shim_SSL_CTX_set_max_proto_version(SSL_CTX *context, int version) { return SSL_CTX_set_max_proto_version(context, version); }
+static inline int shim_TLS1_2_VERSION(void) { return TLS1_2_VERSION; }
+static inline int shim_TLS1_3_VERSION(void) { return TLS1_3_VERSION; }
+static inline uint64_t shim_SSL_server_options(void) {
+    return SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_COMPRESSION;
+}

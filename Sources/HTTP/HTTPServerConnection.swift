@@ -1,0 +1,282 @@
+import Foundation
+import Dispatch
+import Glibc
+import Synchronization
+import TLS
+
+/// The bytes of one connection, plain or through TLS.
+enum ConnectionIO {
+    case plain(Int32)
+    case tls(TLSSession, Int32)
+
+    var descriptor: Int32 {
+        switch self {
+        case .plain(let descriptor), .tls(_, let descriptor): descriptor
+        }
+    }
+
+    /// Bytes received; 0 when the connection ended, failed or timed out.
+    func receive(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        switch self {
+        case .plain(let descriptor):
+            while true {
+                let received = recv(descriptor, buffer.baseAddress, buffer.count, 0)
+                if received < 0 && errno == EINTR { continue }
+                return max(received, 0)
+            }
+        case .tls(let session, _):
+            return session.read(into: buffer)
+        }
+    }
+
+    func send(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        switch self {
+        case .plain(let descriptor):
+            var offset = 0
+            while offset < bytes.count {
+                let sent = Glibc.send(descriptor, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                if sent < 0 && errno == EINTR { continue }
+                if sent <= 0 { return false }
+                offset += sent
+            }
+            return true
+        case .tls(let session, _):
+            return session.write(bytes)
+        }
+    }
+
+    func send(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { send($0) }
+    }
+}
+
+/// The listener, the open connections and the handler, shared by the accept thread and the
+/// connection threads (which keep it alive until they finish, independently of `HTTPServer`).
+final class ServerCore: @unchecked Sendable {
+    enum Respond {
+        case async(HTTPServer.Handler)
+        case synchronous(HTTPServer.SynchronousHandler)
+    }
+
+    private let listener: Int32
+    let configuration: HTTPServerConfiguration
+    private let respond: Respond
+    private let tls: Mutex<TLSContext?>
+    private let lock = NSLock()
+    private var stopped = false
+    /// Set while draining: answers carry `Connection: close` and no new request is read.
+    private var draining = false
+    private var connections: Set<Int32> = []
+
+    init(listener: Int32, configuration: HTTPServerConfiguration, respond: Respond) {
+        self.listener = listener
+        self.configuration = configuration
+        self.respond = respond
+        tls = Mutex(configuration.tls)
+    }
+
+    func start() {
+        let thread = Thread { [self] in acceptLoop() }
+        thread.name = "retention-sync.http-server.accept"
+        thread.start()
+    }
+
+    var openConnections: Int { lock.withLock { connections.count } }
+
+    func replaceTLS(_ context: TLSContext) {
+        tls.withLock { current in
+            if current != nil { current = context }
+        }
+    }
+
+    func stop() {
+        lock.withLock {
+            guard !stopped else { return }
+            stopped = true
+            // shutdown wakes the threads blocked in accept and recv; each closes its own descriptor.
+            _ = shutdown(listener, Int32(SHUT_RDWR))
+            for connection in connections {
+                _ = shutdown(connection, Int32(SHUT_RDWR))
+            }
+        }
+    }
+
+    func drain(timeout: Double) -> Bool {
+        lock.withLock {
+            guard !stopped, !draining else { return }
+            draining = true
+            _ = shutdown(listener, Int32(SHUT_RDWR))
+            // Reading ends on every connection: idle ones close now, busy ones once they have answered.
+            for connection in connections {
+                _ = shutdown(connection, Int32(SHUT_RD))
+            }
+        }
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        var drained = false
+        while ContinuousClock.now < deadline {
+            if lock.withLock({ connections.isEmpty }) {
+                drained = true
+                break
+            }
+            usleep(5_000)
+        }
+        stop()
+        return drained
+    }
+
+    private func acceptLoop() {
+        defer { close(listener) }
+        while true {
+            let connection = accept(listener, nil, nil)
+            if connection < 0 {
+                if lock.withLock({ stopped || draining }) { return }
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                // Out of descriptors or memory: wait a little rather than spin.
+                usleep(10_000)
+                continue
+            }
+            enum Admission { case serve, refuse, stop }
+            let admission: Admission = lock.withLock {
+                if stopped || draining { return .stop }
+                if connections.count >= configuration.maxConnections { return .refuse }
+                connections.insert(connection)
+                return .serve
+            }
+            switch admission {
+            case .stop:
+                close(connection)
+                return
+            case .refuse:
+                if tls.withLock({ $0 }) == nil {
+                    _ = write(HTTPResponse(status: 503, body: Data("Too many connections.\n".utf8)), to: .plain(connection),
+                              keepAlive: false, omitBody: false)
+                }
+                close(connection)
+            case .serve:
+                configure(connection)
+                let thread = Thread { [self] in serve(connection) }
+                thread.name = "retention-sync.http-server.connection"
+                thread.stackSize = 512 * 1024
+                thread.start()
+            }
+        }
+    }
+
+    private func configure(_ connection: Int32) {
+        _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
+        var on: Int32 = 1
+        _ = setsockopt(connection, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        var timeout = timeval(seconds: configuration.writeTimeout)
+        _ = setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    private func serve(_ connection: Int32) {
+        var session: TLSSession?
+        defer {
+            session?.close()
+            lock.withLock { _ = connections.remove(connection) }
+            close(connection)
+        }
+        let io: ConnectionIO
+        if let context = tls.withLock({ $0 }) {
+            var timeout = timeval(seconds: configuration.requestTimeout)
+            _ = setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            guard let started = try? context.session(descriptor: connection), started.accept() else { return }
+            session = started
+            io = .tls(started, connection)
+        } else {
+            io = .plain(connection)
+        }
+        var reader = RequestReader(io: io, configuration: configuration)
+        while !lock.withLock({ stopped }) {
+            switch reader.next() {
+            case .closed:
+                return
+            case .refused(let status, let message):
+                _ = write(HTTPResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")],
+                                       body: Data((message + "\n").utf8)),
+                          to: io, keepAlive: false, omitBody: false)
+                return
+            case .request(let request, let keepAlive):
+                guard let response = answer(request) else { return }
+                let keep = keepAlive && !lock.withLock { draining || stopped }
+                guard write(response, to: io, keepAlive: keep, omitBody: request.method == "HEAD"), keep else { return }
+            }
+        }
+    }
+
+    private func answer(_ request: HTTPServerRequest) -> HTTPResponse? {
+        switch respond {
+        case .synchronous(let handler):
+            return handler(request)
+        case .async(let handler):
+            // This is a dedicated connection thread, not one of Swift's pool threads, so blocking
+            // here starves nothing.
+            let box = ResponseBox()
+            let done = DispatchSemaphore(value: 0)
+            Task {
+                box.response = await handler(request)
+                done.signal()
+            }
+            done.wait()
+            return box.response
+        }
+    }
+
+    func write(_ response: HTTPResponse, to io: ConnectionIO, keepAlive: Bool, omitBody: Bool) -> Bool {
+        let managed: Set<String> = ["content-length", "transfer-encoding", "connection"]
+        var head = "HTTP/1.1 \(response.status) \(Self.reasonPhrase(response.status))\r\n"
+        for header in response.headers where !managed.contains(header.name.lowercased())
+            && CurlTransfer.isValidHeader(name: header.name, value: header.value) {
+            head += "\(header.name): \(header.value)\r\n"
+        }
+        head += "Content-Length: \(response.body.count)\r\n"
+        if !keepAlive { head += "Connection: close\r\n" }
+        head += "\r\n"
+        var bytes = Array(head.utf8)
+        if !omitBody { bytes.append(contentsOf: response.body) }
+        return io.send(bytes)
+    }
+
+    static func reasonPhrase(_ status: Int) -> String {
+        switch status {
+        case 100: "Continue"
+        case 200: "OK"
+        case 201: "Created"
+        case 202: "Accepted"
+        case 204: "No Content"
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 304: "Not Modified"
+        case 307: "Temporary Redirect"
+        case 308: "Permanent Redirect"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 409: "Conflict"
+        case 413: "Content Too Large"
+        case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        default: "Status \(status)"
+        }
+    }
+}
+
+private final class ResponseBox: @unchecked Sendable {
+    var response: HTTPResponse?
+}
+
+extension timeval {
+    init(seconds: Double) {
+        let whole = max(0, seconds.rounded(.down))
+        self.init(tv_sec: Int(whole), tv_usec: max(1, Int((seconds - whole) * 1e6)))
+    }
+}

@@ -1,0 +1,208 @@
+import Foundation
+import HTTP
+import Testing
+import TLS
+
+/// Runs the `openssl` command line tool; returns its exit status.
+@discardableResult
+func openssl(_ arguments: [String], in directory: URL) throws -> Int32 {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["openssl"] + arguments
+    process.currentDirectoryURL = directory
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    return process.terminationStatus
+}
+
+/// A self-signed P-256 certificate for 127.0.0.1, made by the openssl tool in a new directory.
+func makeServerCertificate(commonName: String = "127.0.0.1") throws -> (directory: URL, cert: String, key: String) {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let status = try openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                              "-keyout", "key.pem", "-out", "cert.pem", "-days", "2", "-subj", "/CN=\(commonName)",
+                              "-addext", "subjectAltName=IP:127.0.0.1"], in: directory)
+    try #require(status == 0)
+    return (directory, directory.appendingPathComponent("cert.pem").path, directory.appendingPathComponent("key.pem").path)
+}
+
+@Suite("HTTPServer facing the internet")
+struct HTTPServerHardeningTests {
+    @Test("two different Content-Length headers are answered with 400, identical ones are accepted")
+    func conflictingContentLength() async throws {
+        let server = try HTTPServer(handler: echo)
+        let conflicting = try await rawExchange(port: server.port,
+            "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\nabcde")
+        #expect(conflicting.hasPrefix("HTTP/1.1 400 "))
+        let listed = try await rawExchange(port: server.port,
+            "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3, 5\r\n\r\nabcde")
+        #expect(listed.hasPrefix("HTTP/1.1 400 "))
+        let signed = try await rawExchange(port: server.port,
+            "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: +3\r\nConnection: close\r\n\r\nabc")
+        #expect(signed.hasPrefix("HTTP/1.1 400 "))
+        let same = try await rawExchange(port: server.port,
+            "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc")
+        #expect(same.hasPrefix("HTTP/1.1 200 "))
+        #expect(same.hasSuffix("\r\n\r\nabc"))
+    }
+
+    @Test("a body over a configured limit is refused with 413 before it is read")
+    func configuredBodyLimit() async throws {
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(maxBodySize: 64 * 1024),
+                                    synchronousHandler: { _ in HTTPResponse(status: 200) })
+        let answer = try await rawExchange(port: server.port,
+            "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: \(64 * 1024 + 1)\r\n\r\n")
+        #expect(answer.hasPrefix("HTTP/1.1 413 "))
+    }
+
+    @Test("connections beyond the configured count are refused with 503")
+    func connectionLimit() async throws {
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(maxConnections: 1, idleTimeout: 5),
+                                    synchronousHandler: { _ in HTTPResponse(status: 200) })
+        let holder = try HeldConnection(port: server.port)
+        defer { holder.close() }
+        // The held connection answers once, so it is surely admitted before the second one arrives.
+        #expect(holder.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").hasPrefix("HTTP/1.1 200 "))
+        let refused = try await rawExchange(port: server.port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(refused.hasPrefix("HTTP/1.1 503 "))
+    }
+
+    @Test("draining answers the request in flight, closes idle connections and refuses new ones")
+    func drainFinishesInFlight() async throws {
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(), synchronousHandler: { request in
+            if request.path == "/slow" {
+                started.signal()
+                release.wait()
+            }
+            return HTTPResponse(status: 200, body: Data("done".utf8))
+        })
+        let idle = try HeldConnection(port: server.port)
+        defer { idle.close() }
+        #expect(idle.exchange("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n").hasPrefix("HTTP/1.1 200 "))
+        async let slow = rawExchange(port: server.port, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        await withCheckedContinuation { continuation in
+            Thread { started.wait(); continuation.resume() }.start()
+        }
+        let drained = Task.detached { server.drain(timeout: 10) }
+        try await Task.sleep(for: .milliseconds(100))
+        release.signal()
+        let answer = try await slow
+        #expect(answer.hasPrefix("HTTP/1.1 200 "))
+        #expect(answer.contains("Connection: close"))
+        #expect(answer.hasSuffix("done"))
+        #expect(await drained.value)
+        #expect(idle.readToEnd().isEmpty)
+        await #expect(throws: HTTPError.self) { try await rawExchange(port: server.port, "GET / HTTP/1.1\r\n\r\n") }
+    }
+
+    @Test("HTTPS with a certificate made by openssl serves TLS 1.2 and 1.3 and refuses TLS 1.1")
+    func servesTLS() async throws {
+        let made = try makeServerCertificate()
+        defer { try? FileManager.default.removeItem(at: made.directory) }
+        let context = try TLSContext(certificateFile: made.cert, keyFile: made.key)
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(tls: context), handler: echo)
+        #expect(server.baseURL.absoluteString.hasPrefix("https://127.0.0.1:"))
+        let client = CurlHTTPClient(configuration: .init(caBundlePath: made.cert))
+        for _ in 0..<2 {
+            let response = try await client.send(HTTPRequest(method: "POST", url: server.baseURL.appendingPathComponent("x"),
+                                                             body: Data("over TLS".utf8)))
+            #expect(response.status == 200)
+            #expect(response.body == Data("over TLS".utf8))
+        }
+        let port = "127.0.0.1:\(server.port)"
+        #expect(try openssl(["s_client", "-connect", port, "-tls1_2", "-brief"], in: made.directory) == 0)
+        #expect(try openssl(["s_client", "-connect", port, "-tls1_3", "-brief"], in: made.directory) == 0)
+        #expect(try openssl(["s_client", "-connect", port, "-tls1_1", "-brief"], in: made.directory) != 0)
+    }
+
+    @Test("a replaced TLS context serves the new certificate to new connections")
+    func replacedCertificate() async throws {
+        let first = try makeServerCertificate(commonName: "first")
+        let second = try makeServerCertificate(commonName: "second")
+        defer {
+            try? FileManager.default.removeItem(at: first.directory)
+            try? FileManager.default.removeItem(at: second.directory)
+        }
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(
+            tls: try TLSContext(certificateFile: first.cert, keyFile: first.key)), handler: echo)
+        let url = server.baseURL.appendingPathComponent("x")
+        _ = try await CurlHTTPClient(configuration: .init(caBundlePath: first.cert)).send(HTTPRequest(method: "GET", url: url))
+        server.replaceTLS(try TLSContext(certificateFile: second.cert, keyFile: second.key))
+        let response = try await CurlHTTPClient(configuration: .init(caBundlePath: second.cert)).send(HTTPRequest(method: "GET", url: url))
+        #expect(response.status == 200)
+        await #expect(throws: HTTPError.self) {
+            try await CurlHTTPClient(configuration: .init(caBundlePath: first.cert)).send(HTTPRequest(method: "GET", url: url))
+        }
+    }
+
+    @Test("a TLS key that does not match its certificate is refused, naming the file")
+    func mismatchedKey() throws {
+        let first = try makeServerCertificate()
+        let second = try makeServerCertificate()
+        defer {
+            try? FileManager.default.removeItem(at: first.directory)
+            try? FileManager.default.removeItem(at: second.directory)
+        }
+        #expect { try TLSContext(certificateFile: first.cert, keyFile: second.key) } throws: { error in
+            (error as? TLSError)?.description.contains(second.key) == true
+        }
+    }
+}
+
+/// A blocking keep-alive connection driven from the test.
+final class HeldConnection: @unchecked Sendable {
+    let descriptor: Int32
+
+    init(port: UInt16) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(connected == 0)
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Sends a request and reads one answer (until its headers and Content-Length body arrived).
+    func exchange(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            received += chunk[0..<count]
+            let text = String(decoding: received, as: UTF8.self)
+            if let end = text.range(of: "\r\n\r\n") {
+                let length = text[..<end.lowerBound].split(separator: "\r\n")
+                    .first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+                if text.utf8.count - text.utf8.distance(from: text.startIndex, to: end.upperBound) >= length { break }
+            }
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    func readToEnd() -> String {
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            received += chunk[0..<count]
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    func close() { _ = Glibc.close(descriptor) }
+}
