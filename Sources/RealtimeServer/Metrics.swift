@@ -1,0 +1,100 @@
+public import Foundation
+import Synchronization
+
+/// What `/metrics` shows, in the Prometheus text format. Counters only grow; label values are
+/// the service's own words (outcomes, rule ids, reasons), never anything a caller sent.
+public final class RealtimeMetrics: Sendable {
+    /// Upper bounds of the latency histogram, in seconds; Apple's budget is 0.7 s.
+    static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.7, 1]
+
+    private struct State {
+        var requests: [String: Int] = [:]
+        var decisions: [String: Int] = [:]
+        var verificationFailures: [String: Int] = [:]
+        var reloadFailures: [String: Int] = [:]
+        var reloads = 0
+        var latencyCounts = [Int](repeating: 0, count: RealtimeMetrics.latencyBuckets.count)
+        var latencyCount = 0
+        var latencySum = 0.0
+        var snapshotDigest: String?
+        var snapshotLoadedAt: Date?
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    func request(environment: String, outcome: String, seconds: Double) {
+        state.withLock { state in
+            state.requests[labels(["environment": environment, "outcome": outcome]), default: 0] += 1
+            state.latencyCount += 1
+            state.latencySum += seconds
+            for (index, bound) in Self.latencyBuckets.enumerated() where seconds <= bound {
+                state.latencyCounts[index] += 1
+            }
+        }
+    }
+
+    func decision(environment: String, rule: String, kind: String) {
+        state.withLock { $0.decisions[labels(["environment": environment, "rule": rule, "kind": kind]), default: 0] += 1 }
+    }
+
+    func verificationFailure(environment: String, reason: String) {
+        state.withLock { $0.verificationFailures[labels(["environment": environment, "reason": reason]), default: 0] += 1 }
+    }
+
+    func reloadFailure(environment: String, reason: String) {
+        state.withLock { $0.reloadFailures[labels(["environment": environment, "reason": reason]), default: 0] += 1 }
+    }
+
+    func snapshotLoaded(environment: String, digest: String, at date: Date) {
+        state.withLock { state in
+            state.reloads += 1
+            state.snapshotDigest = labels(["environment": environment, "digest": digest])
+            state.snapshotLoadedAt = date
+        }
+    }
+
+    /// The Prometheus exposition text, lines sorted within each metric.
+    public func render(now: Date = Date()) -> String {
+        let state = state.withLock { $0 }
+        var lines: [String] = []
+        func counter(_ name: String, _ help: String, _ values: [String: Int]) {
+            lines.append("# HELP \(name) \(help)")
+            lines.append("# TYPE \(name) counter")
+            for key in values.keys.sorted() { lines.append("\(name){\(key)} \(values[key]!)") }
+        }
+        counter("retention_sync_requests_total", "Realtime requests by environment and outcome.", state.requests)
+        counter("retention_sync_decisions_total", "Answers by rule and kind.", state.decisions)
+        counter("retention_sync_verification_failures_total", "Refused signedPayloads by reason.", state.verificationFailures)
+        counter("retention_sync_snapshot_reload_failures_total", "Snapshots refused or unreadable, by reason.", state.reloadFailures)
+        lines.append("# HELP retention_sync_snapshot_reloads_total Snapshots loaded.")
+        lines.append("# TYPE retention_sync_snapshot_reloads_total counter")
+        lines.append("retention_sync_snapshot_reloads_total \(state.reloads)")
+        lines.append("# HELP retention_sync_request_duration_seconds Time from a request's arrival to its answer.")
+        lines.append("# TYPE retention_sync_request_duration_seconds histogram")
+        for (index, bound) in Self.latencyBuckets.enumerated() {
+            lines.append("retention_sync_request_duration_seconds_bucket{le=\"\(bound)\"} \(state.latencyCounts[index])")
+        }
+        lines.append("retention_sync_request_duration_seconds_bucket{le=\"+Inf\"} \(state.latencyCount)")
+        lines.append("retention_sync_request_duration_seconds_sum \(state.latencySum)")
+        lines.append("retention_sync_request_duration_seconds_count \(state.latencyCount)")
+        lines.append("# HELP retention_sync_snapshot_info The snapshot being served (value 1).")
+        lines.append("# TYPE retention_sync_snapshot_info gauge")
+        if let digest = state.snapshotDigest { lines.append("retention_sync_snapshot_info{\(digest)} 1") }
+        lines.append("# HELP retention_sync_snapshot_age_seconds Seconds since the served snapshot was loaded.")
+        lines.append("# TYPE retention_sync_snapshot_age_seconds gauge")
+        if let loaded = state.snapshotLoadedAt {
+            lines.append("retention_sync_snapshot_age_seconds \(Int(now.timeIntervalSince(loaded)))")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func labels(_ values: [String: String]) -> String {
+        values.keys.sorted().map { key in
+            let escaped = values[key]!.replacingOccurrences(of: "\\", with: "\\\\")
+                .replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
+            return "\(key)=\"\(escaped)\""
+        }.joined(separator: ",")
+    }
+}

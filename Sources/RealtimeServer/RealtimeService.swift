@@ -1,0 +1,194 @@
+public import Crypto
+public import Foundation
+public import HTTP
+import RetentionMessaging
+import Runtime
+import Synchronization
+
+/// Answers Apple's realtime "Get Retention Message" requests and the operations routes
+/// (`/healthz`, `/readyz`, `/metrics`). Stateless but for the snapshots it polls, so replicas scale out.
+public final class RealtimeService: Sendable {
+    public struct Configuration: Sendable {
+        public var endpoints: [RealtimeEndpoint]
+        /// The roots Apple's chains must lead to (Apple Root CA - G3).
+        public var trustedRoots: [Crypto.X509Certificate]
+        /// The freshness window for `signedDate`, in seconds.
+        public var maxAge: TimeInterval
+        public var signingKey: OfferSigningKey?
+        /// Seconds between two looks at the snapshot sources.
+        public var pollInterval: TimeInterval
+        public var clock: @Sendable () -> Date
+
+        public init(endpoints: [RealtimeEndpoint], trustedRoots: [Crypto.X509Certificate], maxAge: TimeInterval = 300,
+                    signingKey: OfferSigningKey?, pollInterval: TimeInterval = 5,
+                    clock: @escaping @Sendable () -> Date = { Date() }) {
+            self.endpoints = endpoints
+            self.trustedRoots = trustedRoots
+            self.maxAge = maxAge
+            self.signingKey = signingKey
+            self.pollInterval = pollInterval
+            self.clock = clock
+        }
+    }
+
+    /// The largest request body a realtime call may carry; Apple's are about 3 KiB.
+    public static let maxBodySize = 64 * 1024
+
+    public let metrics = RealtimeMetrics()
+    private let states: [String: EndpointState]
+    private let ordered: [EndpointState]
+    private let log: RequestLog
+    private let pollInterval: TimeInterval
+    private let polling = Mutex(false)
+
+    public init(configuration: Configuration, log: RequestLog = RequestLog()) {
+        self.log = log
+        pollInterval = configuration.pollInterval
+        let metrics = metrics
+        ordered = configuration.endpoints.map {
+            EndpointState(endpoint: $0, trustedRoots: configuration.trustedRoots, maxAge: configuration.maxAge,
+                          signingKey: configuration.signingKey, clock: configuration.clock, metrics: metrics, log: log)
+        }
+        states = Dictionary(ordered.map { ($0.endpoint.path, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Reads every snapshot source once, now (the first load, or a test's nudge).
+    public func reloadSnapshots() {
+        for state in ordered { state.reload() }
+    }
+
+    /// Loads the snapshots, then keeps polling them on a thread of its own until `stopPolling`.
+    public func startPolling() {
+        reloadSnapshots()
+        polling.withLock { $0 = true }
+        let thread = Thread { [self] in
+            while polling.withLock({ $0 }) {
+                Thread.sleep(forTimeInterval: pollInterval)
+                guard polling.withLock({ $0 }) else { return }
+                reloadSnapshots()
+            }
+        }
+        thread.name = "retention-sync.serve.snapshot-poll"
+        thread.start()
+    }
+
+    public func stopPolling() {
+        polling.withLock { $0 = false }
+    }
+
+    /// True when every endpoint has a snapshot and can sign what it may need to.
+    public var isReady: Bool { readiness.isEmpty }
+
+    /// Why the service is not ready, one line per endpoint; empty when it is.
+    public var readiness: [String] {
+        ordered.compactMap { state in
+            guard let serving = state.current else {
+                return "\(state.endpoint.path) (\(state.endpoint.environment.rawValue)): no snapshot loaded yet from \(state.endpoint.source.location)"
+            }
+            return serving.notReadyReason.map { "\(state.endpoint.path) (\(state.endpoint.environment.rawValue)): \($0)" }
+        }
+    }
+
+    public func handle(_ request: HTTPServerRequest) -> HTTPResponse {
+        let started = ContinuousClock.now
+        if let state = states[request.path] {
+            guard request.method == "POST" else {
+                return HTTPResponse(status: 405, headers: [("Allow", "POST")])
+            }
+            return realtime(request, state: state, started: started)
+        }
+        let isRead = request.method == "GET" || request.method == "HEAD"
+        switch request.path {
+        case "/healthz":
+            guard isRead else { return HTTPResponse(status: 405, headers: [("Allow", "GET, HEAD")]) }
+            return text(200, "ok\n")
+        case "/readyz":
+            guard isRead else { return HTTPResponse(status: 405, headers: [("Allow", "GET, HEAD")]) }
+            let reasons = readiness
+            return reasons.isEmpty ? text(200, "ready\n") : text(503, "not ready:\n" + reasons.map { "  \($0)\n" }.joined())
+        case "/metrics":
+            guard isRead else { return HTTPResponse(status: 405, headers: [("Allow", "GET, HEAD")]) }
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+                                body: Data(metrics.render().utf8))
+        default:
+            return HTTPResponse(status: 404)
+        }
+    }
+
+    private static let empty = HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data("{}".utf8))
+
+    private struct RequestBody: Decodable {
+        var signedPayload: String
+    }
+
+    private func realtime(_ request: HTTPServerRequest, state: EndpointState, started: ContinuousClock.Instant) -> HTTPResponse {
+        let environment = state.endpoint.environment.rawValue
+        var fields: [String: LogValue] = ["environment": .text(environment), "path": .text(state.endpoint.path)]
+        func finish(_ outcome: String, _ response: HTTPResponse) -> HTTPResponse {
+            let elapsed = ContinuousClock.now - started
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            metrics.request(environment: environment, outcome: outcome, seconds: seconds)
+            fields["outcome"] = .text(outcome)
+            fields["status"] = .integer(Int64(response.status))
+            fields["latencyMs"] = .number((seconds * 1e6).rounded() / 1000)
+            fields["time"] = .text(timestamp(Date()))
+            log.write(fields)
+            return response
+        }
+        guard let body = try? JSONDecoder().decode(RequestBody.self, from: request.body) else {
+            return finish("bad_request", HTTPResponse(status: 400))
+        }
+        let decoded: DecodedRealtimeRequestBody
+        do {
+            decoded = try state.verifier.verify(signedPayload: body.signedPayload)
+        } catch {
+            metrics.verificationFailure(environment: environment, reason: error.reason)
+            fields["reason"] = .text(error.reason)
+            return finish("unauthorized", HTTPResponse(status: 401))
+        }
+        fields["requestIdentifier"] = .text(decoded.requestIdentifier)
+        fields["productId"] = .text(decoded.productId)
+        fields["userLocale"] = .text(decoded.userLocale)
+        fields["transaction"] = .text(log.transactionHash(decoded.originalTransactionId))
+        guard let serving = state.current else {
+            return finish("not_ready", Self.empty)
+        }
+        fields["snapshot"] = .text(serving.snapshot.digest)
+        let decision: Decision
+        do {
+            decision = try serving.engine.decide(decoded)
+        } catch {
+            // Apple counts any non-2xx as a failure; `{}` lets it show the default message instead.
+            return finish("internal_error", Self.empty)
+        }
+        switch decision {
+        case .noAnswer:
+            return finish("no_answer", Self.empty)
+        case .respond(let answer, let ruleId):
+            let kind: String
+            let messageIdentifier: String
+            if let message = answer.message {
+                (kind, messageIdentifier) = ("message", message.messageIdentifier)
+            } else if let alternate = answer.alternateProduct {
+                (kind, messageIdentifier) = ("alternateProduct", alternate.messageIdentifier)
+            } else if let offer = answer.promotionalOffer {
+                (kind, messageIdentifier) = ("promotionalOffer", offer.messageIdentifier)
+            } else {
+                return finish("no_answer", Self.empty)
+            }
+            guard let encoded = try? CanonicalJSON.encode(answer) else { return finish("internal_error", Self.empty) }
+            fields["rule"] = .text(ruleId)
+            fields["kind"] = .text(kind)
+            fields["messageIdentifier"] = .text(messageIdentifier)
+            if let split = serving.rules[ruleId]?.match.split {
+                fields["splitGroup"] = .text("\(split.lowerBucket)-\(split.upperBucket)")
+            }
+            metrics.decision(environment: environment, rule: ruleId, kind: kind)
+            return finish("answered", HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: encoded))
+        }
+    }
+
+    private func text(_ status: Int, _ body: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data(body.utf8))
+    }
+}
