@@ -1,0 +1,291 @@
+import Crypto
+import Dispatch
+import Foundation
+import HTTP
+import Manifests
+import RealtimeServer
+import RetentionMessaging
+import TLS
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `retention-sync serve`: the realtime endpoint Apple calls when a customer may cancel.
+struct ServeCommand: Command {
+    static let name = "serve"
+    static let summary = "Answer Apple's realtime requests (the realtime URL)"
+    static let help = """
+    Usage: retention-sync serve --env ENV[,ENV] --root FILE[,FILE…] [--manifests DIR | --snapshot-store FILE]
+                                [--listen HOST:PORT] [--path PATH] [--tls-cert FILE --tls-key FILE]
+                                [--max-age SECONDS] [--poll-interval SECONDS] [--max-connections N]
+
+    Answers Apple's realtime "Get Retention Message" POSTs from the published runtime snapshot:
+    verifies the signedPayload as Apple's libraries do, decides, signs promotional offers, and
+    answers 200 with one field, or {} when no rule answers or anything fails so that Apple shows
+    the default message. A payload that fails verification gets 401. The snapshot is re-read when
+    it changes; one that is corrupt or for another App or environment is refused and the previous
+    one keeps serving. Until a first snapshot loads, Apple gets {} and /readyz answers 503.
+
+    Options:
+      --env ENV[,ENV]        sandbox, production, or both (each on its own path; both needs --manifests)
+      --root FILE[,FILE…]    Root certificates Apple's chain must lead to (Apple Root CA - G3, PEM or DER,
+                             from https://www.apple.com/certificateauthority/)
+      --manifests DIR        Serve the snapshot at the App's environments.<env>.snapshotPath, relative
+                             to DIR (default: manifests); also fixes the App's bundle id and appAppleId
+      --snapshot-store FILE  Serve the snapshot in FILE instead (one environment only)
+      --listen HOST:PORT     Address to listen on (default 127.0.0.1:8080; 0.0.0.0:8443 for every IPv4
+                             interface, [::]:8443 for IPv6)
+      --path PATH            The realtime path (one environment only; default: the path of the App's
+                             environments.<env>.realtimeURL, else /apple/<env>)
+      --tls-cert FILE        Serve HTTPS (TLS 1.2 and 1.3) with this PEM certificate chain; re-read,
+      --tls-key FILE         with its PEM key, on SIGHUP. Without them, plain HTTP behind a TLS proxy
+      --max-age SECONDS      Refuse a signedDate further than this from now (default 300)
+      --poll-interval SECONDS  How often to look for a new snapshot (default 5)
+      --max-connections N    Connections served at once (default 512)
+
+    Routes: POST <path> (Apple), GET /healthz, GET /readyz, GET /metrics (Prometheus text).
+    One JSON line per request goes to standard error; it never holds the signedPayload, a key,
+    or the customer's transaction id (only a hash salted per process). SIGTERM or SIGINT stops
+    accepting, finishes the requests in flight and exits 0.
+
+    Promotional offers are signed with the In-App Purchase key from RETENTION_SYNC_KEY_ID,
+    RETENTION_SYNC_ISSUER_ID and RETENTION_SYNC_PRIVATE_KEY_FILE (or RETENTION_SYNC_PRIVATE_KEY);
+    without them, a snapshot with offers leaves /readyz at 503 and offers are answered with {}.
+    """
+
+    static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
+        let environmentText = try arguments.option("--env")
+        let rootText = try arguments.option("--root")
+        let manifestsOption = try arguments.option("--manifests")
+        let storeOption = try arguments.option("--snapshot-store")
+        let listenText = try arguments.option("--listen") ?? "127.0.0.1:8080"
+        let pathOption = try arguments.option("--path")
+        let certificatePath = try arguments.option("--tls-cert")
+        let keyPath = try arguments.option("--tls-key")
+        let maxAge = try number(arguments.option("--max-age"), "--max-age", default: 300)
+        let pollInterval = try number(arguments.option("--poll-interval"), "--poll-interval", default: 5)
+        let maxConnections = try number(arguments.option("--max-connections"), "--max-connections", default: 512)
+        try arguments.finish()
+
+        guard let environmentText else {
+            throw CommandError("serve needs --env sandbox, production, or sandbox,production", exitCode: .usage)
+        }
+        var environments: [RetentionMessaging.Environment] = []
+        for name in environmentText.split(separator: ",") {
+            guard let environment = RetentionMessaging.Environment(rawValue: name.lowercased()) else {
+                throw CommandError("unknown environment '\(name)'; use sandbox or production", exitCode: .usage)
+            }
+            if !environments.contains(environment) { environments.append(environment) }
+        }
+        guard !environments.isEmpty else { throw CommandError("--env names no environment", exitCode: .usage) }
+        guard let rootText else {
+            throw CommandError("serve needs --root FILE: the root certificate(s) Apple's chain must lead to "
+                               + "(Apple Root CA - G3)", exitCode: .usage)
+        }
+        if manifestsOption != nil, storeOption != nil {
+            throw CommandError("give --manifests or --snapshot-store, not both", exitCode: .usage)
+        }
+        if environments.count > 1, storeOption != nil || pathOption != nil {
+            throw CommandError("--snapshot-store and --path serve one environment; for both, use --manifests", exitCode: .usage)
+        }
+        if (certificatePath == nil) != (keyPath == nil) {
+            throw CommandError("--tls-cert and --tls-key go together", exitCode: .usage)
+        }
+        guard maxConnections >= 1, maxConnections == maxConnections.rounded() else {
+            throw CommandError("--max-connections must be a whole number of at least 1", exitCode: .usage)
+        }
+        guard pollInterval > 0 else { throw CommandError("--poll-interval must be more than 0", exitCode: .usage) }
+        let (host, port) = try listenAddress(listenText)
+        let roots = try loadRoots(rootText, context: context)
+
+        var endpoints: [RealtimeEndpoint] = []
+        var bundleId: String?
+        if let storeOption {
+            if storeOption.contains("://") {
+                throw CommandError("--snapshot-store \(storeOption): only a file path is supported so far", exitCode: .usage)
+            }
+            let environment = environments[0]
+            endpoints.append(RealtimeEndpoint(path: pathOption ?? "/apple/\(environment.rawValue)", environment: environment,
+                                              source: FileSnapshotSource(path: context.url(storeOption).path)))
+        } else {
+            let manifests = manifestsOption ?? "manifests"
+            let app = try loadApp(manifests, context: context)
+            bundleId = app.bundleId
+            for environment in environments {
+                guard let settings = app.settings(for: environment) else {
+                    throw CommandError("\(app.location): the App does not use the \(environment.rawValue) environment")
+                }
+                guard let snapshotPath = settings.snapshotPath else {
+                    throw CommandError("\(settings.location): the App declares no snapshotPath for \(environment.rawValue); "
+                                       + "add one or pass --snapshot-store FILE")
+                }
+                let directory = context.url(manifests)
+                let path = snapshotPath.hasPrefix("/") ? snapshotPath
+                    : directory.appendingPathComponent(snapshotPath).standardizedFileURL.path
+                let urlPath = settings.realtimeURL.flatMap { URL(string: $0)?.path }.flatMap { $0.isEmpty ? nil : $0 }
+                endpoints.append(RealtimeEndpoint(path: pathOption ?? urlPath ?? "/apple/\(environment.rawValue)",
+                                                  environment: environment, source: FileSnapshotSource(path: path),
+                                                  appAppleId: app.appAppleId, bundleId: app.bundleId))
+            }
+        }
+        if Set(endpoints.map(\.path)).count != endpoints.count {
+            throw CommandError("both environments would be served on \(endpoints[0].path); give them different "
+                               + "realtimeURL paths in the App manifest", exitCode: .usage)
+        }
+        for endpoint in endpoints where ["/healthz", "/readyz", "/metrics"].contains(endpoint.path) || !endpoint.path.hasPrefix("/") {
+            throw CommandError("\(endpoint.path) cannot be the realtime path; choose another --path", exitCode: .usage)
+        }
+
+        let signingKey = try signingKey(context: context, bundleId: bundleId)
+        if signingKey == nil {
+            context.console.error("warning: no In-App Purchase key (RETENTION_SYNC_KEY_ID, RETENTION_SYNC_ISSUER_ID, "
+                                  + "RETENTION_SYNC_PRIVATE_KEY_FILE): promotional offers will be answered with {}")
+        }
+
+        var tls: TLSContext?
+        if let certificatePath, let keyPath {
+            do {
+                tls = try TLSContext(certificateFile: context.url(certificatePath).path, keyFile: context.url(keyPath).path)
+            } catch {
+                throw CommandError(error.description)
+            }
+        }
+
+        let console = context.console
+        let service = RealtimeService(configuration: .init(endpoints: endpoints, trustedRoots: roots, maxAge: maxAge,
+                                                           signingKey: signingKey, pollInterval: pollInterval),
+                                      log: RequestLog(sink: { console.error($0) }))
+        let server: HTTPServer
+        do {
+            server = try HTTPServer(host: host, port: port, configuration: HTTPServerConfiguration(
+                maxBodySize: RealtimeService.maxBodySize, maxHeaderSize: 16 * 1024, maxConnections: Int(maxConnections),
+                idleTimeout: 60, requestTimeout: 10, writeTimeout: 10, allowNonLoopback: true, tls: tls),
+                synchronousHandler: { service.handle($0) })
+        } catch {
+            throw CommandError("cannot listen on \(listenText): \(error.message)")
+        }
+        service.startPolling()
+
+        let events = AsyncStream<String>.makeStream()
+        let signals = ServeSignals { events.continuation.yield($0) }
+        for endpoint in endpoints {
+            context.console.print("serving \(endpoint.environment.rawValue) on \(server.baseURL.absoluteString)\(endpoint.path)")
+        }
+        context.console.print("operations: \(server.baseURL.absoluteString)/healthz /readyz /metrics")
+        if !service.isReady {
+            context.console.error("warning: not ready yet: " + service.readiness.joined(separator: "; "))
+        }
+
+        var reason = "stopped"
+        for await event in events.stream {
+            if event == "SIGHUP" {
+                guard let certificatePath, let keyPath else { continue }
+                do {
+                    server.replaceTLS(try TLSContext(certificateFile: context.url(certificatePath).path,
+                                                     keyFile: context.url(keyPath).path))
+                    context.console.error(#"{"event":"tls_reloaded"}"#)
+                } catch {
+                    context.console.error(#"{"event":"tls_reload_failed","message":"# + jsonString(error.description) + "}")
+                }
+                continue
+            }
+            reason = event
+            break
+        }
+        signals.cancel()
+        service.stopPolling()
+        let drained = server.drain(timeout: 25)
+        context.console.print("stopped (\(reason))\(drained ? "" : ": some connections did not finish in 25 seconds")")
+        return .success
+    }
+
+    private static func number(_ text: String?, _ name: String, default value: Double) throws(CommandError) -> Double {
+        guard let text else { return value }
+        guard let number = Double(text), number.isFinite, number >= 0 else {
+            throw CommandError("\(name) must be a number, not '\(text)'", exitCode: .usage)
+        }
+        return number
+    }
+
+    /// `HOST:PORT`, `[IPv6]:PORT` or `:PORT` (every IPv4 interface).
+    private static func listenAddress(_ text: String) throws(CommandError) -> (String, UInt16) {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
+            throw CommandError("--listen \(text): expected HOST:PORT, e.g. 0.0.0.0:8443 or [::]:8443", exitCode: .usage)
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return (host.isEmpty ? "0.0.0.0" : host, port)
+    }
+
+    private static func loadRoots(_ paths: String, context: CommandContext) throws(CommandError) -> [X509Certificate] {
+        var roots: [X509Certificate] = []
+        for path in paths.split(separator: ",").map(String.init) where !path.isEmpty {
+            do {
+                roots += try X509Certificate.load(contentsOfFile: context.url(path).path)
+            } catch {
+                throw CommandError("\(path): cannot read a root certificate (PEM or DER): \(error.description)")
+            }
+        }
+        guard !roots.isEmpty else { throw CommandError("--root names no certificate file", exitCode: .usage) }
+        return roots
+    }
+
+    private static func loadApp(_ manifests: String, context: CommandContext) throws(CommandError) -> AppManifest {
+        let (set, diagnostics) = ManifestLoader.load(directory: context.url(manifests), displayPath: manifests)
+        guard let app = set?.app else {
+            let details = DiagnosticRenderer.render(diagnostics.filter { $0.severity == .error }, format: .text, color: false)
+            throw CommandError("\(manifests): no usable App manifest to find the snapshot in; pass --snapshot-store FILE"
+                               + (details.isEmpty ? "" : "\n" + details.trimmingCharacters(in: .newlines)))
+        }
+        return app
+    }
+
+    /// The In-App Purchase key, or nil when none of its variables is set.
+    private static func signingKey(context: CommandContext, bundleId: String?) throws(CommandError) -> OfferSigningKey? {
+        let names = [Credentials.keyIdVariable, Credentials.issuerIdVariable, Credentials.privateKeyVariable,
+                     Credentials.privateKeyFileVariable]
+        guard names.contains(where: { !(context.environment[$0] ?? "").trimmingCharacters(in: .whitespaces).isEmpty }) else {
+            return nil
+        }
+        var environment = context.environment
+        if let file = environment[Credentials.privateKeyFileVariable], !file.isEmpty {
+            environment[Credentials.privateKeyFileVariable] = context.url(file).path
+        }
+        do {
+            // The bundle id signed into each offer comes from the snapshot being served.
+            let credentials = try Credentials.fromEnvironment(environment, bundleId: bundleId ?? "serve")
+            return OfferSigningKey(keyId: credentials.keyId, issuerId: credentials.issuerId, privateKey: credentials.privateKey)
+        } catch {
+            throw CommandError("\(error)")
+        }
+    }
+
+    private static func jsonString(_ text: String) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: [text], options: [])) ?? Data("[\"\"]".utf8)
+        return String(String(decoding: data, as: UTF8.self).dropFirst().dropLast())
+    }
+}
+
+/// Turns SIGINT, SIGTERM and SIGHUP into calls, for as long as it is not cancelled.
+private final class ServeSignals {
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ handler: @escaping @Sendable (String) -> Void) {
+        sources = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP")].map { number, name in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { handler(name) }
+            source.resume()
+            return source
+        }
+    }
+
+    func cancel() {
+        for source in sources { source.cancel() }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+        signal(SIGHUP, SIG_DFL)
+    }
+}
