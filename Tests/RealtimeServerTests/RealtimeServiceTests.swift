@@ -1,0 +1,269 @@
+import Crypto
+import Foundation
+import HTTP
+import RealtimeServer
+import RetentionMessaging
+import Runtime
+import Testing
+
+@Suite("serve: answering Apple's realtime requests over HTTP")
+struct RealtimeServiceTests {
+    @Test("a genuine request for each answer kind gets exactly one field")
+    func eachAnswerKind() async throws {
+        let running = try RunningService(snapshot: try snapshot())
+        let message = try await running.post(requestBody(product: monthly))
+        #expect(message.status == 200)
+        #expect(String(decoding: message.body, as: UTF8.self) == #"{"message":{"messageIdentifier":"\#(messageId)"}}"#)
+
+        let alternate = try json(try await running.post(requestBody(product: yearly)))
+        #expect(alternate.keys.sorted() == ["alternateProduct"])
+        let product = try #require(alternate["alternateProduct"] as? [String: Any])
+        #expect(product["productId"] as? String == monthly)
+        #expect(product["messageIdentifier"] as? String == alternateMessageId)
+
+        let offer = try json(try await running.post(requestBody(product: weekly, transaction: "2000000000000042")))
+        #expect(offer.keys.sorted() == ["promotionalOffer"])
+        let promotional = try #require(offer["promotionalOffer"] as? [String: Any])
+        #expect(promotional["messageIdentifier"] as? String == offerMessageId)
+        let signature = try JWS.decode(try #require(promotional["promotionalOfferSignatureV2"] as? String))
+        #expect(signature.verify(with: running.offerKey.publicKey))
+        let claims = try #require(try JSONSerialization.jsonObject(with: Data(signature.payloadJSON)) as? [String: Any])
+        #expect(claims["transactionId"] as? String == "2000000000000042")
+        #expect(claims["bid"] as? String == bundleId)
+        #expect(claims["offerIdentifier"] as? String == "half-price")
+
+        let nothing = try await running.post(requestBody(product: "com.example.unknown"))
+        #expect(nothing.status == 200)
+        #expect(String(decoding: nothing.body, as: UTF8.self) == "{}")
+    }
+
+    @Test("every forgery is answered 401 with no body and counted by reason")
+    func forgeries() async throws {
+        let running = try RunningService(snapshot: try snapshot())
+        let other = try AppleStyleSigningChain(name: "impostor")
+        let expiredKey = ES256PrivateKey.generate()
+        let expiredLeaf = try X509Certificate.issue(commonName: "expired leaf", publicKey: expiredKey.publicKey,
+                                                    issuer: running.chain.intermediate, issuerKey: running.chain.intermediateKey,
+                                                    isCertificateAuthority: false, notBefore: Date(timeIntervalSinceNow: -400 * 86_400),
+                                                    notAfter: Date(timeIntervalSinceNow: -300 * 86_400), serial: 9,
+                                                    markerOIDs: [AppleStyleSigningChain.leafOID])
+        let body = requestBody()
+        let chain = running.chain
+        let good = try running.signed(body)
+        let parts = good.split(separator: ".")
+        var tamperedBody = body
+        tamperedBody.productId = weekly
+
+        let forgeries: [(String, String)] = [
+            ("wrong alg", try running.signed(body, header: JWSHeader(alg: "ES384", x5c: chain.x5c))),
+            ("two certificates", try running.signed(body, header: JWSHeader(alg: "ES256", x5c: Array(chain.x5c.prefix(2))))),
+            ("untrusted root", try other.sign(payloadJSON: Array(try CanonicalJSON.encode(body)))),
+            ("leaf without OID", try running.signed(body, header: JWSHeader(alg: "ES256", x5c: [chain.x5c[1], chain.x5c[2], chain.x5c[2]]),
+                                                    key: chain.intermediateKey)),
+            ("wrong signer", try running.signed(body, key: ES256PrivateKey.generate())),
+            ("tampered body", "\(parts[0]).\(Base64URL.encode(Array(try CanonicalJSON.encode(tamperedBody)))).\(parts[2])"),
+            ("expired leaf", try running.signed(requestBody(), header: JWSHeader(alg: "ES256", x5c: [
+                Base64.encode(expiredLeaf.der), chain.x5c[1], chain.x5c[2]]), key: expiredKey)),
+            ("wrong app", try running.signed(requestBody(app: 987_654_321))),
+            ("wrong environment", try running.signed(requestBody(environment: "Sandbox"))),
+            ("stale signedDate", try running.signed(requestBody(signedDate: Date(timeIntervalSinceNow: -600)))),
+            ("Xcode environment", try running.signed(requestBody(environment: "Xcode"))),
+            ("not a JWS", "hello"),
+        ]
+        for (name, payload) in forgeries {
+            let response = try await running.post(payload)
+            #expect(response.status == 401, "\(name)")
+            #expect(response.body.isEmpty, "\(name)")
+        }
+        let metrics = String(decoding: try await running.get("/metrics").body, as: UTF8.self)
+        for reason in ["wrong_alg", "wrong_certificate_count", "untrusted_chain", "missing_extension", "bad_signature", "certificate_expired",
+                       "wrong_app", "wrong_environment", "stale", "unsupported_environment", "malformed"] {
+            #expect(metrics.contains(#"retention_sync_verification_failures_total{environment="production",reason="\#(reason)"}"#), "\(reason)")
+        }
+        // The genuine payload still verifies after all of that.
+        #expect(try await running.post(good).status == 200)
+    }
+
+    @Test("oversized and malformed bodies, wrong methods and paths get 4xx, and the service keeps answering")
+    func badRequests() async throws {
+        let running = try RunningService(snapshot: try snapshot())
+        let client = CurlHTTPClient()
+        let url = URL(string: running.server.baseURL.absoluteString + running.path)!
+        let big = try await client.send(HTTPRequest(method: "POST", url: url, body: Data(repeating: 0x41, count: 64 * 1024 + 1)))
+        #expect(big.status == 413)
+        for garbage in ["", "not json", "{}", #"{"signedPayload": 12}"#, "[1,2]"] {
+            let response = try await client.send(HTTPRequest(method: "POST", url: url, body: Data(garbage.utf8)))
+            #expect(response.status == 400, "\(garbage)")
+        }
+        let get = try await client.send(HTTPRequest(method: "GET", url: url))
+        #expect(get.status == 405)
+        #expect(get.header("Allow") == "POST")
+        let elsewhere = try await client.send(HTTPRequest(method: "POST", url: running.server.baseURL.appendingPathComponent("other"),
+                                                          body: Data("{}".utf8)))
+        #expect(elsewhere.status == 404)
+        let conflicting = try await rawExchange(port: running.server.port,
+            "POST \(running.path) HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}")
+        #expect(conflicting.hasPrefix("HTTP/1.1 400 "))
+        #expect(try await running.post(requestBody()).status == 200)
+    }
+
+    @Test("until a first snapshot loads, /readyz is 503 and a genuine request gets {}; then both change")
+    func readiness() async throws {
+        let running = try RunningService(snapshot: nil)
+        #expect(try await running.get("/healthz").status == 200)
+        #expect(try await running.get("/readyz").status == 503)
+        let early = try await running.post(requestBody())
+        #expect(early.status == 200)
+        #expect(String(decoding: early.body, as: UTF8.self) == "{}")
+        try running.publish(try snapshot())
+        running.service.reloadSnapshots()
+        #expect(try await running.get("/readyz").status == 200)
+        #expect(try json(try await running.post(requestBody())).keys.sorted() == ["message"])
+    }
+
+    @Test("a snapshot with offers but no In-App Purchase key is not ready, and offers get {}")
+    func noSigningKey() async throws {
+        let running = try RunningService(snapshot: try snapshot(), signing: false)
+        let readyz = try await running.get("/readyz")
+        #expect(readyz.status == 503)
+        #expect(String(decoding: readyz.body, as: UTF8.self).contains("promotional offers"))
+        #expect(String(decoding: try await running.post(requestBody(product: weekly)).body, as: UTF8.self) == "{}")
+        #expect(try json(try await running.post(requestBody(product: monthly))).keys.sorted() == ["message"])
+    }
+
+    @Test("a corrupt snapshot, or one for another app or environment, is refused and the previous one keeps serving")
+    func refusedSnapshots() async throws {
+        let running = try RunningService(snapshot: try snapshot())
+        var tampered = try String(decoding: try snapshot(monthlyMessage: otherMessageId).encoded(), as: UTF8.self)
+        tampered = tampered.replacingOccurrences(of: otherMessageId, with: alternateMessageId)
+        let refusals: [(Data, String)] = [
+            (Data("{ not json".utf8), "unparsable"),
+            (Data(tampered.utf8), "digest_mismatch"),
+            (try snapshot(app: 42, bundle: "com.example.other", monthlyMessage: otherMessageId).encoded(), "wrong_app"),
+            (try snapshot(environment: .sandbox, monthlyMessage: otherMessageId).encoded(), "wrong_environment"),
+        ]
+        for (data, reason) in refusals {
+            try running.publish(data)
+            running.service.reloadSnapshots()
+            let answer = try json(try await running.post(requestBody()))
+            #expect((answer["message"] as? [String: Any])?["messageIdentifier"] as? String == messageId, "\(reason)")
+            let metrics = String(decoding: try await running.get("/metrics").body, as: UTF8.self)
+            #expect(metrics.contains(#"retention_sync_snapshot_reload_failures_total{environment="production",reason="\#(reason)"} 1"#))
+            #expect(running.log.contains { $0.contains(#""event":"snapshot_refused""#) && $0.contains(#""reason":"\#(reason)""#) })
+        }
+        #expect(try await running.get("/readyz").status == 200)
+        // A good snapshot after the refusals is taken.
+        try running.publish(try snapshot(monthlyMessage: otherMessageId))
+        running.service.reloadSnapshots()
+        let answer = try json(try await running.post(requestBody()))
+        #expect((answer["message"] as? [String: Any])?["messageIdentifier"] as? String == otherMessageId)
+    }
+
+    @Test("a snapshot swapped while requests are running fails no request")
+    func swapUnderLoad() async throws {
+        let running = try RunningService(snapshot: try snapshot(), pollInterval: 0.02)
+        let payloads = try (0..<8).map { _ in try running.signed(requestBody()) }
+        let swapper = Task.detached {
+            for round in 0..<20 {
+                try running.publish(try snapshot(monthlyMessage: round % 2 == 0 ? otherMessageId : messageId))
+                try await Task.sleep(for: .milliseconds(15))
+            }
+        }
+        let seen = try await withThrowingTaskGroup(of: [String].self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    let client = CurlHTTPClient()
+                    var identifiers: [String] = []
+                    for _ in 0..<40 {
+                        let response = try await running.post(payloads[worker], client: client)
+                        #expect(response.status == 200)
+                        let answer = try json(response)
+                        identifiers.append(try #require((answer["message"] as? [String: Any])?["messageIdentifier"] as? String))
+                    }
+                    return identifiers
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        try await swapper.value
+        #expect(seen.count == 320)
+        #expect(Set(seen).isSubset(of: [messageId, otherMessageId]))
+        // The last snapshot published (round 19) is the one served once the swaps end.
+        running.service.reloadSnapshots()
+        let last = try json(try await running.post(payloads[0]))
+        #expect((last["message"] as? [String: Any])?["messageIdentifier"] as? String == messageId)
+    }
+
+    @Test("the request log has one line per request with the decision, and never the payload or the transaction id")
+    func requestLog() async throws {
+        let running = try RunningService(snapshot: try snapshot())
+        let body = requestBody(product: weekly, transaction: "2000000000009999")
+        let signed = try running.signed(body)
+        _ = try await running.post(signed)
+        _ = try await running.post(try running.signed(requestBody(app: 1)))
+        let lines = running.log.filter { $0.contains(#""path":"#) }
+        #expect(lines.count == 2)
+        let answered = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        #expect(answered["outcome"] as? String == "answered")
+        #expect(answered["rule"] as? String == "weekly-offer")
+        #expect(answered["kind"] as? String == "promotionalOffer")
+        #expect(answered["messageIdentifier"] as? String == offerMessageId)
+        #expect(answered["requestIdentifier"] as? String == body.requestIdentifier)
+        #expect(answered["productId"] as? String == weekly)
+        #expect(answered["userLocale"] as? String == "en-US")
+        #expect(answered["latencyMs"] is Double)
+        #expect(lines[1].contains(#""outcome":"unauthorized""#))
+        #expect(lines[1].contains(#""reason":"wrong_app""#))
+        let everything = running.log.joined(separator: "\n")
+        #expect(!everything.contains("2000000000009999"))
+        #expect(!everything.contains(String(signed.split(separator: ".")[2])))
+        #expect(!everything.contains(String(signed.split(separator: ".")[1])))
+    }
+
+    @Test("/metrics counts requests by outcome, decisions by rule and kind, latency and the snapshot digest")
+    func metrics() async throws {
+        let snapshot = try snapshot()
+        let running = try RunningService(snapshot: snapshot)
+        _ = try await running.post(requestBody(product: monthly))
+        _ = try await running.post(requestBody(product: "com.example.unknown"))
+        let response = try await running.get("/metrics")
+        #expect(response.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
+        let text = String(decoding: response.body, as: UTF8.self)
+        #expect(text.contains(#"retention_sync_requests_total{environment="production",outcome="answered"} 1"#))
+        #expect(text.contains(#"retention_sync_requests_total{environment="production",outcome="no_answer"} 1"#))
+        #expect(text.contains(#"retention_sync_decisions_total{environment="production",kind="message",rule="monthly-message"} 1"#))
+        #expect(text.contains("retention_sync_request_duration_seconds_count 2"))
+        #expect(text.contains(#"retention_sync_snapshot_info{digest="\#(snapshot.digest)",environment="production"} 1"#))
+        #expect(text.contains("retention_sync_snapshot_age_seconds "))
+    }
+}
+
+/// Sends raw bytes on one TCP connection and reads until the server closes it, on its own thread.
+func rawExchange(port: UInt16, _ text: String) async throws -> String {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread {
+            continuation.resume(with: Result {
+                let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                defer { close(descriptor) }
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = port.bigEndian
+                address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+                let connected = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
+                try #require(connected == 0)
+                let bytes = Array(text.utf8)
+                _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                var received: [UInt8] = []
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                    if count <= 0 { break }
+                    received += chunk[0..<count]
+                }
+                return String(decoding: received, as: UTF8.self)
+            })
+        }.start()
+    }
+}

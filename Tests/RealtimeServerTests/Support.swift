@@ -1,0 +1,133 @@
+import Crypto
+import Foundation
+import HTTP
+import RealtimeServer
+import RetentionMessaging
+import Runtime
+import Synchronization
+import Testing
+
+let appAppleId: Int64 = 1_234_567_890
+let bundleId = "com.example.app"
+let monthly = "com.example.monthly"
+let yearly = "com.example.yearly"
+let weekly = "com.example.weekly"
+let messageId = "00000000-0000-5000-8000-000000000001"
+let alternateMessageId = "00000000-0000-5000-8000-000000000002"
+let offerMessageId = "00000000-0000-5000-8000-000000000003"
+let otherMessageId = "00000000-0000-5000-8000-000000000004"
+
+/// A snapshot that answers monthly with a message, yearly with the monthly plan, weekly with an
+/// offer, and nothing else; `messageFor` changes the monthly message (to tell two snapshots apart).
+func snapshot(environment: RetentionMessaging.Environment = .production, app: Int64 = appAppleId,
+              bundle: String = bundleId, monthlyMessage: String = messageId, extraRules: Int = 0) throws -> RuntimeSnapshot {
+    var rules = [
+        SnapshotRule(id: "monthly-message", version: "0123456789abcdef", match: SnapshotMatch(products: [monthly]),
+                     response: SnapshotResponse(kind: .message, message: "stay", messageIdentifiers: ["en-US": monthlyMessage])),
+        SnapshotRule(id: "yearly-to-monthly", version: "0123456789abcdef", match: SnapshotMatch(products: [yearly]),
+                     response: SnapshotResponse(kind: .alternateProduct, message: "switch", messageIdentifiers: ["en-US": alternateMessageId],
+                                                productId: monthly, billingPlanType: nil)),
+        SnapshotRule(id: "weekly-offer", version: "0123456789abcdef", match: SnapshotMatch(products: [weekly]),
+                     response: SnapshotResponse(kind: .promotionalOffer, message: "offer", messageIdentifiers: ["en-US": offerMessageId],
+                                                offerIdentifier: "half-price")),
+    ]
+    for index in 0..<extraRules {
+        rules.insert(SnapshotRule(id: "filler-\(index)", version: "0123456789abcdef",
+                                  match: SnapshotMatch(products: ["com.example.unused\(index)"]),
+                                  response: SnapshotResponse(kind: .message, message: "filler", messageIdentifiers: ["en-US": otherMessageId])),
+                     at: 0)
+    }
+    return try RuntimeSnapshot(bundleId: bundle, appAppleId: app, environment: environment, localeFallbacks: [:], rules: rules).sealed()
+}
+
+func requestBody(product: String = monthly, environment: String = "Production", app: Int64 = appAppleId,
+                 signedDate: Date = Date(), transaction: String = "2000000000000001") -> DecodedRealtimeRequestBody {
+    DecodedRealtimeRequestBody(originalTransactionId: transaction, appAppleId: app, productId: product, userLocale: "en-US",
+                               requestIdentifier: UUID().uuidString.lowercased(), environment: environment,
+                               signedDate: Int64(signedDate.timeIntervalSince1970 * 1000))
+}
+
+/// A running realtime service on a free loopback port, with its snapshot file, its Apple-style
+/// chain and the log lines it wrote.
+final class RunningService: @unchecked Sendable {
+    let chain: AppleStyleSigningChain
+    let offerKey = ES256PrivateKey.generate()
+    let directory: URL
+    let snapshotURL: URL
+    let service: RealtimeService
+    let server: HTTPServer
+    let logLines = LogLines()
+    let path = "/apple/production"
+
+    init(snapshot initial: RuntimeSnapshot? = nil, signing: Bool = true, pollInterval: TimeInterval = 3600) throws {
+        chain = try AppleStyleSigningChain()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        snapshotURL = directory.appendingPathComponent("snapshot.json")
+        if let initial { try initial.encoded().write(to: snapshotURL) }
+        let lines = logLines
+        service = RealtimeService(
+            configuration: .init(endpoints: [RealtimeEndpoint(path: path, environment: .production,
+                                                              source: FileSnapshotSource(path: snapshotURL.path))],
+                                 trustedRoots: [chain.root], maxAge: 300,
+                                 signingKey: signing ? OfferSigningKey(keyId: "KEY1234567", issuerId: "issuer", privateKey: offerKey) : nil,
+                                 pollInterval: pollInterval),
+            log: RequestLog(sink: { line in lines.append(line) }))
+        let service = service
+        server = try HTTPServer(configuration: HTTPServerConfiguration(maxBodySize: RealtimeService.maxBodySize, maxHeaderSize: 16 * 1024,
+                                                                       idleTimeout: 10, requestTimeout: 5),
+                                synchronousHandler: { service.handle($0) })
+        service.startPolling()
+    }
+
+    deinit {
+        service.stopPolling()
+        server.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    var log: [String] { logLines.lines }
+
+    func publish(_ snapshot: RuntimeSnapshot) throws {
+        try publish(snapshot.encoded())
+    }
+
+    func publish(_ data: Data) throws {
+        // Written aside and renamed, as a store does, so a reader never sees half a file.
+        let temporary = directory.appendingPathComponent("next.json")
+        try data.write(to: temporary)
+        _ = rename(temporary.path, snapshotURL.path)
+    }
+
+    func signed(_ body: DecodedRealtimeRequestBody, header: JWSHeader? = nil, key: ES256PrivateKey? = nil) throws -> String {
+        let header = header ?? JWSHeader(alg: "ES256", x5c: chain.x5c)
+        return try JWS.sign(headerJSON: Array(try CanonicalJSON.encode(header)), payloadJSON: Array(try CanonicalJSON.encode(body)),
+                            key: key ?? chain.leafKey)
+    }
+
+    func post(_ signedPayload: String, client: CurlHTTPClient = CurlHTTPClient()) async throws -> HTTPResponse {
+        let body = try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload])
+        return try await client.send(HTTPRequest(method: "POST", url: URL(string: server.baseURL.absoluteString + path)!,
+                                                 headers: [("Content-Type", "application/json")], body: body))
+    }
+
+    func post(_ body: DecodedRealtimeRequestBody) async throws -> HTTPResponse {
+        try await post(signed(body))
+    }
+
+    func get(_ path: String) async throws -> HTTPResponse {
+        try await CurlHTTPClient().send(HTTPRequest(method: "GET", url: URL(string: server.baseURL.absoluteString + path)!))
+    }
+}
+
+func json(_ response: HTTPResponse) throws -> [String: Any] {
+    try #require(try JSONSerialization.jsonObject(with: response.body) as? [String: Any])
+}
+
+final class LogLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [String] = []
+
+    func append(_ line: String) { lock.withLock { stored.append(line) } }
+    var lines: [String] { lock.withLock { stored } }
+}
