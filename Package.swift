@@ -67,7 +67,8 @@ let package = Package(
         .testTarget(name: "ReconcilerTests",
                     dependencies: ["TestSupport", "Basics", "Reconciler", "RetentionSyncCommands", "Emulator", "Manifests", "Runtime", "RetentionMessagingModels", "RetentionMessaging", "Crypto"]),
         .testTarget(name: "StateStoreTests", dependencies: ["StateStore", "Runtime", "RetentionMessagingModels", "HTTP", "Crypto"]),
-        .testTarget(name: "RetentionSyncCommandsTests", dependencies: ["RetentionSyncCommands", "Emulator", "Crypto"]),
+        .testTarget(name: "RetentionSyncCommandsTests",
+                    dependencies: ["RetentionSyncCommands", "Emulator", "Crypto", "HTTP", "Runtime", "RetentionMessagingModels"]),
     ],
     swiftLanguageModes: [.v6]
 )

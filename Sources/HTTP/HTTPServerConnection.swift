@@ -67,6 +67,8 @@ final class ServerCore: @unchecked Sendable {
     /// Set while draining: answers carry `Connection: close` and no new request is read.
     private var draining = false
     private var connections: Set<Int32> = []
+    /// Connections between the first byte of a request and the end of its answer.
+    private var busy: Set<Int32> = []
 
     init(listener: Int32, configuration: HTTPServerConfiguration, respond: Respond) {
         self.listener = listener
@@ -106,8 +108,8 @@ final class ServerCore: @unchecked Sendable {
             guard !stopped, !draining else { return }
             draining = true
             _ = shutdown(listener, Int32(SHUT_RDWR))
-            // Reading ends on every connection: idle ones close now, busy ones once they have answered.
-            for connection in connections {
+            // Idle connections close now; busy ones finish their request and close after answering.
+            for connection in connections.subtracting(busy) {
                 _ = shutdown(connection, Int32(SHUT_RD))
             }
         }
@@ -174,7 +176,10 @@ final class ServerCore: @unchecked Sendable {
         var session: TLSSession?
         defer {
             session?.close()
-            lock.withLock { _ = connections.remove(connection) }
+            lock.withLock {
+                connections.remove(connection)
+                busy.remove(connection)
+            }
             close(connection)
         }
         let io: ConnectionIO
@@ -187,7 +192,9 @@ final class ServerCore: @unchecked Sendable {
         } else {
             io = .plain(connection)
         }
-        var reader = RequestReader(io: io, configuration: configuration)
+        var reader = RequestReader(io: io, configuration: configuration, requestStarted: { [self] in
+            lock.withLock { _ = busy.insert(connection) }
+        })
         while !lock.withLock({ stopped }) {
             switch reader.next() {
             case .closed:
@@ -201,6 +208,7 @@ final class ServerCore: @unchecked Sendable {
                 guard let response = answer(request) else { return }
                 let keep = keepAlive && !lock.withLock { draining || stopped }
                 guard write(response, to: io, keepAlive: keep, omitBody: request.method == "HEAD"), keep else { return }
+                lock.withLock { _ = busy.remove(connection) }
             }
         }
     }

@@ -25,8 +25,12 @@ struct RequestReader {
     /// The receive timeout last set on the socket, so it is set again only when it changes.
     private var receiveTimeout: Double = -1
 
-    init(io: ConnectionIO, configuration: HTTPServerConfiguration) {
+    /// Called when the first byte of a request arrives, so a drain lets the request finish.
+    private let requestStarted: () -> Void
+
+    init(io: ConnectionIO, configuration: HTTPServerConfiguration, requestStarted: @escaping () -> Void = {}) {
         self.io = io
+        self.requestStarted = requestStarted
         maxHeaderSize = configuration.maxHeaderSize
         maxBodySize = configuration.maxBodySize
         idleTimeout = configuration.idleTimeout
@@ -39,6 +43,7 @@ struct RequestReader {
             position = 0
         }
         deadline = buffer.isEmpty ? nil : .now + .seconds(requestTimeout)
+        if deadline != nil { requestStarted() }
         // A client may send empty lines between requests.
         while true {
             if position + 1 < buffer.count, buffer[position] == 13, buffer[position + 1] == 10 {
@@ -209,7 +214,10 @@ struct RequestReader {
         let received = chunk.withUnsafeMutableBytes { io.receive(into: $0) }
         guard received > 0 else { return false }
         buffer.append(contentsOf: chunk[0..<received])
-        if deadline == nil { deadline = .now + .seconds(requestTimeout) }
+        if deadline == nil {
+            deadline = .now + .seconds(requestTimeout)
+            requestStarted()
+        }
         return true
     }
 }

@@ -1,0 +1,183 @@
+import Crypto
+import Foundation
+import HTTP
+import RetentionMessaging
+import RetentionSyncCommands
+import Runtime
+import Testing
+
+/// `retention-sync serve` as a real process on a free loopback port, with an Apple-style chain,
+/// a snapshot file and (for TLS) a certificate made by the openssl tool.
+private struct ServeSetup {
+    let directory: URL
+    let chain: AppleStyleSigningChain
+    let snapshot: RuntimeSnapshot
+    static let messageId = "00000000-0000-5000-8000-000000000001"
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-command-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        chain = try AppleStyleSigningChain()
+        try Data(chain.root.pem.utf8).write(to: directory.appendingPathComponent("root.pem"))
+        snapshot = try RuntimeSnapshot(
+            bundleId: "com.example.app", appAppleId: 1_234_567_890, environment: .production, localeFallbacks: [:],
+            rules: [SnapshotRule(id: "everyone", version: "0123456789abcdef", match: SnapshotMatch(),
+                                 response: SnapshotResponse(kind: .message, message: "stay",
+                                                            messageIdentifiers: ["en-US": Self.messageId]))]).sealed()
+        try snapshot.encoded().write(to: directory.appendingPathComponent("snapshot.json"))
+    }
+
+    func body() throws -> Data {
+        let request = DecodedRealtimeRequestBody(
+            originalTransactionId: "2000000000000001", appAppleId: 1_234_567_890, productId: "com.example.monthly",
+            userLocale: "en-US", requestIdentifier: UUID().uuidString.lowercased(), environment: "Production",
+            signedDate: Int64(Date().timeIntervalSince1970 * 1000))
+        let signed = try chain.sign(payloadJSON: Array(try CanonicalJSON.encode(request)))
+        return try JSONSerialization.data(withJSONObject: ["signedPayload": signed])
+    }
+
+    func start(_ extra: [String] = [], name: String) async throws -> (ChildProcess, URL) {
+        let child = try ChildProcess(["serve", "--env", "production", "--snapshot-store", "snapshot.json", "--root", "root.pem",
+                                      "--listen", "127.0.0.1:0"] + extra,
+                                     in: directory, environment: ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? ""], name: name)
+        let prefix = "serving production on "
+        let line = try #require(await child.line(startingWith: prefix, within: 20), "serve did not start: \(child.errors)")
+        return (child, try #require(URL(string: String(line.dropFirst(prefix.count)))))
+    }
+
+    /// A self-signed certificate for 127.0.0.1 written to cert.pem and key.pem by the openssl tool.
+    func makeCertificate() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                             "-keyout", "key.pem", "-out", "cert.pem", "-days", "2", "-subj", "/CN=127.0.0.1",
+                             "-addext", "subjectAltName=IP:127.0.0.1"]
+        process.currentDirectoryURL = directory
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0)
+    }
+}
+
+@Suite("retention-sync serve, as a process")
+struct ServeCommandTests {
+    @Test("serving HTTPS with a certificate made by openssl answers Apple, and SIGHUP picks up a new certificate")
+    func servesTLSAndReloadsOnSIGHUP() async throws {
+        let setup = try ServeSetup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        try setup.makeCertificate()
+        let firstCertificate = setup.directory.appendingPathComponent("first-cert.pem")
+        try FileManager.default.copyItem(at: setup.directory.appendingPathComponent("cert.pem"), to: firstCertificate)
+        let (child, url) = try await setup.start(["--tls-cert", "cert.pem", "--tls-key", "key.pem"], name: "tls")
+        #expect(url.scheme == "https")
+        let client = CurlHTTPClient(configuration: .init(caBundlePath: firstCertificate.path))
+        let response = try await client.send(HTTPRequest(method: "POST", url: url, body: try setup.body()))
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == #"{"message":{"messageIdentifier":"\#(ServeSetup.messageId)"}}"#)
+
+        try setup.makeCertificate()
+        kill(child.process.processIdentifier, SIGHUP)
+        for _ in 0..<500 where !child.errors.contains("tls_reloaded") { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(child.errors.contains("tls_reloaded"))
+        let renewed = CurlHTTPClient(configuration: .init(caBundlePath: setup.directory.appendingPathComponent("cert.pem").path))
+        #expect(try await renewed.send(HTTPRequest(method: "POST", url: url, body: try setup.body())).status == 200)
+
+        kill(child.process.processIdentifier, SIGTERM)
+        #expect(await child.finish(within: 30) == 0)
+    }
+
+    @Test("SIGTERM while a request is in flight: it is answered, then the process exits 0")
+    func drainsOnSIGTERM() async throws {
+        let setup = try ServeSetup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        let (child, url) = try await setup.start(name: "drain")
+        let port = try #require(url.port)
+        let body = try setup.body()
+        let head = "POST \(url.path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.count)\r\n\r\n"
+        let half = body.count / 2
+        let connection = try RequestInFlight(port: UInt16(port))
+        connection.send(Array(head.utf8) + Array(body.prefix(half)))
+        // Give the server the first half before the signal, so the request is surely in flight.
+        try await Task.sleep(for: .milliseconds(200))
+        kill(child.process.processIdentifier, SIGTERM)
+        try await Task.sleep(for: .milliseconds(200))
+        connection.send(Array(body.dropFirst(half)))
+        let answer = connection.readToEnd()
+        #expect(answer.hasPrefix("HTTP/1.1 200 "))
+        #expect(answer.contains("Connection: close"))
+        #expect(answer.hasSuffix(#"{"message":{"messageIdentifier":"\#(ServeSetup.messageId)"}}"#))
+        #expect(await child.finish(within: 30) == 0)
+        #expect(String(decoding: child.output, as: UTF8.self).contains("stopped (SIGTERM)"))
+    }
+
+    @Test("--manifests serves each environment on its realtimeURL's path and is not ready without snapshots")
+    func manifestsChoosePaths() async throws {
+        let setup = try ServeSetup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        try FileManager.default.copyItem(at: repository.appendingPathComponent("manifests"), to: setup.directory.appendingPathComponent("manifests"))
+        let child = try ChildProcess(["serve", "--env", "sandbox,production", "--manifests", "manifests", "--root", "root.pem",
+                                      "--listen", "127.0.0.1:0"],
+                                     in: setup.directory, environment: [:], name: "manifests")
+        let sandbox = try #require(await child.line(startingWith: "serving sandbox on ", within: 20), "serve did not start: \(child.errors)")
+        let production = try #require(await child.line(startingWith: "serving production on ", within: 20), "serve did not start: \(child.errors)")
+        #expect(sandbox.hasSuffix("/apple/sandbox"))
+        #expect(production.hasSuffix("/apple/production"))
+        let base = try #require(URL(string: String(production.dropFirst("serving production on ".count))))
+        let readyz = try await CurlHTTPClient().send(HTTPRequest(method: "GET", url: try #require(URL(string: "/readyz", relativeTo: base))))
+        #expect(readyz.status == 503)
+        #expect(String(decoding: readyz.body, as: UTF8.self).contains("production-snapshot.json"))
+        child.process.interrupt()
+        #expect(await child.finish(within: 30) == 0)
+    }
+
+    @Test("serve without --root, or with --tls-cert alone, is a usage error")
+    func usageErrors() async throws {
+        let directory = FileManager.default.temporaryDirectory
+        for arguments in [["serve", "--env", "production", "--snapshot-store", "s.json"],
+                          ["serve", "--env", "production", "--snapshot-store", "s.json", "--root", "r.pem", "--tls-cert", "c.pem"],
+                          ["serve", "--env", "staging", "--root", "r.pem"]] {
+            let console = CapturedConsole()
+            let code = await CLI.run(arguments, context: CommandContext(console: console.console, environment: [:], currentDirectory: directory))
+            #expect(code == .usage, "\(arguments)")
+        }
+    }
+}
+
+/// A raw keep-alive connection that sends a request in pieces.
+private final class RequestInFlight {
+    let descriptor: Int32
+
+    init(port: UInt16) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(connected == 0)
+        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(descriptor) }
+
+    func send(_ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    func readToEnd() -> String {
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            received += chunk[0..<count]
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+}
