@@ -1,0 +1,250 @@
+import Crypto
+import Foundation
+import RetentionMessaging
+import Runtime
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `retention-sync serve` in its own process on a free loopback port, with a 1,000-rule snapshot,
+/// driven by a keep-alive load generator in this process at several concurrency levels. Every
+/// request carries a genuine signedPayload (verified by the server: one ES256 check per request,
+/// the chain from its cache) and walks all 1,000 rules; offers are also signed.
+@Sendable func serveBenchmark(_ arguments: [String]) async throws {
+    func option(_ name: String) -> String? {
+        arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+    }
+    let duration = option("--duration").flatMap(Double.init) ?? 4
+    let levels = option("--concurrency").map { $0.split(separator: ",").compactMap { Int($0) } } ?? [1, 8, 64]
+    let binary = option("--binary") ?? Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("retention-sync").path
+
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-bench-\(getpid())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let chain = try AppleStyleSigningChain(name: "bench")
+    try Data(chain.root.pem.utf8).write(to: directory.appendingPathComponent("root.pem"))
+    try Data(ES256PrivateKey.generate().pkcs8PEM.utf8).write(to: directory.appendingPathComponent("offer.p8"))
+    try serveSnapshot().sealed().encoded().write(to: directory.appendingPathComponent("snapshot.json"))
+
+    let server = Process()
+    server.executableURL = URL(fileURLWithPath: binary)
+    server.arguments = ["serve", "--env", "production", "--snapshot-store", "snapshot.json", "--root", "root.pem",
+                        "--listen", "127.0.0.1:0", "--path", "/apple", "--max-connections", "256"]
+    server.currentDirectoryURL = directory
+    server.environment = ["RETENTION_SYNC_KEY_ID": "BENCHKEY01", "RETENTION_SYNC_ISSUER_ID": "57246542-96fe-1a63-e053-0824d011072a",
+                          "RETENTION_SYNC_PRIVATE_KEY_FILE": "offer.p8"]
+    let announced = directory.appendingPathComponent("server.stdout")
+    _ = FileManager.default.createFile(atPath: announced.path, contents: nil)
+    server.standardOutput = try FileHandle(forWritingTo: announced)
+    // One JSON line per request: written as in production, but not kept.
+    server.standardError = FileHandle.nullDevice
+    try server.run()
+    defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
+    var port: UInt16?
+    for _ in 0..<500 where port == nil {
+        let text = (try? String(contentsOf: announced, encoding: .utf8)) ?? ""
+        if let range = text.range(of: "http://127.0.0.1:") {
+            port = UInt16(text[range.upperBound...].prefix { $0.isNumber })
+        } else {
+            usleep(20_000)
+        }
+    }
+    guard let port else { throw BenchmarkError("serve did not start (\(binary))") }
+
+    print("serve: retention-sync serve (its own process) on 127.0.0.1:\(port), 1,000-rule snapshot, every rule evaluated;")
+    print("       keep-alive clients in this process, \(duration) s per run, genuine signedPayloads (fresh ES256 check each)")
+    print(String(repeating: " ", count: 40) + "req/s     p50      p99    p99.9   server CPU/req   errors")
+    for (label, product) in [("message", "com.example.monthly"), ("promotional offer (signed)", "com.example.weekly")] {
+        // Distinct payloads per connection, signed now so they stay inside --max-age for the run.
+        let payloads = try (0..<64).map { index in
+            let request = DecodedRealtimeRequestBody(
+                originalTransactionId: String(2_000_000_000_000_000 + index), appAppleId: 1_234_567_890, productId: product,
+                userLocale: "en-US", requestIdentifier: UUID().uuidString.lowercased(), environment: "Production",
+                signedDate: Int64(Date().timeIntervalSince1970 * 1000))
+            let signed = try chain.sign(payloadJSON: Array(try CanonicalJSON.encode(request)))
+            let body = #"{"signedPayload":"\#(signed)"}"#
+            return Array("POST /apple HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
+        }
+        for concurrency in levels {
+            let cpuBefore = processCPUSeconds(server.processIdentifier)
+            let result = runLoad(port: port, concurrency: concurrency, duration: duration, payloads: payloads)
+            let cpu = processCPUSeconds(server.processIdentifier) - cpuBefore
+            var latencies = result.latencies
+            latencies.sort()
+            func percentile(_ p: Double) -> String {
+                guard !latencies.isEmpty else { return "-" }
+                return String(format: "%.2f ms", Double(latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]) / 1e6)
+            }
+            let rate = Double(latencies.count) / result.seconds
+            let cpuPerRequest = latencies.isEmpty ? 0 : cpu / Double(latencies.count) * 1e6
+            print("  \(label), concurrency \(concurrency)".padding(toLength: 38, withPad: " ", startingAt: 0)
+                  + String(format: "%7.0f", rate) + "  " + percentile(0.5) + "  " + percentile(0.99) + "  " + percentile(0.999)
+                  + String(format: "   %6.0f µs", cpuPerRequest) + "   \(result.errors)")
+        }
+    }
+    print("  server peak RSS: \(peakRSS(server.processIdentifier)) (VmHWM)")
+    kill(server.processIdentifier, SIGTERM)
+    server.waitUntilExit()
+}
+
+struct BenchmarkError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// 998 rules that name both benchmark products but miss on locale, window or split, then a message
+/// rule for monthly and an offer rule for weekly.
+private func serveSnapshot() -> RuntimeSnapshot {
+    let products = ["com.example.monthly", "com.example.weekly"]
+    let identifier = { (index: Int) -> String in
+        let suffix = String(index)
+        return "00000000-0000-5000-8000-" + String(repeating: "0", count: 12 - suffix.count) + suffix
+    }
+    var rules: [SnapshotRule] = []
+    for index in 0..<998 {
+        var match = SnapshotMatch(products: products + ["com.example.product\(index % 50)"])
+        switch index % 3 {
+        case 0: match.locales = ["de-DE", "ja-JP"]
+        case 1:
+            match.notBefore = 1_700_000_000_000
+            match.notAfter = 1_750_000_000_000
+        default:
+            match.split = SnapshotSplit(salt: "group-\(index % 20)", lowerBucket: 0, upperBucket: 1)
+            match.locales = ["en-US"]
+        }
+        rules.append(SnapshotRule(id: "flow\(index / 100)/rule\(index)", version: "0123456789abcdef", match: match,
+                                  response: SnapshotResponse(kind: .message, message: "m\(index)", messageIdentifiers: ["en-US": identifier(index)])))
+    }
+    rules.append(SnapshotRule(id: "monthly/message", version: "0123456789abcdef", match: SnapshotMatch(products: [products[0]]),
+                              response: SnapshotResponse(kind: .message, message: "stay", messageIdentifiers: ["en-US": identifier(998)])))
+    rules.append(SnapshotRule(id: "weekly/offer", version: "0123456789abcdef", match: SnapshotMatch(products: [products[1]]),
+                              response: SnapshotResponse(kind: .promotionalOffer, message: "offer",
+                                                         messageIdentifiers: ["en-US": identifier(999)], offerIdentifier: "winback-50")))
+    return RuntimeSnapshot(bundleId: "com.example.app", appAppleId: 1_234_567_890, environment: .production,
+                           localeFallbacks: [:], rules: rules)
+}
+
+private final class LoadResult: @unchecked Sendable {
+    let lock = NSLock()
+    var latencies: [UInt64] = []
+    var errors = 0
+    var seconds = 0.0
+}
+
+/// `concurrency` threads, each with one keep-alive connection, sending until `duration` passes
+/// (and at most 2,000,000 requests in all).
+private func runLoad(port: UInt16, concurrency: Int, duration: Double, payloads: [[UInt8]]) -> LoadResult {
+    let result = LoadResult()
+    let group = DispatchGroup()
+    let start = DispatchTime.now().uptimeNanoseconds
+    let end = start + UInt64(duration * 1e9)
+    let perThreadCap = 2_000_000 / concurrency
+    for worker in 0..<concurrency {
+        group.enter()
+        let thread = Thread {
+            defer { group.leave() }
+            var latencies: [UInt64] = []
+            latencies.reserveCapacity(100_000)
+            var errors = 0
+            var connection = LoadConnection(port: port)
+            let payload = payloads[worker % payloads.count]
+            while latencies.count < perThreadCap {
+                let before = DispatchTime.now().uptimeNanoseconds
+                if before >= end { break }
+                if connection == nil { connection = LoadConnection(port: port) }
+                guard let open = connection, open.exchange(payload) else {
+                    errors += 1
+                    connection?.close()
+                    connection = nil
+                    continue
+                }
+                latencies.append(DispatchTime.now().uptimeNanoseconds - before)
+            }
+            connection?.close()
+            result.lock.withLock {
+                result.latencies += latencies
+                result.errors += errors
+            }
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+    group.wait()
+    result.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    return result
+}
+
+/// One blocking keep-alive connection; `exchange` sends a request and reads a 200 answer.
+private struct LoadConnection {
+    let descriptor: Int32
+    private let buffer: UnsafeMutableRawBufferPointer
+
+    init?(port: UInt16) {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.descriptor = descriptor
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            Glibc.close(descriptor)
+            return nil
+        }
+        var on: Int32 = 1
+        _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        buffer = .allocate(byteCount: 16 * 1024, alignment: 1)
+    }
+
+    func close() {
+        Glibc.close(descriptor)
+        buffer.deallocate()
+    }
+
+    func exchange(_ request: [UInt8]) -> Bool {
+        let sent = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard sent == request.count else { return false }
+        var filled = 0
+        while true {
+            let count = recv(descriptor, buffer.baseAddress! + filled, buffer.count - filled, 0)
+            guard count > 0 else { return false }
+            filled += count
+            let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<filled])
+            guard let headEnd = find(bytes, [13, 10, 13, 10]) else { continue }
+            let head = String(decoding: bytes[0..<headEnd], as: UTF8.self)
+            guard head.hasPrefix("HTTP/1.1 200") else { return false }
+            let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+            if filled >= headEnd + 4 + length { return true }
+        }
+    }
+
+    private func find(_ bytes: UnsafeRawBufferPointer, _ pattern: [UInt8]) -> Int? {
+        guard bytes.count >= pattern.count else { return nil }
+        for index in 0...(bytes.count - pattern.count) where bytes[index] == pattern[0] {
+            if bytes[index + 1] == pattern[1] && bytes[index + 2] == pattern[2] && bytes[index + 3] == pattern[3] { return index }
+        }
+        return nil
+    }
+}
+
+/// User plus system CPU seconds the process has used, from /proc.
+private func processCPUSeconds(_ pid: Int32) -> Double {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")") else { return 0 }
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    // After the command name: state is field 3, utime 14 and stime 15 (1-based in proc(5)).
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
+private func peakRSS(_ pid: Int32) -> String {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return "unknown" }
+    let kilobytes = Double(line.split(separator: " ").dropFirst().first.map(String.init) ?? "") ?? 0
+    return String(format: "%.1f MB", kilobytes / 1024)
+}
