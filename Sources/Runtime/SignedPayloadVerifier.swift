@@ -45,31 +45,42 @@ public struct SignedPayloadVerifier: Sendable {
         chainCache = VerifiedChainCache()
     }
 
+    private static func trimmed(_ text: String) -> String {
+        let edges = [text.utf8.first, text.utf8.last].compactMap { $0 }
+        guard edges.contains(where: { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) else { return text }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// How many chain verifications were answered from the cache (for metrics and tests).
     public var chainCacheHits: Int { chainCache.hits }
 
     public func verify(signedPayload: String) throws(SignedPayloadError) -> DecodedRealtimeRequestBody {
-        let jws: DecodedJWS
-        do {
-            jws = try JWS.decode(signedPayload.trimmingCharacters(in: .whitespacesAndNewlines))
-        } catch {
-            throw .malformed(error.description)
+        // Split by hand on the bytes: the header (the certificates, most of the bytes) is decoded
+        // only when its exact text is not already in the cache of verified chains.
+        let compact = Array(Self.trimmed(signedPayload).utf8)
+        let dots = compact.indices.filter { compact[$0] == UInt8(ascii: ".") }
+        guard dots.count == 2 else {
+            throw .malformed("a compact JWS has three dot-separated parts; this has \(dots.count + 1)")
         }
-        guard jws.header.alg == "ES256" else { throw .unsupportedAlgorithm(jws.header.alg) }
-        guard let x5c = jws.header.x5c else { throw .malformed("the JWS header has no x5c certificate chain") }
-        guard x5c.count == 3 else { throw .wrongCertificateCount(x5c.count) }
+        let headerSegment = String(decoding: compact[..<dots[0]], as: UTF8.self)
+        guard let payloadJSON = Base64URL.decode(String(decoding: compact[(dots[0] + 1)..<dots[1]], as: UTF8.self)) else {
+            throw .malformed("the JWS payload is not base64url")
+        }
+        guard let signature = Base64URL.decode(String(decoding: compact[(dots[1] + 1)...], as: UTF8.self)) else {
+            throw .malformed("the JWS signature is not base64url")
+        }
         // The date to verify at comes from the payload before its signature is checked, as in Apple's
         // own libraries: a forged date cannot help, because the chain and signature must still verify.
         let wire: WirePayload
         do {
-            wire = try JSONDecoder().decode(WirePayload.self, from: Data(jws.payloadJSON))
+            wire = try JSONDecoder().decode(WirePayload.self, from: Data(payloadJSON))
         } catch {
             throw .malformed("the payload is not a DecodedRealtimeRequestBody (\(error))")
         }
         let current = now()
         let date = onlineChecks ? current : Date(timeIntervalSince1970: Double(wire.signedDate) / 1000)
-        let key = try leafKey(x5c: x5c, at: date, now: current)
-        guard jws.verify(with: key) else { throw .badSignature }
+        let key = try leafKey(headerSegment: headerSegment, at: date, now: current)
+        guard key.verify(signature: signature, message: Array(compact[..<dots[1]])) else { throw .badSignature }
 
         // Apple's libraries skip verification for these; a server must never answer them.
         guard wire.environment != "Xcode", wire.environment != "LocalTesting" else {
@@ -92,11 +103,21 @@ public struct SignedPayloadVerifier: Sendable {
                                           environment: wire.environment, signedDate: wire.signedDate)
     }
 
-    /// The leaf's key once the chain has verified at `date`, from the cache when this exact chain
-    /// verified recently and `date` lies inside every certificate's validity window.
-    private func leafKey(x5c: [String], at date: Date, now: Date) throws(SignedPayloadError) -> ES256PublicKey {
-        let cacheKey = x5c.joined(separator: ".")
-        if let key = chainCache.key(for: cacheKey, at: date, now: now) { return key }
+    /// The leaf's key once the chain in the header has verified at `date`, from the cache when this
+    /// exact header verified recently and `date` lies inside every certificate's validity window.
+    private func leafKey(headerSegment: String, at date: Date, now: Date) throws(SignedPayloadError) -> ES256PublicKey {
+        if let key = chainCache.key(for: headerSegment, at: date, now: now) { return key }
+        guard let headerJSON = Base64URL.decode(headerSegment) else { throw .malformed("the JWS header is not base64url") }
+        let header: JWSHeader
+        do {
+            header = try JSONDecoder().decode(JWSHeader.self, from: Data(headerJSON))
+        } catch {
+            throw .malformed("the JWS header is not a JSON object with a string 'alg'")
+        }
+        guard header.alg == "ES256" else { throw .unsupportedAlgorithm(header.alg) }
+        guard let x5c = header.x5c else { throw .malformed("the JWS header has no x5c certificate chain") }
+        guard x5c.count == 3 else { throw .wrongCertificateCount(x5c.count) }
+        let cacheKey = headerSegment
         var chain: [X509Certificate] = []
         for (index, encoded) in x5c.enumerated() {
             do {
@@ -141,7 +162,7 @@ private struct WirePayload: Decodable {
     var signedDate: Int64
 }
 
-/// Recently verified chains, keyed by their exact `x5c` text, bounded in count and age.
+/// Recently verified chains, keyed by the exact JWS header text that carried them, bounded in count and age.
 private final class VerifiedChainCache: Sendable {
     struct Entry {
         var key: ES256PublicKey

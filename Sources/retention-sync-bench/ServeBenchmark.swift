@@ -2,6 +2,8 @@ import Crypto
 import Foundation
 import RetentionMessaging
 import Runtime
+import RealtimeServer
+import HTTP
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,6 +27,10 @@ import Glibc
     try Data(chain.root.pem.utf8).write(to: directory.appendingPathComponent("root.pem"))
     try Data(ES256PrivateKey.generate().pkcs8PEM.utf8).write(to: directory.appendingPathComponent("offer.p8"))
     try serveSnapshot().sealed().encoded().write(to: directory.appendingPathComponent("snapshot.json"))
+
+    if arguments.contains("--components") {
+        try componentCosts(chain: chain, snapshot: directory.appendingPathComponent("snapshot.json"))
+    }
 
     let server = Process()
     server.executableURL = URL(fileURLWithPath: binary)
@@ -85,6 +91,39 @@ import Glibc
     print("  server peak RSS: \(peakRSS(server.processIdentifier)) (VmHWM)")
     kill(server.processIdentifier, SIGTERM)
     server.waitUntilExit()
+}
+
+/// What one request costs in this process, step by step, without sockets.
+private func componentCosts(chain: AppleStyleSigningChain, snapshot: URL) throws {
+    let request = DecodedRealtimeRequestBody(
+        originalTransactionId: "2000000000000001", appAppleId: 1_234_567_890, productId: "com.example.monthly",
+        userLocale: "en-US", requestIdentifier: UUID().uuidString.lowercased(), environment: "Production",
+        signedDate: Int64(Date().timeIntervalSince1970 * 1000))
+    let signed = try chain.sign(payloadJSON: Array(try CanonicalJSON.encode(request)))
+    let verifier = SignedPayloadVerifier(trustedRoots: [chain.root], appAppleId: 1_234_567_890, environment: .production, maxAge: 300)
+    let loaded = try RuntimeSnapshot.load(contentsOf: snapshot)
+    let engine = DecisionEngine(snapshot: loaded, signer: nil)
+    let service = RealtimeService(configuration: .init(
+        endpoints: [RealtimeEndpoint(path: "/apple", environment: .production, source: FileSnapshotSource(path: snapshot.path))],
+        trustedRoots: [chain.root], signingKey: nil), log: RequestLog(sink: { _ in }))
+    service.reloadSnapshots()
+    let body = Data(#"{"signedPayload":"\#(signed)"}"#.utf8)
+    let httpRequest = HTTPServerRequest(method: "POST", target: "/apple", headers: [("Content-Length", "\(body.count)")], body: body)
+    struct Body: Decodable { var signedPayload: String }
+    func measure(_ label: String, _ work: () throws -> Void) rethrows {
+        let count = 2_000
+        try work()
+        let start = DispatchTime.now().uptimeNanoseconds
+        for _ in 0..<count { try work() }
+        let micros = Double(DispatchTime.now().uptimeNanoseconds - start) / Double(count) / 1000
+        print("  \(label.padding(toLength: 44, withPad: " ", startingAt: 0)) \(String(format: "%6.1f", micros)) µs")
+    }
+    print("serve: one request's steps in this process (mean of 2,000)")
+    try measure("decode the body (JSONDecoder)") { _ = try JSONDecoder().decode(Body.self, from: body) }
+    try measure("JWS.decode") { _ = try JWS.decode(signed) }
+    try measure("verify (chain cached, one ES256 check)") { _ = try verifier.verify(signedPayload: signed) }
+    try measure("decide (1,000 rules)") { _ = try engine.decide(request) }
+    measure("whole request without sockets (handle)") { _ = service.handle(httpRequest) }
 }
 
 struct BenchmarkError: Error, CustomStringConvertible {
