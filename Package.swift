@@ -5,10 +5,11 @@ import PackageDescription
 //   1. C wrappers: CYAML, COpenSSL, CCurl — each C library wrapped once.
 //   2. Foundation-only vocabulary: Basics (source locations, edit distance) and
 //      RetentionMessagingModels (Apple's models, limits, PNG facts, canonical JSON).
-//   3. YAML (libyaml), Crypto (OpenSSL), HTTP (libcurl).
+//   3. YAML (libyaml), Crypto (OpenSSL libcrypto), TLS (OpenSSL libssl), HTTP (libcurl, and the server over TLS).
 //   4. Manifests (offline: YAML + Crypto + models) and Runtime (embeddable: Crypto + models) —
 //      neither links libcurl; RetentionMessaging, the API client (HTTP + Crypto + models).
-//   5. Emulator, StateStore (the state document and its file and S3 stores) and Reconciler.
+//   5. Emulator, StateStore (the state document and its file and S3 stores), Reconciler and
+//      RealtimeServer (`serve`: Runtime behind the HTTP server).
 //   6. RetentionSyncCommands, then the two executables.
 let package = Package(
     name: "retention-sync",

@@ -1,6 +1,6 @@
 public import Crypto
 import Foundation
-public import RetentionMessaging
+public import RetentionMessagingModels
 import Runtime
 import Synchronization
 #if canImport(Glibc)
@@ -10,14 +10,14 @@ import Glibc
 /// One environment served on one path, from one snapshot source.
 public struct RealtimeEndpoint: Sendable {
     public var path: String
-    public var environment: RetentionMessaging.Environment
+    public var environment: RetentionMessagingModels.Environment
     public var source: any SnapshotSource
     /// The App's id and bundle id when known up front (from the App manifest); otherwise the first
     /// snapshot loaded fixes them and later snapshots must agree.
     public var appAppleId: Int64?
     public var bundleId: String?
 
-    public init(path: String, environment: RetentionMessaging.Environment, source: any SnapshotSource,
+    public init(path: String, environment: RetentionMessagingModels.Environment, source: any SnapshotSource,
                 appAppleId: Int64? = nil, bundleId: String? = nil) {
         self.path = path
         self.environment = environment

@@ -1,7 +1,7 @@
 public import Crypto
 public import Foundation
 public import HTTP
-import RetentionMessaging
+import RetentionMessagingModels
 import Runtime
 import Synchronization
 

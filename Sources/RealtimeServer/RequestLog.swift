@@ -1,5 +1,5 @@
 import Crypto
-public import Foundation
+import Foundation
 
 /// One JSON line per request (and per snapshot event) on standard error, keys sorted. It never
 /// holds the signedPayload, a signature, a key or a raw originalTransactionId: the transaction is

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import RetentionMessaging
+import RetentionMessagingModels
 import Runtime
 import RealtimeServer
 import HTTP

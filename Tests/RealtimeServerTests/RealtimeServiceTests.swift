@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import HTTP
 import RealtimeServer
-import RetentionMessaging
+import RetentionMessagingModels
 import Runtime
 import Testing
 
@@ -134,7 +134,7 @@ struct RealtimeServiceTests {
     @Test("a corrupt snapshot, or one for another app or environment, is refused and the previous one keeps serving")
     func refusedSnapshots() async throws {
         let running = try RunningService(snapshot: try snapshot())
-        var tampered = try String(decoding: try snapshot(monthlyMessage: otherMessageId).encoded(), as: UTF8.self)
+        var tampered = String(decoding: try snapshot(monthlyMessage: otherMessageId).encoded(), as: UTF8.self)
         tampered = tampered.replacingOccurrences(of: otherMessageId, with: alternateMessageId)
         let refusals: [(Data, String)] = [
             (Data("{ not json".utf8), "unparsable"),

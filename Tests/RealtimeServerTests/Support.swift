@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import HTTP
 import RealtimeServer
-import RetentionMessaging
+import RetentionMessagingModels
 import Runtime
 import Synchronization
 import Testing
@@ -19,7 +19,7 @@ let otherMessageId = "00000000-0000-5000-8000-000000000004"
 
 /// A snapshot that answers monthly with a message, yearly with the monthly plan, weekly with an
 /// offer, and nothing else; `messageFor` changes the monthly message (to tell two snapshots apart).
-func snapshot(environment: RetentionMessaging.Environment = .production, app: Int64 = appAppleId,
+func snapshot(environment: RetentionMessagingModels.Environment = .production, app: Int64 = appAppleId,
               bundle: String = bundleId, monthlyMessage: String = messageId, extraRules: Int = 0) throws -> RuntimeSnapshot {
     var rules = [
         SnapshotRule(id: "monthly-message", version: "0123456789abcdef", match: SnapshotMatch(products: [monthly]),

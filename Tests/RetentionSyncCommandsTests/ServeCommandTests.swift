@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import HTTP
-import RetentionMessaging
+import RetentionMessagingModels
 import RetentionSyncCommands
 import Runtime
 import Testing

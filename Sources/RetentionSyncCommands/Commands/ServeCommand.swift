@@ -5,6 +5,7 @@ import HTTP
 import Manifests
 import RealtimeServer
 import RetentionMessaging
+import RetentionMessagingModels
 import TLS
 #if canImport(Glibc)
 import Glibc
@@ -72,9 +73,9 @@ struct ServeCommand: Command {
         guard let environmentText else {
             throw CommandError("serve needs --env sandbox, production, or sandbox,production", exitCode: .usage)
         }
-        var environments: [RetentionMessaging.Environment] = []
+        var environments: [RetentionMessagingModels.Environment] = []
         for name in environmentText.split(separator: ",") {
-            guard let environment = RetentionMessaging.Environment(rawValue: name.lowercased()) else {
+            guard let environment = RetentionMessagingModels.Environment(rawValue: name.lowercased()) else {
                 throw CommandError("unknown environment '\(name)'; use sandbox or production", exitCode: .usage)
             }
             if !environments.contains(environment) { environments.append(environment) }
