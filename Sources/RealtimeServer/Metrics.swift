@@ -92,7 +92,12 @@ public final class RealtimeMetrics: Sendable {
 
     private func labels(_ values: [String: String]) -> String {
         values.keys.sorted().map { key in
-            let escaped = values[key]!.replacingOccurrences(of: "\\", with: "\\\\")
+            let value = values[key]!
+            // Most values need no escaping; checking the bytes first keeps the request path cheap.
+            guard value.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 == 10 }) else {
+                return "\(key)=\"\(value)\""
+            }
+            let escaped = value.replacingOccurrences(of: "\\", with: "\\\\")
                 .replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
             return "\(key)=\"\(escaped)\""
         }.joined(separator: ",")

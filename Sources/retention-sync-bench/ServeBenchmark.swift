@@ -122,7 +122,16 @@ private func componentCosts(chain: AppleStyleSigningChain, snapshot: URL) throws
     try measure("decode the body (JSONDecoder)") { _ = try JSONDecoder().decode(Body.self, from: body) }
     try measure("JWS.decode") { _ = try JWS.decode(signed) }
     try measure("verify (chain cached, one ES256 check)") { _ = try verifier.verify(signedPayload: signed) }
+    let parts = signed.split(separator: ".")
+    let signingInput = Array("\(parts[0]).\(parts[1])".utf8)
+    let signature = try Base64URL.decode(String(parts[2])).map { $0 } ?? []
+    let leafKey = chain.leaf.publicKey!
+    measure("ES256 signature check alone") { _ = leafKey.verify(signature: signature, message: signingInput) }
+    let offerKey = ES256PrivateKey.generate()
+    try measure("ES256 signature alone (offer signing)") { _ = try offerKey.sign(signingInput) }
     try measure("decide (1,000 rules)") { _ = try engine.decide(request) }
+    let answer = RealtimeResponseBody(message: RealtimeMessage(messageIdentifier: "00000000-0000-5000-8000-000000000001"))
+    try measure("encode the answer (CanonicalJSON)") { _ = try CanonicalJSON.encode(answer) }
     measure("whole request without sockets (handle)") { _ = service.handle(httpRequest) }
 }
 
