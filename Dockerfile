@@ -2,13 +2,13 @@
 # three system libraries it links (libyaml, OpenSSL, libcurl). The Swift runtime and Foundation
 # are linked statically, so the runtime image carries no toolchain.
 #
-#   docker build -t retention-sync .
+#   docker build -t retention-sync .   (the release workflow pushes ghcr.io/retention-sync/retention-sync)
 #   docker run --rm -p 8443:8443 -v "$PWD/serve:/serve:ro" retention-sync \
 #     serve --env production --snapshot-store /serve/production-snapshot.json \
 #     --root /serve/AppleRootCA-G3.cer --listen 0.0.0.0:8443 \
 #     --tls-cert /serve/tls/cert.pem --tls-key /serve/tls/key.pem
 
-ARG SWIFT_IMAGE=swift:6.1-bookworm
+ARG SWIFT_IMAGE=swift:6.3-bookworm
 ARG RUNTIME_IMAGE=debian:bookworm-slim
 
 FROM ${SWIFT_IMAGE} AS build
@@ -16,9 +16,10 @@ RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends libyaml-dev libssl-dev libcurl4-openssl-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-# Package.swift first, so a change to the sources alone reuses the resolved package layer.
 COPY Package.swift ./
 COPY Sources ./Sources
+# SwiftPM checks every declared target's directory, test targets included, before building one product.
+COPY Tests ./Tests
 RUN swift build -c release --static-swift-stdlib --product retention-sync \
  && install -D "$(swift build -c release --show-bin-path)/retention-sync" /out/retention-sync
 
