@@ -114,11 +114,19 @@ final class ServerCore: @unchecked Sendable {
             }
         }
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        // A request still arriving after requestTimeout would be cut off anyway; stop reading it.
+        var lateReaders: ContinuousClock.Instant? = .now + .milliseconds(Int(configuration.requestTimeout * 1000))
         var drained = false
         while ContinuousClock.now < deadline {
             if lock.withLock({ connections.isEmpty }) {
                 drained = true
                 break
+            }
+            if let late = lateReaders, ContinuousClock.now >= late {
+                lock.withLock {
+                    for connection in connections { _ = shutdown(connection, Int32(SHUT_RD)) }
+                }
+                lateReaders = nil
             }
             usleep(5_000)
         }
