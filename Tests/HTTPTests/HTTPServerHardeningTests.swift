@@ -3,6 +3,14 @@ import HTTP
 import Testing
 import TLS
 
+/// Runs blocking work on a thread of its own: Swift's concurrency pool is small (two threads here)
+/// and the servers' async handlers in other tests need it.
+func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
+    }
+}
+
 /// Runs the `openssl` command line tool; returns its exit status.
 @discardableResult
 func openssl(_ arguments: [String], in directory: URL) throws -> Int32 {
@@ -65,7 +73,7 @@ struct HTTPServerHardeningTests {
         let holder = try HeldConnection(port: server.port)
         defer { holder.close() }
         // The held connection answers once, so it is surely admitted before the second one arrives.
-        #expect(holder.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").hasPrefix("HTTP/1.1 200 "))
+        #expect(try await onThread { holder.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n") }.hasPrefix("HTTP/1.1 200 "))
         let refused = try await rawExchange(port: server.port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(refused.hasPrefix("HTTP/1.1 503 "))
     }
@@ -83,26 +91,26 @@ struct HTTPServerHardeningTests {
         })
         let idle = try HeldConnection(port: server.port)
         defer { idle.close() }
-        #expect(idle.exchange("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n").hasPrefix("HTTP/1.1 200 "))
+        #expect(try await onThread { idle.exchange("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n") }.hasPrefix("HTTP/1.1 200 "))
         async let slow = rawExchange(port: server.port, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
         await withCheckedContinuation { continuation in
             Thread { started.wait(); continuation.resume() }.start()
         }
-        let drained = Task.detached { server.drain(timeout: 10) }
+        async let drained = onThread { server.drain(timeout: 10) }
         try await Task.sleep(for: .milliseconds(100))
         release.signal()
         let answer = try await slow
         #expect(answer.hasPrefix("HTTP/1.1 200 "))
         #expect(answer.contains("Connection: close"))
         #expect(answer.hasSuffix("done"))
-        #expect(await drained.value)
-        #expect(idle.readToEnd().isEmpty)
+        #expect(try await drained)
+        #expect(try await onThread { idle.readToEnd() }.isEmpty)
         await #expect(throws: HTTPError.self) { try await rawExchange(port: server.port, "GET / HTTP/1.1\r\n\r\n") }
     }
 
     @Test("HTTPS with a certificate made by openssl serves TLS 1.2 and 1.3 and refuses TLS 1.1")
     func servesTLS() async throws {
-        let made = try makeServerCertificate()
+        let made = try await onThread { try makeServerCertificate() }
         defer { try? FileManager.default.removeItem(at: made.directory) }
         let context = try TLSContext(certificateFile: made.cert, keyFile: made.key)
         let server = try HTTPServer(configuration: HTTPServerConfiguration(tls: context), handler: echo)
@@ -115,15 +123,15 @@ struct HTTPServerHardeningTests {
             #expect(response.body == Data("over TLS".utf8))
         }
         let port = "127.0.0.1:\(server.port)"
-        #expect(try openssl(["s_client", "-connect", port, "-tls1_2", "-brief"], in: made.directory) == 0)
-        #expect(try openssl(["s_client", "-connect", port, "-tls1_3", "-brief"], in: made.directory) == 0)
-        #expect(try openssl(["s_client", "-connect", port, "-tls1_1", "-brief"], in: made.directory) != 0)
+        #expect(try await onThread { try openssl(["s_client", "-connect", port, "-tls1_2", "-brief"], in: made.directory) } == 0)
+        #expect(try await onThread { try openssl(["s_client", "-connect", port, "-tls1_3", "-brief"], in: made.directory) } == 0)
+        #expect(try await onThread { try openssl(["s_client", "-connect", port, "-tls1_1", "-brief"], in: made.directory) } != 0)
     }
 
     @Test("a replaced TLS context serves the new certificate to new connections")
     func replacedCertificate() async throws {
-        let first = try makeServerCertificate(commonName: "first")
-        let second = try makeServerCertificate(commonName: "second")
+        let first = try await onThread { try makeServerCertificate(commonName: "first") }
+        let second = try await onThread { try makeServerCertificate(commonName: "second") }
         defer {
             try? FileManager.default.removeItem(at: first.directory)
             try? FileManager.default.removeItem(at: second.directory)
@@ -141,9 +149,9 @@ struct HTTPServerHardeningTests {
     }
 
     @Test("a TLS key that does not match its certificate is refused, naming the file")
-    func mismatchedKey() throws {
-        let first = try makeServerCertificate()
-        let second = try makeServerCertificate()
+    func mismatchedKey() async throws {
+        let first = try await onThread { try makeServerCertificate() }
+        let second = try await onThread { try makeServerCertificate() }
         defer {
             try? FileManager.default.removeItem(at: first.directory)
             try? FileManager.default.removeItem(at: second.directory)

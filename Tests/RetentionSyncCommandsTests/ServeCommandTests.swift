@@ -6,9 +6,16 @@ import RetentionSyncCommands
 import Runtime
 import Testing
 
+/// Runs blocking work on a thread of its own, keeping Swift's small concurrency pool free.
+private func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
+    }
+}
+
 /// `retention-sync serve` as a real process on a free loopback port, with an Apple-style chain,
 /// a snapshot file and (for TLS) a certificate made by the openssl tool.
-private struct ServeSetup {
+private struct ServeSetup: Sendable {
     let directory: URL
     let chain: AppleStyleSigningChain
     let snapshot: RuntimeSnapshot
@@ -67,7 +74,7 @@ struct ServeCommandTests {
     func servesTLSAndReloadsOnSIGHUP() async throws {
         let setup = try ServeSetup()
         defer { try? FileManager.default.removeItem(at: setup.directory) }
-        try setup.makeCertificate()
+        try await onThread { try setup.makeCertificate() }
         let firstCertificate = setup.directory.appendingPathComponent("first-cert.pem")
         try FileManager.default.copyItem(at: setup.directory.appendingPathComponent("cert.pem"), to: firstCertificate)
         let (child, url) = try await setup.start(["--tls-cert", "cert.pem", "--tls-key", "key.pem"], name: "tls")
@@ -77,7 +84,7 @@ struct ServeCommandTests {
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == #"{"message":{"messageIdentifier":"\#(ServeSetup.messageId)"}}"#)
 
-        try setup.makeCertificate()
+        try await onThread { try setup.makeCertificate() }
         kill(child.process.processIdentifier, SIGHUP)
         for _ in 0..<500 where !child.errors.contains("tls_reloaded") { try await Task.sleep(for: .milliseconds(20)) }
         #expect(child.errors.contains("tls_reloaded"))
@@ -104,7 +111,7 @@ struct ServeCommandTests {
         kill(child.process.processIdentifier, SIGTERM)
         try await Task.sleep(for: .milliseconds(200))
         connection.send(Array(body.dropFirst(half)))
-        let answer = connection.readToEnd()
+        let answer = try await onThread { connection.readToEnd() }
         #expect(answer.hasPrefix("HTTP/1.1 200 "))
         #expect(answer.contains("Connection: close"))
         #expect(answer.hasSuffix(#"{"message":{"messageIdentifier":"\#(ServeSetup.messageId)"}}"#))
@@ -147,7 +154,7 @@ struct ServeCommandTests {
 }
 
 /// A raw keep-alive connection that sends a request in pieces.
-private final class RequestInFlight {
+private final class RequestInFlight: @unchecked Sendable {
     let descriptor: Int32
 
     init(port: UInt16) throws {
