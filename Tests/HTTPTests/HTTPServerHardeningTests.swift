@@ -68,7 +68,7 @@ struct HTTPServerHardeningTests {
 
     @Test("connections beyond the configured count are refused with 503")
     func connectionLimit() async throws {
-        let server = try HTTPServer(configuration: HTTPServerConfiguration(maxConnections: 1, idleTimeout: 5),
+        let server = try HTTPServer(configuration: HTTPServerConfiguration(maxConnections: 1, idleTimeout: 120),
                                     synchronousHandler: { _ in HTTPResponse(status: 200) })
         let holder = try HeldConnection(port: server.port)
         defer { holder.close() }
