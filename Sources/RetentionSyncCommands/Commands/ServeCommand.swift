@@ -17,57 +17,77 @@ import Darwin
 struct ServeCommand: Command {
     static let name = "serve"
     static let summary = "Answer Apple's realtime requests (the realtime URL)"
-    static let help = """
-    Usage: retention-sync serve --env ENV[,ENV] --root FILE[,FILE…] [--manifests DIR | --snapshot-store FILE]
-                                [--listen HOST:PORT] [--path PATH] [--tls-cert FILE --tls-key FILE]
-                                [--max-age SECONDS] [--poll-interval SECONDS] [--max-connections N]
+    static let env = Option("--env", value: "ENV[,ENV]", help: [
+        "sandbox, production, or both (each on its own path; both needs --manifests)",
+    ])
+    static let root = Option("--root", value: "FILE[,FILE…]", completion: .file, help: [
+        "Root certificates Apple's chain must lead to (Apple Root CA - G3, PEM or DER,",
+        "from https://www.apple.com/certificateauthority/)",
+    ])
+    static let manifests = Option("--manifests", value: "DIR", completion: .directory, help: [
+        "Serve the snapshot at the App's environments.<env>.snapshotPath, relative",
+        "to DIR (default: manifests); also fixes the App's bundle id and appAppleId",
+    ])
+    static let snapshotStore = Option("--snapshot-store", value: "FILE", completion: .file,
+                                      help: ["Serve the snapshot in FILE instead (one environment only)"])
+    static let listen = Option("--listen", value: "HOST:PORT", help: [
+        "Address to listen on (default 127.0.0.1:8080; 0.0.0.0:8443 for every IPv4",
+        "interface, [::]:8443 for IPv6)",
+    ])
+    static let path = Option("--path", value: "PATH", help: [
+        "The realtime path (one environment only; default: the path of the App's",
+        "environments.<env>.realtimeURL, else /apple/<env>)",
+    ])
+    static let tlsCert = Option("--tls-cert", value: "FILE", completion: .file, help: [
+        "Serve HTTPS (TLS 1.2 and 1.3) with this PEM certificate chain, leaf first",
+    ])
+    static let tlsKey = Option("--tls-key", value: "FILE", completion: .file, help: [
+        "Its PEM private key; both files are re-read on SIGHUP. Without the two:",
+        "plain HTTP, for a TLS proxy or load balancer in front",
+    ])
+    static let maxAge = Option("--max-age", value: "SECONDS", help: ["Refuse a signedDate further than this from now (default 300)"])
+    static let pollInterval = Option("--poll-interval", value: "SECONDS", help: ["How often to look for a new snapshot (default 5)"])
+    static let maxConnections = Option("--max-connections", value: "N", help: ["Connections served at once (default 512)"])
 
-    Answers Apple's realtime "Get Retention Message" POSTs from the published runtime snapshot:
-    verifies the signedPayload as Apple's libraries do, decides, signs promotional offers, and
-    answers 200 with one field, or {} when no rule answers or anything fails so that Apple shows
-    the default message. A payload that fails verification gets 401. The snapshot is re-read when
-    it changes; one that is corrupt or for another App or environment is refused and the previous
-    one keeps serving. Until a first snapshot loads, Apple gets {} and /readyz answers 503.
+    static let helpPage = HelpPage(
+        usage: """
+        Usage: retention-sync serve --env ENV[,ENV] --root FILE[,FILE…] [--manifests DIR | --snapshot-store FILE]
+                                    [--listen HOST:PORT] [--path PATH] [--tls-cert FILE --tls-key FILE]
+                                    [--max-age SECONDS] [--poll-interval SECONDS] [--max-connections N]
+        """,
+        about: """
+        Answers Apple's realtime "Get Retention Message" POSTs from the published runtime snapshot:
+        verifies the signedPayload as Apple's libraries do, decides, signs promotional offers, and
+        answers 200 with one field, or {} when no rule answers or anything fails so that Apple shows
+        the default message. A payload that fails verification gets 401. The snapshot is re-read when
+        it changes; one that is corrupt or for another App or environment is refused and the previous
+        one keeps serving. Until a first snapshot loads, Apple gets {} and /readyz answers 503.
+        """,
+        options: [env, root, manifests, snapshotStore, listen, path, tlsCert, tlsKey, maxAge, pollInterval, maxConnections],
+        column: 27,
+        footer: """
+        Routes: POST <path> (Apple), GET /healthz, GET /readyz, GET /metrics (Prometheus text).
+        One JSON line per request goes to standard error; it never holds the signedPayload, a key,
+        or the customer's transaction id (only a hash salted per process). SIGTERM or SIGINT stops
+        accepting, finishes the requests in flight and exits 0.
 
-    Options:
-      --env ENV[,ENV]        sandbox, production, or both (each on its own path; both needs --manifests)
-      --root FILE[,FILE…]    Root certificates Apple's chain must lead to (Apple Root CA - G3, PEM or DER,
-                             from https://www.apple.com/certificateauthority/)
-      --manifests DIR        Serve the snapshot at the App's environments.<env>.snapshotPath, relative
-                             to DIR (default: manifests); also fixes the App's bundle id and appAppleId
-      --snapshot-store FILE  Serve the snapshot in FILE instead (one environment only)
-      --listen HOST:PORT     Address to listen on (default 127.0.0.1:8080; 0.0.0.0:8443 for every IPv4
-                             interface, [::]:8443 for IPv6)
-      --path PATH            The realtime path (one environment only; default: the path of the App's
-                             environments.<env>.realtimeURL, else /apple/<env>)
-      --tls-cert FILE        Serve HTTPS (TLS 1.2 and 1.3) with this PEM certificate chain; re-read,
-      --tls-key FILE         with its PEM key, on SIGHUP. Without them, plain HTTP behind a TLS proxy
-      --max-age SECONDS      Refuse a signedDate further than this from now (default 300)
-      --poll-interval SECONDS  How often to look for a new snapshot (default 5)
-      --max-connections N    Connections served at once (default 512)
-
-    Routes: POST <path> (Apple), GET /healthz, GET /readyz, GET /metrics (Prometheus text).
-    One JSON line per request goes to standard error; it never holds the signedPayload, a key,
-    or the customer's transaction id (only a hash salted per process). SIGTERM or SIGINT stops
-    accepting, finishes the requests in flight and exits 0.
-
-    Promotional offers are signed with the In-App Purchase key from RETENTION_SYNC_KEY_ID,
-    RETENTION_SYNC_ISSUER_ID and RETENTION_SYNC_PRIVATE_KEY_FILE (or RETENTION_SYNC_PRIVATE_KEY);
-    without them, a snapshot with offers leaves /readyz at 503 and offers are answered with {}.
-    """
+        Promotional offers are signed with the In-App Purchase key from RETENTION_SYNC_KEY_ID,
+        RETENTION_SYNC_ISSUER_ID and RETENTION_SYNC_PRIVATE_KEY_FILE (or RETENTION_SYNC_PRIVATE_KEY);
+        without them, a snapshot with offers leaves /readyz at 503 and offers are answered with {}.
+        """)
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let environmentText = try arguments.option("--env")
-        let rootText = try arguments.option("--root")
-        let manifestsOption = try arguments.option("--manifests")
-        let storeOption = try arguments.option("--snapshot-store")
-        let listenText = try arguments.option("--listen") ?? "127.0.0.1:8080"
-        let pathOption = try arguments.option("--path")
-        let certificatePath = try arguments.option("--tls-cert")
-        let keyPath = try arguments.option("--tls-key")
-        let maxAge = try number(arguments.option("--max-age"), "--max-age", default: 300)
-        let pollInterval = try number(arguments.option("--poll-interval"), "--poll-interval", default: 5)
-        let maxConnections = try number(arguments.option("--max-connections"), "--max-connections", default: 512)
+        let environmentText = try arguments.value(Self.env)
+        let rootText = try arguments.value(Self.root)
+        let manifestsOption = try arguments.value(Self.manifests)
+        let storeOption = try arguments.value(Self.snapshotStore)
+        let listenText = try arguments.value(Self.listen) ?? "127.0.0.1:8080"
+        let pathOption = try arguments.value(Self.path)
+        let certificatePath = try arguments.value(Self.tlsCert)
+        let keyPath = try arguments.value(Self.tlsKey)
+        let maxAge = try number(arguments.value(Self.maxAge), "--max-age", default: 300)
+        let pollInterval = try number(arguments.value(Self.pollInterval), "--poll-interval", default: 5)
+        let maxConnections = try number(arguments.value(Self.maxConnections), "--max-connections", default: 512)
         try arguments.finish()
 
         guard let environmentText else {
