@@ -60,7 +60,7 @@ import Glibc
     print("serve: retention-sync serve (its own process) on 127.0.0.1:\(port), 1,000-rule snapshot, every rule evaluated;")
     print("       keep-alive clients in this process, \(duration) s per run, genuine signedPayloads (fresh ES256 check each)")
     print(String(repeating: " ", count: 40) + "req/s     p50      p99    p99.9   server CPU/req   errors")
-    for (label, product) in [("message", "com.example.monthly"), ("promotional offer (signed)", "com.example.weekly")] {
+    for (label, product) in [("message", "com.example.monthly"), ("offer (signed)", "com.example.weekly")] {
         // Distinct payloads per connection, signed now so they stay inside --max-age for the run.
         let payloads = try (0..<64).map { index in
             let request = DecodedRealtimeRequestBody(
