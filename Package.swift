@@ -67,7 +67,7 @@ let package = Package(
                     dependencies: ["RealtimeServer", "Runtime", "HTTP", "TLS", "Crypto", "RetentionMessagingModels"]),
         .testTarget(name: "ReconcilerTests",
                     dependencies: ["TestSupport", "Basics", "Reconciler", "RetentionSyncCommands", "Emulator", "Manifests", "Runtime", "RetentionMessagingModels", "RetentionMessaging", "Crypto"]),
-        .testTarget(name: "StateStoreTests", dependencies: ["StateStore", "Runtime", "RetentionMessagingModels", "HTTP", "Crypto"]),
+        .testTarget(name: "StateStoreTests", dependencies: ["TestSupport", "StateStore", "Runtime", "RetentionMessagingModels", "HTTP", "Crypto"]),
         .testTarget(name: "RetentionSyncCommandsTests",
                     dependencies: ["RetentionSyncCommands", "Emulator", "Crypto", "HTTP", "Runtime", "RetentionMessagingModels"]),
     ],

@@ -42,9 +42,10 @@ public struct HTTPServerConfiguration: Sendable {
 /// It accepts on its own thread and serves each connection on its own thread (keep-alive included),
 /// so a slow handler never holds up other connections; `maxConnections` bounds those threads.
 /// Requests carry `Content-Length` or chunked bodies up to `maxBodySize`; responses always carry
-/// `Content-Length`. An async handler runs on Swift's concurrency pool, so a caller must not block
-/// that pool (with synchronous socket calls, say) while it waits for this server's answer; a
-/// synchronous handler runs on the connection's thread and costs no hop.
+/// `Content-Length`. An async handler runs on the connection's thread too (a task executor
+/// preference), so a process that blocks Swift's small concurrency pool does not starve this
+/// server; only what the handler awaits on an actor needs that pool. A synchronous handler costs
+/// no task at all.
 public final class HTTPServer: Sendable {
     /// Answers one request; `nil` closes the connection without answering (to simulate a network fault).
     public typealias Handler = @Sendable (HTTPServerRequest) async -> HTTPResponse?

@@ -226,8 +226,11 @@ final class ServerCore: @unchecked Sendable {
         case .synchronous(let handler):
             return handler(request)
         case .async(let handler):
+            if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
+                return ConnectionThreadExecutor.answer(request, with: handler)
+            }
             // This is a dedicated connection thread, not one of Swift's pool threads, so blocking
-            // here starves nothing.
+            // here starves nothing (but the handler itself needs a pool thread).
             let box = ResponseBox()
             let done = DispatchSemaphore(value: 0)
             Task {
@@ -286,7 +289,7 @@ final class ServerCore: @unchecked Sendable {
     }
 }
 
-private final class ResponseBox: @unchecked Sendable {
+final class ResponseBox: @unchecked Sendable {
     var response: HTTPResponse?
 }
 

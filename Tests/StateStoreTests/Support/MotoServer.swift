@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import TestSupport
 
 /// moto's S3-compatible server (installed by `.ci/setup` into `.build/tools`), started on a free
 /// loopback port for one test and stopped by its process id.
@@ -36,7 +37,8 @@ final class MotoServer: @unchecked Sendable {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw Unavailable(description: "\(executable.path) is missing: run `bash .ci/setup` (it installs moto[server] into .build/tools)")
         }
-        let server = try MotoServer(unauthenticatedActions: 7)
+        // Starting moto waits seconds for it to print its port: not on the concurrency pool.
+        let server = try await onOwnThread { try MotoServer(unauthenticatedActions: 7) }
         do {
             try await server.provision()
         } catch {
