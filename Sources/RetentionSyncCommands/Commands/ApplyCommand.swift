@@ -19,8 +19,8 @@ struct ApplyCommand: Command {
         "text (default) or github: GitHub Actions groups around the plan and the",
         "apply log, and annotations for errors and blocked actions",
     ])
-    static let maxDuration = Option("--max-duration", value: "DURATION", help: [
-        "Stop cleanly before the next action once DURATION (90s, 320m, 2h) has",
+    static let maxDuration = Option("--max-duration", value: "TIME", help: [
+        "Stop cleanly before the next action once TIME (90s, 320m, 2h) has",
         "passed; exit 0 and leave the rest to the next apply",
     ])
 
