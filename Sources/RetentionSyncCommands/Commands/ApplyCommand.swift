@@ -41,13 +41,11 @@ struct ApplyCommand: Command {
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
         // Only the real process takes over its signals; tests run apply in-process beside others.
-        let interruption = Interruption.install()
-        defer { interruption.uninstall() }
-        return try await execute(&arguments, context: context, provider: .live, interruption: interruption)
+        try await execute(&arguments, context: context, provider: .live, handleSignals: true)
     }
 
     static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider,
-                        printPlan: Bool = true, interruption: Interruption? = nil) async throws(CommandError) -> ExitCode {
+                        printPlan: Bool = true, handleSignals: Bool = false) async throws(CommandError) -> ExitCode {
         let options = try EnvironmentOptions.parse(&arguments, context: context)
         let planPath = try arguments.value(Self.planOption)
         let reportPath = try arguments.value(Self.report)
@@ -104,7 +102,7 @@ struct ApplyCommand: Command {
 
         let view = progressView(session: session, format: format, context: context)
         let report = try await perform(planned, session: session, allowed: allowed, reportPath: reportPath, context: context,
-                                       view: view, interruption: interruption, maxDuration: maxDuration.map { ($0, maxDurationText ?? "") })
+                                       view: view, handleSignals: handleSignals, maxDuration: maxDuration.map { ($0, maxDurationText ?? "") })
         if let stop = report.stopped { return stop.exitCode }
         return planned.plan.hasErrors || report.count(.error) > 0 ? .failure : .success
     }
@@ -145,7 +143,7 @@ struct ApplyCommand: Command {
 
     /// Runs the apply with progress lines, writes the report, and prints the outcome.
     static func perform(_ planned: PlanResult, session: ReconcileSession, allowed: Set<ActionID>?, reportPath: String?,
-                        context: CommandContext, view: ApplyProgressView? = nil, interruption: Interruption? = nil,
+                        context: CommandContext, view: ApplyProgressView? = nil, handleSignals: Bool = false,
                         maxDuration: (seconds: Double, text: String)? = nil) async throws(CommandError) -> ApplyReport {
         let view = view ?? ApplyProgressView(console: context.console)
         if !planned.plan.hasReadyActions {
@@ -155,6 +153,9 @@ struct ApplyCommand: Command {
             if let reportPath { try writeReport(report, to: reportPath, context: context) }
             return report
         }
+        // Taken over only now, so that Ctrl-C still ends the plan and the confirmation prompt at once.
+        let interruption = handleSignals ? Interruption.install() : nil
+        defer { interruption?.uninstall() }
         view.starting(planned)
         let client = session.reconciler.api as? RetentionMessagingClient
         client?.onWait { seconds, reason in view.waiting(seconds, reason: reason) }
