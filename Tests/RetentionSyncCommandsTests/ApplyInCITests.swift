@@ -56,6 +56,12 @@ struct ApplyInCITests {
         // Annotations come after the group closes, so GitHub shows them outside the fold.
         let close = try #require(lines.lastIndex(of: "::endgroup::"))
         #expect(lines.firstIndex { $0.hasPrefix("::warning") }! > close)
+
+        // The next run while App Review is pending runs nothing, and still annotates what waits.
+        let waiting = await harness.run(["apply", "--env", "production", "--format", "github"])
+        #expect(waiting.code == .success)
+        #expect(waiting.stdout.contains("Nothing to apply now."))
+        #expect(waiting.stdout.contains("\n::warning file=manifests/"))
     }
 
     @Test("a failed apply with --format github ends the group and annotates the failure as an error")

@@ -61,6 +61,10 @@ final class ApplyProgressView: Sendable {
 
     func nothingToApply(_ plan: Plan) {
         console.print(plan.converged ? "No changes. Nothing to apply." : "Nothing to apply now.")
+        // No action runs, so the blocked and error actions are annotated from the plan itself.
+        if format == .github {
+            for line in GitHubActions.planAnnotations(plan, manifests: manifests, base: base, problems: false) { console.print(line) }
+        }
     }
 
     func show(_ event: ApplyEvent) {

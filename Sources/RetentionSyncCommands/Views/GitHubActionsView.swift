@@ -58,9 +58,9 @@ enum GitHubActions {
     }
 
     /// Annotations for a plan: errors (rejected content, limits, prune protection) and blocked actions.
-    static func planAnnotations(_ plan: Plan, manifests: ManifestSet?, base: String) -> [String] {
+    static func planAnnotations(_ plan: Plan, manifests: ManifestSet?, base: String, problems: Bool = true) -> [String] {
         var lines: [String] = []
-        for problem in plan.problems {
+        for problem in plan.problems where problems {
             lines.append(annotation(.error, problem.message, title: "\(problem.name)" + (problem.locale.map { " (\($0))" } ?? "")))
         }
         for action in plan.actions where action.state == .error {
