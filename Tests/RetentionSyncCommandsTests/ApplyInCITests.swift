@@ -111,10 +111,12 @@ struct ApplyInCITests {
     @Test("apply --max-duration stops cleanly, marks the report, and the next apply finishes without repeating an upload")
     func maxDurationThenResume() async throws {
         let harness = try CommandHarness(pacing: slowPacing)
-        let first = await harness.run(["apply", "--env", "sandbox", "--max-duration", "1m", "--report", "first.json"])
+        // The plan's nine reads take 90 s of the three minutes at one request per 10 s.
+        let first = await harness.run(["apply", "--env", "sandbox", "--max-duration", "3m", "--report", "first.json"])
         #expect(first.code == .success, "\(first.stderr)")
-        #expect(first.stdout.contains("Stopped at --max-duration 1m: "))
+        #expect(first.stdout.contains("Stopped at --max-duration 3m: "))
         #expect(first.stdout.contains("The next apply picks up where this one stopped"))
+        #expect(first.stdout.contains("\nLeft for the next apply (ready in the plan):\n  - "))
         let report = try json(harness, "first.json")
         #expect(report["stopped"] as? String == "max-duration")
         #expect(report["completed"] as? Bool == false)

@@ -74,6 +74,9 @@ struct ApplyCommand: Command {
         }
 
         let session = try ReconcileSession.open(options, context: context, provider: provider)
+        // The time counts from here, so that the plan's reads are inside the limit too.
+        let view = progressView(session: session, format: format, context: context)
+        let deadline = maxDuration.map { (at: view.clock.now() + $0, text: maxDurationText ?? "") }
         let planned = try await session.plan(saved?.planOptions ?? PlanOptions(prune: prune || pruneForce, pruneForce: pruneForce))
         var allowed: Set<ActionID>?
         if let saved, let planPath {
@@ -100,9 +103,8 @@ struct ApplyCommand: Command {
                                           environment: options.environment.rawValue, autoApprove: autoApprove, console: context.console)
         }
 
-        let view = progressView(session: session, format: format, context: context)
         let report = try await perform(planned, session: session, allowed: allowed, reportPath: reportPath, context: context,
-                                       view: view, handleSignals: handleSignals, maxDuration: maxDuration.map { ($0, maxDurationText ?? "") })
+                                       view: view, handleSignals: handleSignals, deadline: deadline)
         if let stop = report.stopped { return stop.exitCode }
         return planned.plan.hasErrors || report.count(.error) > 0 ? .failure : .success
     }
@@ -144,7 +146,7 @@ struct ApplyCommand: Command {
     /// Runs the apply with progress lines, writes the report, and prints the outcome.
     static func perform(_ planned: PlanResult, session: ReconcileSession, allowed: Set<ActionID>?, reportPath: String?,
                         context: CommandContext, view: ApplyProgressView? = nil, handleSignals: Bool = false,
-                        maxDuration: (seconds: Double, text: String)? = nil) async throws(CommandError) -> ApplyReport {
+                        deadline: (at: Double, text: String)? = nil) async throws(CommandError) -> ApplyReport {
         let view = view ?? ApplyProgressView(console: context.console)
         if !planned.plan.hasReadyActions {
             view.nothingToApply(planned.plan)
@@ -161,10 +163,10 @@ struct ApplyCommand: Command {
         client?.onWait { seconds, reason in view.waiting(seconds, reason: reason) }
         defer { client?.onWait { _, _ in } }
         let clock = view.clock
-        let deadline = maxDuration.map { clock.now() + $0.seconds }
+        let stopAt = deadline?.at
         let shouldStop: @Sendable () -> ApplyStop? = {
             if let received = interruption?.received { return received }
-            if let deadline, clock.now() >= deadline { return .maxDuration }
+            if let stopAt, clock.now() >= stopAt { return .maxDuration }
             return nil
         }
         let reconciler = session.reconciler
@@ -188,7 +190,7 @@ struct ApplyCommand: Command {
         }
         if let reportPath { try writeReport(report, to: reportPath, context: context) }
         if let stop = report.stopped {
-            view.stopped(report, reason: stop, maxDuration: maxDuration?.text)
+            view.stopped(report, plan: planned.plan, reason: stop, maxDuration: deadline?.text)
         } else {
             view.finished(report)
         }

@@ -23,6 +23,9 @@ final class ApplyProgressView: Sendable {
     let manifests: ManifestSet?
     let base: String
 
+    /// Ready actions listed by name after a stop; the rest are counted.
+    static let listedLeft = 20
+
     /// Seconds between two heartbeats in a log: often enough to show life, rarely enough to read.
     static let heartbeatInterval: Double = 30
 
@@ -119,7 +122,7 @@ final class ApplyProgressView: Sendable {
     }
 
     /// The apply stopped on purpose before its end: what was done and what is left.
-    func stopped(_ report: ApplyReport, reason: ApplyStop, maxDuration: String?) {
+    func stopped(_ report: ApplyReport, plan: Plan, reason: ApplyStop, maxDuration: String?) {
         closeGroup()
         let remaining = report.remaining ?? 0
         let why = switch reason {
@@ -131,6 +134,13 @@ final class ApplyProgressView: Sendable {
         console.print("\(why): \(report.count(.done)) done, \(report.count(.alreadyDone)) already there; "
                       + "\(remaining) action\(remaining == 1 ? "" : "s") left. "
                       + "The next apply picks up where this one stopped (nothing done is repeated).")
+        let recorded = Set(report.results.map(\.id))
+        let left = plan.actions.filter { $0.state == .ready && !recorded.contains($0.id.rawValue) }
+        if !left.isEmpty {
+            console.print("Left for the next apply (ready in the plan):")
+            for action in left.prefix(Self.listedLeft) { console.print(TerminalText.safe("  - \(action.title)")) }
+            if left.count > Self.listedLeft { console.print("  … and \(left.count - Self.listedLeft) more") }
+        }
         if format == .github {
             console.print(GitHubActions.annotation(reason == .maxDuration ? .notice : .warning,
                                                    "\(why): \(remaining) action\(remaining == 1 ? "" : "s") left for the next apply",
