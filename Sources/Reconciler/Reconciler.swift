@@ -26,7 +26,9 @@ public struct Reconciler: Sendable {
     }
 
     public func apply(_ planned: PlanResult, allowedActions: Set<ActionID>? = nil,
-                      progress: @escaping @Sendable (ApplyEvent) -> Void = { _ in }) async throws(ApplyFailure) -> ApplyReport {
-        try await Applier(api: api, store: store, allowedActions: allowedActions, progress: progress).apply(planned)
+                      progress: @escaping @Sendable (ApplyEvent) -> Void = { _ in },
+                      shouldStop: @escaping @Sendable () -> ApplyStop? = { nil }) async throws(ApplyFailure) -> ApplyReport {
+        try await Applier(api: api, store: store, allowedActions: allowedActions, progress: progress,
+                          shouldStop: shouldStop).apply(planned)
     }
 }

@@ -26,25 +26,28 @@ final class CommandHarness: Sendable {
     let root: URL
     let emulator: Emulator
     let provider: APIProvider
+    let clock: VirtualClock
 
-    init() throws {
+    /// `pacing` is the client's; the emulator enforces Apple's limits either way.
+    init(pacing: Pacing = .apple, apiAccess: Bool = true) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("commands-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: Self.repository.appendingPathComponent("manifests"),
                                          to: root.appendingPathComponent("manifests"))
         try? FileManager.default.removeItem(at: root.appendingPathComponent("manifests/.retention-sync"))
         let clock = VirtualClock()
+        self.clock = clock
         let credentials = Credentials(keyId: "TESTKEY123", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
                                       bundleId: "com.example.stillpoint", privateKey: Self.key)
         let emulator = Emulator(configuration: EmulatorConfiguration(publicKey: Self.key.publicKey, productionReview: .manual,
-                                                                     rateLimit: .apple, clock: clock))
+                                                                     rateLimit: .apple, clock: clock, apiAccess: apiAccess))
         var sandbox = emulator.state(of: .sandbox)
         sandbox.performanceTests["passed"] = .pass
         emulator.restore(sandbox, in: .sandbox)
         self.emulator = emulator
         let clients = Dictionary(uniqueKeysWithValues: Environment.allCases.map {
             ($0, RetentionMessagingClient(environment: $0, credentials: credentials,
-                                          transport: emulator.transport(defaultEnvironment: $0), pacing: .apple,
+                                          transport: emulator.transport(defaultEnvironment: $0), pacing: pacing,
                                           clock: clock, retry: .none))
         })
         provider = APIProvider { environment, _, _, _ in clients[environment]! }
@@ -145,8 +148,9 @@ struct EmulatorProcess {
     let child: ChildProcess
     let endpoint: String
 
-    static func start(in directory: URL, environment: [String: String], name: String) async throws -> EmulatorProcess {
-        let child = try ChildProcess(["emulator", "--port", "0", "--state", "emulator-state.json"],
+    static func start(in directory: URL, environment: [String: String], name: String,
+                      arguments: [String] = []) async throws -> EmulatorProcess {
+        let child = try ChildProcess(["emulator", "--port", "0", "--state", "emulator-state.json"] + arguments,
                                      in: directory, environment: environment, name: name)
         let prefix = "listening on http://127.0.0.1:"
         let line = try #require(await child.line(startingWith: prefix, within: 20), "the emulator did not start: \(child.errors)")

@@ -47,10 +47,14 @@ public struct ApplyReport: Codable, Sendable, Hashable {
     public var requests: RequestCounts
     /// The digest of the snapshot in the store after the apply.
     public var publishedSnapshot: String?
+    /// Why the apply stopped before the end on purpose (a signal or `--max-duration`); nil otherwise.
+    public var stopped: ApplyStop?
+    /// Actions not attempted because the apply stopped early; the next apply picks them up.
+    public var remaining: Int?
 
     enum CodingKeys: String, CodingKey {
         case formatVersion = "format_version", environment, completed, failure, results, requests
-        case publishedSnapshot = "published_snapshot"
+        case publishedSnapshot = "published_snapshot", stopped, remaining
     }
 
     public init(environment: Environment, completed: Bool = false, failure: String? = nil, results: [ActionResult] = [],
@@ -68,6 +72,16 @@ public struct ApplyReport: Codable, Sendable, Hashable {
 
     /// Actions that changed something remotely or in the store.
     public var performed: Int { count(.done) }
+}
+
+/// Why an apply stopped before its last action without a failure.
+public enum ApplyStop: String, Codable, Sendable, Hashable {
+    /// SIGINT (Ctrl-C).
+    case interrupted
+    /// SIGTERM (a CI runner cancelling the job).
+    case terminated
+    /// `apply --max-duration` ran out.
+    case maxDuration = "max-duration"
 }
 
 /// An apply that stopped half-way. The report says what succeeded; running apply again finishes
@@ -96,13 +110,17 @@ public struct Applier: Sendable {
     /// When applying a saved plan: the action ids it allows. Anything else is refused.
     public var allowedActions: Set<ActionID>?
     public var progress: @Sendable (ApplyEvent) -> Void
+    /// Asked before each action: a non-nil answer ends the apply there, cleanly, with a report.
+    public var shouldStop: @Sendable () -> ApplyStop?
 
     public init(api: any RetentionMessagingAPI, store: SnapshotStore?, allowedActions: Set<ActionID>? = nil,
-                progress: @escaping @Sendable (ApplyEvent) -> Void = { _ in }) {
+                progress: @escaping @Sendable (ApplyEvent) -> Void = { _ in },
+                shouldStop: @escaping @Sendable () -> ApplyStop? = { nil }) {
         self.api = api
         self.store = store
         self.allowedActions = allowedActions
         self.progress = progress
+        self.shouldStop = shouldStop
     }
 
     public func apply(_ planned: PlanResult) async throws(ApplyFailure) -> ApplyReport {
@@ -126,9 +144,21 @@ public struct Applier: Sendable {
             record(action, .failed, "\(error)")
             report.requests = counts(since: start)
             report.failure = "\(action.title): \(error)"
-            return ApplyFailure(report: report, message: "apply stopped at '\(action.title)': \(error). "
-                                + "\(report.performed) action\(report.performed == 1 ? "" : "s") succeeded before it; "
+            let succeededText = "\(report.performed) action\(report.performed == 1 ? "" : "s") succeeded before it"
+            // Running apply again cannot grant API access; only the account holder's request can.
+            if let error = error as? RetentionMessagingError, error.isNoAPIAccess {
+                return ApplyFailure(report: report, message: "apply stopped at '\(action.title)': \(error) \(succeededText); "
+                                    + "once Apple grants access, apply finishes the rest")
+            }
+            return ApplyFailure(report: report, message: "apply stopped at '\(action.title)': \(error). \(succeededText); "
                                 + "run apply again to finish (it is safe to repeat)")
+        }
+
+        func stop(_ reason: ApplyStop) -> ApplyReport {
+            report.requests = counts(since: start)
+            report.stopped = reason
+            report.remaining = max(0, total - done)
+            return report
         }
 
         var allowed = allowedActions
@@ -180,6 +210,7 @@ public struct Applier: Sendable {
             }
             for action in current.plan.actions where action.kind == kind {
                 guard runnable(action) else { continue }
+                if let reason = shouldStop() { return stop(reason) }
                 do {
                     if let refusal = try await perform(action, in: current, report: &report) {
                         record(action, refusal.outcome, refusal.detail)
@@ -187,6 +218,8 @@ public struct Applier: Sendable {
                         record(action, .done)
                     }
                 } catch {
+                    // A stop that cut a wait short abandons this action; it is idempotent, so the next run redoes it.
+                    if let reason = shouldStop() { return stop(reason) }
                     throw fail(action, error)
                 }
             }
@@ -235,13 +268,13 @@ public struct Applier: Sendable {
         case .deleteMessage(let identifier, _):
             do {
                 try await api.deleteMessage(identifier: identifier)
-            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.messageNotFound {
+            } catch let error as RetentionMessagingError where error.isAlreadyGone {
                 return (.alreadyDone, "the message was already gone")
             }
         case .deleteImage(let identifier, _):
             do {
                 try await api.deleteImage(identifier: identifier)
-            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.imageNotFound {
+            } catch let error as RetentionMessagingError where error.isAlreadyGone {
                 return (.alreadyDone, "the image was already gone")
             } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.imageInUse {
                 return (.skipped, "Apple says the image is still in use by a message; kept")

@@ -257,6 +257,14 @@ public struct Estimate: Codable, Sendable, Hashable {
 
     public var totalRequests: Int { configureDefaultRequests + otherRequests }
 
+    /// Seconds the requests take at Apple's sustained rates, one class after the other as apply
+    /// sends them: what an apply costs once the hour's budget is spent (by earlier runs, or by a
+    /// large first sync), where `minimumSeconds` assumes a fresh budget.
+    public var sustainedSeconds: Double {
+        func time(_ requests: Int, _ rate: Double) -> Double { rate > 0 ? Double(requests) / rate : 0 }
+        return time(configureDefaultRequests, configureDefaultRate) + time(otherRequests, otherRate)
+    }
+
     /// Apple's rates for an environment, from the one table the client and the emulator use too.
     public static func rates(for environment: Environment) -> (configureDefault: Double, other: Double) {
         (RateLimits.apple.perSecond(.configureDefault, in: environment), RateLimits.apple.perSecond(.other, in: environment))

@@ -15,7 +15,8 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
     private let credentials: Credentials
     private let transport: any HTTPTransport
     private let pacing: Pacing
-    private let clock: any RetentionClock
+    /// The clock pacing runs on (progress output measures waits with it too).
+    public let clock: any RetentionClock
     private let retry: RetryPolicy
     private let endpointProblem: String?
     private let credentialsProblem: String?

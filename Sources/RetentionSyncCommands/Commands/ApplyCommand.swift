@@ -15,6 +15,14 @@ struct ApplyCommand: Command {
     static let autoApprove = Option("--auto-approve", help: [
         "Do not ask for confirmation (only a terminal is asked; CI never is)",
     ])
+    static let format = Option("--format", value: "FORMAT", of: ApplyFormat.self, help: [
+        "text (default) or github: GitHub Actions groups around the plan and the",
+        "apply log, and annotations for errors and blocked actions",
+    ])
+    static let maxDuration = Option("--max-duration", value: "TIME", help: [
+        "Stop cleanly before the next action once TIME (90s, 320m, 2h) has",
+        "passed; exit 0 and leave the rest to the next apply",
+    ])
 
     static let helpPage = HelpPage(
         usage: "Usage: retention-sync apply --env sandbox|production [--plan FILE] [options]",
@@ -25,24 +33,36 @@ struct ApplyCommand: Command {
         Order: images, messages, (sandbox: re-list to use auto-approved content at once), defaults,
         the runtime snapshot, the realtime URL, then deletions (only with --prune). Blocked actions
         wait for App Review and are retried by the next run. A run that stops half-way is finished
-        by running apply again.
+        by running apply again. SIGINT or SIGTERM lets the action in flight end, writes the report
+        and exits 130 or 143.
         """,
-        options: EnvironmentOptions.options + [planOption, prune, pruneForce, report, autoApprove],
+        options: EnvironmentOptions.options + [planOption, prune, pruneForce, report, autoApprove, format, maxDuration],
         footer: EnvironmentOptions.credentialsHelp)
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        try await execute(&arguments, context: context, provider: .live)
+        // Only the real process takes over its signals; tests run apply in-process beside others.
+        try await execute(&arguments, context: context, provider: .live, handleSignals: true)
     }
 
     static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider,
-                        printPlan: Bool = true) async throws(CommandError) -> ExitCode {
+                        printPlan: Bool = true, handleSignals: Bool = false) async throws(CommandError) -> ExitCode {
         let options = try EnvironmentOptions.parse(&arguments, context: context)
         let planPath = try arguments.value(Self.planOption)
         let reportPath = try arguments.value(Self.report)
         let prune = arguments.flag(Self.prune)
         let pruneForce = arguments.flag(Self.pruneForce)
         let autoApprove = arguments.flag(Self.autoApprove)
+        let format = try arguments.value(Self.format, as: ApplyFormat.self) ?? .text
+        let maxDurationText = try arguments.value(Self.maxDuration)
         try arguments.finish()
+        var maxDuration: Double?
+        if let maxDurationText {
+            guard let seconds = Self.duration(maxDurationText) else {
+                throw CommandError("--max-duration '\(maxDurationText)' is not a duration: write a number with s, m or h (90s, 320m, 2h, 1h30m)",
+                                   exitCode: .usage)
+            }
+            maxDuration = seconds
+        }
 
         var saved: SavedPlan?
         if let planPath {
@@ -54,6 +74,9 @@ struct ApplyCommand: Command {
         }
 
         let session = try ReconcileSession.open(options, context: context, provider: provider)
+        // The time counts from here, so that the plan's reads are inside the limit too.
+        let view = progressView(session: session, format: format, context: context)
+        let deadline = maxDuration.map { (at: view.clock.now() + $0, text: maxDurationText ?? "") }
         let planned = try await session.plan(saved?.planOptions ?? PlanOptions(prune: prune || pruneForce, pruneForce: pruneForce))
         var allowed: Set<ActionID>?
         if let saved, let planPath {
@@ -65,7 +88,14 @@ struct ApplyCommand: Command {
             context.console.print("Applying the saved plan \(planPath).")
         }
         if printPlan {
+            if format == .github { context.console.print(GitHubActions.group("Plan: " + PlanView.summaryLine(planned.plan))) }
             context.console.write(PlanView.text(planned.plan, for: context.console))
+            if format == .github {
+                context.console.print(GitHubActions.endGroup)
+                for line in planned.plan.problems.map({ GitHubActions.annotation(.error, $0.message, title: $0.name) }) {
+                    context.console.print(line)
+                }
+            }
             context.console.print("")
         }
         if planPath == nil {
@@ -73,14 +103,51 @@ struct ApplyCommand: Command {
                                           environment: options.environment.rawValue, autoApprove: autoApprove, console: context.console)
         }
 
-        let report = try await perform(planned, session: session, allowed: allowed, reportPath: reportPath, context: context)
+        let report = try await perform(planned, session: session, allowed: allowed, reportPath: reportPath, context: context,
+                                       view: view, handleSignals: handleSignals, deadline: deadline)
+        if let stop = report.stopped { return stop.exitCode }
         return planned.plan.hasErrors || report.count(.error) > 0 ? .failure : .success
+    }
+
+    /// The progress view, on the client's clock so that a virtual clock gives deterministic heartbeats.
+    static func progressView(session: ReconcileSession, format: ApplyFormat, context: CommandContext) -> ApplyProgressView {
+        let clock = (session.reconciler.api as? RetentionMessagingClient)?.clock ?? SystemClock()
+        return ApplyProgressView(console: context.console, format: format, clock: clock, manifests: session.manifests,
+                                 base: context.currentDirectory.path)
+    }
+
+    /// `90s`, `320m`, `2h`, `1h30m`, or plain seconds; nil when it is none of these or not positive.
+    static func duration(_ text: String) -> Double? {
+        var total = 0.0
+        var number = ""
+        var sawUnit = false
+        for character in text.lowercased() {
+            if character.isNumber || character == "." {
+                number.append(character)
+            } else {
+                guard let value = Double(number) else { return nil }
+                switch character {
+                case "s": total += value
+                case "m": total += value * 60
+                case "h": total += value * 3600
+                default: return nil
+                }
+                number = ""
+                sawUnit = true
+            }
+        }
+        if !number.isEmpty {
+            guard !sawUnit, let value = Double(number) else { return nil }
+            total += value
+        }
+        return total > 0 ? total : nil
     }
 
     /// Runs the apply with progress lines, writes the report, and prints the outcome.
     static func perform(_ planned: PlanResult, session: ReconcileSession, allowed: Set<ActionID>?, reportPath: String?,
-                        context: CommandContext) async throws(CommandError) -> ApplyReport {
-        let view = ApplyProgressView(console: context.console)
+                        context: CommandContext, view: ApplyProgressView? = nil, handleSignals: Bool = false,
+                        deadline: (at: Double, text: String)? = nil) async throws(CommandError) -> ApplyReport {
+        let view = view ?? ApplyProgressView(console: context.console)
         if !planned.plan.hasReadyActions {
             view.nothingToApply(planned.plan)
             let report = ApplyReport(environment: planned.desired.environment, completed: true,
@@ -88,16 +155,45 @@ struct ApplyCommand: Command {
             if let reportPath { try writeReport(report, to: reportPath, context: context) }
             return report
         }
+        // Taken over only now, so that Ctrl-C still ends the plan and the confirmation prompt at once.
+        let interruption = handleSignals ? Interruption.install() : nil
+        defer { interruption?.uninstall() }
         view.starting(planned)
+        let client = session.reconciler.api as? RetentionMessagingClient
+        client?.onWait { seconds, reason in view.waiting(seconds, reason: reason) }
+        defer { client?.onWait { _, _ in } }
+        let clock = view.clock
+        let stopAt = deadline?.at
+        let shouldStop: @Sendable () -> ApplyStop? = {
+            if let received = interruption?.received { return received }
+            if let stopAt, clock.now() >= stopAt { return .maxDuration }
+            return nil
+        }
+        let reconciler = session.reconciler
+        let task = Task { () async -> Result<ApplyReport, ApplyFailure> in
+            do throws(ApplyFailure) {
+                return .success(try await reconciler.apply(planned, allowedActions: allowed, progress: view.show, shouldStop: shouldStop))
+            } catch {
+                return .failure(error)
+            }
+        }
+        // A signal also cuts short a wait on Apple's rate limits; the loop then stops before the next action.
+        interruption?.onSignal { task.cancel() }
         let report: ApplyReport
-        do {
-            report = try await session.reconciler.apply(planned, allowedActions: allowed, progress: view.show)
-        } catch {
+        switch await task.value {
+        case .success(let value):
+            report = value
+        case .failure(let error):
+            view.closeGroup()
             if let reportPath { try writeReport(error.report, to: reportPath, context: context) }
             throw CommandError(error.message)
         }
         if let reportPath { try writeReport(report, to: reportPath, context: context) }
-        view.finished(report)
+        if let stop = report.stopped {
+            view.stopped(report, plan: planned.plan, reason: stop, maxDuration: deadline?.text)
+        } else {
+            view.finished(report)
+        }
         return report
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Manifests
 import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
@@ -8,7 +9,8 @@ struct PlanCommand: Command {
     static let name = "plan"
     static let summary = "Show what apply would do"
     static let format = Option("--format", value: "FORMAT", of: PlanFormat.self,
-                               help: ["text (default), markdown (for a pull-request comment) or json"])
+                               help: ["text (default), markdown (for a pull-request comment), json, or github",
+                                      "(the text in a GitHub Actions group, with annotations)"])
     static let out = Option("--out", value: "FILE", completion: .file, help: ["Save the plan (JSON, no secrets) for 'apply --plan FILE'"])
     static let snapshotOut = Option("--snapshot-out", value: "FILE", completion: .file,
                                     help: ["Write the runtime snapshot apply would publish (for 'decide' previews)"])
@@ -58,7 +60,7 @@ struct PlanCommand: Command {
 
         let session = try ReconcileSession.open(options, context: context, provider: provider)
         let planned = try await session.plan(PlanOptions(prune: prune || pruneForce, pruneForce: pruneForce))
-        try render(planned.plan, format: format, maxCharacters: maxCharacters, context: context)
+        try render(planned.plan, format: format, maxCharacters: maxCharacters, context: context, manifests: session.manifests)
         if let out {
             try writeFile(try json(planned.plan), to: out, context: context)
             context.console.error("Saved the plan to \(out); apply it with: retention-sync apply --env \(options.environment.rawValue) --plan \(out)")
@@ -76,8 +78,16 @@ struct PlanCommand: Command {
         return exitCode(planned.plan, detailed: detailed)
     }
 
-    static func render(_ plan: Plan, format: String, maxCharacters: Int = 65_000, context: CommandContext) throws(CommandError) {
+    static func render(_ plan: Plan, format: String, maxCharacters: Int = 65_000, context: CommandContext,
+                       manifests: ManifestSet? = nil) throws(CommandError) {
         switch format {
+        case "github":
+            context.console.print(GitHubActions.group("Plan: " + PlanView.summaryLine(plan)))
+            context.console.write(PlanView.text(plan, for: context.console.withoutColor()))
+            context.console.print(GitHubActions.endGroup)
+            for line in GitHubActions.planAnnotations(plan, manifests: manifests, base: context.currentDirectory.path) {
+                context.console.print(line)
+            }
         case "json": context.console.write(try json(plan))
         case "markdown": context.console.write(PlanView.markdown(plan, maxCharacters: maxCharacters).joined(separator: PlanView.commentSeparator))
         default: context.console.write(PlanView.text(plan, for: context.console))

@@ -333,8 +333,11 @@ enum PlanView {
 
     static func estimateText(_ estimate: Estimate) -> String {
         let total = estimate.totalRequests
-        return "Estimate: \(total) request\(total == 1 ? "" : "s") (\(estimate.configureDefaultRequests) configure-default at \(rate(estimate.configureDefaultRate))/s, \(estimate.otherRequests) other at \(rate(estimate.otherRate))/s), "
-            + "at least \(seconds(estimate.minimumSeconds)) under Apple's rate limits; "
+        let environment = estimate.otherRate < RateLimits.apple.perSecond(.other, in: .production) ? "sandbox" : "production"
+        return "Estimate: \(total) request\(total == 1 ? "" : "s") (\(estimate.configureDefaultRequests) configure-default, \(estimate.otherRequests) other): "
+            + "~\(seconds(estimate.sustainedSeconds)) at \(environment)'s \(rate(estimate.configureDefaultRate)) configure-default request\(estimate.configureDefaultRate == 1 ? "" : "s")/s "
+            + "and \(rate(estimate.otherRate)) other request\(estimate.otherRate == 1 ? "" : "s")/s once this hour's budget is spent, "
+            + "at least \(seconds(estimate.minimumSeconds)) while it lasts; "
             + "messages \(estimate.messagesAfter)/\(estimate.messagesCap), images \(estimate.imagesAfter)/\(estimate.imagesCap) after apply."
     }
 

@@ -126,7 +126,7 @@ struct APIProvider: Sendable {
 
 /// What `plan --format` takes.
 enum PlanFormat: String, CaseIterable, Sendable {
-    case text, markdown, json
+    case text, markdown, json, github
 }
 
 /// What `status --format` and `id --format` take.

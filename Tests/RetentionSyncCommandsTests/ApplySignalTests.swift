@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+
+@Suite("retention-sync apply, stopped by a signal", .serialized)
+struct ApplySignalTests {
+    static let environment = [
+        "RETENTION_SYNC_KEY_ID": "TEST000001", "RETENTION_SYNC_ISSUER_ID": "57246542-96fe-1a63-e053-0824d011072a",
+        "RETENTION_SYNC_PRIVATE_KEY_FILE": CommandHarness.repository.appendingPathComponent("fixtures/crypto/AuthKey_TEST000001.p8").path,
+    ]
+
+    @Test("cancelling a CI job (SIGTERM) or pressing Ctrl-C (SIGINT) mid-apply writes the report and exits 143 or 130",
+          arguments: [(SIGTERM, Int32(143), "terminated"), (SIGINT, Int32(130), "interrupted")])
+    func signalMidApply(signal: Int32, status: Int32, stopped: String) async throws {
+        let harness = try CommandHarness()
+        // Every answer takes 0.2 s, so the apply is still running when the signal comes.
+        let emulator = try await EmulatorProcess.start(in: harness.root, environment: Self.environment, name: "emulator",
+                                                       arguments: ["--latency", "0.2"])
+        let apply = try ChildProcess(["apply", "--env", "sandbox", "--endpoint", emulator.endpoint, "--report", "report.json"],
+                                     in: harness.root, environment: Self.environment, name: "apply")
+        let progress = await apply.line(startingWith: "  [3/", within: 60)
+        #expect(progress != nil, "\(apply.errors)")
+        kill(apply.process.processIdentifier, signal)
+        let exit = await apply.finish(within: 30)
+        #expect(await emulator.stop() == 0)
+
+        #expect(exit == status, "\(apply.errors)")
+        let output = String(decoding: apply.output, as: UTF8.self)
+        #expect(output.contains(" left. The next apply picks up where this one stopped"))
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: harness.file("report.json"))) as? [String: Any])
+        #expect(report["stopped"] as? String == stopped)
+        #expect(report["completed"] as? Bool == false)
+        #expect((report["remaining"] as? Int ?? 0) > 0)
+        let results = report["results"] as? [[String: Any]] ?? []
+        #expect(results.count >= 3)
+        #expect(results.allSatisfy { $0["outcome"] as? String != "failed" })
+    }
+}
