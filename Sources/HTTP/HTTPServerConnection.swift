@@ -164,8 +164,10 @@ final class ServerCore: @unchecked Sendable {
                 close(connection)
             case .serve:
                 configure(connection)
-                let thread = Thread { [self] in serve(connection) }
-                thread.name = "retention-sync.http-server.connection"
+                let thread = Thread { [self] in
+                    Self.nameCurrentThread(Self.connectionThreadName)
+                    serve(connection)
+                }
                 thread.stackSize = 512 * 1024
                 thread.start()
             }
@@ -178,6 +180,15 @@ final class ServerCore: @unchecked Sendable {
         _ = setsockopt(connection, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
         var timeout = timeval(seconds: configuration.writeTimeout)
         _ = setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// The system-level name of connection threads (at most 15 bytes, as Linux allows), which
+    /// `top -H`, a debugger and the tests see.
+    static let connectionThreadName = "rs-http-conn"
+
+    static func nameCurrentThread(_ name: String) {
+        // Set from the thread itself: only then does Foundation pass it on to the system.
+        Thread.current.name = name
     }
 
     private func serve(_ connection: Int32) {

@@ -1,67 +1,41 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import HTTP
 import Testing
 
-/// A gate that blocks the threads that wait on it until it opens: used to occupy every thread of
-/// Swift's concurrency pool, as a process that does blocking work on it would.
-private final class Gate: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var open = false
-    private var waiting = 0
-
-    func block() {
-        condition.lock()
-        waiting += 1
-        condition.broadcast()
-        while !open { condition.wait() }
-        condition.unlock()
-    }
-
-    /// Waits (at most `seconds`) until `count` threads are blocked; true when they are.
-    func waitForBlocked(_ count: Int, seconds: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        condition.lock()
-        defer { condition.unlock() }
-        while waiting < count {
-            if !condition.wait(until: deadline) { return waiting >= count }
+@Suite("HTTPServer and Swift's concurrency pool")
+struct StarvedPoolTests {
+    /// Blocking every pool thread would also stall the other tests of this process, so this test
+    /// checks the mechanism instead: the handler's code, before and after it suspends, runs on the
+    /// connection's own thread — never on the pool that a busy process may have used up.
+    @Test("an async handler runs on the connection's own thread, before and after it awaits")
+    func handlerStaysOnConnectionThread() async throws {
+        let threads = ThreadNames()
+        let server = try HTTPServer { _ in
+            threads.record(currentThreadName())
+            try? await Task.sleep(for: .milliseconds(5))
+            threads.record(currentThreadName())
+            return HTTPResponse(status: 200, body: Data("pong".utf8))
         }
-        return true
-    }
-
-    func release() {
-        condition.lock()
-        open = true
-        condition.broadcast()
-        condition.unlock()
+        defer { server.stop() }
+        let answer = try await blockingOnThread {
+            try exchange(port: server.port, "GET /ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 200"))
+        #expect(threads.names == ["rs-http-conn", "rs-http-conn"])
     }
 }
 
-@Suite("HTTPServer with a busy concurrency pool")
-struct StarvedPoolTests {
-    @Test("an async handler still answers while every thread of Swift's concurrency pool is blocked")
-    func answersWithBlockedPool() async throws {
-        let server = try HTTPServer { request in
-            try? await Task.sleep(for: .milliseconds(5))
-            return HTTPResponse(status: 200, body: Data("pong \(request.target)".utf8))
-        }
-        defer { server.stop() }
-        let gate = Gate()
-        defer { gate.release() }
-        // More blockers than the pool has threads: some stay queued, every pool thread is taken.
-        // Everything until the gate opens runs on a thread of its own: this test's task needs the
-        // pool to go on.
-        let width = ProcessInfo.processInfo.activeProcessorCount
-        for _ in 0..<(width + 2) { Task.detached { gate.block() } }
-        let (blocked, answer) = try await blockingOnThread { () throws -> (Bool, String) in
-            defer { gate.release() }
-            guard gate.waitForBlocked(width, seconds: 10) else { return (false, "") }
-            // Bounded by the socket's own 10 s receive timeout.
-            return (true, try exchange(port: server.port, "GET /ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
-        }
-        try #require(blocked, "the pool's \(width) threads were not all blocked")
-        #expect(answer.hasPrefix("HTTP/1.1 200"))
-        #expect(answer.hasSuffix("pong /ping"))
-    }
+/// The calling thread's name, read synchronously (Thread.current is unavailable in async code).
+private func currentThreadName() -> String? { Thread.current.name }
+
+private final class ThreadNames: @unchecked Sendable {
+    private let lock = NSLock()
+    private var recorded: [String?] = []
+    func record(_ name: String?) { lock.withLock { recorded.append(name) } }
+    var names: [String?] { lock.withLock { recorded } }
 }
 
 private func blockingOnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
