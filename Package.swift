@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "YAML", dependencies: ["CYAML", "Basics"]),
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
         .target(name: "TLS", dependencies: ["COpenSSL"]),
-        .target(name: "HTTP", dependencies: ["CCurl", "TLS"]),
+        .target(name: "HTTP", dependencies: ["Basics", "CCurl", "TLS"]),
 
         .target(name: "RetentionMessaging", dependencies: ["RetentionMessagingModels", "HTTP", "Crypto"]),
         .target(name: "Manifests", dependencies: ["Basics", "YAML", "Crypto", "RetentionMessagingModels"],
@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "Emulator", dependencies: ["RetentionMessagingModels", "RetentionMessaging", "HTTP", "Crypto"]),
         .target(name: "Runtime", dependencies: ["RetentionMessagingModels", "Crypto"]),
         .target(name: "StateStore", dependencies: ["RetentionMessagingModels", "Runtime", "HTTP", "Crypto"]),
-        .target(name: "RealtimeServer", dependencies: ["Runtime", "RetentionMessagingModels", "HTTP", "TLS", "Crypto"]),
+        .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "RetentionMessagingModels", "HTTP", "TLS", "Crypto", "StateStore"]),
         .target(name: "Reconciler",
                 dependencies: ["Basics", "YAML", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto"]),
 
@@ -67,9 +67,9 @@ let package = Package(
                     dependencies: ["RealtimeServer", "Runtime", "HTTP", "TLS", "Crypto", "RetentionMessagingModels"]),
         .testTarget(name: "ReconcilerTests",
                     dependencies: ["TestSupport", "Basics", "Reconciler", "RetentionSyncCommands", "Emulator", "Manifests", "Runtime", "RetentionMessagingModels", "RetentionMessaging", "Crypto"]),
-        .testTarget(name: "StateStoreTests", dependencies: ["TestSupport", "StateStore", "Runtime", "RetentionMessagingModels", "HTTP", "Crypto"]),
+        .testTarget(name: "StateStoreTests", dependencies: ["TestSupport", "StateStore", "RealtimeServer", "Runtime", "RetentionMessagingModels", "HTTP", "Crypto"]),
         .testTarget(name: "RetentionSyncCommandsTests",
-                    dependencies: ["RetentionSyncCommands", "Emulator", "Crypto", "HTTP", "Runtime", "RetentionMessagingModels"]),
+                    dependencies: ["TestSupport", "RetentionSyncCommands", "Emulator", "Crypto", "HTTP", "Runtime", "RetentionMessagingModels"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import Dispatch
 import Glibc
@@ -238,7 +239,7 @@ final class ServerCore: @unchecked Sendable {
             return handler(request)
         case .async(let handler):
             if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
-                return ConnectionThreadExecutor.answer(request, with: handler)
+                return CurrentThreadExecutor.run { await handler(request) }
             }
             // This is a dedicated connection thread, not one of Swift's pool threads, so blocking
             // here starves nothing (but the handler itself needs a pool thread).

@@ -1,15 +1,12 @@
 import Foundation
 import RetentionSyncCommands
 import Testing
+import TestSupport
 
 /// Everything a person reads in `--help` is pinned: a change to a help text shows up in review as a
-/// diff of `fixtures/help/`. `UPDATE_GOLDEN=1 swift test --filter HelpSnapshot` rewrites the files.
+/// diff of `fixtures/help/`. `UPDATE_GOLDEN=1 swift test --filter HelpSnapshot` rewrites the files and fails, so that a recording run never passes unnoticed.
 @Suite("Help texts, as a person reads them")
 struct HelpSnapshotTests {
-    static let fixtures = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("fixtures/help")
-
     static let pages: [(file: String, arguments: [String])] =
         [("retention-sync.txt", ["--help"])] + CLI.commands.map { ("\($0.name).txt", [$0.name, "--help"]) }
 
@@ -21,13 +18,7 @@ struct HelpSnapshotTests {
                                                                     currentDirectory: URL(fileURLWithPath: "/")))
         #expect(code == .success)
         #expect(captured.stderr.isEmpty)
-        let golden = Self.fixtures.appendingPathComponent(file)
-        if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] == "1" {
-            try FileManager.default.createDirectory(at: Self.fixtures, withIntermediateDirectories: true)
-            try Data(captured.stdout.utf8).write(to: golden)
-        }
-        let expected = try String(contentsOf: golden, encoding: .utf8)
-        #expect(captured.stdout == expected)
+        Golden.expect(captured.stdout, matches: "fixtures/help/\(file)")
     }
 
     @Test("'help COMMAND' prints the same page as 'COMMAND --help'")

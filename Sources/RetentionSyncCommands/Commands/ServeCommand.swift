@@ -1,6 +1,7 @@
 import Crypto
 import Dispatch
 import Foundation
+import StateStore
 import HTTP
 import Manifests
 import RealtimeServer
@@ -25,11 +26,21 @@ struct ServeCommand: Command {
         "from https://www.apple.com/certificateauthority/)",
     ])
     static let manifests = Option("--manifests", value: "DIR", completion: .directory, help: [
-        "Serve the snapshot at the App's environments.<env>.snapshotPath, relative",
-        "to DIR (default: manifests); also fixes the App's bundle id and appAppleId",
+        "Serve the snapshot in the App's environments.<env>.stateStore (or its older",
+        "snapshotPath) under DIR (default: manifests); also fixes bundle id and appAppleId",
     ])
     static let snapshotStore = Option("--snapshot-store", value: "FILE", completion: .file,
                                       help: ["Serve the snapshot in FILE instead (one environment only)"])
+    static let stateStore = Option("--state-store", value: "LOCATION", help: [
+        "Serve the snapshot published in this state store (s3://bucket/prefix or a",
+        "path); default: the App's environments.<env>.stateStore",
+    ])
+    static let bundleId = Option("--bundle-id", value: "ID", help: [
+        "The App's bundle id, for --state-store without --manifests",
+    ])
+    static let appAppleId = Option("--app-apple-id", value: "N", help: [
+        "The App's appAppleId, for --state-store without --manifests (production)",
+    ])
     static let listen = Option("--listen", value: "HOST:PORT", help: [
         "Address to listen on (default 127.0.0.1:8080; 0.0.0.0:8443 for every IPv4",
         "interface, [::]:8443 for IPv6)",
@@ -51,7 +62,8 @@ struct ServeCommand: Command {
 
     static let helpPage = HelpPage(
         usage: """
-        Usage: retention-sync serve --env ENV[,ENV] --root FILE[,FILE…] [--manifests DIR | --snapshot-store FILE]
+        Usage: retention-sync serve --env ENV[,ENV] --root FILE[,FILE…]
+                                    [--manifests DIR | --state-store LOCATION --bundle-id ID | --snapshot-store FILE]
                                     [--listen HOST:PORT] [--path PATH] [--tls-cert FILE --tls-key FILE]
                                     [--max-age SECONDS] [--poll-interval SECONDS] [--max-connections N]
         """,
@@ -63,7 +75,7 @@ struct ServeCommand: Command {
         it changes; one that is corrupt or for another App or environment is refused and the previous
         one keeps serving. Until a first snapshot loads, Apple gets {} and /readyz answers 503.
         """,
-        options: [env, root, manifests, snapshotStore, listen, path, tlsCert, tlsKey, maxAge, pollInterval, maxConnections],
+        options: [env, root, manifests, stateStore, bundleId, appAppleId, snapshotStore, listen, path, tlsCert, tlsKey, maxAge, pollInterval, maxConnections],
         column: 27,
         footer: """
         Routes: POST <path> (Apple), GET /healthz, GET /readyz, GET /metrics (Prometheus text).
@@ -81,6 +93,9 @@ struct ServeCommand: Command {
         let rootText = try arguments.value(Self.root)
         let manifestsOption = try arguments.value(Self.manifests)
         let storeOption = try arguments.value(Self.snapshotStore)
+        let stateStoreOption = try arguments.value(Self.stateStore)
+        let bundleIdOption = try arguments.value(Self.bundleId)
+        let appAppleIdText = try arguments.value(Self.appAppleId)
         let listenText = try arguments.value(Self.listen) ?? "127.0.0.1:8080"
         let pathOption = try arguments.value(Self.path)
         let certificatePath = try arguments.value(Self.tlsCert)
@@ -105,8 +120,20 @@ struct ServeCommand: Command {
             throw CommandError("serve needs --root FILE: the root certificate(s) Apple's chain must lead to "
                                + "(Apple Root CA - G3)", exitCode: .usage)
         }
-        if manifestsOption != nil, storeOption != nil {
-            throw CommandError("give --manifests or --snapshot-store, not both", exitCode: .usage)
+        if storeOption != nil, manifestsOption != nil || stateStoreOption != nil {
+            throw CommandError("--snapshot-store serves a snapshot file on its own: give it without --manifests and --state-store",
+                               exitCode: .usage)
+        }
+        if stateStoreOption != nil, manifestsOption == nil, bundleIdOption == nil {
+            throw CommandError("--state-store needs the App's identity: give --manifests DIR, or --bundle-id ID "
+                               + "(and --app-apple-id N for production)", exitCode: .usage)
+        }
+        var appAppleIdOption: Int64?
+        if let appAppleIdText {
+            guard let value = Int64(appAppleIdText), value > 0 else {
+                throw CommandError("--app-apple-id must be a positive whole number, not '\(appAppleIdText)'", exitCode: .usage)
+            }
+            appAppleIdOption = value
         }
         if environments.count > 1, storeOption != nil || pathOption != nil {
             throw CommandError("--snapshot-store and --path serve one environment; for both, use --manifests", exitCode: .usage)
@@ -125,29 +152,49 @@ struct ServeCommand: Command {
         var bundleId: String?
         if let storeOption {
             if storeOption.contains("://") {
-                throw CommandError("--snapshot-store \(storeOption): only a file path is supported so far", exitCode: .usage)
+                throw CommandError("--snapshot-store takes a snapshot file; for s3:// give --state-store", exitCode: .usage)
             }
             let environment = environments[0]
             endpoints.append(RealtimeEndpoint(path: pathOption ?? "/apple/\(environment.rawValue)", environment: environment,
                                               source: FileSnapshotSource(path: context.url(storeOption).path)))
+        } else if manifestsOption == nil, let stateStoreOption, let bundleIdOption {
+            bundleId = bundleIdOption
+            for environment in environments {
+                if environment == .production, appAppleIdOption == nil {
+                    throw CommandError("serving production needs --app-apple-id N: Apple's payloads are checked against it",
+                                       exitCode: .usage)
+                }
+                let owner = StateOwner(bundleId: bundleIdOption, appAppleId: appAppleIdOption, environment: environment)
+                let source = try stateSource(stateStoreOption, relativeTo: context.currentDirectory, owner: owner, context: context)
+                endpoints.append(RealtimeEndpoint(path: pathOption ?? "/apple/\(environment.rawValue)", environment: environment,
+                                                  source: source, appAppleId: appAppleIdOption, bundleId: bundleIdOption))
+            }
         } else {
             let manifests = manifestsOption ?? "manifests"
             let app = try loadApp(manifests, context: context)
             bundleId = app.bundleId
+            let directory = context.url(manifests)
             for environment in environments {
                 guard let settings = app.settings(for: environment) else {
                     throw CommandError("\(app.location): the App does not use the \(environment.rawValue) environment")
                 }
-                guard let snapshotPath = settings.snapshotPath else {
-                    throw CommandError("\(settings.location): the App declares no snapshotPath for \(environment.rawValue); "
-                                       + "add one or pass --snapshot-store FILE")
+                let source: any SnapshotSource
+                let owner = StateOwner(bundleId: app.bundleId, appAppleId: app.appAppleId, environment: environment)
+                if let stateStoreOption {
+                    source = try stateSource(stateStoreOption, relativeTo: context.currentDirectory, owner: owner, context: context)
+                } else if let declared = settings.stateStore {
+                    source = try stateSource(declared.description, relativeTo: directory, owner: owner, context: context)
+                } else if let snapshotPath = settings.snapshotPath {
+                    let path = snapshotPath.hasPrefix("/") ? snapshotPath
+                        : directory.appendingPathComponent(snapshotPath).standardizedFileURL.path
+                    source = FileSnapshotSource(path: path)
+                } else {
+                    throw CommandError("\(settings.location): the App declares no stateStore for \(environment.rawValue); "
+                                       + "add one or pass --state-store LOCATION")
                 }
-                let directory = context.url(manifests)
-                let path = snapshotPath.hasPrefix("/") ? snapshotPath
-                    : directory.appendingPathComponent(snapshotPath).standardizedFileURL.path
                 let urlPath = settings.realtimeURL.flatMap { URL(string: $0)?.path }.flatMap { $0.isEmpty ? nil : $0 }
                 endpoints.append(RealtimeEndpoint(path: pathOption ?? urlPath ?? "/apple/\(environment.rawValue)",
-                                                  environment: environment, source: FileSnapshotSource(path: path),
+                                                  environment: environment, source: source,
                                                   appAppleId: app.appAppleId, bundleId: app.bundleId))
             }
         }
@@ -251,6 +298,24 @@ struct ServeCommand: Command {
         }
         guard !roots.isEmpty else { throw CommandError("--root names no certificate file", exitCode: .usage) }
         return roots
+    }
+
+    /// The published snapshot in the state store at `text`, read as `owner`'s document.
+    private static func stateSource(_ text: String, relativeTo base: URL, owner: StateOwner,
+                                    context: CommandContext) throws(CommandError) -> any SnapshotSource {
+        guard #available(macOS 15.0, *) else {
+            throw CommandError("--state-store needs macOS 15 or later; use --snapshot-store FILE")
+        }
+        do {
+            let location = try StateLocation.parse(text, relativeTo: base)
+            let configuration = try EnvironmentOptions.transportConfiguration(context)
+            return try StateSnapshotSource(location: location, owner: owner, environment: context.environment,
+                                           transport: CurlHTTPClient(configuration: configuration))
+        } catch let error as CommandError {
+            throw error
+        } catch {
+            throw CommandError("--state-store \(text): \(error)")
+        }
     }
 
     private static func loadApp(_ manifests: String, context: CommandContext) throws(CommandError) -> AppManifest {
