@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import Testing
+import TestSupport
 import TLS
 
 /// Runs blocking work on a thread of its own: Swift's concurrency pool is small (two threads here)
@@ -105,7 +106,7 @@ struct HTTPServerHardeningTests {
         #expect(answer.hasSuffix("done"))
         #expect(try await drained)
         #expect(try await onThread { idle.readToEnd() }.isEmpty)
-        await #expect(throws: HTTPError.self) { try await rawExchange(port: server.port, "GET / HTTP/1.1\r\n\r\n") }
+        await #expect(throws: LoopbackConnection.Refused.self) { try await rawExchange(port: server.port, "GET / HTTP/1.1\r\n\r\n") }
     }
 
     @Test("HTTPS with a certificate made by openssl serves TLS 1.2 and 1.3 and refuses TLS 1.1")
@@ -163,54 +164,4 @@ struct HTTPServerHardeningTests {
 }
 
 /// A blocking keep-alive connection driven from the test.
-final class HeldConnection: @unchecked Sendable {
-    let descriptor: Int32
-
-    init(port: UInt16) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(connected == 0)
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    }
-
-    /// Sends a request and reads one answer (until its headers and Content-Length body arrived).
-    func exchange(_ text: String) -> String {
-        let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        var received: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { break }
-            received += chunk[0..<count]
-            let text = String(decoding: received, as: UTF8.self)
-            if let end = text.range(of: "\r\n\r\n") {
-                let length = text[..<end.lowerBound].split(separator: "\r\n")
-                    .first { $0.lowercased().hasPrefix("content-length:") }
-                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
-                if text.utf8.count - text.utf8.distance(from: text.startIndex, to: end.upperBound) >= length { break }
-            }
-        }
-        return String(decoding: received, as: UTF8.self)
-    }
-
-    func readToEnd() -> String {
-        var received: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { break }
-            received += chunk[0..<count]
-        }
-        return String(decoding: received, as: UTF8.self)
-    }
-
-    func close() { _ = Glibc.close(descriptor) }
-}
+typealias HeldConnection = LoopbackConnection

@@ -2,47 +2,11 @@ import Foundation
 import Glibc
 import HTTP
 import Testing
+import TestSupport
 
-/// Sends raw bytes on one TCP connection and reads until the server closes it. The blocking socket
-/// calls run on their own thread: the server's handler needs the concurrency pool to answer.
+/// Sends raw bytes on one TCP connection and reads until the server closes it, on its own thread.
 func rawExchange(port: UInt16, _ text: String) async throws -> String {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try blockingExchange(port: port, text) }) }.start()
-    }
-}
-
-/// A blocking TCP connection to 127.0.0.1:`port`.
-private func connectToLoopback(port: UInt16) throws -> Int32 {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    try #require(descriptor >= 0)
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = port.bigEndian
-    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard connected == 0 else {
-        close(descriptor)
-        throw HTTPError(.couldNotConnect, "cannot connect to 127.0.0.1:\(port)")
-    }
-    return descriptor
-}
-
-private func blockingExchange(port: UInt16, _ text: String) throws -> String {
-    let descriptor = try connectToLoopback(port: port)
-    defer { close(descriptor) }
-    let bytes = Array(text.utf8)
-    let sent = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-    try #require(sent == bytes.count)
-    var received: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-        if count <= 0 { break }
-        received += chunk[0..<count]
-    }
-    return String(decoding: received, as: UTF8.self)
+    try await LoopbackConnection.exchange(port: port, text)
 }
 
 /// Sends `start`, then `more` up to `times` times with `pause` microseconds between, never finishing
@@ -52,8 +16,8 @@ private func sendUntilClosed(port: UInt16, _ start: String, _ more: String, time
     try await withCheckedThrowingContinuation { continuation in
         Thread {
             continuation.resume(with: Result {
-                let descriptor = try connectToLoopback(port: port)
-                defer { close(descriptor) }
+                let connection = try LoopbackConnection(port: port)
+                let descriptor = connection.descriptor
                 for count in 0...times {
                     let bytes = Array((count == 0 ? start : more).utf8)
                     let sent = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

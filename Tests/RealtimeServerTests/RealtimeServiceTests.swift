@@ -5,6 +5,7 @@ import RealtimeServer
 import RetentionMessagingModels
 import Runtime
 import Testing
+import TestSupport
 
 @Suite("serve: answering Apple's realtime requests over HTTP")
 struct RealtimeServiceTests {
@@ -240,30 +241,5 @@ struct RealtimeServiceTests {
 
 /// Sends raw bytes on one TCP connection and reads until the server closes it, on its own thread.
 func rawExchange(port: UInt16, _ text: String) async throws -> String {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread {
-            continuation.resume(with: Result {
-                let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-                defer { close(descriptor) }
-                var address = sockaddr_in()
-                address.sin_family = sa_family_t(AF_INET)
-                address.sin_port = port.bigEndian
-                address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-                let connected = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-                }
-                try #require(connected == 0)
-                let bytes = Array(text.utf8)
-                _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                var received: [UInt8] = []
-                var chunk = [UInt8](repeating: 0, count: 4096)
-                while true {
-                    let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-                    if count <= 0 { break }
-                    received += chunk[0..<count]
-                }
-                return String(decoding: received, as: UTF8.self)
-            })
-        }.start()
-    }
+    try await LoopbackConnection.exchange(port: port, text)
 }

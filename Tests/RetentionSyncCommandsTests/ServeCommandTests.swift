@@ -5,6 +5,7 @@ import RetentionMessagingModels
 import RetentionSyncCommands
 import Runtime
 import Testing
+import TestSupport
 
 /// Runs blocking work on a thread of its own, keeping Swift's small concurrency pool free.
 private func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
@@ -104,7 +105,7 @@ struct ServeCommandTests {
         let body = try setup.body()
         let head = "POST \(url.path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.count)\r\n\r\n"
         let half = body.count / 2
-        let connection = try RequestInFlight(port: UInt16(port))
+        let connection = try LoopbackConnection(port: UInt16(port), timeout: 20)
         connection.send(Array(head.utf8) + Array(body.prefix(half)))
         // Give the server the first half before the signal, so the request is surely in flight.
         try await Task.sleep(for: .milliseconds(200))
@@ -153,38 +154,3 @@ struct ServeCommandTests {
     }
 }
 
-/// A raw keep-alive connection that sends a request in pieces.
-private final class RequestInFlight: @unchecked Sendable {
-    let descriptor: Int32
-
-    init(port: UInt16) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(connected == 0)
-        var timeout = timeval(tv_sec: 20, tv_usec: 0)
-        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    }
-
-    deinit { close(descriptor) }
-
-    func send(_ bytes: [UInt8]) {
-        _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-    }
-
-    func readToEnd() -> String {
-        var received: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { break }
-            received += chunk[0..<count]
-        }
-        return String(decoding: received, as: UTF8.self)
-    }
-}
