@@ -138,7 +138,7 @@ struct EmulatorCommand: Command {
         } catch {
             throw CommandError("cannot listen on 127.0.0.1:\(port): \(error.message)")
         }
-        let signals = SignalWatcher { stop.continuation.yield($0) }
+        let signals = SignalWatcher { stop.continuation.yield(SignalWatcher.name(of: $0)) }
 
         context.console.print("listening on \(server.baseURL.absoluteString) (\(environment.rawValue))")
         context.console.print("API endpoint: \(server.apiEndpoint.absoluteString)")
@@ -289,23 +289,3 @@ private struct ThrowawayKey {
     }
 }
 
-/// Turns SIGINT and SIGTERM into calls, for as long as it is not cancelled.
-private final class SignalWatcher {
-    private let sources: [any DispatchSourceSignal]
-
-    init(_ handler: @escaping @Sendable (String) -> Void) {
-        sources = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")].map { number, name in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { handler(name) }
-            source.resume()
-            return source
-        }
-    }
-
-    func cancel() {
-        for source in sources { source.cancel() }
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
-    }
-}

@@ -237,7 +237,7 @@ struct ServeCommand: Command {
         service.startPolling()
 
         let events = AsyncStream<String>.makeStream()
-        let signals = ServeSignals { events.continuation.yield($0) }
+        let signals = SignalWatcher([SIGINT, SIGTERM, SIGHUP]) { events.continuation.yield(SignalWatcher.name(of: $0)) }
         for endpoint in endpoints {
             context.console.print("serving \(endpoint.environment.rawValue) on \(server.baseURL.absoluteString)\(endpoint.path)")
         }
@@ -354,24 +354,3 @@ struct ServeCommand: Command {
     }
 }
 
-/// Turns SIGINT, SIGTERM and SIGHUP into calls, for as long as it is not cancelled.
-private final class ServeSignals {
-    private let sources: [any DispatchSourceSignal]
-
-    init(_ handler: @escaping @Sendable (String) -> Void) {
-        sources = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP")].map { number, name in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { handler(name) }
-            source.resume()
-            return source
-        }
-    }
-
-    func cancel() {
-        for source in sources { source.cancel() }
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
-        signal(SIGHUP, SIG_DFL)
-    }
-}

@@ -13,7 +13,7 @@ final class Interruption: Sendable {
 
     private let state = Mutex(State())
     /// Kept alive until `uninstall`; only touched by `install` and `uninstall` on the command's task.
-    nonisolated(unsafe) private var sources: [any DispatchSourceSignal] = []
+    nonisolated(unsafe) private var watcher: SignalWatcher?
 
     /// What a signal has asked for, if one came.
     var received: ApplyStop? { state.withLock { $0.received } }
@@ -22,15 +22,9 @@ final class Interruption: Sendable {
     /// and records them instead, until `uninstall`.
     static func install() -> Interruption {
         let interruption = Interruption()
-        var installed: [any DispatchSourceSignal] = []
-        for (number, stop) in [(SIGINT, ApplyStop.interrupted), (SIGTERM, ApplyStop.terminated)] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { interruption.receive(stop) }
-            source.resume()
-            installed.append(source)
+        interruption.watcher = SignalWatcher { number in
+            interruption.receive(number == SIGINT ? .interrupted : .terminated)
         }
-        interruption.sources = installed
         return interruption
     }
 
@@ -41,10 +35,8 @@ final class Interruption: Sendable {
 
     /// Restores the default dispositions.
     func uninstall() {
-        for source in sources { source.cancel() }
-        sources = []
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
+        watcher?.cancel()
+        watcher = nil
     }
 
     func receive(_ stop: ApplyStop) {

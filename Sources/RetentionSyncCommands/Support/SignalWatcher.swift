@@ -1,0 +1,40 @@
+import Dispatch
+import Foundation
+
+/// Turns signals into calls instead of their default disposition (which ends the process at once),
+/// for as long as it is not cancelled; `cancel` restores the defaults. One mechanism for `serve`
+/// (drain on SIGTERM, reload on SIGHUP), the emulator (write its state) and apply (write the report).
+final class SignalWatcher: @unchecked Sendable {
+    private let lock = NSLock()
+    private var sources: [any DispatchSourceSignal]
+    private let numbers: [Int32]
+
+    static func name(of number: Int32) -> String {
+        switch number {
+        case SIGINT: "SIGINT"
+        case SIGTERM: "SIGTERM"
+        case SIGHUP: "SIGHUP"
+        default: "signal \(number)"
+        }
+    }
+
+    init(_ numbers: [Int32] = [SIGINT, SIGTERM], handler: @escaping @Sendable (Int32) -> Void) {
+        self.numbers = numbers
+        sources = numbers.map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { handler(number) }
+            source.resume()
+            return source
+        }
+    }
+
+    func cancel() {
+        let cancelled = lock.withLock { () -> [any DispatchSourceSignal] in
+            defer { sources = [] }
+            return sources
+        }
+        for source in cancelled { source.cancel() }
+        for number in numbers { signal(number, SIG_DFL) }
+    }
+}
