@@ -16,7 +16,7 @@ public enum Repository {
         try String(contentsOf: url(relativePath), encoding: .utf8)
     }
 
-    /// A test-only tool: on PATH, or installed by `.ci/setup` under `.build/tools/bin`.
+    /// A test-only tool: on PATH, or installed by `.ci/setup --test` under `.build/tools/bin`.
     public static func tool(_ name: String) -> URL? {
         let local = url(".build/tools/bin/\(name)")
         if FileManager.default.isExecutableFile(atPath: local.path) { return local }

@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import TestSupport
 
-/// moto's S3-compatible server (installed by `.ci/setup` into `.build/tools`), started on a free
+/// moto's S3-compatible server (installed by `.ci/setup --test` into `.build/tools`), started on a free
 /// loopback port for one test and stopped by its process id.
 ///
 /// With authentication on, moto checks every SigV4 signature and evaluates IAM policies; the first
@@ -35,7 +35,7 @@ final class MotoServer: @unchecked Sendable {
     /// Starts the server with authentication, a bucket, a writer and a read-only identity.
     static func start() async throws -> MotoServer {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-            throw Unavailable(description: "\(executable.path) is missing: run `bash .ci/setup` (it installs moto[server] into .build/tools)")
+            throw Unavailable(description: "\(executable.path) is missing: run `bash .ci/setup --test` (it installs moto[server] into .build/tools)")
         }
         // Starting moto waits seconds for it to print its port: not on the concurrency pool.
         let server = try await onOwnThread { try MotoServer(unauthenticatedActions: 7) }
