@@ -26,6 +26,15 @@ struct OutputPathTests {
         #expect(written.contains("\"format_version\""))
     }
 
+    @Test("plan --snapshot-out - prints the snapshot apply would publish on standard output")
+    func snapshotToStandardOutput() async throws {
+        let harness = try CommandHarness()
+        #expect(await harness.run(["apply", "--env", "sandbox", "--auto-approve"]).code == .success)
+        let run = await harness.run(["plan", "--env", "sandbox", "--format", "json", "--snapshot-out", "-"])
+        #expect(run.code != .failure, "\(run.stderr)")
+        #expect(run.stdout.contains("\"schemaVersion\""), "the snapshot follows the plan on standard output")
+    }
+
     @Test("plan --out into a FIFO writes into the pipe and leaves the FIFO in place")
     func fifoKept() async throws {
         let harness = try CommandHarness()

@@ -69,11 +69,9 @@ struct PlanCommand: Command {
             guard let snapshot = planned.snapshot?.snapshot else {
                 throw CommandError("no snapshot to write: \(options.environment.rawValue) has no snapshot store (set environments.\(options.environment.rawValue).snapshotPath in the App manifest, or --snapshot-store)")
             }
-            do {
-                try SnapshotStore(url: context.url(snapshotOut)).write(snapshot)
-            } catch {
-                throw CommandError(PlanWording.describe(error))
-            }
+            let encoded: Data
+            do { encoded = try snapshot.encoded() } catch { throw CommandError("cannot encode the snapshot: \(error)") }
+            try writeFile(String(decoding: encoded, as: UTF8.self), to: snapshotOut, context: context)
         }
         return exitCode(planned.plan, detailed: detailed)
     }
