@@ -67,7 +67,7 @@ struct PlanCommand: Command {
         }
         if let snapshotOut {
             guard let snapshot = planned.snapshot?.snapshot else {
-                throw CommandError("no snapshot to write: \(options.environment.rawValue) has no snapshot store (set environments.\(options.environment.rawValue).snapshotPath in the App manifest, or --snapshot-store)")
+                throw CommandError("no snapshot to write: \(options.environment.rawValue) has no state store (set environments.\(options.environment.rawValue).stateStore in the App manifest, or pass --state-store)")
             }
             do {
                 try SnapshotStore(url: context.url(snapshotOut)).write(snapshot)
