@@ -33,7 +33,8 @@ public enum StateStores {
             throw StateStoreError(.io, store: legacySnapshotPath, "cannot read the legacy snapshot file to migrate it: \(error.localizedDescription)")
         }
         do {
-            let document = try StateDocument.migrating(legacySnapshot: data, expecting: store.owner)
+            // The file may hold a runtime snapshot, or already a state document (apply writes one at snapshotPath).
+            let document = try StateDocument.decode(data, expecting: store.owner).document
             return StateRead(document: document, version: nil, migratedFrom: legacySnapshotPath)
         } catch {
             throw StateStoreError(error, store: legacySnapshotPath)

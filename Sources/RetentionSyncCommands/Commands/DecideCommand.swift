@@ -5,6 +5,7 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
+import StateStore
 
 /// `retention-sync decide`: what a customer would be shown, from a snapshot and a realtime request.
 struct DecideCommand: Command {
@@ -76,10 +77,15 @@ struct DecideCommand: Command {
             snapshotPath = try publishedSnapshotPath(manifests: manifestsOption ?? "manifests",
                                                      environment: environmentOption, context: context)
         }
+        // The file is a runtime snapshot (--snapshot-out) or the state document apply writes at snapshotPath.
         let snapshot: RuntimeSnapshot
         do {
-            snapshot = try RuntimeSnapshot.load(from: try readFile(snapshotPath, what: "the runtime snapshot", context: context))
-        } catch let error as SnapshotError {
+            let data = try readFile(snapshotPath, what: "the runtime snapshot", context: context)
+            guard let published = try StateDocument.publishedSnapshot(in: data) else {
+                throw CommandError("\(snapshotPath): the state document publishes no snapshot yet; run apply first, or pass --snapshot FILE")
+            }
+            snapshot = published
+        } catch let error as StateDocumentError {
             throw CommandError("\(snapshotPath): \(error.description)")
         }
 

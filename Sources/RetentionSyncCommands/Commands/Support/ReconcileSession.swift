@@ -10,6 +10,7 @@ import HTTP
 /// and snapshot store: the one service `plan`, `apply` and `status` call.
 struct ReconcileSession: Sendable {
     var options: EnvironmentOptions
+    var console: Console
     var workspace: Workspace
     var reconciler: Reconciler
 
@@ -33,13 +34,21 @@ struct ReconcileSession: Sendable {
                 throw CommandError("\(error.description); nothing was read or sent")
             }
         }
-        return ReconcileSession(options: options, workspace: workspace,
+        return ReconcileSession(options: options, console: context.console, workspace: workspace,
                                 reconciler: Reconciler(api: api, state: binding, refresh: options.refreshDefaults))
     }
 
     func plan(_ planOptions: PlanOptions) async throws(CommandError) -> PlanResult {
         do {
-            return try await reconciler.plan(desired, options: planOptions)
+            let planned = try await reconciler.plan(desired, options: planOptions)
+            if let name = planned.remote.stateStoreName, let read = planned.remote.state {
+                if read.isEmpty {
+                    console.error("First publish: the state store \(name) is reachable and holds nothing yet; apply writes the first state document.")
+                } else if let legacy = read.migratedFrom {
+                    console.error("Migrating: the runtime snapshot file \(legacy) is read as the published snapshot; apply writes it into the state store \(name).")
+                }
+            }
+            return planned
         } catch let error as StateStoreError {
             throw CommandError("cannot read the state: \(error.description); nothing was planned or sent (fix the store, or its AWS_* variables, and run again)")
         } catch let error as ReconcilerError {
