@@ -37,6 +37,7 @@ struct ApplyCommand: Command {
         and exits 130 or 143.
         """,
         options: EnvironmentOptions.options + [planOption, prune, pruneForce, report, autoApprove, format, maxDuration],
+        column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {

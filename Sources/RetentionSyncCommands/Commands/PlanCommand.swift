@@ -32,6 +32,7 @@ struct PlanCommand: Command {
         error), what the remote holds that the manifests do not derive, and what the apply will cost.
         """,
         options: EnvironmentOptions.options + [format, out, snapshotOut, detailedExitcode, prune, pruneForce, markdownMaxChars],
+        column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {

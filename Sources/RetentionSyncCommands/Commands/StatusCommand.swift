@@ -13,7 +13,7 @@ struct StatusCommand: Command {
         "every REJECTED item is flagged",
     ])
     static let detailedExitcode = Option("--detailed-exitcode", help: [
-        "Exit 3 when something needs attention (REJECTED, or PENDING too long), else 0",
+        "Exit 3 when something needs attention (REJECTED, or PENDING too", "long), else 0",
     ])
 
     static let helpPage = HelpPage(
@@ -26,6 +26,7 @@ struct StatusCommand: Command {
         review state (PENDING for how many days) from the state record.
         """,
         options: EnvironmentOptions.options + [format, pendingWarnDays, detailedExitcode],
+        column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {

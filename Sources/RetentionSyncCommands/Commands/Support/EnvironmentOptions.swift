@@ -19,12 +19,12 @@ struct EnvironmentOptions: Sendable {
                                   help: ["The manifest directory (default: manifests)"])
     static let env = Option("--env", value: "ENV", of: Environment.self, help: ["sandbox or production"])
     static let endpoint = Option("--endpoint", value: "URL", help: [
-        "Talk to this API endpoint instead of Apple (e.g. `retention-sync emulator`);",
-        "also RETENTION_SYNC_ENDPOINT. Plain http:// only on loopback.",
+        "Talk to this API endpoint instead of Apple (e.g. `retention-sync",
+        "emulator`); also RETENTION_SYNC_ENDPOINT. Plain http:// only on loopback.",
     ])
     static let stateStoreOption = Option("--state-store", aliases: ["--snapshot-store"], value: "LOCATION", completion: .file, help: [
-        "s3://bucket/prefix or a file path: the environment's state document",
-        "(default: the App's environments.<env>.stateStore, else its snapshotPath)",
+        "s3://bucket/prefix or a file: the environment's state document (default:",
+        "the App's environments.<env>.stateStore, else its snapshotPath)",
     ])
     static let refreshDefaultsOption = Option("--refresh-defaults", value: "N", help: [
         "Re-read N of the defaults the state records as applied (default 10,",
