@@ -274,9 +274,16 @@ public struct Applier: Sendable {
         switch action.change {
         case .uploadImage(let image):
             let png = planned.desired.pngs[image.identifier]
-            recorder?.record { $0.recordUpload(.image(image, png: png, at: time)) }
+            recorder?.record {
+                $0.recordUpload(.image(image, png: png, at: time))
+                $0.observeReviewState(ImageState.pending.rawValue, of: image.identifier, at: time)
+            }
         case .uploadMessage(let message):
-            recorder?.record { $0.recordUpload(.message(message, at: time)) }
+            // Every upload starts PENDING; the review age counts from here.
+            recorder?.record {
+                $0.recordUpload(.message(message, at: time))
+                $0.observeReviewState(MessageState.pending.rawValue, of: message.identifier, at: time)
+            }
         case .setDefault(let pair, let identifier, _, _):
             recorder?.record { $0.recordDefault(productId: pair.productId, locale: pair.locale, messageIdentifier: identifier, at: time) }
         case .deleteDefault(let pair, _):
