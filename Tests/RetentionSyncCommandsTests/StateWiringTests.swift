@@ -153,4 +153,27 @@ struct StateWiringTests {
         #expect(document["needs_attention"] as? Int == 1)
         #expect(document["pending_warn_days"] as? Int == 7)
     }
+
+    @Test("a changed message shows what changes against the version in use, in text, Markdown and JSON")
+    func textChanges() async throws {
+        let harness = try CommandHarness()
+        #expect(await harness.run(["apply", "--env", "sandbox", "--auto-approve"]).code == .success)
+        let unchanged = await harness.run(["plan", "--env", "sandbox", "--format", "json"])
+        let before = try #require(try JSONSerialization.jsonObject(with: Data(unchanged.stdout.utf8)) as? [String: Any])
+        #expect(before["format_version"] as? String == "1.0", "no text changes, no new keys")
+        try harness.edit("manifests/messages.yaml", replacing: "    header: Your calm is worth keeping",
+                         with: "    header: Wait — your calm is worth keeping")
+        let text = await harness.run(["plan", "--env", "sandbox"])
+        #expect(text.stdout.contains("header: \"Your calm is worth keeping\" → \"Wait — your calm is worth keeping\""), "\(text.stdout)")
+        let markdown = await harness.run(["plan", "--env", "sandbox", "--format", "markdown"])
+        #expect(markdown.stdout.contains("```diff\n- header: Your calm is worth keeping\n+ header: Wait — your calm is worth keeping\n```"), "\(markdown.stdout)")
+        let json = await harness.run(["plan", "--env", "sandbox", "--format", "json"])
+        let plan = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(plan["format_version"] as? String == "1.1")
+        let upload = try #require((plan["actions"] as? [[String: Any]])?.first { $0["text_changes"] != nil })
+        #expect(upload["replaces"] is String)
+        let change = try #require((upload["text_changes"] as? [[String: Any]])?.first)
+        #expect(change["field"] as? String == "header")
+        #expect(change["before"] as? String == "Your calm is worth keeping")
+    }
 }

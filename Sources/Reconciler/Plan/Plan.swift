@@ -5,6 +5,8 @@ public import RetentionMessagingModels
 
 public struct Plan: Sendable, Hashable {
     public static let currentFormatVersion = "1.0"
+    /// The version of a plan that carries text changes (additive keys).
+    public static let textChangesFormatVersion = "1.1"
 
     public var formatVersion: String
     public var environment: Environment

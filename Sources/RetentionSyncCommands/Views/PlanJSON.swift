@@ -72,13 +72,15 @@ enum PlanJSON {
         var currentSnapshotDigest: String?
         var rules: [RuleOutcome]?
         var dependsOn: [ActionID]?
+        var replaces: String?
+        var textChanges: [FieldChange]?
 
         enum CodingKeys: String, CodingKey {
             case id, kind, state, reason, waitingFor = "waiting_for", error, identifier, name, locale
             case imageSize = "image_size", productId = "product_id", messageIdentifier = "message_identifier"
             case currentMessageIdentifier = "current_message_identifier", url, currentURL = "current_url"
             case snapshotDigest = "snapshot_digest", currentSnapshotDigest = "current_snapshot_digest", rules
-            case dependsOn = "depends_on"
+            case dependsOn = "depends_on", replaces, textChanges = "text_changes"
         }
 
         init(_ action: PlanAction) {
@@ -89,6 +91,8 @@ enum PlanJSON {
             waitingFor = action.waitingFor.isEmpty ? nil : action.waitingFor
             error = action.error.map(PlanWording.error)
             dependsOn = action.dependsOn.isEmpty ? nil : action.dependsOn
+            replaces = action.textChanges?.replaces
+            textChanges = action.textChanges?.fields
             switch action.change {
             case .uploadImage(let image):
                 identifier = image.identifier

@@ -36,6 +36,12 @@ enum PlanView {
     }
 
     /// Coloured only where the console allows it.
+    /// `header: "Before you go" → "Wait — before you go"`.
+    static func fieldChange(_ change: FieldChange) -> String {
+        func quoted(_ text: String?) -> String { text.map { "\"\($0)\"" } ?? "(none)" }
+        return "\(change.field): \(quoted(change.before)) → \(quoted(change.after))"
+    }
+
     static func text(_ plan: Plan, for console: Console) -> String { text(plan, painter: Painter(console)) }
 
     static func text(_ plan: Plan, painter: Painter) -> String {
@@ -56,6 +62,10 @@ enum PlanView {
                 out.append("  \(painter.color(mark.color, mark.symbol + " " + title))")
                 out.append("      \(safe(PlanWording.reason(action.reason)))")
                 if let error = action.error { out.append("      " + painter.color(.red, "error: \(safe(PlanWording.error(error)))")) }
+                if let changes = action.textChanges {
+                    out.append("      replaces \(safe(changes.replaces)):")
+                    for field in changes.fields { out.append("        " + safe(Self.fieldChange(field))) }
+                }
                 if case .publishSnapshot(let compiled, _) = action.change {
                     // Each rule says what it waits for; the action's list would repeat them.
                     for rule in compiled.outcomes where rule.outcome != .unchanged {
@@ -160,6 +170,28 @@ enum PlanView {
                 lines.append("| \(MarkdownText.code(title(action, in: plan), inTable: true)) | \(action.state.rawValue) | \(reason) |")
             }
             sections.append(Section(open: ["", "<details><summary>\(group.title) (\(group.actions.count))</summary>", ""],
+                                    lines: lines, close: ["", "</details>"]))
+        }
+        let changed = plan.actions.filter { $0.textChanges != nil }
+        if !changed.isEmpty {
+            var lines: [String] = []
+            for action in changed {
+                guard let changes = action.textChanges else { continue }
+                lines.append("")
+                lines.append("\(MarkdownText.code(title(action, in: plan), inTable: false)) replaces \(MarkdownText.code(changes.replaces, inTable: false)):")
+                lines.append("")
+                lines.append("```diff")
+                for field in changes.fields {
+                    // One line each, so no text can close the fence or start a new diff line.
+                    func line(_ text: String?) -> String {
+                        (text ?? "(none)").replacingOccurrences(of: "\n", with: "⏎").replacingOccurrences(of: "```", with: "ʼʼʼ")
+                    }
+                    if field.before != nil { lines.append("- \(field.field): \(line(field.before))") }
+                    if field.after != nil { lines.append("+ \(field.field): \(line(field.after))") }
+                }
+                lines.append("```")
+            }
+            sections.append(Section(open: ["", "<details><summary>Text changes (\(changed.count))</summary>"],
                                     lines: lines, close: ["", "</details>"]))
         }
         if !plan.inventory.isEmpty {
