@@ -54,7 +54,7 @@ let package = Package(
                                          "RetentionMessagingModels", "RetentionMessaging", "HTTP", "Crypto", "Basics",
                                          "RealtimeServer"]),
 
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["HTTP", "Crypto"], path: "Tests/TestSupport"),
         .testTarget(name: "WorkflowTests", dependencies: ["TestSupport", "YAML"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML", "Basics"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
