@@ -78,16 +78,7 @@ struct DecideCommand: Command {
                                                      environment: environmentOption, context: context)
         }
         // The file is a runtime snapshot (--snapshot-out) or the state document apply writes at snapshotPath.
-        let snapshot: RuntimeSnapshot
-        do {
-            let data = try readFile(snapshotPath, what: "the runtime snapshot", context: context)
-            guard let published = try StateDocument.publishedSnapshot(in: data) else {
-                throw CommandError("\(snapshotPath): the state document publishes no snapshot yet; run apply first, or pass --snapshot FILE")
-            }
-            snapshot = published
-        } catch let error as StateDocumentError {
-            throw CommandError("\(snapshotPath): \(error.description)")
-        }
+        let snapshot = try loadSnapshot(try readFile(snapshotPath, what: "the runtime snapshot", context: context), path: snapshotPath)
 
         let request: DecodedRealtimeRequestBody
         switch (requestPath, signedPayloadPath) {
@@ -175,6 +166,23 @@ struct DecideCommand: Command {
             lines.append("  • \(bullet.text)  (icon: \(bullet.altText))")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// A runtime snapshot file (`--snapshot-out`), or the state document apply writes at `snapshotPath`.
+    static func loadSnapshot(_ data: Data, path: String) throws(CommandError) -> RuntimeSnapshot {
+        struct Probe: Decodable {
+            var formatVersion: String?
+            enum CodingKeys: String, CodingKey { case formatVersion = "format_version" }
+        }
+        guard (try? JSONDecoder().decode(Probe.self, from: data))?.formatVersion != nil else {
+            do { return try RuntimeSnapshot.load(from: data) } catch { throw CommandError("\(path): \(error.description)") }
+        }
+        let published: RuntimeSnapshot?
+        do { published = try StateDocument.publishedSnapshot(in: data) } catch { throw CommandError("\(path): \(error.description)") }
+        guard let published else {
+            throw CommandError("\(path): the state document publishes no snapshot yet; run apply first, or pass --snapshot FILE")
+        }
+        return published
     }
 
     /// The `snapshotPath` the App manifest declares for the environment.
