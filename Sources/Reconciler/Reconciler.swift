@@ -10,6 +10,8 @@ public struct Reconciler: Sendable {
     public var state: StateBinding?
     public var refresh: DefaultsRefresh
     public var clock: @Sendable () -> Date
+    /// PENDING longer than this many days is flagged in the plan's review ages.
+    public var pendingWarnDays = 7
 
     public init(api: any RetentionMessagingAPI, state: StateBinding?, refresh: DefaultsRefresh = .standard,
                 clock: @escaping @Sendable () -> Date = { Date() }) {
@@ -31,7 +33,10 @@ public struct Reconciler: Sendable {
             throw ReconcilerError.stateRequired("--prune needs the state store to be read (it says which older versions the published snapshot still uses); configure environments.\(desired.environment.rawValue).stateStore or pass --state-store")
         }
         let remote = try await RemoteStateReader.read(api, desired: desired, state: state, refresh: refresh)
-        return try Planner.plan(desired: desired, remote: remote, options: options, hasSnapshotStore: state != nil)
+        var planned = try Planner.plan(desired: desired, remote: remote, options: options, hasSnapshotStore: state != nil)
+        planned.plan.reviewAges = ReviewAge.compute(planned, now: clock(), warnDays: pendingWarnDays)
+        if !planned.plan.reviewAges.isEmpty { planned.plan.formatVersion = Plan.textChangesFormatVersion }
+        return planned
     }
 
     public func apply(_ planned: PlanResult, allowedActions: Set<ActionID>? = nil,

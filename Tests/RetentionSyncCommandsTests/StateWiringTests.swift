@@ -176,4 +176,24 @@ struct StateWiringTests {
         #expect(change["field"] as? String == "header")
         #expect(change["before"] as? String == "Your calm is worth keeping")
     }
+
+    @Test("the plan lists what is in review and for how long, flagged past --pending-warn-days and when REJECTED")
+    func planReviewAges() async throws {
+        let harness = try CommandHarness()
+        #expect(await harness.run(["apply", "--env", "production", "--auto-approve"]).code == .success)
+        let text = await harness.run(["plan", "--env", "production"])
+        #expect(text.stdout.contains("In review ("), "\(text.stdout)")
+        #expect(text.stdout.contains("PENDING for 0 days (since "))
+        #expect(!text.stdout.contains("⚠"))
+        let rejected = try #require(harness.emulator.state(of: .production).messages.keys.sorted().first)
+        try harness.emulator.rejectMessage(rejected, in: .production)
+        let json = await harness.run(["plan", "--env", "production", "--format", "json"])
+        let plan = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(plan["format_version"] as? String == "1.1")
+        let ages = try #require(plan["review_ages"] as? [[String: Any]])
+        #expect(ages.contains { $0["identifier"] as? String == rejected && $0["state"] as? String == "REJECTED" && $0["flagged"] as? Bool == true })
+        #expect(ages.contains { $0["state"] as? String == "PENDING" && $0["flagged"] as? Bool == false && $0["days"] as? Int == 0 })
+        let markdown = await harness.run(["plan", "--env", "production", "--format", "markdown"])
+        #expect(markdown.stdout.contains("<summary>In review (\(ages.count), ⚠ 1 need attention)</summary>"), "\(markdown.stdout)")
+    }
 }

@@ -31,7 +31,8 @@ struct PlanCommand: Command {
         would do: each action with its reason and state (ready, blocked waiting for App Review, or
         error), what the remote holds that the manifests do not derive, and what the apply will cost.
         """,
-        options: EnvironmentOptions.options + [format, out, snapshotOut, detailedExitcode, prune, pruneForce, markdownMaxChars],
+        options: EnvironmentOptions.options + [format, out, snapshotOut, detailedExitcode, prune, pruneForce, markdownMaxChars,
+                                                StatusCommand.pendingWarnDays],
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
@@ -53,13 +54,15 @@ struct PlanCommand: Command {
             }
             return value
         } ?? 65_000
+        let warnDays = try StatusCommand.parseWarnDays(&arguments)
         try arguments.finish()
 
         guard maxCharacters >= PlanView.minimumMarkdownCharacters else {
             throw CommandError("--markdown-max-chars must be at least \(PlanView.minimumMarkdownCharacters): a comment needs room for a section's fold and one line", exitCode: .usage)
         }
 
-        let session = try ReconcileSession.open(options, context: context, provider: provider)
+        var session = try ReconcileSession.open(options, context: context, provider: provider)
+        session.reconciler.pendingWarnDays = warnDays
         let planned = try await session.plan(PlanOptions(prune: prune || pruneForce, pruneForce: pruneForce))
         try render(planned.plan, format: format, maxCharacters: maxCharacters, context: context, manifests: session.manifests)
         if let out {

@@ -36,15 +36,11 @@ struct StatusCommand: Command {
     static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
         let options = try EnvironmentOptions.parse(&arguments, context: context)
         let format = (try arguments.value(Self.format, as: PlanFormat.self) ?? .text).rawValue
-        let warnDays = try arguments.value(Self.pendingWarnDays).map { text throws(CommandError) -> Int in
-            guard let value = Int(text), value >= 0 else {
-                throw CommandError("--pending-warn-days needs a number of days (0 or more), not '\(text)'", exitCode: .usage)
-            }
-            return value
-        } ?? Status.defaultPendingWarnDays
+        let warnDays = try parseWarnDays(&arguments)
         let detailed = arguments.flag(Self.detailedExitcode)
         try arguments.finish()
-        let session = try ReconcileSession.open(options, context: context, provider: provider)
+        var session = try ReconcileSession.open(options, context: context, provider: provider)
+        session.reconciler.pendingWarnDays = warnDays
         let planned = try await session.plan(PlanOptions())
         let report = Status.report(planned, now: session.reconciler.clock(), pendingWarnDays: warnDays)
         switch format {
@@ -56,5 +52,14 @@ struct StatusCommand: Command {
             context.console.write(StatusView.text(report, for: context.console))
         }
         return detailed && !report.needingAttention.isEmpty ? .needsAttention : .success
+    }
+
+    static func parseWarnDays(_ arguments: inout Arguments) throws(CommandError) -> Int {
+        try arguments.value(pendingWarnDays).map { text throws(CommandError) -> Int in
+            guard let value = Int(text), value >= 0 else {
+                throw CommandError("--pending-warn-days needs a number of days (0 or more), not '\(text)'", exitCode: .usage)
+            }
+            return value
+        } ?? Status.defaultPendingWarnDays
     }
 }

@@ -5,6 +5,7 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
+import StateStore
 
 /// The plan as a person reads it: on a terminal, and as Markdown for a pull-request comment.
 /// Each rendering is a pure function of the plan, so equal plans print equal bytes.
@@ -36,6 +37,12 @@ enum PlanView {
     }
 
     /// Coloured only where the console allows it.
+    /// `PENDING for 9 days (since 2026-01-22)`.
+    static func ageText(_ age: ReviewAge) -> String {
+        guard let days = age.days, let since = age.since else { return "\(age.state.rawValue) (newly seen; the next apply records since when)" }
+        return "\(age.state.rawValue) for \(days) day\(days == 1 ? "" : "s") (since \(StateTime.format(since).prefix(10)))"
+    }
+
     /// `header: "Before you go" → "Wait — before you go"`.
     static func fieldChange(_ change: FieldChange) -> String {
         func quoted(_ text: String?) -> String { text.map { "\"\($0)\"" } ?? "(none)" }
@@ -80,6 +87,14 @@ enum PlanView {
             out.append("")
             out.append(painter.bold(painter.color(.red, "Problems (\(plan.problems.count))")))
             for problem in plan.problems { out.append("  " + painter.color(.red, "x " + safe(problem.message))) }
+        }
+        if !plan.reviewAges.isEmpty {
+            out.append("")
+            out.append(painter.bold("In review (\(plan.reviewAges.count))"))
+            for age in plan.reviewAges {
+                let line = "\(age.flagged ? "⚠" : "·") \(age.kind.rawValue) \(safe(age.label)) \(Self.ageText(age))"
+                out.append("  " + (age.flagged ? painter.color(.red, line) : line))
+            }
         }
         if !plan.inventory.isEmpty {
             out.append("")
@@ -170,6 +185,15 @@ enum PlanView {
                 lines.append("| \(MarkdownText.code(title(action, in: plan), inTable: true)) | \(action.state.rawValue) | \(reason) |")
             }
             sections.append(Section(open: ["", "<details><summary>\(group.title) (\(group.actions.count))</summary>", ""],
+                                    lines: lines, close: ["", "</details>"]))
+        }
+        if !plan.reviewAges.isEmpty {
+            let flagged = plan.reviewAges.filter(\.flagged).count
+            var lines = ["| | Kind | Content | State | For |", "|---|---|---|---|---|"]
+            for age in plan.reviewAges {
+                lines.append("| \(age.flagged ? "⚠" : "") | \(age.kind.rawValue) | \(escape(age.label)) | \(age.state.rawValue) | \(escape(Self.ageText(age))) |")
+            }
+            sections.append(Section(open: ["", "<details><summary>In review (\(plan.reviewAges.count)\(flagged > 0 ? ", ⚠ \(flagged) need attention" : ""))</summary>", ""],
                                     lines: lines, close: ["", "</details>"]))
         }
         let changed = plan.actions.filter { $0.textChanges != nil }
