@@ -196,4 +196,15 @@ struct StateWiringTests {
         let markdown = await harness.run(["plan", "--env", "production", "--format", "markdown"])
         #expect(markdown.stdout.contains("<summary>In review (\(ages.count), ⚠ 1 need attention)</summary>"), "\(markdown.stdout)")
     }
+
+    @Test("--prune refuses without a state store to read, and says how to configure one")
+    func pruneNeedsTheState() async throws {
+        let harness = try CommandHarness()
+        try harness.edit("manifests/app.yaml", replacing: "    snapshotPath: .retention-sync/sandbox-snapshot.json\n", with: "")
+        let run = await harness.run(["plan", "--env", "sandbox", "--prune"])
+        #expect(run.code == .failure)
+        #expect(run.stderr.contains("--prune needs the state store to be read"), "\(run.stderr)")
+        #expect(run.stderr.contains("--state-store"))
+        #expect(harness.emulator.state(of: .sandbox).messages.isEmpty)
+    }
 }

@@ -1,4 +1,4 @@
-public import RetentionMessagingModels
+import RetentionMessagingModels
 import Foundation
 import StateStore
 

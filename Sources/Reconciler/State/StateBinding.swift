@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import StateStore
 
 /// The state store of one environment as plan, apply and status use it.

@@ -1,7 +1,7 @@
-public import Foundation
+import Foundation
 import RetentionMessagingModels
 import Runtime
-public import StateStore
+import StateStore
 
 /// What an apply changes in the state document, kept as replayable changes so that after a write
 /// conflict they can be laid over the document the other writer left, never over a blind copy.
