@@ -6,7 +6,7 @@ import RetentionMessagingModels
 struct StatusCommand: Command {
     static let name = "status"
     static let summary = "Show remote content, review states and use"
-    static let format = Option("--format", value: "FORMAT", of: PlanFormat.self,
+    static let format = Option("--format", value: "FORMAT", of: StatusReportFormat.self,
                                help: ["text (default), markdown (for a job summary or comment) or json"])
     static let pendingWarnDays = Option("--pending-warn-days", value: "N", help: [
         "Flag items PENDING in App Review for longer than N days (default 7);",
@@ -35,7 +35,7 @@ struct StatusCommand: Command {
 
     static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
         let options = try EnvironmentOptions.parse(&arguments, context: context)
-        let format = (try arguments.value(Self.format, as: PlanFormat.self) ?? .text).rawValue
+        let format = (try arguments.value(Self.format, as: StatusReportFormat.self) ?? .text).rawValue
         let warnDays = try parseWarnDays(&arguments)
         let detailed = arguments.flag(Self.detailedExitcode)
         try arguments.finish()

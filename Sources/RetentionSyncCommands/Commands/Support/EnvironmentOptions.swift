@@ -151,7 +151,12 @@ enum PlanFormat: String, CaseIterable, Sendable {
     case text, markdown, json, github
 }
 
-/// What `status --format` and `id --format` take.
+/// What `status --format` takes.
+enum StatusReportFormat: String, CaseIterable, Sendable {
+    case text, markdown, json
+}
+
+/// What `id --format` and `state show --format` take.
 enum StatusFormat: String, CaseIterable, Sendable {
     case text, json
 }
