@@ -62,6 +62,7 @@ final class CommandHarness: Sendable {
         try? FileManager.default.removeItem(at: root.appendingPathComponent("manifests/.retention-sync"))
         emulator = other.emulator
         provider = other.provider
+        clock = other.clock
     }
 
     deinit { try? FileManager.default.removeItem(at: root) }
