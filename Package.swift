@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "StateStore", dependencies: ["RetentionMessagingModels", "Runtime", "HTTP", "Crypto"]),
         .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "RetentionMessagingModels", "HTTP", "TLS", "Crypto", "StateStore"]),
         .target(name: "Reconciler",
-                dependencies: ["Basics", "YAML", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto"]),
+                dependencies: ["Basics", "YAML", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateStore"]),
 
         .target(name: "RetentionSyncCommands",
                 dependencies: ["Basics", "Reconciler", "Manifests", "Runtime", "StateStore", "Emulator", "RetentionMessagingModels",
@@ -54,7 +54,7 @@ let package = Package(
                                          "RetentionMessagingModels", "RetentionMessaging", "HTTP", "Crypto", "Basics",
                                          "RealtimeServer"]),
 
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["HTTP", "Crypto"], path: "Tests/TestSupport"),
         .testTarget(name: "WorkflowTests", dependencies: ["TestSupport", "YAML"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML", "Basics"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),

@@ -1,34 +1,53 @@
 public import Foundation
 public import RetentionMessaging
 public import RetentionMessagingModels
+public import StateStore
 
 /// The reconciler for one environment: reads the remote state, plans, applies.
 public struct Reconciler: Sendable {
     public var api: any RetentionMessagingAPI
-    public var store: SnapshotStore?
+    /// The environment's state store; nil when it has none (flows are then never published).
+    public var state: StateBinding?
+    public var refresh: DefaultsRefresh
+    public var clock: @Sendable () -> Date
+    /// PENDING longer than this many days is flagged in the plan's review ages.
+    public var pendingWarnDays = 7
 
-    public init(api: any RetentionMessagingAPI, store: SnapshotStore?) {
+    public init(api: any RetentionMessagingAPI, state: StateBinding?, refresh: DefaultsRefresh = .standard,
+                clock: @escaping @Sendable () -> Date = { Date() }) {
         self.api = api
-        self.store = store
+        self.state = state
+        self.refresh = refresh
+        self.clock = clock
     }
 
-    /// The store for an environment: an explicit file, or the App's `environments.<env>.snapshotPath`.
-    public static func store(for desired: DesiredState, override: URL? = nil) -> SnapshotStore? {
-        if let override { return SnapshotStore(url: override) }
-        return desired.snapshotPath.map { SnapshotStore(url: URL(fileURLWithPath: $0)) }
+    /// The file store at the App's `environments.<env>.snapshotPath` (tests and the benchmark).
+    public static func store(for desired: DesiredState) -> StateBinding? {
+        desired.snapshotPath.map { StateBinding(store: FileStateStore(path: $0, owner: desired.owner)) }
     }
 
-    /// Reads the remote state (two list calls, one `GET /default` per declared pair, the realtime
-    /// URL, the snapshot store) and plans.
+    /// Reads the state store, then the remote state (two list calls, `GET /default` for the pairs
+    /// the record does not vouch for, the realtime URL), and plans.
     public func plan(_ desired: DesiredState, options: PlanOptions = PlanOptions()) async throws -> PlanResult {
-        let remote = try await RemoteStateReader.read(api, pairs: desired.declaredPairs, store: store)
-        return try Planner.plan(desired: desired, remote: remote, options: options, hasSnapshotStore: store != nil)
+        if options.prune && state == nil {
+            throw ReconcilerError.stateRequired("--prune needs the state store to be read (it says which older versions the published snapshot still uses); configure environments.\(desired.environment.rawValue).stateStore or pass --state-store")
+        }
+        let remote = try await RemoteStateReader.read(api, desired: desired, state: state, refresh: refresh)
+        var planned = try Planner.plan(desired: desired, remote: remote, options: options, hasSnapshotStore: state != nil)
+        planned.plan.reviewAges = ReviewAge.compute(planned, now: clock(), warnDays: pendingWarnDays)
+        if !planned.plan.reviewAges.isEmpty { planned.plan.formatVersion = Plan.textChangesFormatVersion }
+        return planned
     }
 
     public func apply(_ planned: PlanResult, allowedActions: Set<ActionID>? = nil,
                       progress: @escaping @Sendable (ApplyEvent) -> Void = { _ in },
                       shouldStop: @escaping @Sendable () -> ApplyStop? = { nil }) async throws(ApplyFailure) -> ApplyReport {
-        try await Applier(api: api, store: store, allowedActions: allowedActions, progress: progress,
-                          shouldStop: shouldStop).apply(planned)
+        try await Applier(api: api, state: state, allowedActions: allowedActions, progress: progress,
+                          shouldStop: shouldStop, clock: clock).apply(planned)
     }
+}
+
+extension DesiredState {
+    /// Who the environment's state document belongs to.
+    public var owner: StateOwner { StateOwner(bundleId: bundleId, appAppleId: appAppleId, environment: environment) }
 }

@@ -23,6 +23,9 @@ public struct StateDocument: Codable, Sendable, Hashable {
     public var realtimeURL: RealtimeURLRecord?
     /// The last performance-test result seen.
     public var performanceTest: PerformanceTestRecord?
+    /// Where the next plan's window of re-read defaults starts in the sorted list of recorded
+    /// pairs (`--refresh-defaults`); advanced by apply, so every pair is re-read in turn.
+    public var defaultsRefreshCursor: Int?
     /// When the writer last changed the document; set by the writer, not by the store.
     public var updatedAt: Date?
     /// `sha256:<64 lowercase hex>` over the compact canonical JSON of the document with `digest` = "".
@@ -56,6 +59,7 @@ public struct StateDocument: Codable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey {
         case formatVersion = "format_version", app, environment, snapshot = "published_snapshot", content, defaults
         case realtimeURL = "realtime_url", performanceTest = "performance_test", updatedAt = "updated_at", digest
+        case defaultsRefreshCursor = "defaults_refresh_cursor"
     }
 }
 

@@ -1,5 +1,6 @@
-import Foundation
+public import Foundation
 public import HTTP
+public import Runtime
 
 /// Opens the store a location names, and reads it with the migration from a legacy snapshot file.
 public enum StateStores {
@@ -32,10 +33,43 @@ public enum StateStores {
             throw StateStoreError(.io, store: legacySnapshotPath, "cannot read the legacy snapshot file to migrate it: \(error.localizedDescription)")
         }
         do {
-            let document = try StateDocument.migrating(legacySnapshot: data, expecting: store.owner)
+            // The file may hold a runtime snapshot, or already a state document (apply writes one at snapshotPath).
+            let document = try StateDocument.decode(data, expecting: store.owner).document
             return StateRead(document: document, version: nil, migratedFrom: legacySnapshotPath)
         } catch {
             throw StateStoreError(error, store: legacySnapshotPath)
         }
+    }
+}
+
+/// What a server answers from: the published snapshot of a store and the version it came from.
+public struct PublishedSnapshot: Sendable, Hashable {
+    /// nil: the store is reachable and nothing is published yet.
+    public var snapshot: RuntimeSnapshot?
+    /// The store's version, for `StateStores.pollPublished(_:since:)`; nil when nothing is stored.
+    public var version: StateVersion?
+}
+
+extension StateStores {
+    /// Reads the snapshot a store publishes (for `serve`); errors name the store, never "nothing published".
+    public static func readPublished(_ store: any StateStore) async throws(StateStoreError) -> PublishedSnapshot {
+        let read = try await store.read()
+        return PublishedSnapshot(snapshot: read.document?.snapshot, version: read.version)
+    }
+
+    /// nil while the store still holds `version`; otherwise the snapshot now published.
+    public static func pollPublished(_ store: any StateStore, since version: StateVersion) async throws(StateStoreError) -> PublishedSnapshot? {
+        switch try await store.poll(since: version) {
+        case .unchanged: return nil
+        case .changed(let read): return PublishedSnapshot(snapshot: read.document?.snapshot, version: read.version)
+        }
+    }
+}
+
+extension StateDocument {
+    /// The runtime snapshot in bytes that are either a state document or a runtime snapshot file
+    /// (what `snapshotPath` held before the state store); nil when a document publishes none.
+    public static func publishedSnapshot(in data: Data) throws(StateDocumentError) -> RuntimeSnapshot? {
+        try decode(data, expecting: nil).document.snapshot
     }
 }

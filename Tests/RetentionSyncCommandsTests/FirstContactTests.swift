@@ -55,7 +55,7 @@ struct FirstContactTests {
         let cases: [([String], String)] = [
             (["plan", "--env", "qa"], "error: --env must be sandbox or production, not 'qa'\n"),
             (["plan", "--env", "sandbox", "--format", "xml"], "error: --format must be text, markdown, json or github, not 'xml'\n"),
-            (["status", "--env", "sandbox", "--format", "xml"], "error: --format must be text or json, not 'xml'\n"),
+            (["status", "--env", "sandbox", "--format", "xml"], "error: --format must be text, markdown or json, not 'xml'\n"),
             (["id", "--format", "xml"], "error: --format must be text or json, not 'xml'\n"),
             (["validate", "--format", "xml"], "error: --format must be text, json or github, not 'xml'\n"),
             (["emulator", "--review", "later"], "error: --review must be auto or manual, not 'later'\n"),

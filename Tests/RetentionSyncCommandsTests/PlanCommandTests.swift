@@ -53,12 +53,24 @@ final class CommandHarness: Sendable {
         provider = APIProvider { environment, _, _, _ in clients[environment]! }
     }
 
+    /// A second checkout of the repository that talks to the same (emulated) Apple.
+    init(sharing other: CommandHarness) throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("commands-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Self.repository.appendingPathComponent("manifests"),
+                                         to: root.appendingPathComponent("manifests"))
+        try? FileManager.default.removeItem(at: root.appendingPathComponent("manifests/.retention-sync"))
+        emulator = other.emulator
+        provider = other.provider
+        clock = other.clock
+    }
+
     deinit { try? FileManager.default.removeItem(at: root) }
 
     /// Runs `retention-sync <command> …` in-process against the emulator.
-    func run(_ argv: [String]) async -> Run {
+    func run(_ argv: [String], environment: [String: String] = [:]) async -> Run {
         let captured = CapturedConsole()
-        let context = CommandContext(console: captured.console, environment: [:], currentDirectory: root)
+        let context = CommandContext(console: captured.console, environment: environment, currentDirectory: root)
         var arguments = Arguments(Array(argv.dropFirst()))
         let code: ExitCode
         do {

@@ -17,8 +17,9 @@ struct StateCommandTests {
         let after = await harness.run(["state", "show", "--env", "sandbox"])
         #expect(after.code == .success, "\(after.stderr)")
         #expect(after.stdout.contains("State of com.example.stillpoint sandbox in "))
-        #expect(after.stdout.contains("migrated from the runtime snapshot file"))
+        #expect(!after.stdout.contains("migrated from"), "apply wrote a state document at snapshotPath")
         #expect(after.stdout.contains("published snapshot: "))
+        #expect(after.stdout.contains("(APPROVED "), "apply recorded the uploads with their review states")
 
         let json = await harness.run(["state", "show", "--env", "sandbox", "--format", "json"])
         let shown = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])

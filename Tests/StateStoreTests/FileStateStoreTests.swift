@@ -2,6 +2,7 @@ import Foundation
 import RetentionMessagingModels
 import Runtime
 import StateStore
+import TestSupport
 import Testing
 
 @Suite("File state store")

@@ -3,6 +3,7 @@ import HTTP
 import RetentionMessagingModels
 import Runtime
 import StateStore
+import TestSupport
 import Testing
 
 /// Against moto's S3-compatible server with signature checking and IAM policies on: every request

@@ -1,6 +1,8 @@
 public import RetentionMessaging
 public import RetentionMessagingModels
+public import Foundation
 import Runtime
+public import StateStore
 
 /// What happened to one action during an apply.
 public struct ActionResult: Codable, Sendable, Hashable {
@@ -106,21 +108,35 @@ public enum ApplyEvent: Sendable {
 /// use, and reports an action it cannot perform as an error instead of dropping it.
 public struct Applier: Sendable {
     public var api: any RetentionMessagingAPI
-    public var store: SnapshotStore?
+    public var state: StateBinding?
     /// When applying a saved plan: the action ids it allows. Anything else is refused.
     public var allowedActions: Set<ActionID>?
     public var progress: @Sendable (ApplyEvent) -> Void
     /// Asked before each action: a non-nil answer ends the apply there, cleanly, with a report.
     public var shouldStop: @Sendable () -> ApplyStop?
+    public var clock: @Sendable () -> Date
 
-    public init(api: any RetentionMessagingAPI, store: SnapshotStore?, allowedActions: Set<ActionID>? = nil,
+    public init(api: any RetentionMessagingAPI, state: StateBinding?, allowedActions: Set<ActionID>? = nil,
                 progress: @escaping @Sendable (ApplyEvent) -> Void = { _ in },
-                shouldStop: @escaping @Sendable () -> ApplyStop? = { nil }) {
+                shouldStop: @escaping @Sendable () -> ApplyStop? = { nil },
+                clock: @escaping @Sendable () -> Date = { Date() }) {
         self.api = api
-        self.store = store
+        self.state = state
         self.allowedActions = allowedActions
         self.progress = progress
         self.shouldStop = shouldStop
+        self.clock = clock
+    }
+
+    /// Records what a plan's reads showed (review states, content and defaults already in place,
+    /// the refresh cursor) when there is nothing to apply; returns whether it wrote.
+    public func recordState(_ planned: PlanResult) async throws(StateStoreError) -> Bool {
+        guard let state else { return false }
+        var recorder = StateRecorder(binding: state, read: planned.remote.state, owner: planned.desired.owner, now: clock)
+        recorder.recordObservations(desired: planned.desired, remote: planned.remote, time: clock())
+        guard recorder.hasChanges else { return false }
+        try await recorder.write()
+        return true
     }
 
     public func apply(_ planned: PlanResult) async throws(ApplyFailure) -> ApplyReport {
@@ -178,6 +194,7 @@ public struct Applier: Sendable {
             return true
         }
 
+        var recorder = state.map { StateRecorder(binding: $0, read: planned.remote.state, owner: planned.desired.owner, now: clock) }
         var current = planned
         for step in ActionKind.applyOrder {
             guard case .perform(let kind) = step else {
@@ -188,7 +205,7 @@ public struct Applier: Sendable {
                 do {
                     try await RemoteStateReader.readLists(api, into: &remote)
                     current = try Planner.plan(desired: planned.desired, remote: remote, options: planned.options,
-                                               hasSnapshotStore: store != nil)
+                                               hasSnapshotStore: state != nil)
                 } catch {
                     report.requests = counts(since: start)
                     report.failure = "re-listing after the uploads: \(error)"
@@ -210,14 +227,21 @@ public struct Applier: Sendable {
             }
             for action in current.plan.actions where action.kind == kind {
                 guard runnable(action) else { continue }
-                if let reason = shouldStop() { return stop(reason) }
+                if let reason = shouldStop() {
+                    if var recorder { try? await recorder.write() }
+                    return stop(reason)
+                }
                 do {
-                    if let refusal = try await perform(action, in: current, report: &report) {
+                    if let refusal = try await perform(action, in: current, report: &report, recorder: &recorder) {
                         record(action, refusal.outcome, refusal.detail)
+                        if refusal.outcome == .alreadyDone { noteDone(action, in: current, recorder: &recorder) }
                     } else {
                         record(action, .done)
+                        noteDone(action, in: current, recorder: &recorder)
                     }
                 } catch {
+                    // What was done before the failure or stop is still recorded, so nothing is lost.
+                    if var recorder { try? await recorder.write() }
                     // A stop that cut a wait short abandons this action; it is idempotent, so the next run redoes it.
                     if let reason = shouldStop() { return stop(reason) }
                     throw fail(action, error)
@@ -225,14 +249,56 @@ public struct Applier: Sendable {
             }
         }
 
+        if var recorder {
+            recorder.recordObservations(desired: current.desired, remote: current.remote, time: clock())
+            if recorder.hasChanges {
+                do {
+                    try await recorder.write()
+                } catch {
+                    report.requests = counts(since: start)
+                    report.failure = "\(error)"
+                    throw ApplyFailure(report: report, message: "the apply's actions are done, but recording them failed: \(error). "
+                                       + "Run apply again: it reads Apple and the store again and records what it finds")
+                }
+            }
+        }
         report.requests = counts(since: start)
         report.completed = true
         return report
     }
 
+    /// Adds what a successful action changed to the state record.
+    func noteDone(_ action: PlanAction, in planned: PlanResult, recorder: inout StateRecorder?) {
+        guard recorder != nil else { return }
+        let time = clock()
+        switch action.change {
+        case .uploadImage(let image):
+            let png = planned.desired.pngs[image.identifier]
+            recorder?.record {
+                $0.recordUpload(.image(image, png: png, at: time))
+                $0.observeReviewState(ImageState.pending.rawValue, of: image.identifier, at: time)
+            }
+        case .uploadMessage(let message):
+            // Every upload starts PENDING; the review age counts from here.
+            recorder?.record {
+                $0.recordUpload(.message(message, at: time))
+                $0.observeReviewState(MessageState.pending.rawValue, of: message.identifier, at: time)
+            }
+        case .setDefault(let pair, let identifier, _, _):
+            recorder?.record { $0.recordDefault(productId: pair.productId, locale: pair.locale, messageIdentifier: identifier, at: time) }
+        case .deleteDefault(let pair, _):
+            recorder?.record { $0.recordDefault(productId: pair.productId, locale: pair.locale, messageIdentifier: nil, at: time) }
+        case .setRealtimeURL(let url, _):
+            recorder?.record { $0.realtimeURL = RealtimeURLRecord(url: url, appliedAt: time) }
+        case .publishSnapshot, .deleteMessage, .deleteImage:
+            break
+        }
+    }
+
     /// Performs one action. Returns nil when it was done, or the outcome when Apple's answer means
     /// it needs no doing (already there, already gone) or cannot be done now; throws when it failed.
-    func perform(_ action: PlanAction, in planned: PlanResult, report: inout ApplyReport) async throws -> (outcome: ActionResult.Outcome, detail: String)? {
+    func perform(_ action: PlanAction, in planned: PlanResult, report: inout ApplyReport,
+                 recorder: inout StateRecorder?) async throws -> (outcome: ActionResult.Outcome, detail: String)? {
         switch action.change {
         case .uploadImage(let image):
             guard let png = planned.desired.pngs[image.identifier], !png.isEmpty else {
@@ -254,10 +320,13 @@ public struct Applier: Sendable {
         case .deleteDefault(let pair, _):
             try await api.deleteDefaultMessage(productId: pair.productId, locale: pair.locale)
         case .publishSnapshot(let compiled, _):
-            guard let store else {
-                return (.error, "there is no snapshot store to publish to; nothing was written")
+            guard var writer = recorder else {
+                return (.error, "there is no state store to publish to; nothing was written")
             }
-            try store.write(compiled.snapshot)
+            // The snapshot goes live here, before the realtime URL and deletions, with the record so far.
+            writer.publishing = compiled.snapshot
+            try await writer.write()
+            recorder = writer
             report.publishedSnapshot = compiled.snapshot.digest
         case .setRealtimeURL(let url, _):
             do {

@@ -5,6 +5,8 @@ public import RetentionMessagingModels
 
 public struct Plan: Sendable, Hashable {
     public static let currentFormatVersion = "1.0"
+    /// The version of a plan that carries text changes or review ages (additive keys).
+    public static let textChangesFormatVersion = "1.1"
 
     public var formatVersion: String
     public var environment: Environment
@@ -26,6 +28,8 @@ public struct Plan: Sendable, Hashable {
     /// The API calls reading the remote state took.
     public var apiCalls: Int
     public var fingerprints: Fingerprints
+    /// With a state record: derived content PENDING or REJECTED and for how long (format 1.1).
+    public var reviewAges: [ReviewAge] = []
 
     public init(formatVersion: String = Plan.currentFormatVersion, environment: Environment, bundleId: String,
                 prune: Bool, converged: Bool, health: Health, summary: PlanSummary, actions: [PlanAction],

@@ -194,6 +194,8 @@ public struct PlanAction: Sendable, Hashable {
     public var error: ActionError?
     /// Actions that must succeed first.
     public var dependsOn: [ActionID]
+    /// A message upload that replaces a recorded version: what changes in its text.
+    public var textChanges: TextChanges?
 
     public init(id: ActionID, state: ActionState = .ready, reason: ActionReason, change: Change,
                 waitingFor: [ReviewItem] = [], error: ActionError? = nil, dependsOn: [ActionID] = []) {

@@ -154,10 +154,17 @@ public enum Planner {
 
         var usage = UsageIndex(remote: remote)
         usage.add(compiled, derived: Set(desired.messages.map(\.identifier)))
+        for index in actions.indices {
+            if case .uploadMessage(let message) = actions[index].change {
+                actions[index].textChanges = TextChanges.find(for: message, remote: remote, usage: usage)
+            }
+        }
         let (prune, inventory) = inventoryAndPrune(desired: desired, remote: remote, usage: usage, options: options)
         actions += prune
 
         let plan = Plan(
+            // 1.1 adds `replaces` and `text_changes`; a plan without them reads as 1.0.
+            formatVersion: actions.contains { $0.textChanges != nil } ? Plan.textChangesFormatVersion : Plan.currentFormatVersion,
             environment: environment, bundleId: desired.bundleId, prune: options.prune,
             converged: actions.isEmpty, health: health(desired: desired, remote: remote),
             summary: summary(actions, problems: problems), actions: actions,

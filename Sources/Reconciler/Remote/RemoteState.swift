@@ -2,6 +2,7 @@ public import Foundation
 public import RetentionMessaging
 public import RetentionMessagingModels
 public import Runtime
+public import StateStore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,6 +23,18 @@ public struct RemoteState: Encodable, Sendable, Hashable {
     /// How many API calls reading this state took, retries not counted: a transient failure
     /// during the reads must not change the plan's bytes.
     public var apiCalls: Int
+    /// What the state store held (nil: the environment has no store). Not part of the fingerprint
+    /// beyond the published snapshot's digest.
+    public var state: StateRead?
+    /// The store's name, for messages.
+    public var stateStoreName: String?
+    /// Default pairs taken from the record instead of read (`--refresh-defaults`).
+    public var defaultsTrusted: Int = 0
+    /// The refresh cursor the next apply records.
+    public var nextRefreshCursor: Int?
+
+    /// A reachable store that holds nothing yet: the next apply is a first publish.
+    public var isFirstPublish: Bool { state?.isEmpty == true }
 
     public init(environment: Environment, messages: [String: MessageState] = [:], images: [String: RemoteImage] = [:],
                 defaults: [ProductLocale: String] = [:], realtimeURL: String? = nil,
@@ -71,9 +84,26 @@ public struct RemoteImage: Codable, Sendable, Hashable {
 
 /// Reads `RemoteState` through the API.
 public enum RemoteStateReader {
-    /// Reads the lists, one default per pair, the realtime URL, and the snapshot store.
-    public static func read(_ api: any RetentionMessagingAPI, pairs: [ProductLocale],
-                            store: SnapshotStore?) async throws -> RemoteState {
+    /// Reads the state store first (a store that cannot be read stops the plan before any call to
+    /// Apple), then the lists, the defaults `DefaultsReadPlan` picks, and the realtime URL.
+    public static func read(_ api: any RetentionMessagingAPI, desired: DesiredState, state binding: StateBinding?,
+                            refresh: DefaultsRefresh = .standard) async throws -> RemoteState {
+        let stored = try await binding?.read()
+        let readPlan = DefaultsReadPlan.make(desired: desired, document: stored?.document, refresh: refresh)
+        var state = try await read(api, pairs: readPlan.read)
+        for (pair, identifier) in readPlan.trusted {
+            if let identifier { state.defaults[pair] = identifier }
+        }
+        state.defaultsTrusted = readPlan.trusted.count
+        state.nextRefreshCursor = readPlan.nextCursor
+        state.state = stored
+        state.stateStoreName = binding?.name
+        state.publishedSnapshot = stored?.document?.snapshot
+        return state
+    }
+
+    /// Reads the lists, one default per given pair and the realtime URL.
+    public static func read(_ api: any RetentionMessagingAPI, pairs: [ProductLocale]) async throws -> RemoteState {
         func calls() -> Int { api.requestCounts.total - api.requestCounts.retries }
         let before = calls()
         var state = RemoteState(environment: api.environment)
@@ -93,7 +123,6 @@ public enum RemoteStateReader {
             return defaults
         }
         state.realtimeURL = try await api.getRealtimeURL()
-        state.publishedSnapshot = try store?.read()
         state.apiCalls = calls() - before
         return state
     }
@@ -117,11 +146,12 @@ public struct SnapshotStore: Sendable, Hashable {
 
     public init(url: URL) { self.url = url }
 
-    /// The published snapshot, or nil when none was published yet.
+    /// The published snapshot, or nil when none was published yet; the file may hold a runtime
+    /// snapshot or a state document.
     public func read() throws(ReconcilerError) -> RuntimeSnapshot? {
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
         do {
-            return try RuntimeSnapshot.load(contentsOf: url)
+            return try StateDocument.publishedSnapshot(in: try Data(contentsOf: url))
         } catch {
             throw .snapshotStore(path: url.path, message: "cannot read the published snapshot: \(error)")
         }

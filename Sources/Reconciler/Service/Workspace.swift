@@ -2,14 +2,17 @@ public import Foundation
 public import Manifests
 public import RetentionMessagingModels
 public import Basics
+public import StateStore
 
 /// The manifests of one directory, validated and derived for one environment, with where that
 /// environment's published snapshot lives: what `plan`, `apply` and `status` start from.
 public struct Workspace: Sendable {
     public var manifests: ManifestSet
     public var desired: DesiredState
-    /// Nil when the environment has no snapshot store (flows are then not published).
-    public var store: SnapshotStore?
+    /// Where the environment's state document lives; nil when it has none (flows are then not published).
+    public var stateLocation: StateLocation?
+    /// The App's `snapshotPath`: a runtime snapshot file there is migrated into an empty store.
+    public var legacySnapshotPath: String? { desired.snapshotPath }
     /// Every diagnostic `validate` would print (warnings only, when loading succeeded).
     public var diagnostics: [Diagnostic]
 
@@ -25,16 +28,19 @@ public struct Workspace: Sendable {
             /// The App manifest lists environments and this is not one of them.
             case environmentNotManaged(SourceLocation, Environment)
             case derive(ReconcilerError)
+            /// The App's `stateStore` does not parse as a location.
+            case stateLocation(String)
         }
 
         public var reason: Reason
         public var diagnostics: [Diagnostic]
     }
 
-    /// Loads and validates the manifests, derives `environment`, and finds its snapshot store
-    /// (`snapshotStore` overrides the App's `environments.<env>.snapshotPath`).
+    /// Loads and validates the manifests, derives `environment`, and finds its state store:
+    /// `stateStore` (from `--state-store`), else the App's `environments.<env>.stateStore`, else its
+    /// `snapshotPath` (the file then holds the state document).
     public static func open(directory: URL, displayPath: String, environment: Environment,
-                            snapshotStore: URL? = nil) throws(Failure) -> Workspace {
+                            stateStore: StateLocation? = nil) throws(Failure) -> Workspace {
         let (set, diagnostics) = try load(directory: directory, displayPath: displayPath)
         let desired: DesiredState
         do {
@@ -42,8 +48,17 @@ public struct Workspace: Sendable {
         } catch {
             throw Failure(reason: error.reason, diagnostics: diagnostics)
         }
-        return Workspace(manifests: set, desired: desired, store: Reconciler.store(for: desired, override: snapshotStore),
-                         diagnostics: diagnostics)
+        var location = stateStore
+        if location == nil, let declared = set.app.settings(for: environment)?.stateStore {
+            do {
+                // The loader has already resolved and confined a file path; parsing it again gives one location type.
+                location = try StateLocation.parse(declared.description, relativeTo: directory, confinedTo: directory)
+            } catch {
+                throw Failure(reason: .stateLocation(error.description), diagnostics: diagnostics)
+            }
+        }
+        if location == nil, let path = desired.snapshotPath { location = .file(path: path) }
+        return Workspace(manifests: set, desired: desired, stateLocation: location, diagnostics: diagnostics)
     }
 
     /// Loads and validates the manifests; refuses them when validation finds an error.
@@ -74,5 +89,5 @@ public struct Workspace: Sendable {
     }
 
     /// The flows say what realtime requests get, but without a store they are never published.
-    public var flowsUnpublished: Bool { store == nil && !desired.rules.isEmpty }
+    public var flowsUnpublished: Bool { stateLocation == nil && !desired.rules.isEmpty }
 }

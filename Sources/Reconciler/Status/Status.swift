@@ -1,6 +1,8 @@
 public import RetentionMessaging
+public import Foundation
 public import RetentionMessagingModels
 import Runtime
+import StateStore
 
 /// `retention-sync status` as a value: every remote message and image with its review state, what
 /// the manifests say it is, where it is in use, and what the next reconcile would do with it.
@@ -16,6 +18,13 @@ public struct StatusReport: Sendable, Hashable {
     public var images: [StatusEntry]
     public var publishedSnapshot: String?
     public var realtimeURL: String?
+    /// Where the state was read, nil without a store.
+    public var stateStore: String?
+    /// PENDING longer than this many days is flagged.
+    public var pendingWarnDays: Int = Status.defaultPendingWarnDays
+
+    /// Entries that need a person: REJECTED, or PENDING longer than `pendingWarnDays`.
+    public var needingAttention: [StatusEntry] { (messages + images).filter(\.needsAttention) }
 }
 
 public struct StatusEntry: Sendable, Hashable {
@@ -58,10 +67,36 @@ public struct StatusEntry: Sendable, Hashable {
     public var version: String?
     public var inUse: [Use]
     public var next: Next
+    /// When the current review state was first seen, from the state record.
+    public var stateSince: Date?
+    /// Whole days in the current review state (nil without a record).
+    public var stateAgeDays: Int?
+    /// REJECTED, or PENDING longer than the warning threshold.
+    public var needsAttention: Bool = false
 }
 
 public enum Status {
-    public static func report(_ planned: PlanResult) -> StatusReport {
+    public static let defaultPendingWarnDays = 7
+
+    public static func report(_ planned: PlanResult, now: Date = Date(), pendingWarnDays: Int = defaultPendingWarnDays) -> StatusReport {
+        var report = report(planned)
+        let document = planned.remote.state?.document
+        func age(_ entry: inout StatusEntry) {
+            if let observed = document?.record(for: entry.identifier)?.currentReviewState, observed.state == entry.state.rawValue {
+                entry.stateSince = observed.firstSeenAt
+                entry.stateAgeDays = max(0, Int(now.timeIntervalSince(observed.firstSeenAt) / 86_400))
+            }
+            entry.needsAttention = entry.state == .rejected
+                || (entry.state == .pending && (entry.stateAgeDays ?? 0) > pendingWarnDays)
+        }
+        for index in report.messages.indices { age(&report.messages[index]) }
+        for index in report.images.indices { age(&report.images[index]) }
+        report.pendingWarnDays = pendingWarnDays
+        report.stateStore = planned.remote.stateStoreName
+        return report
+    }
+
+    static func report(_ planned: PlanResult) -> StatusReport {
         let desired = planned.desired
         let remote = planned.remote
         let plan = planned.plan

@@ -7,6 +7,8 @@ public enum ReconcilerError: Error, Sendable, Equatable, CustomStringConvertible
     case manifest(location: SourceLocation?, message: String)
     /// The published snapshot could not be read or written.
     case snapshotStore(path: String, message: String)
+    /// The operation needs the state store and there is none.
+    case stateRequired(String)
     /// A saved plan cannot be applied any more; re-plan.
     case stalePlan(String)
     /// A saved plan file could not be read.
@@ -26,7 +28,7 @@ public enum ReconcilerError: Error, Sendable, Equatable, CustomStringConvertible
         switch self {
         case .manifest: .validate
         case .stalePlan: .planAgain
-        case .snapshotStore, .invalidPlan, .internal: nil
+        case .snapshotStore, .stateRequired, .invalidPlan, .internal: nil
         }
     }
 
@@ -36,6 +38,8 @@ public enum ReconcilerError: Error, Sendable, Equatable, CustomStringConvertible
             (location.map { "\($0): " } ?? "") + "error: \(message)"
         case .snapshotStore(let path, let message):
             "snapshot store \(path): \(message)"
+        case .stateRequired(let message):
+            message
         case .stalePlan(let message):
             "the saved plan is stale: \(message)"
         case .invalidPlan(let message):

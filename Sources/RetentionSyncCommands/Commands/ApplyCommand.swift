@@ -37,6 +37,7 @@ struct ApplyCommand: Command {
         and exits 130 or 143.
         """,
         options: EnvironmentOptions.options + [planOption, prune, pruneForce, report, autoApprove, format, maxDuration],
+        column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
@@ -149,6 +150,7 @@ struct ApplyCommand: Command {
                         deadline: (at: Double, text: String)? = nil) async throws(CommandError) -> ApplyReport {
         let view = view ?? ApplyProgressView(console: context.console)
         if !planned.plan.hasReadyActions {
+            try await session.recordState(planned)
             view.nothingToApply(planned.plan)
             let report = ApplyReport(environment: planned.desired.environment, completed: true,
                                      publishedSnapshot: planned.remote.publishedSnapshot?.digest)

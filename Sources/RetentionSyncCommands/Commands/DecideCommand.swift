@@ -5,6 +5,7 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
+import StateStore
 
 /// `retention-sync decide`: what a customer would be shown, from a snapshot and a realtime request.
 struct DecideCommand: Command {
@@ -76,12 +77,8 @@ struct DecideCommand: Command {
             snapshotPath = try publishedSnapshotPath(manifests: manifestsOption ?? "manifests",
                                                      environment: environmentOption, context: context)
         }
-        let snapshot: RuntimeSnapshot
-        do {
-            snapshot = try RuntimeSnapshot.load(from: try readFile(snapshotPath, what: "the runtime snapshot", context: context))
-        } catch let error as SnapshotError {
-            throw CommandError("\(snapshotPath): \(error.description)")
-        }
+        // The file is a runtime snapshot (--snapshot-out) or the state document apply writes at snapshotPath.
+        let snapshot = try loadSnapshot(try readFile(snapshotPath, what: "the runtime snapshot", context: context), path: snapshotPath)
 
         let request: DecodedRealtimeRequestBody
         switch (requestPath, signedPayloadPath) {
@@ -169,6 +166,23 @@ struct DecideCommand: Command {
             lines.append("  • \(bullet.text)  (icon: \(bullet.altText))")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// A runtime snapshot file (`--snapshot-out`), or the state document apply writes at `snapshotPath`.
+    static func loadSnapshot(_ data: Data, path: String) throws(CommandError) -> RuntimeSnapshot {
+        struct Probe: Decodable {
+            var formatVersion: String?
+            enum CodingKeys: String, CodingKey { case formatVersion = "format_version" }
+        }
+        guard (try? JSONDecoder().decode(Probe.self, from: data))?.formatVersion != nil else {
+            do { return try RuntimeSnapshot.load(from: data) } catch { throw CommandError("\(path): \(error.description)") }
+        }
+        let published: RuntimeSnapshot?
+        do { published = try StateDocument.publishedSnapshot(in: data) } catch { throw CommandError("\(path): \(error.description)") }
+        guard let published else {
+            throw CommandError("\(path): the state document publishes no snapshot yet; run apply first, or pass --snapshot FILE")
+        }
+        return published
     }
 
     /// The `snapshotPath` the App manifest declares for the environment.

@@ -31,7 +31,9 @@ struct PlanCommand: Command {
         would do: each action with its reason and state (ready, blocked waiting for App Review, or
         error), what the remote holds that the manifests do not derive, and what the apply will cost.
         """,
-        options: EnvironmentOptions.options + [format, out, snapshotOut, detailedExitcode, prune, pruneForce, markdownMaxChars],
+        options: EnvironmentOptions.options + [format, out, snapshotOut, detailedExitcode, prune, pruneForce, markdownMaxChars,
+                                                StatusCommand.pendingWarnDays],
+        column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
@@ -52,13 +54,15 @@ struct PlanCommand: Command {
             }
             return value
         } ?? 65_000
+        let warnDays = try StatusCommand.parseWarnDays(&arguments)
         try arguments.finish()
 
         guard maxCharacters >= PlanView.minimumMarkdownCharacters else {
             throw CommandError("--markdown-max-chars must be at least \(PlanView.minimumMarkdownCharacters): a comment needs room for a section's fold and one line", exitCode: .usage)
         }
 
-        let session = try ReconcileSession.open(options, context: context, provider: provider)
+        var session = try ReconcileSession.open(options, context: context, provider: provider)
+        session.reconciler.pendingWarnDays = warnDays
         let planned = try await session.plan(PlanOptions(prune: prune || pruneForce, pruneForce: pruneForce))
         try render(planned.plan, format: format, maxCharacters: maxCharacters, context: context, manifests: session.manifests)
         if let out {
@@ -67,7 +71,7 @@ struct PlanCommand: Command {
         }
         if let snapshotOut {
             guard let snapshot = planned.snapshot?.snapshot else {
-                throw CommandError("no snapshot to write: \(options.environment.rawValue) has no snapshot store (set environments.\(options.environment.rawValue).snapshotPath in the App manifest, or --snapshot-store)")
+                throw CommandError("no snapshot to write: \(options.environment.rawValue) has no state store (set environments.\(options.environment.rawValue).stateStore in the App manifest, or pass --state-store)")
             }
             let encoded: Data
             do { encoded = try snapshot.encoded() } catch { throw CommandError("cannot encode the snapshot: \(error)") }

@@ -6,17 +6,27 @@ import RetentionMessagingModels
 struct StatusCommand: Command {
     static let name = "status"
     static let summary = "Show remote content, review states and use"
-    static let format = Option("--format", value: "FORMAT", of: StatusFormat.self, help: ["text (default) or json"])
+    static let format = Option("--format", value: "FORMAT", of: StatusReportFormat.self,
+                               help: ["text (default), markdown (for a job summary or comment) or json"])
+    static let pendingWarnDays = Option("--pending-warn-days", value: "N", help: [
+        "Flag items PENDING in App Review for longer than N days (default 7);",
+        "every REJECTED item is flagged",
+    ])
+    static let detailedExitcode = Option("--detailed-exitcode", help: [
+        "Exit 3 when something needs attention (REJECTED, or PENDING too", "long), else 0",
+    ])
 
     static let helpPage = HelpPage(
-        usage: "Usage: retention-sync status --env sandbox|production [--format text|json] [options]",
+        usage: "Usage: retention-sync status --env sandbox|production [--format text|markdown|json] [options]",
         about: """
         Lists every message and image in the environment with its review state, the logical name,
         locale and version the manifests give it (when they derive it), where it is in use (defaults,
         rules of the published snapshot), and what the next reconcile would do with it. Makes the
-        same few read calls as plan.
+        same few read calls as plan. With a state store, shows how long each item has been in its
+        review state (PENDING for how many days) from the state record.
         """,
-        options: EnvironmentOptions.options + [format],
+        options: EnvironmentOptions.options + [format, pendingWarnDays, detailedExitcode],
+        column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
@@ -25,16 +35,31 @@ struct StatusCommand: Command {
 
     static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
         let options = try EnvironmentOptions.parse(&arguments, context: context)
-        let format = (try arguments.value(Self.format, as: StatusFormat.self) ?? .text).rawValue
+        let format = (try arguments.value(Self.format, as: StatusReportFormat.self) ?? .text).rawValue
+        let warnDays = try parseWarnDays(&arguments)
+        let detailed = arguments.flag(Self.detailedExitcode)
         try arguments.finish()
-        let session = try ReconcileSession.open(options, context: context, provider: provider)
+        var session = try ReconcileSession.open(options, context: context, provider: provider)
+        session.reconciler.pendingWarnDays = warnDays
         let planned = try await session.plan(PlanOptions())
-        let report = Status.report(planned)
-        if format == "json" {
+        let report = Status.report(planned, now: session.reconciler.clock(), pendingWarnDays: warnDays)
+        switch format {
+        case "json":
             do { context.console.write(try StatusView.json(report)) } catch { throw CommandError("cannot encode the status: \(error)") }
-        } else {
+        case "markdown":
+            context.console.write(StatusView.markdown(report))
+        default:
             context.console.write(StatusView.text(report, for: context.console))
         }
-        return .success
+        return detailed && !report.needingAttention.isEmpty ? .needsAttention : .success
+    }
+
+    static func parseWarnDays(_ arguments: inout Arguments) throws(CommandError) -> Int {
+        try arguments.value(pendingWarnDays).map { text throws(CommandError) -> Int in
+            guard let value = Int(text), value >= 0 else {
+                throw CommandError("--pending-warn-days needs a number of days (0 or more), not '\(text)'", exitCode: .usage)
+            }
+            return value
+        } ?? Status.defaultPendingWarnDays
     }
 }

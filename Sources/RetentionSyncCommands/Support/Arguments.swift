@@ -96,7 +96,10 @@ public struct Arguments: Sendable {
 
     /// Removes and returns the value of `--name` (or an alias), or nil when absent; the last one wins.
     public mutating func option(_ name: String) throws(CommandError) -> String? {
-        let names = spellings(of: name)
+        try option(spellings: spellings(of: name))
+    }
+
+    private mutating func option(spellings names: [String]) throws(CommandError) -> String? {
         var found: String?
         var index = 0
         while index < remaining.count {
@@ -126,8 +129,9 @@ public struct Arguments: Sendable {
         return remaining.count != before
     }
 
+    /// An option's aliases count even when the arguments were built without a declaration.
     public mutating func value(_ option: Option) throws(CommandError) -> String? {
-        try self.option(option.name)
+        try self.option(spellings: Array(Set(spellings(of: option.name) + option.spellings)).sorted())
     }
 
     public mutating func flag(_ option: Option) -> Bool {

@@ -9,6 +9,8 @@ public struct ExitCode: Sendable, Hashable, CustomStringConvertible {
     public static let failure = ExitCode(1)
     /// `plan --detailed-exitcode`: ready actions are pending.
     public static let changesPending = ExitCode(2)
+    /// `status --detailed-exitcode`: something needs attention (REJECTED, or PENDING too long).
+    public static let needsAttention = ExitCode(3)
     /// The command line itself was wrong.
     public static let usage = ExitCode(64)
 

@@ -26,12 +26,14 @@ enum DiagnosticsView {
             "\(location): the App manifest does not manage \(environment.rawValue); add it under environments:"
         case .derive(let error):
             PlanWording.describe(error)
+        case .stateLocation(let message):
+            "stateStore \(message)"
         }
     }
 
     /// The warning for flows that have nowhere to be published.
     static func flowsUnpublished(_ environment: String) -> String {
-        "warning: the flows are not published in \(environment): no snapshot store "
-            + "(set environments.\(environment).snapshotPath in the App manifest, or pass --snapshot-store FILE)"
+        "warning: the flows are not published in \(environment): no state store "
+            + "(set environments.\(environment).stateStore in the App manifest, or pass --state-store LOCATION)"
     }
 }

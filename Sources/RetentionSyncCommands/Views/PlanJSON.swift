@@ -5,6 +5,7 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
+import StateStore
 
 /// The plan's JSON (`plan --format json`, `--out`): snake_case keys documented in the README,
 /// `format_version` in semver, sorted keys. A projection of the typed plan, kept apart from it so
@@ -28,10 +29,12 @@ enum PlanJSON {
         var estimate: Estimate
         var apiCalls: Int
         var fingerprints: Fingerprints
+        var reviewAges: [Age]?
 
         enum CodingKeys: String, CodingKey {
             case formatVersion = "format_version", environment, bundleId = "bundle_id", prune, converged, health
             case summary, actions, problems, inventory, estimate, apiCalls = "api_calls", fingerprints
+            case reviewAges = "review_ages"
         }
 
         init(_ plan: Plan) {
@@ -48,6 +51,28 @@ enum PlanJSON {
             estimate = plan.estimate
             apiCalls = plan.apiCalls
             fingerprints = plan.fingerprints
+            reviewAges = plan.reviewAges.isEmpty ? nil : plan.reviewAges.map(Age.init)
+        }
+    }
+
+    /// How long derived content has been PENDING or REJECTED (format 1.1).
+    struct Age: Encodable {
+        var kind: ReviewItem.Kind
+        var identifier: String
+        var label: String
+        var state: ReviewState
+        var since: String?
+        var days: Int?
+        var flagged: Bool
+
+        init(_ age: ReviewAge) {
+            kind = age.kind
+            identifier = age.identifier
+            label = age.label
+            state = age.state
+            since = age.since.map(StateTime.format)
+            days = age.days
+            flagged = age.flagged
         }
     }
 
@@ -72,13 +97,15 @@ enum PlanJSON {
         var currentSnapshotDigest: String?
         var rules: [RuleOutcome]?
         var dependsOn: [ActionID]?
+        var replaces: String?
+        var textChanges: [FieldChange]?
 
         enum CodingKeys: String, CodingKey {
             case id, kind, state, reason, waitingFor = "waiting_for", error, identifier, name, locale
             case imageSize = "image_size", productId = "product_id", messageIdentifier = "message_identifier"
             case currentMessageIdentifier = "current_message_identifier", url, currentURL = "current_url"
             case snapshotDigest = "snapshot_digest", currentSnapshotDigest = "current_snapshot_digest", rules
-            case dependsOn = "depends_on"
+            case dependsOn = "depends_on", replaces, textChanges = "text_changes"
         }
 
         init(_ action: PlanAction) {
@@ -89,6 +116,8 @@ enum PlanJSON {
             waitingFor = action.waitingFor.isEmpty ? nil : action.waitingFor
             error = action.error.map(PlanWording.error)
             dependsOn = action.dependsOn.isEmpty ? nil : action.dependsOn
+            replaces = action.textChanges?.replaces
+            textChanges = action.textChanges?.fields
             switch action.change {
             case .uploadImage(let image):
                 identifier = image.identifier

@@ -5,6 +5,7 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
+import StateStore
 
 /// The plan as a person reads it: on a terminal, and as Markdown for a pull-request comment.
 /// Each rendering is a pure function of the plan, so equal plans print equal bytes.
@@ -36,6 +37,18 @@ enum PlanView {
     }
 
     /// Coloured only where the console allows it.
+    /// `PENDING for 9 days (since 2026-01-22)`.
+    static func ageText(_ age: ReviewAge) -> String {
+        guard let days = age.days, let since = age.since else { return "\(age.state.rawValue) (newly seen; the next apply records since when)" }
+        return "\(age.state.rawValue) for \(days) day\(days == 1 ? "" : "s") (since \(StateTime.format(since).prefix(10)))"
+    }
+
+    /// `header: "Before you go" → "Wait — before you go"`.
+    static func fieldChange(_ change: FieldChange) -> String {
+        func quoted(_ text: String?) -> String { text.map { "\"\($0)\"" } ?? "(none)" }
+        return "\(change.field): \(quoted(change.before)) → \(quoted(change.after))"
+    }
+
     static func text(_ plan: Plan, for console: Console) -> String { text(plan, painter: Painter(console)) }
 
     static func text(_ plan: Plan, painter: Painter) -> String {
@@ -56,6 +69,10 @@ enum PlanView {
                 out.append("  \(painter.color(mark.color, mark.symbol + " " + title))")
                 out.append("      \(safe(PlanWording.reason(action.reason)))")
                 if let error = action.error { out.append("      " + painter.color(.red, "error: \(safe(PlanWording.error(error)))")) }
+                if let changes = action.textChanges {
+                    out.append("      replaces \(safe(changes.replaces)):")
+                    for field in changes.fields { out.append("        " + safe(Self.fieldChange(field))) }
+                }
                 if case .publishSnapshot(let compiled, _) = action.change {
                     // Each rule says what it waits for; the action's list would repeat them.
                     for rule in compiled.outcomes where rule.outcome != .unchanged {
@@ -70,6 +87,14 @@ enum PlanView {
             out.append("")
             out.append(painter.bold(painter.color(.red, "Problems (\(plan.problems.count))")))
             for problem in plan.problems { out.append("  " + painter.color(.red, "x " + safe(problem.message))) }
+        }
+        if !plan.reviewAges.isEmpty {
+            out.append("")
+            out.append(painter.bold("In review (\(plan.reviewAges.count))"))
+            for age in plan.reviewAges {
+                let line = "\(age.flagged ? "⚠" : "·") \(age.kind.rawValue) \(safe(age.label)) \(Self.ageText(age))"
+                out.append("  " + (age.flagged ? painter.color(.red, line) : line))
+            }
         }
         if !plan.inventory.isEmpty {
             out.append("")
@@ -160,6 +185,37 @@ enum PlanView {
                 lines.append("| \(MarkdownText.code(title(action, in: plan), inTable: true)) | \(action.state.rawValue) | \(reason) |")
             }
             sections.append(Section(open: ["", "<details><summary>\(group.title) (\(group.actions.count))</summary>", ""],
+                                    lines: lines, close: ["", "</details>"]))
+        }
+        if !plan.reviewAges.isEmpty {
+            let flagged = plan.reviewAges.filter(\.flagged).count
+            var lines = ["| | Kind | Content | State | For |", "|---|---|---|---|---|"]
+            for age in plan.reviewAges {
+                lines.append("| \(age.flagged ? "⚠" : "") | \(age.kind.rawValue) | \(escape(age.label)) | \(age.state.rawValue) | \(escape(Self.ageText(age))) |")
+            }
+            sections.append(Section(open: ["", "<details><summary>In review (\(plan.reviewAges.count)\(flagged > 0 ? ", ⚠ \(flagged) need attention" : ""))</summary>", ""],
+                                    lines: lines, close: ["", "</details>"]))
+        }
+        let changed = plan.actions.filter { $0.textChanges != nil }
+        if !changed.isEmpty {
+            var lines: [String] = []
+            for action in changed {
+                guard let changes = action.textChanges else { continue }
+                lines.append("")
+                lines.append("\(MarkdownText.code(title(action, in: plan), inTable: false)) replaces \(MarkdownText.code(changes.replaces, inTable: false)):")
+                lines.append("")
+                lines.append("```diff")
+                for field in changes.fields {
+                    // One line each, so no text can close the fence or start a new diff line.
+                    func line(_ text: String?) -> String {
+                        (text ?? "(none)").replacingOccurrences(of: "\n", with: "⏎").replacingOccurrences(of: "```", with: "ʼʼʼ")
+                    }
+                    if field.before != nil { lines.append("- \(field.field): \(line(field.before))") }
+                    if field.after != nil { lines.append("+ \(field.field): \(line(field.after))") }
+                }
+                lines.append("```")
+            }
+            sections.append(Section(open: ["", "<details><summary>Text changes (\(changed.count))</summary>"],
                                     lines: lines, close: ["", "</details>"]))
         }
         if !plan.inventory.isEmpty {

@@ -5,6 +5,7 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
+import StateStore
 
 /// `retention-sync status` as a person and a program read it.
 enum StatusView {
@@ -17,6 +18,11 @@ enum StatusView {
         out.append(painter.bold(safe("Status (\(report.environment.rawValue)) of \(report.bundleId): \(report.converged ? "in sync" : "not in sync"), health \(report.health.rawValue)")))
         out.append(safe("Published snapshot: \(report.publishedSnapshot ?? "none")"))
         out.append(safe("Realtime URL: \(report.realtimeURL ?? "none")"))
+        out.append(safe("State store: \(report.stateStore ?? "none (review ages are not recorded)")"))
+        let attention = report.needingAttention
+        if !attention.isEmpty {
+            out.append(painter.color(.red, "Needs attention: \(attention.count) item\(attention.count == 1 ? "" : "s") REJECTED or PENDING longer than \(report.pendingWarnDays) days"))
+        }
         for (title, entries) in [("Messages", report.messages), ("Images", report.images)] {
             out.append("")
             out.append(painter.bold("\(title) (\(entries.count))"))
@@ -25,10 +31,52 @@ enum StatusView {
                     ? [entry.name, entry.locale, entry.version].compactMap { $0 }.joined(separator: " ")
                     : "not derived by the manifests" + (entry.name.map { " (older version of \($0))" } ?? "")
                 let color: Painter.Color = entry.state == .approved ? .green : (entry.state == .rejected ? .red : .yellow)
-                out.append("  \(safe(entry.identifier))  \(painter.color(color, safe(entry.state.rawValue).padding(toLength: 12, withPad: " ", startingAt: 0)))  \(safe(label))")
+                out.append("  \(safe(entry.identifier))  \(painter.color(color, safe(entry.state.rawValue).padding(toLength: 12, withPad: " ", startingAt: 0)))  \(safe(label))"
+                           + (entry.needsAttention ? painter.color(.red, "  ⚠ \(attentionReason(entry, report))") : ""))
+                if let age = age(entry) { out.append("      \(age)") }
                 let uses = inUse(entry)
                 if !uses.isEmpty { out.append("      in use: " + safe(uses.joined(separator: ", "))) }
                 out.append("      next: \(safe(next(entry.next)))")
+            }
+        }
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    /// `PENDING for 9 days (since 2026-01-31)`; nil without a record.
+    static func age(_ entry: StatusEntry) -> String? {
+        guard let days = entry.stateAgeDays, let since = entry.stateSince else { return nil }
+        return "\(entry.state.rawValue) for \(days) day\(days == 1 ? "" : "s") (since \(StateTime.format(since).prefix(10)))"
+    }
+
+    static func attentionReason(_ entry: StatusEntry, _ report: StatusReport) -> String {
+        entry.state == .rejected ? "REJECTED: change the content to upload a new version"
+            : "PENDING longer than \(report.pendingWarnDays) days"
+    }
+
+    /// For a pull-request or job-summary comment: what needs attention first, then every item.
+    static func markdown(_ report: StatusReport) -> String {
+        func cell(_ text: String) -> String {
+            TerminalText.safe(text).replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ")
+        }
+        var out: [String] = []
+        let attention = report.needingAttention
+        out.append("### retention-sync status (\(report.environment.rawValue)) of `\(cell(report.bundleId))`")
+        out.append("")
+        out.append("**\(report.converged ? "In sync" : "Not in sync")**, health **\(report.health.rawValue)**. "
+                   + (attention.isEmpty ? "Nothing needs attention."
+                      : "**⚠ \(attention.count) item\(attention.count == 1 ? "" : "s") need\(attention.count == 1 ? "s" : "") attention** (REJECTED, or PENDING longer than \(report.pendingWarnDays) days)."))
+        out.append("")
+        out.append("Published snapshot: `\(report.publishedSnapshot ?? "none")` · realtime URL: `\(cell(report.realtimeURL ?? "none"))` · state store: `\(cell(report.stateStore ?? "none"))`")
+        for (title, entries) in [("Messages", report.messages), ("Images", report.images)] where !entries.isEmpty {
+            out.append("")
+            out.append("#### \(title) (\(entries.count))")
+            out.append("")
+            out.append("| | Identifier | State | Since | Name | Next |")
+            out.append("|---|---|---|---|---|---|")
+            for entry in entries {
+                let label = entry.derived ? [entry.name, entry.locale, entry.version].compactMap { $0 }.joined(separator: " ") : "not derived"
+                let since = entry.stateAgeDays.map { "\($0) d" } ?? ""
+                out.append("| \(entry.needsAttention ? "⚠" : "") | `\(entry.identifier)` | \(entry.state.rawValue) | \(since) | \(cell(label)) | \(cell(next(entry.next))) |")
             }
         }
         return out.joined(separator: "\n") + "\n"
@@ -80,10 +128,14 @@ enum StatusView {
         var images: [Entry]
         var publishedSnapshot: String?
         var realtimeURL: String?
+        var stateStore: String?
+        var pendingWarnDays: Int
+        var needsAttention: Int
 
         enum CodingKeys: String, CodingKey {
             case formatVersion = "format_version", environment, bundleId = "bundle_id", converged, health, messages, images
             case publishedSnapshot = "published_snapshot", realtimeURL = "realtime_url"
+            case stateStore = "state_store", pendingWarnDays = "pending_warn_days", needsAttention = "needs_attention"
         }
 
         init(_ report: StatusReport) {
@@ -96,6 +148,9 @@ enum StatusView {
             images = report.images.map(Entry.init)
             publishedSnapshot = report.publishedSnapshot
             realtimeURL = report.realtimeURL
+            stateStore = report.stateStore
+            pendingWarnDays = report.pendingWarnDays
+            needsAttention = report.needingAttention.count
         }
     }
 
@@ -108,9 +163,13 @@ enum StatusView {
         var version: String?
         var inUse: [String]
         var next: String
+        var stateSince: String?
+        var stateAgeDays: Int?
+        var needsAttention: Bool
 
         enum CodingKeys: String, CodingKey {
             case identifier, state, derived, name, locale, version, inUse = "in_use", next
+            case stateSince = "state_since", stateAgeDays = "state_age_days", needsAttention = "needs_attention"
         }
 
         init(_ entry: StatusEntry) {
@@ -122,6 +181,9 @@ enum StatusView {
             version = entry.version
             inUse = StatusView.inUse(entry)
             next = StatusView.next(entry.next)
+            stateSince = entry.stateSince.map(StateTime.format)
+            stateAgeDays = entry.stateAgeDays
+            needsAttention = entry.needsAttention
         }
     }
 }

@@ -29,7 +29,7 @@ struct Harness {
     func desired() throws -> DesiredState { try Identities.derive(manifests, environment: environment) }
 
     func reconciler(api: (any RetentionMessagingAPI)? = nil) throws -> Reconciler {
-        Reconciler(api: api ?? self.api, store: Reconciler.store(for: try desired()))
+        Reconciler(api: api ?? self.api, state: Reconciler.store(for: try desired()))
     }
 
     func plan(_ options: PlanOptions = PlanOptions()) async throws -> PlanResult {
@@ -46,5 +46,6 @@ struct Harness {
 
     func published() throws -> RuntimeSnapshot? { try store.read() }
 
-    func publishedBytes() -> Data? { try? Data(contentsOf: store.url) }
+    /// The published snapshot's own bytes (the state document around it also holds times).
+    func publishedBytes() -> Data? { try? published()?.encoded() }
 }

@@ -4,6 +4,7 @@ import Manifests
 import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
+import StateStore
 
 /// The options `id`, `plan`, `apply` and `status` share: where the manifests are, which
 /// environment, which API endpoint, and where the published snapshot lives.
@@ -11,21 +12,26 @@ struct EnvironmentOptions: Sendable {
     var manifestsPath: String
     var environment: Environment
     var endpoint: String?
-    var snapshotStore: String?
+    var stateStore: String?
+    var refreshDefaults: DefaultsRefresh = .standard
 
     static let manifests = Option("--manifests", value: "DIR", completion: .directory,
                                   help: ["The manifest directory (default: manifests)"])
     static let env = Option("--env", value: "ENV", of: Environment.self, help: ["sandbox or production"])
     static let endpoint = Option("--endpoint", value: "URL", help: [
-        "Talk to this API endpoint instead of Apple (e.g. `retention-sync emulator`);",
-        "also RETENTION_SYNC_ENDPOINT. Plain http:// only on loopback.",
+        "Talk to this API endpoint instead of Apple (e.g. `retention-sync",
+        "emulator`); also RETENTION_SYNC_ENDPOINT. Plain http:// only on loopback.",
     ])
-    static let snapshotStoreOption = Option("--snapshot-store", value: "FILE", completion: .file, help: [
-        "Where the published runtime snapshot lives (default: the App's",
-        "environments.<env>.snapshotPath, relative to the manifest directory)",
+    static let stateStoreOption = Option("--state-store", aliases: ["--snapshot-store"], value: "LOCATION", completion: .file, help: [
+        "s3://bucket/prefix or a file: the environment's state document (default:",
+        "the App's environments.<env>.stateStore, else its snapshotPath)",
+    ])
+    static let refreshDefaultsOption = Option("--refresh-defaults", value: "N", help: [
+        "Re-read N of the defaults the state records as applied (default 10,",
+        "rotating with each apply), or 'all'; unrecorded pairs are always read",
     ])
     /// The options `plan`, `apply` and `status` begin with, in help order.
-    static let options = [manifests, env, endpoint, snapshotStoreOption]
+    static let options = [manifests, env, endpoint, stateStoreOption, refreshDefaultsOption]
 
     static let credentialsHelp = """
         Credentials come from RETENTION_SYNC_KEY_ID, RETENTION_SYNC_ISSUER_ID and RETENTION_SYNC_PRIVATE_KEY_FILE
@@ -39,7 +45,17 @@ struct EnvironmentOptions: Sendable {
         let environment = try arguments.required(env, as: Environment.self)
         return EnvironmentOptions(manifestsPath: manifestsPath, environment: environment,
                                   endpoint: try arguments.value(endpoint) ?? context.environment["RETENTION_SYNC_ENDPOINT"],
-                                  snapshotStore: try arguments.value(snapshotStoreOption))
+                                  stateStore: try arguments.value(stateStoreOption),
+                                  refreshDefaults: try parseRefresh(try arguments.value(refreshDefaultsOption)))
+    }
+
+    static func parseRefresh(_ text: String?) throws(CommandError) -> DefaultsRefresh {
+        guard let text else { return .standard }
+        if text == "all" { return .all }
+        guard let count = Int(text), count >= 0 else {
+            throw CommandError("--refresh-defaults takes a number of pairs (0 or more) or 'all', not '\(text)'", exitCode: .usage)
+        }
+        return .window(count)
     }
 
     /// libcurl's settings for real runs: the process environment (for proxies) and an optional CA bundle.
@@ -78,9 +94,15 @@ struct EnvironmentOptions: Sendable {
     /// Opens the manifests for this environment, printing every diagnostic; fails before any
     /// request when there is an error.
     func openWorkspace(context: CommandContext) throws(CommandError) -> Workspace {
+        let location: StateLocation?
+        do throws(StateLocationError) {
+            location = try stateStore.map { text throws(StateLocationError) in try StateLocation.parse(text, relativeTo: context.currentDirectory) }
+        } catch {
+            throw CommandError("--state-store \(error.description)", exitCode: .usage)
+        }
         do {
             let workspace = try Workspace.open(directory: context.url(manifestsPath), displayPath: manifestsPath,
-                                               environment: environment, snapshotStore: snapshotStore.map { context.url($0) })
+                                               environment: environment, stateStore: location)
             DiagnosticsView.print(workspace.diagnostics, to: context.console)
             return workspace
         } catch {
@@ -129,7 +151,12 @@ enum PlanFormat: String, CaseIterable, Sendable {
     case text, markdown, json, github
 }
 
-/// What `status --format` and `id --format` take.
+/// What `status --format` takes.
+enum StatusReportFormat: String, CaseIterable, Sendable {
+    case text, markdown, json
+}
+
+/// What `id --format` and `state show --format` take.
 enum StatusFormat: String, CaseIterable, Sendable {
     case text, json
 }

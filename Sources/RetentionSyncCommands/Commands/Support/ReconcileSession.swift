@@ -3,11 +3,14 @@ import Manifests
 import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
+import StateStore
+import HTTP
 
 /// Manifests loaded and derived for one environment, with a reconciler bound to its API client
 /// and snapshot store: the one service `plan`, `apply` and `status` call.
 struct ReconcileSession: Sendable {
     var options: EnvironmentOptions
+    var console: Console
     var workspace: Workspace
     var reconciler: Reconciler
 
@@ -20,16 +23,50 @@ struct ReconcileSession: Sendable {
         if workspace.flowsUnpublished {
             context.console.error(DiagnosticsView.flowsUnpublished(options.environment.rawValue))
         }
-        return ReconcileSession(options: options, workspace: workspace, reconciler: Reconciler(api: api, store: workspace.store))
+        var binding: StateBinding?
+        if let location = workspace.stateLocation {
+            let configuration = try EnvironmentOptions.transportConfiguration(context)
+            do {
+                let store = try StateStores.open(location, owner: workspace.desired.owner, environment: context.environment,
+                                                 transport: CurlHTTPClient(configuration: configuration))
+                binding = StateBinding(store: store, legacySnapshotPath: workspace.legacySnapshotPath)
+            } catch {
+                throw CommandError("\(error.description); nothing was read or sent")
+            }
+        }
+        return ReconcileSession(options: options, console: context.console, workspace: workspace,
+                                reconciler: Reconciler(api: api, state: binding, refresh: options.refreshDefaults))
     }
 
     func plan(_ planOptions: PlanOptions) async throws(CommandError) -> PlanResult {
         do {
-            return try await reconciler.plan(desired, options: planOptions)
+            let planned = try await reconciler.plan(desired, options: planOptions)
+            if let name = planned.remote.stateStoreName, let read = planned.remote.state {
+                if read.isEmpty {
+                    console.error("First publish: the state store \(name) is reachable and holds nothing yet; apply writes the first state document.")
+                } else if let legacy = read.migratedFrom {
+                    console.error("Migrating: the runtime snapshot file \(legacy) is read as the published snapshot; apply writes it into the state store \(name).")
+                }
+            }
+            return planned
+        } catch let error as StateStoreError {
+            throw CommandError("cannot read the state: \(error.description); nothing was planned or sent (fix the store, or its AWS_* variables, and run again)")
         } catch let error as ReconcilerError {
             throw CommandError(PlanWording.describe(error))
         } catch {
             throw CommandError("reading \(options.environment.rawValue) failed: \(error)")
+        }
+    }
+}
+
+extension ReconcileSession {
+    /// Records what a plan's reads showed when an apply has nothing to do (review states, the
+    /// refresh cursor), so the next plan reads the next window of defaults.
+    func recordState(_ planned: PlanResult) async throws(CommandError) {
+        do {
+            _ = try await Applier(api: reconciler.api, state: reconciler.state, clock: reconciler.clock).recordState(planned)
+        } catch {
+            throw CommandError("nothing needed applying, but recording the state failed: \(error.description)")
         }
     }
 }

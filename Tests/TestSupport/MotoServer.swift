@@ -1,39 +1,44 @@
-import Foundation
-import HTTP
-import TestSupport
+public import Foundation
+public import HTTP
+import Crypto
 
 /// moto's S3-compatible server (installed by `.ci/setup --test` into `.build/tools`), started on a free
 /// loopback port for one test and stopped by its process id.
 ///
 /// With authentication on, moto checks every SigV4 signature and evaluates IAM policies; the first
 /// few requests are let through unauthenticated so the test can create its users and bucket.
-final class MotoServer: @unchecked Sendable {
-    struct Identity {
-        var accessKeyId: String
-        var secretAccessKey: String
+public final class MotoServer: @unchecked Sendable {
+    public struct Identity: Sendable {
+        public var accessKeyId: String
+        public var secretAccessKey: String
+
+        public init(accessKeyId: String, secretAccessKey: String) {
+            self.accessKeyId = accessKeyId
+            self.secretAccessKey = secretAccessKey
+        }
     }
 
-    let process: Process
-    let endpoint: URL
+    public let process: Process
+    public let endpoint: URL
     /// May read and write the bucket (what `apply` needs).
-    private(set) var writer = Identity(accessKeyId: "", secretAccessKey: "")
+    public private(set) var writer = Identity(accessKeyId: "", secretAccessKey: "")
     /// May only read (what `plan` needs).
-    private(set) var reader = Identity(accessKeyId: "", secretAccessKey: "")
-    let bucket = "retention-state"
+    public private(set) var reader = Identity(accessKeyId: "", secretAccessKey: "")
+    public let bucket = "retention-state"
     private let stderr: Pipe
 
-    static var executable: URL {
+    public static var executable: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent(".build/tools/bin/moto_server")
     }
 
-    struct Unavailable: Error, CustomStringConvertible {
-        var description: String
+    public struct Unavailable: Error, CustomStringConvertible {
+        public var description: String
     }
 
     /// Starts the server with authentication, a bucket, a writer and a read-only identity.
-    static func start() async throws -> MotoServer {
+    public static func start() async throws -> MotoServer {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw Unavailable(description: "\(executable.path) is missing: run `bash .ci/setup --test` (it installs moto[server] into .build/tools)")
         }
@@ -87,7 +92,7 @@ final class MotoServer: @unchecked Sendable {
         handle.readabilityHandler = { handle in _ = handle.availableData }
     }
 
-    func stop() {
+    public func stop() {
         stderr.fileHandleForReading.readabilityHandler = nil
         // SIGKILL, because a child spawned from a thread of the test runner inherits a signal mask
         // that can block SIGTERM; moto keeps nothing that needs a clean shutdown.
@@ -102,13 +107,13 @@ final class MotoServer: @unchecked Sendable {
     }
 
     /// The environment a command or `StateStores.open` reads: the endpoint and one identity.
-    func environment(_ identity: Identity, region: String = "us-east-1") -> [String: String] {
+    public func environment(_ identity: Identity, region: String = "us-east-1") -> [String: String] {
         ["AWS_ACCESS_KEY_ID": identity.accessKeyId, "AWS_SECRET_ACCESS_KEY": identity.secretAccessKey,
          "AWS_REGION": region, "AWS_ENDPOINT_URL_S3": endpoint.absoluteString]
     }
 
     /// The README's least-privilege policies: apply reads and writes, plan only reads.
-    static func policy(write: Bool, bucket: String) -> String {
+    public static func policy(write: Bool, bucket: String) -> String {
         let objectActions = write ? #"["s3:GetObject","s3:PutObject"]"# : #"["s3:GetObject"]"#
         return #"{"Version":"2012-10-17","Statement":["#
             + #"{"Effect":"Allow","Action":["s3:ListBucket"],"Resource":"arn:aws:s3:::"# + bucket + #""},"#
@@ -151,7 +156,7 @@ final class MotoServer: @unchecked Sendable {
     }
 
     /// A raw signed object request, for planting bytes the store itself would never write.
-    func putObject(key: String, body: Data, as identity: Identity) async throws -> HTTPResponse {
+    public func putObject(key: String, body: Data, as identity: Identity) async throws -> HTTPResponse {
         try await send(HTTPRequest(method: "PUT", url: URL(string: "\(endpoint.absoluteString)/\(bucket)/\(key)")!,
                                    headers: [("Content-Type", "application/json"),
                                              ("x-amz-content-sha256", Self.sha256Hex(body))],
@@ -167,15 +172,15 @@ final class MotoServer: @unchecked Sendable {
         try await MotoServer.client.send(request)
     }
 
-    static let client = CurlHTTPClient(configuration: .init(connectTimeout: 5, timeout: 30, environment: [:]))
+    public static let client = CurlHTTPClient(configuration: .init(connectTimeout: 5, timeout: 30, environment: [:]))
 
-    static let emptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    public static let emptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
-    static func sha256Hex(_ data: Data) -> String {
-        StateStoreTestSupport.sha256Hex(data)
+    public static func sha256Hex(_ data: Data) -> String {
+        Digest.sha256Hex(Array(data))
     }
 
-    static func element(_ name: String, in text: String) -> String? {
+    public static func element(_ name: String, in text: String) -> String? {
         guard let start = text.range(of: "<\(name)>"), let end = text.range(of: "</\(name)>", range: start.upperBound..<text.endIndex) else {
             return nil
         }

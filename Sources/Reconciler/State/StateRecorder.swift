@@ -1,0 +1,121 @@
+import Foundation
+import RetentionMessagingModels
+import Runtime
+import StateStore
+
+/// What an apply changes in the state document, kept as replayable changes so that after a write
+/// conflict they can be laid over the document the other writer left, never over a blind copy.
+struct StateRecorder: Sendable {
+    var binding: StateBinding
+    var base: StateDocument
+    var condition: StateWriteCondition
+    /// The published snapshot's digest this apply planned against.
+    var plannedFrom: String?
+    /// The snapshot this apply publishes, once it does.
+    var publishing: RuntimeSnapshot?
+    var changes: [@Sendable (inout StateDocument) -> Void] = []
+    var now: @Sendable () -> Date
+
+    init(binding: StateBinding, read: StateRead?, owner: StateOwner, now: @escaping @Sendable () -> Date) {
+        self.binding = binding
+        base = read?.document ?? StateDocument(owner: owner)
+        condition = read?.writeCondition ?? .createOnly
+        plannedFrom = read?.document?.snapshot?.digest
+        self.now = now
+    }
+
+    mutating func record(_ change: @escaping @Sendable (inout StateDocument) -> Void) { changes.append(change) }
+
+    func document(over start: StateDocument) -> StateDocument {
+        var document = start
+        for change in changes { change(&document) }
+        if let publishing { document.snapshot = publishing }
+        return document
+    }
+
+    var hasChanges: Bool { document(over: base) != base || condition == .createOnly && binding.legacySnapshotPath != nil }
+
+    /// Writes with the condition of the last read. On a conflict it re-reads: when the other writer
+    /// left the published snapshot this apply planned from (or the one it publishes), the changes
+    /// are laid over their document and written again; otherwise it stops without writing.
+    mutating func write() async throws(StateStoreError) {
+        for _ in 0..<3 {
+            var document = document(over: base)
+            document.updatedAt = now()
+            do {
+                let version = try await binding.store.write(document, condition: condition)
+                base = document
+                changes = []
+                condition = .ifMatch(version)
+                plannedFrom = document.snapshot?.digest
+                return
+            } catch where error.kind == .conflict {
+                let fresh = try await binding.store.read()
+                let theirs = fresh.document?.snapshot?.digest
+                guard theirs == plannedFrom || (publishing != nil && theirs == publishing?.digest) else {
+                    throw StateStoreError(.conflict, store: binding.name,
+                        "another apply published snapshot \(theirs ?? "(none)") while this one ran, so this apply's snapshot was not written and nothing was overwritten; run apply again: it re-reads the state and re-plans")
+                }
+                base = fresh.document ?? StateDocument(owner: binding.store.owner)
+                condition = fresh.writeCondition
+            }
+        }
+        throw StateStoreError(.conflict, store: binding.name,
+                              "other writers kept changing the state document; nothing was overwritten; run apply again")
+    }
+}
+
+extension ContentRecord {
+    static func message(_ message: DesiredMessage, at time: Date) -> ContentRecord {
+        let body = (try? CanonicalJSON.encode(message.body)).map { String(decoding: $0, as: UTF8.self) }
+        return ContentRecord(identifier: message.identifier, kind: .message, name: message.name, locale: message.locale,
+                             productScope: message.productScope, contentVersion: message.contentVersion,
+                             uploadBody: body, firstUploadedAt: time)
+    }
+
+    static func image(_ image: DesiredImage, png: [UInt8]?, at time: Date) -> ContentRecord {
+        let info = png.flatMap { try? PNGInfo.parse($0) }
+        return ContentRecord(identifier: image.identifier, kind: .image, name: image.names.joined(separator: ", "),
+                             contentVersion: "\(image.size.rawValue):\(image.sha256)",
+                             image: ImageFacts(size: image.size.rawValue, width: info?.width ?? 0, height: info?.height ?? 0,
+                                               byteCount: png?.count ?? 0, sha256: image.sha256),
+                             firstUploadedAt: time)
+    }
+}
+
+extension StateRecorder {
+    /// What the reads showed that the record does not hold yet: content the manifests derive that is
+    /// already there, review states, defaults and the realtime URL found as desired, the refresh cursor.
+    mutating func recordObservations(desired: DesiredState, remote: RemoteState, time: Date) {
+        let messages = desired.messages.filter { remote.messages[$0.identifier] != nil }
+        let images = desired.images.filter { remote.images[$0.identifier] != nil }
+        let pngs = desired.pngs
+        let states = remote.messages.mapValues(\.rawValue).merging(remote.images.mapValues(\.state.rawValue)) { first, _ in first }
+        let assignments = Dictionary(desired.defaults.map { (ProductLocale(productId: $0.productId, locale: $0.locale), $0.messageIdentifier) },
+                                     uniquingKeysWith: { first, _ in first })
+        let inSync = desired.declaredPairs.filter { remote.defaults[$0] == assignments[$0] }
+        let remoteDefaults = remote.defaults
+        let realtime = desired.realtimeURL.flatMap { $0 == remote.realtimeURL ? $0 : nil }
+        let cursor = remote.nextRefreshCursor
+        record { document in
+            for message in messages where document.record(for: message.identifier) == nil {
+                document.recordUpload(.message(message, at: time))
+            }
+            for image in images where document.record(for: image.identifier) == nil {
+                document.recordUpload(.image(image, png: pngs[image.identifier], at: time))
+            }
+            for (identifier, state) in states { document.observeReviewState(state, of: identifier, at: time) }
+            for pair in inSync {
+                let recorded = document.lastAppliedDefault(productId: pair.productId, locale: pair.locale)
+                if recorded == nil || recorded?.messageIdentifier != remoteDefaults[pair] {
+                    document.recordDefault(productId: pair.productId, locale: pair.locale,
+                                           messageIdentifier: remoteDefaults[pair], at: time)
+                }
+            }
+            if let realtime, document.realtimeURL?.url != realtime {
+                document.realtimeURL = RealtimeURLRecord(url: realtime, appliedAt: time)
+            }
+            if let cursor { document.defaultsRefreshCursor = cursor }
+        }
+    }
+}
