@@ -80,7 +80,7 @@ public final class ES256PrivateKey: Sendable {
     public func sign(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
         guard let ctx = EVP_MD_CTX_new() else { throw OpenSSL.error("cannot allocate a digest context") }
         defer { EVP_MD_CTX_free(ctx) }
-        guard EVP_DigestSignInit(ctx, nil, EVP_sha256(), nil, pkey) == 1 else {
+        guard EVP_DigestSignInit(ctx, nil, OpenSSLDigests.sha256, nil, pkey) == 1 else {
             throw OpenSSL.error("cannot start signing")
         }
         var length = 0
@@ -176,7 +176,7 @@ public final class ES256PublicKey: Sendable {
             EVP_MD_CTX_free(ctx)
             ERR_clear_error()
         }
-        guard EVP_DigestVerifyInit(ctx, nil, EVP_sha256(), nil, pkey) == 1 else { return false }
+        guard EVP_DigestVerifyInit(ctx, nil, OpenSSLDigests.sha256, nil, pkey) == 1 else { return false }
         let result = message.withUnsafeBytes { EVP_DigestVerify(ctx, der, der.count, $0.baseAddress, $0.count) }
         return result == 1
     }
@@ -232,4 +232,10 @@ enum ECDSASignature {
         }
         return OpenSSL.der { i2d_ECDSA_SIG(sig, $0) }
     }
+}
+
+/// SHA-256 fetched from OpenSSL's provider once: `EVP_sha256()` makes every signing and
+/// verification fetch it again, which costs more than the hashing of a small JWS.
+enum OpenSSLDigests {
+    nonisolated(unsafe) static let sha256: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
 }
