@@ -106,6 +106,7 @@ struct ApplyCommand: Command {
 
         let report = try await perform(planned, session: session, allowed: allowed, reportPath: reportPath, context: context,
                                        view: view, handleSignals: handleSignals, deadline: deadline)
+        try session.goLiveRecord.update(after: report, plan: planned.plan)
         if let stop = report.stopped { return stop.exitCode }
         return planned.plan.hasErrors || report.count(.error) > 0 ? .failure : .success
     }

@@ -82,6 +82,10 @@ struct PerformanceTestCommand: Command {
         } catch {
             throw CommandError(PerformanceTestView.describe(error))
         }
+        if outcome.result.result == .pass {
+            // The next production plan shows the realtime URL ready again.
+            GoLiveRecord(manifests: context.url(manifestsPath)).clear()
+        }
         if json {
             console.write(PerformanceTestView.json(outcome))
         } else {
