@@ -36,6 +36,8 @@ struct EmulatorCommand: Command {
                                         help: ["Performance-test requests in flight at once (default 10)"])
     static let testDuration = Option("--test-duration", value: "MS",
                                      help: ["Milliseconds a performance test spreads its requests over (default 20000)"])
+    static let appAppleId = Option("--app-apple-id", value: "N",
+                                   help: ["appAppleId in the performance test's signed requests (default 0)"])
     static let caBundle = Option("--ca-bundle", value: "FILE", completion: .file, help: [
         "PEM authorities an https:// realtime URL is verified against (default:",
         "the system's); http:// is allowed on loopback only",
@@ -70,7 +72,7 @@ struct EmulatorCommand: Command {
         /sandbox/… and /production/…, so production sees a sandbox performance test's pass.
         """,
         options: [port, env, review, rateLimit, state, publicKey, keyId, issuerId, bundleId, serverErrors, drops,
-                  latency, seed, testRequests, testConcurrency, testDuration, caBundle, verbose],
+                  latency, seed, testRequests, testConcurrency, testDuration, appAppleId, caBundle, verbose],
         column: 26,
         footer: """
         Admin routes (loopback, no authentication):
@@ -99,7 +101,11 @@ struct EmulatorCommand: Command {
         let verbose = arguments.flag(Self.verbose)
         let testSettings = try performanceTestSettings(&arguments)
         let caBundle = try arguments.value(Self.caBundle).map { context.url($0).path }
+        let appAppleIdText = try arguments.value(Self.appAppleId)
         try arguments.finish()
+        guard let appAppleId = Int64(appAppleIdText ?? "0"), appAppleId >= 0 else {
+            throw CommandError("--app-apple-id must be the App's numeric Apple ID", exitCode: .usage)
+        }
         if let caBundle, !FileManager.default.isReadableFile(atPath: caBundle) {
             throw CommandError("--ca-bundle: cannot read \(caBundle); give a PEM file of trusted certificate authorities")
         }
@@ -130,7 +136,7 @@ struct EmulatorCommand: Command {
         var configuration = EmulatorConfiguration(
             publicKey: publicKey, keyId: acceptedKeyId, issuerId: acceptedIssuerId, bundleId: bundleId, productionReview: review,
             rateLimit: rateLimit, faults: FaultInjection(serverErrorRate: serverErrors, dropRate: drops, latency: latency, seed: seed),
-            stateFile: stateURL, performanceTest: testSettings, realtimeCABundlePath: caBundle)
+            stateFile: stateURL, performanceTest: testSettings, realtimeCABundlePath: caBundle, appAppleId: appAppleId)
         configuration.useTestChain(try testChain(stateURL: stateURL))
         let emulator = Emulator(configuration: configuration)
         if let stateURL {
