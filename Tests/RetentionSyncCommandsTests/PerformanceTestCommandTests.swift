@@ -140,9 +140,15 @@ struct PerformanceTestCommandTests {
             HTTPResponse(status: 200, headers: [(name: "Content-Type", value: "application/json")], body: Data("{}".utf8))
         }
         defer { answering.stop() }
+        let sandbox = await golive.run(["apply", "--env", "sandbox", "--auto-approve"])
+        #expect(sandbox.code == .success, "\(sandbox.stdout)\(sandbox.stderr)")
         try await golive.pointSandbox(at: answering.baseURL.absoluteString + "/apple/sandbox")
         let test = await golive.performanceTest()
         #expect(test.code == .success, "\(test.stdout)\(test.stderr)")
+        // The pass is kept in the sandbox state document, next to what apply wrote.
+        #expect(test.stdout.contains("recorded in the state store"), "\(test.stdout)")
+        let document = try String(contentsOf: golive.directory.appendingPathComponent("manifests/.retention-sync/sandbox-snapshot.json"), encoding: .utf8)
+        #expect(document.contains("\"performance_test\"") && document.contains("\"PASS\""))
 
         let ready = await golive.run(["plan", "--env", "production", "--detailed-exitcode"])
         #expect(ready.code == .changesPending, "the realtime URL is ready again: \(ready.stdout)")

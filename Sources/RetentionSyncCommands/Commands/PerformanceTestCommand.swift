@@ -1,5 +1,7 @@
 import Foundation
+import HTTP
 import Reconciler
+import StateStore
 import RetentionMessaging
 import RetentionMessagingModels
 
@@ -26,7 +28,7 @@ struct PerformanceTestCommand: Command {
         paced and counted. Sandbox only (Apple runs the test there).
         """,
         options: [EnvironmentOptions.manifests, EnvironmentOptions.env, EnvironmentOptions.endpoint,
-                  originalTransactionId, requestId, format, pollInterval],
+                  EnvironmentOptions.stateStoreOption, originalTransactionId, requestId, format, pollInterval],
         column: 34,
         footer: EnvironmentOptions.credentialsHelp)
 
@@ -40,6 +42,7 @@ struct PerformanceTestCommand: Command {
         let manifestsPath = try arguments.value(EnvironmentOptions.manifests) ?? "manifests"
         let environment = try arguments.required(EnvironmentOptions.env, as: Environment.self)
         let endpoint = try arguments.value(EnvironmentOptions.endpoint) ?? context.environment["RETENTION_SYNC_ENDPOINT"]
+        let stateStore = try arguments.value(EnvironmentOptions.stateStoreOption)
         let transaction = try arguments.value(Self.originalTransactionId)
         let followed = try arguments.value(Self.requestId)
         let json = (try arguments.value(Self.format, as: StatusFormat.self) ?? .text) == .json
@@ -60,7 +63,7 @@ struct PerformanceTestCommand: Command {
             throw CommandError("--poll-interval must be a number of seconds from \(Int(minimumPoll)) to 600", exitCode: .usage)
         }
 
-        let options = EnvironmentOptions(manifestsPath: manifestsPath, environment: environment, endpoint: endpoint, snapshotStore: nil)
+        let options = EnvironmentOptions(manifestsPath: manifestsPath, environment: environment, endpoint: endpoint, stateStore: stateStore)
         let workspace = try options.openWorkspace(context: context)
         guard let client = try provider.make(environment, workspace.desired.bundleId, options, context) as? RetentionMessagingClient else {
             throw CommandError("performance-test needs the Retention Messaging client")
@@ -82,6 +85,7 @@ struct PerformanceTestCommand: Command {
         } catch {
             throw CommandError(PerformanceTestView.describe(error))
         }
+        await record(outcome, workspace: workspace, context: context, quiet: json)
         if outcome.result.result == .pass {
             // The next production plan shows the realtime URL ready again.
             GoLiveRecord(manifests: context.url(manifestsPath)).clear()
@@ -92,6 +96,29 @@ struct PerformanceTestCommand: Command {
             console.write(PerformanceTestView.text(outcome))
         }
         return outcome.result.result == .pass ? .success : .failure
+    }
+}
+
+extension PerformanceTestCommand {
+    /// Keeps the result in the sandbox state document (`performance_test`) when the App has a state
+    /// store that already holds one; the test's outcome, not this bookkeeping, decides the exit code.
+    static func record(_ outcome: PerformanceTestRun.Outcome, workspace: Workspace, context: CommandContext, quiet: Bool) async {
+        guard let location = workspace.stateLocation else { return }
+        do {
+            let configuration = try EnvironmentOptions.transportConfiguration(context)
+            let store = try StateStores.open(location, owner: workspace.desired.owner, environment: context.environment,
+                                             transport: CurlHTTPClient(configuration: configuration))
+            let read = try await store.read()
+            guard var document = read.document, read.migratedFrom == nil else {
+                if !quiet { context.console.print("  (not recorded in the state store \(location): it holds no sandbox state yet; apply --env sandbox writes it)") }
+                return
+            }
+            document.performanceTest = PerformanceTestRecord(requestId: outcome.requestId, result: outcome.result, observedAt: Date())
+            _ = try await store.write(document, condition: read.writeCondition)
+            if !quiet { context.console.print("  recorded in the state store \(location)") }
+        } catch {
+            context.console.error("warning: the result was not recorded in the state store \(location): \(error)")
+        }
     }
 }
 
