@@ -5,6 +5,7 @@ import Foundation
 import HTTP
 import Manifests
 import RealtimeServer
+import StateStore
 import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
@@ -220,14 +221,24 @@ struct Demo {
         shell("curl -s $EMULATOR/emulator/test-root.pem > test-root.pem")
         shell("retention-sync serve --env sandbox --root test-root.pem --listen 127.0.0.1:0")
         let snapshot = manifestsURL.appendingPathComponent(".retention-sync/sandbox-snapshot.json")
+        // Apply wrote the sandbox state document there; serve reads its published snapshot, as `serve --manifests` does.
+        guard #available(macOS 15.0, *) else { throw CommandError("demo: serve reads the state store on macOS 15 or later") }
+        let source: any SnapshotSource
+        do {
+            source = try StateSnapshotSource(location: .file(path: snapshot.path),
+                                             owner: StateOwner(bundleId: bundleId, appAppleId: appAppleId, environment: .sandbox),
+                                             environment: [:], transport: CurlHTTPClient(configuration: .init()))
+        } catch {
+            throw CommandError("demo: cannot open the sandbox state at \(snapshot.path): \(error)")
+        }
         let service = RealtimeService(configuration: .init(
-            endpoints: [RealtimeEndpoint(path: "/apple/sandbox", environment: .sandbox, source: FileSnapshotSource(path: snapshot.path),
+            endpoints: [RealtimeEndpoint(path: "/apple/sandbox", environment: .sandbox, source: source,
                                          appAppleId: appAppleId, bundleId: bundleId)],
             trustedRoots: [chain.root],
             signingKey: OfferSigningKey(keyId: "DEMOKEY123", issuerId: "57246542-96fe-1a63-e053-0824d011072a", privateKey: ES256PrivateKey.generate())),
             log: RequestLog(sink: { _ in }))
         service.reloadSnapshots()
-        try expect(service.isReady, "serve to be ready with the published sandbox snapshot")
+        try expect(service.isReady, "serve to be ready with the published sandbox snapshot (\(service.readiness.joined(separator: "; ")))")
         let server: HTTPServer
         do {
             server = try HTTPServer(configuration: HTTPServerConfiguration(maxBodySize: RealtimeService.maxBodySize),
