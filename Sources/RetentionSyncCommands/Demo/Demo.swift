@@ -219,7 +219,7 @@ struct Demo {
         let rootFile = root.appendingPathComponent("test-root.pem")
         do { try Data(chain.root.pem.utf8).write(to: rootFile) } catch { throw CommandError("demo: cannot write \(rootFile.path): \(error)") }
         shell("curl -s $EMULATOR/emulator/test-root.pem > test-root.pem")
-        shell("retention-sync serve --env sandbox --root test-root.pem --listen 127.0.0.1:0")
+        shell("retention-sync serve --env sandbox --state-store manifests/.retention-sync/sandbox-snapshot.json --bundle-id \(bundleId) --root test-root.pem --listen 127.0.0.1:0")
         let snapshot = manifestsURL.appendingPathComponent(".retention-sync/sandbox-snapshot.json")
         // Apply wrote the sandbox state document there; serve reads its published snapshot, as `serve --manifests` does.
         guard #available(macOS 15.0, *) else { throw CommandError("demo: serve reads the state store on macOS 15 or later") }
