@@ -101,6 +101,35 @@ public struct AppleStyleSigningChain: Sendable {
                                          notBefore: notBefore, notAfter: notAfter, serial: 3, markerOIDs: [Self.leafOID])
     }
 
+    /// A chain from parts kept earlier (the emulator's `--state`), so a restarted emulator keeps its root.
+    public init(root: X509Certificate, rootKey: ES256PrivateKey, intermediate: X509Certificate, intermediateKey: ES256PrivateKey,
+                leaf: X509Certificate, leafKey: ES256PrivateKey) {
+        self.root = root
+        self.rootKey = rootKey
+        self.intermediate = intermediate
+        self.intermediateKey = intermediateKey
+        self.leaf = leaf
+        self.leafKey = leafKey
+    }
+
+    /// The three certificates then the three keys as PEM blocks, in that order (private: keep it 0600).
+    public var pem: String {
+        [root.pem, intermediate.pem, leaf.pem, rootKey.pkcs8PEM, intermediateKey.pkcs8PEM, leafKey.pkcs8PEM]
+            .map { $0.hasSuffix("\n") ? $0 : $0 + "\n" }.joined()
+    }
+
+    /// Reads what `pem` wrote.
+    public init(pem text: String) throws(CryptoError) {
+        let certificates = try X509Certificate.loadPEM(text)
+        let keyBlocks = text.components(separatedBy: "-----BEGIN PRIVATE KEY-----").dropFirst().map { "-----BEGIN PRIVATE KEY-----" + $0 }
+        guard certificates.count == 3, keyBlocks.count == 3 else {
+            throw .invalidInput("a signing chain holds 3 certificates and 3 private keys, found \(certificates.count) and \(keyBlocks.count)")
+        }
+        self.init(root: certificates[0], rootKey: try ES256PrivateKey(pem: keyBlocks[0]),
+                  intermediate: certificates[1], intermediateKey: try ES256PrivateKey(pem: keyBlocks[1]),
+                  leaf: certificates[2], leafKey: try ES256PrivateKey(pem: keyBlocks[2]))
+    }
+
     /// The JWS `x5c` header value: leaf, intermediate, root, each standard base64 of its DER.
     public var x5c: [String] { [leaf, intermediate, root].map { Base64.encode($0.der) } }
 

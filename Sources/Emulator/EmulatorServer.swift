@@ -17,7 +17,9 @@ public final class EmulatorServer: Sendable {
                 onShutdown: (@Sendable () -> Void)? = nil) throws(HTTPError) {
         self.emulator = emulator
         self.environment = environment
-        server = try HTTPServer(host: host, port: port) { request in
+        // The emulator's own limit (with its explanation) must be what a large upload meets, not the server's.
+        server = try HTTPServer(host: host, port: port,
+                                configuration: HTTPServerConfiguration(maxBodySize: EmulatorConfiguration.maxBodySize + 1_048_576)) { request in
             if request.method == "POST" && request.path == "/emulator/shutdown" {
                 onShutdown?()
                 return HTTPResponse(status: 200, headers: [(name: "Content-Type", value: "application/json")],

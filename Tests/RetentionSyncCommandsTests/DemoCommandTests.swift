@@ -14,13 +14,17 @@ struct DemoCommandTests {
         let code = await CLI.run(["demo"], context: context)
         #expect(code == .success, "\(captured.stderr)")
         let out = captured.stdout
-        for step in ["── 1. Validate", "── 3. Apply sandbox", "── 5. Apply production", "── 6. App Review approves",
-                     "── 7. The scheduled reconcile publishes", "── 8. Edit a message", "── 9. Roll back"] {
+        for step in ["── 1. Validate", "── 3. Apply sandbox", "── 4. Go live in sandbox", "── 6. Apply production",
+                     "── 7. App Review approves", "── 8. The scheduled reconcile publishes", "── 9. Edit a message", "── 10. Roll back"] {
             #expect(out.contains(step))
         }
         #expect(out.contains("→ exit 0: only waiting for App Review"))
         #expect(out.contains("still serves en-US with"))
         #expect(out.contains("The story held"))
+        // The performance test really ran against serve on loopback, and production took the URL after it.
+        #expect(out.contains("PASS performance test"))
+        #expect(out.contains("% (needs 95%)"))
+        #expect(out.contains("production accepted the realtime URL"))
     }
 
     @Test("each plan the demo shows reads the environment once, with the calls a plan makes")

@@ -139,7 +139,8 @@ struct EmulatorCommandTests {
         let written = try EmulatorStateFile.read(from: directory.appendingPathComponent("emulator.json"))
         #expect(written.sandbox.messages[message]?.body == plain)
         #expect(try await first.stop() == .success)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["emulator.json"])
+        // The state, and the test chain whose root serve trusts (kept so a restart keeps it).
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["emulator.json", "emulator.json.test-chain.pem"])
 
         let second = try await RunningEmulatorCommand.start(["--state", "emulator.json"], environment: app.environment, directory: directory)
         #expect(second.captured.stdout.contains("(1 messages, 0 images in sandbox)"))

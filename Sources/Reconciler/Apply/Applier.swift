@@ -36,6 +36,17 @@ public struct ActionResult: Codable, Sendable, Hashable {
     }
 }
 
+extension ActionResult {
+    /// The detail of a production realtime URL Apple refused (403 4030026): a waiting state, not an error.
+    public static let realtimeURLAwaitingTest = """
+    waiting for a sandbox performance test to pass: Apple sets a production realtime URL only after one has \
+    (403 4030026); run 'retention-sync performance-test --env sandbox --original-transaction-id ID', then apply again
+    """
+
+    /// This result is Apple refusing the production realtime URL for want of a passed performance test.
+    public var isRealtimeURLAwaitingTest: Bool { kind == .setRealtimeURL && outcome == .blocked && detail == Self.realtimeURLAwaitingTest }
+}
+
 /// The record of an apply (`apply --report FILE`): what succeeded before any failure.
 public struct ApplyReport: Codable, Sendable, Hashable {
     public var formatVersion: String
@@ -179,7 +190,8 @@ public struct Applier: Sendable {
 
         var allowed = allowedActions
         func runnable(_ action: PlanAction) -> Bool {
-            if action.state == .blocked { record(action, .blocked, action.waitingFor.map(\.description).joined(separator: "; ")); return false }
+            // A URL waiting for a performance test is tried anyway: only Apple knows whether one has passed since.
+            if action.state == .blocked && action.reason.wait != .performanceTest { record(action, .blocked, action.waitingFor.map(\.description).joined(separator: "; ")); return false }
             if action.state == .error { record(action, .error, action.error?.description ?? "the plan holds it as an error"); return false }
             if let allowed, !allowed.contains(action.id) {
                 record(action, .blocked, allowedActions == nil ? "not ready or blocked in the plan; the next plan shows it" : "not in the saved plan")
@@ -332,7 +344,7 @@ public struct Applier: Sendable {
             do {
                 try await api.configureRealtimeURL(url)
             } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.realtimeURLNeedsPerformanceTest {
-                return (.blocked, "Apple sets a production realtime URL only after a sandbox performance test has passed; run one (POST /performanceTest in sandbox), then apply again")
+                return (.blocked, ActionResult.realtimeURLAwaitingTest)
             }
         case .deleteMessage(let identifier, _):
             do {

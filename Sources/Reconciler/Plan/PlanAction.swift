@@ -140,6 +140,8 @@ public struct ActionReason: Sendable, Hashable {
         case sameApply
         /// For App Review; `serving` says what customers see meanwhile.
         case review(serving: Serving)
+        /// For a passed sandbox performance test: Apple refused the production realtime URL until then.
+        case performanceTest
     }
 
     public enum Serving: Sendable, Hashable {

@@ -7,10 +7,14 @@ public struct PlanOptions: Sendable, Hashable {
     public var prune: Bool
     /// Allow a prune that deletes more than `pruneProtectionShare` of the remote content.
     public var pruneForce: Bool
+    /// The production realtime URL Apple last refused for want of a passed sandbox performance
+    /// test (403 4030026), until a test passes: setting it waits instead of being ready.
+    public var realtimeURLAwaitingTest: String?
 
-    public init(prune: Bool = false, pruneForce: Bool = false) {
+    public init(prune: Bool = false, pruneForce: Bool = false, realtimeURLAwaitingTest: String? = nil) {
         self.prune = prune
         self.pruneForce = pruneForce
+        self.realtimeURLAwaitingTest = realtimeURLAwaitingTest
     }
 
     /// A prune that would delete more than this share of remote content is refused without `pruneForce`.
@@ -146,10 +150,15 @@ public enum Planner {
         }
 
         if let url = desired.realtimeURL, remote.realtimeURL != url {
-            actions.append(PlanAction(
+            var action = PlanAction(
                 id: .setRealtimeURL(url),
                 reason: ActionReason(remote.realtimeURL == nil ? .noRealtimeURL : .otherRealtimeURL),
-                change: .setRealtimeURL(url, current: remote.realtimeURL)))
+                change: .setRealtimeURL(url, current: remote.realtimeURL))
+            if environment == .production && options.realtimeURLAwaitingTest == url {
+                action.state = .blocked
+                action.reason.wait = .performanceTest
+            }
+            actions.append(action)
         }
 
         var usage = UsageIndex(remote: remote)

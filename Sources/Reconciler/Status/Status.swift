@@ -18,6 +18,8 @@ public struct StatusReport: Sendable, Hashable {
     public var images: [StatusEntry]
     public var publishedSnapshot: String?
     public var realtimeURL: String?
+    /// The production realtime URL that waits for a passed sandbox performance test, if any.
+    public var realtimeURLAwaitingTest: String?
     /// Where the state was read, nil without a store.
     public var stateStore: String?
     /// PENDING longer than this many days is flagged.
@@ -185,6 +187,10 @@ public enum Status {
         return StatusReport(formatVersion: Plan.currentFormatVersion, environment: desired.environment,
                             bundleId: desired.bundleId, converged: plan.converged, health: plan.health,
                             messages: messages, images: images, publishedSnapshot: remote.publishedSnapshot?.digest,
-                            realtimeURL: remote.realtimeURL)
+                            realtimeURL: remote.realtimeURL,
+                            realtimeURLAwaitingTest: plan.actions.lazy.compactMap { action -> String? in
+                                guard action.reason.wait == .performanceTest, case .setRealtimeURL(let url, _) = action.change else { return nil }
+                                return url
+                            }.first)
     }
 }

@@ -106,6 +106,12 @@ struct ApplyCommand: Command {
 
         let report = try await perform(planned, session: session, allowed: allowed, reportPath: reportPath, context: context,
                                        view: view, handleSignals: handleSignals, deadline: deadline)
+        try session.goLiveRecord.update(after: report, plan: planned.plan)
+        for result in report.results where result.isRealtimeURLAwaitingTest {
+            // Waiting, not failing: the apply succeeds and says what lets production take the URL.
+            let line = "\(result.title): \(result.detail ?? "")"
+            context.console.print(format == .github ? GitHubActions.annotation(.notice, line, title: "realtime URL") : line)
+        }
         if let stop = report.stopped { return stop.exitCode }
         return planned.plan.hasErrors || report.count(.error) > 0 ? .failure : .success
     }

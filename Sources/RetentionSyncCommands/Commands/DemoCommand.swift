@@ -24,8 +24,10 @@ struct DemoCommand: Command {
         (default: ./manifests) kept in a temporary git repository, and prints each step as you
         would see it:
 
-          validate → sandbox plan and apply (approved at once, published) → production plan and
-          apply (uploads wait for review, defaults and rules blocked) → App Review approves → a
+          validate → sandbox plan and apply (approved at once, published) → serve on loopback
+          passes the emulator's sandbox performance test → production plan and apply (the
+          realtime URL is accepted; uploads wait for review, defaults and rules blocked) →
+          App Review approves → a
           reconcile publishes → an edited message gets a new version that waits for review while
           the old one keeps serving → reverting the edit rolls back with zero uploads.
 

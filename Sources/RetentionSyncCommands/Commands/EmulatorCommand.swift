@@ -27,7 +27,20 @@ struct EmulatorCommand: Command {
                               help: ["Keep state in FILE across restarts (written after every change)"])
     static let publicKey = Option("--public-key", value: "FILE", completion: .file, help: [
         "SPKI PEM public key to verify tokens with; without it, the key is",
-        "derived from RETENTION_SYNC_PRIVATE_KEY_FILE or RETENTION_SYNC_PRIVATE_KEY",
+        "derived from RETENTION_SYNC_PRIVATE_KEY_FILE or RETENTION_SYNC_PRIVATE_KEY;",
+        "with neither, a throwaway key is generated and its export lines printed",
+    ])
+    static let testRequests = Option("--test-requests", value: "N",
+                                     help: ["Requests per sandbox performance test (default 100)"])
+    static let testConcurrency = Option("--test-concurrency", value: "N",
+                                        help: ["Performance-test requests in flight at once (default 10)"])
+    static let testDuration = Option("--test-duration", value: "MS",
+                                     help: ["Milliseconds a performance test spreads its requests over (default 20000)"])
+    static let appAppleId = Option("--app-apple-id", value: "N",
+                                   help: ["appAppleId in the performance test's signed requests (default 0)"])
+    static let caBundle = Option("--ca-bundle", value: "FILE", completion: .file, help: [
+        "PEM authorities an https:// realtime URL is verified against (default:",
+        "the system's); http:// is allowed on loopback only",
     ])
     static let keyId = Option("--key-id", value: "ID",
                               help: ["Accept only tokens with this kid (default: RETENTION_SYNC_KEY_ID if set)"])
@@ -59,7 +72,7 @@ struct EmulatorCommand: Command {
         /sandbox/… and /production/…, so production sees a sandbox performance test's pass.
         """,
         options: [port, env, review, rateLimit, state, publicKey, keyId, issuerId, bundleId, serverErrors, drops,
-                  latency, seed, verbose],
+                  latency, seed, testRequests, testConcurrency, testDuration, appAppleId, caBundle, verbose],
         column: 26,
         footer: """
         Admin routes (loopback, no authentication):
@@ -86,7 +99,16 @@ struct EmulatorCommand: Command {
         let latencyText = try arguments.value(Self.latency)
         let seedText = try arguments.value(Self.seed)
         let verbose = arguments.flag(Self.verbose)
+        let testSettings = try performanceTestSettings(&arguments)
+        let caBundle = try arguments.value(Self.caBundle).map { context.url($0).path }
+        let appAppleIdText = try arguments.value(Self.appAppleId)
         try arguments.finish()
+        guard let appAppleId = Int64(appAppleIdText ?? "0"), appAppleId >= 0 else {
+            throw CommandError("--app-apple-id must be the App's numeric Apple ID", exitCode: .usage)
+        }
+        if let caBundle, !FileManager.default.isReadableFile(atPath: caBundle) {
+            throw CommandError("--ca-bundle: cannot read \(caBundle); give a PEM file of trusted certificate authorities")
+        }
 
         guard let port = UInt16(portText ?? "8089") else {
             throw CommandError("--port must be a number from 0 to 65535", exitCode: .usage)
@@ -111,10 +133,11 @@ struct EmulatorCommand: Command {
             acceptedKeyId = ThrowawayKey.keyId
             acceptedIssuerId = ThrowawayKey.issuerId
         }
-        let configuration = EmulatorConfiguration(
+        var configuration = EmulatorConfiguration(
             publicKey: publicKey, keyId: acceptedKeyId, issuerId: acceptedIssuerId, bundleId: bundleId, productionReview: review,
             rateLimit: rateLimit, faults: FaultInjection(serverErrorRate: serverErrors, dropRate: drops, latency: latency, seed: seed),
-            stateFile: stateURL)
+            stateFile: stateURL, performanceTest: testSettings, realtimeCABundlePath: caBundle, appAppleId: appAppleId)
+        configuration.useTestChain(try testChain(stateURL: stateURL))
         let emulator = Emulator(configuration: configuration)
         if let stateURL {
             do {
@@ -155,6 +178,7 @@ struct EmulatorCommand: Command {
           GET  \(server.baseURL.absoluteString)/emulator/state
           POST \(server.baseURL.absoluteString)/emulator/transactions   {"originalTransactionId","productId","locale"}
           PUT  \(server.baseURL.absoluteString)/emulator/realtime-url   {"realtimeURL"} (http:// on loopback too)
+          GET  \(server.baseURL.absoluteString)/emulator/test-root.pem  (the root performance tests sign under: serve --root)
           POST \(server.baseURL.absoluteString)/emulator/shutdown
         both environments on this port: \(server.apiEndpoint(for: .sandbox).absoluteString)
                                         \(server.apiEndpoint(for: .production).absoluteString)
@@ -180,6 +204,50 @@ struct EmulatorCommand: Command {
         }
         context.console.print("stopping (\(reason))")
         return .success
+    }
+
+    /// The performance-test settings the options give, checked against the emulator's bounds.
+    private static func performanceTestSettings(_ arguments: inout Arguments) throws(CommandError) -> PerformanceTestSettings {
+        var settings = PerformanceTestSettings.default
+        if let text = try arguments.value(Self.testRequests) {
+            guard let value = Int(text) else { throw CommandError("--test-requests must be a whole number", exitCode: .usage) }
+            settings.totalRequests = value
+        }
+        if let text = try arguments.value(Self.testConcurrency) {
+            guard let value = Int(text) else { throw CommandError("--test-concurrency must be a whole number", exitCode: .usage) }
+            settings.maxConcurrentRequests = value
+        }
+        if let text = try arguments.value(Self.testDuration) {
+            guard let value = Int64(text) else { throw CommandError("--test-duration must be a whole number of milliseconds", exitCode: .usage) }
+            settings.totalDuration = value
+        }
+        if let problem = settings.problem { throw CommandError("performance-test settings: \(problem)", exitCode: .usage) }
+        return settings
+    }
+
+    /// The chain performance tests sign with: kept next to `--state` (0600) so a restarted emulator
+    /// keeps the root that `serve --root` already trusts; fresh for each run without `--state`.
+    private static func testChain(stateURL: URL?) throws(CommandError) -> AppleStyleSigningChain {
+        guard let stateURL else {
+            do { return try AppleStyleSigningChain(name: "retention-sync emulator") } catch { throw CommandError("cannot make the test signing chain: \(error)") }
+        }
+        let file = URL(fileURLWithPath: stateURL.path + ".test-chain.pem")
+        if let data = FileManager.default.contents(atPath: file.path) {
+            do { return try AppleStyleSigningChain(pem: String(decoding: data, as: UTF8.self)) } catch {
+                throw CommandError("\(file.path): \(error); delete it to make a new test chain (then give serve the new root)")
+            }
+        }
+        do {
+            let chain = try AppleStyleSigningChain(name: "retention-sync emulator")
+            guard FileManager.default.createFile(atPath: file.path, contents: Data(chain.pem.utf8), attributes: [.posixPermissions: 0o600]) else {
+                throw CommandError("cannot write the test signing chain to \(file.path)")
+            }
+            return chain
+        } catch let error as CommandError {
+            throw error
+        } catch {
+            throw CommandError("cannot make the test signing chain: \(error)")
+        }
     }
 
     /// Seconds; more would only hang the client, and a huge value overflows the sleep.

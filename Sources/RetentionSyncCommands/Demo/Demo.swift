@@ -2,7 +2,10 @@ import Basics
 import Crypto
 import Emulator
 import Foundation
+import HTTP
 import Manifests
+import RealtimeServer
+import StateStore
 import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
@@ -18,6 +21,10 @@ struct Demo {
     let clock: VirtualClock
     let provider: APIProvider
     let bundleId: String
+    let appAppleId: Int64
+    let products: [String]
+    /// The emulator's test chain: it signs the performance test's requests, and serve trusts its root.
+    let chain: AppleStyleSigningChain
     let git: Git?
 
     init(source: String, context: CommandContext) throws(CommandError) {
@@ -42,16 +49,26 @@ struct Demo {
         let (set, _) = ManifestLoader.load(directory: manifestsURL, displayPath: "manifests")
         guard let set else { throw CommandError("\(source) has no usable App manifest: run 'retention-sync validate --manifests \(source)'") }
         bundleId = set.app.bundleId
+        appAppleId = set.app.appAppleId ?? 1
+        products = set.app.products.map(\.id)
+        do { chain = try AppleStyleSigningChain(name: "retention-sync emulator") } catch {
+            throw CommandError("demo: cannot make the emulator's test chain: \(error)")
+        }
 
         let key = ES256PrivateKey.generate()
         let clock = VirtualClock()
         self.clock = clock
         let credentials = Credentials(keyId: "DEMOKEY123", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
                                       bundleId: set.app.bundleId, privateKey: key)
-        let emulator = Emulator(configuration: EmulatorConfiguration(
+        // A small performance test keeps the demo to seconds; Apple's own is larger.
+        var configuration = EmulatorConfiguration(
             publicKey: key.publicKey, keyId: credentials.keyId, issuerId: credentials.issuerId, bundleId: set.app.bundleId,
             productionReview: .manual, rateLimit: .apple, clock: clock,
-            productIds: Set(set.app.products.map(\.id))))
+            productIds: Set(set.app.products.map(\.id)),
+            performanceTest: PerformanceTestSettings(maxConcurrentRequests: 4, totalRequests: 40, totalDuration: 400),
+            appAppleId: appAppleId)
+        configuration.useTestChain(chain)
+        let emulator = Emulator(configuration: configuration)
         self.emulator = emulator
         let clients = Dictionary(uniqueKeysWithValues: Environment.allCases.map { environment in
             (environment, RetentionMessagingClient(environment: environment, credentials: credentials,
@@ -133,20 +150,19 @@ struct Demo {
         try expect(sandboxAfter.converged, "sandbox to be in sync after one apply")
         try expect(emulator.state(of: .sandbox).messages.values.allSatisfy { $0.state == .approved }, "every sandbox message to be APPROVED")
         try expect(!(try published(.sandbox)?.rules ?? []).isEmpty, "a published sandbox snapshot")
-        console.print("")
-        console.print("Apple accepts a production realtime URL only after a sandbox performance test has passed;")
-        console.print("the emulator records one as passed here (your realtime server would take that test).")
-        var sandboxState = emulator.state(of: .sandbox)
-        sandboxState.performanceTests["demo-performance-test"] = .pass
-        emulator.restore(sandboxState, in: .sandbox)
 
-        heading(4, "Plan production: uploads are ready, defaults and rules wait for App Review")
+        heading(4, "Go live in sandbox: serve answers Apple's realtime requests, and Apple's performance test passes")
+        try await passPerformanceTest()
+
+        heading(5, "Plan production: uploads are ready, defaults and rules wait for App Review")
         let productionPlan = try await plan(.production)
         try expect(productionPlan.summary.toUpload > 0 && productionPlan.summary.blocked > 0, "uploads and blocked actions in the first production plan")
 
-        heading(5, "Apply production: uploads go to review (PENDING); nothing customers see changes yet")
+        heading(6, "Apply production: uploads go to review (PENDING); nothing customers see changes yet")
         try await apply(.production)
         let production = emulator.state(of: .production)
+        try expect(production.realtimeURL != nil, "production to accept the realtime URL after the sandbox test passed")
+        console.print("production accepted the realtime URL \(production.realtimeURL ?? ""): Apple's condition, a passed sandbox performance test, is met")
         try expect(!production.messages.isEmpty && production.messages.values.allSatisfy { $0.state == .pending }, "production uploads to be PENDING")
         try expect(production.defaults.isEmpty, "no production default before review")
         let heldBack = try published(.production)?.rules.filter { $0.response.messageIdentifiers?.isEmpty == false } ?? []
@@ -157,17 +173,17 @@ struct Demo {
         console.print("\(PlanView.summaryLine(waiting))  → exit \(waitingCode): only waiting for App Review, so a scheduled job stays green")
         try expect(waitingCode == .success, "exit 0 while only waiting for review")
 
-        heading(6, "App Review approves everything (the emulator's admin call)")
+        heading(7, "App Review approves everything (the emulator's admin call)")
         emulator.approveAllPending(in: .production)
         console.print("approved \(emulator.state(of: .production).messages.count) messages and \(emulator.state(of: .production).images.count) images")
 
-        heading(7, "The scheduled reconcile publishes: defaults, rules, realtime URL")
+        heading(8, "The scheduled reconcile publishes: defaults, rules, realtime URL")
         try await apply(.production)
         try expect(try await plan(.production, show: false).converged, "production to be in sync after review and a reconcile")
         try expect(!emulator.state(of: .production).defaults.isEmpty, "production defaults to be set after review")
         let servedBefore = try published(.production)
 
-        heading(8, "Edit a message in a pull request: a new version waits for review; the old one keeps serving")
+        heading(9, "Edit a message in a pull request: a new version waits for review; the old one keeps serving")
         let edit = try editedMessage()
         console.print("edited \(edit.file.lastPathComponent): the \(edit.locale) header of '\(edit.message)'")
         try git?.commit("Reword '\(edit.message)' (\(edit.locale))", all: true)
@@ -178,7 +194,7 @@ struct Demo {
         try expect(try published(.production) == servedBefore, "the published snapshot to keep the old version while the new one waits")
         try await preview(edit, heading: "What customers get now (decide on the published snapshot):")
 
-        heading(9, "Roll back by reverting the commit: the old version is already approved, so nothing is uploaded")
+        heading(10, "Roll back by reverting the commit: the old version is already approved, so nothing is uploaded")
         if let git {
             shell("git revert --no-edit HEAD")
             try git.run(["revert", "--no-edit", "HEAD"])
@@ -195,6 +211,59 @@ struct Demo {
 
         console.print("")
         console.print("The story held: validate, plan, apply, review, publish, edit, roll back, against the emulator in \(Int(clock.now() - 1_790_000_000)) s of virtual time.")
+    }
+
+    /// Starts serve on loopback with the published sandbox snapshot and the emulator's test root,
+    /// points the emulator's sandbox realtime URL at it, and runs `performance-test` through the emulator.
+    func passPerformanceTest() async throws(CommandError) {
+        let rootFile = root.appendingPathComponent("test-root.pem")
+        do { try Data(chain.root.pem.utf8).write(to: rootFile) } catch { throw CommandError("demo: cannot write \(rootFile.path): \(error)") }
+        shell("curl -s $EMULATOR/emulator/test-root.pem > test-root.pem")
+        shell("retention-sync serve --env sandbox --state-store manifests/.retention-sync/sandbox-snapshot.json --bundle-id \(bundleId) --root test-root.pem --listen 127.0.0.1:0")
+        let snapshot = manifestsURL.appendingPathComponent(".retention-sync/sandbox-snapshot.json")
+        // Apply wrote the sandbox state document there; serve reads its published snapshot, as `serve --manifests` does.
+        guard #available(macOS 15.0, *) else { throw CommandError("demo: serve reads the state store on macOS 15 or later") }
+        let source: any SnapshotSource
+        do {
+            source = try StateSnapshotSource(location: .file(path: snapshot.path),
+                                             owner: StateOwner(bundleId: bundleId, appAppleId: appAppleId, environment: .sandbox),
+                                             environment: [:], transport: CurlHTTPClient(configuration: .init()))
+        } catch {
+            throw CommandError("demo: cannot open the sandbox state at \(snapshot.path): \(error)")
+        }
+        let service = RealtimeService(configuration: .init(
+            endpoints: [RealtimeEndpoint(path: "/apple/sandbox", environment: .sandbox, source: source,
+                                         appAppleId: appAppleId, bundleId: bundleId)],
+            trustedRoots: [chain.root],
+            signingKey: OfferSigningKey(keyId: "DEMOKEY123", issuerId: "57246542-96fe-1a63-e053-0824d011072a", privateKey: ES256PrivateKey.generate())),
+            log: RequestLog(sink: { _ in }))
+        service.reloadSnapshots()
+        try expect(service.isReady, "serve to be ready with the published sandbox snapshot (\(service.readiness.joined(separator: "; ")))")
+        let server: HTTPServer
+        do {
+            server = try HTTPServer(configuration: HTTPServerConfiguration(maxBodySize: RealtimeService.maxBodySize),
+                                    synchronousHandler: { service.handle($0) })
+        } catch {
+            throw CommandError("demo: cannot start serve on loopback: \(error.message)")
+        }
+        defer { server.stop() }
+        let target = server.baseURL.absoluteString + "/apple/sandbox"
+        console.print("serving sandbox on \(target)")
+
+        // Against Apple the sandbox URL is the public one in app.yaml; here the emulator's admin route points it at loopback.
+        shell("curl -X PUT $EMULATOR/emulator/realtime-url -d '{\"realtimeURL\":\"\(target)\"}'")
+        var state = emulator.state(of: .sandbox)
+        state.realtimeURL = target
+        emulator.restore(state, in: .sandbox)
+        let transaction = "2000000000000001"
+        shell("curl -X POST $EMULATOR/emulator/transactions -d '{\"originalTransactionId\":\"\(transaction)\",\"productId\":\"\(products.first ?? "")\",\"locale\":\"en-US\"}'")
+        emulator.registerTestTransaction(SandboxTransaction(originalTransactionId: transaction, productId: products.first ?? "", locale: "en-US"))
+
+        shell("retention-sync performance-test --env sandbox --original-transaction-id \(transaction)")
+        var arguments = Arguments(["--manifests", "manifests", "--env", "sandbox", "--original-transaction-id", transaction,
+                                   "--poll-interval", "0.2"])
+        let code = try await PerformanceTestCommand.execute(&arguments, context: context, provider: provider, minimumPoll: 0.1)
+        try expect(code == .success, "the sandbox performance test against serve to PASS")
     }
 
     struct Edit {

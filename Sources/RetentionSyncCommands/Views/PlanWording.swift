@@ -49,6 +49,8 @@ enum PlanWording {
             case .publishedSnapshot: "the published snapshot keeps serving until then"
             }
             text += "; waiting for review (\(meanwhile))"
+        case .performanceTest:
+            text += "; waiting for a sandbox performance test to pass: Apple refused this production realtime URL until one has (403 4030026); run 'retention-sync performance-test --env sandbox --original-transaction-id ID', then apply"
         }
         return text
     }

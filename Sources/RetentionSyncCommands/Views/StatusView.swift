@@ -18,6 +18,9 @@ enum StatusView {
         out.append(painter.bold(safe("Status (\(report.environment.rawValue)) of \(report.bundleId): \(report.converged ? "in sync" : "not in sync"), health \(report.health.rawValue)")))
         out.append(safe("Published snapshot: \(report.publishedSnapshot ?? "none")"))
         out.append(safe("Realtime URL: \(report.realtimeURL ?? "none")"))
+        if let waiting = report.realtimeURLAwaitingTest {
+            out.append(safe("  \(waiting) waits for a sandbox performance test to pass (Apple refused it: 403 4030026); run 'retention-sync performance-test --env sandbox --original-transaction-id ID', then apply"))
+        }
         out.append(safe("State store: \(report.stateStore ?? "none (review ages are not recorded)")"))
         let attention = report.needingAttention
         if !attention.isEmpty {
@@ -128,6 +131,7 @@ enum StatusView {
         var images: [Entry]
         var publishedSnapshot: String?
         var realtimeURL: String?
+        var realtimeURLAwaitingTest: String?
         var stateStore: String?
         var pendingWarnDays: Int
         var needsAttention: Int
@@ -136,6 +140,7 @@ enum StatusView {
             case formatVersion = "format_version", environment, bundleId = "bundle_id", converged, health, messages, images
             case publishedSnapshot = "published_snapshot", realtimeURL = "realtime_url"
             case stateStore = "state_store", pendingWarnDays = "pending_warn_days", needsAttention = "needs_attention"
+            case realtimeURLAwaitingTest = "realtime_url_awaiting_performance_test"
         }
 
         init(_ report: StatusReport) {
@@ -147,6 +152,7 @@ enum StatusView {
             messages = report.messages.map(Entry.init)
             images = report.images.map(Entry.init)
             publishedSnapshot = report.publishedSnapshot
+            realtimeURLAwaitingTest = report.realtimeURLAwaitingTest
             realtimeURL = report.realtimeURL
             stateStore = report.stateStore
             pendingWarnDays = report.pendingWarnDays

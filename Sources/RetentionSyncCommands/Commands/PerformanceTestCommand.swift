@@ -1,0 +1,174 @@
+import Foundation
+import HTTP
+import Reconciler
+import StateStore
+import RetentionMessaging
+import RetentionMessagingModels
+
+struct PerformanceTestCommand: Command {
+    static let name = "performance-test"
+    static let summary = "Run Apple's sandbox performance test against your realtime URL"
+    static let originalTransactionId = Option("--original-transaction-id", value: "ID", help: [
+        "A sandbox subscription's original transaction id; Apple's requests carry",
+        "its product and locale (never printed)",
+    ])
+    static let requestId = Option("--request-id", value: "ID", help: ["Follow a test already started instead of starting one"])
+    static let format = Option("--format", value: "FORMAT", of: StatusFormat.self, help: ["text (default) or json"])
+    static let pollInterval = Option("--poll-interval", value: "SECONDS",
+                                     help: ["Seconds between result calls (default 5, at least 2)"])
+
+    static let helpPage = HelpPage(
+        usage: "Usage: retention-sync performance-test --env sandbox --original-transaction-id ID [options]",
+        about: """
+        Asks Apple to load-test the sandbox realtime URL (POST /performanceTest), shows the test's
+        config, polls its result with progress, and prints PASS or FAIL: the success rate against
+        the threshold, response-time percentiles against responseTimeThreshold and the failures by
+        reason with what each usually means. Apple accepts a production realtime URL only after a
+        PASS. Exits 0 on PASS, 1 on FAIL or error. Every poll spends rate-limit budget: polls are
+        paced and counted. Sandbox only (Apple runs the test there).
+        """,
+        options: [EnvironmentOptions.manifests, EnvironmentOptions.env, EnvironmentOptions.endpoint,
+                  EnvironmentOptions.stateStoreOption, originalTransactionId, requestId, format, pollInterval],
+        column: 34,
+        footer: EnvironmentOptions.credentialsHelp)
+
+    static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
+        try await execute(&arguments, context: context, provider: .live)
+    }
+
+    /// `minimumPoll` lets the demo and tests poll an in-process emulator quickly.
+    static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider,
+                        minimumPoll: Double = 2) async throws(CommandError) -> ExitCode {
+        let manifestsPath = try arguments.value(EnvironmentOptions.manifests) ?? "manifests"
+        let environment = try arguments.required(EnvironmentOptions.env, as: Environment.self)
+        let endpoint = try arguments.value(EnvironmentOptions.endpoint) ?? context.environment["RETENTION_SYNC_ENDPOINT"]
+        let stateStore = try arguments.value(EnvironmentOptions.stateStoreOption)
+        let transaction = try arguments.value(Self.originalTransactionId)
+        let followed = try arguments.value(Self.requestId)
+        let json = (try arguments.value(Self.format, as: StatusFormat.self) ?? .text) == .json
+        let intervalText = try arguments.value(Self.pollInterval)
+        try arguments.finish()
+
+        guard environment == .sandbox else {
+            throw CommandError("""
+            performance-test runs in sandbox only: Apple tests the sandbox realtime URL, and a PASS there is what lets \
+            production accept its realtime URL. Run: retention-sync performance-test --env sandbox --original-transaction-id ID
+            """, exitCode: .usage)
+        }
+        guard transaction != nil || followed != nil else {
+            throw CommandError("give --original-transaction-id ID (a sandbox subscription) to start a test, or --request-id ID to follow one", exitCode: .usage)
+        }
+        let interval = Double(intervalText ?? "5") ?? -1
+        guard interval.isFinite, interval >= minimumPoll, interval <= 600 else {
+            throw CommandError("--poll-interval must be a number of seconds from \(Int(minimumPoll)) to 600", exitCode: .usage)
+        }
+
+        let options = EnvironmentOptions(manifestsPath: manifestsPath, environment: environment, endpoint: endpoint, stateStore: stateStore)
+        let workspace = try options.openWorkspace(context: context)
+        guard let client = try provider.make(environment, workspace.desired.bundleId, options, context) as? RetentionMessagingClient else {
+            throw CommandError("performance-test needs the Retention Messaging client")
+        }
+        let console = context.console
+        let run = PerformanceTestRun(client: client, interval: interval)
+        let outcome: PerformanceTestRun.Outcome
+        do {
+            outcome = try await run.perform(originalTransactionId: transaction, requestId: followed) { event in
+                guard !json else { return }
+                switch event {
+                case .started(let requestId, let config):
+                    console.print("performance test \(requestId) (follow it with --request-id \(requestId))")
+                    console.print(PerformanceTestView.config(config))
+                case .progress(let line):
+                    console.print("  " + line)
+                }
+            }
+        } catch {
+            throw CommandError(PerformanceTestView.describe(error))
+        }
+        await record(outcome, workspace: workspace, context: context, quiet: json)
+        if outcome.result.result == .pass {
+            // The next production plan shows the realtime URL ready again.
+            GoLiveRecord(manifests: context.url(manifestsPath)).clear()
+        }
+        if json {
+            console.write(PerformanceTestView.json(outcome))
+        } else {
+            console.write(PerformanceTestView.text(outcome))
+        }
+        return outcome.result.result == .pass ? .success : .failure
+    }
+}
+
+extension PerformanceTestCommand {
+    /// Keeps the result in the sandbox state document (`performance_test`) when the App has a state
+    /// store that already holds one; the test's outcome, not this bookkeeping, decides the exit code.
+    static func record(_ outcome: PerformanceTestRun.Outcome, workspace: Workspace, context: CommandContext, quiet: Bool) async {
+        guard let location = workspace.stateLocation else { return }
+        do {
+            let configuration = try EnvironmentOptions.transportConfiguration(context)
+            let store = try StateStores.open(location, owner: workspace.desired.owner, environment: context.environment,
+                                             transport: CurlHTTPClient(configuration: configuration))
+            let read = try await store.read()
+            guard var document = read.document, read.migratedFrom == nil else {
+                if !quiet { context.console.print("  (not recorded in the state store \(location): it holds no sandbox state yet; apply --env sandbox writes it)") }
+                return
+            }
+            document.performanceTest = PerformanceTestRecord(requestId: outcome.requestId, result: outcome.result, observedAt: Date())
+            _ = try await store.write(document, condition: read.writeCondition)
+            if !quiet { context.console.print("  recorded in the state store \(location)") }
+        } catch {
+            context.console.error("warning: the result was not recorded in the state store \(location): \(error)")
+        }
+    }
+}
+
+/// Starts or follows one performance test and polls it to the end, at a pace that leaves the
+/// rest of the hour's budget to other commands.
+struct PerformanceTestRun: Sendable {
+    enum Event: Sendable {
+        case started(requestId: String, config: PerformanceTestConfig?)
+        case progress(String)
+    }
+
+    struct Outcome: Sendable {
+        var requestId: String
+        var result: PerformanceTestResultResponse
+        var seconds: Double
+        /// Calls this run made to Apple (start + polls, retries included).
+        var calls: Int
+    }
+
+    let client: RetentionMessagingClient
+    let interval: Double
+
+    func perform(originalTransactionId: String?, requestId: String?,
+                 onEvent: (Event) -> Void) async throws -> Outcome {
+        let before = client.requestCounts.total
+        let started = Date()
+        let id: String
+        var config: PerformanceTestConfig?
+        if let requestId {
+            id = requestId
+        } else {
+            let response = try await client.initiatePerformanceTest(originalTransactionId: originalTransactionId ?? "")
+            id = response.requestId
+            config = response.config
+        }
+        var result = try await client.getPerformanceTestResult(requestId: id)
+        config = config ?? result.config
+        onEvent(.started(requestId: id, config: config))
+        // Bounded: the test's own duration plus a generous margin for Apple's queue.
+        let limit = Double(config?.totalDuration ?? 600_000) / 1000 + 600
+        while result.result == nil || result.result == .pending {
+            let elapsed = Date().timeIntervalSince(started)
+            onEvent(.progress(PerformanceTestView.progress(result, config: config, elapsed: elapsed)))
+            if elapsed > limit {
+                throw CommandError("the test \(id) is still pending after \(Int(elapsed)) s; follow it later with --request-id \(id)")
+            }
+            try? await Task.sleep(nanoseconds: UInt64(interval * 1_000_000_000))
+            result = try await client.getPerformanceTestResult(requestId: id)
+        }
+        return Outcome(requestId: id, result: result, seconds: Date().timeIntervalSince(started),
+                       calls: client.requestCounts.total - before)
+    }
+}
