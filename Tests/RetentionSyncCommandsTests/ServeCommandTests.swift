@@ -141,6 +141,28 @@ struct ServeCommandTests {
         #expect(await child.finish(within: 30) == 0)
     }
 
+    @Test("after apply, serve --manifests answers from the state apply wrote at the App's snapshotPath")
+    func servesWhatApplyPublished() async throws {
+        let harness = try CommandHarness()
+        #expect(await harness.run(["apply", "--env", "sandbox", "--auto-approve"]).code == .success)
+        let setup = try ServeSetup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        try FileManager.default.copyItem(at: setup.directory.appendingPathComponent("root.pem"), to: harness.file("root.pem"))
+        let child = try ChildProcess(["serve", "--env", "sandbox", "--manifests", "manifests", "--root", "root.pem",
+                                      "--listen", "127.0.0.1:0"],
+                                     in: harness.root, environment: [:], name: "after-apply")
+        let line = try #require(await child.line(startingWith: "serving sandbox on ", within: 20), "serve did not start: \(child.errors)")
+        let base = try #require(URL(string: String(line.dropFirst("serving sandbox on ".count))))
+        var ready = 0
+        for _ in 0..<100 where ready != 200 {
+            ready = try await CurlHTTPClient().send(HTTPRequest(method: "GET", url: try #require(URL(string: "/readyz", relativeTo: base)))).status
+            if ready != 200 { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(ready == 200, "the published snapshot loads: \(child.errors)")
+        child.process.interrupt()
+        #expect(await child.finish(within: 30) == 0)
+    }
+
     @Test("serve without --root, or with --tls-cert alone, is a usage error")
     func usageErrors() async throws {
         let directory = FileManager.default.temporaryDirectory

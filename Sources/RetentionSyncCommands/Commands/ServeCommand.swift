@@ -185,9 +185,8 @@ struct ServeCommand: Command {
                 } else if let declared = settings.stateStore {
                     source = try stateSource(declared.description, relativeTo: directory, owner: owner, context: context)
                 } else if let snapshotPath = settings.snapshotPath {
-                    let path = snapshotPath.hasPrefix("/") ? snapshotPath
-                        : directory.appendingPathComponent(snapshotPath).standardizedFileURL.path
-                    source = FileSnapshotSource(path: path)
+                    // apply keeps the state document at snapshotPath when the App names no stateStore.
+                    source = try stateSource(snapshotPath, relativeTo: directory, owner: owner, context: context)
                 } else {
                     throw CommandError("\(settings.location): the App declares no stateStore for \(environment.rawValue); "
                                        + "add one or pass --state-store LOCATION")
