@@ -11,7 +11,7 @@ public enum CLI {
         VersionCommand.self,
     ]
 
-    public static let version = "0.1.0"
+    public static let version = "0.2.0"
 
     static let helpOption = Option("--help", aliases: ["-h"], help: ["Show this help, or a command's with 'retention-sync COMMAND --help'"])
     static let versionOption = Option("--version", help: ["Print the version"])
