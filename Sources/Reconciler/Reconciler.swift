@@ -30,7 +30,7 @@ public struct Reconciler: Sendable {
     /// the record does not vouch for, the realtime URL), and plans.
     public func plan(_ desired: DesiredState, options: PlanOptions = PlanOptions()) async throws -> PlanResult {
         if options.prune && state == nil {
-            throw ReconcilerError.stateRequired("--prune needs the state store to be read (it says which older versions the published snapshot still uses); configure environments.\(desired.environment.rawValue).stateStore or pass --state-store")
+            throw ReconcilerError.stateRequired("pruning needs the state store to be read (it says which older versions the published snapshot still uses); configure environments.\(desired.environment.rawValue).stateStore in the App manifest")
         }
         let remote = try await RemoteStateReader.read(api, desired: desired, state: state, refresh: refresh)
         var planned = try Planner.plan(desired: desired, remote: remote, options: options, hasSnapshotStore: state != nil)

@@ -12,9 +12,10 @@ struct ApplySignalTests {
           arguments: [(SIGTERM, Int32(143), "terminated"), (SIGINT, Int32(130), "interrupted")])
     func signalMidApply(signal: Int32, status: Int32, stopped: String) async throws {
         let harness = try CommandHarness()
-        // Every answer takes 0.2 s, so the apply is still running when the signal comes.
+        // Every answer takes 0.5 s, so the apply (two dozen calls) is still running when the signal comes,
+        // even on a busy machine where this test reads the progress line late.
         let emulator = try await EmulatorProcess.start(in: harness.root, environment: Self.environment, name: "emulator",
-                                                       arguments: ["--latency", "0.2"])
+                                                       arguments: ["--latency", "0.5"])
         let apply = try ChildProcess(["apply", "--env", "sandbox", "--endpoint", emulator.endpoint, "--report", "report.json"],
                                      in: harness.root, environment: Self.environment, name: "apply")
         let progress = await apply.line(startingWith: "  [3/", within: 60)

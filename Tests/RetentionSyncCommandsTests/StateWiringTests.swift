@@ -203,7 +203,7 @@ struct StateWiringTests {
         try harness.edit("manifests/app.yaml", replacing: "    snapshotPath: .retention-sync/sandbox-snapshot.json\n", with: "")
         let run = await harness.run(["plan", "--env", "sandbox", "--prune"])
         #expect(run.code == .failure)
-        #expect(run.stderr.contains("--prune needs the state store to be read"), "\(run.stderr)")
+        #expect(run.stderr.contains("pruning needs the state store to be read"), "\(run.stderr)")
         #expect(run.stderr.contains("--state-store"))
         #expect(harness.emulator.state(of: .sandbox).messages.isEmpty)
     }

@@ -40,7 +40,7 @@ extension ActionResult {
     /// The detail of a production realtime URL Apple refused (403 4030026): a waiting state, not an error.
     public static let realtimeURLAwaitingTest = """
     waiting for a sandbox performance test to pass: Apple sets a production realtime URL only after one has \
-    (403 4030026); run 'retention-sync performance-test --env sandbox --original-transaction-id ID', then apply again
+    (403 4030026)
     """
 
     /// This result is Apple refusing the production realtime URL for want of a passed performance test.

@@ -37,7 +37,7 @@ public struct Workspace: Sendable {
     }
 
     /// Loads and validates the manifests, derives `environment`, and finds its state store:
-    /// `stateStore` (from `--state-store`), else the App's `environments.<env>.stateStore`, else its
+    /// `stateStore` (given on the command line), else the App's `environments.<env>.stateStore`, else its
     /// `snapshotPath` (the file then holds the state document).
     public static func open(directory: URL, displayPath: String, environment: Environment,
                             stateStore: StateLocation? = nil) throws(Failure) -> Workspace {

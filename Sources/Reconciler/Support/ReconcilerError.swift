@@ -22,13 +22,16 @@ public enum ReconcilerError: Error, Sendable, Equatable, CustomStringConvertible
         case validate
         /// Make and save a new plan.
         case planAgain
+        /// Name the state store to read.
+        case configureStateStore
     }
 
     public var hint: Hint? {
         switch self {
         case .manifest: .validate
         case .stalePlan: .planAgain
-        case .snapshotStore, .stateRequired, .invalidPlan, .internal: nil
+        case .stateRequired: .configureStateStore
+        case .snapshotStore, .invalidPlan, .internal: nil
         }
     }
 

@@ -109,7 +109,7 @@ struct ApplyCommand: Command {
         try session.goLiveRecord.update(after: report, plan: planned.plan)
         for result in report.results where result.isRealtimeURLAwaitingTest {
             // Waiting, not failing: the apply succeeds and says what lets production take the URL.
-            let line = "\(result.title): \(result.detail ?? "")"
+            let line = "\(result.title): \(ApplyProgressView.detail(result))"
             context.console.print(format == .github ? GitHubActions.annotation(.notice, line, title: "realtime URL") : line)
         }
         if let stop = report.stopped { return stop.exitCode }

@@ -166,18 +166,28 @@ final class ApplyProgressView: Sendable {
         case .done, .alreadyDone, .skipped: return nil
         }
         let location = state.withLock { $0.changes[result.id] }.flatMap { GitHubActions.location(of: $0, in: manifests, base: base) }
-        return GitHubActions.annotation(level, "\(Self.outcomeText(result))" + (result.outcome == .blocked ? ": \(result.detail ?? "")" : ""),
+        return GitHubActions.annotation(level, "\(Self.outcomeText(result))" + (result.outcome == .blocked ? ": \(Self.detail(result))" : ""),
                                         title: result.title, location: location)
+    }
+
+    /// An action's detail as a person reads it: the Reconciler's words, and the command to run where
+    /// the next step is one (the Reconciler names no command-line flag).
+    static func detail(_ result: ActionResult) -> String {
+        let detail = result.detail ?? ""
+        if result.isRealtimeURLAwaitingTest {
+            return detail + "; run 'retention-sync performance-test --env sandbox --original-transaction-id ID', then apply again"
+        }
+        return detail
     }
 
     static func outcomeText(_ result: ActionResult) -> String {
         switch result.outcome {
         case .done: "done"
         case .alreadyDone: "already there"
-        case .skipped: "skipped (\(result.detail ?? ""))"
-        case .failed: "FAILED (\(result.detail ?? ""))"
+        case .skipped: "skipped (\(Self.detail(result)))"
+        case .failed: "FAILED (\(Self.detail(result)))"
         case .blocked: "blocked"
-        case .error: "error (\(result.detail ?? ""))"
+        case .error: "error (\(Self.detail(result)))"
         }
     }
 }

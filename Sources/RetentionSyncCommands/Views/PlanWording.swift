@@ -87,6 +87,7 @@ enum PlanWording {
         switch error.hint {
         case .validate?: " (run 'retention-sync validate' for every problem)"
         case .planAgain?: "; run 'retention-sync plan --out FILE' again"
+        case .configureStateStore?: ", or pass --state-store LOCATION"
         case nil: ""
         }
     }
