@@ -264,7 +264,7 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
         while text.hasSuffix("/") { text.removeLast() }
         for segment in segments {
             guard !segment.isEmpty else { throw .invalidRequest("an empty path segment in \(segments.joined(separator: "/"))") }
-            text += "/" + Self.percentEncoded(segment)
+            text += "/" + Self.pathSegment(segment)
         }
         if !query.isEmpty {
             text += "?" + query.map { "\(Self.percentEncoded($0.0))=\(Self.percentEncoded($0.1))" }.joined(separator: "&")
@@ -274,6 +274,13 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
     }
 
     private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// One path segment, always exactly one: `.` and `..` are sent as `%2E` and `%2E%2E`, because
+    /// URL parsers and libcurl resolve them as dot-segments (`/default/../en-US` would reach another
+    /// route); an identifier can never change which endpoint a request goes to.
+    static func pathSegment(_ text: String) -> String {
+        text == "." || text == ".." ? String(repeating: "%2E", count: text.count) : percentEncoded(text)
+    }
 
     private static func percentEncoded(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
