@@ -21,11 +21,18 @@ public struct ActionResult: Codable, Sendable, Hashable {
         case failed
     }
 
+    /// What a blocked action waits for, when it is something other than App Review.
+    public enum Awaiting: String, Codable, Sendable, Hashable {
+        /// Apple sets a production realtime URL only after a sandbox performance test passed (403 4030026).
+        case performanceTest = "performance_test"
+    }
+
     public var id: String
     public var kind: ActionKind
     public var title: String
     public var outcome: Outcome
     public var detail: String?
+    public var awaiting: Awaiting?
 
     public init(id: String, kind: ActionKind, title: String, outcome: Outcome, detail: String? = nil) {
         self.id = id
@@ -33,6 +40,19 @@ public struct ActionResult: Codable, Sendable, Hashable {
         self.title = title
         self.outcome = outcome
         self.detail = detail
+    }
+}
+
+/// Why apply did not simply perform an action: its outcome, in words, and what it waits for.
+struct Refusal {
+    var outcome: ActionResult.Outcome
+    var detail: String
+    var awaiting: ActionResult.Awaiting?
+
+    init(_ outcome: ActionResult.Outcome, _ detail: String, awaiting: ActionResult.Awaiting? = nil) {
+        self.outcome = outcome
+        self.detail = detail
+        self.awaiting = awaiting
     }
 }
 
@@ -44,7 +64,7 @@ extension ActionResult {
     """
 
     /// This result is Apple refusing the production realtime URL for want of a passed performance test.
-    public var isRealtimeURLAwaitingTest: Bool { kind == .setRealtimeURL && outcome == .blocked && detail == Self.realtimeURLAwaitingTest }
+    public var isRealtimeURLAwaitingTest: Bool { kind == .setRealtimeURL && awaiting == .performanceTest }
 }
 
 /// The record of an apply (`apply --report FILE`): what succeeded before any failure.
@@ -159,8 +179,10 @@ public struct Applier: Sendable {
 
         var succeeded = Set<ActionID>()
         var inPlan = Set(planned.plan.actions.map(\.id))
-        func record(_ action: PlanAction, _ outcome: ActionResult.Outcome, _ detail: String? = nil) {
-            let result = ActionResult(id: action.id.rawValue, kind: action.kind, title: action.title, outcome: outcome, detail: detail)
+        func record(_ action: PlanAction, _ outcome: ActionResult.Outcome, _ detail: String? = nil,
+                    awaiting: ActionResult.Awaiting? = nil) {
+            var result = ActionResult(id: action.id.rawValue, kind: action.kind, title: action.title, outcome: outcome, detail: detail)
+            result.awaiting = awaiting
             report.results.append(result)
             if outcome == .done || outcome == .alreadyDone { succeeded.insert(action.id) }
             done += 1
@@ -245,7 +267,7 @@ public struct Applier: Sendable {
                 }
                 do {
                     if let refusal = try await perform(action, in: current, report: &report, recorder: &recorder) {
-                        record(action, refusal.outcome, refusal.detail)
+                        record(action, refusal.outcome, refusal.detail, awaiting: refusal.awaiting)
                         if refusal.outcome == .alreadyDone { noteDone(action, in: current, recorder: &recorder) }
                     } else {
                         record(action, .done)
@@ -310,22 +332,22 @@ public struct Applier: Sendable {
     /// Performs one action. Returns nil when it was done, or the outcome when Apple's answer means
     /// it needs no doing (already there, already gone) or cannot be done now; throws when it failed.
     func perform(_ action: PlanAction, in planned: PlanResult, report: inout ApplyReport,
-                 recorder: inout StateRecorder?) async throws -> (outcome: ActionResult.Outcome, detail: String)? {
+                 recorder: inout StateRecorder?) async throws -> Refusal? {
         switch action.change {
         case .uploadImage(let image):
             guard let png = planned.desired.pngs[image.identifier], !png.isEmpty else {
-                return (.error, "the PNG of image '\(image.name)' was not loaded with the manifests; nothing was uploaded")
+                return Refusal(.error, "the PNG of image '\(image.name)' was not loaded with the manifests; nothing was uploaded")
             }
             do {
                 try await api.uploadImage(identifier: image.identifier, size: image.size, png: png)
             } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.imageAlreadyExists {
-                return (.alreadyDone, "the image was already there")
+                return Refusal(.alreadyDone, "the image was already there")
             }
         case .uploadMessage(let message):
             do {
                 try await api.uploadMessage(identifier: message.identifier, body: message.body)
             } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.messageAlreadyExists {
-                return (.alreadyDone, "the message was already there")
+                return Refusal(.alreadyDone, "the message was already there")
             }
         case .setDefault(let pair, let identifier, _, _):
             try await api.configureDefaultMessage(productId: pair.productId, locale: pair.locale, messageIdentifier: identifier)
@@ -333,7 +355,7 @@ public struct Applier: Sendable {
             try await api.deleteDefaultMessage(productId: pair.productId, locale: pair.locale)
         case .publishSnapshot(let compiled, _):
             guard var writer = recorder else {
-                return (.error, "there is no state store to publish to; nothing was written")
+                return Refusal(.error, "there is no state store to publish to; nothing was written")
             }
             // The snapshot goes live here, before the realtime URL and deletions, with the record so far.
             writer.publishing = compiled.snapshot
@@ -344,21 +366,21 @@ public struct Applier: Sendable {
             do {
                 try await api.configureRealtimeURL(url)
             } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.realtimeURLNeedsPerformanceTest {
-                return (.blocked, ActionResult.realtimeURLAwaitingTest)
+                return Refusal(.blocked, ActionResult.realtimeURLAwaitingTest, awaiting: .performanceTest)
             }
         case .deleteMessage(let identifier, _):
             do {
                 try await api.deleteMessage(identifier: identifier)
             } catch let error as RetentionMessagingError where error.isAlreadyGone {
-                return (.alreadyDone, "the message was already gone")
+                return Refusal(.alreadyDone, "the message was already gone")
             }
         case .deleteImage(let identifier, _):
             do {
                 try await api.deleteImage(identifier: identifier)
             } catch let error as RetentionMessagingError where error.isAlreadyGone {
-                return (.alreadyDone, "the image was already gone")
+                return Refusal(.alreadyDone, "the image was already gone")
             } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.imageInUse {
-                return (.skipped, "Apple says the image is still in use by a message; kept")
+                return Refusal(.skipped, "Apple says the image is still in use by a message; kept")
             }
         }
         return nil
