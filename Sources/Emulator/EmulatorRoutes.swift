@@ -395,22 +395,11 @@ enum Validation {
         return true
     }
 
-    /// `^[a-z]{2,3}(-[A-Za-z0-9]{2,4})?$`: App Store Connect's hyphenated codes (`en-US`, `zh-Hans`).
-    static func isLocale(_ text: String) -> Bool {
-        let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let language = parts.first, (2...3).contains(language.count),
-              language.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) }) else { return false }
-        guard parts.count == 2 else { return true }
-        let region = parts[1]
-        return (2...4).contains(region.count) && region.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
-        }
-    }
+    /// App Store Connect's hyphenated locale shape (`en-US`, `zh-Hans`), as the manifests check it.
+    static func isLocale(_ text: String) -> Bool { AppStoreLocaleCodes.isWellFormed(text) }
 
     static func isProductId(_ text: String) -> Bool {
-        !text.isEmpty && text.count <= 100 && text.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "_" || $0 == "-"
-        }
+        !text.isEmpty && text.count <= RetentionLimits.productIdLength && RetentionLimits.hasProductIdCharacters(text)
     }
 
     static func messageRefusal(_ body: UploadMessageRequestBody, images: [String: EmulatedImage]) -> HTTPResponse? {
@@ -459,18 +448,6 @@ enum Validation {
         return nil
     }
 
-    /// Why a PNG is refused for `size`, or nil.
-    static func imageProblem(_ info: PNGInfo, size: ImageSize) -> String? {
-        if info.hasAlpha || info.hasTransparencyChunk { return "transparency is not allowed" }
-        if size == .bulletPoint {
-            guard info.width == RetentionLimits.bulletPointSide, info.height == RetentionLimits.bulletPointSide else {
-                return "a BULLET_POINT image must be 1024 × 1024 px, not \(info.width) × \(info.height)"
-            }
-        } else {
-            guard info.width == RetentionLimits.fullSizeWidth, RetentionLimits.fullSizeHeights.contains(info.height) else {
-                return "a FULL_SIZE image must be 3840 px wide and 160–2160 px high, not \(info.width) × \(info.height)"
-            }
-        }
-        return nil
-    }
+    /// Why a PNG is refused for `size`, or nil: the same facts the manifests are validated against.
+    static func imageProblem(_ info: PNGInfo, size: ImageSize) -> String? { info.appleProblem(for: size) }
 }

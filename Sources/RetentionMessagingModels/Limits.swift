@@ -23,6 +23,14 @@ public enum RetentionLimits {
     }
 
     /// What Apple requires of an image of `size`, in words.
+    /// Whether every character of a product id is one App Store Connect allows: letters, digits,
+    /// `.`, `_` and `-` (the length and the `.`/`..` ids are checked apart).
+    public static func hasProductIdCharacters(_ id: String) -> Bool {
+        id.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "_" || $0 == "-"
+        }
+    }
+
     public static func dimensionRule(for size: ImageSize) -> String {
         size == .bulletPoint
             ? "a BULLET_POINT image must be \(bulletPointSide) × \(bulletPointSide) px"

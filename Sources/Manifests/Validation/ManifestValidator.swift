@@ -39,10 +39,7 @@ public enum ManifestValidator {
         if id.count > productIdMaxLength {
             return "product id is \(id.count) characters long; App Store Connect allows at most \(productIdMaxLength)"
         }
-        let allowed = id.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "_" || $0 == "-"
-        }
-        return allowed ? nil : "product id '\(Diagnostic.visible(id))' holds characters other than letters, digits, '.', '_' and '-'"
+        return RetentionLimits.hasProductIdCharacters(id) ? nil : "product id '\(Diagnostic.visible(id))' holds characters other than letters, digits, '.', '_' and '-'"
     }
 
     /// Names (messages, flows, rules) appear in identities, terminals and pull-request comments:
