@@ -2,7 +2,8 @@
 import PackageDescription
 
 // Tiers, bottom to top (imports only point downwards, and every edge is declared here):
-//   1. C wrappers: CYAML, COpenSSL, CCurl — each C library wrapped once.
+//   1. C wrappers: CYAML, COpenSSL, CCurl — each C library wrapped once; CEventLoop, the C
+//      library's epoll and eventfd headers for the HTTP server's event loops (nothing linked).
 //   2. Foundation-only vocabulary: Basics (source locations, edit distance) and
 //      RetentionMessagingModels (Apple's models, limits, PNG facts, canonical JSON).
 //   3. YAML (libyaml), Crypto (OpenSSL libcrypto), TLS (OpenSSL libssl), HTTP (libcurl, and the server over TLS).
@@ -23,6 +24,7 @@ let package = Package(
                        providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+        .systemLibrary(name: "CEventLoop", path: "Sources/CEventLoop"),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
 
@@ -32,7 +34,7 @@ let package = Package(
         .target(name: "YAML", dependencies: ["CYAML", "Basics"]),
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
         .target(name: "TLS", dependencies: ["COpenSSL"]),
-        .target(name: "HTTP", dependencies: ["Basics", "CCurl", "TLS"]),
+        .target(name: "HTTP", dependencies: ["Basics", "CCurl", "CEventLoop", "TLS"]),
 
         .target(name: "RetentionMessaging", dependencies: ["RetentionMessagingModels", "HTTP", "Crypto"]),
         .target(name: "Manifests", dependencies: ["Basics", "YAML", "Crypto", "RetentionMessagingModels"],

@@ -41,3 +41,7 @@ static inline int shim_TLS1_3_VERSION(void) { return TLS1_3_VERSION; }
 static inline uint64_t shim_SSL_server_options(void) {
     return SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_COMPRESSION;
 }
+// A non-blocking session retries a write with the same bytes from a buffer that may have moved.
+static inline long shim_SSL_set_nonblocking_modes(SSL *ssl) {
+    return SSL_set_mode(ssl, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_ENABLE_PARTIAL_WRITE);
+}

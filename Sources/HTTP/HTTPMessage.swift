@@ -25,7 +25,7 @@ public struct HTTPRequest: Sendable, Equatable {
     }
 
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { HeaderName.matches($0.name, name) }?.value
     }
 
     public static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
@@ -70,7 +70,7 @@ public struct HTTPResponse: Sendable, Equatable {
     }
 
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { HeaderName.matches($0.name, name) }?.value
     }
 
     public static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool {
@@ -146,5 +146,25 @@ extension HTTPResponse: CustomStringConvertible, CustomDebugStringConvertible, C
     public var customMirror: Mirror {
         Mirror(self, children: ["status": status, "headers": SensitiveHeaders.redacted(headers), "bodyBytes": body.count],
                displayStyle: .struct)
+    }
+}
+
+/// Header names are ASCII tokens, compared without regard to ASCII case (RFC 9110 §5.1); this
+/// avoids Foundation's Unicode-aware comparison on every lookup.
+enum HeaderName {
+    static func matches(_ name: String, _ other: String) -> Bool {
+        var left = name.utf8.makeIterator()
+        var right = other.utf8.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil): return true
+            case (let l?, let r?): if lowercased(l) != lowercased(r) { return false }
+            default: return false
+            }
+        }
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        byte >= 65 && byte <= 90 ? byte + 32 : byte
     }
 }

@@ -21,10 +21,14 @@ public struct HTTPServerConfiguration: Sendable {
     public var allowNonLoopback: Bool
     /// Serve HTTPS with these settings instead of plain HTTP.
     public var tls: TLSContext?
+    /// Serve connections from this many event-loop threads (Linux), each answering many connections,
+    /// instead of a thread per connection. Only for handlers that never block; 0 means a thread per
+    /// connection, which suits handlers that wait (the emulator, test servers).
+    public var eventLoops: Int
 
     public init(maxBodySize: Int = 16 * 1024 * 1024, maxHeaderSize: Int = 64 * 1024, maxConnections: Int = 512,
                 idleTimeout: Double = 120, requestTimeout: Double = 30, writeTimeout: Double = 30,
-                allowNonLoopback: Bool = false, tls: TLSContext? = nil) {
+                allowNonLoopback: Bool = false, tls: TLSContext? = nil, eventLoops: Int = 0) {
         self.maxBodySize = maxBodySize
         self.maxHeaderSize = maxHeaderSize
         self.maxConnections = maxConnections
@@ -33,6 +37,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.writeTimeout = writeTimeout
         self.allowNonLoopback = allowNonLoopback
         self.tls = tls
+        self.eventLoops = eventLoops
     }
 }
 
@@ -95,7 +100,7 @@ public final class HTTPServer: Sendable {
         self.port = listener.port
         baseURL = URL(string: "\(configuration.tls == nil ? "http" : "https")://\(address.urlHost):\(listener.port)")!
         core = ServerCore(listener: listener.descriptor, configuration: configuration, respond: respond)
-        core.start()
+        try core.start()
     }
 
     deinit {

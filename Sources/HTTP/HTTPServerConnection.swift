@@ -59,8 +59,16 @@ final class ServerCore: @unchecked Sendable {
         case synchronous(HTTPServer.SynchronousHandler)
     }
 
+    enum Phase: UInt8 {
+        case serving, draining, stopped
+    }
+
     private let listener: Int32
     let configuration: HTTPServerConfiguration
+    private let phaseValue = Atomic<UInt8>(Phase.serving.rawValue)
+    /// The event loops that serve connections, when the configuration asks for them.
+    private var loops: [AnyObject] = []
+    private var nextLoop = 0
     private let respond: Respond
     private let tls: Mutex<TLSContext?>
     private let lock = NSLock()
@@ -78,7 +86,31 @@ final class ServerCore: @unchecked Sendable {
         tls = Mutex(configuration.tls)
     }
 
-    func start() {
+    /// Whether the server takes new requests; read without a lock on every answer.
+    var phase: Phase { Phase(rawValue: phaseValue.load(ordering: .relaxed)) ?? .stopped }
+
+    var currentTLS: TLSContext? { tls.withLock { $0 } }
+
+    /// An event loop closed one of its connections.
+    func closed(_ connection: Int32) {
+        lock.withLock {
+            connections.remove(connection)
+            busy.remove(connection)
+        }
+    }
+
+    func start() throws(HTTPError) {
+        #if os(Linux)
+        if configuration.eventLoops > 0 {
+            var created: [HTTPEventLoop] = []
+            for index in 0..<configuration.eventLoops {
+                let loop = try HTTPEventLoop(core: self)
+                loop.start(name: "rs-http-loop-\(index)")
+                created.append(loop)
+            }
+            loops = created
+        }
+        #endif
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "retention-sync.http-server.accept"
         thread.start()
@@ -96,11 +128,29 @@ final class ServerCore: @unchecked Sendable {
         lock.withLock {
             guard !stopped else { return }
             stopped = true
+            phaseValue.store(Phase.stopped.rawValue, ordering: .relaxed)
             // shutdown wakes the threads blocked in accept and recv; each closes its own descriptor.
             _ = shutdown(listener, Int32(SHUT_RDWR))
             for connection in connections {
                 _ = shutdown(connection, Int32(SHUT_RDWR))
             }
+        }
+        nudgeLoops()
+        lock.withLock { loops.removeAll() }
+    }
+
+    private func nudgeLoops() {
+        #if os(Linux)
+        for loop in lock.withLock({ loops }) { (loop as? HTTPEventLoop)?.nudge() }
+        #endif
+    }
+
+    /// The loop for a new connection, in turn; nil when each connection gets its own thread.
+    private func loopForNewConnection() -> AnyObject? {
+        lock.withLock {
+            guard !loops.isEmpty else { return nil }
+            nextLoop = (nextLoop + 1) % loops.count
+            return loops[nextLoop]
         }
     }
 
@@ -108,12 +158,17 @@ final class ServerCore: @unchecked Sendable {
         lock.withLock {
             guard !stopped, !draining else { return }
             draining = true
+            phaseValue.store(Phase.draining.rawValue, ordering: .relaxed)
             _ = shutdown(listener, Int32(SHUT_RDWR))
             // Idle connections close now; busy ones finish their request and close after answering.
-            for connection in connections.subtracting(busy) {
-                _ = shutdown(connection, Int32(SHUT_RD))
+            // Event loops know which of theirs are idle, and close them when nudged.
+            if loops.isEmpty {
+                for connection in connections.subtracting(busy) {
+                    _ = shutdown(connection, Int32(SHUT_RD))
+                }
             }
         }
+        nudgeLoops()
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         // A request still arriving after requestTimeout would be cut off anyway; stop reading it.
         var lateReaders: ContinuousClock.Instant? = .now + .milliseconds(Int(configuration.requestTimeout * 1000))
@@ -165,6 +220,12 @@ final class ServerCore: @unchecked Sendable {
                 close(connection)
             case .serve:
                 configure(connection)
+                #if os(Linux)
+                if let loop = loopForNewConnection() as? HTTPEventLoop {
+                    loop.adopt(connection)
+                    continue
+                }
+                #endif
                 let thread = Thread { [self] in
                     Self.nameCurrentThread(Self.connectionThreadName)
                     serve(connection)
@@ -233,7 +294,7 @@ final class ServerCore: @unchecked Sendable {
         }
     }
 
-    private func answer(_ request: HTTPServerRequest) -> HTTPResponse? {
+    func answer(_ request: HTTPServerRequest) -> HTTPResponse? {
         switch respond {
         case .synchronous(let handler):
             return handler(request)
@@ -255,6 +316,11 @@ final class ServerCore: @unchecked Sendable {
     }
 
     func write(_ response: HTTPResponse, to io: ConnectionIO, keepAlive: Bool, omitBody: Bool) -> Bool {
+        io.send(Self.encode(response, keepAlive: keepAlive, omitBody: omitBody))
+    }
+
+    /// A response's bytes: its head with `Content-Length` (and `Connection: close`), then its body.
+    static func encode(_ response: HTTPResponse, keepAlive: Bool, omitBody: Bool) -> [UInt8] {
         let managed: Set<String> = ["content-length", "transfer-encoding", "connection"]
         var head = "HTTP/1.1 \(response.status) \(Self.reasonPhrase(response.status))\r\n"
         for header in response.headers where !managed.contains(header.name.lowercased())
@@ -266,7 +332,7 @@ final class ServerCore: @unchecked Sendable {
         head += "\r\n"
         var bytes = Array(head.utf8)
         if !omitBody { bytes.append(contentsOf: response.body) }
-        return io.send(bytes)
+        return bytes
     }
 
     static func reasonPhrase(_ status: Int) -> String {

@@ -30,7 +30,7 @@ public struct HTTPServerRequest: Sendable {
     }
 
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { HeaderName.matches($0.name, name) }?.value
     }
 
     private static func decode(_ component: Substring) -> String {

@@ -55,7 +55,7 @@ public final class TLSContext: Sendable {
 
 /// One TLS connection over a blocking socket. It owns its `SSL`; one thread uses it at a time.
 public final class TLSSession {
-    private let ssl: OpaquePointer
+    fileprivate let ssl: OpaquePointer
     private let context: TLSContext
 
     fileprivate init(owning ssl: OpaquePointer, context: TLSContext) {
@@ -119,5 +119,54 @@ public struct TLSError: Error, Sendable, CustomStringConvertible {
         var text = [CChar](repeating: 0, count: 256)
         ERR_error_string_n(code, &text, text.count)
         return "\(context) (\(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))"
+    }
+}
+
+/// What one step of a session over a non-blocking socket came to.
+public enum TLSStep: Equatable, Sendable {
+    /// The step moved this many bytes (0 for a finished handshake).
+    case done(Int)
+    /// Try again when the socket is readable.
+    case wantRead
+    /// Try again when the socket is writable.
+    case wantWrite
+    /// The peer closed the connection or the session failed; close the socket.
+    case closed
+}
+
+extension TLSSession {
+    /// Prepares the session for a non-blocking socket: writes may be partial and retried.
+    public func useNonBlockingSocket() {
+        _ = shim_SSL_set_nonblocking_modes(ssl)
+    }
+
+    /// One step of the server handshake.
+    public func handshakeStep() -> TLSStep {
+        step(SSL_accept(ssl), success: 0)
+    }
+
+    /// Reads what has arrived, without waiting.
+    public func readStep(into buffer: UnsafeMutableRawBufferPointer) -> TLSStep {
+        var count = 0
+        let result = SSL_read_ex(ssl, buffer.baseAddress, buffer.count, &count)
+        return step(result, success: count)
+    }
+
+    /// Writes what the socket takes now.
+    public func writeStep(_ bytes: UnsafeRawBufferPointer) -> TLSStep {
+        var written = 0
+        let result = SSL_write_ex(ssl, bytes.baseAddress, bytes.count, &written)
+        return step(result, success: written)
+    }
+
+    private func step(_ result: Int32, success: Int) -> TLSStep {
+        if result == 1 { return .done(success) }
+        let reason = SSL_get_error(ssl, result)
+        ERR_clear_error()
+        switch reason {
+        case SSL_ERROR_WANT_READ: return .wantRead
+        case SSL_ERROR_WANT_WRITE: return .wantWrite
+        default: return .closed
+        }
     }
 }

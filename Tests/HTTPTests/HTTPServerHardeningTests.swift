@@ -40,9 +40,9 @@ func makeServerCertificate(commonName: String = "127.0.0.1") throws -> (director
 
 @Suite("HTTPServer facing the internet")
 struct HTTPServerHardeningTests {
-    @Test("two different Content-Length headers are answered with 400, identical ones are accepted")
-    func conflictingContentLength() async throws {
-        let server = try HTTPServer(handler: echo)
+    @Test("two different Content-Length headers are answered with 400, identical ones are accepted", arguments: ServerModel.allCases)
+    func conflictingContentLength(model: ServerModel) async throws {
+        let server = try HTTPServer(configuration: model.configuration(), handler: echo)
         let conflicting = try await rawExchange(port: server.port,
             "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\nabcde")
         #expect(conflicting.hasPrefix("HTTP/1.1 400 "))
@@ -58,18 +58,18 @@ struct HTTPServerHardeningTests {
         #expect(same.hasSuffix("\r\n\r\nabc"))
     }
 
-    @Test("a body over a configured limit is refused with 413 before it is read")
-    func configuredBodyLimit() async throws {
-        let server = try HTTPServer(configuration: HTTPServerConfiguration(maxBodySize: 64 * 1024),
+    @Test("a body over a configured limit is refused with 413 before it is read", arguments: ServerModel.allCases)
+    func configuredBodyLimit(model: ServerModel) async throws {
+        let server = try HTTPServer(configuration: model.configuration(maxBodySize: 64 * 1024),
                                     synchronousHandler: { _ in HTTPResponse(status: 200) })
         let answer = try await rawExchange(port: server.port,
             "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: \(64 * 1024 + 1)\r\n\r\n")
         #expect(answer.hasPrefix("HTTP/1.1 413 "))
     }
 
-    @Test("connections beyond the configured count are refused with 503")
-    func connectionLimit() async throws {
-        let server = try HTTPServer(configuration: HTTPServerConfiguration(maxConnections: 1, idleTimeout: 120),
+    @Test("connections beyond the configured count are refused with 503", arguments: ServerModel.allCases)
+    func connectionLimit(model: ServerModel) async throws {
+        let server = try HTTPServer(configuration: model.configuration(maxConnections: 1, idleTimeout: 120),
                                     synchronousHandler: { _ in HTTPResponse(status: 200) })
         let holder = try HeldConnection(port: server.port)
         defer { holder.close() }
@@ -79,11 +79,11 @@ struct HTTPServerHardeningTests {
         #expect(refused.hasPrefix("HTTP/1.1 503 "))
     }
 
-    @Test("draining answers the request in flight, closes idle connections and refuses new ones")
-    func drainFinishesInFlight() async throws {
+    @Test("draining answers the request in flight, closes idle connections and refuses new ones", arguments: ServerModel.allCases)
+    func drainFinishesInFlight(model: ServerModel) async throws {
         let started = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
-        let server = try HTTPServer(configuration: HTTPServerConfiguration(), synchronousHandler: { request in
+        let server = try HTTPServer(configuration: model.configuration(), synchronousHandler: { request in
             if request.path == "/slow" {
                 started.signal()
                 release.wait()
@@ -109,12 +109,12 @@ struct HTTPServerHardeningTests {
         await #expect(throws: LoopbackConnection.Refused.self) { try await rawExchange(port: server.port, "GET / HTTP/1.1\r\n\r\n") }
     }
 
-    @Test("HTTPS with a certificate made by openssl serves TLS 1.2 and 1.3 and refuses TLS 1.1")
-    func servesTLS() async throws {
+    @Test("HTTPS with a certificate made by openssl serves TLS 1.2 and 1.3 and refuses TLS 1.1", arguments: ServerModel.allCases)
+    func servesTLS(model: ServerModel) async throws {
         let made = try await onThread { try makeServerCertificate() }
         defer { try? FileManager.default.removeItem(at: made.directory) }
         let context = try TLSContext(certificateFile: made.cert, keyFile: made.key)
-        let server = try HTTPServer(configuration: HTTPServerConfiguration(tls: context), handler: echo)
+        let server = try HTTPServer(configuration: model.configuration(tls: context), handler: echo)
         #expect(server.baseURL.absoluteString.hasPrefix("https://127.0.0.1:"))
         let client = CurlHTTPClient(configuration: .init(caBundlePath: made.cert))
         for _ in 0..<2 {
@@ -129,15 +129,15 @@ struct HTTPServerHardeningTests {
         #expect(try await onThread { try openssl(["s_client", "-connect", port, "-tls1_1", "-brief"], in: made.directory) } != 0)
     }
 
-    @Test("a replaced TLS context serves the new certificate to new connections")
-    func replacedCertificate() async throws {
+    @Test("a replaced TLS context serves the new certificate to new connections", arguments: ServerModel.allCases)
+    func replacedCertificate(model: ServerModel) async throws {
         let first = try await onThread { try makeServerCertificate(commonName: "first") }
         let second = try await onThread { try makeServerCertificate(commonName: "second") }
         defer {
             try? FileManager.default.removeItem(at: first.directory)
             try? FileManager.default.removeItem(at: second.directory)
         }
-        let server = try HTTPServer(configuration: HTTPServerConfiguration(
+        let server = try HTTPServer(configuration: model.configuration(
             tls: try TLSContext(certificateFile: first.cert, keyFile: first.key)), handler: echo)
         let url = server.baseURL.appendingPathComponent("x")
         _ = try await CurlHTTPClient(configuration: .init(caBundlePath: first.cert)).send(HTTPRequest(method: "GET", url: url))
@@ -165,3 +165,18 @@ struct HTTPServerHardeningTests {
 
 /// A blocking keep-alive connection driven from the test.
 typealias HeldConnection = LoopbackConnection
+
+/// The two ways an `HTTPServer` serves connections; the server's behaviour tests run against both.
+enum ServerModel: String, CaseIterable, Sendable, CustomStringConvertible {
+    case threadPerConnection = "a thread per connection"
+    case eventLoops = "two event loops"
+
+    var description: String { rawValue }
+
+    func configuration(maxBodySize: Int = 16 * 1024 * 1024, maxHeaderSize: Int = 64 * 1024, maxConnections: Int = 512,
+                       idleTimeout: Double = 120, requestTimeout: Double = 30, tls: TLSContext? = nil) -> HTTPServerConfiguration {
+        HTTPServerConfiguration(maxBodySize: maxBodySize, maxHeaderSize: maxHeaderSize, maxConnections: maxConnections,
+                                idleTimeout: idleTimeout, requestTimeout: requestTimeout, tls: tls,
+                                eventLoops: self == .eventLoops ? 2 : 0)
+    }
+}

@@ -46,22 +46,22 @@ struct HTTPServerTests {
         }
     }
 
-    @Test("port 0 binds an ephemeral port and reports it in the base URL")
-    func ephemeralPort() throws {
-        let server = try HTTPServer(handler: echo)
+    @Test("port 0 binds an ephemeral port and reports it in the base URL", arguments: ServerModel.allCases)
+    func ephemeralPort(model: ServerModel) throws {
+        let server = try HTTPServer(configuration: model.configuration(), handler: echo)
         #expect(server.port != 0)
         #expect(server.baseURL.absoluteString == "http://127.0.0.1:\(server.port)")
     }
 
-    @Test("IPv6 loopback is accepted and bracketed in the base URL")
-    func ipv6Loopback() throws {
-        let server = try HTTPServer(host: "::1", handler: echo)
+    @Test("IPv6 loopback is accepted and bracketed in the base URL", arguments: ServerModel.allCases)
+    func ipv6Loopback(model: ServerModel) throws {
+        let server = try HTTPServer(host: "::1", configuration: model.configuration(), handler: echo)
         #expect(server.baseURL.absoluteString == "http://[::1]:\(server.port)")
     }
 
-    @Test("keep-alive serves several requests on one connection, and a chunked body is decoded")
-    func keepAliveAndChunked() async throws {
-        let server = try HTTPServer(handler: echo)
+    @Test("keep-alive serves several requests on one connection, and a chunked body is decoded", arguments: ServerModel.allCases)
+    func keepAliveAndChunked(model: ServerModel) async throws {
+        let server = try HTTPServer(configuration: model.configuration(), handler: echo)
         let reply = try await rawExchange(port: server.port, """
             PUT /first HTTP/1.1\r
             Host: 127.0.0.1\r
@@ -87,17 +87,17 @@ struct HTTPServerTests {
         #expect(reply.hasSuffix("Connection: close\r\n\r\nabcdefg"))
     }
 
-    @Test("a body over the size limit is answered with 413")
-    func oversizedBody() async throws {
-        let server = try HTTPServer(handler: echo)
+    @Test("a body over the size limit is answered with 413", arguments: ServerModel.allCases)
+    func oversizedBody(model: ServerModel) async throws {
+        let server = try HTTPServer(configuration: model.configuration(), handler: echo)
         let reply = try await rawExchange(port: server.port,
                                     "PUT /big HTTP/1.1\r\nHost: x\r\nContent-Length: \(HTTPServer.maxBodySize + 1)\r\n\r\n")
         #expect(reply.hasPrefix("HTTP/1.1 413 "))
     }
 
-    @Test("a chunk size near Int.max after a first chunk is answered with 413, and the server keeps serving")
-    func hugeChunkSize() async throws {
-        let server = try HTTPServer(handler: echo)
+    @Test("a chunk size near Int.max after a first chunk is answered with 413, and the server keeps serving", arguments: ServerModel.allCases)
+    func hugeChunkSize(model: ServerModel) async throws {
+        let server = try HTTPServer(configuration: model.configuration(), handler: echo)
         let reply = try await rawExchange(port: server.port,
                                           "PUT /big HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n7fffffffffffffff\r\n")
         #expect(reply.hasPrefix("HTTP/1.1 413 "))
@@ -105,17 +105,17 @@ struct HTTPServerTests {
         #expect(next.hasPrefix("HTTP/1.1 200 "))
     }
 
-    @Test("a client that sends its request head a line at a time, forever, is disconnected")
-    func slowClientIsCut() async throws {
-        let server = try HTTPServer(requestTimeout: 0.5, handler: echo)
+    @Test("a client that sends its request head a line at a time, forever, is disconnected", arguments: ServerModel.allCases)
+    func slowClientIsCut(model: ServerModel) async throws {
+        let server = try HTTPServer(configuration: model.configuration(requestTimeout: 0.5), handler: echo)
         let linesSentBeforeClose = try await sendUntilClosed(port: server.port, "GET / HTTP/1.1\r\n", "X-Slow: 1\r\n",
                                                              times: 200, pause: 50_000)
         #expect(linesSentBeforeClose != nil, "the server kept the connection open for 10 seconds of dribbled headers")
     }
 
-    @Test("a chunked request that never stops sending trailer lines is cut off")
-    func endlessTrailers() async throws {
-        let server = try HTTPServer(handler: echo)
+    @Test("a chunked request that never stops sending trailer lines is cut off", arguments: ServerModel.allCases)
+    func endlessTrailers(model: ServerModel) async throws {
+        let server = try HTTPServer(configuration: model.configuration(), handler: echo)
         let trailers = String(repeating: "X-Trailer: " + String(repeating: "t", count: 4000) + "\r\n", count: 16)
         let blocksSentBeforeClose = try await sendUntilClosed(
             port: server.port, "PUT / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n", trailers,
@@ -123,16 +123,16 @@ struct HTTPServerTests {
         #expect(blocksSentBeforeClose != nil, "the server read four times the body limit of trailer lines")
     }
 
-    @Test("a malformed request line is answered with 400")
-    func malformedRequest() async throws {
-        let server = try HTTPServer(handler: echo)
+    @Test("a malformed request line is answered with 400", arguments: ServerModel.allCases)
+    func malformedRequest(model: ServerModel) async throws {
+        let server = try HTTPServer(configuration: model.configuration(), handler: echo)
         let reply = try await rawExchange(port: server.port, "NONSENSE\r\n\r\n")
         #expect(reply.hasPrefix("HTTP/1.1 400 "))
     }
 
-    @Test("a HEAD answer carries the length but no body")
-    func headRequest() async throws {
-        let server = try HTTPServer { _ in HTTPResponse(status: 200, body: Data("twelve bytes".utf8)) }
+    @Test("a HEAD answer carries the length but no body", arguments: ServerModel.allCases)
+    func headRequest(model: ServerModel) async throws {
+        let server = try HTTPServer(configuration: model.configuration()) { _ in HTTPResponse(status: 200, body: Data("twelve bytes".utf8)) }
         let reply = try await rawExchange(port: server.port, "HEAD / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(reply.hasSuffix("Content-Length: 12\r\nConnection: close\r\n\r\n"))
     }

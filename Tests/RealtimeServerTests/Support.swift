@@ -75,7 +75,7 @@ final class RunningService: @unchecked Sendable {
             log: RequestLog(sink: { line in lines.append(line) }))
         let service = service
         server = try HTTPServer(configuration: HTTPServerConfiguration(maxBodySize: RealtimeService.maxBodySize, maxHeaderSize: 16 * 1024,
-                                                                       idleTimeout: 10, requestTimeout: 5),
+                                                                       idleTimeout: 10, requestTimeout: 5, eventLoops: 2),
                                 synchronousHandler: { service.handle($0) })
         service.startPolling()
     }

@@ -59,13 +59,17 @@ struct ServeCommand: Command {
     static let maxAge = Option("--max-age", value: "SECONDS", help: ["Refuse a signedDate further than this from now (default 300)"])
     static let pollInterval = Option("--poll-interval", value: "SECONDS", help: ["How often to look for a new snapshot (default 5)"])
     static let maxConnections = Option("--max-connections", value: "N", help: ["Connections served at once (default 512)"])
+    static let workers = Option("--workers", value: "N", help: [
+        "Threads answering requests, each serving many connections",
+        "(default: one per processor)",
+    ])
 
     static let helpPage = HelpPage(
         usage: """
         Usage: retention-sync serve --env ENV[,ENV] --root FILE[,FILE…]
                                     [--manifests DIR | --state-store LOCATION --bundle-id ID | --snapshot-store FILE]
                                     [--listen HOST:PORT] [--path PATH] [--tls-cert FILE --tls-key FILE]
-                                    [--max-age SECONDS] [--poll-interval SECONDS] [--max-connections N]
+                                    [--max-age SECONDS] [--poll-interval SECONDS] [--max-connections N] [--workers N]
         """,
         about: """
         Answers Apple's realtime "Get Retention Message" POSTs from the published runtime snapshot:
@@ -75,7 +79,7 @@ struct ServeCommand: Command {
         it changes; one that is corrupt or for another App or environment is refused and the previous
         one keeps serving. Until a first snapshot loads, Apple gets {} and /readyz answers 503.
         """,
-        options: [env, root, manifests, stateStore, bundleId, appAppleId, snapshotStore, listen, path, tlsCert, tlsKey, maxAge, pollInterval, maxConnections],
+        options: [env, root, manifests, stateStore, bundleId, appAppleId, snapshotStore, listen, path, tlsCert, tlsKey, maxAge, pollInterval, maxConnections, workers],
         column: 27,
         footer: """
         Routes: POST <path> (Apple), GET /healthz, GET /readyz, GET /metrics (Prometheus text).
@@ -103,6 +107,8 @@ struct ServeCommand: Command {
         let maxAge = try number(arguments.value(Self.maxAge), "--max-age", default: 300)
         let pollInterval = try number(arguments.value(Self.pollInterval), "--poll-interval", default: 5)
         let maxConnections = try number(arguments.value(Self.maxConnections), "--max-connections", default: 512)
+        let workers = try number(arguments.value(Self.workers), "--workers",
+                                 default: Double(ProcessInfo.processInfo.activeProcessorCount))
         try arguments.finish()
 
         guard let environmentText else {
@@ -143,6 +149,9 @@ struct ServeCommand: Command {
         }
         guard maxConnections >= 1, maxConnections == maxConnections.rounded() else {
             throw CommandError("--max-connections must be a whole number of at least 1", exitCode: .usage)
+        }
+        guard workers >= 1, workers <= 256, workers == workers.rounded() else {
+            throw CommandError("--workers must be a whole number from 1 to 256", exitCode: .usage)
         }
         guard pollInterval > 0 else { throw CommandError("--poll-interval must be more than 0", exitCode: .usage) }
         let (host, port) = try listenAddress(listenText)
@@ -228,7 +237,8 @@ struct ServeCommand: Command {
         do {
             server = try HTTPServer(host: host, port: port, configuration: HTTPServerConfiguration(
                 maxBodySize: RealtimeService.maxBodySize, maxHeaderSize: 16 * 1024, maxConnections: Int(maxConnections),
-                idleTimeout: 60, requestTimeout: 10, writeTimeout: 10, allowNonLoopback: true, tls: tls),
+                idleTimeout: 60, requestTimeout: 10, writeTimeout: 10, allowNonLoopback: true, tls: tls,
+                eventLoops: Int(workers)),
                 synchronousHandler: { service.handle($0) })
         } catch {
             throw CommandError("cannot listen on \(listenText): \(error.message)")

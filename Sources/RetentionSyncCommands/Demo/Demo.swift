@@ -241,7 +241,7 @@ struct Demo {
         try expect(service.isReady, "serve to be ready with the published sandbox snapshot (\(service.readiness.joined(separator: "; ")))")
         let server: HTTPServer
         do {
-            server = try HTTPServer(configuration: HTTPServerConfiguration(maxBodySize: RealtimeService.maxBodySize),
+            server = try HTTPServer(configuration: HTTPServerConfiguration(maxBodySize: RealtimeService.maxBodySize, eventLoops: 2),
                                     synchronousHandler: { service.handle($0) })
         } catch {
             throw CommandError("demo: cannot start serve on loopback: \(error.message)")

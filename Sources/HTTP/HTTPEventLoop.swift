@@ -1,0 +1,296 @@
+#if os(Linux)
+import CEventLoop
+import Foundation
+import Glibc
+import Synchronization
+import TLS
+
+/// One thread that serves many connections: it waits on epoll for the sockets that can move, reads
+/// what has arrived, answers each complete request on this thread, and writes without blocking.
+/// Under load one wake-up serves many requests, where a thread per connection pays a sleep and a
+/// wake-up for each; a handful of these threads (one per core) replace hundreds of connection
+/// threads. Handlers must not block: a slow handler holds up every connection of its loop.
+final class HTTPEventLoop: @unchecked Sendable {
+    private let core: ServerCore
+    private let epoll: Int32
+    private let wake: Int32
+    private let incoming = Mutex<[Int32]>([])
+    // Owned by the loop's thread alone.
+    private var connections: [Int32: LoopConnection] = [:]
+    private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+    private var nextSweep = ContinuousClock.now
+
+    init(core: ServerCore) throws(HTTPError) {
+        self.core = core
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        wake = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
+        guard epoll >= 0, wake >= 0 else {
+            throw HTTPError(.other, "cannot create an event loop: \(String(cString: strerror(errno)))")
+        }
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.fd = wake
+        _ = epoll_ctl(epoll, EPOLL_CTL_ADD, wake, &event)
+    }
+
+    deinit {
+        close(epoll)
+        close(wake)
+    }
+
+    func start(name: String) {
+        let thread = Thread { [self] in
+            ServerCore.nameCurrentThread(name)
+            run()
+        }
+        thread.stackSize = 1024 * 1024
+        thread.start()
+    }
+
+    /// Gives the loop a new connection (from the accepting thread).
+    func adopt(_ descriptor: Int32) {
+        incoming.withLock { $0.append(descriptor) }
+        nudge()
+    }
+
+    /// Wakes the loop so it looks at the server's state (stopping, draining).
+    func nudge() {
+        var one: UInt64 = 1
+        _ = write(wake, &one, 8)
+    }
+
+    private func run() {
+        var events = [epoll_event](repeating: epoll_event(), count: 128)
+        while true {
+            let phase = core.phase
+            if phase == .stopped {
+                for connection in Array(connections.values) { shut(connection) }
+                return
+            }
+            if phase == .draining {
+                for connection in Array(connections.values) where connection.isIdle { shut(connection) }
+            }
+            let count = events.withUnsafeMutableBufferPointer { epoll_wait(epoll, $0.baseAddress, Int32($0.count), 250) }
+            for index in 0..<max(Int(count), 0) {
+                let descriptor = events[index].data.fd
+                if descriptor == wake {
+                    var value: UInt64 = 0
+                    _ = read(wake, &value, 8)
+                    for adopted in incoming.withLock({ list in defer { list.removeAll() }; return list }) { register(adopted) }
+                } else if let connection = connections[descriptor] {
+                    service(connection)
+                }
+            }
+            sweepTimeouts()
+        }
+    }
+
+    private func register(_ descriptor: Int32) {
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        let configuration = core.configuration
+        let connection = LoopConnection(descriptor: descriptor, parser: HTTPRequestParser(
+            maxHeaderSize: configuration.maxHeaderSize, maxBodySize: configuration.maxBodySize))
+        if let context = core.currentTLS {
+            guard let session = try? context.session(descriptor: descriptor) else {
+                core.closed(descriptor)
+                close(descriptor)
+                return
+            }
+            session.useNonBlockingSocket()
+            connection.tls = session
+            connection.handshaking = true
+            connection.deadline = .now + .seconds(configuration.requestTimeout)
+        } else {
+            connection.deadline = .now + .seconds(configuration.idleTimeout)
+        }
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
+        event.data.fd = descriptor
+        guard epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event) == 0 else {
+            core.closed(descriptor)
+            close(descriptor)
+            return
+        }
+        connections[descriptor] = connection
+        service(connection)
+    }
+
+    /// Moves one connection as far as it can go without waiting.
+    private func service(_ connection: LoopConnection) {
+        if connection.handshaking, let tls = connection.tls {
+            switch tls.handshakeStep() {
+            case .done:
+                connection.handshaking = false
+                connection.deadline = .now + .seconds(core.configuration.idleTimeout)
+            case .wantRead:
+                return watch(connection, writable: false)
+            case .wantWrite:
+                return watch(connection, writable: true)
+            case .closed:
+                return shut(connection)
+            }
+        }
+        let configuration = core.configuration
+        let readLimit = configuration.maxHeaderSize + configuration.maxBodySize + 64 * 1024
+        var readWantsWrite = false
+        reading: while !connection.peerClosed && connection.parser.bufferedCount < readLimit {
+            switch receive(connection) {
+            case .moved(let count):
+                scratch.withUnsafeBytes { connection.parser.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            case .wouldBlock(let writable):
+                readWantsWrite = writable
+                break reading
+            case .closed:
+                connection.peerClosed = true
+            }
+        }
+        answering: while !connection.closeAfterFlush {
+            switch connection.parser.next() {
+            case .request(let request, let keepAlive):
+                guard let response = core.answer(request) else { return shut(connection) }
+                let keep = keepAlive && core.phase == .serving
+                connection.output += ServerCore.encode(response, keepAlive: keep, omitBody: request.method == "HEAD")
+                connection.inRequest = false
+                if !keep { connection.closeAfterFlush = true }
+            case .needMore(let sendContinue):
+                if sendContinue { connection.output += Array("HTTP/1.1 100 Continue\r\n\r\n".utf8) }
+                if !connection.inRequest && connection.parser.isInsideRequest {
+                    connection.inRequest = true
+                    connection.deadline = .now + .seconds(configuration.requestTimeout)
+                }
+                break answering
+            case .refused(let status, let message):
+                connection.output += ServerCore.encode(
+                    HTTPResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data((message + "\n").utf8)),
+                    keepAlive: false, omitBody: false)
+                connection.closeAfterFlush = true
+            case .unreadable:
+                return shut(connection)
+            }
+        }
+        guard flush(connection) else { return }
+        if connection.output.isEmpty {
+            if connection.closeAfterFlush || connection.peerClosed || (core.phase != .serving && !connection.inRequest) {
+                return shut(connection)
+            }
+            if !connection.inRequest { connection.deadline = .now + .seconds(configuration.idleTimeout) }
+        }
+        watch(connection, writable: !connection.output.isEmpty || readWantsWrite)
+    }
+
+    /// Writes what the socket takes now; false when the connection was closed.
+    private func flush(_ connection: LoopConnection) -> Bool {
+        var sent = 0
+        defer {
+            if sent > 0 { connection.output.removeFirst(sent) }
+        }
+        while sent < connection.output.count {
+            let step = connection.output.withUnsafeBytes { bytes in
+                send(connection, UnsafeRawBufferPointer(rebasing: bytes[sent...]))
+            }
+            switch step {
+            case .moved(let count):
+                sent += count
+            case .wouldBlock:
+                if !connection.waitingToWrite {
+                    connection.deadline = .now + .seconds(core.configuration.writeTimeout)
+                }
+                return true
+            case .closed:
+                shut(connection)
+                return false
+            }
+        }
+        return true
+    }
+
+    private func watch(_ connection: LoopConnection, writable: Bool) {
+        guard writable != connection.waitingToWrite else { return }
+        connection.waitingToWrite = writable
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
+        event.data.fd = connection.descriptor
+        _ = epoll_ctl(epoll, EPOLL_CTL_MOD, connection.descriptor, &event)
+    }
+
+    private func shut(_ connection: LoopConnection) {
+        guard connections.removeValue(forKey: connection.descriptor) != nil else { return }
+        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, connection.descriptor, nil)
+        connection.tls?.close()
+        core.closed(connection.descriptor)
+        close(connection.descriptor)
+    }
+
+    /// Closes connections past their deadline: idle too long, a request too slow, a write stuck.
+    private func sweepTimeouts() {
+        let now = ContinuousClock.now
+        guard now >= nextSweep else { return }
+        nextSweep = now + .milliseconds(100)
+        for connection in Array(connections.values) where connection.deadline < now { shut(connection) }
+    }
+
+    private enum IOStep {
+        case moved(Int)
+        case wouldBlock(writable: Bool)
+        case closed
+    }
+
+    private func receive(_ connection: LoopConnection) -> IOStep {
+        scratch.withUnsafeMutableBytes { buffer in
+            if let tls = connection.tls { return Self.step(tls.readStep(into: buffer)) }
+            while true {
+                let received = recv(connection.descriptor, buffer.baseAddress, buffer.count, 0)
+                if received > 0 { return .moved(received) }
+                if received < 0 && errno == EINTR { continue }
+                if received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return .wouldBlock(writable: false) }
+                return .closed
+            }
+        }
+    }
+
+    private func send(_ connection: LoopConnection, _ bytes: UnsafeRawBufferPointer) -> IOStep {
+        if let tls = connection.tls { return Self.step(tls.writeStep(bytes)) }
+        while true {
+            let sent = Glibc.send(connection.descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+            if sent > 0 { return .moved(sent) }
+            if sent < 0 && errno == EINTR { continue }
+            if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return .wouldBlock(writable: true) }
+            return .closed
+        }
+    }
+
+    private static func step(_ step: TLSStep) -> IOStep {
+        switch step {
+        case .done(let count): count > 0 ? .moved(count) : .wouldBlock(writable: false)
+        case .wantRead: .wouldBlock(writable: false)
+        case .wantWrite: .wouldBlock(writable: true)
+        case .closed: .closed
+        }
+    }
+}
+
+/// One connection of an event loop, touched only by that loop's thread.
+final class LoopConnection {
+    let descriptor: Int32
+    var parser: HTTPRequestParser
+    var tls: TLSSession?
+    var handshaking = false
+    /// Answers (and `100 Continue`) not yet taken by the socket.
+    var output: [UInt8] = []
+    var closeAfterFlush = false
+    var peerClosed = false
+    /// Between a request's first byte and its answer.
+    var inRequest = false
+    var waitingToWrite = false
+    /// When the connection is closed unless it moves: the idle, request or write timeout.
+    var deadline = ContinuousClock.now
+
+    init(descriptor: Int32, parser: HTTPRequestParser) {
+        self.descriptor = descriptor
+        self.parser = parser
+    }
+
+    /// Nothing in flight: no request being read, nothing left to write.
+    var isIdle: Bool { !inRequest && output.isEmpty && !handshaking }
+}
+#endif
