@@ -58,8 +58,9 @@ import Glibc
     guard let port else { throw BenchmarkError("serve did not start (\(binary))") }
 
     print("serve: retention-sync serve (its own process) on 127.0.0.1:\(port), 1,000-rule snapshot, every rule evaluated;")
-    print("       keep-alive clients in this process, \(duration) s per run, genuine signedPayloads (fresh ES256 check each)")
-    print(String(repeating: " ", count: 40) + "req/s     p50      p99    p99.9   server CPU/req   errors")
+    print("       keep-alive clients in this process, \(duration) s per run, genuine signedPayloads (fresh ES256 check each);")
+    print("       \"at N/s\": requests sent on a fixed schedule, latency counted from when each was due")
+    print(String(repeating: " ", count: 48) + "req/s     p50      p99    p99.9   server CPU/req   errors")
     for (label, product) in [("message", "com.example.monthly"), ("offer (signed)", "com.example.weekly")] {
         // Distinct payloads per connection, signed now so they stay inside --max-age for the run.
         let payloads = try (0..<64).map { index in
@@ -71,9 +72,12 @@ import Glibc
             let body = #"{"signedPayload":"\#(signed)"}"#
             return Array("POST /apple HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
         }
-        for concurrency in levels {
+        // Each level at full speed, then concurrency 64 at the rate the README's targets name.
+        let target: Double = product == "com.example.monthly" ? 4_000 : 2_500
+        let runs: [(concurrency: Int, rate: Double?)] = levels.map { ($0, nil) } + (arguments.contains("--no-rate") ? [] : [(64, target)])
+        for (concurrency, offered) in runs {
             let cpuBefore = processCPUSeconds(server.processIdentifier)
-            let result = runLoad(port: port, concurrency: concurrency, duration: duration, payloads: payloads)
+            let result = runLoad(port: port, concurrency: concurrency, duration: duration, payloads: payloads, rate: offered)
             let cpu = processCPUSeconds(server.processIdentifier) - cpuBefore
             var latencies = result.latencies
             latencies.sort()
@@ -83,7 +87,8 @@ import Glibc
             }
             let rate = Double(latencies.count) / result.seconds
             let cpuPerRequest = latencies.isEmpty ? 0 : cpu / Double(latencies.count) * 1e6
-            print("  \(label), concurrency \(concurrency)".padding(toLength: 38, withPad: " ", startingAt: 0)
+            let row = "  \(label), concurrency \(concurrency)" + (offered.map { String(format: " at %.0f/s", $0) } ?? "")
+            print(row.padding(toLength: 46, withPad: " ", startingAt: 0)
                   + String(format: "%7.0f", rate) + "  " + percentile(0.5) + "  " + percentile(0.99) + "  " + percentile(0.999)
                   + String(format: "   %6.0f µs", cpuPerRequest) + "   \(result.errors)")
         }
@@ -180,8 +185,12 @@ private final class LoadResult: @unchecked Sendable {
 }
 
 /// `concurrency` threads, each with one keep-alive connection, sending until `duration` passes
-/// (and at most 2,000,000 requests in all).
-private func runLoad(port: UInt16, concurrency: Int, duration: Double, payloads: [[UInt8]]) -> LoadResult {
+/// (and at most 2,000,000 requests in all). Without a rate each sends its next request as soon as
+/// the answer arrives (the most the server can do; latency then includes the queue the clients
+/// themselves build). With a rate, requests go out on a fixed schedule shared by the threads, and a
+/// latency counts from when the request was due, not when it could be sent, so a stall is not hidden
+/// by the requests it delayed.
+private func runLoad(port: UInt16, concurrency: Int, duration: Double, payloads: [[UInt8]], rate: Double? = nil) -> LoadResult {
     let result = LoadResult()
     let group = DispatchGroup()
     let start = DispatchTime.now().uptimeNanoseconds
@@ -196,8 +205,15 @@ private func runLoad(port: UInt16, concurrency: Int, duration: Double, payloads:
             var errors = 0
             var connection = LoadConnection(port: port)
             let payload = payloads[worker % payloads.count]
+            let interval = rate.map { UInt64(Double(concurrency) / $0 * 1e9) }
+            var due = start + (interval ?? 0) * UInt64(worker) / UInt64(concurrency)
             while latencies.count < perThreadCap {
-                let before = DispatchTime.now().uptimeNanoseconds
+                var before = DispatchTime.now().uptimeNanoseconds
+                if let interval {
+                    if due > before { usleep(UInt32((due - before) / 1000)) }
+                    before = due
+                    due += interval
+                }
                 if before >= end { break }
                 if connection == nil { connection = LoadConnection(port: port) }
                 guard let open = connection, open.exchange(payload) else {

@@ -163,12 +163,13 @@ struct ServeCommandTests {
         #expect(await child.finish(within: 30) == 0)
     }
 
-    @Test("serve without --root, or with --tls-cert alone, is a usage error")
+    @Test("serve without --root, with --tls-cert alone, or with --workers 0, is a usage error")
     func usageErrors() async throws {
         let directory = FileManager.default.temporaryDirectory
         for arguments in [["serve", "--env", "production", "--snapshot-store", "s.json"],
                           ["serve", "--env", "production", "--snapshot-store", "s.json", "--root", "r.pem", "--tls-cert", "c.pem"],
-                          ["serve", "--env", "staging", "--root", "r.pem"]] {
+                          ["serve", "--env", "staging", "--root", "r.pem"],
+                          ["serve", "--env", "production", "--snapshot-store", "s.json", "--root", "r.pem", "--workers", "0"]] {
             let console = CapturedConsole()
             let code = await CLI.run(arguments, context: CommandContext(console: console.console, environment: [:], currentDirectory: directory))
             #expect(code == .usage, "\(arguments)")
