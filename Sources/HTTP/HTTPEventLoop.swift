@@ -65,6 +65,10 @@ final class HTTPEventLoop: @unchecked Sendable {
             let phase = core.phase
             if phase == .stopped {
                 for connection in Array(connections.values) { shut(connection) }
+                for descriptor in incoming.withLock({ list in defer { list.removeAll() }; return list }) {
+                    core.closed(descriptor)
+                    close(descriptor)
+                }
                 return
             }
             if phase == .draining {
@@ -133,7 +137,9 @@ final class HTTPEventLoop: @unchecked Sendable {
         let configuration = core.configuration
         let readLimit = configuration.maxHeaderSize + configuration.maxBodySize + 64 * 1024
         var readWantsWrite = false
-        reading: while !connection.peerClosed && connection.parser.bufferedCount < readLimit {
+        // Nothing more is read while answers wait to be written: a client that sends requests but
+        // never reads its answers cannot make the server hold more than one socket buffer of them.
+        reading: while connection.output.isEmpty && !connection.peerClosed && connection.parser.bufferedCount < readLimit {
             switch receive(connection) {
             case .moved(let count):
                 scratch.withUnsafeBytes { connection.parser.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
@@ -204,11 +210,13 @@ final class HTTPEventLoop: @unchecked Sendable {
         return true
     }
 
+    /// Waits for the socket to take more (answers pending, or TLS needs to write) or else for it to
+    /// have more to read; never both, so a client that does not read cannot keep the loop spinning.
     private func watch(_ connection: LoopConnection, writable: Bool) {
         guard writable != connection.waitingToWrite else { return }
         connection.waitingToWrite = writable
         var event = epoll_event()
-        event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
+        event.events = writable ? EPOLLOUT.rawValue : EPOLLIN.rawValue | EPOLLRDHUP.rawValue
         event.data.fd = connection.descriptor
         _ = epoll_ctl(epoll, EPOLL_CTL_MOD, connection.descriptor, &event)
     }

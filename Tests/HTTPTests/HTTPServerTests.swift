@@ -87,6 +87,20 @@ struct HTTPServerTests {
         #expect(reply.hasSuffix("Connection: close\r\n\r\nabcdefg"))
     }
 
+    @Test("a client that pipelines 100 requests before reading gets all 100 large answers, in order", arguments: ServerModel.allCases)
+    func pipelinedLargeAnswers(model: ServerModel) async throws {
+        // 6.4 MB of answers is more than the socket buffers hold, so the server must wait for the
+        // client to read before it writes (and reads) more.
+        let server = try HTTPServer(configuration: model.configuration()) { request in
+            HTTPResponse(status: 200, headers: [("X-Path", request.path)], body: Data(repeating: UInt8(ascii: "x"), count: 64 * 1024))
+        }
+        let requests = (0..<100).map { "GET /\($0) HTTP/1.1\r\nHost: x\r\n\($0 == 99 ? "Connection: close\r\n" : "")\r\n" }.joined()
+        let reply = try await rawExchange(port: server.port, requests)
+        let paths = reply.components(separatedBy: "X-Path: ").dropFirst().map { $0.prefix { $0 != "\r\n" } }
+        #expect(paths == (0..<100).map { "/\($0)"[...] })
+        #expect(reply.utf8.count > 100 * 64 * 1024)
+    }
+
     @Test("a body over the size limit is answered with 413", arguments: ServerModel.allCases)
     func oversizedBody(model: ServerModel) async throws {
         let server = try HTTPServer(configuration: model.configuration(), handler: echo)

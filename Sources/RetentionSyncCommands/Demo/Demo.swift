@@ -27,6 +27,25 @@ struct Demo {
     let chain: AppleStyleSigningChain
     let git: Git?
 
+    /// Copies a directory's files and folders, as the running user: `FileManager.copyItem` also
+    /// copies the owner and group on Linux, and fails where the user may read but not chown (a
+    /// container user reading a mounted checkout owned by someone else).
+    static func copyContents(of source: URL, to destination: URL) throws {
+        let manager = FileManager.default
+        try manager.createDirectory(at: destination, withIntermediateDirectories: true)
+        for name in try manager.contentsOfDirectory(atPath: source.path).sorted() {
+            let from = source.appendingPathComponent(name)
+            let to = destination.appendingPathComponent(name)
+            var isDirectory: ObjCBool = false
+            guard manager.fileExists(atPath: from.path, isDirectory: &isDirectory) else { continue }
+            if isDirectory.boolValue {
+                try copyContents(of: from, to: to)
+            } else {
+                try Data(contentsOf: from).write(to: to)
+            }
+        }
+    }
+
     init(source: String, context: CommandContext) throws(CommandError) {
         let sourceURL = context.url(source)
         guard FileManager.default.fileExists(atPath: sourceURL.appendingPathComponent("app.yaml").path)
@@ -37,7 +56,7 @@ struct Demo {
         manifestsURL = root.appendingPathComponent("manifests")
         do {
             try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-            try FileManager.default.copyItem(at: sourceURL, to: manifestsURL)
+            try Self.copyContents(of: sourceURL, to: manifestsURL)
             try? FileManager.default.removeItem(at: manifestsURL.appendingPathComponent(".retention-sync"))
         } catch {
             throw CommandError("cannot copy \(source) to a temporary directory: \(error.localizedDescription)")
