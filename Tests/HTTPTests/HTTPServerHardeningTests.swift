@@ -139,6 +139,8 @@ struct HTTPServerHardeningTests {
         }
         let server = try HTTPServer(configuration: model.configuration(
             tls: try TLSContext(certificateFile: first.cert, keyFile: first.key)), handler: echo)
+        // Kept alive to the end: its last use is replaceTLS, and a server released early stops listening.
+        defer { server.stop() }
         let url = server.baseURL.appendingPathComponent("x")
         _ = try await CurlHTTPClient(configuration: .init(caBundlePath: first.cert)).send(HTTPRequest(method: "GET", url: url))
         server.replaceTLS(try TLSContext(certificateFile: second.cert, keyFile: second.key))
