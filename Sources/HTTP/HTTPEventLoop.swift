@@ -259,7 +259,7 @@ final class HTTPEventLoop: @unchecked Sendable {
     private func send(_ connection: LoopConnection, _ bytes: UnsafeRawBufferPointer) -> IOStep {
         if let tls = connection.tls { return Self.step(tls.writeStep(bytes)) }
         while true {
-            let sent = Glibc.send(connection.descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+            let sent = SocketPlatform.send(connection.descriptor, bytes.baseAddress, bytes.count)
             if sent > 0 { return .moved(sent) }
             if sent < 0 && errno == EINTR { continue }
             if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return .wouldBlock(writable: true) }

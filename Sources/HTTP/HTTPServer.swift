@@ -1,6 +1,10 @@
 public import Foundation
 public import TLS
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Limits and settings of an `HTTPServer`; the defaults suit loopback use (tests, the emulator).
 public struct HTTPServerConfiguration: Sendable {

@@ -1,7 +1,11 @@
 import Basics
 import Foundation
 import Dispatch
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 import TLS
 
@@ -35,7 +39,7 @@ enum ConnectionIO {
         case .plain(let descriptor):
             var offset = 0
             while offset < bytes.count {
-                let sent = Glibc.send(descriptor, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                let sent = SocketPlatform.send(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
                 if sent < 0 && errno == EINTR { continue }
                 if sent <= 0 { return false }
                 offset += sent
@@ -237,9 +241,7 @@ final class ServerCore: @unchecked Sendable {
     }
 
     private func configure(_ connection: Int32) {
-        _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
-        var on: Int32 = 1
-        _ = setsockopt(connection, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        SocketPlatform.configureAccepted(connection)
         var timeout = timeval(seconds: configuration.writeTimeout)
         _ = setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
@@ -371,9 +373,4 @@ final class ResponseBox: @unchecked Sendable {
     var response: HTTPResponse?
 }
 
-extension timeval {
-    init(seconds: Double) {
-        let whole = max(0, seconds.rounded(.down))
-        self.init(tv_sec: Int(whole), tv_usec: max(1, Int((seconds - whole) * 1e6)))
-    }
-}
+

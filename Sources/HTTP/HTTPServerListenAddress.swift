@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A parsed listen address: IPv4, IPv6 or `localhost`.
 struct ListenAddress {
@@ -42,7 +46,7 @@ struct ListenAddress {
     }
 
     func listen() throws(HTTPError) -> (descriptor: Int32, port: UInt16) {
-        let descriptor = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let descriptor = SocketPlatform.streamSocket(family: family)
         guard descriptor >= 0 else { throw HTTPError(.other, "Could not create a socket: \(errnoText()).") }
         var on: Int32 = 1
         _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
@@ -50,7 +54,7 @@ struct ListenAddress {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
         }
-        guard bound == 0, Glibc.listen(descriptor, 128) == 0 else {
+        guard bound == 0, SocketPlatform.listen(descriptor, backlog: 128) == 0 else {
             let reason = errnoText()
             close(descriptor)
             throw HTTPError(.other, "Could not listen on \(urlHost) port \(UInt16(bigEndian: port(of: storage))): \(reason).")

@@ -1,5 +1,9 @@
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Reads requests one after another from a blocking connection, for the thread-per-connection server.
 struct RequestReader {
