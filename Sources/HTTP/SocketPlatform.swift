@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-public import Glibc
+import Glibc
 #elseif canImport(Darwin)
-public import Darwin
+import Darwin
 #endif
 
 /// The socket calls whose spelling differs between Linux's C library and Darwin's, in one place.
