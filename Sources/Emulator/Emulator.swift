@@ -1,6 +1,6 @@
 public import Foundation
 public import HTTP
-public import RetentionMessaging
+import RetentionMessaging
 public import RetentionMessagingModels
 import Synchronization
 

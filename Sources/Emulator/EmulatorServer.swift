@@ -1,6 +1,6 @@
 public import Foundation
 public import HTTP
-public import RetentionMessaging
+import RetentionMessaging
 public import RetentionMessagingModels
 
 /// The loopback HTTP/1.1 face of an `Emulator`: `environment` at `/inApps/v1/messaging`, either

@@ -1,4 +1,4 @@
-public import Basics
+import Basics
 import Foundation
 public import HTTP
 import Runtime

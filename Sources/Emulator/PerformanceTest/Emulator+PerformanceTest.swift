@@ -1,5 +1,5 @@
-public import Foundation
-public import HTTP
+import Foundation
+import HTTP
 public import RetentionMessagingModels
 import RetentionMessaging
 import Synchronization
