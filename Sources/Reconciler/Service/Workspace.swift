@@ -41,10 +41,11 @@ public struct Workspace: Sendable {
     /// `snapshotPath` (the file then holds the state document).
     public static func open(directory: URL, displayPath: String, environment: Environment,
                             stateStore: StateLocation? = nil) throws(Failure) -> Workspace {
-        let (set, diagnostics) = try load(directory: directory, displayPath: displayPath)
+        let (validated, diagnostics) = try load(directory: directory, displayPath: displayPath)
+        let set = validated.set
         let desired: DesiredState
         do {
-            desired = try derive(set, environment: environment)
+            desired = try derive(validated, environment: environment)
         } catch {
             throw Failure(reason: error.reason, diagnostics: diagnostics)
         }
@@ -62,27 +63,29 @@ public struct Workspace: Sendable {
     }
 
     /// Loads and validates the manifests; refuses them when validation finds an error.
-    public static func load(directory: URL, displayPath: String) throws(Failure) -> (ManifestSet, [Diagnostic]) {
+    public static func load(directory: URL, displayPath: String) throws(Failure) -> (ValidatedManifests, [Diagnostic]) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) else {
             throw Failure(reason: .noDirectory(displayPath), diagnostics: [])
         }
         guard isDirectory.boolValue else { throw Failure(reason: .notADirectory(displayPath), diagnostics: []) }
-        let (set, diagnostics) = ManifestLoader.loadAndValidate(directory: directory, displayPath: displayPath)
+        let (_, diagnostics, validated) = ManifestLoader.loadAndCheck(directory: directory, displayPath: displayPath)
         let errors = diagnostics.filter { $0.severity == .error }.count
-        guard let set, errors == 0 else {
+        // Every reference that names nothing is an error, so valid manifests always come resolved.
+        guard let validated, errors == 0 else {
             throw Failure(reason: .invalid(displayPath, errors: max(errors, 1)), diagnostics: diagnostics)
         }
-        return (set, diagnostics)
+        return (validated, diagnostics)
     }
 
     /// Derives one environment of valid manifests.
-    public static func derive(_ set: ManifestSet, environment: Environment) throws(Failure) -> DesiredState {
-        if !set.app.environments.isEmpty, set.app.settings(for: environment) == nil {
-            throw Failure(reason: .environmentNotManaged(set.app.location, environment), diagnostics: [])
+    public static func derive(_ manifests: ValidatedManifests, environment: Environment) throws(Failure) -> DesiredState {
+        let app = manifests.app
+        if !app.environments.isEmpty, app.settings(for: environment) == nil {
+            throw Failure(reason: .environmentNotManaged(app.location, environment), diagnostics: [])
         }
         do {
-            return try Identities.derive(set, environment: environment)
+            return try Identities.derive(manifests, environment: environment)
         } catch {
             throw Failure(reason: .derive(error), diagnostics: [])
         }
