@@ -7,7 +7,9 @@ public import StateStore
 /// The manifests of one directory, validated and derived for one environment, with where that
 /// environment's published snapshot lives: what `plan`, `apply` and `status` start from.
 public struct Workspace: Sendable {
-    public var manifests: ManifestSet
+    /// The manifests with the references validation resolved.
+    public var validated: ValidatedManifests
+    public var manifests: ManifestSet { validated.set }
     public var desired: DesiredState
     /// Where the environment's state document lives; nil when it has none (flows are then not published).
     public var stateLocation: StateLocation?
@@ -42,7 +44,15 @@ public struct Workspace: Sendable {
     public static func open(directory: URL, displayPath: String, environment: Environment,
                             stateStore: StateLocation? = nil) throws(Failure) -> Workspace {
         let (validated, diagnostics) = try load(directory: directory, displayPath: displayPath)
+        return try open(validated, environment: environment, stateStore: stateStore, diagnostics: diagnostics)
+    }
+
+    /// Another environment of manifests already loaded and validated (`performance-test` reaches
+    /// production's state this way); the store is the App's unless `stateStore` is given.
+    public static func open(_ validated: ValidatedManifests, environment: Environment, stateStore: StateLocation? = nil,
+                            diagnostics: [Diagnostic] = []) throws(Failure) -> Workspace {
         let set = validated.set
+        let directory = set.directory
         let desired: DesiredState
         do {
             desired = try derive(validated, environment: environment)
@@ -59,7 +69,7 @@ public struct Workspace: Sendable {
             }
         }
         if location == nil, let path = desired.snapshotPath { location = .file(path: path) }
-        return Workspace(manifests: set, desired: desired, stateLocation: location, diagnostics: diagnostics)
+        return Workspace(validated: validated, desired: desired, stateLocation: location, diagnostics: diagnostics)
     }
 
     /// Loads and validates the manifests; refuses them when validation finds an error.
