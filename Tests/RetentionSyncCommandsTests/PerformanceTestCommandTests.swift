@@ -134,6 +134,8 @@ struct PerformanceTestCommandTests {
         #expect(recorded.contains(#""realtime_url_awaiting_performance_test" : {"#), "\(recorded)")
         #expect(recorded.contains(#""url" : "https://retention.stillpoint.example/apple/production""#))
         #expect(!FileManager.default.fileExists(atPath: golive.directory.appendingPathComponent("manifests/.retention-sync/production-realtime-url.json").path))
+        let shown = await golive.run(["state", "show", "--env", "production"])
+        #expect(shown.stdout.contains("realtime URL https://retention.stillpoint.example/apple/production waits for a sandbox performance test to pass"), "\(shown.stdout)\(shown.stderr)")
 
         // Another runner: its own copy of the manifests, nothing of the first copy's but the state store.
         let fresh = golive.directory.appendingPathComponent("fresh-runner")

@@ -94,6 +94,13 @@ struct StateDocumentTests {
         return try CanonicalJSON.encodePretty(JSONValue.object(fields))
     }
 
+    @Test("the digest's canonical JSON keeps every value as written: integers, booleans, fractions, nulls, nesting")
+    func canonicalJSONKeepsValues() throws {
+        let received = Data(#"{ "z" : [1, true, 0, false, null], "a" : { "share" : 0.25, "big" : 1e+20, "n" : -7, "s" : "a/b \u00e9" } }"#.utf8)
+        let canonical = String(decoding: try CanonicalJSON.encode(try JSONValue(parsing: received)), as: UTF8.self)
+        #expect(canonical == #"{"a":{"big":1e+20,"n":-7,"s":"a/b é","share":0.25},"z":[1,true,0,false,null]}"#)
+    }
+
     @Test("a document a newer 1.x wrote, with fields this build does not know, is read; its digest covers them")
     func unknownFieldsAreDigestedAndIgnored() throws {
         let written = try Support.document(for: Support.sandbox).encoded()

@@ -85,8 +85,8 @@ public enum Identities {
             for (index, localization) in message.localizations.enumerated() {
                 let resolved = references.localizationImages[position][index]
                 var image: UploadMessageImage?
-                if let reference = localization.image, let position = resolved.image {
-                    image = UploadMessageImage(imageIdentifier: imageIds[position], altText: reference.altText)
+                if let reference = localization.image, let shown = resolved.image {
+                    image = UploadMessageImage(imageIdentifier: imageIds[shown], altText: reference.altText)
                 }
                 let bullets = zip(localization.bulletPoints, resolved.bulletPoints).map { bullet, image in
                     UploadMessageBulletPoint(text: bullet.text, imageIdentifier: imageIds[image], altText: bullet.altText)
