@@ -87,7 +87,9 @@ struct PerformanceTestCommand: Command {
         }
         await record(outcome, workspace: workspace, context: context, quiet: json)
         if outcome.result.result == .pass {
-            await clearProductionWait(workspace: workspace, context: context, quiet: json)
+            // A --state-store folder or prefix holds production's document too; a single document does not.
+            let shared = stateStore == nil ? nil : workspace.stateLocation.flatMap { $0.namesDocument ? nil : $0 }
+            await clearProductionWait(workspace: workspace, store: shared, context: context, quiet: json)
         }
         if json {
             console.write(PerformanceTestView.json(outcome))
@@ -124,8 +126,8 @@ extension PerformanceTestCommand {
 extension PerformanceTestCommand {
     /// After a pass, production's state no longer records its realtime URL as waiting for one, so the
     /// next production plan, on any runner that shares the store, shows setting it ready.
-    static func clearProductionWait(workspace: Workspace, context: CommandContext, quiet: Bool) async {
-        guard let production = try? Workspace.open(workspace.validated, environment: .production),
+    static func clearProductionWait(workspace: Workspace, store shared: StateLocation?, context: CommandContext, quiet: Bool) async {
+        guard let production = try? Workspace.open(workspace.validated, environment: .production, stateStore: shared),
               let location = production.stateLocation else { return }
         do {
             let configuration = try EnvironmentOptions.transportConfiguration(context)
