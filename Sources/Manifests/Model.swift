@@ -1,4 +1,5 @@
 public import Basics
+import Crypto
 public import Foundation
 public import RetentionMessagingModels
 public import YAML
@@ -25,6 +26,13 @@ public struct ManifestSet: Sendable {
     public init(directory: URL, app: AppManifest, images: [ImageManifest], messages: [MessageManifest],
                 defaults: [DefaultAssignment], flows: [FlowManifest]) {
         self.directory = directory
+        var app = app
+        // The loader hands in resolved paths; a set built in memory may name them relative to `directory`.
+        for index in app.environments.indices {
+            if let path = app.environments[index].snapshotPath, !path.hasPrefix("/") {
+                app.environments[index].snapshotPath = directory.appendingPathComponent(path).standardizedFileURL.path
+            }
+        }
         self.app = app
         self.images = images
         self.messages = messages
@@ -76,7 +84,8 @@ public struct EnvironmentSettings: Sendable, Hashable {
     public var environment: Environment
     /// The realtime URL to configure (`https://…`), if the app serves realtime messages there.
     public var realtimeURL: String?
-    /// Where the published runtime snapshot is stored, resolved against the manifest directory.
+    /// Where the published runtime snapshot is stored: an absolute path, resolved once (by the
+    /// loader, or by `ManifestSet.init` for a set built in memory).
     public var snapshotPath: String?
     /// Where the environment's state document lives (`stateStore:`), if the App names it.
     public var stateStore: StateStoreLocation?
@@ -141,9 +150,9 @@ public struct ImageManifest: Sendable, Hashable {
     public var file: String
     public var size: ImageSize
     /// The PNG file's bytes (empty if the file could not be read; the loader reports that).
-    public var png: [UInt8]
-    /// Lowercase hex SHA-256 of `png`.
-    public var sha256: String
+    public let png: [UInt8]
+    /// Lowercase hex SHA-256 of `png`, computed once when the manifest is made; empty when `png` is.
+    public let sha256: String
     public var location: SourceLocation
     /// Where individual fields were written, so diagnostics point at the exact value; a missing
     /// entry falls back to `location`. Typed, so a misspelt field cannot point at the wrong line.
@@ -153,12 +162,17 @@ public struct ImageManifest: Sendable, Hashable {
         case name, file, size
     }
 
+    public init(name: String, file: String, size: ImageSize, png: [UInt8], location: SourceLocation) {
+        self.init(name: name, file: file, size: size, png: png, sha256: "", location: location)
+    }
+
+    /// For callers that already hold the PNG's digest; an empty `sha256` is computed here.
     public init(name: String, file: String, size: ImageSize, png: [UInt8], sha256: String, location: SourceLocation) {
         self.name = name
         self.file = file
         self.size = size
         self.png = png
-        self.sha256 = sha256
+        self.sha256 = sha256.isEmpty && !png.isEmpty ? Digest.sha256Hex(png) : sha256
         self.location = location
     }
 }

@@ -7,8 +7,9 @@ public import Runtime
 // secret: no key, no token, no customer data.
 
 public struct StateDocument: Codable, Sendable, Hashable {
-    /// Semver: readers accept any 1.x, and ignore fields they do not know.
-    public static let currentFormatVersion = "1.0"
+    /// Semver: readers accept any 1.x, and ignore fields they do not know (the digest covers them
+    /// all). 1.1 adds `defaults_refresh_cursor` and `realtime_url_awaiting_performance_test`.
+    public static let currentFormatVersion = "1.1"
 
     public var formatVersion: String
     public var app: StateApp
@@ -21,6 +22,9 @@ public struct StateDocument: Codable, Sendable, Hashable {
     public var defaults: [DefaultRecord]
     /// The realtime URL as last applied.
     public var realtimeURL: RealtimeURLRecord?
+    /// A production realtime URL Apple refused for want of a passed sandbox performance test
+    /// (403 4030026): plans show setting it as waiting until a set succeeds or a test passes.
+    public var realtimeURLAwaitingPerformanceTest: RealtimeURLRefusal?
     /// The last performance-test result seen.
     public var performanceTest: PerformanceTestRecord?
     /// Where the next plan's window of re-read defaults starts in the sorted list of recorded
@@ -60,6 +64,7 @@ public struct StateDocument: Codable, Sendable, Hashable {
         case formatVersion = "format_version", app, environment, snapshot = "published_snapshot", content, defaults
         case realtimeURL = "realtime_url", performanceTest = "performance_test", updatedAt = "updated_at", digest
         case defaultsRefreshCursor = "defaults_refresh_cursor"
+        case realtimeURLAwaitingPerformanceTest = "realtime_url_awaiting_performance_test"
     }
 }
 
@@ -217,6 +222,19 @@ public struct RealtimeURLRecord: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey { case url, appliedAt = "applied_at" }
+}
+
+/// A realtime URL Apple refused to set until a sandbox performance test passes, and when.
+public struct RealtimeURLRefusal: Codable, Sendable, Hashable {
+    public var url: String
+    public var refusedAt: Date
+
+    public init(url: String, refusedAt: Date) {
+        self.url = url
+        self.refusedAt = refusedAt
+    }
+
+    enum CodingKeys: String, CodingKey { case url, refusedAt = "refused_at" }
 }
 
 /// The last performance-test result: Apple's answer as Apple spells it, and when it was seen.

@@ -42,9 +42,12 @@ extension StateDocument {
         return copy
     }
 
-    /// The bytes a store writes: the sealed document, pretty, keys sorted, with a trailing newline.
+    /// The bytes a store writes: the sealed document in this build's format, pretty, keys sorted,
+    /// with a trailing newline.
     public func encoded() throws -> Data {
-        var data = try Self.encoder(pretty: true).encode(try sealed())
+        var current = self
+        current.formatVersion = Self.currentFormatVersion
+        var data = try Self.encoder(pretty: true).encode(try current.sealed())
         data.append(UInt8(ascii: "\n"))
         return data
     }
@@ -77,9 +80,10 @@ extension StateDocument {
         } catch {
             throw .corrupt(Self.describe(error))
         }
+        // Over the bytes as received, so a field a newer 1.x writer added counts too.
         let actual: String
         do {
-            actual = try document.computedDigest()
+            actual = try Self.digest(ofJSON: data)
         } catch {
             throw .corrupt("cannot re-encode it to check its digest (\(error))")
         }
@@ -120,9 +124,17 @@ extension StateDocument {
     }
 
     func computedDigest() throws -> String {
-        var unsealed = self
-        unsealed.digest = ""
-        return "sha256:" + Digest.sha256Hex(Array(try Self.encoder(pretty: false).encode(unsealed)))
+        try Self.digest(ofJSON: try Self.encoder(pretty: false).encode(self))
+    }
+
+    /// `sha256:` over the canonical JSON of a document's every field, known or not, with `digest`
+    /// set to "": what a writer seals and a reader checks, whichever 1.x wrote the document.
+    static func digest(ofJSON data: Data) throws -> String {
+        guard case .object(var fields) = try JSONValue(parsing: data) else {
+            throw StateDocumentError.corrupt("the document is not a JSON object")
+        }
+        fields["digest"] = .string("")
+        return "sha256:" + Digest.sha256Hex(Array(try CanonicalJSON.encode(JSONValue.object(fields))))
     }
 
     static func encoder(pretty: Bool) -> JSONEncoder {

@@ -63,6 +63,27 @@ struct IdentityTests {
         #expect(standard.body.headerPosition == .aboveImage)
     }
 
+    @Test("a name that resolves to nothing is the validator's finding, worded and placed as validate reports it")
+    func unresolvedNamesComeFromTheValidator() throws {
+        var manifests = Fixtures.manifests(directory: directory)
+        manifests.images = manifests.images.filter { $0.name != "hero" }
+        let check = ManifestValidator.check(manifests)
+        let reported = try #require(check.diagnostics.first { $0.code == "unknown-image" })
+        let error = #expect(throws: ReconcilerError.self) { try Identities.derive(manifests, environment: .sandbox) }
+        guard case .manifest(let location, let message) = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(message == "no image named 'hero'")
+        #expect(location == reported.location)
+    }
+
+    @Test("validated manifests derive the same identifiers as the set they were resolved from")
+    func validatedManifestsDerive() throws {
+        let manifests = Fixtures.manifests(directory: directory)
+        let validated = try ManifestValidator.check(manifests).validated.get()
+        #expect(try Identities.derive(validated, environment: .production) == Identities.derive(manifests, environment: .production))
+        let offer = try #require(validated.references.ruleMessages.first?.compactMap { $0 }.first)
+        #expect(manifests.messages.indices.contains(offer))
+    }
+
     @Test("the manifests fingerprint does not depend on where the repository is checked out")
     func fingerprintIgnoresCheckoutPath() throws {
         let here = try Identities.derive(Fixtures.manifests(directory: directory), environment: .production)

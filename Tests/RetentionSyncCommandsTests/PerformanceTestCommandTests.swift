@@ -41,14 +41,15 @@ private struct GoLive {
         #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
     }
 
-    func run(_ arguments: [String]) async -> (code: ExitCode, stdout: String, stderr: String) {
+    /// Runs in `checkout` (default: this copy's directory), e.g. another CI runner's working copy.
+    func run(_ arguments: [String], in checkout: URL? = nil) async -> (code: ExitCode, stdout: String, stderr: String) {
         let captured = CapturedConsole()
         var environment = app.environment
         // One emulator serves both environments, each under its own prefix (so production sees sandbox's pass).
         let production = arguments.contains("production")
         environment["RETENTION_SYNC_ENDPOINT"] = "http://127.0.0.1:\(emulator.port)/\(production ? "production" : "sandbox")/inApps/v1/messaging"
         let code = await CLI.run(arguments, context: CommandContext(console: captured.console, environment: environment,
-                                                                    currentDirectory: directory))
+                                                                    currentDirectory: checkout ?? directory))
         return (code, captured.stdout, captured.stderr)
     }
 
@@ -120,6 +121,50 @@ struct PerformanceTestCommandTests {
         let run = await golive.run(["performance-test", "--env", "production", "--original-transaction-id", GoLive.transaction])
         #expect(run.code == .usage)
         #expect(run.stderr.contains("performance-test runs in sandbox only"))
+        _ = try await golive.emulator.stop()
+    }
+
+    @Test("a refused production realtime URL is recorded in the state, so a fresh checkout sharing only the store plans it as waiting until a test passes")
+    func refusalLivesInTheState() async throws {
+        let golive = try await GoLive()
+        let apply = await golive.run(["apply", "--env", "production", "--auto-approve"])
+        #expect(apply.code == .success, "\(apply.stdout)\(apply.stderr)")
+        let store = golive.directory.appendingPathComponent("manifests/.retention-sync/production-snapshot.json")
+        let recorded = try String(contentsOf: store, encoding: .utf8)
+        #expect(recorded.contains(#""realtime_url_awaiting_performance_test" : {"#), "\(recorded)")
+        #expect(recorded.contains(#""url" : "https://retention.stillpoint.example/apple/production""#))
+        #expect(!FileManager.default.fileExists(atPath: golive.directory.appendingPathComponent("manifests/.retention-sync/production-realtime-url.json").path))
+        let shown = await golive.run(["state", "show", "--env", "production"])
+        #expect(shown.stdout.contains("realtime URL https://retention.stillpoint.example/apple/production waits for a sandbox performance test to pass"), "\(shown.stdout)\(shown.stderr)")
+
+        // Another runner: its own copy of the manifests, nothing of the first copy's but the state store.
+        let fresh = golive.directory.appendingPathComponent("fresh-runner")
+        try FileManager.default.createDirectory(at: fresh, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: CommandHarness.repository.appendingPathComponent("manifests"),
+                                         to: fresh.appendingPathComponent("manifests"))
+        try? FileManager.default.removeItem(at: fresh.appendingPathComponent("manifests/.retention-sync"))
+        let shared = ["--state-store", store.path]
+        let waiting = await golive.run(["plan", "--env", "production", "--detailed-exitcode"] + shared, in: fresh)
+        #expect(waiting.code == .success, "only waiting (review, a performance test): \(waiting.stdout)\(waiting.stderr)")
+        #expect(waiting.stdout.contains("waiting for a sandbox performance test to pass"), "\(waiting.stdout)")
+        let status = await golive.run(["status", "--env", "production", "--format", "json"] + shared, in: fresh)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status.stdout)")
+        #expect(report["realtime_url_awaiting_performance_test"] as? String == "https://retention.stillpoint.example/apple/production")
+
+        let answering = try HTTPServer { _ in
+            HTTPResponse(status: 200, headers: [(name: "Content-Type", value: "application/json")], body: Data("{}".utf8))
+        }
+        defer { answering.stop() }
+        #expect(await golive.run(["apply", "--env", "sandbox", "--auto-approve"]).code == .success)
+        try await golive.pointSandbox(at: answering.baseURL.absoluteString + "/apple/sandbox")
+        let test = await golive.performanceTest()
+        #expect(test.code == .success, "\(test.stdout)\(test.stderr)")
+        #expect(test.stdout.contains("no longer waits for a performance test"), "\(test.stdout)")
+        #expect(!(try String(contentsOf: store, encoding: .utf8)).contains("realtime_url_awaiting_performance_test"))
+
+        let ready = await golive.run(["plan", "--env", "production", "--detailed-exitcode"] + shared, in: fresh)
+        #expect(ready.code == .changesPending, "the realtime URL is ready again: \(ready.stdout)\(ready.stderr)")
+        #expect(!ready.stdout.contains("waiting for a sandbox performance test to pass"))
         _ = try await golive.emulator.stop()
     }
 

@@ -24,7 +24,7 @@ struct StateCommandTests {
         let json = await harness.run(["state", "show", "--env", "sandbox", "--format", "json"])
         let shown = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         let document = try #require(shown["document"] as? [String: Any])
-        #expect(document["format_version"] as? String == "1.0")
+        #expect(document["format_version"] as? String == "1.1")
         #expect(document["environment"] as? String == "sandbox")
         #expect((shown["store"] as? String)?.hasSuffix("manifests/.retention-sync/sandbox-snapshot.json") == true)
     }

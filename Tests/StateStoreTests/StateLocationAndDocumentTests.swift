@@ -86,6 +86,72 @@ struct StateDocumentTests {
         #expect(source == .document)
     }
 
+    /// `bytes` with `digest` set as a writer seals it: over the canonical JSON of every field, `digest` "".
+    private func resealed(_ bytes: Data) throws -> Data {
+        guard case .object(var fields) = try JSONValue(parsing: bytes) else { throw CocoaError(.coderReadCorrupt) }
+        fields["digest"] = .string("")
+        fields["digest"] = .string("sha256:" + Support.sha256Hex(try CanonicalJSON.encode(JSONValue.object(fields))))
+        return try CanonicalJSON.encodePretty(JSONValue.object(fields))
+    }
+
+    @Test("the digest's canonical JSON keeps every value as written: integers, booleans, fractions, nulls, nesting")
+    func canonicalJSONKeepsValues() throws {
+        let received = Data(#"{ "z" : [1, true, 0, false, null], "a" : { "share" : 0.25, "big" : 1e+20, "n" : -7, "s" : "a/b \u00e9" } }"#.utf8)
+        let canonical = String(decoding: try CanonicalJSON.encode(try JSONValue(parsing: received)), as: UTF8.self)
+        #expect(canonical == #"{"a":{"big":1e+20,"n":-7,"s":"a/b é","share":0.25},"z":[1,true,0,false,null]}"#)
+    }
+
+    @Test("a document a newer 1.x wrote, with fields this build does not know, is read; its digest covers them")
+    func unknownFieldsAreDigestedAndIgnored() throws {
+        let written = try Support.document(for: Support.sandbox).encoded()
+        var text = String(decoding: written, as: UTF8.self)
+        text = text.replacingOccurrences(of: #""format_version" : "1.1""#, with: #""format_version" : "1.7""#)
+        text = text.replacingOccurrences(of: #""app" : {"#,
+                                         with: #""announcements" : [ { "share" : 0.25, "shown" : true, "note" : null, "count" : 3 } ], "app" : {"#)
+        let newer = try resealed(Data(text.utf8))
+        let (decoded, _) = try StateDocument.decode(newer, expecting: Support.sandbox)
+        #expect(decoded.formatVersion == "1.7")
+        #expect(decoded.content == (try Support.document(for: Support.sandbox)).content)
+
+        let tampered = String(decoding: newer, as: UTF8.self).replacingOccurrences(of: "0.25", with: "0.5")
+        #expect(tampered != String(decoding: newer, as: UTF8.self))
+        let error = #expect(throws: StateDocumentError.self) {
+            try StateDocument.decode(Data(tampered.utf8), expecting: Support.sandbox)
+        }
+        guard case .digestMismatch = error else { Issue.record("expected a digest mismatch, got \(String(describing: error))"); return }
+    }
+
+    @Test("a 1.0 document is read and written back as 1.1; a 2.0 document is refused with the upgrade hint")
+    func formatVersions() throws {
+        let written = try Support.document(for: Support.sandbox).encoded()
+        #expect(String(decoding: written, as: UTF8.self).contains(#""format_version" : "1.1""#))
+        let older = try resealed(Data(String(decoding: written, as: UTF8.self)
+            .replacingOccurrences(of: #""format_version" : "1.1""#, with: #""format_version" : "1.0""#).utf8))
+        let (decoded, _) = try StateDocument.decode(older, expecting: Support.sandbox)
+        #expect(decoded.formatVersion == "1.0")
+        #expect(String(decoding: try decoded.encoded(), as: UTF8.self).contains(#""format_version" : "1.1""#))
+
+        let newer = try resealed(Data(String(decoding: written, as: UTF8.self)
+            .replacingOccurrences(of: #""format_version" : "1.1""#, with: #""format_version" : "2.0""#).utf8))
+        let error = #expect(throws: StateDocumentError.self) { try StateDocument.decode(newer, expecting: Support.sandbox) }
+        #expect(error == .unsupportedFormatVersion("2.0"))
+        #expect(error?.description.contains("upgrade retention-sync") == true)
+    }
+
+    @Test("the refresh cursor and a realtime URL waiting for a performance test are written and read back")
+    func formatOneOneFields() throws {
+        var document = try Support.document(for: Support.production)
+        document.defaultsRefreshCursor = 7
+        document.realtimeURLAwaitingPerformanceTest = RealtimeURLRefusal(url: "https://example.com/retention/production",
+                                                                         refusedAt: Support.uploaded)
+        let text = String(decoding: try document.encoded(), as: UTF8.self)
+        #expect(text.contains(#""realtime_url_awaiting_performance_test" : {"#))
+        #expect(text.contains(#""refused_at" : "2026-01-01T00:00:00.125Z""#))
+        let (decoded, _) = try StateDocument.decode(Data(text.utf8), expecting: Support.production)
+        #expect(decoded.defaultsRefreshCursor == 7)
+        #expect(decoded.realtimeURLAwaitingPerformanceTest == document.realtimeURLAwaitingPerformanceTest)
+    }
+
     @Test("review states are recorded when they change, each with the time it was first seen")
     func reviewStates() throws {
         var document = try Support.document(for: Support.sandbox)

@@ -128,7 +128,7 @@ extension Loader {
                                       hint: "image paths are relative to the manifest directory '\(displayPath)'"))
         }
         var image = ImageManifest(name: raw.name.value, file: raw.file.value, size: ImageSize(rawValue: raw.size.value),
-                                  png: png, sha256: png.isEmpty ? "" : Digest.sha256Hex(png), location: raw.name.location)
+                                  png: png, location: raw.name.location)
         image.fieldLocations = [.name: raw.name.location, .file: raw.file.location, .size: raw.size.location]
         return image
     }

@@ -27,14 +27,25 @@ public enum ManifestLoader {
     /// Checks that would only repeat a loading error (a reference to a message whose document did
     /// not decode, say) are left out.
     public static func loadAndValidate(directory: URL, displayPath: String) -> (set: ManifestSet?, diagnostics: [Diagnostic]) {
+        let loaded = loadAndCheck(directory: directory, displayPath: displayPath)
+        return (loaded.set, loaded.diagnostics)
+    }
+
+    /// `loadAndValidate`, with the references validation resolved: nil when there is no set or a
+    /// reference names nothing.
+    public static func loadAndCheck(directory: URL, displayPath: String)
+        -> (set: ManifestSet?, diagnostics: [Diagnostic], validated: ValidatedManifests?) {
         var loader = Loader(directory: directory, displayPath: displayPath)
         loader.run()
         let set = loader.makeSet()
         var diagnostics = loader.diagnostics
+        var validated: ValidatedManifests?
         if let set {
-            diagnostics += ManifestValidator.validate(set, skipping: loader.broken)
+            let check = ManifestValidator.check(set, skipping: loader.broken)
+            diagnostics += check.diagnostics
+            validated = try? check.validated.get()
         }
-        return (set, Diagnostic.sorted(diagnostics))
+        return (set, Diagnostic.sorted(diagnostics), validated)
     }
 
     /// The file name as diagnostics show it.

@@ -7,10 +7,16 @@ import YAML
 /// problem in one pass, each a `Diagnostic` with a stable code, sorted by place.
 public enum ManifestValidator {
     public static func validate(_ set: ManifestSet) -> [Diagnostic] {
-        validate(set, skipping: BrokenDocuments())
+        check(set).diagnostics
     }
 
-    static func validate(_ set: ManifestSet, skipping broken: BrokenDocuments) -> [Diagnostic] {
+    /// Validates `set` and hands back the references it resolved on the way, so nothing later
+    /// resolves a name again.
+    public static func check(_ set: ManifestSet) -> ManifestCheck {
+        check(set, skipping: BrokenDocuments())
+    }
+
+    static func check(_ set: ManifestSet, skipping broken: BrokenDocuments) -> ManifestCheck {
         var run = ValidationRun(set: set, broken: broken)
         run.checkApp()
         run.checkImages()
@@ -19,7 +25,8 @@ public enum ManifestValidator {
         run.checkFlows()
         run.checkUnused()
         var seen = Set<Diagnostic>()
-        return Diagnostic.sorted(run.diagnostics.filter { seen.insert($0).inserted })
+        return ManifestCheck(diagnostics: Diagnostic.sorted(run.diagnostics.filter { seen.insert($0).inserted }),
+                             validated: run.references.resolved(in: set))
     }
 
     static func unknownProduct(_ id: String, at location: SourceLocation, declared: [String]) -> Diagnostic {
@@ -68,7 +75,9 @@ struct ValidationRun {
     let broken: BrokenDocuments
     var diagnostics: [Diagnostic] = []
 
-    let imagesByName: [String: ImageManifest]
+    /// Where the first element of each name is in the set: what a written name resolves to.
+    let imagePositions: [String: Int]
+    let messagePositions: [String: Int]
     let messagesByName: [String: MessageManifest]
     let productsById: [String: ProductManifest]
     let productIds: [String]
@@ -78,6 +87,7 @@ struct ValidationRun {
     let productLocales: [String: Set<String>]
     let messageLocales: [String: Set<String>]
     let declaredEnvironments: Set<Environment>
+    var references: ReferenceRecorder
     var defaultPairs: [String: [String: DefaultAssignment]] = [:]
     var usedImages = Set<String>()
     var usedMessages = Set<String>()
@@ -89,8 +99,10 @@ struct ValidationRun {
     init(set: ManifestSet, broken: BrokenDocuments) {
         self.set = set
         self.broken = broken
-        imagesByName = Dictionary(set.images.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        messagesByName = Dictionary(set.messages.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        imagePositions = Dictionary(set.images.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        messagePositions = Dictionary(set.messages.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        messagesByName = messagePositions.mapValues { set.messages[$0] }
+        references = ReferenceRecorder(set)
         productsById = Dictionary(set.app.products.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         productIds = set.app.products.map(\.id)
         // A misspelt code (en_US) counts as its correct spelling here, so that it is reported once.
@@ -145,6 +157,7 @@ struct ValidationRun {
 
     /// Reports a reference to a message or image that does not exist, with a near miss if there is one.
     mutating func reportUnresolved(_ code: String, noun: String, _ name: String, at location: SourceLocation, candidates: [String]) {
+        references.unresolved("no \(noun) named '\(name)'", at: location)
         guard isWorthReporting(name) else { return }
         let suggestion = NearMiss.best(name, in: candidates, maxDistance: NearMiss.distance(for: name))
         if let suggestion { suggestedNames.insert(suggestion) }

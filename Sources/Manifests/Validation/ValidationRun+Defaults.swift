@@ -6,19 +6,29 @@ extension ValidationRun {
         var duplicates: [Grouped] = []
         var missing: [Grouped] = []
         var scope: [Grouped] = []
-        for assignment in set.defaults {
+        for (index, assignment) in set.defaults.enumerated() {
             let product = assignment.productId, locale = assignment.locale
+            let position = messagePositions[assignment.message]
+            if let position {
+                if let localization = set.messages[position].localizations.firstIndex(where: { $0.locale == locale }) {
+                    references.defaults[index] = ResolvedReferences.LocalizationPosition(message: position, localization: localization)
+                } else {
+                    references.unresolved("message '\(assignment.message)' has no localization for \(locale), but is the default for product '\(product)' in \(locale)",
+                                          at: assignment.location)
+                }
+            }
             if let first = defaultPairs[product]?[locale] {
                 Grouped.add(product, to: &duplicates, key: "\(assignment.location)|\(locale)|\(first.location)", first: (assignment, first))
                 continue
             }
             defaultPairs[product, default: [:]][locale] = assignment
             usedMessages.insert(assignment.message)
-            guard let message = messagesByName[assignment.message] else {
+            guard let position else {
                 reportUnresolved("unknown-message", noun: "message", assignment.message, at: assignment.location(of: .message),
                                  candidates: set.messages.map(\.name))
                 continue
             }
+            let message = set.messages[position]
             if declaredLocales[product]?.contains(locale) == true {
                 // An invalid code the product declares is reported there, once.
                 guard AppStoreLocales.isKnown(locale) else { continue }

@@ -6,7 +6,7 @@ import YAML
 extension ValidationRun {
     mutating func checkFlows() {
         var firstByName: [String: FlowManifest] = [:]
-        for flow in set.flows {
+        for (position, flow) in set.flows.enumerated() {
             if let first = firstByName[flow.name] {
                 report(.error("duplicate-flow", at: flow.location, "flow name '\(flow.name)' is used twice",
                               hint: "the first is at \(first.location); merge them or rename one"))
@@ -14,7 +14,7 @@ extension ValidationRun {
                 firstByName[flow.name] = flow
             }
             checkName(flow.name, what: "flow", at: flow.location(of: .name))
-            check(flow)
+            check(flow, at: position)
         }
     }
 
@@ -26,7 +26,7 @@ extension ValidationRun {
                       hint: "try '\(ManifestValidator.suggestedName(name))'"))
     }
 
-    private mutating func check(_ flow: FlowManifest) {
+    private mutating func check(_ flow: FlowManifest, at position: Int) {
         let knownLocales = Set(productLocales.values.flatMap { $0 })
         for (from, to) in flow.localeFallbacks.sorted(by: { $0.key < $1.key }) {
             let keyLocation = flow.location(of: .fallbackKey(from))
@@ -45,7 +45,7 @@ extension ValidationRun {
         var firstRule: [String: FlowRule] = [:]
         var unconditional: FlowRule?
         var splitTotals: [String: Double] = [:]
-        for rule in flow.rules {
+        for (index, rule) in flow.rules.enumerated() {
             if let first = firstRule[rule.name] {
                 report(.error("duplicate-rule", at: rule.location(of: .name), "rule name '\(rule.name)' is used twice in flow '\(flow.name)'",
                               hint: "the first is at \(first.location(of: .name)); rule names are unique within a flow"))
@@ -68,8 +68,9 @@ extension ValidationRun {
                 }
                 splitTotals[split.group] = total
             }
-            checkResponse(rule, in: flow)
-            checkCoverage(rule, in: flow)
+            let message = checkResponse(rule, in: flow)
+            references.ruleMessages[position][index] = message
+            checkCoverage(rule, in: flow, message: message.map { set.messages[$0] })
             let match = rule.match
             if unconditional == nil && match.products == nil && match.locales == nil && match.environments == nil
                 && match.notBefore == nil && match.notAfter == nil && match.split == nil {
@@ -135,7 +136,8 @@ extension ValidationRun {
         }
     }
 
-    private mutating func checkResponse(_ rule: FlowRule, in flow: FlowManifest) {
+    /// Checks a rule's response; returns the position of the message it names, when that resolves.
+    private mutating func checkResponse(_ rule: FlowRule, in flow: FlowManifest) -> Int? {
         let location = rule.location(of: .responseMessage)
         var offerKind: String?
         // "an alternateProduct response", "a promotionalOffer response"
@@ -158,12 +160,13 @@ extension ValidationRun {
                               hint: "write the promotional offer's identifier from App Store Connect"))
             }
         }
-        guard let name = rule.response.messageName else { return }
+        guard let name = rule.response.messageName else { return nil }
         usedMessages.insert(name)
-        guard let message = messagesByName[name] else {
+        guard let position = messagePositions[name] else {
             reportUnresolved("unknown-message", noun: "message", name, at: location, candidates: set.messages.map(\.name))
-            return
+            return nil
         }
+        let message = set.messages[position]
         if let scope = message.product {
             // Undeclared products are reported on their own.
             let products = (rule.match.products ?? []).filter { productsById[$0] != nil }
@@ -188,15 +191,15 @@ extension ValidationRun {
                 }
             }
         }
+        return position
     }
 
     /// Every (product, locale) a rule serves needs a localization of its message and a default
     /// message: Apple requires one wherever realtime messages are served.
-    private mutating func checkCoverage(_ rule: FlowRule, in flow: FlowManifest) {
+    private mutating func checkCoverage(_ rule: FlowRule, in flow: FlowManifest, message: MessageManifest?) {
         let environments = Set(rule.match.environments ?? Array(declaredEnvironments))
         guard !environments.isDisjoint(with: declaredEnvironments) else { return }
         let products = rule.match.products.map { $0.compactMap { productsById[$0] } } ?? set.app.products
-        let message = rule.response.messageName.flatMap { messagesByName[$0] }
         var missingLocalizations: [String] = []
         for product in products {
             let known = productLocales[product.id] ?? []

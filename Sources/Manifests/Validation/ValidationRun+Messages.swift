@@ -6,7 +6,7 @@ extension ValidationRun {
     mutating func checkMessages() {
         var firstByName: [String: MessageManifest] = [:]
         var uploadCount = 0
-        for message in set.messages {
+        for (position, message) in set.messages.enumerated() {
             if let first = firstByName[message.name] {
                 report(.error("duplicate-message", at: message.location, "message name '\(message.name)' is used twice",
                               hint: "the first is at \(first.location); give each message its own name"))
@@ -38,8 +38,8 @@ extension ValidationRun {
                               "headerPosition ABOVE_IMAGE needs an image, but \(which) none",
                               hint: "add an image to every localization of '\(message.name)', or remove headerPosition (ABOVE_BODY is the default)"))
             }
-            for localization in message.localizations {
-                check(localization, of: message)
+            for (index, localization) in message.localizations.enumerated() {
+                references.localizationImages[position][index] = check(localization, of: message)
             }
         }
         if uploadCount > RetentionLimits.messages {
@@ -49,17 +49,20 @@ extension ValidationRun {
         }
     }
 
-    private mutating func check(_ localization: MessageLocalization, of message: MessageManifest) {
+    /// Checks one localization; returns the images it shows, resolved (nil for one that names nothing).
+    private mutating func check(_ localization: MessageLocalization, of message: MessageManifest) -> ResolvedReferences.LocalizationImages? {
         let locale = localization.locale
         checkLocale(locale, at: localization.location)
         checkLength(localization.header, limit: RetentionLimits.headerLength, what: "header", code: "header-too-long",
                     at: localization.location(of: .header))
         checkLength(localization.body, limit: RetentionLimits.bodyLength, what: "body", code: "body-too-long",
                     at: localization.location(of: .body))
+        var images: ResolvedReferences.LocalizationImages? = ResolvedReferences.LocalizationImages(image: nil, bulletPoints: [])
         if let image = localization.image {
             checkLength(image.altText, limit: RetentionLimits.altTextLength, what: "altText", code: "alt-text-too-long",
                         at: image.location(of: .altText))
-            checkImageReference(image.name, at: image.location(of: .name), required: .fullSize, use: "a message image")
+            let position = checkImageReference(image.name, at: image.location(of: .name), required: .fullSize, use: "a message image")
+            if let position { images?.image = position } else { images = nil }
         }
         if localization.bulletPoints.count > RetentionLimits.bulletPoints {
             report(.error("too-many-bullet-points", at: localization.location(of: .bulletPoints),
@@ -71,21 +74,26 @@ extension ValidationRun {
                         code: "bullet-text-too-long", at: bullet.location(of: .text))
             checkLength(bullet.altText, limit: RetentionLimits.altTextLength, what: "altText", code: "alt-text-too-long",
                         at: bullet.location(of: .altText))
-            checkImageReference(bullet.image, at: bullet.location(of: .image), required: .bulletPoint, use: "a bullet point image")
+            let position = checkImageReference(bullet.image, at: bullet.location(of: .image), required: .bulletPoint, use: "a bullet point image")
+            if let position { images?.bulletPoints.append(position) } else { images = nil }
         }
+        return images
     }
 
-    private mutating func checkImageReference(_ name: String, at location: SourceLocation, required: ImageSize, use: String) {
+    /// Checks a reference to an image; returns the image's position in the set when the name resolves.
+    private mutating func checkImageReference(_ name: String, at location: SourceLocation, required: ImageSize, use: String) -> Int? {
         usedImages.insert(name)
-        guard let image = imagesByName[name] else {
+        guard let position = imagePositions[name] else {
             reportUnresolved("unknown-image", noun: "image", name, at: location, candidates: set.images.map(\.name))
-            return
+            return nil
         }
+        let image = set.images[position]
         let known = image.size == .fullSize || image.size == .bulletPoint
         if known && image.size != required {
             report(.error("wrong-image-size", at: location,
                           "image '\(name)' is a \(image.size.rawValue) image, but \(use) must be \(required.rawValue)",
                           hint: "use a \(required.rawValue) image here (declared at \(image.location))"))
         }
+        return position
     }
 }

@@ -269,6 +269,7 @@ public struct Applier: Sendable {
                     if let refusal = try await perform(action, in: current, report: &report, recorder: &recorder) {
                         record(action, refusal.outcome, refusal.detail, awaiting: refusal.awaiting)
                         if refusal.outcome == .alreadyDone { noteDone(action, in: current, recorder: &recorder) }
+                        if refusal.awaiting == .performanceTest { noteAwaitingTest(action, recorder: &recorder) }
                     } else {
                         record(action, .done)
                         noteDone(action, in: current, recorder: &recorder)
@@ -323,9 +324,24 @@ public struct Applier: Sendable {
         case .deleteDefault(let pair, _):
             recorder?.record { $0.recordDefault(productId: pair.productId, locale: pair.locale, messageIdentifier: nil, at: time) }
         case .setRealtimeURL(let url, _):
-            recorder?.record { $0.realtimeURL = RealtimeURLRecord(url: url, appliedAt: time) }
+            recorder?.record {
+                $0.realtimeURL = RealtimeURLRecord(url: url, appliedAt: time)
+                $0.realtimeURLAwaitingPerformanceTest = nil
+            }
         case .publishSnapshot, .deleteMessage, .deleteImage:
             break
+        }
+    }
+
+    /// Records that Apple refused the realtime URL until a sandbox performance test passes, so that
+    /// every later plan that shares the store shows it waiting, on any runner.
+    func noteAwaitingTest(_ action: PlanAction, recorder: inout StateRecorder?) {
+        guard case .setRealtimeURL(let url, _) = action.change else { return }
+        let time = clock()
+        recorder?.record { document in
+            if document.realtimeURLAwaitingPerformanceTest?.url != url {
+                document.realtimeURLAwaitingPerformanceTest = RealtimeURLRefusal(url: url, refusedAt: time)
+            }
         }
     }
 

@@ -41,49 +41,55 @@ public enum Identities {
         }
     }
 
-    /// Derives every identifier and the desired state of one environment from the manifests.
+    /// Validates a set built in memory, then derives it; a reference that names nothing is an
+    /// error worded as the validator words it.
     public static func derive(_ manifests: ManifestSet, environment: Environment) throws(ReconcilerError) -> DesiredState {
+        switch ManifestValidator.check(manifests).validated {
+        case .success(let validated):
+            return try derive(validated, environment: environment)
+        case .failure(let unresolved):
+            throw .manifest(location: unresolved.location, message: unresolved.message)
+        }
+    }
+
+    /// Derives every identifier and the desired state of one environment. Every name the manifests
+    /// use was resolved by the validator, so nothing here looks one up.
+    public static func derive(_ validated: ValidatedManifests, environment: Environment) throws(ReconcilerError) -> DesiredState {
+        let manifests = validated.set
+        let references = validated.references
         let app = manifests.app
         let namespace = app.identityNamespace ?? Self.namespace
 
         var imagesById: [String: DesiredImage] = [:]
-        var imageIdByName: [String: String] = [:]
         var pngs: [String: [UInt8]] = [:]
+        // By position in `manifests.images`, as the references name them.
+        var imageIds: [String] = []
         for image in manifests.images {
-            let sha = image.sha256.isEmpty ? Hashing.sha256Hex(Data(image.png)) : image.sha256
             let id = try uuid(namespace: namespace, name: imageName(bundleId: app.bundleId, environment: environment,
-                                                                  size: image.size, sha256: sha))
-            imageIdByName[image.name] = id
+                                                                  size: image.size, sha256: image.sha256))
+            imageIds.append(id)
             pngs[id] = image.png
             if var existing = imagesById[id] {
                 existing.names = (existing.names + [image.name]).sorted()
                 imagesById[id] = existing
             } else {
-                imagesById[id] = DesiredImage(identifier: id, names: [image.name], size: image.size, sha256: sha)
+                imagesById[id] = DesiredImage(identifier: id, names: [image.name], size: image.size, sha256: image.sha256)
             }
-        }
-
-        func imageId(_ name: String, at location: SourceLocation) throws(ReconcilerError) -> String {
-            guard let id = imageIdByName[name] else {
-                throw .manifest(location: location, message: "image '\(name)' is not declared by any Image manifest")
-            }
-            return id
         }
 
         var messages: [DesiredMessage] = []
-        var messageIds: [String: [String: String]] = [:]
-        for message in manifests.messages {
-            for localization in message.localizations {
+        // By position in `manifests.messages`, then in its localizations.
+        var messageIds: [[String]] = []
+        for (position, message) in manifests.messages.enumerated() {
+            var ids: [String] = []
+            for (index, localization) in message.localizations.enumerated() {
+                let resolved = references.localizationImages[position][index]
                 var image: UploadMessageImage?
-                if let reference = localization.image {
-                    image = UploadMessageImage(imageIdentifier: try imageId(reference.name, at: reference.location),
-                                               altText: reference.altText)
+                if let reference = localization.image, let shown = resolved.image {
+                    image = UploadMessageImage(imageIdentifier: imageIds[shown], altText: reference.altText)
                 }
-                var bullets: [UploadMessageBulletPoint] = []
-                for bullet in localization.bulletPoints {
-                    bullets.append(UploadMessageBulletPoint(text: bullet.text,
-                                                            imageIdentifier: try imageId(bullet.image, at: bullet.location),
-                                                            altText: bullet.altText))
+                let bullets = zip(localization.bulletPoints, resolved.bulletPoints).map { bullet, image in
+                    UploadMessageBulletPoint(text: bullet.text, imageIdentifier: imageIds[image], altText: bullet.altText)
                 }
                 let body = UploadMessageRequestBody(header: localization.header, body: localization.body, image: image,
                                                     bulletPoints: bullets.isEmpty ? nil : bullets,
@@ -97,22 +103,17 @@ public enum Identities {
                     locale: localization.locale, purpose: message.name, contentVersion: version))
                 messages.append(DesiredMessage(identifier: id, name: message.name, locale: localization.locale,
                                                productScope: message.productScope, contentVersion: version, body: body))
-                messageIds[message.name, default: [:]][localization.locale] = id
+                ids.append(id)
             }
+            messageIds.append(ids)
         }
         messages.sort { ($0.name, $0.locale) < ($1.name, $1.locale) }
 
         var defaults: [DesiredDefault] = []
-        for assignment in manifests.defaults {
-            guard let id = messageIds[assignment.message]?[assignment.locale] else {
-                let why = manifests.message(named: assignment.message) == nil
-                    ? "message '\(assignment.message)' is not declared"
-                    : "message '\(assignment.message)' has no \(assignment.locale) localization"
-                throw .manifest(location: assignment.location,
-                                message: "default for \(assignment.productId)/\(assignment.locale): \(why)")
-            }
+        for (assignment, resolved) in zip(manifests.defaults, references.defaults) {
             defaults.append(DesiredDefault(productId: assignment.productId, locale: assignment.locale,
-                                           messageName: assignment.message, messageIdentifier: id))
+                                           messageName: assignment.message,
+                                           messageIdentifier: messageIds[resolved.message][resolved.localization]))
         }
         defaults.sort { ($0.productId, $0.locale) < ($1.productId, $1.locale) }
 
@@ -122,33 +123,36 @@ public enum Identities {
         pairs.formUnion(defaults.map { ProductLocale(productId: $0.productId, locale: $0.locale) })
 
         let settings = app.settings(for: environment)
-        let snapshotPath = settings?.snapshotPath.map { path in
-            path.hasPrefix("/") ? path : manifests.directory.appendingPathComponent(path).standardizedFileURL.path
+        let localizedIds = manifests.messages.enumerated().map { position, message in
+            Dictionary(zip(message.localizations.map(\.locale), messageIds[position]), uniquingKeysWith: { first, _ in first })
         }
-        let (rules, fallbacks) = try RuleCompiler.compile(manifests, environment: environment, messageIds: messageIds)
+        let (rules, fallbacks) = try RuleCompiler.compile(manifests, ruleMessages: references.ruleMessages,
+                                                          environment: environment, messageIds: localizedIds)
 
         return DesiredState(environment: environment, bundleId: app.bundleId, appAppleId: app.appAppleId,
                             identityNamespace: namespace,
                             images: imagesById.values.sorted { $0.identifier < $1.identifier },
                             messages: messages, declaredPairs: pairs.sorted(), defaults: defaults,
-                            realtimeURL: settings?.realtimeURL, snapshotPath: snapshotPath,
+                            realtimeURL: settings?.realtimeURL, snapshotPath: settings?.snapshotPath,
                             rules: rules, localeFallbacks: fallbacks, pngs: pngs)
     }
 }
 
 /// Turns flows into snapshot rules, as if every message were approved.
 enum RuleCompiler {
-    static func compile(_ manifests: ManifestSet, environment: Environment,
-                        messageIds: [String: [String: String]]) throws(ReconcilerError) -> ([SnapshotRule], [String: String]) {
+    /// `ruleMessages` holds, per flow and rule, the resolved position of the rule's message;
+    /// `messageIds`, per message position, its identifiers by locale.
+    static func compile(_ manifests: ManifestSet, ruleMessages: [[Int?]], environment: Environment,
+                        messageIds: [[String: String]]) throws(ReconcilerError) -> ([SnapshotRule], [String: String]) {
         let app = manifests.app
         var rules: [SnapshotRule] = []
         var fallbacks: [String: String] = [:]
         // Bucket ranges are laid out over every rule as written, before environment filtering, so a
         // customer lands in the same share in both environments and whatever else is held back.
         var groupCursor: [String: Double] = [:]
-        for flow in manifests.flows {
+        for (flowPosition, flow) in manifests.flows.enumerated() {
             for (from, to) in flow.localeFallbacks where fallbacks[from] == nil { fallbacks[from] = to }
-            for rule in flow.rules {
+            for (rulePosition, rule) in flow.rules.enumerated() {
                 var split: SnapshotSplit?
                 if let share = rule.match.split {
                     let start = groupCursor[share.group, default: 0]
@@ -160,7 +164,8 @@ enum RuleCompiler {
                 if let environments = rule.match.environments, !environments.contains(environment) { continue }
                 let match = SnapshotMatch(products: rule.match.products, locales: rule.match.locales,
                                           notBefore: rule.match.notBefore, notAfter: rule.match.notAfter, split: split)
-                let response = try compileResponse(rule, flow: flow, app: app, messageIds: messageIds)
+                let localized = ruleMessages[flowPosition][rulePosition].map { messageIds[$0] } ?? [:]
+                let response = compileResponse(rule, app: app, localizedIds: localized)
                 let version = try ruleVersion(match: match, response: response)
                 rules.append(SnapshotRule(id: "\(flow.name)/\(rule.name)", version: version, match: match, response: response))
             }
@@ -174,12 +179,9 @@ enum RuleCompiler {
         return Set(products.flatMap { app.product($0)?.locales ?? [] }).sorted()
     }
 
-    static func compileResponse(_ rule: FlowRule, flow: FlowManifest, app: AppManifest,
-                                messageIds: [String: [String: String]]) throws(ReconcilerError) -> SnapshotResponse {
+    /// `localizedIds`: the identifiers of the rule's message by locale, as the validator resolved it.
+    static func compileResponse(_ rule: FlowRule, app: AppManifest, localizedIds localized: [String: String]) -> SnapshotResponse {
         guard let name = rule.response.messageName else { return SnapshotResponse(kind: .none) }
-        guard let localized = messageIds[name] else {
-            throw .manifest(location: rule.location, message: "rule '\(flow.name)/\(rule.name)' uses message '\(name)', which is not declared")
-        }
         var identifiers: [String: String] = [:]
         for locale in servedLocales(rule, app: app) {
             if let id = localized[locale] { identifiers[locale] = id }

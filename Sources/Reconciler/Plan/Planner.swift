@@ -1,20 +1,17 @@
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
+import StateStore
 
 public struct PlanOptions: Sendable, Hashable {
     /// Consider deleting remote content that nothing derives or uses.
     public var prune: Bool
     /// Allow a prune that deletes more than `pruneProtectionShare` of the remote content.
     public var pruneForce: Bool
-    /// The production realtime URL Apple last refused for want of a passed sandbox performance
-    /// test (403 4030026), until a test passes: setting it waits instead of being ready.
-    public var realtimeURLAwaitingTest: String?
 
-    public init(prune: Bool = false, pruneForce: Bool = false, realtimeURLAwaitingTest: String? = nil) {
+    public init(prune: Bool = false, pruneForce: Bool = false) {
         self.prune = prune
         self.pruneForce = pruneForce
-        self.realtimeURLAwaitingTest = realtimeURLAwaitingTest
     }
 
     /// A prune that would delete more than this share of remote content is refused without `pruneForce`.
@@ -154,7 +151,8 @@ public enum Planner {
                 id: .setRealtimeURL(url),
                 reason: ActionReason(remote.realtimeURL == nil ? .noRealtimeURL : .otherRealtimeURL),
                 change: .setRealtimeURL(url, current: remote.realtimeURL))
-            if environment == .production && options.realtimeURLAwaitingTest == url {
+            // The state records a URL Apple refused until a sandbox performance test passes (403 4030026).
+            if environment == .production && remote.state?.document?.realtimeURLAwaitingPerformanceTest?.url == url {
                 action.state = .blocked
                 action.reason.wait = .performanceTest
             }

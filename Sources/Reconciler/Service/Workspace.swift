@@ -7,7 +7,9 @@ public import StateStore
 /// The manifests of one directory, validated and derived for one environment, with where that
 /// environment's published snapshot lives: what `plan`, `apply` and `status` start from.
 public struct Workspace: Sendable {
-    public var manifests: ManifestSet
+    /// The manifests with the references validation resolved.
+    public var validated: ValidatedManifests
+    public var manifests: ManifestSet { validated.set }
     public var desired: DesiredState
     /// Where the environment's state document lives; nil when it has none (flows are then not published).
     public var stateLocation: StateLocation?
@@ -41,10 +43,19 @@ public struct Workspace: Sendable {
     /// `snapshotPath` (the file then holds the state document).
     public static func open(directory: URL, displayPath: String, environment: Environment,
                             stateStore: StateLocation? = nil) throws(Failure) -> Workspace {
-        let (set, diagnostics) = try load(directory: directory, displayPath: displayPath)
+        let (validated, diagnostics) = try load(directory: directory, displayPath: displayPath)
+        return try open(validated, environment: environment, stateStore: stateStore, diagnostics: diagnostics)
+    }
+
+    /// Another environment of manifests already loaded and validated (`performance-test` reaches
+    /// production's state this way); the store is the App's unless `stateStore` is given.
+    public static func open(_ validated: ValidatedManifests, environment: Environment, stateStore: StateLocation? = nil,
+                            diagnostics: [Diagnostic] = []) throws(Failure) -> Workspace {
+        let set = validated.set
+        let directory = set.directory
         let desired: DesiredState
         do {
-            desired = try derive(set, environment: environment)
+            desired = try derive(validated, environment: environment)
         } catch {
             throw Failure(reason: error.reason, diagnostics: diagnostics)
         }
@@ -58,31 +69,33 @@ public struct Workspace: Sendable {
             }
         }
         if location == nil, let path = desired.snapshotPath { location = .file(path: path) }
-        return Workspace(manifests: set, desired: desired, stateLocation: location, diagnostics: diagnostics)
+        return Workspace(validated: validated, desired: desired, stateLocation: location, diagnostics: diagnostics)
     }
 
     /// Loads and validates the manifests; refuses them when validation finds an error.
-    public static func load(directory: URL, displayPath: String) throws(Failure) -> (ManifestSet, [Diagnostic]) {
+    public static func load(directory: URL, displayPath: String) throws(Failure) -> (ValidatedManifests, [Diagnostic]) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) else {
             throw Failure(reason: .noDirectory(displayPath), diagnostics: [])
         }
         guard isDirectory.boolValue else { throw Failure(reason: .notADirectory(displayPath), diagnostics: []) }
-        let (set, diagnostics) = ManifestLoader.loadAndValidate(directory: directory, displayPath: displayPath)
+        let (_, diagnostics, validated) = ManifestLoader.loadAndCheck(directory: directory, displayPath: displayPath)
         let errors = diagnostics.filter { $0.severity == .error }.count
-        guard let set, errors == 0 else {
+        // Every reference that names nothing is an error, so valid manifests always come resolved.
+        guard let validated, errors == 0 else {
             throw Failure(reason: .invalid(displayPath, errors: max(errors, 1)), diagnostics: diagnostics)
         }
-        return (set, diagnostics)
+        return (validated, diagnostics)
     }
 
     /// Derives one environment of valid manifests.
-    public static func derive(_ set: ManifestSet, environment: Environment) throws(Failure) -> DesiredState {
-        if !set.app.environments.isEmpty, set.app.settings(for: environment) == nil {
-            throw Failure(reason: .environmentNotManaged(set.app.location, environment), diagnostics: [])
+    public static func derive(_ manifests: ValidatedManifests, environment: Environment) throws(Failure) -> DesiredState {
+        let app = manifests.app
+        if !app.environments.isEmpty, app.settings(for: environment) == nil {
+            throw Failure(reason: .environmentNotManaged(app.location, environment), diagnostics: [])
         }
         do {
-            return try Identities.derive(set, environment: environment)
+            return try Identities.derive(manifests, environment: environment)
         } catch {
             throw Failure(reason: .derive(error), diagnostics: [])
         }

@@ -115,6 +115,10 @@ extension StateRecorder {
             if let realtime, document.realtimeURL?.url != realtime {
                 document.realtimeURL = RealtimeURLRecord(url: realtime, appliedAt: time)
             }
+            // A refused URL that is set after all (a test passed since) waits for nothing.
+            if let realtime, document.realtimeURLAwaitingPerformanceTest?.url == realtime {
+                document.realtimeURLAwaitingPerformanceTest = nil
+            }
             if let cursor { document.defaultsRefreshCursor = cursor }
         }
     }

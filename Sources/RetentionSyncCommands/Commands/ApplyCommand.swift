@@ -106,7 +106,6 @@ struct ApplyCommand: Command {
 
         let report = try await perform(planned, session: session, allowed: allowed, reportPath: reportPath, context: context,
                                        view: view, handleSignals: handleSignals, deadline: deadline)
-        try session.goLiveRecord.update(after: report, plan: planned.plan)
         for result in report.results where result.isRealtimeURLAwaitingTest {
             // Waiting, not failing: the apply succeeds and says what lets production take the URL.
             let line = "\(result.title): \(ApplyProgressView.detail(result))"

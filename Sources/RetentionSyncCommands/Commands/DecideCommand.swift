@@ -152,8 +152,8 @@ struct DecideCommand: Command {
         let chosen: String? = body.message?.messageIdentifier ?? body.alternateProduct?.messageIdentifier
             ?? body.promotionalOffer?.messageIdentifier
         guard let identifier = chosen else { return "The answer shows no message of its own." }
-        let (set, _) = ManifestLoader.loadAndValidate(directory: context.url(manifests), displayPath: manifests)
-        guard let set, let desired = try? Identities.derive(set, environment: environment),
+        let (_, _, validated) = ManifestLoader.loadAndCheck(directory: context.url(manifests), displayPath: manifests)
+        guard let validated, let desired = try? Identities.derive(validated, environment: environment),
               let message = desired.messages.first(where: { $0.identifier == identifier }) else {
             return "Message \(identifier) is not one the manifests in \(manifests) derive for \(environment.rawValue); "
                 + "pass --manifests DIR to see its text."

@@ -87,8 +87,9 @@ struct PerformanceTestCommand: Command {
         }
         await record(outcome, workspace: workspace, context: context, quiet: json)
         if outcome.result.result == .pass {
-            // The next production plan shows the realtime URL ready again.
-            GoLiveRecord(manifests: context.url(manifestsPath)).clear()
+            // A --state-store folder or prefix holds production's document too; a single document does not.
+            let shared = stateStore == nil ? nil : workspace.stateLocation.flatMap { $0.namesDocument ? nil : $0 }
+            await clearProductionWait(workspace: workspace, store: shared, context: context, quiet: json)
         }
         if json {
             console.write(PerformanceTestView.json(outcome))
@@ -118,6 +119,31 @@ extension PerformanceTestCommand {
             if !quiet { context.console.print("  recorded in the state store \(location)") }
         } catch {
             context.console.error("warning: the result was not recorded in the state store \(location): \(error)")
+        }
+    }
+}
+
+extension PerformanceTestCommand {
+    /// After a pass, production's state no longer records its realtime URL as waiting for one, so the
+    /// next production plan, on any runner that shares the store, shows setting it ready.
+    static func clearProductionWait(workspace: Workspace, store shared: StateLocation?, context: CommandContext, quiet: Bool) async {
+        guard let production = try? Workspace.open(workspace.validated, environment: .production, stateStore: shared),
+              let location = production.stateLocation else { return }
+        do {
+            let configuration = try EnvironmentOptions.transportConfiguration(context)
+            let store = try StateStores.open(location, owner: production.desired.owner, environment: context.environment,
+                                             transport: CurlHTTPClient(configuration: configuration))
+            let read = try await store.read()
+            guard var document = read.document, read.migratedFrom == nil,
+                  let waiting = document.realtimeURLAwaitingPerformanceTest else { return }
+            document.realtimeURLAwaitingPerformanceTest = nil
+            document.updatedAt = Date()
+            _ = try await store.write(document, condition: read.writeCondition)
+            if !quiet {
+                context.console.print("  production's realtime URL \(waiting.url) no longer waits for a performance test (cleared in the state store \(location)); apply --env production sets it")
+            }
+        } catch {
+            context.console.error("warning: production's state store \(location) still records its realtime URL as waiting for a performance test: \(error); the next production apply tries it anyway")
         }
     }
 }

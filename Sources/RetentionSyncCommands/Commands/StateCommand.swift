@@ -148,6 +148,9 @@ struct StateCommand: Command {
         if let realtime = document.realtimeURL {
             lines.append("  realtime URL: \(realtime.url ?? "none") (applied \(StateTime.format(realtime.appliedAt)))")
         }
+        if let waiting = document.realtimeURLAwaitingPerformanceTest {
+            lines.append("  realtime URL \(waiting.url) waits for a sandbox performance test to pass (Apple refused it \(StateTime.format(waiting.refusedAt)): 403 4030026)")
+        }
         if let test = document.performanceTest {
             lines.append("  performance test: \(test.result.result?.rawValue ?? "unknown") (request \(test.requestId), seen \(StateTime.format(test.observedAt)))")
         }

@@ -16,8 +16,6 @@ struct ReconcileSession: Sendable {
 
     var manifests: ManifestSet { workspace.manifests }
     var desired: DesiredState { workspace.desired }
-    /// Where a refused production realtime URL is remembered.
-    var goLiveRecord = GoLiveRecord(manifests: URL(fileURLWithPath: "manifests"))
 
     static func open(_ options: EnvironmentOptions, context: CommandContext, provider: APIProvider) throws(CommandError) -> ReconcileSession {
         let workspace = try options.openWorkspace(context: context)
@@ -37,15 +35,10 @@ struct ReconcileSession: Sendable {
             }
         }
         return ReconcileSession(options: options, console: context.console, workspace: workspace,
-                                reconciler: Reconciler(api: api, state: binding, refresh: options.refreshDefaults),
-                                goLiveRecord: GoLiveRecord(manifests: context.url(options.manifestsPath)))
+                                reconciler: Reconciler(api: api, state: binding, refresh: options.refreshDefaults))
     }
 
     func plan(_ planOptions: PlanOptions) async throws(CommandError) -> PlanResult {
-        var planOptions = planOptions
-        if options.environment == .production, planOptions.realtimeURLAwaitingTest == nil {
-            planOptions.realtimeURLAwaitingTest = goLiveRecord.read()
-        }
         do {
             let planned = try await reconciler.plan(desired, options: planOptions)
             if let name = planned.remote.stateStoreName, let read = planned.remote.state {

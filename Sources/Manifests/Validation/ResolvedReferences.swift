@@ -1,0 +1,104 @@
+public import Basics
+
+/// Every name a manifest uses to refer to another element, as the validator resolved it: the one
+/// place a written name becomes the element it names. Positions index the arrays of the set the
+/// references were resolved in; `ValidatedManifests` keeps the two together so they cannot drift.
+public struct ResolvedReferences: Sendable, Hashable {
+    /// The images one message localization shows, as positions in `ManifestSet.images`.
+    public struct LocalizationImages: Sendable, Hashable {
+        /// The localization's own image.
+        public var image: Int?
+        /// One per bullet point, in order.
+        public var bulletPoints: [Int]
+    }
+
+    /// One localization of one message: positions in `ManifestSet.messages` and in its `localizations`.
+    public struct LocalizationPosition: Sendable, Hashable {
+        public var message: Int
+        public var localization: Int
+    }
+
+    /// Per message, per localization, in the set's order.
+    public var localizationImages: [[LocalizationImages]]
+    /// Per entry of `ManifestSet.defaults`: the localization it assigns.
+    public var defaults: [LocalizationPosition]
+    /// Per flow, per rule: the position in `ManifestSet.messages` of the message its response
+    /// names; nil when the response names none.
+    public var ruleMessages: [[Int?]]
+}
+
+/// A reference that names nothing, worded as the validator reports it.
+public struct UnresolvedReference: Error, Sendable, Hashable, CustomStringConvertible {
+    public var location: SourceLocation?
+    public var message: String
+
+    public var description: String { location.map { "\($0): \(message)" } ?? message }
+}
+
+/// A manifest set whose every reference resolved, with the resolutions.
+public struct ValidatedManifests: Sendable {
+    public let set: ManifestSet
+    public let references: ResolvedReferences
+
+    init(set: ManifestSet, references: ResolvedReferences) {
+        self.set = set
+        self.references = references
+    }
+
+    public var app: AppManifest { self.set.app }
+}
+
+/// What one validation pass found: every diagnostic, and the references when all of them resolved.
+public struct ManifestCheck: Sendable {
+    public var diagnostics: [Diagnostic]
+    /// The set with its references, or the first reference that names nothing.
+    public var validated: Result<ValidatedManifests, UnresolvedReference>
+
+    public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
+}
+
+/// The resolutions a validation pass gathers while it checks, slot by slot.
+struct ReferenceRecorder {
+    var localizationImages: [[ResolvedReferences.LocalizationImages?]]
+    var defaults: [ResolvedReferences.LocalizationPosition?]
+    var ruleMessages: [[Int?]]
+    /// Rules whose response names a message, so a nil slot there means unresolved.
+    var ruleNamesMessage: [[Bool]]
+    var firstUnresolved: UnresolvedReference?
+
+    init(_ set: ManifestSet) {
+        localizationImages = set.messages.map { Array(repeating: nil, count: $0.localizations.count) }
+        defaults = Array(repeating: nil, count: set.defaults.count)
+        ruleMessages = set.flows.map { Array(repeating: nil, count: $0.rules.count) }
+        ruleNamesMessage = set.flows.map { $0.rules.map { $0.response.messageName != nil } }
+    }
+
+    mutating func unresolved(_ message: String, at location: SourceLocation?) {
+        if firstUnresolved == nil { firstUnresolved = UnresolvedReference(location: location, message: message) }
+    }
+
+    func resolved(in set: ManifestSet) -> Result<ValidatedManifests, UnresolvedReference> {
+        if let firstUnresolved { return .failure(firstUnresolved) }
+        var images: [[ResolvedReferences.LocalizationImages]] = []
+        for slots in localizationImages {
+            var resolved: [ResolvedReferences.LocalizationImages] = []
+            for slot in slots {
+                guard let slot else { return .failure(UnresolvedReference(location: nil, message: "a message localization was not checked")) }
+                resolved.append(slot)
+            }
+            images.append(resolved)
+        }
+        var assignments: [ResolvedReferences.LocalizationPosition] = []
+        for slot in defaults {
+            guard let slot else { return .failure(UnresolvedReference(location: nil, message: "a default was not checked")) }
+            assignments.append(slot)
+        }
+        for (flow, rules) in ruleMessages.enumerated() {
+            for (rule, slot) in rules.enumerated() where slot == nil && ruleNamesMessage[flow][rule] {
+                return .failure(UnresolvedReference(location: nil, message: "a flow rule was not checked"))
+            }
+        }
+        return .success(ValidatedManifests(set: set, references: ResolvedReferences(
+            localizationImages: images, defaults: assignments, ruleMessages: ruleMessages)))
+    }
+}
