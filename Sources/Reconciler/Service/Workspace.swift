@@ -60,16 +60,27 @@ public struct Workspace: Sendable {
             throw Failure(reason: error.reason, diagnostics: diagnostics)
         }
         var location = stateStore
-        if location == nil, let declared = set.app.settings(for: environment)?.stateStore {
+        if location == nil {
             do {
-                // The loader has already resolved and confined a file path; parsing it again gives one location type.
-                location = try StateLocation.parse(declared.description, relativeTo: directory, confinedTo: directory)
+                location = try declaredStateLocation(of: set.app, environment: environment, directory: directory)
             } catch {
                 throw Failure(reason: .stateLocation(error.description), diagnostics: diagnostics)
             }
         }
-        if location == nil, let path = desired.snapshotPath { location = .file(path: path) }
         return Workspace(validated: validated, desired: desired, stateLocation: location, diagnostics: diagnostics)
+    }
+
+    /// Where an environment's state lives when no `--state-store` is given: the App's
+    /// `environments.<env>.stateStore`, else its `snapshotPath` (the file then holds the state
+    /// document); nil when it names neither. Every command that finds a state store asks here.
+    public static func declaredStateLocation(of app: AppManifest, environment: Environment,
+                                             directory: URL) throws(StateLocationError) -> StateLocation? {
+        guard let settings = app.settings(for: environment) else { return nil }
+        if let declared = settings.stateStore {
+            // The loader has already resolved and confined a file path; parsing it again gives one location type.
+            return try StateLocation.parse(declared.description, relativeTo: directory, confinedTo: directory)
+        }
+        return settings.snapshotPath.map { .file(path: $0) }
     }
 
     /// Loads and validates the manifests; refuses them when validation finds an error.

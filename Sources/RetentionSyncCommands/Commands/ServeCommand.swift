@@ -5,6 +5,7 @@ import StateStore
 import HTTP
 import Manifests
 import RealtimeServer
+import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import TLS
@@ -189,13 +190,16 @@ struct ServeCommand: Command {
                 }
                 let source: any SnapshotSource
                 let owner = StateOwner(bundleId: app.bundleId, appAppleId: app.appAppleId, environment: environment)
+                let declared: StateLocation?
+                do throws(StateLocationError) {
+                    declared = try Workspace.declaredStateLocation(of: app, environment: environment, directory: directory)
+                } catch {
+                    throw CommandError("\(settings.location): stateStore \(error.description)")
+                }
                 if let stateStoreOption {
                     source = try stateSource(stateStoreOption, relativeTo: context.currentDirectory, owner: owner, context: context)
-                } else if let declared = settings.stateStore {
-                    source = try stateSource(declared.description, relativeTo: directory, owner: owner, context: context)
-                } else if let snapshotPath = settings.snapshotPath {
-                    // apply keeps the state document at snapshotPath when the App names no stateStore.
-                    source = try stateSource(snapshotPath, relativeTo: directory, owner: owner, context: context)
+                } else if let declared {
+                    source = try stateSource(declared, owner: owner, context: context)
                 } else {
                     throw CommandError("\(settings.location): the App declares no stateStore for \(environment.rawValue); "
                                        + "add one or pass --state-store LOCATION")
@@ -312,18 +316,29 @@ struct ServeCommand: Command {
     /// The published snapshot in the state store at `text`, read as `owner`'s document.
     private static func stateSource(_ text: String, relativeTo base: URL, owner: StateOwner,
                                     context: CommandContext) throws(CommandError) -> any SnapshotSource {
+        let location: StateLocation
+        do {
+            location = try StateLocation.parse(text, relativeTo: base)
+        } catch {
+            throw CommandError("--state-store \(text): \(error)")
+        }
+        return try stateSource(location, owner: owner, context: context)
+    }
+
+    /// The published snapshot in the state store at `location`, read as `owner`'s document.
+    private static func stateSource(_ location: StateLocation, owner: StateOwner,
+                                    context: CommandContext) throws(CommandError) -> any SnapshotSource {
         guard #available(macOS 15.0, *) else {
             throw CommandError("--state-store needs macOS 15 or later; use --snapshot-store FILE")
         }
         do {
-            let location = try StateLocation.parse(text, relativeTo: base)
             let configuration = try EnvironmentOptions.transportConfiguration(context)
             return try StateSnapshotSource(location: location, owner: owner, environment: context.environment,
                                            transport: CurlHTTPClient(configuration: configuration))
         } catch let error as CommandError {
             throw error
         } catch {
-            throw CommandError("--state-store \(text): \(error)")
+            throw CommandError("state store \(location): \(error)")
         }
     }
 

@@ -80,12 +80,9 @@ struct StateCommand: Command {
         do throws(StateLocationError) {
             if let storeOption {
                 location = try StateLocation.parse(storeOption, relativeTo: context.currentDirectory)
-            } else if let declared = settings?.stateStore {
-                // The loader has already resolved and confined a file path; it is parsed again only to
-                // share one location type with --state-store.
-                location = try StateLocation.parse(declared.description, relativeTo: manifestDirectory, confinedTo: manifestDirectory)
-            } else if let snapshotPath {
-                location = try StateLocation.parse(snapshotPath, relativeTo: manifestDirectory, confinedTo: manifestDirectory)
+            } else if let declared = try Workspace.declaredStateLocation(of: manifests.app, environment: environment,
+                                                                        directory: manifestDirectory) {
+                location = declared
             } else {
                 throw StateLocationError("", "is not configured for \(environment.rawValue): pass --state-store LOCATION, or set environments.\(environment.rawValue).stateStore in the App manifest")
             }
