@@ -7,7 +7,7 @@ public enum Digest {
     }
 
     public static func sha256(_ bytes: [UInt8]) -> [UInt8] {
-        digest(bytes, EVP_sha256())
+        digest(bytes, OpenSSLDigests.sha256)
     }
 
     /// SHA-256 as lowercase hexadecimal, the form digests take in snapshots and identities.

@@ -1,5 +1,6 @@
 internal import COpenSSL
 import Foundation
+import Synchronization
 
 /// An ECDSA P-256 private key for ES256, such as an App Store Connect `.p8` key.
 /// It owns its `EVP_PKEY` and frees it on deinit.
@@ -7,9 +8,11 @@ public final class ES256PrivateKey: Sendable {
     // EVP_PKEY is only read after construction; OpenSSL 3 allows concurrent signing with one key.
     nonisolated(unsafe) let pkey: OpaquePointer
     public let publicKey: ES256PublicKey
+    private let signing: PreparedContexts
 
     private init(owning pkey: OpaquePointer) throws(CryptoError) {
         self.pkey = pkey
+        signing = PreparedContexts(pkey: pkey, operation: .sign)
         guard let spki = OpenSSL.der({ i2d_PUBKEY(pkey, $0) }) else {
             EVP_PKEY_free(pkey)
             throw OpenSSL.error("cannot export the public key")
@@ -78,17 +81,14 @@ public final class ES256PrivateKey: Sendable {
 
     /// Signs SHA-256 of `message`; returns the 64-byte `r || s` form that JWS uses.
     public func sign(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
-        guard let ctx = EVP_MD_CTX_new() else { throw OpenSSL.error("cannot allocate a digest context") }
-        defer { EVP_MD_CTX_free(ctx) }
-        guard EVP_DigestSignInit(ctx, nil, OpenSSLDigests.sha256, nil, pkey) == 1 else {
-            throw OpenSSL.error("cannot start signing")
+        var digest = SHA256Digest(message)
+        var der = [UInt8](repeating: 0, count: 80)
+        var length = der.count
+        let signed = signing.withContext { ctx in
+            digest.withBytes { EVP_PKEY_sign(ctx, &der, &length, $0.baseAddress, $0.count) }
         }
-        var length = 0
-        let sizeOK = message.withUnsafeBytes { EVP_DigestSign(ctx, nil, &length, $0.baseAddress, $0.count) }
-        guard sizeOK == 1 else { throw OpenSSL.error("cannot size the signature") }
-        var der = [UInt8](repeating: 0, count: length)
-        let signOK = message.withUnsafeBytes { EVP_DigestSign(ctx, &der, &length, $0.baseAddress, $0.count) }
-        guard signOK == 1 else { throw OpenSSL.error("signing failed") }
+        guard let signed else { throw OpenSSL.error("cannot start signing") }
+        guard signed == 1 else { throw OpenSSL.error("signing failed") }
         return try ECDSASignature.raw(fromDER: Array(der.prefix(length)))
     }
 }
@@ -96,6 +96,7 @@ public final class ES256PrivateKey: Sendable {
 /// An ECDSA P-256 public key for verifying ES256 signatures. It owns its `EVP_PKEY`.
 public final class ES256PublicKey: Sendable {
     nonisolated(unsafe) let pkey: OpaquePointer
+    private let verifying: PreparedContexts
 
     private init(owning pkey: OpaquePointer) throws(CryptoError) {
         do {
@@ -105,6 +106,7 @@ public final class ES256PublicKey: Sendable {
             throw error
         }
         self.pkey = pkey
+        verifying = PreparedContexts(pkey: pkey, operation: .verify)
     }
 
     deinit { EVP_PKEY_free(pkey) }
@@ -170,14 +172,16 @@ public final class ES256PublicKey: Sendable {
 
     /// True when `signature` is a valid 64-byte `r || s` ES256 signature of `message`.
     public func verify(signature: [UInt8], message: [UInt8]) -> Bool {
+        var digest = SHA256Digest(message)
+        return verify(signature: signature, digest: &digest)
+    }
+
+    func verify(signature: [UInt8], digest: inout SHA256Digest) -> Bool {
         guard signature.count == 64, let der = ECDSASignature.der(fromRaw: signature) else { return false }
-        guard let ctx = EVP_MD_CTX_new() else { return false }
-        defer {
-            EVP_MD_CTX_free(ctx)
-            ERR_clear_error()
+        defer { ERR_clear_error() }
+        let result = verifying.withContext { ctx in
+            digest.withBytes { EVP_PKEY_verify(ctx, der, der.count, $0.baseAddress, $0.count) }
         }
-        guard EVP_DigestVerifyInit(ctx, nil, OpenSSLDigests.sha256, nil, pkey) == 1 else { return false }
-        let result = message.withUnsafeBytes { EVP_DigestVerify(ctx, der, der.count, $0.baseAddress, $0.count) }
         return result == 1
     }
 
@@ -231,6 +235,77 @@ enum ECDSASignature {
             return nil
         }
         return OpenSSL.der { i2d_ECDSA_SIG(sig, $0) }
+    }
+}
+
+/// `EVP_PKEY_CTX`s for one key, initialised once for signing or verifying and lent out one call at a
+/// time: `EVP_DigestVerifyInit` and its kin look the algorithm up in OpenSSL 3's provider store and
+/// copy the key on every call, which costs more than everything but the curve arithmetic.
+final class PreparedContexts: Sendable {
+    enum Operation { case sign, verify }
+
+    /// Idle contexts kept for reuse; more than this many at once are made and freed per call.
+    static let capacity = 64
+
+    nonisolated(unsafe) private let pkey: OpaquePointer
+    private let operation: Operation
+    /// Addresses of idle `EVP_PKEY_CTX`s, each used by one thread at a time.
+    private let idle = Mutex<[UInt]>([])
+
+    /// `pkey` must outlive this object (each context also holds its own reference to it).
+    init(pkey: OpaquePointer, operation: Operation) {
+        self.pkey = pkey
+        self.operation = operation
+    }
+
+    deinit {
+        for address in idle.withLock({ $0 }) { EVP_PKEY_CTX_free(OpaquePointer(bitPattern: address)) }
+    }
+
+    /// Runs `body` with a context ready for `EVP_PKEY_sign` or `EVP_PKEY_verify` on SHA-256
+    /// digests; nil when OpenSSL could not prepare one.
+    func withContext(_ body: (OpaquePointer) -> Int32) -> Int32? {
+        let reused = idle.withLock { $0.popLast() }.flatMap { OpaquePointer(bitPattern: $0) }
+        guard let ctx = reused ?? prepare() else { return nil }
+        let result = body(ctx)
+        let kept = idle.withLock { idle in
+            guard idle.count < Self.capacity else { return false }
+            idle.append(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(ctx))))
+            return true
+        }
+        if !kept { EVP_PKEY_CTX_free(ctx) }
+        return result
+    }
+
+    private func prepare() -> OpaquePointer? {
+        guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else { return nil }
+        let started = operation == .sign ? EVP_PKEY_sign_init(ctx) : EVP_PKEY_verify_init(ctx)
+        // Naming the digest makes OpenSSL refuse any input that is not exactly 32 bytes.
+        guard started == 1, EVP_PKEY_CTX_set_signature_md(ctx, OpenSSLDigests.sha256) == 1 else {
+            EVP_PKEY_CTX_free(ctx)
+            return nil
+        }
+        return ctx
+    }
+}
+
+/// A SHA-256 digest held inline, so hashing before signing or verifying allocates nothing.
+struct SHA256Digest {
+    private var bytes: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+    init(_ message: [UInt8]) {
+        var length: UInt32 = 0
+        let ok = withUnsafeMutableBytes(of: &bytes) { output in
+            message.withUnsafeBytes { input in
+                EVP_Digest(input.baseAddress, input.count, output.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                           &length, OpenSSLDigests.sha256, nil)
+            }
+        }
+        precondition(ok == 1 && length == 32, "SHA-256 failed: \(OpenSSL.takeError("unknown error"))")
+    }
+
+    mutating func withBytes<T>(_ body: (UnsafeRawBufferPointer) -> T) -> T {
+        withUnsafeBytes(of: &bytes) { body($0) }
     }
 }
 

@@ -63,41 +63,28 @@ public final class DecisionEngine: Sendable {
                              + "but the snapshot serves appAppleId \(appAppleId)")
         }
 
-        // Explaining walks every rule so product mismatches are reported too; deciding walks only
-        // the rules that can match this product.
-        let candidates = trace == nil ? compiled.candidates(forProduct: request.productId) : compiled.allIndices
-        var context = EvaluationContext(request: request, product: compiled.productIds[request.productId],
-                                        splitGroups: compiled.splitSalts.count)
         var locales = [request.userLocale]
         if let fallback = compiled.fallback(for: request.userLocale) { locales.append(fallback) }
 
-        for (pass, locale) in locales.enumerated() {
-            context.locale = locale
-            context.localeId = compiled.localeIds[locale]
-            context.tracePrefix = pass == 0 || trace == nil ? "" : "with fallback locale \(locale): "
-            context.pendingFallback = pass + 1 < locales.count ? locales[pass + 1] : nil
-            rules: for index in candidates {
-                let rule = compiled.rules[index]
-                guard let answer = rule.evaluate(&context, trace: &trace) else { continue }
-                switch answer {
-                case .deferToFallback:
-                    break rules
-                case .none:
-                    return .noAnswer(reason: "rule \(rule.id) answers none")
-                case .body(let body):
-                    return .respond(body, ruleId: rule.id)
-                case .promotionalOffer(let messageIdentifier, let offerIdentifier):
-                    guard let signOffer else { throw DecisionError.signerMissing(ruleId: rule.id) }
-                    let signature: String
-                    do {
-                        signature = try signOffer(request.productId, offerIdentifier, request.originalTransactionId)
-                    } catch {
-                        throw DecisionError.signingFailed(ruleId: rule.id, reason: "\(error)")
-                    }
-                    let offer = PromotionalOffer(messageIdentifier: messageIdentifier,
-                                                 promotionalOfferSignatureV2: signature)
-                    return .respond(RealtimeResponseBody(promotionalOffer: offer), ruleId: rule.id)
+        let found = trace == nil ? compiled.table.firstAnswer(request, locales: locales, compiled: compiled)
+                                 : compiled.firstAnswerExplained(request, locales: locales, trace: &trace)
+        if let (rule, answer) = found {
+            switch answer {
+            case .none:
+                return .noAnswer(reason: "rule \(rule.id) answers none")
+            case .body(let body):
+                return .respond(body, ruleId: rule.id)
+            case .promotionalOffer(let messageIdentifier, let offerIdentifier):
+                guard let signOffer else { throw DecisionError.signerMissing(ruleId: rule.id) }
+                let signature: String
+                do {
+                    signature = try signOffer(request.productId, offerIdentifier, request.originalTransactionId)
+                } catch {
+                    throw DecisionError.signingFailed(ruleId: rule.id, reason: "\(error)")
                 }
+                let offer = PromotionalOffer(messageIdentifier: messageIdentifier,
+                                             promotionalOfferSignatureV2: signature)
+                return .respond(RealtimeResponseBody(promotionalOffer: offer), ruleId: rule.id)
             }
         }
         let tried = locales.count > 1 ? "locale \(locales[0]) or its fallback \(locales[1])" : "locale \(locales[0])"
@@ -115,11 +102,7 @@ private final class CompiledSnapshot: Sendable {
     /// Index = split group number.
     let splitSalts: [String]
     let rules: [CompiledRule]
-    let allIndices: [Int]
-    /// For each product some rule names: the rules that name it or name none, in order.
-    let rulesByProduct: [String: [Int]]
-    /// Rules that name no product: the candidates for any other product.
-    let anyProductRules: [Int]
+    let table: RuleTable
 
     init(_ snapshot: RuntimeSnapshot) {
         self.snapshot = snapshot
@@ -145,22 +128,29 @@ private final class CompiledSnapshot: Sendable {
         localeIds = locales
         splitSalts = salts.sorted { $0.value < $1.value }.map(\.key)
         rules = compiled
-        allIndices = Array(compiled.indices)
-
-        var byProduct: [String: [Int]] = [:]
-        var anyProduct: [Int] = []
-        for (index, rule) in snapshot.rules.enumerated() {
-            guard let names = rule.match.products else {
-                anyProduct.append(index)
-                continue
-            }
-            for product in Set(names) { byProduct[product, default: []].append(index) }
-        }
-        rulesByProduct = byProduct.mapValues { Array(Set($0).union(anyProduct)).sorted() }
-        anyProductRules = anyProduct
+        table = RuleTable(compiled, productCount: products.count, localeCount: locales.count)
     }
 
-    func candidates(forProduct product: String) -> [Int] { rulesByProduct[product] ?? anyProductRules }
+    /// The first rule that answers, walking every rule and recording why each did or did not.
+    func firstAnswerExplained(_ request: DecodedRealtimeRequestBody, locales: [String],
+                              trace: inout [RuleTrace]?) -> (CompiledRule, CompiledRule.Answer)? {
+        var context = EvaluationContext(request: request, product: productIds[request.productId],
+                                        splitGroups: splitSalts.count)
+        for (pass, locale) in locales.enumerated() {
+            context.locale = locale
+            context.localeId = localeIds[locale]
+            context.tracePrefix = pass == 0 ? "" : "with fallback locale \(locale): "
+            context.pendingFallback = pass + 1 < locales.count ? locales[pass + 1] : nil
+            rules: for rule in rules {
+                switch rule.evaluate(&context, trace: &trace) {
+                case .skip: continue
+                case .deferToFallback: break rules
+                case .answer(let answer): return (rule, answer)
+                }
+            }
+        }
+        return nil
+    }
 
     /// The declared fallback for a locale: for the locale itself, else for its language alone
     /// (`de` for `de-AT`). Only declared fallbacks apply, and only one step.
@@ -173,14 +163,99 @@ private final class CompiledSnapshot: Sendable {
     }
 }
 
+/// The rules' conditions as flat arrays for deciding without a trace: one bit per rule for each
+/// product and each locale (a rule naming none has its bit in every row), so one AND per 64 rules
+/// leaves only the rules that can match, walked in order with integer compares and no ARC traffic.
+private struct RuleTable: Sendable {
+    let words: Int
+    /// Row `p` (0..<productCount) for numbered products, row `productCount` for any other product.
+    let productRows: [UInt64]
+    let localeRows: [UInt64]
+    let otherProductRow: Int
+    let otherLocaleRow: Int
+    let notBefore: [Int64]
+    let notAfter: [Int64]
+    /// -1 for a rule without a split.
+    let splitGroup: [Int]
+    let lowerBucket: [Int]
+    let upperBucket: [Int]
+
+    init(_ rules: [CompiledRule], productCount: Int, localeCount: Int) {
+        let words = (rules.count + 63) / 64
+        self.words = words
+        func rows(_ count: Int, _ ids: (CompiledRule) -> IdSet?) -> [UInt64] {
+            var bits = [UInt64](repeating: 0, count: (count + 1) * words)
+            for (index, rule) in rules.enumerated() {
+                let word = index / 64
+                let bit = UInt64(1) << UInt64(index % 64)
+                for row in ids(rule)?.members ?? Array(0...count) { bits[row * words + word] |= bit }
+            }
+            return bits
+        }
+        productRows = rows(productCount, \.products)
+        localeRows = rows(localeCount, \.locales)
+        otherProductRow = productCount
+        otherLocaleRow = localeCount
+        notBefore = rules.map { $0.notBefore ?? .min }
+        notAfter = rules.map { $0.notAfter ?? .max }
+        splitGroup = rules.map { $0.split == nil ? -1 : $0.splitGroup }
+        lowerBucket = rules.map { $0.split?.lowerBucket ?? 0 }
+        upperBucket = rules.map { $0.split?.upperBucket ?? 0 }
+    }
+
+    /// The same walk as the explained one, over only the rules whose product and locale match.
+    func firstAnswer(_ request: DecodedRealtimeRequestBody, locales: [String],
+                     compiled: CompiledSnapshot) -> (CompiledRule, CompiledRule.Answer)? {
+        let productRow = compiled.productIds[request.productId] ?? otherProductRow
+        let signedDate = request.signedDate
+        var buckets = [Int](repeating: -1, count: compiled.splitSalts.count)
+        for (pass, locale) in locales.enumerated() {
+            let localeRow = compiled.localeIds[locale] ?? otherLocaleRow
+            let hasPendingFallback = pass + 1 < locales.count
+            let found: (CompiledRule, CompiledRule.Answer)?? = productRows.withUnsafeBufferPointer { products in
+                localeRows.withUnsafeBufferPointer { localeBits in
+                    for word in 0..<words {
+                        var bits = products[productRow * words + word] & localeBits[localeRow * words + word]
+                        while bits != 0 {
+                            let index = word * 64 + bits.trailingZeroBitCount
+                            bits &= bits - 1
+                            guard notBefore[index] <= signedDate, signedDate < notAfter[index] else { continue }
+                            let group = splitGroup[index]
+                            if group >= 0 {
+                                if buckets[group] < 0 {
+                                    buckets[group] = TrafficBucket.bucket(salt: compiled.splitSalts[group],
+                                                                          originalTransactionId: request.originalTransactionId)
+                                }
+                                guard lowerBucket[index] <= buckets[group], buckets[group] < upperBucket[index] else { continue }
+                            }
+                            let rule = compiled.rules[index]
+                            switch rule.answer(locale: locale, fallbackPending: hasPendingFallback) {
+                            case .skip: continue
+                            case .deferToFallback: return .some(nil)
+                            case .answer(let answer): return (rule, answer)
+                            }
+                        }
+                    }
+                    return .some(nil)
+                }
+            }
+            if case .some(let answer?) = found { return answer }
+        }
+        return nil
+    }
+}
+
 /// A small set of numbers; most rules name a handful of products or locales, where a linear scan
 /// beats hashing.
 private struct IdSet: Sendable {
+    /// Ascending, without repeats.
+    let members: [Int]
     private let small: [Int]
     private let large: Set<Int>?
 
     init(_ ids: [Int]) {
         let unique = Array(Set(ids)).sorted()
+        members = unique
         small = unique.count <= 8 ? unique : []
         large = unique.count <= 8 ? nil : Set(unique)
     }
@@ -221,10 +296,16 @@ private struct EvaluationContext {
 private final class CompiledRule: Sendable {
     enum Answer {
         case none
-        /// Stop this pass and try the fallback locale.
-        case deferToFallback
         case body(RealtimeResponseBody)
         case promotionalOffer(messageIdentifier: String, offerIdentifier: String)
+    }
+
+    enum Outcome {
+        /// The rule does not answer; try the next.
+        case skip
+        /// Stop this pass and try the fallback locale.
+        case deferToFallback
+        case answer(Answer)
     }
 
     enum Response: Sendable {
@@ -274,14 +355,27 @@ private final class CompiledRule: Sendable {
         }
     }
 
-    /// The answer if this rule matches the request in the context's locale; records why when
-    /// `trace` is non-nil.
-    func evaluate(_ context: inout EvaluationContext, trace: inout [RuleTrace]?) -> Answer? {
+    /// What this rule answers in `locale` once its conditions hold.
+    func answer(locale: String, fallbackPending: Bool) -> Outcome {
+        switch response {
+        case .none:
+            // A `none` for every locale answers "everyone else"; a customer whose declared fallback
+            // locale is served is not everyone else, so the fallback pass decides first.
+            return locales == nil && fallbackPending ? .deferToFallback : .answer(.none)
+        case .fixed(let bodies):
+            return bodies[locale].map { .answer(.body($0)) } ?? .skip
+        case .promotionalOffer(let identifiers, let offerIdentifier):
+            return identifiers[locale].map { .answer(.promotionalOffer(messageIdentifier: $0, offerIdentifier: offerIdentifier)) } ?? .skip
+        }
+    }
+
+    /// Whether this rule answers the request in the context's locale, and why, into `trace`.
+    func evaluate(_ context: inout EvaluationContext, trace: inout [RuleTrace]?) -> Outcome {
         let request = context.request
         let locale = context.locale
-        func fail(_ reason: @autoclosure () -> String) -> Answer? {
+        func fail(_ reason: @autoclosure () -> String) -> Outcome {
             trace?.append(RuleTrace(ruleId: id, matched: false, reason: context.tracePrefix + reason()))
-            return nil
+            return .skip
         }
         if let products, !products.contains(context.product) {
             return fail("product \(request.productId) not in \(list(source.match.products))")
@@ -303,37 +397,28 @@ private final class CompiledRule: Sendable {
             }
             bucket = value
         }
-        let answer: Answer
-        switch response {
-        case .none:
-            // A `none` for every locale answers "everyone else"; a customer whose declared fallback
-            // locale is served is not everyone else, so the fallback pass decides first.
-            if locales == nil, let fallback = context.pendingFallback {
-                trace?.append(RuleTrace(ruleId: id, matched: false,
-                                        reason: context.tracePrefix + "answers none for any locale; trying the fallback locale \(fallback) first"))
-                return .deferToFallback
+        let outcome = answer(locale: locale, fallbackPending: context.pendingFallback != nil)
+        switch outcome {
+        case .skip:
+            return fail(missingIdentifier(locale))
+        case .deferToFallback:
+            trace?.append(RuleTrace(ruleId: id, matched: false, reason: context.tracePrefix
+                                    + "answers none for any locale; trying the fallback locale \(context.pendingFallback ?? "") first"))
+        case .answer:
+            if trace != nil {
+                var held = [products == nil ? "any product" : "product \(request.productId)",
+                            locales == nil ? "any locale (\(locale))" : "locale \(locale)"]
+                if notBefore != nil || notAfter != nil { held.append("signedDate \(timestamp(request.signedDate)) in window") }
+                if let bucket, let split {
+                    held.append("bucket \(bucket) in [\(split.lowerBucket), \(split.upperBucket)) of split '\(split.salt)'")
+                }
+                let what = source.response.message.map { "\(source.response.kind.rawValue) '\($0)'" }
+                    ?? source.response.kind.rawValue
+                trace?.append(RuleTrace(ruleId: id, matched: true,
+                                        reason: context.tracePrefix + held.joined(separator: ", ") + " → " + what))
             }
-            answer = .none
-        case .fixed(let bodies):
-            guard let body = bodies[locale] else { return fail(missingIdentifier(locale)) }
-            answer = .body(body)
-        case .promotionalOffer(let identifiers, let offerIdentifier):
-            guard let identifier = identifiers[locale] else { return fail(missingIdentifier(locale)) }
-            answer = .promotionalOffer(messageIdentifier: identifier, offerIdentifier: offerIdentifier)
         }
-        if trace != nil {
-            var held = [products == nil ? "any product" : "product \(request.productId)",
-                        locales == nil ? "any locale (\(locale))" : "locale \(locale)"]
-            if notBefore != nil || notAfter != nil { held.append("signedDate \(timestamp(request.signedDate)) in window") }
-            if let bucket, let split {
-                held.append("bucket \(bucket) in [\(split.lowerBucket), \(split.upperBucket)) of split '\(split.salt)'")
-            }
-            let what = source.response.message.map { "\(source.response.kind.rawValue) '\($0)'" }
-                ?? source.response.kind.rawValue
-            trace?.append(RuleTrace(ruleId: id, matched: true,
-                                    reason: context.tracePrefix + held.joined(separator: ", ") + " → " + what))
-        }
-        return answer
+        return outcome
     }
 
     private func missingIdentifier(_ locale: String) -> String {
