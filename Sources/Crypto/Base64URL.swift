@@ -7,7 +7,12 @@ public enum Base64URL {
     /// Decodes unpadded (or padded) base64url; nil for any character outside the alphabet or an
     /// impossible length.
     public static func decode(_ text: String) -> [UInt8]? {
-        Base64.decode(text, alphabet: Base64.urlAlphabet)
+        Base64.decode(Array(text.utf8), table: Base64.urlTable)
+    }
+
+    /// The same, over the bytes of the text (a part of a compact JWS, without copying it to a String).
+    public static func decode(_ bytes: ArraySlice<UInt8>) -> [UInt8]? {
+        Base64.decode(bytes, table: Base64.urlTable)
     }
 }
 
@@ -19,11 +24,20 @@ public enum Base64 {
 
     /// Decodes padded or unpadded standard base64; nil for anything else.
     public static func decode(_ text: String) -> [UInt8]? {
-        decode(text, alphabet: standardAlphabet)
+        decode(Array(text.utf8), table: standardTable)
     }
 
     static let standardAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     static let urlAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    static let standardTable = table(standardAlphabet)
+    static let urlTable = table(urlAlphabet)
+
+    /// Byte → 6-bit value, 0xff for bytes outside the alphabet.
+    private static func table(_ alphabet: [UInt8]) -> [UInt8] {
+        var table = [UInt8](repeating: 0xff, count: 256)
+        for (value, char) in alphabet.enumerated() { table[Int(char)] = UInt8(value) }
+        return table
+    }
 
     static func encode(_ bytes: [UInt8], alphabet: [UInt8], pad: Bool) -> String {
         var out = [UInt8]()
@@ -47,10 +61,8 @@ public enum Base64 {
         return String(decoding: out, as: UTF8.self)
     }
 
-    static func decode(_ text: String, alphabet: [UInt8]) -> [UInt8]? {
-        var table = [UInt8](repeating: 0xff, count: 256)
-        for (value, char) in alphabet.enumerated() { table[Int(char)] = UInt8(value) }
-        var chars = Array(text.utf8)
+    static func decode<Bytes: RandomAccessCollection>(_ text: Bytes, table: [UInt8]) -> [UInt8]? where Bytes.Element == UInt8 {
+        var chars = text[...]
         var padding = 0
         while chars.last == UInt8(ascii: "="), padding < 2 {
             chars.removeLast()

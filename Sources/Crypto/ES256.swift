@@ -81,7 +81,7 @@ public final class ES256PrivateKey: Sendable {
 
     /// Signs SHA-256 of `message`; returns the 64-byte `r || s` form that JWS uses.
     public func sign(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
-        var digest = SHA256Digest(message)
+        var digest = message.withUnsafeBytes { SHA256Digest($0) }
         var der = [UInt8](repeating: 0, count: 80)
         var length = der.count
         let signed = signing.withContext { ctx in
@@ -172,11 +172,17 @@ public final class ES256PublicKey: Sendable {
 
     /// True when `signature` is a valid 64-byte `r || s` ES256 signature of `message`.
     public func verify(signature: [UInt8], message: [UInt8]) -> Bool {
-        var digest = SHA256Digest(message)
+        var digest = message.withUnsafeBytes { SHA256Digest($0) }
         return verify(signature: signature, digest: &digest)
     }
 
-    func verify(signature: [UInt8], digest: inout SHA256Digest) -> Bool {
+    /// The same over part of a buffer, such as the signing input at the front of a compact JWS.
+    public func verify(signature: [UInt8], message: ArraySlice<UInt8>) -> Bool {
+        var digest = message.withUnsafeBytes { SHA256Digest($0) }
+        return verify(signature: signature, digest: &digest)
+    }
+
+    private func verify(signature: [UInt8], digest: inout SHA256Digest) -> Bool {
         guard signature.count == 64, let der = ECDSASignature.der(fromRaw: signature) else { return false }
         defer { ERR_clear_error() }
         let result = verifying.withContext { ctx in
@@ -293,13 +299,11 @@ final class PreparedContexts: Sendable {
 struct SHA256Digest {
     private var bytes: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
 
-    init(_ message: [UInt8]) {
+    init(_ message: UnsafeRawBufferPointer) {
         var length: UInt32 = 0
         let ok = withUnsafeMutableBytes(of: &bytes) { output in
-            message.withUnsafeBytes { input in
-                EVP_Digest(input.baseAddress, input.count, output.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                           &length, OpenSSLDigests.sha256, nil)
-            }
+            EVP_Digest(message.baseAddress, message.count, output.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                       &length, OpenSSLDigests.sha256, nil)
         }
         precondition(ok == 1 && length == 32, "SHA-256 failed: \(OpenSSL.takeError("unknown error"))")
     }

@@ -56,31 +56,27 @@ public struct SignedPayloadVerifier: Sendable {
 
     public func verify(signedPayload: String) throws(SignedPayloadError) -> DecodedRealtimeRequestBody {
         // Split by hand on the bytes: the header (the certificates, most of the bytes) is decoded
-        // only when its exact text is not already in the cache of verified chains.
+        // only when its exact bytes are not already in the cache of verified chains.
         let compact = Array(Self.trimmed(signedPayload).utf8)
-        let dots = compact.indices.filter { compact[$0] == UInt8(ascii: ".") }
-        guard dots.count == 2 else {
-            throw .malformed("a compact JWS has three dot-separated parts; this has \(dots.count + 1)")
+        let dot = UInt8(ascii: ".")
+        guard let first = compact.firstIndex(of: dot), let second = compact[(first + 1)...].firstIndex(of: dot),
+              !compact[(second + 1)...].contains(dot) else {
+            let dots = compact.reduce(0) { $1 == dot ? $0 + 1 : $0 }
+            throw .malformed("a compact JWS has three dot-separated parts; this has \(dots + 1)")
         }
-        let headerSegment = String(decoding: compact[..<dots[0]], as: UTF8.self)
-        guard let payloadJSON = Base64URL.decode(String(decoding: compact[(dots[0] + 1)..<dots[1]], as: UTF8.self)) else {
+        guard let payloadJSON = Base64URL.decode(compact[(first + 1)..<second]) else {
             throw .malformed("the JWS payload is not base64url")
         }
-        guard let signature = Base64URL.decode(String(decoding: compact[(dots[1] + 1)...], as: UTF8.self)) else {
+        guard let signature = Base64URL.decode(compact[(second + 1)...]) else {
             throw .malformed("the JWS signature is not base64url")
         }
         // The date to verify at comes from the payload before its signature is checked, as in Apple's
         // own libraries: a forged date cannot help, because the chain and signature must still verify.
-        let wire: WirePayload
-        do {
-            wire = try JSONDecoder().decode(WirePayload.self, from: Data(payloadJSON))
-        } catch {
-            throw .malformed("the payload is not a DecodedRealtimeRequestBody (\(error))")
-        }
+        let wire = try WirePayload.decode(payloadJSON)
         let current = now()
         let date = onlineChecks ? current : Date(timeIntervalSince1970: Double(wire.signedDate) / 1000)
-        let key = try leafKey(headerSegment: headerSegment, at: date, now: current)
-        guard key.verify(signature: signature, message: Array(compact[..<dots[1]])) else { throw .badSignature }
+        let key = try leafKey(headerSegment: compact[..<first], at: date, now: current)
+        guard key.verify(signature: signature, message: compact[..<second]) else { throw .badSignature }
 
         // Apple's libraries skip verification for these; a server must never answer them.
         guard wire.environment != "Xcode", wire.environment != "LocalTesting" else {
@@ -105,7 +101,7 @@ public struct SignedPayloadVerifier: Sendable {
 
     /// The leaf's key once the chain in the header has verified at `date`, from the cache when this
     /// exact header verified recently and `date` lies inside every certificate's validity window.
-    private func leafKey(headerSegment: String, at date: Date, now: Date) throws(SignedPayloadError) -> ES256PublicKey {
+    private func leafKey(headerSegment: ArraySlice<UInt8>, at date: Date, now: Date) throws(SignedPayloadError) -> ES256PublicKey {
         if let key = chainCache.key(for: headerSegment, at: date, now: now) { return key }
         guard let headerJSON = Base64URL.decode(headerSegment) else { throw .malformed("the JWS header is not base64url") }
         let header: JWSHeader
@@ -117,7 +113,6 @@ public struct SignedPayloadVerifier: Sendable {
         guard header.alg == "ES256" else { throw .unsupportedAlgorithm(header.alg) }
         guard let x5c = header.x5c else { throw .malformed("the JWS header has no x5c certificate chain") }
         guard x5c.count == 3 else { throw .wrongCertificateCount(x5c.count) }
-        let cacheKey = headerSegment
         var chain: [X509Certificate] = []
         for (index, encoded) in x5c.enumerated() {
             do {
@@ -145,7 +140,7 @@ public struct SignedPayloadVerifier: Sendable {
             throw .untrustedChain("x5c certificate 2 (\(chain[2].subject)) is not one of the supplied root certificates")
         }
         guard let key = chain[0].publicKey else { throw .badSignature }
-        chainCache.store(key, for: cacheKey, validFrom: chain.map(\.notBefore).max()!,
+        chainCache.store(key, for: headerSegment, validFrom: chain.map(\.notBefore).max()!,
                          validUntil: chain.map(\.notAfter).min()!, now: now)
         return key
     }
@@ -160,38 +155,78 @@ private struct WirePayload: Decodable {
     var requestIdentifier: String
     var environment: String
     var signedDate: Int64
+
+    /// Apple's payload is flat strings and integers, read by a strict scanner; any other shape goes
+    /// to `JSONDecoder`, which decides (and words the error) exactly as before.
+    static func decode(_ json: [UInt8]) throws(SignedPayloadError) -> WirePayload {
+        if let object = FlatJSONObject(json), let payload = WirePayload(object) { return payload }
+        do {
+            return try JSONDecoder().decode(WirePayload.self, from: Data(json))
+        } catch {
+            throw .malformed("the payload is not a DecodedRealtimeRequestBody (\(error))")
+        }
+    }
+
+    private init?(_ object: FlatJSONObject) {
+        guard let originalTransactionId = object.string("originalTransactionId"), let productId = object.string("productId"),
+              let userLocale = object.string("userLocale"), let requestIdentifier = object.string("requestIdentifier"),
+              let environment = object.string("environment"), let signedDate = object.integer("signedDate") else { return nil }
+        if object["appAppleId"] != nil {
+            guard let appAppleId = object.integer("appAppleId") else { return nil }
+            self.appAppleId = appAppleId
+        }
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.userLocale = userLocale
+        self.requestIdentifier = requestIdentifier
+        self.environment = environment
+        self.signedDate = signedDate
+    }
 }
 
-/// Recently verified chains, keyed by the exact JWS header text that carried them, bounded in count and age.
+/// Recently verified chains, keyed by the exact bytes of the JWS header that carried them, bounded
+/// in count and age. A few entries at most, so a scan comparing lengths then bytes beats hashing 4 KB.
 private final class VerifiedChainCache: Sendable {
-    struct Entry {
+    struct Entry: Sendable {
+        var header: [UInt8]
         var key: ES256PublicKey
         var validFrom: Date
         var validUntil: Date
         var verifiedAt: Date
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = Mutex<[Entry]>([])
     private let hitCount = Atomic<Int>(0)
 
     var hits: Int { hitCount.load(ordering: .relaxed) }
 
-    func key(for chain: String, at date: Date, now: Date) -> ES256PublicKey? {
-        let entry = entries.withLock { $0[chain] }
-        guard let entry, now.timeIntervalSince(entry.verifiedAt) < SignedPayloadVerifier.chainCacheLifetime,
+    func key(for header: ArraySlice<UInt8>, at date: Date, now: Date) -> ES256PublicKey? {
+        // Copied out (a reference count) so the comparison runs outside the lock.
+        let entries = entries.withLock { $0 }
+        guard let entry = entries.first(where: { Self.same($0.header, header) }),
+              now.timeIntervalSince(entry.verifiedAt) < SignedPayloadVerifier.chainCacheLifetime,
               entry.validFrom <= date, date <= entry.validUntil else { return nil }
         hitCount.add(1, ordering: .relaxed)
         return entry.key
     }
 
-    func store(_ key: ES256PublicKey, for chain: String, validFrom: Date, validUntil: Date, now: Date) {
+    func store(_ key: ES256PublicKey, for header: ArraySlice<UInt8>, validFrom: Date, validUntil: Date, now: Date) {
+        let entry = Entry(header: Array(header), key: key, validFrom: validFrom, validUntil: validUntil, verifiedAt: now)
         entries.withLock { entries in
-            entries = entries.filter { now.timeIntervalSince($0.value.verifiedAt) < SignedPayloadVerifier.chainCacheLifetime }
-            if entries.count >= SignedPayloadVerifier.chainCacheCapacity,
-               let oldest = entries.min(by: { $0.value.verifiedAt < $1.value.verifiedAt }) {
-                entries[oldest.key] = nil
+            entries.removeAll {
+                now.timeIntervalSince($0.verifiedAt) >= SignedPayloadVerifier.chainCacheLifetime || Self.same($0.header, header)
             }
-            entries[chain] = Entry(key: key, validFrom: validFrom, validUntil: validUntil, verifiedAt: now)
+            if entries.count >= SignedPayloadVerifier.chainCacheCapacity,
+               let oldest = entries.indices.min(by: { entries[$0].verifiedAt < entries[$1].verifiedAt }) {
+                entries.remove(at: oldest)
+            }
+            entries.append(entry)
         }
+    }
+
+    private static func same(_ stored: [UInt8], _ header: ArraySlice<UInt8>) -> Bool {
+        guard stored.count == header.count else { return false }
+        guard !stored.isEmpty else { return true }
+        return stored.withUnsafeBytes { a in header.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
     }
 }

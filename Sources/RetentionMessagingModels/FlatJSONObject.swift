@@ -1,0 +1,104 @@
+/// A strict reader for the one shape the realtime path reads on every request: a JSON object whose
+/// values are plain ASCII strings (no escapes) or integers. Anything else (escapes, other bytes,
+/// nesting, fractions, `null`, a repeated key, trailing bytes) gives nil, and the caller falls back to
+/// `JSONDecoder`, so this only decides faster what `JSONDecoder` would decide, never differently.
+public struct FlatJSONObject {
+    public enum Value: Equatable {
+        case string(String)
+        case integer(Int64)
+    }
+
+    /// Keys and values in the order written.
+    public private(set) var fields: [(key: String, value: Value)] = []
+
+    public init?<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+        let parsed = bytes.withContiguousStorageIfAvailable(Self.parse) ?? Array(bytes).withUnsafeBufferPointer(Self.parse)
+        guard let parsed else { return nil }
+        fields = parsed
+    }
+
+    public subscript(key: String) -> Value? {
+        fields.first { $0.key == key }?.value
+    }
+
+    public func string(_ key: String) -> String? {
+        if case .string(let text)? = self[key] { return text }
+        return nil
+    }
+
+    public func integer(_ key: String) -> Int64? {
+        if case .integer(let number)? = self[key] { return number }
+        return nil
+    }
+
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> [(key: String, value: Value)]? {
+        var index = 0
+        func skipSpace() {
+            while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0A || bytes[index] == 0x0D {
+                index += 1
+            }
+        }
+        func take(_ byte: UInt8) -> Bool {
+            skipSpace()
+            guard index < bytes.count, bytes[index] == byte else { return false }
+            index += 1
+            return true
+        }
+        func string() -> String? {
+            guard take(UInt8(ascii: "\"")) else { return nil }
+            let start = index
+            while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+                // Printable ASCII but the backslash; escapes and other bytes are left to JSONDecoder.
+                guard bytes[index] >= 0x20, bytes[index] < 0x7F, bytes[index] != UInt8(ascii: "\\") else { return nil }
+                index += 1
+            }
+            guard index < bytes.count else { return nil }
+            index += 1
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<(index - 1)]), as: UTF8.self)
+        }
+        func integer() -> Int64? {
+            let negative = index < bytes.count && bytes[index] == UInt8(ascii: "-")
+            if negative { index += 1 }
+            let start = index
+            var magnitude: UInt64 = 0
+            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+                let (times, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = times.addingReportingOverflow(UInt64(bytes[index] - UInt8(ascii: "0")))
+                guard !overflow1, !overflow2 else { return nil }
+                magnitude = sum
+                index += 1
+            }
+            let digits = index - start
+            // JSON has no leading zeros; a fraction or exponent is not an integer here.
+            guard digits > 0, digits == 1 || bytes[start] != UInt8(ascii: "0") else { return nil }
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") || bytes[index] == UInt8(ascii: "e")
+                || bytes[index] == UInt8(ascii: "E") { return nil }
+            if negative {
+                guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
+                return magnitude == UInt64(Int64.max) + 1 ? .min : -Int64(magnitude)
+            }
+            guard magnitude <= UInt64(Int64.max) else { return nil }
+            return Int64(magnitude)
+        }
+
+        guard take(UInt8(ascii: "{")) else { return nil }
+        var fields: [(key: String, value: Value)] = []
+        if !take(UInt8(ascii: "}")) {
+            repeat {
+                guard let key = string(), take(UInt8(ascii: ":")), !fields.contains(where: { $0.key == key }) else { return nil }
+                skipSpace()
+                guard index < bytes.count else { return nil }
+                if bytes[index] == UInt8(ascii: "\"") {
+                    guard let text = string() else { return nil }
+                    fields.append((key, .string(text)))
+                } else {
+                    guard let number = integer() else { return nil }
+                    fields.append((key, .integer(number)))
+                }
+            } while take(UInt8(ascii: ","))
+            guard take(UInt8(ascii: "}")) else { return nil }
+        }
+        skipSpace()
+        return index == bytes.count ? fields : nil
+    }
+}
