@@ -121,49 +121,45 @@ public final class RealtimeService: Sendable {
         var signedPayload: String
     }
 
+    /// The body's `signedPayload`: Apple's one-field body is read by a strict scanner, and anything
+    /// else by `JSONDecoder`, which accepts and refuses exactly what it always did.
+    static func signedPayload(in body: Data) -> String? {
+        if let object = FlatJSONObject(body), let payload = object.string("signedPayload") { return payload }
+        return (try? JSONDecoder().decode(RequestBody.self, from: body))?.signedPayload
+    }
+
     private func realtime(_ request: HTTPServerRequest, state: EndpointState, started: ContinuousClock.Instant) -> HTTPResponse {
         let environment = state.endpoint.environment.rawValue
-        var fields: [String: LogValue] = ["environment": .text(environment), "path": .text(state.endpoint.path)]
-        func finish(_ outcome: String, _ response: HTTPResponse) -> HTTPResponse {
-            let elapsed = ContinuousClock.now - started
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            metrics.request(environment: environment, outcome: outcome, seconds: seconds)
-            fields["outcome"] = .text(outcome)
-            fields["status"] = .integer(Int64(response.status))
-            fields["latencyMs"] = .number((seconds * 1e6).rounded() / 1000)
-            fields["time"] = .text(timestamp(Date()))
-            log.write(fields)
-            return response
-        }
-        guard let body = try? JSONDecoder().decode(RequestBody.self, from: request.body) else {
-            return finish("bad_request", HTTPResponse(status: 400))
+        var entry = RequestLogEntry(environment: environment, path: state.endpoint.path)
+        guard let signedPayload = Self.signedPayload(in: request.body) else {
+            return finish("bad_request", HTTPResponse(status: 400), entry: &entry, started: started)
         }
         let decoded: DecodedRealtimeRequestBody
         do {
-            decoded = try state.verifier.verify(signedPayload: body.signedPayload)
+            decoded = try state.verifier.verify(signedPayload: signedPayload)
         } catch {
             metrics.verificationFailure(environment: environment, reason: error.reason)
-            fields["reason"] = .text(error.reason)
-            return finish("unauthorized", HTTPResponse(status: 401))
+            entry.reason = error.reason
+            return finish("unauthorized", HTTPResponse(status: 401), entry: &entry, started: started)
         }
-        fields["requestIdentifier"] = .text(decoded.requestIdentifier)
-        fields["productId"] = .text(decoded.productId)
-        fields["userLocale"] = .text(decoded.userLocale)
-        fields["transaction"] = .text(log.transactionHash(decoded.originalTransactionId))
+        entry.requestIdentifier = decoded.requestIdentifier
+        entry.productId = decoded.productId
+        entry.userLocale = decoded.userLocale
+        entry.transaction = log.transactionHash(decoded.originalTransactionId)
         guard let serving = state.current else {
-            return finish("not_ready", Self.empty)
+            return finish("not_ready", Self.empty, entry: &entry, started: started)
         }
-        fields["snapshot"] = .text(serving.snapshot.digest)
+        entry.snapshot = serving.snapshot.digest
         let decision: Decision
         do {
             decision = try serving.engine.decide(decoded)
         } catch {
             // Apple counts any non-2xx as a failure; `{}` lets it show the default message instead.
-            return finish("internal_error", Self.empty)
+            return finish("internal_error", Self.empty, entry: &entry, started: started)
         }
         switch decision {
         case .noAnswer:
-            return finish("no_answer", Self.empty)
+            return finish("no_answer", Self.empty, entry: &entry, started: started)
         case .respond(let answer, let ruleId):
             let kind: String
             let messageIdentifier: String
@@ -174,18 +170,32 @@ public final class RealtimeService: Sendable {
             } else if let offer = answer.promotionalOffer {
                 (kind, messageIdentifier) = ("promotionalOffer", offer.messageIdentifier)
             } else {
-                return finish("no_answer", Self.empty)
+                return finish("no_answer", Self.empty, entry: &entry, started: started)
             }
-            guard let encoded = try? CanonicalJSON.encode(answer) else { return finish("internal_error", Self.empty) }
-            fields["rule"] = .text(ruleId)
-            fields["kind"] = .text(kind)
-            fields["messageIdentifier"] = .text(messageIdentifier)
+            entry.rule = ruleId
+            entry.kind = kind
+            entry.messageIdentifier = messageIdentifier
             if let split = serving.rules[ruleId]?.match.split {
-                fields["splitGroup"] = .text("\(split.lowerBucket)-\(split.upperBucket)")
+                entry.splitGroup = "\(split.lowerBucket)-\(split.upperBucket)"
             }
             metrics.decision(environment: environment, rule: ruleId, kind: kind)
-            return finish("answered", HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: encoded))
+            return finish("answered", HTTPResponse(status: 200, headers: [("Content-Type", "application/json")],
+                                                   body: Data(answer.canonicalJSON)), entry: &entry, started: started)
         }
+    }
+
+    /// Counts the request, writes its log line and hands the response back.
+    private func finish(_ outcome: String, _ response: HTTPResponse, entry: inout RequestLogEntry,
+                        started: ContinuousClock.Instant) -> HTTPResponse {
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        metrics.request(environment: entry.environment, outcome: outcome, seconds: seconds)
+        entry.outcome = outcome
+        entry.status = response.status
+        entry.latencyMs = (seconds * 1e6).rounded() / 1000
+        entry.time = timestamp(Date())
+        log.write(entry)
+        return response
     }
 
     private func text(_ status: Int, _ body: String) -> HTTPResponse {

@@ -11,3 +11,36 @@ public struct RealtimeResponseBody: Codable, Sendable, Hashable {
         self.promotionalOffer = promotionalOffer
     }
 }
+
+extension RealtimeResponseBody {
+    /// Exactly the bytes `CanonicalJSON.encode(self)` gives (sorted keys, absent members omitted,
+    /// JSONEncoder's escaping), written directly because every realtime answer is encoded.
+    public var canonicalJSON: [UInt8] {
+        var writer = CanonicalJSONWriter()
+        writer.object { object in
+            if let alternateProduct {
+                object.member("alternateProduct") { inner in
+                    inner.object { fields in
+                        if let plan = alternateProduct.billingPlanType { fields.member("billingPlanType", string: plan.rawValue) }
+                        fields.member("messageIdentifier", string: alternateProduct.messageIdentifier)
+                        fields.member("productId", string: alternateProduct.productId)
+                    }
+                }
+            }
+            if let message {
+                object.member("message") { inner in
+                    inner.object { $0.member("messageIdentifier", string: message.messageIdentifier) }
+                }
+            }
+            if let promotionalOffer {
+                object.member("promotionalOffer") { inner in
+                    inner.object { fields in
+                        fields.member("messageIdentifier", string: promotionalOffer.messageIdentifier)
+                        fields.member("promotionalOfferSignatureV2", string: promotionalOffer.promotionalOfferSignatureV2)
+                    }
+                }
+            }
+        }
+        return writer.bytes
+    }
+}

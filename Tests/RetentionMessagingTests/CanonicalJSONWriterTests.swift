@@ -1,0 +1,80 @@
+import Foundation
+import RetentionMessagingModels
+import Testing
+
+@Suite("Realtime JSON written by hand matches Foundation")
+struct CanonicalJSONWriterTests {
+    static let tricky: [String] = {
+        var controls = ""
+        for value in 0..<0x20 { controls.unicodeScalars.append(Unicode.Scalar(value)!) }
+        return ["", "00000000-0000-5000-8000-000000000001", controls, "quote \" backslash \\ slash / end",
+                "\u{7F} é ü 😀 \u{2028}\u{2029} \u{FFFE}", "<script>&'", "eyJhbGciOiJFUzI1NiJ9.e30.sig_-", "\\u0000"]
+    }()
+
+    @Test("every answer kind, with quotes, control characters and non-ASCII text, has CanonicalJSON's exact bytes")
+    func answersMatchCanonicalJSON() throws {
+        var bodies: [RealtimeResponseBody] = [RealtimeResponseBody()]
+        for text in Self.tricky {
+            bodies.append(RealtimeResponseBody(message: RealtimeMessage(messageIdentifier: text)))
+            bodies.append(RealtimeResponseBody(alternateProduct: AlternateProduct(messageIdentifier: text, productId: text,
+                                                                                  billingPlanType: .monthly)))
+            bodies.append(RealtimeResponseBody(alternateProduct: AlternateProduct(messageIdentifier: "m", productId: text)))
+            bodies.append(RealtimeResponseBody(alternateProduct: AlternateProduct(messageIdentifier: "m", productId: "p",
+                                                                                  billingPlanType: BillingPlanType(rawValue: text))))
+            bodies.append(RealtimeResponseBody(promotionalOffer: PromotionalOffer(messageIdentifier: text,
+                                                                                  promotionalOfferSignatureV2: text)))
+        }
+        // Not what the server sends, but the bytes must still agree.
+        bodies.append(RealtimeResponseBody(message: RealtimeMessage(messageIdentifier: "a"),
+                                           alternateProduct: AlternateProduct(messageIdentifier: "b", productId: "c"),
+                                           promotionalOffer: PromotionalOffer(messageIdentifier: "d", promotionalOfferSignatureV2: "e")))
+        for body in bodies {
+            let expected = try CanonicalJSON.encode(body)
+            #expect(body.canonicalJSON == Array(expected), "\(String(decoding: expected, as: UTF8.self))")
+        }
+    }
+
+    /// A value as JSONDecoder reads a flat object's member.
+    enum Flat: Decodable, Equatable {
+        case string(String)
+        case integer(Int64)
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let text = try? container.decode(String.self) {
+                self = .string(text)
+            } else {
+                self = .integer(try container.decode(Int64.self))
+            }
+        }
+    }
+
+    @Test("the flat-object scanner reads what JSONDecoder reads, and declines everything else")
+    func flatObjectsAgreeWithJSONDecoder() throws {
+        let accepted = [
+            #"{}"#, #"{"signedPayload":"a.b.c"}"#, " {\n\t\"a\" : \"x\" ,\r\n \"b\":-12 } ",
+            #"{"signedDate":1780000000000,"appAppleId":1234567890,"environment":"Production"}"#,
+            #"{"n":0,"m":-0,"max":9223372036854775807,"min":-9223372036854775808}"#,
+            #"{"a":"~!@#$%^&*()_+`-={}|[]:;'<>?,./ "}"#,
+        ]
+        for text in accepted {
+            let object = try #require(FlatJSONObject(Array(text.utf8)), "\(text)")
+            let decoded = try JSONDecoder().decode([String: Flat].self, from: Data(text.utf8))
+            #expect(object.fields.count == decoded.count, "\(text)")
+            for (key, value) in object.fields {
+                switch value {
+                case .string(let string): #expect(decoded[key] == .string(string), "\(text)")
+                case .integer(let integer): #expect(decoded[key] == .integer(integer), "\(text)")
+                }
+            }
+        }
+        let declined = [
+            "", " ", "{", "}", "[]", #"{"a":"x",}"#, #"{"a":"x"} x"#, #"{"a":"x"}{}"#, #"{"a":"\/"}"#, #"{"a\u0041":"x"}"#,
+            #"{"a":"é"}"#, "{\"a\":\"\u{7F}\"}", "{\"a\":\"tab\there\"}", #"{"a":1.5}"#, #"{"a":1e3}"#, #"{"a":01}"#, #"{"a":-}"#,
+            #"{"a":9223372036854775808}"#, #"{"a":-9223372036854775809}"#, #"{"a":true}"#, #"{"a":null}"#, #"{"a":{}}"#,
+            #"{"a":[]}"#, #"{"a":"x","a":"y"}"#, #"{"a" "x"}"#, #"{a:"x"}"#, #"{"a":"x""#, #"{"a":"unterminated}"#,
+        ]
+        for text in declined {
+            #expect(FlatJSONObject(Array(text.utf8)) == nil, "\(text)")
+        }
+    }
+}
