@@ -6,7 +6,12 @@ public enum JWS {
     /// Signs `b64url(header).b64url(payload)` and returns the three-part compact form. The caller
     /// supplies the exact JSON bytes so the output is reproducible (use CanonicalJSON).
     public static func sign(headerJSON: [UInt8], payloadJSON: [UInt8], key: ES256PrivateKey) throws(CryptoError) -> String {
-        let signingInput = Base64URL.encode(headerJSON) + "." + Base64URL.encode(payloadJSON)
+        try sign(encodedHeader: Base64URL.encode(headerJSON), payloadJSON: payloadJSON, key: key)
+    }
+
+    /// The same with the header already in base64url, for a signer whose header never changes.
+    public static func sign(encodedHeader: String, payloadJSON: [UInt8], key: ES256PrivateKey) throws(CryptoError) -> String {
+        let signingInput = encodedHeader + "." + Base64URL.encode(payloadJSON)
         let signature = try key.sign(Array(signingInput.utf8))
         return signingInput + "." + Base64URL.encode(signature)
     }

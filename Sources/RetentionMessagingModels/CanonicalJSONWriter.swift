@@ -29,6 +29,10 @@ public struct CanonicalJSONWriter {
         member(key) { $0.string(value) }
     }
 
+    public mutating func member(_ key: String, integer value: Int64) {
+        member(key) { $0.bytes.append(contentsOf: String(value).utf8) }
+    }
+
     /// A string with JSONEncoder's escaping: `"` and `\`, the short forms `\b \t \n \f \r`, other
     /// control characters as `\u00xx` in lowercase hex, everything else (slashes too) as it is.
     public mutating func string(_ text: String) {

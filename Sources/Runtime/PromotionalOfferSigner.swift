@@ -10,6 +10,8 @@ public struct PromotionalOfferSigner: Sendable {
     public let bundleId: String
     private let privateKey: ES256PrivateKey
     private let clock: @Sendable () -> Date
+    /// The header never changes, so its base64url form is made once.
+    private let encodedHeader: String
 
     public init(keyId: String, issuerId: String, bundleId: String, privateKey: ES256PrivateKey,
                 clock: @escaping @Sendable () -> Date = Date.init) {
@@ -18,28 +20,27 @@ public struct PromotionalOfferSigner: Sendable {
         self.bundleId = bundleId
         self.privateKey = privateKey
         self.clock = clock
+        var header = CanonicalJSONWriter()
+        header.object { fields in
+            fields.member("alg", string: "ES256")
+            fields.member("kid", string: keyId)
+            fields.member("typ", string: "JWT")
+        }
+        encodedHeader = Base64URL.encode(header.bytes)
     }
 
     /// A promotionalOfferSignatureV2 JWS with a fresh nonce; `transactionId` is the realtime
     /// request's `originalTransactionId`.
     public func sign(productId: String, offerIdentifier: String, transactionId: String) throws -> String {
-        let header = Header(alg: "ES256", kid: keyId, typ: "JWT")
         let claims = Claims(
             iss: issuerId, iat: Int64(clock().timeIntervalSince1970.rounded(.down)), aud: "promotional-offer",
             bid: bundleId, nonce: UUID().uuidString.lowercased(), productId: productId,
             offerIdentifier: offerIdentifier, transactionId: transactionId)
-        return try JWS.sign(headerJSON: Array(try CanonicalJSON.encode(header)),
-                            payloadJSON: Array(try CanonicalJSON.encode(claims)), key: privateKey)
-    }
-
-    private struct Header: Encodable {
-        var alg: String
-        var kid: String
-        var typ: String
+        return try JWS.sign(encodedHeader: encodedHeader, payloadJSON: claims.canonicalJSON, key: privateKey)
     }
 
     /// Exactly the claims Apple's specification lists, nothing else (no `exp`: Apple derives it from `iat`).
-    private struct Claims: Encodable {
+    struct Claims: Encodable {
         var iss: String
         var iat: Int64
         var aud: String
@@ -48,5 +49,21 @@ public struct PromotionalOfferSigner: Sendable {
         var productId: String
         var offerIdentifier: String
         var transactionId: String
+
+        /// `CanonicalJSON.encode(self)`, written directly since every offer answer signs one.
+        var canonicalJSON: [UInt8] {
+            var writer = CanonicalJSONWriter(capacity: 320)
+            writer.object { fields in
+                fields.member("aud", string: aud)
+                fields.member("bid", string: bid)
+                fields.member("iat", integer: iat)
+                fields.member("iss", string: iss)
+                fields.member("nonce", string: nonce)
+                fields.member("offerIdentifier", string: offerIdentifier)
+                fields.member("productId", string: productId)
+                fields.member("transactionId", string: transactionId)
+            }
+            return writer.bytes
+        }
     }
 }

@@ -7,7 +7,12 @@ public enum TrafficBucket {
     /// Stable bucket in 0..<10000: first 8 bytes of SHA-256("\(salt):\(originalTransactionId)") as a
     /// big-endian UInt64, mod 10000.
     public static func bucket(salt: String, originalTransactionId: String) -> Int {
-        let hash = Digest.sha256(Array("\(salt):\(originalTransactionId)".utf8))
+        var input: [UInt8] = []
+        input.reserveCapacity(salt.utf8.count + 1 + originalTransactionId.utf8.count)
+        input.append(contentsOf: salt.utf8)
+        input.append(UInt8(ascii: ":"))
+        input.append(contentsOf: originalTransactionId.utf8)
+        let hash = Digest.sha256(input)
         var value: UInt64 = 0
         for byte in hash.prefix(8) { value = value << 8 | UInt64(byte) }
         // 2^64 is so much larger than 10,000 that the modulo bias is below one part in 10^15.
