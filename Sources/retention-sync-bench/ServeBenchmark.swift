@@ -125,7 +125,7 @@ private func componentCosts(chain: AppleStyleSigningChain, snapshot: URL) throws
     }
     print("serve: one request's steps in this process (mean of 2,000)")
     try measure("decode the body (JSONDecoder)") { _ = try JSONDecoder().decode(Body.self, from: body) }
-    measure("read the body (FlatJSONObject, as serve does)") { _ = FlatJSONObject(body)?.string("signedPayload") }
+    measure("read the body (scanner, as serve does)") { _ = FlatJSONObject(body)?.string("signedPayload") }
     try measure("JWS.decode") { _ = try JWS.decode(signed) }
     try measure("verify (chain cached, one ES256 check)") { _ = try verifier.verify(signedPayload: signed) }
     let parts = signed.split(separator: ".")
@@ -138,7 +138,7 @@ private func componentCosts(chain: AppleStyleSigningChain, snapshot: URL) throws
     try measure("decide (1,000 rules)") { _ = try engine.decide(request) }
     let answer = RealtimeResponseBody(message: RealtimeMessage(messageIdentifier: "00000000-0000-5000-8000-000000000001"))
     try measure("encode the answer (CanonicalJSON)") { _ = try CanonicalJSON.encode(answer) }
-    measure("write the answer (canonicalJSON, as serve does)") { _ = answer.canonicalJSON }
+    measure("write the answer (direct, as serve does)") { _ = answer.canonicalJSON }
     measure("whole request without sockets (handle)") { _ = service.handle(httpRequest) }
 }
 
