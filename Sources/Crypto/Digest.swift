@@ -10,6 +10,13 @@ public enum Digest {
         digest(bytes, OpenSSLDigests.sha256)
     }
 
+    /// The first 8 bytes of SHA-256 as a big-endian integer, without allocating: traffic splits
+    /// hash one short string per split group on every realtime request.
+    public static func sha256Prefix64(_ bytes: [UInt8]) -> UInt64 {
+        var digest = bytes.withUnsafeBytes { SHA256Digest($0) }
+        return digest.withBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+    }
+
     /// SHA-256 as lowercase hexadecimal, the form digests take in snapshots and identities.
     public static func sha256Hex(_ bytes: [UInt8]) -> String {
         sha256(bytes).hexString

@@ -12,9 +12,7 @@ public enum TrafficBucket {
         input.append(contentsOf: salt.utf8)
         input.append(UInt8(ascii: ":"))
         input.append(contentsOf: originalTransactionId.utf8)
-        let hash = Digest.sha256(input)
-        var value: UInt64 = 0
-        for byte in hash.prefix(8) { value = value << 8 | UInt64(byte) }
+        let value = Digest.sha256Prefix64(input)
         // 2^64 is so much larger than 10,000 that the modulo bias is below one part in 10^15.
         return Int(value % UInt64(SnapshotSplit.bucketCount))
     }
