@@ -66,6 +66,8 @@ public final class DecisionEngine: Sendable {
         var locales = [request.userLocale]
         if let fallback = compiled.fallback(for: request.userLocale) { locales.append(fallback) }
 
+        // Explaining walks every rule to say why each did not answer; deciding walks the indexed
+        // table, which a property test holds to the same decisions.
         let found = trace == nil ? compiled.table.firstAnswer(request, locales: locales, compiled: compiled)
                                  : compiled.firstAnswerExplained(request, locales: locales, trace: &trace)
         if let (rule, answer) = found {
