@@ -72,7 +72,12 @@ final class HTTPEventLoop: @unchecked Sendable {
                 return
             }
             if phase == .draining {
-                for connection in Array(connections.values) where connection.isIdle { shut(connection) }
+                // Bytes already waiting in a socket are a request in flight: read them first, so
+                // only connections with nothing sent are closed as idle.
+                for connection in Array(connections.values) where connection.isIdle {
+                    service(connection)
+                    if connection.isIdle { shut(connection) }
+                }
             }
             let count = events.withUnsafeMutableBufferPointer { epoll_wait(epoll, $0.baseAddress, Int32($0.count), 250) }
             for index in 0..<max(Int(count), 0) {

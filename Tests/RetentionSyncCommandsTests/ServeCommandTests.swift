@@ -107,8 +107,9 @@ struct ServeCommandTests {
         let half = body.count / 2
         let connection = try LoopbackConnection(port: UInt16(port), timeout: 20)
         connection.send(Array(head.utf8) + Array(body.prefix(half)))
-        // Give the server the first half before the signal, so the request is surely in flight.
-        try await Task.sleep(for: .milliseconds(200))
+        // Give the server the first half before the signal, so the request is surely in flight
+        // (the wait is generous: on a loaded machine the server may be slow to accept).
+        try await Task.sleep(for: .milliseconds(500))
         kill(child.process.processIdentifier, SIGTERM)
         try await Task.sleep(for: .milliseconds(200))
         connection.send(Array(body.dropFirst(half)))
