@@ -241,7 +241,7 @@ final class ServerCore: @unchecked Sendable {
     }
 
     private func configure(_ connection: Int32) {
-        SocketPlatform.configureAccepted(connection)
+        SocketPlatform.configureConnection(connection)
         var timeout = timeval(seconds: configuration.writeTimeout)
         _ = setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }

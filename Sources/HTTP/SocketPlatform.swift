@@ -26,7 +26,7 @@ public enum SocketPlatform {
     }
 
     /// Sends without raising SIGPIPE when the peer has gone: a flag per call on Linux, a socket
-    /// option (set by `configureAccepted`) on Darwin.
+    /// option (set by `configureConnection`) on Darwin.
     public static func send(_ descriptor: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int {
         #if canImport(Glibc)
         return Glibc.send(descriptor, bytes, count, Int32(MSG_NOSIGNAL))
@@ -35,8 +35,8 @@ public enum SocketPlatform {
         #endif
     }
 
-    /// What every accepted connection gets: close-on-exec, no Nagle delay, no SIGPIPE.
-    public static func configureAccepted(_ descriptor: Int32) {
+    /// What every connected socket gets: close-on-exec, no Nagle delay, no SIGPIPE.
+    public static func configureConnection(_ descriptor: Int32) {
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         var on: Int32 = 1
         _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))

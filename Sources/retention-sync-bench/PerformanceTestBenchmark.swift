@@ -7,6 +7,8 @@ import RetentionMessagingModels
 import Runtime
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// `retention-sync-bench performance-test [--requests N] [--concurrency C]`: the emulator's sandbox

@@ -6,7 +6,14 @@ import RealtimeServer
 import HTTP
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
+
+/// `close(2)`, which the connection type's own `close()` hides.
+private func closeDescriptor(_ descriptor: Int32) {
+    _ = close(descriptor)
+}
 
 /// `retention-sync serve` in its own process on a free loopback port, with a 1,000-rule snapshot,
 /// driven by a keep-alive load generator in this process at several concurrency levels. Every
@@ -130,7 +137,7 @@ private func componentCosts(chain: AppleStyleSigningChain, snapshot: URL) throws
     try measure("verify (chain cached, one ES256 check)") { _ = try verifier.verify(signedPayload: signed) }
     let parts = signed.split(separator: ".")
     let signingInput = Array("\(parts[0]).\(parts[1])".utf8)
-    let signature = try Base64URL.decode(String(parts[2])).map { $0 } ?? []
+    let signature = Base64URL.decode(String(parts[2])).map { $0 } ?? []
     let leafKey = chain.leaf.publicKey!
     measure("ES256 signature check alone") { _ = leafKey.verify(signature: signature, message: signingInput) }
     let offerKey = ES256PrivateKey.generate()
@@ -246,7 +253,7 @@ private struct LoadConnection {
     private let buffer: UnsafeMutableRawBufferPointer
 
     init?(port: UInt16) {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = SocketPlatform.streamSocket(family: AF_INET)
         self.descriptor = descriptor
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -256,23 +263,22 @@ private struct LoadConnection {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else {
-            Glibc.close(descriptor)
+            closeDescriptor(descriptor)
             return nil
         }
-        var on: Int32 = 1
-        _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        SocketPlatform.configureConnection(descriptor)
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         buffer = .allocate(byteCount: 16 * 1024, alignment: 1)
     }
 
     func close() {
-        Glibc.close(descriptor)
+        closeDescriptor(descriptor)
         buffer.deallocate()
     }
 
     func exchange(_ request: [UInt8]) -> Bool {
-        let sent = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        let sent = request.withUnsafeBytes { SocketPlatform.send(descriptor, $0.baseAddress, $0.count) }
         guard sent == request.count else { return false }
         var filled = 0
         while true {
