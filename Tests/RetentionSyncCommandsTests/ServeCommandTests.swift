@@ -106,14 +106,19 @@ struct ServeCommandTests {
         let head = "POST \(url.path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.count)\r\n\r\n"
         let half = body.count / 2
         let connection = try LoopbackConnection(port: UInt16(port), timeout: 20)
-        connection.send(Array(head.utf8) + Array(body.prefix(half)))
-        // Give the server the first half before the signal, so the request is surely in flight
-        // (the wait is generous: on a loaded machine the server may be slow to accept).
-        try await Task.sleep(for: .milliseconds(500))
-        kill(child.process.processIdentifier, SIGTERM)
-        try await Task.sleep(for: .milliseconds(200))
-        connection.send(Array(body.dropFirst(half)))
-        let answer = try await onThread { connection.readToEnd() }
+        let pid = child.process.processIdentifier
+        // On a thread of its own: with the whole suite running, Swift's two pool threads can be
+        // busy for seconds, and a Task.sleep stretched past serve's 10 s request timeout would
+        // turn the request in flight into a slow client that is rightly cut off.
+        let answer = try await onThread {
+            connection.send(Array(head.utf8) + Array(body.prefix(half)))
+            // Give the server the first half before the signal, so the request is surely in flight.
+            usleep(500_000)
+            kill(pid, SIGTERM)
+            usleep(200_000)
+            connection.send(Array(body.dropFirst(half)))
+            return connection.readToEnd()
+        }
         #expect(answer.hasPrefix("HTTP/1.1 200 "))
         #expect(answer.contains("Connection: close"))
         #expect(answer.hasSuffix(#"{"message":{"messageIdentifier":"\#(ServeSetup.messageId)"}}"#))
