@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "Manifests", dependencies: ["Basics", "YAML", "Crypto", "RetentionMessagingModels"],
                 resources: [.embedInCode("Resources/retention-sync.schema.json")]),
 
-        .target(name: "Emulator", dependencies: ["RetentionMessagingModels", "RetentionMessaging", "HTTP", "Crypto"]),
+        .target(name: "Emulator", dependencies: ["Basics", "RetentionMessagingModels", "RetentionMessaging", "HTTP", "Crypto"]),
         .target(name: "Runtime", dependencies: ["RetentionMessagingModels", "Crypto"]),
         .target(name: "StateStore", dependencies: ["RetentionMessagingModels", "Runtime", "HTTP", "Crypto"]),
         .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "RetentionMessagingModels", "HTTP", "TLS", "Crypto", "StateStore"]),
