@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import RetentionMessagingModels
 
 /// One JSON line per request (and per snapshot event) on standard error, keys sorted. It never
 /// holds the signedPayload, a signature, a key or a raw originalTransactionId: the transaction is
@@ -24,96 +25,45 @@ public struct RequestLog: Sendable {
     }
 
     func write(_ fields: [String: LogValue]) {
-        var line = "{"
-        for (index, key) in fields.keys.sorted().enumerated() {
-            if index > 0 { line += "," }
-            line += Self.quoted(key) + ":"
-            switch fields[key]! {
-            case .text(let text): line += Self.quoted(text)
-            case .number(let number): line += String(number)
-            case .integer(let number): line += String(number)
+        var json = CanonicalJSONWriter(capacity: 256)
+        json.object { json in
+            for key in fields.keys.sorted() {
+                switch fields[key]! {
+                case .text(let text): json.member(key, string: text)
+                case .number(let number): json.member(key, literal: String(number))
+                case .integer(let number): json.member(key, integer: number)
+                }
             }
         }
-        sink(line + "}")
+        sink(String(decoding: json.bytes, as: UTF8.self))
     }
 
-    /// The line `write(entry.fields)` would write, built straight into bytes in the same key order.
+    /// The line `write(entry.fields)` would write, without building and sorting a dictionary:
+    /// the members are written in their sorted order here.
     func write(_ entry: RequestLogEntry) {
-        var line: [UInt8] = []
-        line.reserveCapacity(512)
-        line.append(UInt8(ascii: "{"))
-        func key(_ name: StaticString) {
-            if line.count > 1 { line.append(UInt8(ascii: ",")) }
-            line.append(UInt8(ascii: "\""))
-            line.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-            line.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
-        }
-        func text(_ name: StaticString, _ value: String?) {
-            guard let value else { return }
-            key(name)
-            Self.appendQuoted(value, to: &line)
-        }
-        text("environment", entry.environment)
-        text("kind", entry.kind)
-        key("latencyMs")
-        line.append(contentsOf: String(entry.latencyMs).utf8)
-        text("messageIdentifier", entry.messageIdentifier)
-        text("outcome", entry.outcome)
-        text("path", entry.path)
-        text("productId", entry.productId)
-        text("reason", entry.reason)
-        text("requestIdentifier", entry.requestIdentifier)
-        text("rule", entry.rule)
-        text("snapshot", entry.snapshot)
-        text("splitGroup", entry.splitGroup)
-        key("status")
-        line.append(contentsOf: String(entry.status).utf8)
-        text("time", entry.time)
-        text("transaction", entry.transaction)
-        text("userLocale", entry.userLocale)
-        line.append(UInt8(ascii: "}"))
-        sink(String(decoding: line, as: UTF8.self))
-    }
-
-    /// `quoted(text)`, appended as bytes.
-    static func appendQuoted(_ text: String, to line: inout [UInt8]) {
-        line.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): line.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): line.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: line.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: line.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: line.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                line.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                         hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
-            default: line.append(byte)
+        var json = CanonicalJSONWriter(capacity: 512)
+        json.object { json in
+            func text(_ name: String, _ value: String?) {
+                if let value { json.member(name, string: value) }
             }
+            text("environment", entry.environment)
+            text("kind", entry.kind)
+            json.member("latencyMs", literal: String(entry.latencyMs))
+            text("messageIdentifier", entry.messageIdentifier)
+            text("outcome", entry.outcome)
+            text("path", entry.path)
+            text("productId", entry.productId)
+            text("reason", entry.reason)
+            text("requestIdentifier", entry.requestIdentifier)
+            text("rule", entry.rule)
+            text("snapshot", entry.snapshot)
+            text("splitGroup", entry.splitGroup)
+            json.member("status", integer: Int64(entry.status))
+            text("time", entry.time)
+            text("transaction", entry.transaction)
+            text("userLocale", entry.userLocale)
         }
-        line.append(UInt8(ascii: "\""))
-    }
-
-    static func quoted(_ text: String) -> String {
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            return "\"" + text + "\""
-        }
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                result += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                    + String(scalar.value, radix: 16)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
+        sink(String(decoding: json.bytes, as: UTF8.self))
     }
 }
 

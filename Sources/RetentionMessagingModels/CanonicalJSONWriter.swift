@@ -30,7 +30,12 @@ public struct CanonicalJSONWriter {
     }
 
     public mutating func member(_ key: String, integer value: Int64) {
-        member(key) { $0.bytes.append(contentsOf: String(value).utf8) }
+        member(key, literal: String(value))
+    }
+
+    /// A member whose value the caller has already spelt as JSON (a number, say), written as it is.
+    public mutating func member(_ key: String, literal value: String) {
+        member(key) { $0.bytes.append(contentsOf: value.utf8) }
     }
 
     /// A string with JSONEncoder's escaping: `"` and `\`, the short forms `\b \t \n \f \r`, other
