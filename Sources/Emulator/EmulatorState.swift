@@ -1,5 +1,5 @@
 public import Foundation
-public import RetentionMessaging
+import RetentionMessaging
 public import RetentionMessagingModels
 #if canImport(Glibc)
 import Glibc

@@ -306,4 +306,11 @@ final class LoopConnection {
     /// Nothing in flight: no request being read, nothing left to write.
     var isIdle: Bool { !inRequest && output.isEmpty && !handshaking }
 }
+#else
+/// Event loops wait on epoll, which only Linux has; elsewhere none is made and every connection
+/// gets a thread of its own.
+final class HTTPEventLoop: Sendable {
+    func nudge() {}
+    func adopt(_ descriptor: Int32) {}
+}
 #endif

@@ -71,7 +71,7 @@ final class ServerCore: @unchecked Sendable {
     let configuration: HTTPServerConfiguration
     private let phaseValue = Atomic<UInt8>(Phase.serving.rawValue)
     /// The event loops that serve connections, when the configuration asks for them.
-    private var loops: [AnyObject] = []
+    private var loops: [HTTPEventLoop] = []
     private var nextLoop = 0
     private let respond: Respond
     private let tls: Mutex<TLSContext?>
@@ -144,13 +144,11 @@ final class ServerCore: @unchecked Sendable {
     }
 
     private func nudgeLoops() {
-        #if os(Linux)
-        for loop in lock.withLock({ loops }) { (loop as? HTTPEventLoop)?.nudge() }
-        #endif
+        for loop in lock.withLock({ loops }) { loop.nudge() }
     }
 
     /// The loop for a new connection, in turn; nil when each connection gets its own thread.
-    private func loopForNewConnection() -> AnyObject? {
+    private func loopForNewConnection() -> HTTPEventLoop? {
         lock.withLock {
             guard !loops.isEmpty else { return nil }
             nextLoop = (nextLoop + 1) % loops.count
@@ -224,12 +222,10 @@ final class ServerCore: @unchecked Sendable {
                 close(connection)
             case .serve:
                 configure(connection)
-                #if os(Linux)
-                if let loop = loopForNewConnection() as? HTTPEventLoop {
+                if let loop = loopForNewConnection() {
                     loop.adopt(connection)
                     continue
                 }
-                #endif
                 let thread = Thread { [self] in
                     Self.nameCurrentThread(Self.connectionThreadName)
                     serve(connection)
