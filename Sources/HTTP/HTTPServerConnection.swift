@@ -69,6 +69,8 @@ final class ServerCore: @unchecked Sendable {
 
     private let listener: Int32
     let configuration: HTTPServerConfiguration
+    /// Serving, draining (answers carry `Connection: close`, no new request is read) or stopped;
+    /// changed only under `lock`, read anywhere without it.
     private let phaseValue = Atomic<UInt8>(Phase.serving.rawValue)
     /// The event loops that serve connections, when the configuration asks for them.
     private var loops: [HTTPEventLoop] = []
@@ -76,9 +78,6 @@ final class ServerCore: @unchecked Sendable {
     private let respond: Respond
     private let tls: Mutex<TLSContext?>
     private let lock = NSLock()
-    private var stopped = false
-    /// Set while draining: answers carry `Connection: close` and no new request is read.
-    private var draining = false
     private var connections: Set<Int32> = []
     /// Connections between the first byte of a request and the end of its answer.
     private var busy: Set<Int32> = []
@@ -91,7 +90,7 @@ final class ServerCore: @unchecked Sendable {
     }
 
     /// Whether the server takes new requests; read without a lock on every answer.
-    var phase: Phase { Phase(rawValue: phaseValue.load(ordering: .relaxed)) ?? .stopped }
+    var phase: Phase { Phase(rawValue: phaseValue.load(ordering: .acquiring)) ?? .stopped }
 
     var currentTLS: TLSContext? { tls.withLock { $0 } }
 
@@ -130,9 +129,8 @@ final class ServerCore: @unchecked Sendable {
 
     func stop() {
         lock.withLock {
-            guard !stopped else { return }
-            stopped = true
-            phaseValue.store(Phase.stopped.rawValue, ordering: .relaxed)
+            guard phase != .stopped else { return }
+            phaseValue.store(Phase.stopped.rawValue, ordering: .releasing)
             // shutdown wakes the threads blocked in accept and recv; each closes its own descriptor.
             _ = shutdown(listener, Int32(SHUT_RDWR))
             for connection in connections {
@@ -158,9 +156,8 @@ final class ServerCore: @unchecked Sendable {
 
     func drain(timeout: Double) -> Bool {
         lock.withLock {
-            guard !stopped, !draining else { return }
-            draining = true
-            phaseValue.store(Phase.draining.rawValue, ordering: .relaxed)
+            guard phase == .serving else { return }
+            phaseValue.store(Phase.draining.rawValue, ordering: .releasing)
             _ = shutdown(listener, Int32(SHUT_RDWR))
             // Idle connections close now; busy ones finish their request and close after answering.
             // Event loops know which of theirs are idle, and close them when nudged.
@@ -197,7 +194,7 @@ final class ServerCore: @unchecked Sendable {
         while true {
             let connection = accept(listener, nil, nil)
             if connection < 0 {
-                if lock.withLock({ stopped || draining }) { return }
+                if phase != .serving { return }
                 if errno == EINTR || errno == ECONNABORTED { continue }
                 // Out of descriptors or memory: wait a little rather than spin.
                 usleep(10_000)
@@ -205,7 +202,7 @@ final class ServerCore: @unchecked Sendable {
             }
             enum Admission { case serve, refuse, stop }
             let admission: Admission = lock.withLock {
-                if stopped || draining { return .stop }
+                if phase != .serving { return .stop }
                 if connections.count >= configuration.maxConnections { return .refuse }
                 connections.insert(connection)
                 return .serve
@@ -274,7 +271,7 @@ final class ServerCore: @unchecked Sendable {
         var reader = RequestReader(io: io, configuration: configuration, requestStarted: { [self] in
             lock.withLock { _ = busy.insert(connection) }
         })
-        while !lock.withLock({ stopped }) {
+        while phase != .stopped {
             switch reader.next() {
             case .closed:
                 return
@@ -285,7 +282,7 @@ final class ServerCore: @unchecked Sendable {
                 return
             case .request(let request, let keepAlive):
                 guard let response = answer(request) else { return }
-                let keep = keepAlive && !lock.withLock { draining || stopped }
+                let keep = keepAlive && phase == .serving
                 guard write(response, to: io, keepAlive: keep, omitBody: request.method == "HEAD"), keep else { return }
                 lock.withLock { _ = busy.remove(connection) }
             }
