@@ -131,4 +131,8 @@ public final class HTTPServer: Sendable {
 
     /// Connections open right now.
     public var openConnections: Int { core.openConnections }
+
+    /// How often the listening socket was shut down: once, however the server ends, because after
+    /// that its number may already belong to another socket of the process.
+    var listenerShutdowns: Int { core.listenerShutdownCount }
 }

@@ -68,6 +68,11 @@ final class ServerCore: @unchecked Sendable {
     }
 
     private let listener: Int32
+    /// Shut down once (which wakes the accept thread), then closed by the accept thread, both under
+    /// `lock`: shutting it down again could cut a socket that the system has since given its number.
+    private var listenerShutdowns = 0
+    private var listenerClosed = false
+    var listenerShutdownCount: Int { lock.withLock { listenerShutdowns } }
     let configuration: HTTPServerConfiguration
     /// Serving, draining (answers carry `Connection: close`, no new request is read) or stopped;
     /// changed only under `lock`, read anywhere without it.
@@ -132,7 +137,7 @@ final class ServerCore: @unchecked Sendable {
             guard phase != .stopped else { return }
             phaseValue.store(Phase.stopped.rawValue, ordering: .releasing)
             // shutdown wakes the threads blocked in accept and recv; each closes its own descriptor.
-            _ = shutdown(listener, Int32(SHUT_RDWR))
+            shutListener()
             for connection in connections {
                 _ = shutdown(connection, Int32(SHUT_RDWR))
             }
@@ -158,7 +163,7 @@ final class ServerCore: @unchecked Sendable {
         lock.withLock {
             guard phase == .serving else { return }
             phaseValue.store(Phase.draining.rawValue, ordering: .releasing)
-            _ = shutdown(listener, Int32(SHUT_RDWR))
+            shutListener()
             // Idle connections close now; busy ones finish their request and close after answering.
             // Event loops know which of theirs are idle, and close them when nudged.
             if loops.isEmpty {
@@ -189,8 +194,20 @@ final class ServerCore: @unchecked Sendable {
         return drained
     }
 
+    /// Wakes the accept thread; called with `lock` held.
+    private func shutListener() {
+        guard listenerShutdowns == 0, !listenerClosed else { return }
+        _ = shutdown(listener, Int32(SHUT_RDWR))
+        listenerShutdowns += 1
+    }
+
     private func acceptLoop() {
-        defer { close(listener) }
+        defer {
+            lock.withLock {
+                listenerClosed = true
+                close(listener)
+            }
+        }
         while true {
             let connection = accept(listener, nil, nil)
             if connection < 0 {
