@@ -109,11 +109,14 @@ public struct YAMLError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     /// Another place the message refers to, e.g. the first occurrence of a duplicate key.
     public var related: SourceLocation?
+    /// What to do about it, when the parser knows better than a generic hint.
+    public var hint: String?
 
-    public init(location: SourceLocation, message: String, related: SourceLocation? = nil) {
+    public init(location: SourceLocation, message: String, related: SourceLocation? = nil, hint: String? = nil) {
         self.location = location
         self.message = message
         self.related = related
+        self.hint = hint
     }
 
     public var description: String { "\(location): \(message)" }

@@ -160,6 +160,17 @@ struct ParsingTests {
         #expect(error.location == SourceLocation(file: "app.yaml", line: 1, column: 4))
     }
 
+    @Test("an unquoted * (the manifests' wildcard) says to quote it, not to avoid aliases")
+    func bareWildcard() throws {
+        for text in ["products: *\n", "locales: [en-US, *]\n"] {
+            let error = try #require(parseError(text))
+            #expect(error.message.contains("a bare * starts an alias"), "\(text)")
+            #expect(error.hint == #"quote it: "*" (or write ["*"] in a list)"#, "\(text)")
+            #expect(error.location.line == 1)
+            #expect(error.location.column == text.distance(from: text.startIndex, to: text.firstIndex(of: "*")!) + 1, "\(text)")
+        }
+    }
+
     @Test("a billion-laughs alias bomb fails with a clear error")
     func aliasBomb() throws {
         var text = "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n"

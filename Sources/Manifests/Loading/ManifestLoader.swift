@@ -136,7 +136,8 @@ struct Loader {
         do {
             documents = try YAMLParser.parse(bytes, file: name)
         } catch {
-            let hint = (error.message.contains("tab") ? nil : Self.tabHint(bytes, line: error.location.line)) ?? Self.syntaxHint(error.message)
+            let hint = error.hint ?? (error.message.contains("tab") ? nil : Self.tabHint(bytes, line: error.location.line))
+                ?? Self.syntaxHint(error.message)
             diagnostics.append(.error("yaml-syntax", at: error.location, error.message, hint: hint))
             broken.unknownKind = true
             unparsedFiles += 1

@@ -111,8 +111,16 @@ final class LibYAMLEventReader {
                              message: "\(problem) (the file must be UTF-8 text)")
         }
         let mark = YAMLMark(line: Int(state.problem_mark.line), column: Int(state.problem_mark.column))
+        let context = state.context.map { String(cString: $0) }
+        if context == "while scanning an alias" {
+            // A bare `*` (the wildcard the manifests use) reads as an alias with no name.
+            let contextMark = YAMLMark(line: Int(state.context_mark.line), column: Int(state.context_mark.column))
+            return YAMLError(location: location(contextMark),
+                             message: "a bare * starts an alias in YAML, so it cannot be a plain value",
+                             hint: "quote it: \"*\" (or write [\"*\"] in a list)")
+        }
         var message = problem
-        if let context = state.context.map({ String(cString: $0) }) {
+        if let context {
             let contextMark = YAMLMark(line: Int(state.context_mark.line), column: Int(state.context_mark.column))
             message += " \(context) started at line \(contextMark.line + 1), column \(contextMark.column + 1)"
         }
