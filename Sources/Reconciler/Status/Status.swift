@@ -73,7 +73,7 @@ public struct StatusEntry: Sendable, Hashable {
     public var stateSince: Date?
     /// Whole days in the current review state (nil without a record).
     public var stateAgeDays: Int?
-    /// REJECTED, or PENDING longer than the warning threshold.
+    /// Derived by the manifests, and REJECTED or PENDING longer than the warning threshold.
     public var needsAttention: Bool = false
 }
 
@@ -88,8 +88,9 @@ public enum Status {
                 entry.stateSince = observed.firstSeenAt
                 entry.stateAgeDays = max(0, Int(now.timeIntervalSince(observed.firstSeenAt) / 86_400))
             }
-            entry.needsAttention = entry.state == .rejected
-                || (entry.state == .pending && (entry.stateAgeDays ?? 0) > pendingWarnDays)
+            // Content no manifest derives any more (a rejected text since fixed) is history, not a problem.
+            entry.needsAttention = entry.derived && (entry.state == .rejected
+                || (entry.state == .pending && (entry.stateAgeDays ?? 0) > pendingWarnDays))
         }
         for index in report.messages.indices { age(&report.messages[index]) }
         for index in report.images.indices { age(&report.images[index]) }

@@ -1,0 +1,36 @@
+import Emulator
+import Foundation
+import RetentionMessagingModels
+import RetentionSyncCommands
+import Testing
+
+@Suite("A team's first weeks")
+struct FirstWeeksTests {
+    private func statusMessages(_ harness: CommandHarness) async throws -> [[String: Any]] {
+        let run = await harness.run(["status", "--env", "production", "--format", "json"])
+        let status = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        return try #require(status["messages"] as? [[String: Any]])
+    }
+
+    @Test("a REJECTED version that a fixed text superseded is history: status clears once the fix is approved")
+    func supersededRejectionClears() async throws {
+        let harness = try CommandHarness()
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
+        let first = try await statusMessages(harness)
+        let rejected = try #require(first.first { $0["name"] as? String == "everyday-calm" && $0["locale"] as? String == "en-US" }?["identifier"] as? String)
+        try harness.emulator.rejectMessage(rejected, in: .production)
+        #expect(await harness.run(["status", "--env", "production", "--detailed-exitcode"]).code == .needsAttention)
+
+        try harness.edit("manifests/messages.yaml", replacing: "header: Your calm is worth keeping", with: "header: Your calm is worth it")
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
+        harness.emulator.approveAllPending(in: .production)
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
+
+        let status = await harness.run(["status", "--env", "production", "--detailed-exitcode"])
+        #expect(status.code == .success, "\(status.stdout)")
+        let old = try #require(try await statusMessages(harness).first { $0["identifier"] as? String == rejected })
+        #expect(old["state"] as? String == "REJECTED")
+        #expect(old["derived"] as? Bool == false)
+        #expect(old["needs_attention"] as? Bool == false)
+    }
+}
