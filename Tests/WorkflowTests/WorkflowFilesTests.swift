@@ -8,6 +8,8 @@ import YAML
 struct WorkflowFilesTests {
     static let folder = "examples/github-actions"
     static let files = ["plan-preview.yml", "reconcile.yml", "rollback.yml"]
+    /// The repository's own workflows.
+    static let own = [".github/workflows/release.yml", ".github/workflows/ci.yml"]
 
     @Test("the README shows each workflow exactly as the file in examples/github-actions holds it")
     func readmeShowsTheFiles() throws {
@@ -28,8 +30,7 @@ struct WorkflowFilesTests {
 
     @Test("every workflow parses as YAML and has triggers and jobs with steps")
     func workflowsParse() throws {
-        for file in Self.files + ["../../.github/workflows/release.yml"] {
-            let path = "\(Self.folder)/\(file)"
+        for path in Self.files.map({ "\(Self.folder)/\($0)" }) + Self.own {
             let documents = try YAMLParser.parse(try Repository.text(path), file: path)
             #expect(documents.count == 1, "\(path)")
             let root = try #require(documents.first?.root)
@@ -55,13 +56,28 @@ struct WorkflowFilesTests {
         #expect(text.contains("case \"$code\" in 0|2) ;; *) exit \"$code\" ;; esac"))
     }
 
+    @Test("the project's CI runs the README's test command on Linux for every supported Swift, the tests on macOS, and keeps benchmark figures")
+    func projectCI() throws {
+        let path = ".github/workflows/ci.yml"
+        let root = try #require(try YAMLParser.parse(try Repository.text(path), file: path).first?.root)
+        guard case .sequence(let versions)? = root["jobs"]?["linux"]?["strategy"]?["matrix"]?["swift"]?.kind else {
+            Issue.record("ci.yml: the linux job has no Swift version matrix"); return
+        }
+        #expect(versions.compactMap(\.scalar?.text) == ["6.0", "6.1", "6.2", "6.3"])
+        let text = try Repository.text(path)
+        #expect(try Repository.text(".ci/run").contains("bash .ci/setup --test && swift test"))
+        #expect(text.contains("run: bash .ci/run"))
+        #expect(root["jobs"]?["macos"]?["runs-on"]?.scalar?.text.hasPrefix("macos-") == true)
+        #expect(text.contains("retention-sync-bench") && text.contains("name: benchmark-figures"))
+    }
+
     @Test("actionlint finds nothing in the workflows", .enabled(if: Repository.tool("actionlint") != nil))
     func actionlintIsClean() throws {
         let tool = try #require(Repository.tool("actionlint"))
         let process = Process()
         process.executableURL = tool
         process.currentDirectoryURL = Repository.root
-        process.arguments = Self.files.map { "\(Self.folder)/\($0)" } + [".github/workflows/release.yml"]
+        process.arguments = Self.files.map { "\(Self.folder)/\($0)" } + Self.own
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
