@@ -58,11 +58,20 @@ public final class Emulator: Sendable {
     /// The core both faces use. `environment` nil means: from the host (Apple's hosts), else sandbox.
     /// nil answers mean the connection is dropped (an injected fault, or the emulator halted).
     public func handle(_ request: HTTPRequest, environment: Environment?) async -> HTTPResponse? {
-        switch await process(request, environment: environment ?? Self.environment(forHost: request.url.host) ?? .sandbox) {
-        case .response(let response): response
-        case .dropped, .halted: nil
+        let chosen = environment ?? Self.environment(forHost: request.url.host) ?? .sandbox
+        switch await process(request, environment: chosen) {
+        case .response(var response):
+            // Every answer, admin routes included, names the environment it acted on; the client
+            // refuses an answer from another environment than the one it was asked to change.
+            response.headers.append((name: Self.environmentHeader, value: chosen.rawValue))
+            return response
+        case .dropped, .halted:
+            return nil
         }
     }
+
+    /// The header naming the environment an answer came from (Apple sends no such header).
+    public static let environmentHeader = "X-Emulator-Environment"
 
     /// Called with one line per request (environment, method, path, status, and why for a 401),
     /// for verbose output. Never contains headers or bodies.

@@ -98,14 +98,33 @@ struct EmulatorCommandTests {
         return url
     }
 
+    @Test("a client for production refuses the endpoint of a sandbox emulator, and every admin answer names its environment")
+    func environmentsCannotMix() async throws {
+        let app = CommandTestApp()
+        let running = try await RunningEmulatorCommand.start([], environment: app.environment)
+        let base = URL(string: "http://127.0.0.1:\(running.port)/inApps/v1/messaging")!
+        let production = RetentionMessagingClient(environment: .production, credentials: app.credentials, transport: running.curl,
+                                                  endpoint: base, pacing: .unlimited, retry: .none)
+        do {
+            try await production.uploadMessage(identifier: message, body: plain)
+            Issue.record("a production client wrote through a sandbox endpoint")
+        } catch {
+            #expect("\(error)".contains("is an emulator serving its sandbox environment, but this run is for production"))
+        }
+        #expect(try await running.admin("GET", "/emulator/state").header("X-Emulator-Environment") == "sandbox")
+        #expect(try await running.admin("GET", "/production/emulator/state").header("X-Emulator-Environment") == "production")
+        #expect(try await running.admin("POST", "/production/emulator/approve-all").header("X-Emulator-Environment") == "production")
+        #expect(try await running.stop() == .success)
+    }
+
     @Test("it prints where it listens and its admin routes, serves the API, and stops cleanly")
     func listens() async throws {
         let app = CommandTestApp()
         let running = try await RunningEmulatorCommand.start([], environment: app.environment)
         #expect(running.captured.stdout.contains("listening on http://127.0.0.1:\(running.port) (sandbox)"))
-        #expect(running.captured.stdout.contains("API endpoint: http://127.0.0.1:\(running.port)/inApps/v1/messaging"))
+        #expect(running.captured.stdout.contains("API endpoint (sandbox): http://127.0.0.1:\(running.port)/sandbox/inApps/v1/messaging"))
         #expect(running.captured.stdout.contains("/emulator/messages/{id}/approve|reject"))
-        #expect(running.captured.stdout.contains("GET  http://127.0.0.1:\(running.port)/emulator/state"))
+        #expect(running.captured.stdout.contains("GET  http://127.0.0.1:\(running.port)/sandbox/emulator/state"))
 
         let client = running.client(.sandbox, credentials: app.credentials)
         try await client.uploadMessage(identifier: message, body: plain)
@@ -181,7 +200,7 @@ struct EmulatorCommandTests {
         }
         #expect(Set(exported.keys) == ["RETENTION_SYNC_PRIVATE_KEY_FILE", "RETENTION_SYNC_KEY_ID", "RETENTION_SYNC_ISSUER_ID",
                                        "RETENTION_SYNC_ENDPOINT"])
-        #expect(exported["RETENTION_SYNC_ENDPOINT"] == "http://127.0.0.1:\(running.port)")
+        #expect(exported["RETENTION_SYNC_ENDPOINT"] == "http://127.0.0.1:\(running.port)/sandbox/inApps/v1/messaging")
         let keyFile = try #require(exported["RETENTION_SYNC_PRIVATE_KEY_FILE"])
         #expect(keyFile.hasPrefix(directory.path))
         let permissions = try FileManager.default.attributesOfItem(atPath: keyFile)[.posixPermissions] as? Int
@@ -194,6 +213,8 @@ struct EmulatorCommandTests {
         let stranger = await apiError { _ = try await running.client(.sandbox, credentials: CommandTestApp().credentials).getMessageList() }
         #expect(stranger?.status == 401)
         _ = try await running.stop()
+        #expect(!FileManager.default.fileExists(atPath: keyFile), "the throwaway key outlives the emulator")
+        #expect(!FileManager.default.fileExists(atPath: URL(fileURLWithPath: keyFile).deletingLastPathComponent().path))
     }
 
     @Test("--state in a directory that does not exist fails at start and names the directory")

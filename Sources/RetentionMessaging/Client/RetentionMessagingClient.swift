@@ -51,6 +51,15 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
     }
 
     /// `https://api.storekit.apple.com/inApps/v1/messaging`, or the `storekit-sandbox` host.
+    /// The header an emulator names its environment in; Apple's hosts serve one environment each.
+    static let emulatorEnvironmentHeader = "X-Emulator-Environment"
+
+    private func wrongEnvironment(served: String, url: URL) -> String {
+        "the endpoint \(endpoint.absoluteString) is an emulator serving its \(served) environment, but this run is for "
+            + "\(environment.rawValue). Use the endpoint the emulator prints for \(environment.rawValue) "
+            + "(http://HOST:PORT/\(environment.rawValue)/inApps/v1/messaging)"
+    }
+
     public static func defaultEndpoint(for environment: Environment) -> URL {
         switch environment {
         case .production: URL(string: "https://api.storekit.apple.com/inApps/v1/messaging")!
@@ -235,6 +244,9 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
                 continue
             }
             log("← \(method) \(path): \(response.status) in \(Self.milliseconds(since: started)) ms")
+            if let served = response.header(Self.emulatorEnvironmentHeader), served != environment.rawValue {
+                throw .invalidRequest(wrongEnvironment(served: served, url: url))
+            }
 
             switch response.status {
             case 200..<300:

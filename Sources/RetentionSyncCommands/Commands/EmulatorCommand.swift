@@ -164,21 +164,25 @@ struct EmulatorCommand: Command {
         let signals = SignalWatcher { stop.continuation.yield(SignalWatcher.name(of: $0)) }
 
         context.console.print("listening on \(server.baseURL.absoluteString) (\(environment.rawValue))")
-        context.console.print("API endpoint: \(server.apiEndpoint.absoluteString)")
-        if let throwaway { context.console.print(throwaway.instructions(endpoint: server.baseURL)) }
+        // Each printed route names its environment, so a client for the other one cannot use it by mistake.
+        let endpoint = server.apiEndpoint(for: environment)
+        let admin = "\(server.baseURL.absoluteString)/\(environment.rawValue)/emulator"
+        context.console.print("API endpoint (\(environment.rawValue)): \(endpoint.absoluteString)")
+        if let throwaway { context.console.print(throwaway.instructions(endpoint: endpoint)) }
         if let stateURL {
             let state = emulator.state(of: environment)
             context.console.print("state file: \(stateURL.path) (\(state.messages.count) messages, \(state.images.count) images in \(environment.rawValue))")
         }
         context.console.print("""
-        admin routes (loopback, no authentication):
-          POST \(server.baseURL.absoluteString)/emulator/messages/{id}/approve|reject
-          POST \(server.baseURL.absoluteString)/emulator/images/{id}/approve|reject
-          POST \(server.baseURL.absoluteString)/emulator/approve-all
-          GET  \(server.baseURL.absoluteString)/emulator/state
-          POST \(server.baseURL.absoluteString)/emulator/transactions   {"originalTransactionId","productId","locale"}
-          PUT  \(server.baseURL.absoluteString)/emulator/realtime-url   {"realtimeURL"} (http:// on loopback too)
-          GET  \(server.baseURL.absoluteString)/emulator/test-root.pem  (the root performance tests sign under: serve --root)
+        admin routes of \(environment.rawValue) (loopback, no authentication; every answer names its environment
+        in X-Emulator-Environment; write /sandbox/ or /production/ after the port for the other one):
+          POST \(admin)/messages/{id}/approve|reject
+          POST \(admin)/images/{id}/approve|reject
+          POST \(admin)/approve-all
+          GET  \(admin)/state
+          POST \(server.baseURL.absoluteString)/sandbox/emulator/transactions   {"originalTransactionId","productId","locale"}
+          PUT  \(admin)/realtime-url   {"realtimeURL"} (http:// on loopback too)
+          GET  \(admin)/test-root.pem  (the root performance tests sign under: serve --root)
           POST \(server.baseURL.absoluteString)/emulator/shutdown
         both environments on this port: \(server.apiEndpoint(for: .sandbox).absoluteString)
                                         \(server.apiEndpoint(for: .production).absoluteString)
@@ -195,6 +199,8 @@ struct EmulatorCommand: Command {
             try? await Task.sleep(nanoseconds: 100_000_000)
         }
         server.stop()
+        // The throwaway key served this run only; leaving it in the temporary folder would invite reuse.
+        if let throwaway { try? FileManager.default.removeItem(at: throwaway.file.deletingLastPathComponent()) }
         if let stateURL {
             do {
                 try emulator.save(to: stateURL)
