@@ -69,7 +69,9 @@ enum GitHubActions {
         }
         for action in plan.actions where action.state == .blocked {
             let waits = action.waitingFor.map(\.description).joined(separator: "; ")
-            lines.append(annotation(.warning, "blocked" + (waits.isEmpty ? "" : ": waiting for " + waits), title: action.title,
+            // Without content to wait for (a realtime URL waiting for a performance test), the reason says what.
+            let why = waits.isEmpty ? PlanWording.reason(action.reason) : "waiting for " + waits
+            lines.append(annotation(.warning, "blocked: " + why, title: action.title,
                                     location: location(of: action.change, in: manifests, base: base)))
         }
         return lines

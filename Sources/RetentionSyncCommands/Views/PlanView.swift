@@ -142,7 +142,18 @@ enum PlanView {
                 head.append("> - \(MarkdownText.code(action.title)): \(escape(action.error.map(PlanWording.error) ?? PlanWording.reason(action.reason)))")
             }
         }
-        let blocked = plan.actions.filter { $0.state == .blocked && !plan.runsAfterRelist($0) }
+        // A realtime URL that waits for a performance test is not waiting for App Review: it has a
+        // heading of its own, with the whole reason (what to run).
+        let allBlocked = plan.actions.filter { $0.state == .blocked && !plan.runsAfterRelist($0) }
+        let waitingForTest = allBlocked.filter { $0.reason.wait == .performanceTest }
+        let blocked = allBlocked.filter { $0.reason.wait != .performanceTest }
+        if !waitingForTest.isEmpty {
+            head.append("")
+            head.append("**Waiting for a sandbox performance test to pass:**")
+            for action in waitingForTest {
+                head.append("- \(MarkdownText.code(action.title)) — \(escape(PlanWording.reason(action.reason)))")
+            }
+        }
         if !blocked.isEmpty {
             head.append("")
             head.append("**Blocked until App Review approves (retried by the next reconcile):**")
@@ -174,7 +185,7 @@ enum PlanView {
             var lines = ["| Action | State | Reason |", "|---|---|---|"]
             for action in group.actions {
                 var reason = escape(action.error.map(PlanWording.error) ?? PlanWording.reason(action.reason))
-                if action.state == .blocked && action.kind != .publishSnapshot {
+                if action.state == .blocked && action.kind != .publishSnapshot && !action.waitingFor.isEmpty {
                     reason = "waiting for " + escape(tableWaits.text(action.waitingFor, for: action.title))
                 }
                 if case .publishSnapshot(let compiled, _) = action.change {
