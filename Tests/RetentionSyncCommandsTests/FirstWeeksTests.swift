@@ -33,4 +33,24 @@ struct FirstWeeksTests {
         #expect(old["derived"] as? Bool == false)
         #expect(old["needs_attention"] as? Bool == false)
     }
+
+    @Test("after a revert, the newer approved version is a rollback target (or, beyond the kept versions, a newer version), never an older one")
+    func revertedVersionIsNotOlder() async throws {
+        let harness = try CommandHarness()
+        #expect(await harness.run(["apply", "--env", "sandbox"]).code == .success)
+        try harness.edit("manifests/messages.yaml", replacing: "header: Before you go", with: "header: Wait a moment")
+        #expect(await harness.run(["apply", "--env", "sandbox"]).code == .success)
+        try harness.edit("manifests/messages.yaml", replacing: "header: Wait a moment", with: "header: Before you go")
+        #expect(await harness.run(["apply", "--env", "sandbox"]).code == .success)
+
+        func labels(_ extra: [String]) async throws -> [String] {
+            let run = await harness.run(["plan", "--env", "sandbox", "--format", "json"] + extra)
+            let plan = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+            return (plan["inventory"] as? [[String: Any]] ?? []).compactMap { $0["label"] as? String }
+        }
+        #expect(try await labels([]) == ["rollback_target"])
+        #expect(try await labels(["--rollback-versions", "0"]) == ["newer_version"])
+        let text = await harness.run(["plan", "--env", "sandbox"])
+        #expect(text.stdout.contains("rollback target for before-you-go (en-US)"), "\(text.stdout)")
+    }
 }

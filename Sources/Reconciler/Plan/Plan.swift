@@ -30,6 +30,8 @@ public struct Plan: Sendable, Hashable {
     public var fingerprints: Fingerprints
     /// With a state record: derived content PENDING or REJECTED and for how long (format 1.1).
     public var reviewAges: [ReviewAge] = []
+    /// The rollback versions a prune kept, when not the default (format 1.2; absent otherwise).
+    public var rollbackVersions: Int?
 
     public init(formatVersion: String = Plan.currentFormatVersion, environment: Environment, bundleId: String,
                 prune: Bool, converged: Bool, health: Health, summary: PlanSummary, actions: [PlanAction],
@@ -187,6 +189,11 @@ public struct InventoryItem: Sendable, Hashable {
         case unmanaged
         /// An earlier version of a message the manifests still have (named by the published snapshot).
         case olderVersion = "older_version"
+        /// A version uploaded after the one the manifests derive now (the manifests were reverted).
+        case newerVersion = "newer_version"
+        /// An approved earlier (or later) version the state recorded, kept so that reverting to it
+        /// needs no upload and no review.
+        case rollbackTarget = "rollback_target"
     }
 
     public var kind: Kind
@@ -219,6 +226,9 @@ public enum PruneVerdict: Sendable, Hashable {
     case inUse
     /// An image that messages of unknown content may show (the list calls never say which).
     case mayBeShownByUnknownMessages(Int)
+    /// A rollback target: deleted only when named (`--prune-id`) or once newer approved versions push
+    /// it out of the kept window.
+    case rollbackTarget
 }
 
 /// What the apply will cost in requests and time under Apple's rate limits.

@@ -30,11 +30,12 @@ enum PlanJSON {
         var apiCalls: Int
         var fingerprints: Fingerprints
         var reviewAges: [Age]?
+        var rollbackVersions: Int?
 
         enum CodingKeys: String, CodingKey {
             case formatVersion = "format_version", environment, bundleId = "bundle_id", prune, converged, health
             case summary, actions, problems, inventory, estimate, apiCalls = "api_calls", fingerprints
-            case reviewAges = "review_ages"
+            case reviewAges = "review_ages", rollbackVersions = "rollback_versions"
         }
 
         init(_ plan: Plan) {
@@ -52,6 +53,7 @@ enum PlanJSON {
             apiCalls = plan.apiCalls
             fingerprints = plan.fingerprints
             reviewAges = plan.reviewAges.isEmpty ? nil : plan.reviewAges.map(Age.init)
+            rollbackVersions = plan.rollbackVersions
         }
     }
 

@@ -389,6 +389,8 @@ enum PlanView {
         switch item.label {
         case .unmanaged: "unmanaged"
         case .olderVersion: "older version" + (item.name.map { " of \($0)" } ?? "")
+        case .newerVersion: "newer version" + (item.name.map { " of \($0)" } ?? "")
+        case .rollbackTarget: "rollback target" + (item.name.map { " for \($0)" } ?? "")
         }
     }
 
