@@ -192,6 +192,14 @@ public enum Planner {
             apiCalls: remote.apiCalls,
             fingerprints: Fingerprints(manifests: try desired.fingerprint(), remote: try remote.fingerprint()))
         plan.rollbackVersions = options.rollbackVersions == PlanOptions.defaultRollbackVersions ? nil : options.rollbackVersions
+        if remote.isFirstPublish, let store = remote.stateStoreName {
+            let atApple = desired.messages.filter { remote.messages[$0.identifier] != nil }.count
+                + desired.images.filter { remote.images[$0.identifier] != nil }.count
+            if atApple > 0 {
+                plan.missingState = MissingState(store: store, contentAtApple: atApple,
+                                                 contentDerived: desired.messages.count + desired.images.count)
+            }
+        }
         return PlanResult(plan: plan, desired: desired, remote: remote, snapshot: compiled, options: options, usage: usage)
     }
 

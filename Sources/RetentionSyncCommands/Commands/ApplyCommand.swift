@@ -14,6 +14,10 @@ struct ApplyCommand: Command {
         "Also delete these rollback targets (approved versions a revert would use,",
         "which --prune keeps); implies --prune",
     ])
+    static let firstPublish = Option("--first-publish", help: [
+        "Confirm that an empty state store starts this environment afresh although",
+        "Apple already holds content these manifests derive (else apply refuses)",
+    ])
     static let rollbackVersions = Option("--rollback-versions", value: "N", help: [
         "Approved earlier versions of each message localization that --prune keeps",
         "for a revert (default 3; 0 keeps none)",
@@ -44,7 +48,7 @@ struct ApplyCommand: Command {
         by running apply again. SIGINT or SIGTERM lets the action in flight end, writes the report
         and exits 130 or 143.
         """,
-        options: EnvironmentOptions.options + [planOption, prune, pruneForce, pruneId, rollbackVersions, report, autoApprove, format, maxDuration],
+        options: EnvironmentOptions.options + [planOption, prune, pruneForce, pruneId, rollbackVersions, firstPublish, report, autoApprove, format, maxDuration],
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
@@ -60,6 +64,7 @@ struct ApplyCommand: Command {
         let reportPath = try arguments.value(Self.report)
         let prune = arguments.flag(Self.prune)
         let pruneForce = arguments.flag(Self.pruneForce)
+        let firstPublish = arguments.flag(Self.firstPublish)
         let pruneNamed = Set((try arguments.value(Self.pruneId) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             .filter { !$0.isEmpty })
         let rollbackVersions = try arguments.value(Self.rollbackVersions).map { text throws(CommandError) -> Int in
@@ -96,6 +101,9 @@ struct ApplyCommand: Command {
         let deadline = maxDuration.map { (at: view.clock.now() + $0, text: maxDurationText ?? "") }
         let planned = try await session.plan(saved?.planOptions ?? PlanOptions(prune: prune || pruneForce || !pruneNamed.isEmpty, pruneForce: pruneForce, pruneNamed: pruneNamed,
                                                   rollbackVersions: rollbackVersions))
+        if let missing = planned.plan.missingState, !firstPublish {
+            throw CommandError("refusing to apply: \(missing.explanation) Nothing was changed.")
+        }
         var allowed: Set<ActionID>?
         if let saved, let planPath {
             do {

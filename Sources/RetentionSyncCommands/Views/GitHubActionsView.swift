@@ -60,6 +60,9 @@ enum GitHubActions {
     /// Annotations for a plan: errors (rejected content, limits, prune protection) and blocked actions.
     static func planAnnotations(_ plan: Plan, manifests: ManifestSet?, base: String, problems: Bool = true) -> [String] {
         var lines: [String] = []
+        if let missing = plan.missingState {
+            lines.append(annotation(.error, missing.explanation, title: "missing state"))
+        }
         for problem in plan.problems where problems {
             lines.append(annotation(.error, problem.message, title: "\(problem.name)" + (problem.locale.map { " (\($0))" } ?? "")))
         }

@@ -31,11 +31,12 @@ enum PlanJSON {
         var fingerprints: Fingerprints
         var reviewAges: [Age]?
         var rollbackVersions: Int?
+        var missingState: MissingState?
 
         enum CodingKeys: String, CodingKey {
             case formatVersion = "format_version", environment, bundleId = "bundle_id", prune, converged, health
             case summary, actions, problems, inventory, estimate, apiCalls = "api_calls", fingerprints
-            case reviewAges = "review_ages", rollbackVersions = "rollback_versions"
+            case reviewAges = "review_ages", rollbackVersions = "rollback_versions", missingState = "missing_state"
         }
 
         init(_ plan: Plan) {
@@ -54,6 +55,7 @@ enum PlanJSON {
             fingerprints = plan.fingerprints
             reviewAges = plan.reviewAges.isEmpty ? nil : plan.reviewAges.map(Age.init)
             rollbackVersions = plan.rollbackVersions
+            missingState = plan.missingState
         }
     }
 

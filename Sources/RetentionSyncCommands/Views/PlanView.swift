@@ -55,6 +55,10 @@ enum PlanView {
         let safe = TerminalText.safe
         var out: [String] = [painter.bold(summaryLine(plan))]
         out.append("Read \(plan.environment.rawValue) with \(plan.apiCalls) API call\(plan.apiCalls == 1 ? "" : "s").")
+        if let missing = plan.missingState {
+            out.append("")
+            out.append(painter.color(.red, "! Missing state: " + safe(missing.explanation)))
+        }
         if plan.converged && plan.problems.isEmpty {
             out.append("")
             out.append("No changes. \(plan.environment.rawValue) matches the manifests.")
@@ -124,6 +128,11 @@ enum PlanView {
         head.append("**\(summaryLine(plan))**")
         head.append("")
         head.append(statusLine(plan) + " The plan read the remote state with \(plan.apiCalls) API call\(plan.apiCalls == 1 ? "" : "s").")
+        if let missing = plan.missingState {
+            head.append("")
+            head.append("> [!CAUTION]")
+            head.append("> **Missing state.** " + escape(missing.explanation))
+        }
         let deletes = plan.actions.filter { $0.kind.effect == .delete && $0.state != .error }
         if !deletes.isEmpty {
             head.append("")

@@ -42,7 +42,7 @@ struct ReconcileSession: Sendable {
         do {
             let planned = try await reconciler.plan(desired, options: planOptions)
             if let name = planned.remote.stateStoreName, let read = planned.remote.state {
-                if read.isEmpty {
+                if read.isEmpty && planned.plan.missingState == nil {
                     console.error("First publish: the state store \(name) is reachable and holds nothing yet; apply writes the first state document.")
                 } else if let legacy = read.migratedFrom {
                     console.error("Migrating: the runtime snapshot file \(legacy) is read as the published snapshot; apply writes it into the state store \(name).")
