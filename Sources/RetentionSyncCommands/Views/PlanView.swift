@@ -414,8 +414,9 @@ enum PlanView {
         let environment = estimate.otherRate < RateLimits.apple.perSecond(.other, in: .production) ? "sandbox" : "production"
         return "Estimate: \(total) request\(total == 1 ? "" : "s") (\(estimate.configureDefaultRequests) configure-default, \(estimate.otherRequests) other): "
             + "~\(seconds(estimate.sustainedSeconds)) at \(environment)'s \(rate(estimate.configureDefaultRate)) configure-default request\(estimate.configureDefaultRate == 1 ? "" : "s")/s "
-            + "and \(rate(estimate.otherRate)) other request\(estimate.otherRate == 1 ? "" : "s")/s once this hour's budget is spent, "
-            + "at least \(seconds(estimate.minimumSeconds)) while it lasts; "
+            + "and \(rate(estimate.otherRate)) other request\(estimate.otherRate == 1 ? "" : "s")/s once this hour's budget is spent"
+            // Within the hour's budget the floor is 0 s, which says nothing.
+            + (estimate.minimumSeconds > 0 ? ", at least \(seconds(estimate.minimumSeconds)) while it lasts; " : "; ")
             + "messages \(estimate.messagesAfter)/\(estimate.messagesCap), images \(estimate.imagesAfter)/\(estimate.imagesCap) after apply."
     }
 
