@@ -63,7 +63,7 @@ let package = Package(
         .testTarget(name: "HTTPTests", dependencies: ["TestSupport", "HTTP", "TLS"]),
         .testTarget(name: "RetentionMessagingTests",
                     dependencies: ["RetentionMessagingModels", "RetentionMessaging", "Emulator", "HTTP", "Crypto"]),
-        .testTarget(name: "ManifestsTests", dependencies: ["Manifests", "YAML", "Basics", "RetentionMessagingModels"]),
+        .testTarget(name: "ManifestsTests", dependencies: ["TestSupport", "Manifests", "YAML", "Basics", "RetentionMessagingModels"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Crypto", "RetentionMessagingModels"]),
         .testTarget(name: "RealtimeServerTests",
                     dependencies: ["TestSupport", "RealtimeServer", "Runtime", "HTTP", "TLS", "Crypto", "RetentionMessagingModels"]),

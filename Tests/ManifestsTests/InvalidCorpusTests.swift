@@ -1,9 +1,10 @@
 import Foundation
 import Manifests
 import Testing
+import TestSupport
 
 /// Every directory under fixtures/manifests/invalid holds a manifest set with one fault and, in
-/// expected.txt, the exact diagnostics `validate` prints for it. `UPDATE_GOLDEN=1` rewrites them.
+/// expected.txt, the exact diagnostics `validate` prints for it. `UPDATE_GOLDEN=1` rewrites them (and fails).
 @Suite("The invalid-manifest corpus")
 struct InvalidCorpusTests {
     static let corpus = repositoryRoot.appendingPathComponent("fixtures/manifests/invalid")
@@ -21,12 +22,8 @@ struct InvalidCorpusTests {
         let (_, diagnostics) = ManifestLoader.loadAndValidate(directory: Self.corpus.appendingPathComponent(name),
                                                               displayPath: displayPath)
         let rendered = DiagnosticRenderer.render(diagnostics, format: .text, color: false)
-        let golden = Self.corpus.appendingPathComponent(name).appendingPathComponent("expected.txt")
-        if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] == "1" {
-            try Data(rendered.utf8).write(to: golden)
-        }
-        let expected = try String(contentsOf: golden, encoding: .utf8)
-        #expect(rendered == expected)
+        // Recording (UPDATE_GOLDEN=1) fails the run, as every golden does, so it never passes unnoticed.
+        Golden.expect(rendered, matches: "\(displayPath)/expected.txt")
         #expect(!diagnostics.isEmpty, "an invalid case must produce a diagnostic")
     }
 

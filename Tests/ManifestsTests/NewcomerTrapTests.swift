@@ -16,4 +16,28 @@ struct NewcomerTrapTests {
         #expect(diagnostics.first?.message.contains("alias") == true)
         #expect(diagnostics.first?.location?.file == "m/defaults.yaml")
     }
+
+    @Test("a document with a wrong type is still checked: one run reports the type error, an unknown key and a length error beside them")
+    func allProblemsOfOneDocument() throws {
+        let base = try BaseCopy()
+        defer { base.remove() }
+        try base.edit("messages.yaml", "headerPosition: ABOVE_IMAGE", "headerPosition: ABOVE_IMAGE\ncolour: blue")
+        try base.edit("messages.yaml", "header: Keep your focus", "header: [not, text]")
+        try base.edit("messages.yaml", "header: Bleib konzentriert", "header: " + String(repeating: "x", count: 80))
+        let diagnostics = base.validate()
+        #expect(diagnostics.map(\.code) == ["unknown-key", "type-mismatch", "header-too-long"], "\(diagnostics)")
+        // Nothing else is said where the placeholder stood, and the message still exists for its users.
+        #expect(diagnostics.with(code: "unknown-message").isEmpty)
+    }
+
+    @Test("a manifest file that cannot be read is one error, not also 'no message named …' for everything it held")
+    func unreadableFile() throws {
+        let base = try BaseCopy()
+        defer { base.remove() }
+        let messages = base.url.appendingPathComponent("messages.yaml")
+        try FileManager.default.removeItem(at: messages)
+        try FileManager.default.createSymbolicLink(atPath: messages.path, withDestinationPath: "nowhere/messages.yaml")
+        let diagnostics = base.validate()
+        #expect(diagnostics.map(\.code) == ["unreadable-file"], "\(diagnostics)")
+    }
 }

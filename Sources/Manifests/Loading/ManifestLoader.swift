@@ -42,7 +42,8 @@ public enum ManifestLoader {
         var validated: ValidatedManifests?
         if let set {
             let check = ManifestValidator.check(set, skipping: loader.broken)
-            diagnostics += check.diagnostics
+            let repaired = loader.repaired
+            diagnostics += check.diagnostics.filter { diagnostic in diagnostic.location.map { !repaired.contains($0) } ?? true }
             validated = try? check.validated.get()
         }
         return (set, Diagnostic.sorted(diagnostics), validated)
@@ -73,6 +74,8 @@ struct Loader {
     let displayPath: String
     var diagnostics: [Diagnostic] = []
     var broken = BrokenDocuments()
+    /// Where a wrong value was replaced by a placeholder: validation says nothing more there.
+    var repaired = Set<SourceLocation>()
 
     private var app: AppManifest?
     private var appBroken = false
@@ -129,6 +132,10 @@ struct Loader {
         guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent(file).path) else {
             diagnostics.append(.error("unreadable-file", at: SourceLocation(file: name, line: 1, column: 1),
                                       "cannot read this file", hint: "check its permissions"))
+            // Like a file that does not parse, it could have held anything: names it would have
+            // defined are not reported missing.
+            broken.unknownKind = true
+            unparsedFiles += 1
             return
         }
         let bytes = [UInt8](data)
@@ -278,36 +285,53 @@ struct Loader {
         return text
     }
 
+    /// Decodes a document, reporting every problem: after a failure the document is mended where
+    /// the decoder said (see `mended(for:)`) and decoded again, a bounded number of times, so a
+    /// wrong type in one field does not hide the problems of the others. nil when it cannot be mended.
     private mutating func decode<T: Decodable>(_ type: T.Type, _ node: YAMLNode) -> T? {
-        do {
-            return try decoder.decode(type, from: node)
-        } catch {
-            for problem in error.problems {
-                let code = switch problem.kind {
-                case .typeMismatch: "type-mismatch"
-                case .missingKey: "missing-key"
-                case .unknownKey: "unknown-key"
-                case .invalidValue: "invalid-value"
-                }
-                let message: String
-                switch problem.kind {
-                case .missingKey, .unknownKey:
-                    // The message names the key; say where the mapping is instead of repeating it.
-                    let parent = Self.parent(of: problem.keyPath)
-                    message = parent.isEmpty ? problem.message : "\(problem.message) in \(parent)"
-                case .typeMismatch, .invalidValue:
-                    message = problem.keyPath.isEmpty ? problem.message : "\(problem.keyPath): \(problem.message)"
-                }
-                let fallback = switch problem.kind {
-                case .typeMismatch: Self.typeHint(problem.message)
-                case .missingKey: "add it; see the README's Manifest format section for what this kind needs"
-                case .unknownKey: "remove it; see the README's Manifest format section for the keys this kind has"
-                case .invalidValue: "see the README's Manifest format section for what this key holds"
-                }
-                let hint = problem.hint ?? fallback
-                diagnostics.append(.error(code, at: problem.location, message, hint: hint))
+        var current = node
+        var reported = Set<YAMLDecodingError.Problem>()
+        for _ in 0..<16 {
+            do {
+                return try decoder.decode(type, from: current)
+            } catch {
+                let fresh = error.problems.filter { !reported.contains($0) }
+                report(fresh)
+                reported.formUnion(fresh)
+                // What stands in for a mended value is not checked again.
+                for problem in fresh where problem.kind != .unknownKey { repaired.insert(problem.location) }
+                guard !fresh.isEmpty, let mended = current.mended(for: fresh) else { return nil }
+                current = mended
             }
-            return nil
+        }
+        return nil
+    }
+
+    private mutating func report(_ problems: [YAMLDecodingError.Problem]) {
+        for problem in problems {
+            let code = switch problem.kind {
+            case .typeMismatch: "type-mismatch"
+            case .missingKey: "missing-key"
+            case .unknownKey: "unknown-key"
+            case .invalidValue: "invalid-value"
+            }
+            let message: String
+            switch problem.kind {
+            case .missingKey, .unknownKey:
+                // The message names the key; say where the mapping is instead of repeating it.
+                let parent = Self.parent(of: problem.keyPath)
+                message = parent.isEmpty ? problem.message : "\(problem.message) in \(parent)"
+            case .typeMismatch, .invalidValue:
+                message = problem.keyPath.isEmpty ? problem.message : "\(problem.keyPath): \(problem.message)"
+            }
+            let fallback = switch problem.kind {
+            case .typeMismatch: Self.typeHint(problem.message)
+            case .missingKey: "add it; see the README's Manifest format section for what this kind needs"
+            case .unknownKey: "remove it; see the README's Manifest format section for the keys this kind has"
+            case .invalidValue: "see the README's Manifest format section for what this key holds"
+            }
+            let hint = problem.hint ?? fallback
+            diagnostics.append(.error(code, at: problem.location, message, hint: hint))
         }
     }
 
