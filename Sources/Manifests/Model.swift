@@ -2,7 +2,7 @@ public import Basics
 import Crypto
 public import Foundation
 public import RetentionMessagingModels
-public import YAML
+import YAML
 
 // The loaded, resolved form of a manifest directory. The loader fills it from YAML; the
 // validator checks it; the reconciler derives identities and plans from it. Every element keeps

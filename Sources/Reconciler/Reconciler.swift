@@ -1,6 +1,6 @@
 public import Foundation
 public import RetentionMessaging
-public import RetentionMessagingModels
+import RetentionMessagingModels
 public import StateStore
 
 /// The reconciler for one environment: reads the remote state, plans, applies.

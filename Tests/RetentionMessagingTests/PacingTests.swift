@@ -54,7 +54,7 @@ struct PacingTests {
         let waits = WaitLog()
         client.onWait(waits.record)
 
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<12 { group.addTask { _ = try await client.getMessageList() } }
             for _ in 0..<10 { group.addTask { try await client.deleteDefaultMessage(productId: "p", locale: "en-US") } }
             for _ in 0..<3 {

@@ -1,5 +1,5 @@
 public import Basics
-public import YAML
+import YAML
 
 /// One problem found in the manifests (or, reused by the reconciler, in a plan): what is wrong,
 /// where it was written, and what to do about it. `code` is stable, so scripts and docs can name it.

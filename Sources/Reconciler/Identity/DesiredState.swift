@@ -1,4 +1,4 @@
-public import RetentionMessaging
+import RetentionMessaging
 public import RetentionMessagingModels
 public import Runtime
 

@@ -2,7 +2,7 @@ import Basics
 import Foundation
 import Crypto
 public import Manifests
-public import RetentionMessaging
+import RetentionMessaging
 public import RetentionMessagingModels
 import Runtime
 import YAML

@@ -1,4 +1,4 @@
-public import RetentionMessaging
+import RetentionMessaging
 public import RetentionMessagingModels
 
 // The plan as a value: what the views print and the plan encoder saves.

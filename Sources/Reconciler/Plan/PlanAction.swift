@@ -1,6 +1,6 @@
-public import RetentionMessaging
+import RetentionMessaging
 public import RetentionMessagingModels
-public import Runtime
+import Runtime
 
 /// Stable across runs: derived from the kind and its target, e.g. `upload_message:<uuid>`. Built
 /// only by the factories below, so every kind spells its id one way.
@@ -235,7 +235,7 @@ public struct PlanAction: Sendable, Hashable {
         case .uploadMessage(let message): "upload message \(message.name) (\(message.locale)) \(message.identifier)"
         case .setDefault(let pair, let id, let name, _): "set default \(pair) → \(name) \(id)"
         case .deleteDefault(let pair, _): "delete default \(pair)"
-        case .publishSnapshot(let compiled, _): "publish snapshot \(Self.shortDigest(compiled.snapshot.digest ?? ""))"
+        case .publishSnapshot(let compiled, _): "publish snapshot \(Self.shortDigest(compiled.snapshot.digest))"
         case .setRealtimeURL(let url, _): "set realtime URL \(url)"
         case .deleteMessage(let id, let name): "delete message \(id)" + (name.map { " (\($0))" } ?? "")
         case .deleteImage(let id, _): "delete image \(id)"

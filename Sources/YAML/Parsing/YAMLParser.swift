@@ -1,4 +1,4 @@
-public import Basics
+import Basics
 /// Reads YAML streams into node trees that remember where every node was written.
 public enum YAMLParser: Sendable {
     public static func parse(_ bytes: [UInt8], file: String, limits: YAMLLimits = .default) throws(YAMLError) -> [YAMLDocument] {
