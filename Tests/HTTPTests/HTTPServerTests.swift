@@ -1,5 +1,9 @@
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import HTTP
 import Testing
 import TestSupport
@@ -20,7 +24,7 @@ private func sendUntilClosed(port: UInt16, _ start: String, _ more: String, time
                 let descriptor = connection.descriptor
                 for count in 0...times {
                     let bytes = Array((count == 0 ? start : more).utf8)
-                    let sent = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    let sent = bytes.withUnsafeBytes { SocketPlatform.send(descriptor, $0.baseAddress, $0.count) }
                     var probe: UInt8 = 0
                     let peeked = recv(descriptor, &probe, 1, Int32(MSG_DONTWAIT))
                     let reset = peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK
@@ -159,7 +163,7 @@ final class FullBacklogListener {
     private var descriptors: [Int32] = []
 
     init() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = SocketPlatform.streamSocket(family: AF_INET)
         try #require(listener >= 0)
         descriptors.append(listener)
         var address = sockaddr_in()
@@ -172,7 +176,8 @@ final class FullBacklogListener {
         try #require(bound && listen(listener, 0) == 0)
         port = UInt16(bigEndian: address.sin_port)
         for _ in 0..<2 {
-            let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            let filler = SocketPlatform.streamSocket(family: AF_INET)
+            _ = fcntl(filler, F_SETFL, fcntl(filler, F_GETFL) | O_NONBLOCK)
             descriptors.append(filler)
             _ = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }

@@ -313,7 +313,7 @@ final class PlainTextListener: @unchecked Sendable {
     private let thread: Thread
 
     init() throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = SocketPlatform.streamSocket(family: AF_INET)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")

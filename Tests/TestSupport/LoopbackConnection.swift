@@ -1,4 +1,5 @@
 import Foundation
+import HTTP
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -18,7 +19,7 @@ public final class LoopbackConnection: @unchecked Sendable {
     }
 
     public init(port: UInt16, timeout seconds: Int = 10) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        descriptor = SocketPlatform.streamSocket(family: AF_INET)
         guard descriptor >= 0 else { throw Refused(description: "no socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -32,6 +33,7 @@ public final class LoopbackConnection: @unchecked Sendable {
             _ = closeDescriptor(descriptor)
             throw Refused(description: "cannot connect to 127.0.0.1:\(port): \(reason)")
         }
+        SocketPlatform.configureConnection(descriptor)
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
@@ -112,9 +114,5 @@ private func closeDescriptor(_ descriptor: Int32) -> Int32 {
 }
 
 private func sendBytes(_ descriptor: Int32, _ pointer: UnsafeRawPointer?, _ count: Int) -> Int {
-    #if canImport(Glibc)
-    Glibc.send(descriptor, pointer, count, Int32(MSG_NOSIGNAL))
-    #else
-    Darwin.send(descriptor, pointer, count, 0)
-    #endif
+    SocketPlatform.send(descriptor, pointer, count)
 }

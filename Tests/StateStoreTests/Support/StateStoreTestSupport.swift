@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTP
 import RetentionMessagingModels
 import Runtime
 import StateStore
@@ -56,7 +57,7 @@ enum StateStoreTestSupport {
 
     /// A loopback port nothing listens on: bound, read back, and released.
     static func closedPort() -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = SocketPlatform.streamSocket(family: AF_INET)
         defer { close(descriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
