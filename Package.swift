@@ -51,7 +51,7 @@ let package = Package(
 
         .target(name: "RetentionSyncCommands",
                 dependencies: ["Basics", "Reconciler", "Manifests", "Runtime", "StateStore", "Emulator", "RetentionMessagingModels",
-                               "RetentionMessaging", "HTTP", "Crypto", "YAML", "RealtimeServer", "TLS"]),
+                               "RetentionMessaging", "HTTP", "Crypto", "YAML", "RealtimeServer", "TLS", "Notifications"]),
         .executableTarget(name: "retention-sync", dependencies: ["RetentionSyncCommands"]),
         .executableTarget(name: "retention-sync-bench",
                           dependencies: ["RetentionSyncCommands", "Reconciler", "Manifests", "Runtime", "Emulator",
@@ -75,7 +75,7 @@ let package = Package(
         .testTarget(name: "NotificationsTests",
                     dependencies: ["TestSupport", "Notifications", "HTTP", "StateStore", "RetentionMessagingModels"]),
         .testTarget(name: "RetentionSyncCommandsTests",
-                    dependencies: ["TestSupport", "RetentionSyncCommands", "Emulator", "Crypto", "HTTP", "Runtime", "RetentionMessagingModels"]),
+                    dependencies: ["TestSupport", "RetentionSyncCommands", "Notifications", "Emulator", "Crypto", "HTTP", "Runtime", "RetentionMessagingModels"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,74 @@
+import Foundation
+import HTTP
+import Notifications
+import Reconciler
+import RetentionMessagingModels
+import StateStore
+
+/// What a run tells the team's webhook (`RETENTION_SYNC_WEBHOOK_URL`), and the sending of it.
+/// The events come from the values the run already has; nothing here decides anything else.
+enum RunNotifications {
+    /// What a status run tells: its report's events and the state's last performance-test result.
+    static func events(_ report: StatusReport, planned: PlanResult) -> [NotificationEvent] {
+        events(report) + events(performanceTest: planned.remote.state?.document?.performanceTest, owner: planned.desired.owner)
+    }
+
+    /// REJECTED content the manifests derive, and derived content PENDING longer than the report's threshold.
+    static func events(_ report: StatusReport) -> [NotificationEvent] {
+        var events: [NotificationEvent] = []
+        for (kind, entries) in [("message", report.messages), ("image", report.images)] {
+            for entry in entries where entry.derived {
+                let name = entry.name ?? entry.identifier
+                if entry.state == .rejected {
+                    events.append(.contentRejected(bundleId: report.bundleId, environment: report.environment, contentKind: kind,
+                                                   identifier: entry.identifier, name: name, locale: entry.locale))
+                } else if entry.state == .pending, entry.needsAttention, let since = entry.stateSince, let days = entry.stateAgeDays {
+                    events.append(.contentPending(bundleId: report.bundleId, environment: report.environment, contentKind: kind,
+                                                  identifier: entry.identifier, name: name, locale: entry.locale, since: since,
+                                                  days: days, thresholdDays: report.pendingWarnDays))
+                }
+            }
+        }
+        return events
+    }
+
+    /// The last performance-test result a state document records, once it is decided.
+    static func events(performanceTest record: PerformanceTestRecord?, owner: StateOwner) -> [NotificationEvent] {
+        guard let record, let result = record.result.result, result != .pending else { return [] }
+        return [.performanceTestResult(bundleId: owner.bundleId, environment: owner.environment, requestId: record.requestId,
+                                       result: result.rawValue, successRate: record.result.successRate, target: record.result.target)]
+    }
+
+    /// Sends `events` when a webhook is configured; warnings go to standard error and never fail the run.
+    static func send(_ events: [NotificationEvent], store: (any StateStore)?, context: CommandContext,
+                     transport: @autoclosure () -> any HTTPTransport = CurlHTTPClient()) async {
+        let webhook: Webhook
+        do {
+            guard let configured = try Webhook.fromEnvironment(context.environment) else { return }
+            webhook = configured
+        } catch {
+            context.console.error("warning: notifications: \(error.message)")
+            return
+        }
+        guard !events.isEmpty else { return }
+        guard let ledger = ledger(for: store, context: context) else {
+            context.console.error("warning: notifications: not sent: telling each event once needs a state store (the ledger lives beside "
+                                  + "the state document); set environments.<env>.stateStore in the App manifest")
+            return
+        }
+        let outcome = await Notifier(webhook: webhook, ledger: ledger, transport: transport()).send(events)
+        for warning in outcome.warnings { context.console.error("warning: " + warning) }
+        if !outcome.sent.isEmpty {
+            context.console.error("Notified the \(webhook.format.rawValue) webhook of \(outcome.sent.count) event(s)"
+                                  + (outcome.alreadySent.isEmpty ? "." : " (\(outcome.alreadySent.count) told before)."))
+        }
+    }
+
+    static func ledger(for store: (any StateStore)?, context: CommandContext) -> (any NotificationLedger)? {
+        guard let store else { return nil }
+        switch store.location {
+        case .file(let path): return FileNotificationLedger(besideStateDocument: path)
+        case .s3: return nil
+        }
+    }
+}
