@@ -55,3 +55,53 @@ struct NotifyCommandTests {
         #expect(!run.stdout.contains("s3cr3t") && !run.stderr.contains("s3cr3t"))
     }
 }
+
+@Suite("Notifications from apply runs")
+struct NotifyApplyTests {
+    @Test("a default changed outside the manifests is set back by apply and told once as drift")
+    func driftToldOnce() async throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let harness = try CommandHarness()
+        let environment = ["RETENTION_SYNC_WEBHOOK_URL": receiver.url(path: NotifyCommandTests.secretPath).absoluteString,
+                           "RETENTION_SYNC_WEBHOOK_FORMAT": "json"]
+        #expect(await harness.run(["apply", "--env", "sandbox", "--auto-approve"], environment: environment).code == .success)
+        #expect(receiver.received.isEmpty)
+        var state = harness.emulator.state(of: .sandbox)
+        let drifted = try #require(state.defaults.keys.sorted().last)
+        let wanted = try #require(state.defaults[drifted])
+        state.defaults[drifted] = nil
+        harness.emulator.restore(state, in: .sandbox)
+
+        let apply = await harness.run(["apply", "--env", "sandbox", "--refresh-defaults", "all", "--auto-approve"], environment: environment)
+        #expect(apply.code == .success, "\(apply.stderr)")
+        #expect(harness.emulator.state(of: .sandbox).defaults[drifted] == wanted)
+        #expect(await harness.run(["apply", "--env", "sandbox", "--refresh-defaults", "all", "--auto-approve"], environment: environment).code == .success)
+        #expect(receiver.received.count == 1)
+        let event = try #require(receiver.received.first?.json)
+        #expect(event["event"] as? String == "drift_corrected")
+        let details = try #require(event["details"] as? [String: String])
+        #expect(details["found"] == "(no default)")
+        #expect(details["corrected_to"] == wanted.lowercased() || details["corrected_to"] == wanted)
+        #expect(!apply.stdout.contains("s3cr3t") && !apply.stderr.contains("s3cr3t"))
+    }
+
+    @Test("a failed apply in CI tells the team once, naming the run")
+    func failedApplyTold() async throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let harness = try CommandHarness()
+        harness.emulator.setFaults(FaultInjection(haltAfterRequests: 14))
+        let environment = ["RETENTION_SYNC_WEBHOOK_URL": receiver.url(path: NotifyCommandTests.secretPath).absoluteString,
+                           "RETENTION_SYNC_WEBHOOK_FORMAT": "json", "GITHUB_SERVER_URL": "https://github.com",
+                           "GITHUB_REPOSITORY": "acme/stillpoint", "GITHUB_RUN_ID": "77"]
+        let failed = await harness.run(["apply", "--env", "sandbox"], environment: environment)
+        #expect(failed.code == .failure)
+        let event = try #require(receiver.received.last?.json)
+        #expect(event["event"] as? String == "apply_failed")
+        #expect(event["key"] as? String == "apply_failed:com.example.stillpoint:sandbox:https://github.com/acme/stillpoint/actions/runs/77")
+        let details = try #require(event["details"] as? [String: String])
+        #expect(details["completed"] == "5")
+        #expect(!failed.stderr.contains("s3cr3t"))
+    }
+}

@@ -39,6 +39,47 @@ enum RunNotifications {
                                        result: result.rawValue, successRate: record.result.successRate, target: record.result.target)]
     }
 
+    /// What an apply tells: drift it set back, how it stopped if it did not finish, and what review says
+    /// about the content the manifests derive (as `status` would).
+    static func events(apply report: ApplyReport, failure: String?, planned: PlanResult, now: Date,
+                       pendingWarnDays: Int, environment: [String: String]) -> [NotificationEvent] {
+        let owner = planned.desired.owner
+        let document = planned.remote.state?.document
+        var events = events(Status.report(planned, now: now, pendingWarnDays: pendingWarnDays), planned: planned)
+        let byId = Dictionary(planned.plan.actions.map { ($0.id.rawValue, $0) }, uniquingKeysWith: { a, _ in a })
+        for result in report.results where result.outcome == .done {
+            guard let action = byId[result.id] else { continue }
+            switch action.change {
+            case .setDefault(let pair, let id, _, let current) where current != id:
+                // Drift: the record says an apply set this pair to `id`, and someone changed or removed it since.
+                if document?.lastAppliedDefault(productId: pair.productId, locale: pair.locale)?.messageIdentifier == id {
+                    events.append(.driftCorrected(bundleId: owner.bundleId, environment: owner.environment,
+                                                  what: "default \(pair.productId)/\(pair.locale)", found: current ?? "(no default)",
+                                                  correctedTo: id, at: now))
+                }
+            case .setRealtimeURL(let url, let current) where current != url:
+                if document?.realtimeURL?.url == url {
+                    events.append(.driftCorrected(bundleId: owner.bundleId, environment: owner.environment,
+                                                  what: "realtime URL", found: current ?? "(no URL)", correctedTo: url, at: now))
+                }
+            default:
+                break
+            }
+        }
+        let done = report.results.filter { $0.outcome == .done || $0.outcome == .alreadyDone }.count
+        let attempted = report.results.count
+        let total = planned.plan.actions.filter { $0.state == .ready }.count
+        let run = StateWriter.current(environment: environment).url ?? StateTime.format(now)
+        if let failure {
+            events.append(.applyFailed(bundleId: owner.bundleId, environment: owner.environment, run: run, error: failure,
+                                       completed: done, remaining: max(0, total - done)))
+        } else if let stop = report.stopped {
+            events.append(.applyInterrupted(bundleId: owner.bundleId, environment: owner.environment, run: run, reason: stop.rawValue,
+                                            completed: done, remaining: report.remaining ?? max(0, total - attempted)))
+        }
+        return events
+    }
+
     /// Sends `events` when a webhook is configured; warnings go to standard error and never fail the run.
     static func send(_ events: [NotificationEvent], store: (any StateStore)?, context: CommandContext,
                      transport: @autoclosure () -> any HTTPTransport = CurlHTTPClient()) async {
