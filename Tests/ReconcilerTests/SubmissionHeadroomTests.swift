@@ -1,4 +1,5 @@
 import Reconciler
+import RetentionMessagingModels
 import Testing
 
 @Suite("Room for pull-request submissions")
