@@ -8,7 +8,8 @@ public import Runtime
 
 public struct StateDocument: Codable, Sendable, Hashable {
     /// Semver: readers accept any 1.x, and ignore fields they do not know (the digest covers them
-    /// all). 1.1 adds `defaults_refresh_cursor` and `realtime_url_awaiting_performance_test`.
+    /// all). 1.1 adds `defaults_refresh_cursor` and `realtime_url_awaiting_performance_test`; the
+    /// optional `serial` and `written_by` came later within 1.1, as fields older readers ignore.
     public static let currentFormatVersion = "1.1"
 
     public var formatVersion: String
@@ -32,6 +33,11 @@ public struct StateDocument: Codable, Sendable, Hashable {
     public var defaultsRefreshCursor: Int?
     /// When the writer last changed the document; set by the writer, not by the store.
     public var updatedAt: Date?
+    /// Counts the writes of this document (1: the first); set by the writer from the version it
+    /// read, so `state history` can number versions. Absent in documents written before it existed.
+    public var serial: Int?
+    /// The run that wrote this version (a GitHub Actions run URL, else user@host); set by the writer.
+    public var writtenBy: StateWriter?
     /// `sha256:<64 lowercase hex>` over the compact canonical JSON of the document with `digest` = "".
     public var digest: String
 
@@ -65,6 +71,7 @@ public struct StateDocument: Codable, Sendable, Hashable {
         case realtimeURL = "realtime_url", performanceTest = "performance_test", updatedAt = "updated_at", digest
         case defaultsRefreshCursor = "defaults_refresh_cursor"
         case realtimeURLAwaitingPerformanceTest = "realtime_url_awaiting_performance_test"
+        case serial, writtenBy = "written_by"
     }
 }
 
