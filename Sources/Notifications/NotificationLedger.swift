@@ -1,5 +1,5 @@
 public import Foundation
-import StateStore
+public import StateStore
 
 /// Which events were already told, kept beside the state document so that every run — a laptop, a
 /// CI job, a scheduled reconcile — shares it: a rejection is told once, not once an hour.
@@ -118,6 +118,46 @@ public struct FileNotificationLedger: NotificationLedger {
         } catch {
             try? FileManager.default.removeItem(atPath: temporary)
             throw NotificationLedgerError("cannot write \(path): \(error.localizedDescription)")
+        }
+    }
+}
+
+/// The ledger as a side document of any state store that keeps them (a file store's folder, an S3
+/// prefix): `<state name>.notifications.json`, under the state's own credentials.
+public struct StateStoreNotificationLedger: NotificationLedger {
+    public static let suffix = "notifications.json"
+    public let store: any StateSideDocuments
+
+    public init(store: any StateSideDocuments) {
+        self.store = store
+    }
+
+    public var name: String { store.sideLocation(Self.suffix) }
+
+    public func load() async throws(NotificationLedgerError) -> NotificationLedgerDocument {
+        let data: Data?
+        do {
+            data = try await store.readSide(Self.suffix)
+        } catch {
+            throw NotificationLedgerError(error.description)
+        }
+        guard let data else { return NotificationLedgerDocument() }
+        do {
+            return try NotificationLedgerDocument.decode(data)
+        } catch let error as NotificationLedgerError {
+            throw NotificationLedgerError("\(name): \(error.message); delete it to start a new ledger")
+        } catch {
+            throw NotificationLedgerError("\(name) is not a notification ledger; delete it to start a new ledger")
+        }
+    }
+
+    public func save(_ document: NotificationLedgerDocument) async throws(NotificationLedgerError) {
+        do {
+            try await store.writeSide(Self.suffix, try document.encoded())
+        } catch let error as StateStoreError {
+            throw NotificationLedgerError(error.description)
+        } catch {
+            throw NotificationLedgerError("cannot encode the ledger: \(error)")
         }
     }
 }

@@ -106,10 +106,6 @@ enum RunNotifications {
     }
 
     static func ledger(for store: (any StateStore)?, context: CommandContext) -> (any NotificationLedger)? {
-        guard let store else { return nil }
-        switch store.location {
-        case .file(let path): return FileNotificationLedger(besideStateDocument: path)
-        case .s3: return nil
-        }
+        (store as? any StateSideDocuments).map { StateStoreNotificationLedger(store: $0) }
     }
 }
