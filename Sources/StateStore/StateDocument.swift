@@ -140,6 +140,10 @@ public struct ContentRecord: Codable, Sendable, Hashable {
     public var firstUploadedAt: Date
     /// Review states in the order they were observed; a state is added when it differs from the last one.
     public var reviewStates: [ObservedReviewState]
+    /// Pull requests (or other branches) that submitted this content for review before the main
+    /// branch used it (`apply --only-uploads --submitted-by`), one entry per submitter with its latest
+    /// submission, sorted by submitter; absent when only the main branch uploaded it.
+    public var submissions: [ContentSubmission]?
 
     public init(identifier: String, kind: Kind, name: String, locale: String? = nil, productScope: String? = nil,
                 contentVersion: String, uploadBody: String? = nil, image: ImageFacts? = nil, firstUploadedAt: Date,
@@ -162,6 +166,27 @@ public struct ContentRecord: Codable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey {
         case identifier, kind, name, locale, productScope = "product_scope", contentVersion = "content_version"
         case uploadBody = "upload_body", image, firstUploadedAt = "first_uploaded_at", reviewStates = "review_states"
+        case submissions
+    }
+
+    /// When the content was last submitted by anyone: its newest submission, else its upload.
+    public var lastSubmittedAt: Date {
+        max(firstUploadedAt, submissions?.map(\.at).max() ?? firstUploadedAt)
+    }
+}
+
+/// One submitter of a piece of content and when it last submitted it.
+public struct ContentSubmission: Codable, Sendable, Hashable {
+    /// `pr-123`, from `--submitted-by` or GitHub's `GITHUB_REF` (`refs/pull/123/merge`).
+    public var by: String
+    public var at: Date
+    /// The run that submitted it (a GitHub Actions run URL), when known.
+    public var run: String?
+
+    public init(by: String, at: Date, run: String? = nil) {
+        self.by = by
+        self.at = at
+        self.run = run
     }
 }
 
@@ -280,6 +305,15 @@ extension StateDocument {
         guard content[index].reviewStates.last?.state != state else { return false }
         content[index].reviewStates.append(ObservedReviewState(state: state, firstSeenAt: time))
         return true
+    }
+
+    /// Notes that `by` submitted the content at `time` (keeping one entry per submitter, the latest).
+    public mutating func recordSubmission(of identifier: String, by: String, at time: Date, run: String?) {
+        guard let index = content.firstIndex(where: { $0.identifier == identifier }) else { return }
+        var submissions = content[index].submissions ?? []
+        submissions.removeAll { $0.by == by }
+        submissions.append(ContentSubmission(by: by, at: time, run: run))
+        content[index].submissions = submissions.sorted { $0.by < $1.by }
     }
 
     public mutating func removeRecord(for identifier: String) {

@@ -47,4 +47,23 @@ struct StateHistorySummaryTests {
         let published = try #require(third.snapshot?.digest)
         #expect(StateChangeSummary.line(from: second, to: third) == "published \(published.prefix(19)); 1 now REJECTED; removed 1 record")
     }
+
+    @Test("a pull request's run names its submitter pr-N; other runs name none")
+    func submitterFromGitHub() {
+        #expect(ContentSubmission.submitter(environment: ["GITHUB_REF": "refs/pull/123/merge"]) == "pr-123")
+        #expect(ContentSubmission.submitter(environment: ["GITHUB_REF": "refs/heads/main"]) == nil)
+        #expect(ContentSubmission.submitter(environment: [:]) == nil)
+    }
+
+    @Test("a submission is kept once per submitter, the latest, sorted by submitter")
+    func submissionsPerSubmitter() throws {
+        var document = try Support.document(for: Support.production)
+        let id = "6f1c2d3e-0000-5000-8000-000000000001"
+        document.recordSubmission(of: id, by: "pr-9", at: Support.uploaded.addingTimeInterval(10), run: nil)
+        document.recordSubmission(of: id, by: "pr-12", at: Support.uploaded.addingTimeInterval(20), run: "https://x/runs/1")
+        document.recordSubmission(of: id, by: "pr-9", at: Support.uploaded.addingTimeInterval(30), run: nil)
+        let record = try #require(document.record(for: id))
+        #expect(record.submissions?.map(\.by) == ["pr-12", "pr-9"])
+        #expect(record.lastSubmittedAt == Support.uploaded.addingTimeInterval(30))
+    }
 }

@@ -36,6 +36,15 @@ public struct StateWriter: Codable, Sendable, Hashable, CustomStringConvertible 
     }
 }
 
+extension ContentSubmission {
+    /// `pr-123` for a GitHub Actions run of a pull request (`GITHUB_REF=refs/pull/123/merge`), else nil.
+    public static func submitter(environment: [String: String]) -> String? {
+        guard let ref = environment["GITHUB_REF"], ref.hasPrefix("refs/pull/") else { return nil }
+        let number = ref.dropFirst("refs/pull/".count).prefix { $0.isNumber }
+        return number.isEmpty ? nil : "pr-\(number)"
+    }
+}
+
 extension String {
     func trimmingSuffix(_ suffix: String) -> String {
         hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
