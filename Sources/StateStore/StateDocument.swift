@@ -147,7 +147,7 @@ public struct ContentRecord: Codable, Sendable, Hashable {
 
     public init(identifier: String, kind: Kind, name: String, locale: String? = nil, productScope: String? = nil,
                 contentVersion: String, uploadBody: String? = nil, image: ImageFacts? = nil, firstUploadedAt: Date,
-                reviewStates: [ObservedReviewState] = []) {
+                reviewStates: [ObservedReviewState] = [], submissions: [ContentSubmission]? = nil) {
         self.identifier = identifier
         self.kind = kind
         self.name = name
@@ -158,6 +158,7 @@ public struct ContentRecord: Codable, Sendable, Hashable {
         self.image = image
         self.firstUploadedAt = firstUploadedAt
         self.reviewStates = reviewStates
+        self.submissions = submissions
     }
 
     /// The last state observed, with the time it was first seen.
