@@ -14,7 +14,7 @@ final class HTTPEventLoop: @unchecked Sendable {
     private let core: ServerCore
     private let epoll: Int32
     private let wake: Int32
-    private let incoming = Mutex<[Int32]>([])
+    private let incoming = Mutex<[(Int32, ConnectionActivity)]>([])
     // Owned by the loop's thread alone.
     private var connections: [Int32: LoopConnection] = [:]
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
@@ -48,8 +48,8 @@ final class HTTPEventLoop: @unchecked Sendable {
     }
 
     /// Gives the loop a new connection (from the accepting thread).
-    func adopt(_ descriptor: Int32) {
-        incoming.withLock { $0.append(descriptor) }
+    func adopt(_ descriptor: Int32, activity: ConnectionActivity) {
+        incoming.withLock { $0.append((descriptor, activity)) }
         nudge()
     }
 
@@ -65,7 +65,7 @@ final class HTTPEventLoop: @unchecked Sendable {
             let phase = core.phase
             if phase == .stopped {
                 for connection in Array(connections.values) { shut(connection) }
-                for descriptor in incoming.withLock({ list in defer { list.removeAll() }; return list }) {
+                for (descriptor, _) in incoming.withLock({ list in defer { list.removeAll() }; return list }) {
                     core.closed(descriptor)
                     close(descriptor)
                 }
@@ -75,30 +75,35 @@ final class HTTPEventLoop: @unchecked Sendable {
                 // Bytes already waiting in a socket are a request in flight: read them first, so
                 // only connections with nothing sent are closed as idle.
                 for connection in Array(connections.values) where connection.isIdle {
-                    service(connection)
+                    service(connection, woken: .now)
                     if connection.isIdle { shut(connection) }
                 }
             }
             let count = events.withUnsafeMutableBufferPointer { epoll_wait(epoll, $0.baseAddress, Int32($0.count), 250) }
+            // What arrived by now has been waiting since now at the latest, however long this batch takes.
+            let woken = ContinuousClock.now
             for index in 0..<max(Int(count), 0) {
                 let descriptor = events[index].data.fd
                 if descriptor == wake {
                     var value: UInt64 = 0
                     _ = read(wake, &value, 8)
-                    for adopted in incoming.withLock({ list in defer { list.removeAll() }; return list }) { register(adopted) }
+                    for (adopted, activity) in incoming.withLock({ list in defer { list.removeAll() }; return list }) {
+                        register(adopted, activity: activity, woken: woken)
+                    }
                 } else if let connection = connections[descriptor] {
-                    service(connection)
+                    service(connection, woken: woken)
                 }
             }
             sweepTimeouts()
         }
     }
 
-    private func register(_ descriptor: Int32) {
+    private func register(_ descriptor: Int32, activity: ConnectionActivity, woken: ContinuousClock.Instant) {
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         let configuration = core.configuration
-        let connection = LoopConnection(descriptor: descriptor, parser: HTTPRequestParser(
+        let connection = LoopConnection(descriptor: descriptor, activity: activity, parser: HTTPRequestParser(
             maxHeaderSize: configuration.maxHeaderSize, maxBodySize: configuration.maxBodySize))
+        connection.headDeadline = .now + .seconds(configuration.headTimeout)
         if let context = core.currentTLS {
             guard let session = try? context.session(descriptor: descriptor) else {
                 core.closed(descriptor)
@@ -108,10 +113,8 @@ final class HTTPEventLoop: @unchecked Sendable {
             session.useNonBlockingSocket()
             connection.tls = session
             connection.handshaking = true
-            connection.deadline = .now + .seconds(configuration.requestTimeout)
-        } else {
-            connection.deadline = .now + .seconds(configuration.idleTimeout)
         }
+        connection.deadline = connection.headDeadline!
         var event = epoll_event()
         event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
         event.data.fd = descriptor
@@ -121,16 +124,28 @@ final class HTTPEventLoop: @unchecked Sendable {
             return
         }
         connections[descriptor] = connection
-        service(connection)
+        service(connection, woken: woken)
     }
 
-    /// Moves one connection as far as it can go without waiting.
-    private func service(_ connection: LoopConnection) {
+    /// Moves one connection as far as it can go without waiting. While it does, the accept thread
+    /// cannot evict it; an evicted connection is closed here instead of read.
+    private func service(_ connection: LoopConnection, woken: ContinuousClock.Instant) {
+        guard connection.activity.begin() else { return shut(connection) }
+        advance(connection, woken: woken)
+        if connection.isEvictable { connection.activity.idle() }
+    }
+
+    /// When an idle connection is closed: a new one still owes its first request head.
+    private func idleDeadline(_ connection: LoopConnection) -> ContinuousClock.Instant {
+        connection.headDeadline ?? .now + .seconds(core.configuration.idleTimeout)
+    }
+
+    private func advance(_ connection: LoopConnection, woken: ContinuousClock.Instant) {
         if connection.handshaking, let tls = connection.tls {
             switch tls.handshakeStep() {
             case .done:
                 connection.handshaking = false
-                connection.deadline = .now + .seconds(core.configuration.idleTimeout)
+                connection.deadline = idleDeadline(connection)
             case .wantRead:
                 return watch(connection, writable: false)
             case .wantWrite:
@@ -157,7 +172,9 @@ final class HTTPEventLoop: @unchecked Sendable {
         }
         answering: while !connection.closeAfterFlush {
             switch connection.parser.next() {
-            case .request(let request, let keepAlive):
+            case .request(var request, let keepAlive):
+                request.receivedAt = woken
+                connection.headDeadline = nil
                 guard let response = core.answer(request) else { return shut(connection) }
                 let keep = keepAlive && core.phase == .serving
                 connection.output += ServerCore.encode(response, keepAlive: keep, omitBody: request.method == "HEAD")
@@ -167,7 +184,13 @@ final class HTTPEventLoop: @unchecked Sendable {
                 if sendContinue { connection.output += Array("HTTP/1.1 100 Continue\r\n\r\n".utf8) }
                 if !connection.inRequest && connection.parser.isInsideRequest {
                     connection.inRequest = true
-                    connection.deadline = .now + .seconds(configuration.requestTimeout)
+                    connection.requestStarted = .now
+                    // A new connection keeps its head deadline; later requests get the request timeout.
+                    connection.deadline = connection.headDeadline ?? .now + .seconds(configuration.requestTimeout)
+                }
+                if connection.headDeadline != nil, connection.inRequest, !connection.parser.isReadingHead {
+                    connection.headDeadline = nil
+                    connection.deadline = connection.requestStarted + .seconds(configuration.requestTimeout)
                 }
                 break answering
             case .refused(let status, let message):
@@ -184,7 +207,7 @@ final class HTTPEventLoop: @unchecked Sendable {
             if connection.closeAfterFlush || connection.peerClosed || (core.phase != .serving && !connection.inRequest) {
                 return shut(connection)
             }
-            if !connection.inRequest { connection.deadline = .now + .seconds(configuration.idleTimeout) }
+            if !connection.inRequest { connection.deadline = idleDeadline(connection) }
         }
         watch(connection, writable: !connection.output.isEmpty || readWantsWrite)
     }
@@ -239,7 +262,12 @@ final class HTTPEventLoop: @unchecked Sendable {
         let now = ContinuousClock.now
         guard now >= nextSweep else { return }
         nextSweep = now + .milliseconds(100)
-        for connection in Array(connections.values) where connection.deadline < now { shut(connection) }
+        for connection in Array(connections.values) where connection.deadline < now {
+            let reason: CloseReason = connection.headDeadline != nil ? .headTimeout
+                : (connection.isIdle ? .idle : .requestTimeout)
+            core.count(reason)
+            shut(connection)
+        }
     }
 
     private enum IOStep {
@@ -285,7 +313,11 @@ final class HTTPEventLoop: @unchecked Sendable {
 /// One connection of an event loop, touched only by that loop's thread.
 final class LoopConnection {
     let descriptor: Int32
+    let activity: ConnectionActivity
     var parser: HTTPRequestParser
+    /// Until the first request's head is complete: when a new connection is closed for sending none.
+    var headDeadline: ContinuousClock.Instant?
+    var requestStarted = ContinuousClock.now
     var tls: TLSSession?
     var handshaking = false
     /// Answers (and `100 Continue`) not yet taken by the socket.
@@ -298,19 +330,23 @@ final class LoopConnection {
     /// When the connection is closed unless it moves: the idle, request or write timeout.
     var deadline = ContinuousClock.now
 
-    init(descriptor: Int32, parser: HTTPRequestParser) {
+    init(descriptor: Int32, activity: ConnectionActivity, parser: HTTPRequestParser) {
         self.descriptor = descriptor
+        self.activity = activity
         self.parser = parser
     }
 
     /// Nothing in flight: no request being read, nothing left to write.
     var isIdle: Bool { !inRequest && output.isEmpty && !handshaking }
+    /// May be closed to admit a newcomer at the cap: no request bytes, nothing to write (a TLS
+    /// handshake that has not produced a request yet counts as nothing).
+    var isEvictable: Bool { !inRequest && output.isEmpty }
 }
 #else
 /// Event loops wait on epoll, which only Linux has; elsewhere none is made and every connection
 /// gets a thread of its own.
 final class HTTPEventLoop: Sendable {
     func nudge() {}
-    func adopt(_ descriptor: Int32) {}
+    func adopt(_ descriptor: Int32, activity: ConnectionActivity) {}
 }
 #endif

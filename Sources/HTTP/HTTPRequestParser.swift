@@ -55,6 +55,12 @@ struct HTTPRequestParser {
     /// Bytes received and not yet part of a returned request.
     var bufferedCount: Int { buffer.count - position }
 
+    /// Still reading a request line or headers (or waiting for the next request).
+    var isReadingHead: Bool {
+        if case .head = state { return true }
+        return false
+    }
+
     /// True once a byte of a request (other than the empty lines allowed between requests) arrived.
     var isInsideRequest: Bool {
         if case .head = state { return buffer[position...].contains { $0 != 13 && $0 != 10 } }

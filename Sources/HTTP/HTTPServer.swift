@@ -12,7 +12,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxBodySize: Int
     /// The largest request head (request line and headers); larger ones are answered with 431.
     public var maxHeaderSize: Int
-    /// Connections served at once, each by its own thread; more are refused at once.
+    /// Connections held at once. At the cap a newcomer is admitted by closing the connection that
+    /// has been idle longest (nothing in flight); only when every connection is busy is it refused,
+    /// at once, with 503.
     public var maxConnections: Int
     /// Seconds a kept-alive connection may wait for its next request.
     public var idleTimeout: Double
@@ -29,10 +31,15 @@ public struct HTTPServerConfiguration: Sendable {
     /// instead of a thread per connection. Only for handlers that never block; 0 means a thread per
     /// connection, which suits handlers that wait (the emulator, test servers).
     public var eventLoops: Int
+    /// Seconds a new connection has to send its first complete request head (a TLS handshake
+    /// included): a socket that connects and sends nothing is closed this soon, not after
+    /// `idleTimeout`, so such sockets cannot hold the connection slots that real clients need.
+    public var headTimeout: Double
 
     public init(maxBodySize: Int = 16 * 1024 * 1024, maxHeaderSize: Int = 64 * 1024, maxConnections: Int = 512,
                 idleTimeout: Double = 120, requestTimeout: Double = 30, writeTimeout: Double = 30,
-                allowNonLoopback: Bool = false, tls: TLSContext? = nil, eventLoops: Int = 0) {
+                allowNonLoopback: Bool = false, tls: TLSContext? = nil, eventLoops: Int = 0, headTimeout: Double = 10) {
+        self.headTimeout = headTimeout
         self.maxBodySize = maxBodySize
         self.maxHeaderSize = maxHeaderSize
         self.maxConnections = maxConnections
@@ -132,7 +139,35 @@ public final class HTTPServer: Sendable {
     /// Connections open right now.
     public var openConnections: Int { core.openConnections }
 
+    /// Connections open now, and how many were closed for each reason since the start.
+    public var statistics: HTTPServerStatistics { core.statistics }
+
     /// How often the listening socket was shut down: once, however the server ends, because after
     /// that its number may already belong to another socket of the process.
     var listenerShutdowns: Int { core.listenerShutdownCount }
+}
+
+/// What the server did with its connections, for `/metrics`.
+public struct HTTPServerStatistics: Sendable, Hashable {
+    public var openConnections: Int
+    /// Closed after `idleTimeout` with nothing in flight between requests.
+    public var closedIdle: Int
+    /// Closed because no complete request head arrived within `headTimeout` of connecting.
+    public var closedHeadTimeout: Int
+    /// Closed because a request (or an answer) did not move within its timeout.
+    public var closedRequestTimeout: Int
+    /// Closed, idle, to make room for a newcomer at `maxConnections`.
+    public var evicted: Int
+    /// Newcomers refused with 503 because every connection was busy.
+    public var refused: Int
+
+    public init(openConnections: Int = 0, closedIdle: Int = 0, closedHeadTimeout: Int = 0, closedRequestTimeout: Int = 0,
+                evicted: Int = 0, refused: Int = 0) {
+        self.openConnections = openConnections
+        self.closedIdle = closedIdle
+        self.closedHeadTimeout = closedHeadTimeout
+        self.closedRequestTimeout = closedRequestTimeout
+        self.evicted = evicted
+        self.refused = refused
+    }
 }

@@ -55,6 +55,51 @@ enum ConnectionIO {
     }
 }
 
+/// Whether a connection has something in flight, shared by the thread that serves it and the accept
+/// thread, which at the connection cap closes the connection idle longest to admit a newcomer.
+final class ConnectionActivity: Sendable {
+    /// Positive: idle since this many monotonic nanoseconds; 0: busy; -1: being evicted.
+    private let state: Atomic<Int64>
+
+    init() { state = Atomic(Self.now()) }
+
+    static func now() -> Int64 { Int64(bitPattern: DispatchTime.now().uptimeNanoseconds) | 1 }
+
+    /// The serving thread takes the connection; false when the accept thread is evicting it.
+    func begin() -> Bool {
+        var current = state.load(ordering: .relaxed)
+        while current != -1 {
+            let (exchanged, original) = state.compareExchange(expected: current, desired: 0, ordering: .acquiringAndReleasing)
+            if exchanged { return true }
+            current = original
+        }
+        return false
+    }
+
+    /// Nothing in flight any more.
+    func idle() {
+        _ = state.compareExchange(expected: 0, desired: Self.now(), ordering: .acquiringAndReleasing)
+    }
+
+    /// Idle since when (nil when busy or already being evicted).
+    var idleSince: Int64? {
+        let value = state.load(ordering: .relaxed)
+        return value > 0 ? value : nil
+    }
+
+    /// Claims an idle connection for eviction; false if it became busy meanwhile.
+    func claim(idleSince: Int64) -> Bool {
+        state.compareExchange(expected: idleSince, desired: -1, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    var isEvicting: Bool { state.load(ordering: .relaxed) == -1 }
+}
+
+/// Why a serving thread closed a connection on its own, counted for `/metrics`.
+enum CloseReason {
+    case idle, headTimeout, requestTimeout
+}
+
 /// The listener, the open connections and the handler, shared by the accept thread and the
 /// connection threads (which keep it alive until they finish, independently of `HTTPServer`).
 final class ServerCore: @unchecked Sendable {
@@ -83,9 +128,16 @@ final class ServerCore: @unchecked Sendable {
     private let respond: Respond
     private let tls: Mutex<TLSContext?>
     private let lock = NSLock()
-    private var connections: Set<Int32> = []
+    private var connections: [Int32: ConnectionActivity] = [:]
     /// Connections between the first byte of a request and the end of its answer.
     private var busy: Set<Int32> = []
+    /// Evicted connections that their thread has not closed yet; they no longer count toward the cap.
+    private var evicting = 0
+    private let closedIdle = Atomic<Int>(0)
+    private let closedHeadTimeout = Atomic<Int>(0)
+    private let closedRequestTimeout = Atomic<Int>(0)
+    private let evictedCount = Atomic<Int>(0)
+    private let refusedCount = Atomic<Int>(0)
 
     init(listener: Int32, configuration: HTTPServerConfiguration, respond: Respond) {
         self.listener = listener
@@ -102,9 +154,44 @@ final class ServerCore: @unchecked Sendable {
     /// An event loop closed one of its connections.
     func closed(_ connection: Int32) {
         lock.withLock {
-            connections.remove(connection)
+            if let activity = connections.removeValue(forKey: connection), activity.isEvicting { evicting -= 1 }
             busy.remove(connection)
         }
+    }
+
+    /// A serving thread closes a connection that passed a timeout.
+    func count(_ reason: CloseReason) {
+        switch reason {
+        case .idle: closedIdle.add(1, ordering: .relaxed)
+        case .headTimeout: closedHeadTimeout.add(1, ordering: .relaxed)
+        case .requestTimeout: closedRequestTimeout.add(1, ordering: .relaxed)
+        }
+    }
+
+    var statistics: HTTPServerStatistics {
+        HTTPServerStatistics(openConnections: openConnections, closedIdle: closedIdle.load(ordering: .relaxed),
+                             closedHeadTimeout: closedHeadTimeout.load(ordering: .relaxed),
+                             closedRequestTimeout: closedRequestTimeout.load(ordering: .relaxed),
+                             evicted: evictedCount.load(ordering: .relaxed), refused: refusedCount.load(ordering: .relaxed))
+    }
+
+    /// At the cap: shuts down the connection idle longest, whose thread then closes it. Called with
+    /// `lock` held; false when every connection is busy.
+    private func evictLongestIdle() -> Bool {
+        for _ in 0..<4 {
+            var victim: (descriptor: Int32, activity: ConnectionActivity, since: Int64)?
+            for (descriptor, activity) in connections {
+                if let since = activity.idleSince, since < victim?.since ?? .max { victim = (descriptor, activity, since) }
+            }
+            guard let victim else { return false }
+            if victim.activity.claim(idleSince: victim.since) {
+                _ = shutdown(victim.descriptor, Int32(SHUT_RDWR))
+                evicting += 1
+                evictedCount.add(1, ordering: .relaxed)
+                return true
+            }
+        }
+        return false
     }
 
     func start() throws(HTTPError) {
@@ -138,7 +225,7 @@ final class ServerCore: @unchecked Sendable {
             phaseValue.store(Phase.stopped.rawValue, ordering: .releasing)
             // shutdown wakes the threads blocked in accept and recv; each closes its own descriptor.
             shutListener()
-            for connection in connections {
+            for connection in connections.keys {
                 _ = shutdown(connection, Int32(SHUT_RDWR))
             }
         }
@@ -167,7 +254,7 @@ final class ServerCore: @unchecked Sendable {
             // Idle connections close now; busy ones finish their request and close after answering.
             // Event loops know which of theirs are idle, and close them when nudged.
             if loops.isEmpty {
-                for connection in connections.subtracting(busy) {
+                for connection in Set(connections.keys).subtracting(busy) {
                     _ = shutdown(connection, Int32(SHUT_RD))
                 }
             }
@@ -184,7 +271,7 @@ final class ServerCore: @unchecked Sendable {
             }
             if let late = lateReaders, ContinuousClock.now >= late {
                 lock.withLock {
-                    for connection in connections { _ = shutdown(connection, Int32(SHUT_RD)) }
+                    for connection in connections.keys { _ = shutdown(connection, Int32(SHUT_RD)) }
                 }
                 lateReaders = nil
             }
@@ -217,32 +304,34 @@ final class ServerCore: @unchecked Sendable {
                 usleep(10_000)
                 continue
             }
-            enum Admission { case serve, refuse, stop }
+            enum Admission { case serve(ConnectionActivity), refuse, stop }
             let admission: Admission = lock.withLock {
                 if phase != .serving { return .stop }
-                if connections.count >= configuration.maxConnections { return .refuse }
-                connections.insert(connection)
-                return .serve
+                if connections.count - evicting >= configuration.maxConnections, !evictLongestIdle() { return .refuse }
+                let activity = ConnectionActivity()
+                connections[connection] = activity
+                return .serve(activity)
             }
             switch admission {
             case .stop:
                 close(connection)
                 return
             case .refuse:
+                refusedCount.add(1, ordering: .relaxed)
                 if tls.withLock({ $0 }) == nil {
                     _ = write(HTTPResponse(status: 503, body: Data("Too many connections.\n".utf8)), to: .plain(connection),
                               keepAlive: false, omitBody: false)
                 }
                 close(connection)
-            case .serve:
+            case .serve(let activity):
                 configure(connection)
                 if let loop = loopForNewConnection() {
-                    loop.adopt(connection)
+                    loop.adopt(connection, activity: activity)
                     continue
                 }
                 let thread = Thread { [self] in
                     Self.nameCurrentThread(Self.connectionThreadName)
-                    serve(connection)
+                    serve(connection, activity: activity)
                 }
                 thread.stackSize = 512 * 1024
                 thread.start()
@@ -265,32 +354,35 @@ final class ServerCore: @unchecked Sendable {
         Thread.current.name = name
     }
 
-    private func serve(_ connection: Int32) {
+    private func serve(_ connection: Int32, activity: ConnectionActivity) {
         var session: TLSSession?
         defer {
             session?.close()
-            lock.withLock {
-                connections.remove(connection)
-                busy.remove(connection)
-            }
+            closed(connection)
             close(connection)
         }
         let io: ConnectionIO
         if let context = tls.withLock({ $0 }) {
-            var timeout = timeval(seconds: configuration.requestTimeout)
+            var timeout = timeval(seconds: configuration.headTimeout)
             _ = setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            guard let started = try? context.session(descriptor: connection), started.accept() else { return }
+            guard let started = try? context.session(descriptor: connection), started.accept() else {
+                if !activity.isEvicting { count(.headTimeout) }
+                return
+            }
             session = started
             io = .tls(started, connection)
         } else {
             io = .plain(connection)
         }
         var reader = RequestReader(io: io, configuration: configuration, requestStarted: { [self] in
+            guard activity.begin() else { return false }
             lock.withLock { _ = busy.insert(connection) }
+            return true
         })
         while phase != .stopped {
             switch reader.next() {
-            case .closed:
+            case .closed(let reason):
+                if let reason, !activity.isEvicting { count(reason) }
                 return
             case .refused(let status, let message):
                 _ = write(HTTPResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")],
@@ -302,6 +394,7 @@ final class ServerCore: @unchecked Sendable {
                 let keep = keepAlive && phase == .serving
                 guard write(response, to: io, keepAlive: keep, omitBody: request.method == "HEAD"), keep else { return }
                 lock.withLock { _ = busy.remove(connection) }
+                activity.idle()
             }
         }
     }

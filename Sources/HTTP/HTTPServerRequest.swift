@@ -11,6 +11,9 @@ public struct HTTPServerRequest: Sendable {
     public var query: [String: String]
     public var headers: [(name: String, value: String)]
     public var body: Data
+    /// When the server saw the request's bytes: a handler that finds it has waited too long behind
+    /// other work can answer at once instead of late.
+    public var receivedAt: ContinuousClock.Instant = .now
 
     public init(method: String, target: String, headers: [(name: String, value: String)] = [], body: Data = Data()) {
         self.method = method

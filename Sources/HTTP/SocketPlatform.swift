@@ -35,6 +35,20 @@ public enum SocketPlatform {
         #endif
     }
 
+    /// `wanted` connections, or fewer when the process's open-file limit (less a reserve for the
+    /// listener, files and outgoing connections) cannot hold that many.
+    public static func connectionLimit(wanted: Int, reserve: Int = 64) -> Int {
+        var limit = rlimit()
+        #if canImport(Glibc)
+        let resource = Int32(RLIMIT_NOFILE.rawValue)
+        #else
+        let resource = RLIMIT_NOFILE
+        #endif
+        // Unlimited is the largest value the type holds.
+        guard getrlimit(resource, &limit) == 0, limit.rlim_cur < rlim_t(Int32.max) else { return wanted }
+        return max(1, min(wanted, Int(clamping: limit.rlim_cur) - reserve))
+    }
+
     /// What every connected socket gets: close-on-exec, no Nagle delay, no SIGPIPE.
     public static func configureConnection(_ descriptor: Int32) {
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)

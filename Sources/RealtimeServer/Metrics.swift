@@ -1,9 +1,18 @@
 public import Foundation
+public import HTTP
 import Synchronization
 
 /// What `/metrics` shows, in the Prometheus text format. Counters only grow; label values are
 /// the service's own words (outcomes, rule ids, reasons), never anything a caller sent.
 public final class RealtimeMetrics: Sendable {
+    /// Where the connection figures come from: the HTTP server in front of the service.
+    private let connections = Mutex<(@Sendable () -> HTTPServerStatistics)?>(nil)
+
+    /// Shows the server's connections (open, closed by reason) in `/metrics`.
+    public func showConnections(of statistics: @escaping @Sendable () -> HTTPServerStatistics) {
+        connections.withLock { $0 = statistics }
+    }
+
     /// Upper bounds of the latency histogram, in seconds; Apple's budget is 0.7 s.
     static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.7, 1]
 
@@ -101,6 +110,16 @@ public final class RealtimeMetrics: Sendable {
         lines.append("retention_sync_request_duration_seconds_bucket{le=\"+Inf\"} \(state.latencyCount)")
         lines.append("retention_sync_request_duration_seconds_sum \(state.latencySum)")
         lines.append("retention_sync_request_duration_seconds_count \(state.latencyCount)")
+        if let statistics = connections.withLock({ $0 })?() {
+            lines.append("# HELP retention_sync_open_connections Connections open now.")
+            lines.append("# TYPE retention_sync_open_connections gauge")
+            lines.append("retention_sync_open_connections \(statistics.openConnections)")
+            counter("retention_sync_connections_closed_total",
+                    "Connections the server closed, by reason: idle, head_timeout, request_timeout, evicted (idle, to admit a newcomer at the cap), refused (503: every connection busy).",
+                    ["reason=\"evicted\"": statistics.evicted, "reason=\"head_timeout\"": statistics.closedHeadTimeout,
+                     "reason=\"idle\"": statistics.closedIdle, "reason=\"refused\"": statistics.refused,
+                     "reason=\"request_timeout\"": statistics.closedRequestTimeout])
+        }
         lines.append("# HELP retention_sync_snapshot_info The snapshot being served (value 1).")
         lines.append("# TYPE retention_sync_snapshot_info gauge")
         if let digest = state.snapshotDigest { lines.append("retention_sync_snapshot_info{\(digest)} 1") }

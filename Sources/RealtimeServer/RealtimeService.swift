@@ -18,10 +18,18 @@ public final class RealtimeService: Sendable {
         /// Seconds between two looks at the snapshot sources.
         public var pollInterval: TimeInterval
         public var clock: @Sendable () -> Date
+        /// A realtime request that has already waited this many seconds since it arrived (behind
+        /// other work, on an overloaded server) is answered `{}` at once, so Apple shows its
+        /// fallback in time instead of getting a late answer; nil never sheds.
+        public var shedAfter: TimeInterval?
+
+        /// Apple's budget is 700 ms; past half a second a decision and its network trip would not make it.
+        public static let defaultShedAfter: TimeInterval = 0.5
 
         public init(endpoints: [RealtimeEndpoint], trustedRoots: [Crypto.X509Certificate], maxAge: TimeInterval = 300,
                     signingKey: OfferSigningKey?, pollInterval: TimeInterval = 5,
-                    clock: @escaping @Sendable () -> Date = { Date() }) {
+                    clock: @escaping @Sendable () -> Date = { Date() }, shedAfter: TimeInterval? = defaultShedAfter) {
+            self.shedAfter = shedAfter
             self.endpoints = endpoints
             self.trustedRoots = trustedRoots
             self.maxAge = maxAge
@@ -40,9 +48,11 @@ public final class RealtimeService: Sendable {
     private let log: RequestLog
     private let pollInterval: TimeInterval
     private let polling = Mutex(false)
+    private let shedAfter: Duration?
 
     public init(configuration: Configuration, log: RequestLog = RequestLog()) {
         self.log = log
+        shedAfter = configuration.shedAfter.map { .milliseconds(Int64(($0 * 1000).rounded())) }
         pollInterval = configuration.pollInterval
         let metrics = metrics
         ordered = configuration.endpoints.map {
@@ -90,7 +100,8 @@ public final class RealtimeService: Sendable {
     }
 
     public func handle(_ request: HTTPServerRequest) -> HTTPResponse {
-        let started = ContinuousClock.now
+        // Latency counts from arrival, so time spent waiting behind other requests shows.
+        let started = min(request.receivedAt, ContinuousClock.now)
         if let state = states[request.path] {
             guard request.method == "POST" else {
                 return HTTPResponse(status: 405, headers: [("Allow", "POST")])
@@ -131,6 +142,9 @@ public final class RealtimeService: Sendable {
     private func realtime(_ request: HTTPServerRequest, state: EndpointState, started: ContinuousClock.Instant) -> HTTPResponse {
         let environment = state.endpoint.environment.rawValue
         var entry = RequestLogEntry(environment: environment, path: state.endpoint.path)
+        if let shedAfter, ContinuousClock.now - started > shedAfter {
+            return finish("shed", Self.empty, entry: &entry, started: started)
+        }
         guard let signedPayload = Self.signedPayload(in: request.body) else {
             return finish("bad_request", HTTPResponse(status: 400), entry: &entry, started: started)
         }

@@ -67,16 +67,64 @@ struct HTTPServerHardeningTests {
         #expect(answer.hasPrefix("HTTP/1.1 413 "))
     }
 
-    @Test("connections beyond the configured count are refused with 503", arguments: ServerModel.allCases)
-    func connectionLimit(model: ServerModel) async throws {
+    @Test("at the connection cap a newcomer is admitted by closing the connection idle longest", arguments: ServerModel.allCases)
+    func connectionLimitEvictsIdle(model: ServerModel) async throws {
         let server = try HTTPServer(configuration: model.configuration(maxConnections: 1, idleTimeout: 120),
                                     synchronousHandler: { _ in HTTPResponse(status: 200) })
         let holder = try HeldConnection(port: server.port)
         defer { holder.close() }
-        // The held connection answers once, so it is surely admitted before the second one arrives.
+        // The held connection answers once, so it is surely admitted (and idle) before the second one arrives.
         #expect(try await onThread { holder.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n") }.hasPrefix("HTTP/1.1 200 "))
+        let admitted = try await rawExchange(port: server.port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(admitted.hasPrefix("HTTP/1.1 200 "))
+        #expect(try await onThread { holder.readToEnd() }.isEmpty, "the idle connection was closed to make room")
+        #expect(server.statistics.evicted == 1)
+        #expect(server.statistics.refused == 0)
+    }
+
+    @Test("when every connection is busy, a newcomer is refused with 503 at once", arguments: ServerModel.allCases)
+    func connectionLimitRefusesWhenBusy(model: ServerModel) async throws {
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let server = try HTTPServer(configuration: model.configuration(maxConnections: 1, idleTimeout: 120),
+                                    synchronousHandler: { request in
+            if request.path == "/slow" {
+                started.signal()
+                release.wait()
+            }
+            return HTTPResponse(status: 200)
+        })
+        async let slow = rawExchange(port: server.port, "GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        await withCheckedContinuation { continuation in
+            Thread { started.wait(); continuation.resume() }.start()
+        }
         let refused = try await rawExchange(port: server.port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(refused.hasPrefix("HTTP/1.1 503 "))
+        #expect(server.statistics.refused == 1)
+        #expect(server.statistics.evicted == 0)
+        release.signal()
+        #expect(try await slow.hasPrefix("HTTP/1.1 200 "))
+    }
+
+    @Test("a connection that sends no request head within the head timeout is closed and counted", arguments: ServerModel.allCases)
+    func headTimeout(model: ServerModel) async throws {
+        var configuration = model.configuration(idleTimeout: 120)
+        configuration.headTimeout = 0.3
+        let server = try HTTPServer(configuration: configuration, synchronousHandler: { _ in HTTPResponse(status: 200) })
+        let silent = try HeldConnection(port: server.port)
+        defer { silent.close() }
+        let partial = try HeldConnection(port: server.port)
+        defer { partial.close() }
+        partial.send("GET / HTTP/1.1\r\nHost:")
+        #expect(try await onThread { silent.readToEnd() }.isEmpty)
+        #expect(try await onThread { partial.readToEnd() }.isEmpty)
+        #expect(server.statistics.closedHeadTimeout == 2)
+        // A connection that sent its request in time is answered, then waits for the idle timeout instead.
+        let answered = try HeldConnection(port: server.port)
+        defer { answered.close() }
+        #expect(try await onThread { answered.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n") }.hasPrefix("HTTP/1.1 200 "))
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(try await onThread { answered.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n") }.hasPrefix("HTTP/1.1 200 "))
     }
 
     @Test("draining answers the request in flight, closes idle connections and refuses new ones", arguments: ServerModel.allCases)

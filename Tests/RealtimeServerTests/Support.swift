@@ -59,7 +59,11 @@ final class RunningService: @unchecked Sendable {
     let logLines = LogLines()
     let path = "/apple/production"
 
-    init(snapshot initial: RuntimeSnapshot? = nil, signing: Bool = true, pollInterval: TimeInterval = 3600) throws {
+    /// `afterAnswer` runs on the serving thread after each realtime answer (a test's stand-in for
+    /// a loop kept busy); `maxConnections`, `eventLoops` and `shedAfter` are the server's settings.
+    init(snapshot initial: RuntimeSnapshot? = nil, signing: Bool = true, pollInterval: TimeInterval = 3600,
+         maxConnections: Int = 512, eventLoops: Int = 2, shedAfter: TimeInterval? = nil,
+         afterAnswer: (@Sendable (HTTPResponse) -> Void)? = nil) throws {
         chain = try AppleStyleSigningChain()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -71,12 +75,19 @@ final class RunningService: @unchecked Sendable {
                                                               source: FileSnapshotSource(path: snapshotURL.path))],
                                  trustedRoots: [chain.root], maxAge: 300,
                                  signingKey: signing ? OfferSigningKey(keyId: "KEY1234567", issuerId: "issuer", privateKey: offerKey) : nil,
-                                 pollInterval: pollInterval),
+                                 pollInterval: pollInterval, shedAfter: shedAfter),
             log: RequestLog(sink: { line in lines.append(line) }))
         let service = service
         server = try HTTPServer(configuration: HTTPServerConfiguration(maxBodySize: RealtimeService.maxBodySize, maxHeaderSize: 16 * 1024,
-                                                                       idleTimeout: 10, requestTimeout: 5, eventLoops: 2),
-                                synchronousHandler: { service.handle($0) })
+                                                                       maxConnections: maxConnections, idleTimeout: 10, requestTimeout: 5,
+                                                                       eventLoops: eventLoops),
+                                synchronousHandler: { request in
+                                    let response = service.handle(request)
+                                    afterAnswer?(response)
+                                    return response
+                                })
+        let server = server
+        service.metrics.showConnections { server.statistics }
         service.startPolling()
     }
 

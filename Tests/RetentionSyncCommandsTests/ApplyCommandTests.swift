@@ -58,34 +58,51 @@ struct ApplyCommandTests {
         #expect(await harness.run(["plan", "--env", "sandbox", "--detailed-exitcode"]).code == .success)
     }
 
-    @Test("--prune deletes only what nothing derives or uses, and refuses a mass delete without --prune-force")
+    @Test("--prune keeps the approved versions a revert needs, deletes them when named, and refuses a mass delete without --prune-force")
     func prune() async throws {
         let harness = try CommandHarness()
         #expect(await harness.run(["apply", "--env", "sandbox"]).code == .success)
-        // An edit leaves the old version behind; --prune removes it once nothing uses it.
+        // An edit leaves the old version behind: approved, recorded, so a rollback target that --prune keeps.
         try harness.edit("manifests/messages.yaml", replacing: "header: Before you go", with: "header: Wait a moment")
         #expect(await harness.run(["apply", "--env", "sandbox"]).code == .success)
         #expect(harness.emulator.state(of: .sandbox).messages.count == 13)
-        let pruned = await harness.run(["apply", "--env", "sandbox", "--prune"])
-        #expect(pruned.code == .success)
-        #expect(pruned.stdout.contains("delete message"))
+        let items = try await inventory(harness)
+        let target = try #require(items.first { $0["label"] as? String == "rollback_target" })
+        let identifier = try #require(target["identifier"] as? String)
+        #expect((target["name"] as? String)?.hasPrefix("before-you-go") == true, "\(target)")
+        #expect(target["prune"] as? String == "kept: an approved version a revert would use (delete it with --prune-id)")
+        let kept = await harness.run(["apply", "--env", "sandbox", "--prune"])
+        #expect(kept.code == .success)
+        #expect(!kept.stdout.contains("delete message"))
+        #expect(harness.emulator.state(of: .sandbox).messages.count == 13)
+        // Named explicitly, it goes.
+        let named = await harness.run(["apply", "--env", "sandbox", "--prune-id", identifier])
+        #expect(named.code == .success)
+        #expect(named.stdout.contains("delete message"))
         #expect(harness.emulator.state(of: .sandbox).messages.count == 12)
 
-        // A new identity namespace gives every piece of content a new identifier, so a prune would
-        // delete half of what is there: refused without --prune-force.
+        // A new identity namespace gives every piece of content a new identifier, so a prune that
+        // keeps no rollback versions would delete half of what is there: refused without --prune-force.
         try harness.edit("manifests/app.yaml", replacing: "bundleId: com.example.stillpoint",
                          with: "bundleId: com.example.stillpoint\nidentityNamespace: 6ba7b810-9dad-11d1-80b4-00c04fd430c8")
         #expect(await harness.run(["apply", "--env", "sandbox"]).code == .success)
-        let refused = await harness.run(["plan", "--env", "sandbox", "--prune"])
+        #expect(await harness.run(["plan", "--env", "sandbox", "--prune"]).code == .success, "the old versions are rollback targets")
+        let refused = await harness.run(["plan", "--env", "sandbox", "--prune", "--rollback-versions", "0"])
         #expect(refused.code == .failure)
         #expect(refused.stdout.contains("prune protection: this would delete 16 of 32"))
         // A saved plan whose deletions were refused never runs them.
-        _ = await harness.run(["plan", "--env", "sandbox", "--prune", "--out", "refused.json"])
+        _ = await harness.run(["plan", "--env", "sandbox", "--prune", "--rollback-versions", "0", "--out", "refused.json"])
         #expect(await harness.run(["apply", "--env", "sandbox", "--plan", "refused.json"]).code == .failure)
         #expect(harness.emulator.state(of: .sandbox).messages.count == 24)
-        #expect(await harness.run(["apply", "--env", "sandbox", "--prune", "--prune-force"]).code == .success)
+        #expect(await harness.run(["apply", "--env", "sandbox", "--prune", "--prune-force", "--rollback-versions", "0"]).code == .success)
         #expect(harness.emulator.state(of: .sandbox).messages.count == 12)
         #expect(harness.emulator.state(of: .sandbox).images.count == 4)
+    }
+
+    private func inventory(_ harness: CommandHarness) async throws -> [[String: Any]] {
+        let run = await harness.run(["plan", "--env", "sandbox", "--format", "json"])
+        let plan = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        return plan["inventory"] as? [[String: Any]] ?? []
     }
 }
 

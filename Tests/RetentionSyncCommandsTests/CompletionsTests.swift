@@ -100,7 +100,7 @@ struct CompletionsTests {
         try process.run()
         process.waitUntilExit()
         let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
-        #expect(lines == ["sandbox production", "plan", "--prune --prune-force"])
+        #expect(lines == ["sandbox production", "plan", "--prune --prune-force --prune-id"])
     }
 
     @Test("an unknown shell is a usage error that lists the shells")

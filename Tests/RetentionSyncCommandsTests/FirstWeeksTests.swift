@@ -33,4 +33,65 @@ struct FirstWeeksTests {
         #expect(old["derived"] as? Bool == false)
         #expect(old["needs_attention"] as? Bool == false)
     }
+
+    @Test("after a revert, the newer approved version is a rollback target (or, beyond the kept versions, a newer version), never an older one")
+    func revertedVersionIsNotOlder() async throws {
+        let harness = try CommandHarness()
+        #expect(await harness.run(["apply", "--env", "sandbox"]).code == .success)
+        try harness.edit("manifests/messages.yaml", replacing: "header: Before you go", with: "header: Wait a moment")
+        #expect(await harness.run(["apply", "--env", "sandbox"]).code == .success)
+        try harness.edit("manifests/messages.yaml", replacing: "header: Wait a moment", with: "header: Before you go")
+        #expect(await harness.run(["apply", "--env", "sandbox"]).code == .success)
+
+        func labels(_ extra: [String]) async throws -> [String] {
+            let run = await harness.run(["plan", "--env", "sandbox", "--format", "json"] + extra)
+            let plan = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+            return (plan["inventory"] as? [[String: Any]] ?? []).compactMap { $0["label"] as? String }
+        }
+        #expect(try await labels([]) == ["rollback_target"])
+        #expect(try await labels(["--rollback-versions", "0"]) == ["newer_version"])
+        let text = await harness.run(["plan", "--env", "sandbox"])
+        #expect(text.stdout.contains("rollback target for before-you-go (en-US)"), "\(text.stdout)")
+    }
+
+    @Test("a lost state store is a missing state, not a first publish: every format says so, apply refuses, state migrate brings it back")
+    func lostStateIsNotAFirstPublish() async throws {
+        let harness = try CommandHarness()
+        #expect(await harness.run(["apply", "--env", "sandbox"]).code == .success)
+        // The runner that held the file store is gone: the document moves away.
+        let store = harness.file("manifests/.retention-sync/sandbox-snapshot.json")
+        let moved = harness.file("old-sandbox-state.json")
+        try FileManager.default.moveItem(at: store, to: moved)
+
+        let text = await harness.run(["plan", "--env", "sandbox"])
+        #expect(text.stdout.contains("Missing state: The state store"), "\(text.stdout)")
+        #expect(!text.stderr.contains("First publish"))
+        let markdown = await harness.run(["plan", "--env", "sandbox", "--format", "markdown"])
+        #expect(markdown.stdout.contains("> **Missing state.** The state store"), "\(markdown.stdout)")
+        let github = await harness.run(["plan", "--env", "sandbox", "--format", "github"])
+        #expect(github.stdout.contains("::error title=missing state::"), "\(github.stdout)")
+        let json = await harness.run(["plan", "--env", "sandbox", "--format", "json"])
+        let plan = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let missing = try #require(plan["missing_state"] as? [String: Any])
+        #expect(missing["content_at_apple"] as? Int == missing["content_derived"] as? Int)
+
+        let refused = await harness.run(["apply", "--env", "sandbox"])
+        #expect(refused.code == .failure)
+        #expect(refused.stderr.contains("refusing to apply"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: store.path), "nothing was written")
+
+        let migrated = await harness.run(["state", "migrate", "--env", "sandbox", "--from", moved.path])
+        #expect(migrated.code == .success, "\(migrated.stderr)")
+        #expect(migrated.stdout.contains("Moved the state of com.example.stillpoint"))
+        #expect(await harness.run(["plan", "--env", "sandbox", "--detailed-exitcode"]).code == .success, "in sync again")
+        // A second migrate never overwrites what the store now holds.
+        let again = await harness.run(["state", "migrate", "--env", "sandbox", "--from", moved.path])
+        #expect(again.code == .failure)
+        #expect(again.stderr.contains("already holds a state document"))
+
+        // Starting afresh on purpose is said explicitly.
+        try FileManager.default.removeItem(at: store)
+        #expect(await harness.run(["apply", "--env", "sandbox", "--first-publish"]).code == .success)
+        #expect(FileManager.default.fileExists(atPath: store.path))
+    }
 }

@@ -178,6 +178,19 @@ struct PerformanceTestCommandTests {
         let plan = await golive.run(["plan", "--env", "production", "--detailed-exitcode"])
         #expect(plan.code == .success, "only waiting (review, a performance test): \(plan.stdout)")
         #expect(plan.stdout.contains("waiting for a sandbox performance test to pass"))
+        // Every rendering gives the whole reason, and none files it under App Review.
+        let markdown = await golive.run(["plan", "--env", "production", "--format", "markdown"])
+        let section = try #require(markdown.stdout.components(separatedBy: "**Waiting for a sandbox performance test to pass:**").dropFirst().first,
+                                   "\(markdown.stdout)")
+        let line = try #require(section.split(separator: "\n").first { $0.hasPrefix("- ") })
+        #expect(line.contains("Apple refused this production realtime URL until one has (403 4030026)"), "\(line)")
+        let underReview = markdown.stdout.components(separatedBy: "**Blocked until App Review approves").dropFirst().first ?? ""
+        #expect(!(underReview.components(separatedBy: "\n\n").first ?? "").contains("realtime URL"), "\(markdown.stdout)")
+        #expect(!markdown.stdout.contains("— waiting for \n"))
+        let github = await golive.run(["plan", "--env", "production", "--format", "github"])
+        let annotation = try #require(github.stdout.split(separator: "\n").first { $0.hasPrefix("::warning") && $0.contains("realtime URL") },
+                                      "\(github.stdout)")
+        #expect(annotation.contains("performance test"), "\(annotation)")
         let status = await golive.run(["status", "--env", "production"])
         #expect(status.stdout.contains("waits for a sandbox performance test to pass"))
 

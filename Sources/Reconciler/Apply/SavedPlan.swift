@@ -17,9 +17,12 @@ public struct SavedPlan: Sendable, Hashable, Decodable {
     public var prune: Bool
     public var fingerprints: Fingerprints
     public var actions: [Action]
+    /// Absent when the plan kept the default number of rollback versions.
+    public var rollbackVersions: Int?
 
     enum CodingKeys: String, CodingKey {
         case formatVersion = "format_version", environment, bundleId = "bundle_id", prune, fingerprints, actions
+        case rollbackVersions = "rollback_versions"
     }
 
     /// What saving `plan` keeps for apply.
@@ -30,13 +33,21 @@ public struct SavedPlan: Sendable, Hashable, Decodable {
         prune = plan.prune
         fingerprints = plan.fingerprints
         actions = plan.actions.map { Action(id: $0.id, kind: $0.kind, state: $0.state) }
+        rollbackVersions = plan.rollbackVersions
     }
 
     /// The options to re-plan with: the saved plan's prune, and its ready deletions allowed even
     /// past prune protection (they were planned); deletions it refused stay refused.
     public var planOptions: PlanOptions {
         let deletes = actions.contains { $0.state == .ready && ($0.kind == .deleteMessage || $0.kind == .deleteImage) }
-        return PlanOptions(prune: prune || deletes, pruneForce: deletes)
+        // Rollback targets the plan deleted were named when it was made; the re-plan names them again.
+        let prefix = ActionKind.deleteMessage.rawValue + ":"
+        let named = Set(actions.compactMap { action -> String? in
+            guard action.state == .ready, action.kind == .deleteMessage else { return nil }
+            return String(action.id.rawValue.dropFirst(prefix.count))
+        })
+        return PlanOptions(prune: prune || deletes, pruneForce: deletes, pruneNamed: named,
+                           rollbackVersions: rollbackVersions ?? PlanOptions.defaultRollbackVersions)
     }
 
     public static func load(_ data: Data) throws(ReconcilerError) -> SavedPlan {

@@ -30,6 +30,12 @@ public struct Plan: Sendable, Hashable {
     public var fingerprints: Fingerprints
     /// With a state record: derived content PENDING or REJECTED and for how long (format 1.1).
     public var reviewAges: [ReviewAge] = []
+    /// The rollback versions a prune kept, when not the default (format 1.2; absent otherwise).
+    public var rollbackVersions: Int?
+    /// The state store holds nothing although Apple already holds content these manifests derive:
+    /// the state was lost or moved, not a first publish. Apply refuses until it is brought over or
+    /// the operator confirms a first publish.
+    public var missingState: MissingState?
 
     public init(formatVersion: String = Plan.currentFormatVersion, environment: Environment, bundleId: String,
                 prune: Bool, converged: Bool, health: Health, summary: PlanSummary, actions: [PlanAction],
@@ -187,6 +193,11 @@ public struct InventoryItem: Sendable, Hashable {
         case unmanaged
         /// An earlier version of a message the manifests still have (named by the published snapshot).
         case olderVersion = "older_version"
+        /// A version uploaded after the one the manifests derive now (the manifests were reverted).
+        case newerVersion = "newer_version"
+        /// An approved earlier (or later) version the state recorded, kept so that reverting to it
+        /// needs no upload and no review.
+        case rollbackTarget = "rollback_target"
     }
 
     public var kind: Kind
@@ -219,6 +230,9 @@ public enum PruneVerdict: Sendable, Hashable {
     case inUse
     /// An image that messages of unknown content may show (the list calls never say which).
     case mayBeShownByUnknownMessages(Int)
+    /// A rollback target: deleted only when named (`--prune-id`) or once newer approved versions push
+    /// it out of the kept window.
+    case rollbackTarget
 }
 
 /// What the apply will cost in requests and time under Apple's rate limits.
@@ -289,5 +303,33 @@ public struct Fingerprints: Codable, Sendable, Hashable {
     public init(manifests: String, remote: String) {
         self.manifests = manifests
         self.remote = remote
+    }
+}
+
+/// Why a plan reads as a lost or moved state rather than a first publish.
+public struct MissingState: Codable, Sendable, Hashable {
+    /// The store that holds nothing.
+    public var store: String
+    /// Content the manifests derive that Apple already holds, of all they derive.
+    public var contentAtApple: Int
+    public var contentDerived: Int
+
+    public init(store: String, contentAtApple: Int, contentDerived: Int) {
+        self.store = store
+        self.contentAtApple = contentAtApple
+        self.contentDerived = contentDerived
+    }
+
+    /// One paragraph, the same in every rendering.
+    public var explanation: String {
+        "The state store \(store) holds nothing, but Apple already holds \(contentAtApple) of the \(contentDerived) messages and "
+            + "images these manifests derive: the state was lost or moved (a fresh runner with the default file store, or a changed "
+            + "stateStore), so this is not a first publish. Publishing now would start a new snapshot without the rules the old "
+            + "state held at their previous version. Bring the state over with 'retention-sync state migrate --from OLD_LOCATION', "
+            + "or, if this really is a first publish, confirm it with 'apply --first-publish'."
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case store, contentAtApple = "content_at_apple", contentDerived = "content_derived"
     }
 }

@@ -8,11 +8,22 @@ public struct PlanOptions: Sendable, Hashable {
     public var prune: Bool
     /// Allow a prune that deletes more than `pruneProtectionShare` of the remote content.
     public var pruneForce: Bool
+    /// Rollback targets a prune deletes anyway, because the operator named them.
+    public var pruneNamed: Set<String>
+    /// How many approved earlier versions of each message localization the state recorded are kept
+    /// as rollback targets (a revert then needs no upload and no review).
+    public var rollbackVersions: Int
 
-    public init(prune: Bool = false, pruneForce: Bool = false) {
+    public init(prune: Bool = false, pruneForce: Bool = false, pruneNamed: Set<String> = [],
+                rollbackVersions: Int = PlanOptions.defaultRollbackVersions) {
         self.prune = prune
         self.pruneForce = pruneForce
+        self.pruneNamed = pruneNamed
+        self.rollbackVersions = rollbackVersions
     }
+
+    /// Kept per message localization by default: enough to revert the last few changes of a message.
+    public static let defaultRollbackVersions = 3
 
     /// A prune that would delete more than this share of remote content is refused without `pruneForce`.
     public static let pruneProtectionShare = 0.25
@@ -169,7 +180,7 @@ public enum Planner {
         let (prune, inventory) = inventoryAndPrune(desired: desired, remote: remote, usage: usage, options: options)
         actions += prune
 
-        let plan = Plan(
+        var plan = Plan(
             // 1.1 adds `replaces` and `text_changes`; a plan without them reads as 1.0.
             formatVersion: actions.contains { $0.textChanges != nil } ? Plan.textChangesFormatVersion : Plan.currentFormatVersion,
             environment: environment, bundleId: desired.bundleId, prune: options.prune,
@@ -180,6 +191,15 @@ public enum Planner {
             estimate: estimate(actions, desired: desired, remote: remote),
             apiCalls: remote.apiCalls,
             fingerprints: Fingerprints(manifests: try desired.fingerprint(), remote: try remote.fingerprint()))
+        plan.rollbackVersions = options.rollbackVersions == PlanOptions.defaultRollbackVersions ? nil : options.rollbackVersions
+        if remote.isFirstPublish, let store = remote.stateStoreName {
+            let atApple = desired.messages.filter { remote.messages[$0.identifier] != nil }.count
+                + desired.images.filter { remote.images[$0.identifier] != nil }.count
+            if atApple > 0 {
+                plan.missingState = MissingState(store: store, contentAtApple: atApple,
+                                                 contentDerived: desired.messages.count + desired.images.count)
+            }
+        }
         return PlanResult(plan: plan, desired: desired, remote: remote, snapshot: compiled, options: options, usage: usage)
     }
 
@@ -206,19 +226,26 @@ public enum Planner {
         let derivedImages = Set(desired.images.map(\.identifier))
 
         let unknownMessages = remote.messages.keys.filter { !derivedMessages.contains($0) }.sorted()
-        let deletableMessages = unknownMessages.filter { !usage.isInUse($0) }
+        let rollbackTargets = VersionHistory(records: remote.state?.document?.content ?? [], desired: desired, remote: remote,
+                                             keep: options.rollbackVersions).targets.subtracting(options.pruneNamed)
+        let deletableMessages = unknownMessages.filter { !usage.isInUse($0) && !rollbackTargets.contains($0) }
         let keptUnknown = unknownMessages.count - deletableMessages.count
         let unknownImages = remote.images.keys.filter { !derivedImages.contains($0) }.sorted()
 
+        let history = VersionHistory(records: remote.state?.document?.content ?? [], desired: desired, remote: remote,
+                                     keep: options.rollbackVersions)
         var items: [InventoryItem] = []
         var deletes: [PlanAction] = []
         for id in unknownMessages {
             let uses = usage.uses[id] ?? []
-            let name = usage.publishedNames[id]
+            let recorded = history.describe(id)
+            let name = recorded?.name ?? usage.publishedNames[id]
+            let label = recorded?.label ?? (name == nil ? .unmanaged : .olderVersion)
+            let keptForRollback = label == .rollbackTarget && !options.pruneNamed.contains(id)
+            let verdict: PruneVerdict = !uses.isEmpty ? .inUse : (keptForRollback ? .rollbackTarget : .deletable)
             items.append(InventoryItem(kind: .message, identifier: id, state: ReviewState(remote.messages[id]),
-                                       label: name == nil ? .unmanaged : .olderVersion, name: name,
-                                       usedBy: uses, prune: uses.isEmpty ? .deletable : .inUse))
-            if options.prune && uses.isEmpty {
+                                       label: label, name: name, usedBy: uses, prune: verdict))
+            if options.prune && verdict == .deletable {
                 deletes.append(PlanAction(id: .deleteMessage(id), reason: ActionReason(.unusedMessage),
                                           change: .deleteMessage(id, name: name)))
             }

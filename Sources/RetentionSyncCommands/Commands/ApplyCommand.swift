@@ -10,6 +10,18 @@ struct ApplyCommand: Command {
     static let planOption = Option("--plan", value: "FILE", completion: .file, help: ["Apply this saved plan"])
     static let prune = Option("--prune", help: ["Delete remote content that nothing derives or uses"])
     static let pruneForce = Option("--prune-force", help: ["Allow a prune that deletes more than 25% of the remote content"])
+    static let pruneId = Option("--prune-id", value: "ID[,ID…]", help: [
+        "Also delete these rollback targets (approved versions a revert would use,",
+        "which --prune keeps); implies --prune",
+    ])
+    static let firstPublish = Option("--first-publish", help: [
+        "Confirm that an empty state store starts this environment afresh although",
+        "Apple already holds content these manifests derive (else apply refuses)",
+    ])
+    static let rollbackVersions = Option("--rollback-versions", value: "N", help: [
+        "Approved earlier versions of each message localization that --prune keeps",
+        "for a revert (default 3; 0 keeps none)",
+    ])
     static let report = Option("--report", value: "FILE", completion: .file,
                                help: ["Write a JSON report of what was done (also after a failure)"])
     static let autoApprove = Option("--auto-approve", help: [
@@ -36,7 +48,7 @@ struct ApplyCommand: Command {
         by running apply again. SIGINT or SIGTERM lets the action in flight end, writes the report
         and exits 130 or 143.
         """,
-        options: EnvironmentOptions.options + [planOption, prune, pruneForce, report, autoApprove, format, maxDuration],
+        options: EnvironmentOptions.options + [planOption, prune, pruneForce, pruneId, rollbackVersions, firstPublish, report, autoApprove, format, maxDuration],
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
@@ -52,6 +64,15 @@ struct ApplyCommand: Command {
         let reportPath = try arguments.value(Self.report)
         let prune = arguments.flag(Self.prune)
         let pruneForce = arguments.flag(Self.pruneForce)
+        let firstPublish = arguments.flag(Self.firstPublish)
+        let pruneNamed = Set((try arguments.value(Self.pruneId) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .filter { !$0.isEmpty })
+        let rollbackVersions = try arguments.value(Self.rollbackVersions).map { text throws(CommandError) -> Int in
+            guard let value = Int(text), value >= 0 else {
+                throw CommandError("--rollback-versions needs a whole number, 0 or more", exitCode: .usage)
+            }
+            return value
+        } ?? PlanOptions.defaultRollbackVersions
         let autoApprove = arguments.flag(Self.autoApprove)
         let format = try arguments.value(Self.format, as: ApplyFormat.self) ?? .text
         let maxDurationText = try arguments.value(Self.maxDuration)
@@ -67,8 +88,8 @@ struct ApplyCommand: Command {
 
         var saved: SavedPlan?
         if let planPath {
-            if prune || pruneForce {
-                throw CommandError("--prune and --prune-force do not go with --plan: the saved plan decides what is deleted "
+            if prune || pruneForce || !pruneNamed.isEmpty {
+                throw CommandError("--prune, --prune-force and --prune-id do not go with --plan: the saved plan decides what is deleted "
                                    + "(make it with 'plan --prune --out FILE')", exitCode: .usage)
             }
             saved = try readSavedPlan(planPath, context: context)
@@ -78,7 +99,11 @@ struct ApplyCommand: Command {
         // The time counts from here, so that the plan's reads are inside the limit too.
         let view = progressView(session: session, format: format, context: context)
         let deadline = maxDuration.map { (at: view.clock.now() + $0, text: maxDurationText ?? "") }
-        let planned = try await session.plan(saved?.planOptions ?? PlanOptions(prune: prune || pruneForce, pruneForce: pruneForce))
+        let planned = try await session.plan(saved?.planOptions ?? PlanOptions(prune: prune || pruneForce || !pruneNamed.isEmpty, pruneForce: pruneForce, pruneNamed: pruneNamed,
+                                                  rollbackVersions: rollbackVersions))
+        if let missing = planned.plan.missingState, !firstPublish {
+            throw CommandError("refusing to apply: \(missing.explanation) Nothing was changed.")
+        }
         var allowed: Set<ActionID>?
         if let saved, let planPath {
             do {

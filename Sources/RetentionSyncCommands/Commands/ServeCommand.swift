@@ -59,7 +59,20 @@ struct ServeCommand: Command {
     ])
     static let maxAge = Option("--max-age", value: "SECONDS", help: ["Refuse a signedDate further than this from now (default 300)"])
     static let pollInterval = Option("--poll-interval", value: "SECONDS", help: ["How often to look for a new snapshot (default 5)"])
-    static let maxConnections = Option("--max-connections", value: "N", help: ["Connections served at once (default 512)"])
+    static let maxConnections = Option("--max-connections", value: "N", help: [
+        "Connections held at once (default 4096, lowered to fit the open-file limit);",
+        "at the cap the longest-idle connection makes room for a newcomer",
+    ])
+    static let headTimeout = Option("--head-timeout", value: "SECONDS", help: [
+        "Close a new connection that has not sent a complete request head by then (default 5)",
+    ])
+    static let idleTimeout = Option("--idle-timeout", value: "SECONDS", help: [
+        "Close a kept-alive connection idle this long between requests (default 60)",
+    ])
+    static let shedAfter = Option("--shed-after", value: "MS", help: [
+        "Answer {} at once to a request that already waited this long behind other",
+        "work, so Apple shows its fallback in time (default 500; 0 never sheds)",
+    ])
     static let workers = Option("--workers", value: "N", help: [
         "Threads answering requests, each serving many connections",
         "(default: one per processor)",
@@ -80,7 +93,7 @@ struct ServeCommand: Command {
         it changes; one that is corrupt or for another App or environment is refused and the previous
         one keeps serving. Until a first snapshot loads, Apple gets {} and /readyz answers 503.
         """,
-        options: [env, root, manifests, stateStore, bundleId, appAppleId, snapshotStore, listen, path, tlsCert, tlsKey, maxAge, pollInterval, maxConnections, workers],
+        options: [env, root, manifests, stateStore, bundleId, appAppleId, snapshotStore, listen, path, tlsCert, tlsKey, maxAge, pollInterval, maxConnections, headTimeout, idleTimeout, shedAfter, workers],
         column: 27,
         footer: """
         Routes: POST <path> (Apple), GET /healthz, GET /readyz, GET /metrics (Prometheus text).
@@ -107,7 +120,11 @@ struct ServeCommand: Command {
         let keyPath = try arguments.value(Self.tlsKey)
         let maxAge = try number(arguments.value(Self.maxAge), "--max-age", default: 300)
         let pollInterval = try number(arguments.value(Self.pollInterval), "--poll-interval", default: 5)
-        let maxConnections = try number(arguments.value(Self.maxConnections), "--max-connections", default: 512)
+        let maxConnections = try number(arguments.value(Self.maxConnections), "--max-connections",
+                                        default: Double(SocketPlatform.connectionLimit(wanted: 4096)))
+        let headTimeout = try number(arguments.value(Self.headTimeout), "--head-timeout", default: 5)
+        let idleTimeout = try number(arguments.value(Self.idleTimeout), "--idle-timeout", default: 60)
+        let shedAfter = try number(arguments.value(Self.shedAfter), "--shed-after", default: 500)
         let workers = try number(arguments.value(Self.workers), "--workers",
                                  default: Double(ProcessInfo.processInfo.activeProcessorCount))
         try arguments.finish()
@@ -155,6 +172,10 @@ struct ServeCommand: Command {
             throw CommandError("--workers must be a whole number from 1 to 256", exitCode: .usage)
         }
         guard pollInterval > 0 else { throw CommandError("--poll-interval must be more than 0", exitCode: .usage) }
+        guard headTimeout > 0, idleTimeout > 0 else {
+            throw CommandError("--head-timeout and --idle-timeout must be more than 0 seconds", exitCode: .usage)
+        }
+        guard shedAfter >= 0 else { throw CommandError("--shed-after must be 0 (never) or more milliseconds", exitCode: .usage) }
         let (host, port) = try listenAddress(listenText)
         let roots = try loadRoots(rootText, context: context)
 
@@ -235,18 +256,20 @@ struct ServeCommand: Command {
 
         let console = context.console
         let service = RealtimeService(configuration: .init(endpoints: endpoints, trustedRoots: roots, maxAge: maxAge,
-                                                           signingKey: signingKey, pollInterval: pollInterval),
+                                                           signingKey: signingKey, pollInterval: pollInterval,
+                                                           shedAfter: shedAfter > 0 ? shedAfter / 1000 : nil),
                                       log: RequestLog(sink: { console.error($0) }))
         let server: HTTPServer
         do {
             server = try HTTPServer(host: host, port: port, configuration: HTTPServerConfiguration(
                 maxBodySize: RealtimeService.maxBodySize, maxHeaderSize: 16 * 1024, maxConnections: Int(maxConnections),
-                idleTimeout: 60, requestTimeout: 10, writeTimeout: 10, allowNonLoopback: true, tls: tls,
-                eventLoops: Int(workers)),
+                idleTimeout: idleTimeout, requestTimeout: 10, writeTimeout: 10, allowNonLoopback: true, tls: tls,
+                eventLoops: Int(workers), headTimeout: headTimeout),
                 synchronousHandler: { service.handle($0) })
         } catch {
             throw CommandError("cannot listen on \(listenText): \(error.message)")
         }
+        service.metrics.showConnections { server.statistics }
         service.startPolling()
 
         let events = AsyncStream<String>.makeStream()

@@ -9,7 +9,7 @@ import StateStore
 struct StateCommand: Command {
     static let name = "state"
     static let summary = "Show the state document an environment's store holds"
-    static let positional: Positional? = Positional("ACTION", choices: ["show"])
+    static let positional: Positional? = Positional("ACTION", choices: ["show", "migrate"])
     static let env = Option("--env", value: "ENV", of: Environment.self, help: ["sandbox or production"])
     static let stateStore = Option("--state-store", value: "LOCATION", completion: .file, help: [
         "s3://bucket/prefix or a file path (default: the App's",
@@ -18,19 +18,28 @@ struct StateCommand: Command {
     static let manifests = Option("--manifests", value: "DIR", completion: .directory,
                                   help: ["The manifest directory (default: manifests)"])
     static let format = Option("--format", value: "FORMAT", of: StatusFormat.self, help: ["text (default) or json"])
+    static let from = Option("--from", value: "LOCATION", completion: .file, help: [
+        "migrate: the store that holds the state now (s3://bucket/prefix or a file)",
+    ])
 
     static let helpPage = HelpPage(
         usage: """
         Usage: retention-sync state show --env sandbox|production [--state-store LOCATION] [--manifests DIR]
                                          [--format text|json]
+               retention-sync state migrate --env sandbox|production --from LOCATION [--state-store LOCATION]
+                                            [--manifests DIR]
         """,
         about: """
         Reads the environment's state document (the published runtime snapshot, the record of uploaded
         content with its review states, the defaults and realtime URL as last applied, the last
         performance test) and prints a summary, or the document itself as JSON. Read-only; it never
         talks to Apple. A store that cannot be read is an error, never shown as empty.
+
+        'migrate' copies the document from --from into the environment's store (--state-store, else
+        the App's stateStore) when that store holds nothing yet, reads it back and checks its digest:
+        how state moves from a file to S3 and back. The old document is left where it was.
         """,
-        options: [env, stateStore, manifests, format],
+        options: [env, stateStore, manifests, format, from],
         column: 25,
         footer: """
         S3-compatible stores read AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
@@ -60,12 +69,19 @@ struct StateCommand: Command {
         let environment = try arguments.required(Self.env, as: Environment.self)
         let storeOption = try arguments.value(Self.stateStore)
         let format = try arguments.value(Self.format, as: StatusFormat.self) ?? .text
+        let fromOption = try arguments.value(Self.from)
         // Options first: `positional()` would otherwise take an option's value for the action.
         guard let action = arguments.positional() else {
             throw CommandError("state needs an action: retention-sync state show --env ENV", exitCode: .usage)
         }
-        guard action == "show" else {
-            throw CommandError("unknown state action '\(action)'; the only action is 'show'", exitCode: .usage)
+        guard action == "show" || action == "migrate" else {
+            throw CommandError("unknown state action '\(action)'; the actions are 'show' and 'migrate'", exitCode: .usage)
+        }
+        if action == "migrate", fromOption == nil {
+            throw CommandError("state migrate needs --from LOCATION: the store that holds the state now", exitCode: .usage)
+        }
+        if action == "show", fromOption != nil {
+            throw CommandError("--from goes with 'state migrate'", exitCode: .usage)
         }
         try arguments.finish()
 
@@ -91,6 +107,16 @@ struct StateCommand: Command {
         }
 
         let configuration = try EnvironmentOptions.transportConfiguration(context)
+        if action == "migrate", let fromOption {
+            let source: StateLocation
+            do throws(StateLocationError) {
+                source = try StateLocation.parse(fromOption, relativeTo: context.currentDirectory)
+            } catch {
+                throw CommandError("--from \(error.description)", exitCode: .usage)
+            }
+            return try await migrate(from: source, to: location, owner: owner, context: context,
+                                     transport: CurlHTTPClient(configuration: configuration))
+        }
         let read: StateRead
         let store: any StateStore
         do {
@@ -116,6 +142,40 @@ struct StateCommand: Command {
             context.console.write(text(read, owner: owner, store: store.location.description))
         }
         return .success
+    }
+
+    /// Copies the document into an empty store, then reads it back and compares digests.
+    static func migrate(from source: StateLocation, to destination: StateLocation, owner: StateOwner, context: CommandContext,
+                        transport: any HTTPTransport) async throws(CommandError) -> ExitCode {
+        do {
+            let from = try StateStores.open(source, owner: owner, environment: context.environment, transport: transport)
+            let to = try StateStores.open(destination, owner: owner, environment: context.environment, transport: transport)
+            guard from.location != to.location else {
+                throw CommandError("--from and the destination are the same store (\(to.location)); nothing to move", exitCode: .usage)
+            }
+            guard let document = try await from.read().document?.sealed() else {
+                throw CommandError("\(from.location) holds no state document for \(owner); nothing to move")
+            }
+            if let existing = try await to.read().document {
+                throw CommandError("\(to.location) already holds a state document (\(try existing.sealed().digest)); "
+                                   + "refusing to overwrite it. Compare the two with 'state show', and move the one to keep into an empty store")
+            }
+            _ = try await to.write(document, condition: .createOnly)
+            guard let copied = try await to.read().document?.sealed(), copied.digest == document.digest else {
+                throw CommandError("the copy in \(to.location) does not read back with digest \(document.digest); "
+                                   + "check the store, and keep using \(from.location) until a migrate succeeds")
+            }
+            context.console.print("Moved the state of \(owner) from \(from.location) to \(to.location) (digest \(copied.digest)).")
+            context.console.print("The document in \(from.location) is left as it was; point the App's stateStore (and serve) at "
+                                  + "\(to.location), then remove the old one.")
+            return .success
+        } catch let error as CommandError {
+            throw error
+        } catch let error as StateStoreError {
+            throw CommandError(error.description)
+        } catch {
+            throw CommandError("\(error)")
+        }
     }
 
     static func text(_ read: StateRead, owner: StateOwner, store: String) -> String {

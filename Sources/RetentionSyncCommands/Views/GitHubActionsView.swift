@@ -60,6 +60,9 @@ enum GitHubActions {
     /// Annotations for a plan: errors (rejected content, limits, prune protection) and blocked actions.
     static func planAnnotations(_ plan: Plan, manifests: ManifestSet?, base: String, problems: Bool = true) -> [String] {
         var lines: [String] = []
+        if let missing = plan.missingState {
+            lines.append(annotation(.error, missing.explanation, title: "missing state"))
+        }
         for problem in plan.problems where problems {
             lines.append(annotation(.error, problem.message, title: "\(problem.name)" + (problem.locale.map { " (\($0))" } ?? "")))
         }
@@ -69,7 +72,9 @@ enum GitHubActions {
         }
         for action in plan.actions where action.state == .blocked {
             let waits = action.waitingFor.map(\.description).joined(separator: "; ")
-            lines.append(annotation(.warning, "blocked" + (waits.isEmpty ? "" : ": waiting for " + waits), title: action.title,
+            // Without content to wait for (a realtime URL waiting for a performance test), the reason says what.
+            let why = waits.isEmpty ? PlanWording.reason(action.reason) : "waiting for " + waits
+            lines.append(annotation(.warning, "blocked: " + why, title: action.title,
                                     location: location(of: action.change, in: manifests, base: base)))
         }
         return lines

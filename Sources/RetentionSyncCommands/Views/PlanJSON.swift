@@ -30,11 +30,13 @@ enum PlanJSON {
         var apiCalls: Int
         var fingerprints: Fingerprints
         var reviewAges: [Age]?
+        var rollbackVersions: Int?
+        var missingState: MissingState?
 
         enum CodingKeys: String, CodingKey {
             case formatVersion = "format_version", environment, bundleId = "bundle_id", prune, converged, health
             case summary, actions, problems, inventory, estimate, apiCalls = "api_calls", fingerprints
-            case reviewAges = "review_ages"
+            case reviewAges = "review_ages", rollbackVersions = "rollback_versions", missingState = "missing_state"
         }
 
         init(_ plan: Plan) {
@@ -52,6 +54,8 @@ enum PlanJSON {
             apiCalls = plan.apiCalls
             fingerprints = plan.fingerprints
             reviewAges = plan.reviewAges.isEmpty ? nil : plan.reviewAges.map(Age.init)
+            rollbackVersions = plan.rollbackVersions
+            missingState = plan.missingState
         }
     }
 

@@ -55,6 +55,10 @@ enum PlanView {
         let safe = TerminalText.safe
         var out: [String] = [painter.bold(summaryLine(plan))]
         out.append("Read \(plan.environment.rawValue) with \(plan.apiCalls) API call\(plan.apiCalls == 1 ? "" : "s").")
+        if let missing = plan.missingState {
+            out.append("")
+            out.append(painter.color(.red, "! Missing state: " + safe(missing.explanation)))
+        }
         if plan.converged && plan.problems.isEmpty {
             out.append("")
             out.append("No changes. \(plan.environment.rawValue) matches the manifests.")
@@ -124,6 +128,11 @@ enum PlanView {
         head.append("**\(summaryLine(plan))**")
         head.append("")
         head.append(statusLine(plan) + " The plan read the remote state with \(plan.apiCalls) API call\(plan.apiCalls == 1 ? "" : "s").")
+        if let missing = plan.missingState {
+            head.append("")
+            head.append("> [!CAUTION]")
+            head.append("> **Missing state.** " + escape(missing.explanation))
+        }
         let deletes = plan.actions.filter { $0.kind.effect == .delete && $0.state != .error }
         if !deletes.isEmpty {
             head.append("")
@@ -142,7 +151,18 @@ enum PlanView {
                 head.append("> - \(MarkdownText.code(action.title)): \(escape(action.error.map(PlanWording.error) ?? PlanWording.reason(action.reason)))")
             }
         }
-        let blocked = plan.actions.filter { $0.state == .blocked && !plan.runsAfterRelist($0) }
+        // A realtime URL that waits for a performance test is not waiting for App Review: it has a
+        // heading of its own, with the whole reason (what to run).
+        let allBlocked = plan.actions.filter { $0.state == .blocked && !plan.runsAfterRelist($0) }
+        let waitingForTest = allBlocked.filter { $0.reason.wait == .performanceTest }
+        let blocked = allBlocked.filter { $0.reason.wait != .performanceTest }
+        if !waitingForTest.isEmpty {
+            head.append("")
+            head.append("**Waiting for a sandbox performance test to pass:**")
+            for action in waitingForTest {
+                head.append("- \(MarkdownText.code(action.title)) — \(escape(PlanWording.reason(action.reason)))")
+            }
+        }
         if !blocked.isEmpty {
             head.append("")
             head.append("**Blocked until App Review approves (retried by the next reconcile):**")
@@ -174,7 +194,7 @@ enum PlanView {
             var lines = ["| Action | State | Reason |", "|---|---|---|"]
             for action in group.actions {
                 var reason = escape(action.error.map(PlanWording.error) ?? PlanWording.reason(action.reason))
-                if action.state == .blocked && action.kind != .publishSnapshot {
+                if action.state == .blocked && action.kind != .publishSnapshot && !action.waitingFor.isEmpty {
                     reason = "waiting for " + escape(tableWaits.text(action.waitingFor, for: action.title))
                 }
                 if case .publishSnapshot(let compiled, _) = action.change {
@@ -378,6 +398,8 @@ enum PlanView {
         switch item.label {
         case .unmanaged: "unmanaged"
         case .olderVersion: "older version" + (item.name.map { " of \($0)" } ?? "")
+        case .newerVersion: "newer version" + (item.name.map { " of \($0)" } ?? "")
+        case .rollbackTarget: "rollback target" + (item.name.map { " for \($0)" } ?? "")
         }
     }
 
@@ -392,8 +414,9 @@ enum PlanView {
         let environment = estimate.otherRate < RateLimits.apple.perSecond(.other, in: .production) ? "sandbox" : "production"
         return "Estimate: \(total) request\(total == 1 ? "" : "s") (\(estimate.configureDefaultRequests) configure-default, \(estimate.otherRequests) other): "
             + "~\(seconds(estimate.sustainedSeconds)) at \(environment)'s \(rate(estimate.configureDefaultRate)) configure-default request\(estimate.configureDefaultRate == 1 ? "" : "s")/s "
-            + "and \(rate(estimate.otherRate)) other request\(estimate.otherRate == 1 ? "" : "s")/s once this hour's budget is spent, "
-            + "at least \(seconds(estimate.minimumSeconds)) while it lasts; "
+            + "and \(rate(estimate.otherRate)) other request\(estimate.otherRate == 1 ? "" : "s")/s once this hour's budget is spent"
+            // Within the hour's budget the floor is 0 s, which says nothing.
+            + (estimate.minimumSeconds > 0 ? ", at least \(seconds(estimate.minimumSeconds)) while it lasts; " : "; ")
             + "messages \(estimate.messagesAfter)/\(estimate.messagesCap), images \(estimate.imagesAfter)/\(estimate.imagesCap) after apply."
     }
 

@@ -79,6 +79,8 @@ enum PlanWording {
         case .inUse: "kept: in use"
         case .mayBeShownByUnknownMessages(let count):
             "kept: \(count) message\(count == 1 ? "" : "s") of unknown content remain and may use it"
+        case .rollbackTarget:
+            "kept: an approved version a revert would use (delete it with --prune-id)"
         }
     }
 

@@ -136,12 +136,6 @@ struct APIProvider: Sendable {
         let client = RetentionMessagingClient(environment: environment, credentials: credentials,
                                               transport: CurlHTTPClient(configuration: try EnvironmentOptions.transportConfiguration(context)),
                                               endpoint: endpoint)
-        let console = context.console
-        client.onWait { seconds, reason in
-            if console.isTerminal && seconds >= 1 {
-                console.print("  … waiting \(Int(seconds.rounded(.up))) s (\(reason))")
-            }
-        }
         return client
     }
 }

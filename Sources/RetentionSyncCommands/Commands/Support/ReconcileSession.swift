@@ -5,6 +5,7 @@ import RetentionMessaging
 import RetentionMessagingModels
 import StateStore
 import HTTP
+import Synchronization
 
 /// Manifests loaded and derived for one environment, with a reconciler bound to its API client
 /// and snapshot store: the one service `plan`, `apply` and `status` call.
@@ -35,6 +36,10 @@ struct ReconcileSession: Sendable {
                 throw CommandError("\(error.description); nothing was read or sent")
             }
         }
+        if let client = api as? RetentionMessagingClient {
+            let heartbeat = ReadHeartbeat(console: context.console, clock: client.clock, environment: options.environment.rawValue)
+            client.onWait { seconds, reason in heartbeat.waiting(seconds, reason: reason) }
+        }
         return ReconcileSession(options: options, console: context.console, workspace: workspace,
                                 reconciler: Reconciler(api: api, state: binding, refresh: options.refreshDefaults))
     }
@@ -43,7 +48,7 @@ struct ReconcileSession: Sendable {
         do {
             let planned = try await reconciler.plan(desired, options: planOptions)
             if let name = planned.remote.stateStoreName, let read = planned.remote.state {
-                if read.isEmpty {
+                if read.isEmpty && planned.plan.missingState == nil {
                     console.error("First publish: the state store \(name) is reachable and holds nothing yet; apply writes the first state document.")
                 } else if let legacy = read.migratedFrom {
                     console.error("Migrating: the runtime snapshot file \(legacy) is read as the published snapshot; apply writes it into the state store \(name).")
@@ -75,4 +80,32 @@ extension ReconcileSession {
 /// Writes text to a file given on the command line (see `OutputFile` for what is never replaced).
 func writeFile(_ text: String, to path: String, context: CommandContext) throws(CommandError) {
     try OutputFile.write(text, to: path, context: context)
+}
+
+/// Waits on Apple's rate limits while a plan reads, on standard error (standard output is the
+/// plan): every noticeable wait on a terminal, and in a log a heartbeat at most every
+/// `ApplyProgressView.heartbeatInterval` seconds, the first at once, so a CI job never looks hung.
+/// Apply replaces it with its own progress view once it starts performing.
+final class ReadHeartbeat: Sendable {
+    let console: Console
+    let clock: any RetentionClock
+    let environment: String
+    private let last = Mutex<Double?>(nil)
+
+    init(console: Console, clock: any RetentionClock, environment: String) {
+        self.console = console
+        self.clock = clock
+        self.environment = environment
+    }
+
+    func waiting(_ seconds: Double, reason: String) {
+        let now = clock.now()
+        let show: Bool = last.withLock { last in
+            if console.isTerminal { return seconds >= 1 }
+            if let previous = last, now - previous < ApplyProgressView.heartbeatInterval { return false }
+            last = now
+            return true
+        }
+        if show { console.error("  … reading \(environment): waiting \(PlanView.seconds(seconds)) (\(reason))") }
+    }
 }
