@@ -9,8 +9,9 @@ import PackageDescription
 //   3. YAML (libyaml), Crypto (OpenSSL libcrypto), TLS (OpenSSL libssl), HTTP (libcurl, and the server over TLS).
 //   4. Manifests (offline: YAML + Crypto + models) and Runtime (embeddable: Crypto + models) —
 //      neither links libcurl; RetentionMessaging, the API client (HTTP + Crypto + models).
-//   5. Emulator, StateStore (the state document and its file and S3 stores), Reconciler and
-//      RealtimeServer (`serve`: Runtime behind the HTTP server).
+//   5. Emulator, StateStore (the state document and its file and S3 stores), Reconciler,
+//      RealtimeServer (`serve`: Runtime behind the HTTP server) and Notifications (webhooks, and the
+//      ledger beside the state that tells each event once).
 //   6. RetentionSyncCommands, then the two executables.
 let package = Package(
     name: "retention-sync",
@@ -43,13 +44,14 @@ let package = Package(
         .target(name: "Emulator", dependencies: ["Basics", "RetentionMessagingModels", "RetentionMessaging", "HTTP", "Crypto"]),
         .target(name: "Runtime", dependencies: ["RetentionMessagingModels", "Crypto"]),
         .target(name: "StateStore", dependencies: ["RetentionMessagingModels", "Runtime", "HTTP", "Crypto"]),
+        .target(name: "Notifications", dependencies: ["RetentionMessagingModels", "HTTP", "StateStore"]),
         .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "RetentionMessagingModels", "HTTP", "TLS", "Crypto", "StateStore"]),
         .target(name: "Reconciler",
                 dependencies: ["Basics", "YAML", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateStore"]),
 
         .target(name: "RetentionSyncCommands",
                 dependencies: ["Basics", "Reconciler", "Manifests", "Runtime", "StateStore", "Emulator", "RetentionMessagingModels",
-                               "RetentionMessaging", "HTTP", "Crypto", "YAML", "RealtimeServer", "TLS"]),
+                               "RetentionMessaging", "HTTP", "Crypto", "YAML", "RealtimeServer", "TLS", "Notifications"]),
         .executableTarget(name: "retention-sync", dependencies: ["RetentionSyncCommands"]),
         .executableTarget(name: "retention-sync-bench",
                           dependencies: ["RetentionSyncCommands", "Reconciler", "Manifests", "Runtime", "Emulator",
@@ -70,8 +72,10 @@ let package = Package(
         .testTarget(name: "ReconcilerTests",
                     dependencies: ["TestSupport", "Basics", "Reconciler", "RetentionSyncCommands", "Emulator", "Manifests", "Runtime", "RetentionMessagingModels", "RetentionMessaging", "Crypto"]),
         .testTarget(name: "StateStoreTests", dependencies: ["TestSupport", "StateStore", "RealtimeServer", "Runtime", "RetentionMessagingModels", "HTTP", "Crypto"]),
+        .testTarget(name: "NotificationsTests",
+                    dependencies: ["TestSupport", "Notifications", "HTTP", "StateStore", "RetentionMessagingModels"]),
         .testTarget(name: "RetentionSyncCommandsTests",
-                    dependencies: ["TestSupport", "RetentionSyncCommands", "Emulator", "Crypto", "HTTP", "Runtime", "RetentionMessagingModels"]),
+                    dependencies: ["TestSupport", "RetentionSyncCommands", "Notifications", "Emulator", "Crypto", "HTTP", "Runtime", "RetentionMessagingModels"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -13,6 +13,8 @@ public struct FileStateStore: StateStore {
     public let path: String
     /// How long a writer waits for another one's lock before giving up.
     public var lockTimeout: Double = 30
+    /// How many replaced versions the history folder keeps.
+    public var historyLimit = FileStateStore.defaultHistoryLimit
 
     public init(path: String, owner: StateOwner) {
         self.path = path
@@ -53,19 +55,25 @@ public struct FileStateStore: StateStore {
         let current = try currentBytes()
         switch condition {
         case .createOnly:
-            if current != nil {
-                throw StateStoreError(.conflict, store: path, "another writer created the state document first; read it again and re-plan")
+            if let current {
+                throw StateStoreError(.conflict, store: path, "another writer\(Self.writer(of: current)) created the state document first; read it again and re-plan")
             }
         case .ifMatch(let expected):
             guard let current else {
                 throw StateStoreError(.conflict, store: path, "the state document was removed since it was read; read it again and re-plan")
             }
             guard Self.version(of: current) == expected else {
-                throw StateStoreError(.conflict, store: path, "another writer changed the state document since it was read; read it again and re-plan")
+                throw StateStoreError(.conflict, store: path, "another writer\(Self.writer(of: current)) changed the state document since it was read; read it again and re-plan")
             }
         }
+        if let current { try keep(previous: current) }
         try replace(with: data, directory: directory)
         return Self.version(of: data)
+    }
+
+    /// ` (https://github.com/…/runs/42)`: who wrote the version that won, when it says.
+    static func writer(of data: Data) -> String {
+        (try? StateDocument.decode(data, expecting: nil).document.writtenBy).flatMap { $0 }.map { " (\($0))" } ?? ""
     }
 
     static func version(of data: Data) -> StateVersion {

@@ -101,7 +101,9 @@ public struct S3StateStore: StateStore, CustomStringConvertible {
         location = .s3(bucket: bucket, key: key)
     }
 
-    private var name: String { location.description }
+    var name: String { location.description }
+    /// How many replaced versions the history prefix keeps (a ring of this many objects).
+    public var historyLimit = S3StateStore.defaultHistoryLimit
 
     public var description: String { "\(location) via \(configuration)" }
 
@@ -127,6 +129,7 @@ public struct S3StateStore: StateStore, CustomStringConvertible {
         } catch {
             throw StateStoreError(.io, store: name, "cannot encode the state document: \(error)")
         }
+        if case .ifMatch(let version) = condition { try await keepReplaced(version) }
         var headers: [(name: String, value: String)] = [("Content-Type", "application/json")]
         switch condition {
         case .createOnly: headers.append(("If-None-Match", "*"))
@@ -144,7 +147,8 @@ public struct S3StateStore: StateStore, CustomStringConvertible {
             return StateVersion(etag)
         case 412, 409:
             let what = condition == .createOnly ? "created the state document" : "changed the state document since it was read"
-            throw StateStoreError(.conflict, store: name, "another writer \(what) first (HTTP \(response.status)); read it again and re-plan")
+            let winner = (try? await read().document?.writtenBy).flatMap { $0 }.map { " (\($0))" } ?? ""
+            throw StateStoreError(.conflict, store: name, "another writer\(winner) \(what) first (HTTP \(response.status)); read it again and re-plan")
         case 404 where condition != .createOnly:
             let error = S3ErrorBody(response.body)
             if error.code == "NoSuchKey" {
@@ -178,7 +182,7 @@ public struct S3StateStore: StateStore, CustomStringConvertible {
     }
 
     /// Names the cause of an answer that is neither a document nor "nothing yet".
-    private func failure(_ response: HTTPResponse) -> StateStoreError {
+    func failure(_ response: HTTPResponse) -> StateStoreError {
         let error = S3ErrorBody(response.body)
         let detail = error.summary.isEmpty ? "HTTP \(response.status)" : "HTTP \(response.status) \(error.summary)"
         switch (response.status, error.code) {
@@ -199,18 +203,22 @@ public struct S3StateStore: StateStore, CustomStringConvertible {
         }
     }
 
-    private func request(method: String, headers: [(name: String, value: String)] = [], body: Data = Data()) -> HTTPRequest {
+    /// A request for the document, or for `key` (a kept version) with `query` (`versions&prefix=…`).
+    func request(method: String, headers: [(name: String, value: String)] = [], body: Data = Data(),
+                 key: String? = nil, query: String = "") -> HTTPRequest {
         var all = headers
         // S3 requires the payload's hash; libcurl signs this header with the others.
         all.append(("x-amz-content-sha256", Digest.sha256Hex(Array(body))))
         if let token = configuration.sessionToken { all.append(("x-amz-security-token", token)) }
-        return HTTPRequest(method: method, url: configuration.url(bucket: bucket, key: key), headers: all, body: body,
+        var url = configuration.url(bucket: bucket, key: key ?? self.key)
+        if !query.isEmpty { url = URL(string: url.absoluteString + "?" + query) ?? url }
+        return HTTPRequest(method: method, url: url, headers: all, body: body,
                            awsSigV4: AWSSigV4Signing(region: configuration.region, service: "s3",
                                                      accessKeyId: configuration.accessKeyId,
                                                      secretAccessKey: configuration.secretAccessKey))
     }
 
-    private func send(_ request: HTTPRequest) async throws(StateStoreError) -> HTTPResponse {
+    func send(_ request: HTTPRequest) async throws(StateStoreError) -> HTTPResponse {
         do {
             return try await transport.send(request)
         } catch {

@@ -8,7 +8,8 @@ public import Runtime
 
 public struct StateDocument: Codable, Sendable, Hashable {
     /// Semver: readers accept any 1.x, and ignore fields they do not know (the digest covers them
-    /// all). 1.1 adds `defaults_refresh_cursor` and `realtime_url_awaiting_performance_test`.
+    /// all). 1.1 adds `defaults_refresh_cursor` and `realtime_url_awaiting_performance_test`; the
+    /// optional `serial` and `written_by` came later within 1.1, as fields older readers ignore.
     public static let currentFormatVersion = "1.1"
 
     public var formatVersion: String
@@ -32,6 +33,11 @@ public struct StateDocument: Codable, Sendable, Hashable {
     public var defaultsRefreshCursor: Int?
     /// When the writer last changed the document; set by the writer, not by the store.
     public var updatedAt: Date?
+    /// Counts the writes of this document (1: the first); set by the writer from the version it
+    /// read, so `state history` can number versions. Absent in documents written before it existed.
+    public var serial: Int?
+    /// The run that wrote this version (a GitHub Actions run URL, else user@host); set by the writer.
+    public var writtenBy: StateWriter?
     /// `sha256:<64 lowercase hex>` over the compact canonical JSON of the document with `digest` = "".
     public var digest: String
 
@@ -65,6 +71,7 @@ public struct StateDocument: Codable, Sendable, Hashable {
         case realtimeURL = "realtime_url", performanceTest = "performance_test", updatedAt = "updated_at", digest
         case defaultsRefreshCursor = "defaults_refresh_cursor"
         case realtimeURLAwaitingPerformanceTest = "realtime_url_awaiting_performance_test"
+        case serial, writtenBy = "written_by"
     }
 }
 
@@ -133,10 +140,14 @@ public struct ContentRecord: Codable, Sendable, Hashable {
     public var firstUploadedAt: Date
     /// Review states in the order they were observed; a state is added when it differs from the last one.
     public var reviewStates: [ObservedReviewState]
+    /// Pull requests (or other branches) that submitted this content for review before the main
+    /// branch used it (`apply --only-uploads --submitted-by`), one entry per submitter with its latest
+    /// submission, sorted by submitter; absent when only the main branch uploaded it.
+    public var submissions: [ContentSubmission]?
 
     public init(identifier: String, kind: Kind, name: String, locale: String? = nil, productScope: String? = nil,
                 contentVersion: String, uploadBody: String? = nil, image: ImageFacts? = nil, firstUploadedAt: Date,
-                reviewStates: [ObservedReviewState] = []) {
+                reviewStates: [ObservedReviewState] = [], submissions: [ContentSubmission]? = nil) {
         self.identifier = identifier
         self.kind = kind
         self.name = name
@@ -147,6 +158,7 @@ public struct ContentRecord: Codable, Sendable, Hashable {
         self.image = image
         self.firstUploadedAt = firstUploadedAt
         self.reviewStates = reviewStates
+        self.submissions = submissions
     }
 
     /// The last state observed, with the time it was first seen.
@@ -155,6 +167,27 @@ public struct ContentRecord: Codable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey {
         case identifier, kind, name, locale, productScope = "product_scope", contentVersion = "content_version"
         case uploadBody = "upload_body", image, firstUploadedAt = "first_uploaded_at", reviewStates = "review_states"
+        case submissions
+    }
+
+    /// When the content was last submitted by anyone: its newest submission, else its upload.
+    public var lastSubmittedAt: Date {
+        max(firstUploadedAt, submissions?.map(\.at).max() ?? firstUploadedAt)
+    }
+}
+
+/// One submitter of a piece of content and when it last submitted it.
+public struct ContentSubmission: Codable, Sendable, Hashable {
+    /// `pr-123`, from `--submitted-by` or GitHub's `GITHUB_REF` (`refs/pull/123/merge`).
+    public var by: String
+    public var at: Date
+    /// The run that submitted it (a GitHub Actions run URL), when known.
+    public var run: String?
+
+    public init(by: String, at: Date, run: String? = nil) {
+        self.by = by
+        self.at = at
+        self.run = run
     }
 }
 
@@ -273,6 +306,15 @@ extension StateDocument {
         guard content[index].reviewStates.last?.state != state else { return false }
         content[index].reviewStates.append(ObservedReviewState(state: state, firstSeenAt: time))
         return true
+    }
+
+    /// Notes that `by` submitted the content at `time` (keeping one entry per submitter, the latest).
+    public mutating func recordSubmission(of identifier: String, by: String, at time: Date, run: String?) {
+        guard let index = content.firstIndex(where: { $0.identifier == identifier }) else { return }
+        var submissions = content[index].submissions ?? []
+        submissions.removeAll { $0.by == by }
+        submissions.append(ContentSubmission(by: by, at: time, run: run))
+        content[index].submissions = submissions.sorted { $0.by < $1.by }
     }
 
     public mutating func removeRecord(for identifier: String) {

@@ -38,14 +38,15 @@ public final class MotoServer: @unchecked Sendable {
     }
 
     /// Starts the server with authentication, a bucket, a writer and a read-only identity.
-    public static func start() async throws -> MotoServer {
+    /// With `versioning`, the bucket keeps object versions and the writer may list and read them.
+    public static func start(versioning: Bool = false) async throws -> MotoServer {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw Unavailable(description: "\(executable.path) is missing: run `bash .ci/setup --test` (it installs moto[server] into .build/tools)")
         }
         // Starting moto waits seconds for it to print its port: not on the concurrency pool.
         let server = try await onOwnThread { try MotoServer(unauthenticatedActions: 7) }
         do {
-            try await server.provision()
+            try await server.provision(versioning: versioning)
         } catch {
             server.stop()
             throw error
@@ -113,20 +114,29 @@ public final class MotoServer: @unchecked Sendable {
     }
 
     /// The README's least-privilege policies: apply reads and writes, plan only reads.
-    public static func policy(write: Bool, bucket: String) -> String {
-        let objectActions = write ? #"["s3:GetObject","s3:PutObject"]"# : #"["s3:GetObject"]"#
+    /// `versions` adds what reading a versioned bucket's history needs.
+    public static func policy(write: Bool, bucket: String, versions: Bool = false) -> String {
+        let objectActions = write ? (versions ? #"["s3:GetObject","s3:PutObject","s3:GetObjectVersion"]"# : #"["s3:GetObject","s3:PutObject"]"#)
+            : #"["s3:GetObject"]"#
+        let bucketActions = versions ? #"["s3:ListBucket","s3:GetBucketVersioning","s3:ListBucketVersions","s3:PutBucketVersioning"]"# : #"["s3:ListBucket"]"#
         return #"{"Version":"2012-10-17","Statement":["#
-            + #"{"Effect":"Allow","Action":["s3:ListBucket"],"Resource":"arn:aws:s3:::"# + bucket + #""},"#
+            + #"{"Effect":"Allow","Action":"# + bucketActions + #","Resource":"arn:aws:s3:::"# + bucket + #""},"#
             + #"{"Effect":"Allow","Action":"# + objectActions + #","Resource":"arn:aws:s3:::"# + bucket + #"/*"}]}"#
     }
 
-    private func provision() async throws {
-        writer = try await createUser("apply", policy: Self.policy(write: true, bucket: bucket))
+    private func provision(versioning: Bool) async throws {
+        writer = try await createUser("apply", policy: Self.policy(write: true, bucket: bucket, versions: versioning))
         reader = try await createUser("plan", policy: Self.policy(write: false, bucket: bucket))
         let response = try await send(HTTPRequest(method: "PUT", url: endpoint.appendingPathComponent(bucket),
                                                   headers: [("x-amz-content-sha256", Self.emptyHash)],
                                                   awsSigV4: signing(service: "s3", Identity(accessKeyId: "setup", secretAccessKey: "setup"))))
         guard response.status == 200 else { throw Unavailable(description: "moto refused CreateBucket: HTTP \(response.status)") }
+        guard versioning else { return }
+        let body = Data(#"<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Status>Enabled</Status></VersioningConfiguration>"#.utf8)
+        let enabled = try await send(HTTPRequest(method: "PUT", url: URL(string: "\(endpoint.absoluteString)/\(bucket)?versioning=")!,
+                                                 headers: [("Content-Type", "application/xml"), ("x-amz-content-sha256", Self.sha256Hex(body))],
+                                                 body: body, awsSigV4: signing(service: "s3", writer)))
+        guard enabled.status == 200 else { throw Unavailable(description: "moto refused PutBucketVersioning: HTTP \(enabled.status) \(String(decoding: enabled.body.prefix(300), as: UTF8.self))") }
     }
 
     private func createUser(_ name: String, policy: String) async throws -> Identity {

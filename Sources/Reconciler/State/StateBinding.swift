@@ -6,10 +6,13 @@ public struct StateBinding: Sendable {
     public var store: any StateStore
     /// A runtime snapshot file from before the state store (`snapshotPath`), migrated on first read.
     public var legacySnapshotPath: String?
+    /// Recorded in each version this binding writes (`written_by`), with the next `serial`; nil writes neither.
+    public var writer: StateWriter?
 
-    public init(store: any StateStore, legacySnapshotPath: String? = nil) {
+    public init(store: any StateStore, legacySnapshotPath: String? = nil, writer: StateWriter? = nil) {
         self.store = store
         self.legacySnapshotPath = legacySnapshotPath
+        self.writer = writer
     }
 
     public var name: String { store.location.description }

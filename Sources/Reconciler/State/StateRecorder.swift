@@ -42,6 +42,10 @@ struct StateRecorder: Sendable {
         for _ in 0..<3 {
             var document = document(over: base)
             document.updatedAt = now()
+            if let writer = binding.writer {
+                document.writtenBy = writer
+                document.serial = (base.serial ?? 0) + 1
+            }
             do {
                 let version = try await binding.store.write(document, condition: condition)
                 base = document
@@ -53,8 +57,9 @@ struct StateRecorder: Sendable {
                 let fresh = try await binding.store.read()
                 let theirs = fresh.document?.snapshot?.digest
                 guard theirs == plannedFrom || (publishing != nil && theirs == publishing?.digest) else {
+                    let winner = fresh.document?.writtenBy.map { " (written by \($0))" } ?? ""
                     throw StateStoreError(.conflict, store: binding.name,
-                        "another apply published snapshot \(theirs ?? "(none)") while this one ran, so this apply's snapshot was not written and nothing was overwritten; run apply again: it re-reads the state and re-plans")
+                        "another apply\(winner) published snapshot \(theirs ?? "(none)") while this one ran, so this apply's snapshot was not written and nothing was overwritten; run apply again: it re-reads the state and re-plans")
                 }
                 base = fresh.document ?? StateDocument(owner: binding.store.owner)
                 condition = fresh.writeCondition

@@ -185,6 +185,7 @@ struct ApplyCommand: Command {
             let report = ApplyReport(environment: planned.desired.environment, completed: true,
                                      publishedSnapshot: planned.remote.publishedSnapshot?.digest)
             if let reportPath { try writeReport(report, to: reportPath, context: context) }
+            await notify(report, failure: nil, planned: planned, session: session, context: context)
             return report
         }
         // Taken over only now, so that Ctrl-C still ends the plan and the confirmation prompt at once.
@@ -218,15 +219,24 @@ struct ApplyCommand: Command {
         case .failure(let error):
             view.closeGroup()
             if let reportPath { try writeReport(error.report, to: reportPath, context: context) }
+            await notify(error.report, failure: error.message, planned: planned, session: session, context: context)
             throw CommandError(error.message)
         }
         if let reportPath { try writeReport(report, to: reportPath, context: context) }
+        await notify(report, failure: nil, planned: planned, session: session, context: context)
         if let stop = report.stopped {
             view.stopped(report, plan: planned.plan, reason: stop, maxDuration: deadline?.text)
         } else {
             view.finished(report)
         }
         return report
+    }
+
+    static func notify(_ report: ApplyReport, failure: String?, planned: PlanResult, session: ReconcileSession,
+                       context: CommandContext) async {
+        let events = RunNotifications.events(apply: report, failure: failure, planned: planned, now: session.reconciler.clock(),
+                                             pendingWarnDays: session.reconciler.pendingWarnDays, environment: context.environment)
+        await RunNotifications.send(events, store: session.reconciler.state?.store, context: context)
     }
 
     static func writeReport(_ report: ApplyReport, to path: String, context: CommandContext) throws(CommandError) {

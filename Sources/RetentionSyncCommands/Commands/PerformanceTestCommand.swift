@@ -117,6 +117,8 @@ extension PerformanceTestCommand {
             document.performanceTest = PerformanceTestRecord(requestId: outcome.requestId, result: outcome.result, observedAt: Date())
             _ = try await store.write(document, condition: read.writeCondition)
             if !quiet { context.console.print("  recorded in the state store \(location)") }
+            await RunNotifications.send(RunNotifications.events(performanceTest: document.performanceTest, owner: store.owner),
+                                        store: store, context: context)
         } catch {
             context.console.error("warning: the result was not recorded in the state store \(location): \(error)")
         }

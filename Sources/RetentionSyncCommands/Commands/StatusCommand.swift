@@ -51,6 +51,8 @@ struct StatusCommand: Command {
         default:
             context.console.write(StatusView.text(report, for: context.console))
         }
+        await RunNotifications.send(RunNotifications.events(report, planned: planned), store: session.reconciler.state?.store,
+                                    context: context)
         return detailed && !report.needingAttention.isEmpty ? .needsAttention : .success
     }
 

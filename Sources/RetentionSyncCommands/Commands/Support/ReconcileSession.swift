@@ -30,7 +30,8 @@ struct ReconcileSession: Sendable {
             do {
                 let store = try StateStores.open(location, owner: workspace.desired.owner, environment: context.environment,
                                                  transport: CurlHTTPClient(configuration: configuration))
-                binding = StateBinding(store: store, legacySnapshotPath: workspace.legacySnapshotPath)
+                binding = StateBinding(store: store, legacySnapshotPath: workspace.legacySnapshotPath,
+                                       writer: StateWriter.current(environment: context.environment))
             } catch {
                 throw CommandError("\(error.description); nothing was read or sent")
             }

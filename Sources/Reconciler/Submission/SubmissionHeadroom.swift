@@ -1,0 +1,48 @@
+public import RetentionMessagingModels
+
+/// Whether an environment has room for a pull request's content.
+///
+/// Content submitted from pull requests stays in Apple's store until pruned, and the store holds at
+/// most 2,000 messages and 2,000 images. So a pull-request submission keeps `reserve` of each free
+/// for what the main branch publishes: it is refused, with the numbers, when it would leave less.
+public struct SubmissionHeadroom: Sendable, Hashable {
+    public static let defaultReserve = 200
+
+    public struct Count: Sendable, Hashable {
+        /// `message` or `image`.
+        public var kind: String
+        public var existing: Int
+        public var uploading: Int
+        public var cap: Int
+
+        public var after: Int { existing + uploading }
+    }
+
+    public var environment: Environment
+    public var reserve: Int
+    public var counts: [Count]
+
+    public init(environment: Environment, existingMessages: Int, existingImages: Int, uploadingMessages: Int,
+                uploadingImages: Int, reserve: Int = SubmissionHeadroom.defaultReserve) {
+        self.environment = environment
+        self.reserve = reserve
+        counts = [Count(kind: "message", existing: existingMessages, uploading: uploadingMessages, cap: RetentionLimits.messages),
+                  Count(kind: "image", existing: existingImages, uploading: uploadingImages, cap: RetentionLimits.images)]
+    }
+
+    /// The counts that would leave less than `reserve` free (only those that upload anything).
+    public var tooFull: [Count] { counts.filter { $0.uploading > 0 && $0.after > $0.cap - reserve } }
+
+    public var allowed: Bool { tooFull.isEmpty }
+
+    /// Why the submission is refused, with the numbers and what to do; nil when it is allowed.
+    public var refusal: String? {
+        guard !allowed else { return nil }
+        let numbers = tooFull.map {
+            "\($0.existing) \($0.kind)s in \(environment.rawValue) + \($0.uploading) to upload = \($0.after), "
+                + "more than \($0.cap - reserve) (Apple's cap of \($0.cap) less \(reserve) kept free for the main branch)"
+        }
+        return "not submitting: " + numbers.joined(separator: "; ")
+            + "; prune what abandoned pull requests left (apply --prune --prune-grace DAYS on the main branch), then push again"
+    }
+}

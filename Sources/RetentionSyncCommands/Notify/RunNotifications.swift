@@ -1,0 +1,111 @@
+import Foundation
+import HTTP
+import Notifications
+import Reconciler
+import RetentionMessagingModels
+import StateStore
+
+/// What a run tells the team's webhook (`RETENTION_SYNC_WEBHOOK_URL`), and the sending of it.
+/// The events come from the values the run already has; nothing here decides anything else.
+enum RunNotifications {
+    /// What a status run tells: its report's events and the state's last performance-test result.
+    static func events(_ report: StatusReport, planned: PlanResult) -> [NotificationEvent] {
+        events(report) + events(performanceTest: planned.remote.state?.document?.performanceTest, owner: planned.desired.owner)
+    }
+
+    /// REJECTED content the manifests derive, and derived content PENDING longer than the report's threshold.
+    static func events(_ report: StatusReport) -> [NotificationEvent] {
+        var events: [NotificationEvent] = []
+        for (kind, entries) in [("message", report.messages), ("image", report.images)] {
+            for entry in entries where entry.derived {
+                let name = entry.name ?? entry.identifier
+                if entry.state == .rejected {
+                    events.append(.contentRejected(bundleId: report.bundleId, environment: report.environment, contentKind: kind,
+                                                   identifier: entry.identifier, name: name, locale: entry.locale))
+                } else if entry.state == .pending, entry.needsAttention, let since = entry.stateSince, let days = entry.stateAgeDays {
+                    events.append(.contentPending(bundleId: report.bundleId, environment: report.environment, contentKind: kind,
+                                                  identifier: entry.identifier, name: name, locale: entry.locale, since: since,
+                                                  days: days, thresholdDays: report.pendingWarnDays))
+                }
+            }
+        }
+        return events
+    }
+
+    /// The last performance-test result a state document records, once it is decided.
+    static func events(performanceTest record: PerformanceTestRecord?, owner: StateOwner) -> [NotificationEvent] {
+        guard let record, let result = record.result.result, result != .pending else { return [] }
+        return [.performanceTestResult(bundleId: owner.bundleId, environment: owner.environment, requestId: record.requestId,
+                                       result: result.rawValue, successRate: record.result.successRate, target: record.result.target)]
+    }
+
+    /// What an apply tells: drift it set back, how it stopped if it did not finish, and what review says
+    /// about the content the manifests derive (as `status` would).
+    static func events(apply report: ApplyReport, failure: String?, planned: PlanResult, now: Date,
+                       pendingWarnDays: Int, environment: [String: String]) -> [NotificationEvent] {
+        let owner = planned.desired.owner
+        let document = planned.remote.state?.document
+        var events = events(Status.report(planned, now: now, pendingWarnDays: pendingWarnDays), planned: planned)
+        let byId = Dictionary(planned.plan.actions.map { ($0.id.rawValue, $0) }, uniquingKeysWith: { a, _ in a })
+        for result in report.results where result.outcome == .done {
+            guard let action = byId[result.id] else { continue }
+            switch action.change {
+            case .setDefault(let pair, let id, _, let current) where current != id:
+                // Drift: the record says an apply set this pair to `id`, and someone changed or removed it since.
+                if document?.lastAppliedDefault(productId: pair.productId, locale: pair.locale)?.messageIdentifier == id {
+                    events.append(.driftCorrected(bundleId: owner.bundleId, environment: owner.environment,
+                                                  what: "default \(pair.productId)/\(pair.locale)", found: current ?? "(no default)",
+                                                  correctedTo: id, at: now))
+                }
+            case .setRealtimeURL(let url, let current) where current != url:
+                if document?.realtimeURL?.url == url {
+                    events.append(.driftCorrected(bundleId: owner.bundleId, environment: owner.environment,
+                                                  what: "realtime URL", found: current ?? "(no URL)", correctedTo: url, at: now))
+                }
+            default:
+                break
+            }
+        }
+        let done = report.results.filter { $0.outcome == .done || $0.outcome == .alreadyDone }.count
+        let attempted = report.results.count
+        let total = planned.plan.actions.filter { $0.state == .ready }.count
+        let run = StateWriter.current(environment: environment).url ?? StateTime.format(now)
+        if let failure {
+            events.append(.applyFailed(bundleId: owner.bundleId, environment: owner.environment, run: run, error: failure,
+                                       completed: done, remaining: max(0, total - done)))
+        } else if let stop = report.stopped {
+            events.append(.applyInterrupted(bundleId: owner.bundleId, environment: owner.environment, run: run, reason: stop.rawValue,
+                                            completed: done, remaining: report.remaining ?? max(0, total - attempted)))
+        }
+        return events
+    }
+
+    /// Sends `events` when a webhook is configured; warnings go to standard error and never fail the run.
+    static func send(_ events: [NotificationEvent], store: (any StateStore)?, context: CommandContext,
+                     transport: @autoclosure () -> any HTTPTransport = CurlHTTPClient()) async {
+        let webhook: Webhook
+        do {
+            guard let configured = try Webhook.fromEnvironment(context.environment) else { return }
+            webhook = configured
+        } catch {
+            context.console.error("warning: notifications: \(error.message)")
+            return
+        }
+        guard !events.isEmpty else { return }
+        guard let ledger = ledger(for: store, context: context) else {
+            context.console.error("warning: notifications: not sent: telling each event once needs a state store (the ledger lives beside "
+                                  + "the state document); set environments.<env>.stateStore in the App manifest")
+            return
+        }
+        let outcome = await Notifier(webhook: webhook, ledger: ledger, transport: transport()).send(events)
+        for warning in outcome.warnings { context.console.error("warning: " + warning) }
+        if !outcome.sent.isEmpty {
+            context.console.error("Notified the \(webhook.format.rawValue) webhook of \(outcome.sent.count) event(s)"
+                                  + (outcome.alreadySent.isEmpty ? "." : " (\(outcome.alreadySent.count) told before)."))
+        }
+    }
+
+    static func ledger(for store: (any StateStore)?, context: CommandContext) -> (any NotificationLedger)? {
+        (store as? any StateSideDocuments).map { StateStoreNotificationLedger(store: $0) }
+    }
+}
