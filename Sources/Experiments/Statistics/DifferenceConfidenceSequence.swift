@@ -44,8 +44,14 @@ public enum DifferenceConfidenceSequence {
 
         var rate: Double { Double(successes) / Double(trials) }
         var smoothedVarianceTerm: Double {
-            let p = (Double(successes) + 1) / (Double(trials) + 2)
-            return p * (1 - p) / Double(trials)
+            smoothedVarianceTerm(rate: rate)
+        }
+
+        /// The arm's share of the variance if `rate` of its `trials` succeeded.
+        func smoothedVarianceTerm(rate: Double) -> Double {
+            let n = Double(trials)
+            let p = (rate * n + 1) / (n + 2)
+            return p * (1 - p) / n
         }
     }
 

@@ -3,7 +3,7 @@
 ///
 /// What it assumes, precisely: the observed rates of both arms are the true rates and stay as they are;
 /// both arms grow to the same size `n`; the interval is centred on the observed difference `d̂`, with
-/// the variance `(p̂ₜ(1−p̂ₜ) + p̂꜀(1−p̂꜀))/n`. It answers with the smallest `n` whose half-width is below
+/// the variance the interval itself uses at that size (`p̃(1−p̃)/n` per arm, `p̃ = (p̂n+1)/(n+2)`). It answers with the smallest `n` whose half-width is below
 /// `|d̂|`. Since the real estimate will wander around the truth, reaching `n` gives roughly even odds
 /// of a verdict, not a promise; and when the true difference is smaller than observed it takes longer.
 /// With no observed difference there is nothing to estimate (nil).
@@ -16,11 +16,10 @@ public enum SampleSizeEstimate {
                                        tau: Double = DifferenceConfidenceSequence.mixingStandardDeviation) -> Int? {
         let difference = abs(treatmentRate - controlRate)
         guard difference > 0 else { return nil }
-        let spread = treatmentRate * (1 - treatmentRate) + controlRate * (1 - controlRate)
-        // Both rates 0 or 1 but different: any sample already separates them.
-        guard spread > 0 else { return 1 }
         func separates(_ n: Int) -> Bool {
-            DifferenceConfidenceSequence.halfWidth(variance: spread / Double(n), alpha: alpha, tau: tau) < difference
+            let treatment = DifferenceConfidenceSequence.Arm(successes: 0, trials: n)
+            let variance = treatment.smoothedVarianceTerm(rate: treatmentRate) + treatment.smoothedVarianceTerm(rate: controlRate)
+            return DifferenceConfidenceSequence.halfWidth(variance: variance, alpha: alpha, tau: tau) < difference
         }
         guard separates(ceiling) else { return ceiling }
         // The half-width falls as n grows (for n beyond a handful), so the first n that separates is found by bisection.
