@@ -158,7 +158,24 @@ struct EventSimulator {
 
 /// Segments held in memory under their contract paths, for tests that run many simulations.
 struct MemoryEventSource: EventSource {
-    var files: [String: Data]
+    var files: [String: Data] {
+        didSet { folders = Self.index(files) }
+    }
+    private var folders: [String: [String]]
+
+    init(files: [String: Data]) {
+        self.files = files
+        folders = Self.index(files)
+    }
+
+    private static func index(_ files: [String: Data]) -> [String: [String]] {
+        var folders: [String: [String]] = [:]
+        for path in files.keys {
+            let folder = path[..<(path.lastIndex(of: "/") ?? path.endIndex)]
+            folders[String(folder) + "/", default: []].append(path)
+        }
+        return folders.mapValues { $0.sorted() }
+    }
 
     private func prefix(_ stream: EventStream, _ environment: String) -> String {
         "events/v1/\(stream.rawValue)/environment=\(environment)/"
@@ -178,7 +195,7 @@ struct MemoryEventSource: EventSource {
 
     func segments(of stream: EventStream, environment: String, in partition: EventPartition) throws -> [EventSegment] {
         let folder = prefix(stream, environment) + partition.path + "/"
-        return files.keys.filter { $0.hasPrefix(folder) }.sorted().map { EventSegment(location: $0) }
+        return (folders[folder] ?? []).map { EventSegment(location: $0) }
     }
 
     func read(_ segment: EventSegment, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {

@@ -169,7 +169,8 @@ struct EventLineParser {
             }
             guard digits > 0 else { throw Refusal(reason: "a number without digits at byte \(index + 1)") }
             var fractional = false
-            while index < line.count, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"), UInt8(ascii: "-")].contains(line[index])
+            while index < line.count, line[index] == UInt8(ascii: ".") || line[index] == UInt8(ascii: "e") || line[index] == UInt8(ascii: "E")
+                    || line[index] == UInt8(ascii: "+") || line[index] == UInt8(ascii: "-")
                     || (fractional && line[index] >= 0x30 && line[index] <= 0x39) {
                 fractional = true
                 index += 1

@@ -17,7 +17,7 @@ public struct EventPartition: Sendable, Hashable, Comparable {
     public init?(date: String, hour: String) {
         let bytes = Array(date.utf8)
         guard bytes.count == 10, let hourValue = Int(hour), (0..<24).contains(hourValue), hour.utf8.count == 2,
-              let midnight = EventTime.parse(bytes + Array("T00:00:00Z".utf8)) else { return nil }
+              let midnight = EventTime.parse(date + "T00:00:00Z") else { return nil }
         self.date = date
         self.hour = hourValue
         start = midnight + Int64(hourValue) * EventTime.hour

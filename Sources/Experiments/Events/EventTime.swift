@@ -5,8 +5,8 @@ public enum EventTime {
     public static let day: Int64 = 86_400_000
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction]Z`; fractions beyond milliseconds are cut, not rounded.
-    public static func parse<Bytes: RandomAccessCollection>(_ bytes: Bytes) -> Int64? where Bytes.Element == UInt8, Bytes.Index == Int {
-        let start = bytes.startIndex
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        let start = 0
         guard bytes.count >= 20 else { return nil }
         func digits(_ offset: Int, _ count: Int) -> Int64? {
             var value: Int64 = 0
@@ -43,7 +43,7 @@ public enum EventTime {
     }
 
     public static func parse(_ text: String) -> Int64? {
-        parse(Array(text.utf8))
+        Array(text.utf8).withUnsafeBufferPointer { parse($0) }
     }
 
     /// Formats as `2026-11-24T13:05:01.123Z`.

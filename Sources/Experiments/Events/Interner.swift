@@ -20,13 +20,16 @@ struct Interner {
     }
 
     mutating func intern(_ text: String) -> Int32 {
-        intern(Array(text.utf8)[...])
+        Array(text.utf8).withUnsafeBufferPointer { intern($0) }
     }
 
-    mutating func intern<Bytes: Collection>(_ bytes: Bytes) -> Int32 where Bytes.Element == UInt8 {
+    /// Concrete bytes rather than a generic collection: this runs for most fields of every line.
+    mutating func intern(_ bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        var index = 0
+        while index < bytes.count {
+            hash = (hash ^ UInt64(bytes[index])) &* 0x0000_0100_0000_01b3
+            index += 1
         }
         let mask = slots.count - 1
         var slot = Int(truncatingIfNeeded: hash) & mask
@@ -35,7 +38,11 @@ struct Interner {
             if id < 0 { break }
             if hashes[Int(id)] == hash {
                 let span = spans[Int(id)]
-                if span.count == bytes.count, arena[span.offset ..< span.offset + span.count].elementsEqual(bytes) { return id }
+                if span.count == bytes.count, arena.withUnsafeBufferPointer({ stored in
+                    var offset = 0
+                    while offset < bytes.count, stored[span.offset + offset] == bytes[offset] { offset += 1 }
+                    return offset == bytes.count
+                }) { return id }
             }
             slot = (slot + 1) & mask
         }

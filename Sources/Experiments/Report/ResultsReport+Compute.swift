@@ -56,18 +56,23 @@ extension ResultsReport {
         }
         try source.read(segment) { chunk in
             let bytes = chunk.bindMemory(to: UInt8.self)
+            guard let base = bytes.baseAddress else { return }
             var start = 0
-            while let newline = bytes[start...].firstIndex(of: 0x0A) {
+            // memchr finds line ends at memory speed; most lines lie whole inside one chunk.
+            while start < bytes.count, let found = memchr(base + start, 0x0A, bytes.count - start) {
+                let newline = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
                 if carry.isEmpty {
-                    try handle(UnsafeBufferPointer(rebasing: bytes[start ..< newline]))
+                    try handle(UnsafeBufferPointer(start: base + start, count: newline - start))
                 } else {
-                    carry.append(contentsOf: bytes[start ..< newline])
+                    carry.append(contentsOf: UnsafeBufferPointer(start: base + start, count: newline - start))
                     try carry.withUnsafeBufferPointer { try handle($0) }
                     carry.removeAll(keepingCapacity: true)
                 }
                 start = newline + 1
             }
-            carry.append(contentsOf: bytes[start...])
+            if start < bytes.count {
+                carry.append(contentsOf: UnsafeBufferPointer(start: base + start, count: bytes.count - start))
+            }
         }
         if !carry.isEmpty {
             // The contract ends every line with a newline; a last line without one is still read.
