@@ -10,13 +10,13 @@ import TestSupport
         var description: String
     }
 
-    /// The DuckDB query of the document: the SQL block after its marker comment.
-    static func documentedQuery() throws -> String {
+    /// A query of the document: the SQL block after its marker comment.
+    static func documentedQuery(_ name: String) throws -> String {
         let text = try Repository.text("docs/results-sql.md")
-        guard let marker = text.range(of: "<!-- duckdb-results-sql -->"),
+        guard let marker = text.range(of: "<!-- \(name) -->"),
               let open = text.range(of: "```sql\n", range: marker.upperBound ..< text.endIndex),
               let close = text.range(of: "\n```", range: open.upperBound ..< text.endIndex) else {
-            throw Unavailable(description: "docs/results-sql.md has no ```sql block after <!-- duckdb-results-sql -->")
+            throw Unavailable(description: "docs/results-sql.md has no ```sql block after <!-- \(name) -->")
         }
         return String(text[open.upperBound ..< close.lowerBound])
     }
@@ -44,34 +44,61 @@ import TestSupport
         func sqlTime(_ millis: Int64) -> String {
             String(EventTime.format(millis).dropLast().replacingOccurrences(of: "T", with: " "))
         }
-        let query = try Self.documentedQuery()
-            .replacingOccurrences(of: "{root}", with: root.path)
-            .replacingOccurrences(of: "{environment}", with: "production")
-            .replacingOccurrences(of: "{since}", with: sqlTime(sinceMillis))
-            .replacingOccurrences(of: "{now}", with: sqlTime(nowMillis))
-        let queryFile = root.appendingPathComponent("results.sql")
-        try Data(query.utf8).write(to: queryFile)
-        let output = try await onOwnThread { try Self.run(python, ["-c", Self.runner, queryFile.path]) }
+        func fill(_ query: String) -> String {
+            query.replacingOccurrences(of: "{root}", with: root.path)
+                .replacingOccurrences(of: "{environment}", with: "production")
+                .replacingOccurrences(of: "{since}", with: sqlTime(sinceMillis))
+                .replacingOccurrences(of: "{now}", with: sqlTime(nowMillis))
+                .replacingOccurrences(of: "{since_iso}", with: EventTime.format(sinceMillis))
+                .replacingOccurrences(of: "{now_iso}", with: EventTime.format(nowMillis))
+        }
+        let duckdbFile = root.appendingPathComponent("duckdb.sql")
+        try Data(fill(try Self.documentedQuery("duckdb-results-sql")).utf8).write(to: duckdbFile)
+        // Trino's query runs in DuckDB once its one Trino function and the two Athena tables have stand-ins.
+        let trinoFile = root.appendingPathComponent("trino.sql")
+        try Data(fill(Self.trinoStandIns + (try Self.documentedQuery("trino-results-sql"))).utf8).write(to: trinoFile)
+        let outputs = try await onOwnThread {
+            [try Self.run(python, ["-c", Self.runner, duckdbFile.path]), try Self.run(python, ["-c", Self.runner, trinoFile.path])]
+        }
 
-        let rows = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [[Any]])
-        let fromSQL = rows.map { row in row.map { "\($0)" }.joined(separator: " ") }
         let fromReport = report.rows.map { row in
             [row.flow, row.rule, "\(row.exposed)", "\(row.kept24h.successes)", "\(row.kept24h.failures)", "\(row.kept24h.pending)",
              "\(row.renewed.successes)", "\(row.renewed.failures)", "\(row.renewed.pending)"].joined(separator: " ")
         }
-        #expect(fromSQL == fromReport)
+        for output in outputs {
+            let rows = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [[Any]])
+            let fromSQL = rows.map { row in row.map { "\($0)" }.joined(separator: " ") }
+            #expect(fromSQL == fromReport)
+        }
         #expect(report.rows.allSatisfy { $0.kept24h.pending > 0 && $0.renewed.pending > 0 && $0.renewed.failures > 0 })
         #expect(report.events.duplicates > 0)
     }
 
+    static let trinoStandIns = """
+        CREATE MACRO from_iso8601_timestamp(text) AS strptime(text, '%Y-%m-%dT%H:%M:%S.%gZ');
+        CREATE VIEW retention_decisions AS SELECT * FROM read_json_auto('{root}/events/v1/decisions/*/*/*/*.ndjson',
+            format = 'newline_delimited', hive_partitioning = 1,
+            columns = {eventId: 'VARCHAR', customer: 'VARCHAR', keyId: 'VARCHAR', flow: 'VARCHAR', rule: 'VARCHAR', answer: 'VARCHAR', time: 'VARCHAR'});
+        CREATE VIEW retention_outcomes AS SELECT * FROM read_json_auto('{root}/events/v1/outcomes/*/*/*/*.ndjson',
+            format = 'newline_delimited', hive_partitioning = 1,
+            columns = {eventId: 'VARCHAR', customer: 'VARCHAR', keyId: 'VARCHAR', notificationType: 'VARCHAR', subtype: 'VARCHAR',
+                       time: 'VARCHAR', effectiveDate: 'VARCHAR', expiresDate: 'VARCHAR'});
+
+        """
+
+    /// Runs every statement of the file and prints the last one's rows as JSON.
     static let runner = """
         import json, sys
         try:
             import duckdb
         except ImportError as error:
             sys.exit(f"duckdb is not importable ({error}): run `bash .ci/setup --test`")
-        rows = duckdb.sql(open(sys.argv[1]).read()).fetchall()
-        print(json.dumps([list(row) for row in rows]))
+        *setup, query = [part for part in open(sys.argv[1]).read().split(";\\n") if part.strip()]
+        connection = duckdb.connect()
+        for statement in setup:
+            connection.execute(statement)
+        rows = connection.sql(query).fetchall()
+        print(json.dumps([[int(value) if hasattr(value, "as_integer_ratio") and not isinstance(value, float) else value for value in row] for row in rows]))
         """
 
     static func run(_ executable: URL, _ arguments: [String]) throws -> String {
