@@ -6,6 +6,11 @@ struct CustomerKey: Hashable {
     var c: UInt64
     var d: UInt64
     var keyId: Int32
+
+    /// The words are an HMAC's output, already uniform: one of them, with the key, is hash enough.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(a ^ UInt64(UInt32(bitPattern: keyId)))
+    }
 }
 
 /// An event id as 128 bits: a UUID's own bits, or a hash of any other spelling.

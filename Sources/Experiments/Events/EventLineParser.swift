@@ -243,12 +243,19 @@ struct EventLineParser {
 
     private static func words(_ bytes: UnsafeBufferPointer<UInt8>, from: Int, count: Int) -> UInt64? {
         var value: UInt64 = 0
-        for index in from ..< from + count {
-            guard let digit = hexValue(bytes[index]) else { return nil }
-            value = value << 4 | UInt64(digit)
+        var invalid: UInt8 = 0
+        var index = from
+        while index < from + count {
+            // A branch-free digit: 0xFF marks a byte that is not hex, and one test at the end finds it.
+            let digit = hexDigits[Int(bytes[index])]
+            invalid |= digit
+            value = value << 4 | UInt64(digit & 0x0F)
+            index += 1
         }
-        return value
+        return invalid & 0xF0 == 0 ? value : nil
     }
+
+    private static let hexDigits: [UInt8] = (0 ... 255).map { hexValue(UInt8($0)) ?? 0xFF }
 
     private mutating func assign(_ field: Field, _ value: Value, _ line: UnsafeBufferPointer<UInt8>, _ event: inout Event) throws(Refusal) {
         func name(_ field: Field) -> String { "\(field)" }

@@ -1,11 +1,11 @@
-/// A binary min-heap of (time, index) pairs: which open exposure closes next.
-struct MinHeap {
-    private var items: [(time: Int64, index: Int32)] = []
+/// A binary min-heap of (time, payload) pairs: which open exposure closes next, which expiry lapses next.
+struct MinHeap<Payload> {
+    private var items: [(time: Int64, index: Payload)] = []
 
     var count: Int { items.count }
-    var top: (time: Int64, index: Int32)? { items.first }
+    var top: (time: Int64, index: Payload)? { items.first }
 
-    mutating func push(_ time: Int64, _ index: Int32) {
+    mutating func push(_ time: Int64, _ index: Payload) {
         items.append((time, index))
         var child = items.count - 1
         while child > 0 {
@@ -16,7 +16,7 @@ struct MinHeap {
         }
     }
 
-    mutating func pop() -> (time: Int64, index: Int32)? {
+    mutating func pop() -> (time: Int64, index: Payload)? {
         guard let first = items.first else { return nil }
         let last = items.removeLast()
         if !items.isEmpty {

@@ -7,9 +7,9 @@
 /// - the customers whose outcome window is still open — one `OpenExposure` each, closed and counted
 ///   as soon as an event later than its window arrives (a heap orders the closings);
 /// - the expiry date of each customer whose subscription period (plus grace) is still running, since an
-///   exposure needs "the expiry current at exposure" — swept once per day of event time;
+///   exposure needs "the expiry current at exposure" — dropped, through a second heap, once it lapses;
 /// - one 64-bit fingerprint per (customer, rule) exposed in the window, so a customer counts once per
-///   arm (about 16 bytes each in the set; a collision among 10 million pairs has odds near 1 in 300,000);
+///   arm (17 to 34 bytes each in the set; a collision among 10 million pairs has odds near 1 in 300,000);
 /// - the events of the partitions not yet released (one hour plus the lateness) and their ids, to
 ///   drop duplicates.
 struct ResultsJoin {
@@ -46,14 +46,14 @@ struct ResultsJoin {
 
     private var pending: [Event] = []
     private var watermark = Int64.min
-    private var seen: [Int64: Set<EventKey>] = [:]
+    private var seen: [Int64: PairSet] = [:]
     private var exposures: [OpenExposure] = []
     private var free: [Int32] = []
     private var heads: [CustomerKey: Int32] = [:]
-    private var closing = MinHeap()
+    private var closing = MinHeap<Int32>()
     private var expiries: [CustomerKey: Int64] = [:]
-    private var expirySweptAt = Int64.min
-    private var exposed: Set<UInt64> = []
+    private var lapsing = MinHeap<CustomerKey>()
+    private var exposed = PairSet(capacity: 1 << 16)
     private var regularPrice: [Int64: Int64] = [:]
 
     private let didChangeRenewalStatus: Int32
@@ -110,12 +110,15 @@ struct ResultsJoin {
             counts.late += 1
             return
         }
-        for bucket in seen.values where bucket.contains(event.id) {
+        let hour = event.time - EventTime.floorDivide(event.time, EventTime.hour).1
+        for (bucketHour, bucket) in seen where bucketHour != hour && bucket.contains(event.id.high, event.id.low) {
             counts.duplicates += 1
             return
         }
-        let hour = event.time - EventTime.floorDivide(event.time, EventTime.hour).1
-        seen[hour, default: []].insert(event.id)
+        guard seen[hour, default: PairSet()].insert(event.id.high, event.id.low) else {
+            counts.duplicates += 1
+            return
+        }
         pending.append(event)
     }
 
@@ -149,9 +152,10 @@ struct ResultsJoin {
             _ = closing.pop()
             finalise(top.index)
         }
-        if time >= expirySweptAt &+ EventTime.day || time == Int64.max {
-            expirySweptAt = time
-            expiries = expiries.filter { $0.value + Self.renewalGrace >= time }
+        // An expiry more than the grace period before every event still to come can no longer be current.
+        while let top = lapsing.top, top.time < time {
+            _ = lapsing.pop()
+            if let expiry = expiries[top.index], expiry + Self.renewalGrace < time { expiries[top.index] = nil }
         }
     }
 
@@ -167,7 +171,7 @@ struct ResultsJoin {
         info.splitControl = event.splitControl
         info.answers.insert(event.answer.rawValue)
         armInfo[arm] = info
-        guard exposed.insert(Self.fingerprint(event.customer, arm)).inserted else { return }
+        guard exposed.insert(Self.fingerprint(event.customer, arm), 1) else { return }
 
         let dimension = breakdown ? dimensionOf(event) : 0
         tallies[arm, default: Tally()].exposed += 1
@@ -234,7 +238,11 @@ struct ResultsJoin {
             cursor = exposures[Int(cursor)].next
         }
         if event.expiresDate != Event.absent {
-            expiries[event.customer] = max(expiries[event.customer] ?? Int64.min, event.expiresDate)
+            let known = expiries[event.customer] ?? Int64.min
+            if event.expiresDate > known {
+                expiries[event.customer] = event.expiresDate
+                lapsing.push(event.expiresDate + Self.renewalGrace, event.customer)
+            }
         }
         // A price paid without an offer is the product's regular price in that currency, for discounts.
         if event.offerType == Event.absent, event.price != Event.absent, event.product != Interner.null, event.currency != Interner.null {
