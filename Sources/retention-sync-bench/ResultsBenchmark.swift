@@ -31,7 +31,7 @@ import Foundation
     }
     let reset = resetPeakRSS()
     let started = DispatchTime.now().uptimeNanoseconds
-    let now = Date(timeIntervalSince1970: Double(ResultsEventGenerator.start + 200 * 86_400_000) / 1000)
+    let now = Date(timeIntervalSince1970: Double(ResultsEventGenerator.start + 240 * 86_400_000) / 1000)
     let report = try ResultsReport.compute(source: FolderEventSource(root: root), environment: "production", now: now)
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
     let lines = report.events.decisions + report.events.outcomes + report.events.duplicates
