@@ -8,7 +8,8 @@ import PackageDescription
 //      RetentionMessagingModels (Apple's models, limits, PNG facts, canonical JSON).
 //   3. YAML (libyaml), Crypto (OpenSSL libcrypto), TLS (OpenSSL libssl), HTTP (libcurl, and the server over TLS).
 //   4. Manifests (offline: YAML + Crypto + models) and Runtime (embeddable: Crypto + models) —
-//      neither links libcurl; RetentionMessaging, the API client (HTTP + Crypto + models).
+//      neither links libcurl; RetentionMessaging, the API client (HTTP + Crypto + models);
+//      Experiments (Foundation only: the results readout of decision and outcome events).
 //   5. Emulator, StateStore (the state document and its file and S3 stores), Reconciler,
 //      RealtimeServer (`serve`: Runtime behind the HTTP server) and Notifications (webhooks, and the
 //      ledger beside the state that tells each event once).
@@ -43,6 +44,7 @@ let package = Package(
 
         .target(name: "Emulator", dependencies: ["Basics", "RetentionMessagingModels", "RetentionMessaging", "HTTP", "Crypto"]),
         .target(name: "Runtime", dependencies: ["RetentionMessagingModels", "Crypto"]),
+        .target(name: "Experiments"),
         .target(name: "StateStore", dependencies: ["RetentionMessagingModels", "Runtime", "HTTP", "Crypto"]),
         .target(name: "Notifications", dependencies: ["RetentionMessagingModels", "HTTP", "StateStore"]),
         .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "RetentionMessagingModels", "HTTP", "TLS", "Crypto", "StateStore"]),
@@ -56,7 +58,7 @@ let package = Package(
         .executableTarget(name: "retention-sync-bench",
                           dependencies: ["RetentionSyncCommands", "Reconciler", "Manifests", "Runtime", "Emulator",
                                          "RetentionMessagingModels", "RetentionMessaging", "HTTP", "Crypto", "Basics",
-                                         "RealtimeServer"]),
+                                         "RealtimeServer", "Experiments"]),
 
         .target(name: "TestSupport", dependencies: ["HTTP", "Crypto"], path: "Tests/TestSupport"),
         .testTarget(name: "WorkflowTests", dependencies: ["TestSupport", "YAML"]),
@@ -66,6 +68,7 @@ let package = Package(
         .testTarget(name: "RetentionMessagingTests",
                     dependencies: ["RetentionMessagingModels", "RetentionMessaging", "Emulator", "HTTP", "Crypto"]),
         .testTarget(name: "ManifestsTests", dependencies: ["TestSupport", "Manifests", "YAML", "Basics", "RetentionMessagingModels"]),
+        .testTarget(name: "ExperimentsTests", dependencies: ["TestSupport", "Experiments"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Crypto", "RetentionMessagingModels"]),
         .testTarget(name: "RealtimeServerTests",
                     dependencies: ["TestSupport", "RealtimeServer", "Runtime", "HTTP", "TLS", "Crypto", "RetentionMessagingModels"]),

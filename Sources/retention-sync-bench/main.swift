@@ -8,6 +8,7 @@ let suites: [(name: String, summary: String, run: @Sendable ([String]) async thr
     ("reconciler", "plan and apply of a large generated app", reconcilerBenchmark),
     ("performance-test", "the emulator's sandbox performance test against a loopback endpoint", performanceTestBenchmark),
     ("serve", "realtime endpoint throughput and latency on loopback (its own process)", serveBenchmark),
+    ("results", "results over 10 million generated decisions and 3 million outcomes", resultsBenchmark),
 ]
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let name = arguments.first, let suite = suites.first(where: { $0.name == name }) else {

@@ -1,0 +1,68 @@
+/// Gives each distinct string (flow, rule, product, …) a small number, from its bytes, without making a
+/// `String` per line: an open-addressing table over one byte arena. Number 0 stands for JSON `null`.
+struct Interner {
+    private var arena: [UInt8] = []
+    private var spans: [(offset: Int, count: Int)] = [(0, 0)]
+    private var strings: [String?] = [nil]
+    private var slots: [Int32]
+    private var hashes: [UInt64] = [0]
+
+    init() {
+        slots = Array(repeating: -1, count: 1024)
+    }
+
+    static let null: Int32 = 0
+
+    var count: Int { spans.count }
+
+    func string(_ id: Int32) -> String? {
+        strings[Int(id)]
+    }
+
+    mutating func intern(_ text: String) -> Int32 {
+        Array(text.utf8).withUnsafeBufferPointer { intern($0) }
+    }
+
+    /// Concrete bytes rather than a generic collection: this runs for most fields of every line.
+    mutating func intern(_ bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var index = 0
+        while index < bytes.count {
+            hash = (hash ^ UInt64(bytes[index])) &* 0x0000_0100_0000_01b3
+            index += 1
+        }
+        let mask = slots.count - 1
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let id = slots[slot]
+            if id < 0 { break }
+            if hashes[Int(id)] == hash {
+                let span = spans[Int(id)]
+                if span.count == bytes.count, arena.withUnsafeBufferPointer({ stored in
+                    var offset = 0
+                    while offset < bytes.count, stored[span.offset + offset] == bytes[offset] { offset += 1 }
+                    return offset == bytes.count
+                }) { return id }
+            }
+            slot = (slot + 1) & mask
+        }
+        let id = Int32(spans.count)
+        spans.append((arena.count, bytes.count))
+        arena.append(contentsOf: bytes)
+        hashes.append(hash)
+        strings.append(String(decoding: bytes, as: UTF8.self))
+        slots[slot] = id
+        if spans.count * 2 > slots.count { grow() }
+        return id
+    }
+
+    private mutating func grow() {
+        slots = Array(repeating: -1, count: slots.count * 2)
+        let mask = slots.count - 1
+        for id in 1 ..< hashes.count {
+            var slot = Int(truncatingIfNeeded: hashes[id]) & mask
+            while slots[slot] >= 0 { slot = (slot + 1) & mask }
+            slots[slot] = Int32(id)
+        }
+    }
+}

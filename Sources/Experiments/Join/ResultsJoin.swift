@@ -1,0 +1,333 @@
+/// The streaming join of decisions and outcomes into per-rule counts, by the definitions of the event
+/// contract (docs/results-sql.md spells the same definitions as SQL).
+///
+/// How memory stays bounded: partitions are read oldest first, and events are released to the join in
+/// time order once no partition still to come can hold an earlier event (`lateness` behind the start
+/// of the next partition). The join keeps only
+/// - the customers whose outcome window is still open — one `OpenExposure` each, closed and counted
+///   as soon as an event later than its window arrives (a heap orders the closings);
+/// - the expiry date of each customer whose subscription period (plus grace) is still running, since an
+///   exposure needs "the expiry current at exposure" — dropped, through a second heap, once it lapses;
+/// - one 64-bit fingerprint per (customer, rule) exposed in the window, so a customer counts once per
+///   arm (17 to 34 bytes each in the set; a collision among 10 million pairs has odds near 1 in 300,000);
+/// - the events of the partitions not yet released (one hour plus the lateness) and their ids, to
+///   drop duplicates.
+struct ResultsJoin {
+    /// How far an event may lie in a partition later than its own time's hour and still be joined in order.
+    static let lateness: Int64 = EventTime.hour
+    static let keptWindow: Int64 = 24 * EventTime.hour
+    static let renewalGrace: Int64 = 7 * EventTime.day
+    /// An exposure whose expiry is unknown waits this long for a DID_RENEW or EXPIRED before it is final.
+    static let unknownExpiryCap: Int64 = 400 * EventTime.day
+
+    var parser = EventLineParser()
+    let now: Int64
+    let since: Int64
+    let flowFilter: Int32?
+    let breakdown: Bool
+    let dimensionOf: (Event) -> Int32
+
+    private(set) var tallies: [ArmKey: Tally] = [:]
+    private(set) var breakdownTallies: [ArmKey: [Int32: Tally]] = [:]
+    private(set) var armInfo: [ArmKey: ArmInfo] = [:]
+    private(set) var keyIds: Set<Int32> = []
+    private(set) var counts = Counts()
+
+    struct Counts {
+        var decisions = 0
+        var outcomes = 0
+        var duplicates = 0
+        var late = 0
+        var invalid = 0
+        var outsideWindow = 0
+        var segments = 0
+        var peakOpenExposures = 0
+    }
+
+    private var pending: [Event] = []
+    private var watermark = Int64.min
+    private var seen: [Int64: PairSet] = [:]
+    private var exposures: [OpenExposure] = []
+    private var free: [Int32] = []
+    private var heads: [CustomerKey: Int32] = [:]
+    private var closing = MinHeap<Int32>()
+    private var expiries: [CustomerKey: Int64] = [:]
+    private var lapsing = MinHeap<CustomerKey>()
+    private var exposed = PairSet(capacity: 1 << 16)
+    private var regularPrice: [Int64: Int64] = [:]
+
+    private let didChangeRenewalStatus: Int32
+    private let autoRenewDisabled: Int32
+    private let didRenew: Int32
+    private let expired: Int32
+    private let offerRedeemed: Int32
+    private let subscribed: Int32
+    private let didChangeRenewalPref: Int32
+
+    init(now: Int64, since: Int64, flow: String?, breakdown: ResultsBreakdown?) {
+        self.now = now
+        self.since = since
+        didChangeRenewalStatus = parser.interner.intern("DID_CHANGE_RENEWAL_STATUS")
+        autoRenewDisabled = parser.interner.intern("AUTO_RENEW_DISABLED")
+        didRenew = parser.interner.intern("DID_RENEW")
+        expired = parser.interner.intern("EXPIRED")
+        offerRedeemed = parser.interner.intern("OFFER_REDEEMED")
+        subscribed = parser.interner.intern("SUBSCRIBED")
+        didChangeRenewalPref = parser.interner.intern("DID_CHANGE_RENEWAL_PREF")
+        if let flow {
+            flowFilter = parser.interner.intern(flow)
+        } else {
+            flowFilter = nil
+        }
+        self.breakdown = breakdown != nil
+        switch breakdown {
+        case .message?: dimensionOf = { $0.message }
+        case .locale?: dimensionOf = { $0.locale }
+        case .product?: dimensionOf = { $0.product }
+        case nil: dimensionOf = { _ in 0 }
+        }
+    }
+
+    mutating func countSegment() {
+        counts.segments += 1
+    }
+
+    func string(_ id: Int32) -> String? {
+        parser.interner.string(id)
+    }
+
+    /// Takes one parsed event from a partition being read.
+    mutating func ingest(_ event: Event) {
+        guard event.time != Event.absent, event.hasId else {
+            counts.invalid += 1
+            return
+        }
+        guard event.time >= since, event.time <= now else {
+            counts.outsideWindow += 1
+            return
+        }
+        if event.time < watermark {
+            counts.late += 1
+            return
+        }
+        let hour = event.time - EventTime.floorDivide(event.time, EventTime.hour).1
+        for (bucketHour, bucket) in seen where bucketHour != hour && bucket.contains(event.id.high, event.id.low) {
+            counts.duplicates += 1
+            return
+        }
+        guard seen[hour, default: PairSet()].insert(event.id.high, event.id.low) else {
+            counts.duplicates += 1
+            return
+        }
+        pending.append(event)
+    }
+
+    /// Joins, in time order, every pending event earlier than `time`: no partition still to come holds one.
+    mutating func release(before time: Int64) {
+        var ready: [Event] = []
+        var rest: [Event] = []
+        for event in pending {
+            if event.time < time { ready.append(event) } else { rest.append(event) }
+        }
+        pending = rest
+        // Outcomes first at equal times: the expiry "at or before" an exposure includes its own instant,
+        // and an outcome at the exposure's instant is not after it.
+        ready.sort { ($0.time, $0.isOutcome ? 0 : 1, $0.id.high, $0.id.low) < ($1.time, $1.isOutcome ? 0 : 1, $1.id.high, $1.id.low) }
+        for event in ready {
+            closeWindows(before: event.time)
+            if event.isOutcome { join(outcome: event) } else { join(decision: event) }
+        }
+        watermark = max(watermark, time)
+        for hour in seen.keys where hour + EventTime.hour <= watermark { seen[hour] = nil }
+    }
+
+    /// Counts every exposure still open, as things stand at `now`.
+    mutating func finish() {
+        release(before: Int64.max)
+        closeWindows(before: Int64.max)
+    }
+
+    private mutating func closeWindows(before time: Int64) {
+        while let top = closing.top, top.time < time {
+            _ = closing.pop()
+            finalise(top.index)
+        }
+        // An expiry more than the grace period before every event still to come can no longer be current.
+        while let top = lapsing.top, top.time < time {
+            _ = lapsing.pop()
+            if let expiry = expiries[top.index], expiry + Self.renewalGrace < time { expiries[top.index] = nil }
+        }
+    }
+
+    private mutating func join(decision event: Event) {
+        counts.decisions += 1
+        keyIds.insert(event.customer.keyId)
+        guard event.answer.exposes, event.rule != Interner.null, event.hasCustomer else { return }
+        if let flowFilter, event.flow != flowFilter { return }
+        let arm = ArmKey(flow: event.flow, rule: event.rule)
+        var info = armInfo[arm] ?? ArmInfo()
+        info.splitGroup = event.splitGroup
+        info.arm = event.arm
+        info.splitControl = event.splitControl
+        info.answers.insert(event.answer.rawValue)
+        armInfo[arm] = info
+        guard exposed.insert(Self.fingerprint(event.customer, arm), 1) else { return }
+
+        let dimension = breakdown ? dimensionOf(event) : 0
+        tallies[arm, default: Tally()].exposed += 1
+        if breakdown { breakdownTallies[arm, default: [:]][dimension, default: Tally()].exposed += 1 }
+
+        var deadline = event.time + Self.unknownExpiryCap
+        if let expiry = expiries[event.customer], expiry + Self.renewalGrace >= event.time {
+            deadline = expiry + Self.renewalGrace
+        }
+        var exposure = OpenExposure(customer: event.customer, arm: arm, dimension: dimension, time: event.time,
+                                    deadline: deadline, close: max(event.time + Self.keptWindow, deadline),
+                                    answer: event.answer, offer: event.offer, alternateProduct: event.alternateProduct)
+        exposure.next = heads[event.customer] ?? -1
+        let index: Int32
+        if let reused = free.popLast() {
+            index = reused
+            exposures[Int(index)] = exposure
+        } else {
+            index = Int32(exposures.count)
+            exposures.append(exposure)
+        }
+        heads[event.customer] = index
+        closing.push(exposure.close, index)
+        counts.peakOpenExposures = max(counts.peakOpenExposures, closing.count)
+    }
+
+    private mutating func join(outcome event: Event) {
+        counts.outcomes += 1
+        keyIds.insert(event.customer.keyId)
+        guard event.hasCustomer else { return }
+        let type = event.notificationType
+        var cursor = heads[event.customer] ?? -1
+        while cursor >= 0 {
+            let t = event.time
+            exposures[Int(cursor)].withMutable { x in
+                guard x.time < t else { return }
+                if type == didChangeRenewalStatus, event.subtype == autoRenewDisabled, t <= x.time + Self.keptWindow {
+                    x.turnedOff = true
+                }
+                guard t <= x.deadline else { return }
+                if type == didRenew, !x.renewed, event.effectiveDate != Event.absent,
+                   event.effectiveDate > x.time, event.effectiveDate <= x.deadline {
+                    x.renewed = true
+                    x.renewedPrice = event.price
+                    x.renewedCurrency = event.currency
+                }
+                if type == expired { x.expired = true }
+                if !x.took {
+                    if x.answer == .promotionalOffer, x.offer != Interner.null, event.offer == x.offer,
+                       type == offerRedeemed || type == didRenew || type == subscribed {
+                        x.took = true
+                        if event.price != Event.absent, event.currency != Interner.null,
+                           let regular = regularPrice[Self.priceKey(event.product, event.currency)] {
+                            x.discount = max(0, regular - event.price)
+                            x.discountCurrency = event.currency
+                        }
+                    } else if x.answer == .alternateProduct, x.alternateProduct != Interner.null,
+                              (type == didChangeRenewalPref && event.autoRenewProduct == x.alternateProduct)
+                                || (type == didRenew && (event.autoRenewProduct == x.alternateProduct || event.product == x.alternateProduct)) {
+                        x.took = true
+                    }
+                }
+            }
+            cursor = exposures[Int(cursor)].next
+        }
+        if event.expiresDate != Event.absent {
+            let known = expiries[event.customer] ?? Int64.min
+            if event.expiresDate > known {
+                expiries[event.customer] = event.expiresDate
+                lapsing.push(event.expiresDate + Self.renewalGrace, event.customer)
+            }
+        }
+        // A price paid without an offer is the product's regular price in that currency, for discounts.
+        if event.offerType == Event.absent, event.price != Event.absent, event.product != Interner.null, event.currency != Interner.null {
+            regularPrice[Self.priceKey(event.product, event.currency)] = event.price
+        }
+    }
+
+    private mutating func finalise(_ index: Int32) {
+        let x = exposures[Int(index)]
+        var tally = tallies[x.arm] ?? Tally()
+        count(x, into: &tally)
+        tallies[x.arm] = tally
+        if breakdown {
+            var byDimension = breakdownTallies[x.arm] ?? [:]
+            var row = byDimension[x.dimension] ?? Tally()
+            count(x, into: &row)
+            byDimension[x.dimension] = row
+            breakdownTallies[x.arm] = byDimension
+        }
+        // Unlink from the customer's list of open exposures.
+        if heads[x.customer] == index {
+            heads[x.customer] = x.next >= 0 ? x.next : nil
+        } else {
+            var cursor = heads[x.customer] ?? -1
+            while cursor >= 0 {
+                if exposures[Int(cursor)].next == index {
+                    exposures[Int(cursor)].next = x.next
+                    break
+                }
+                cursor = exposures[Int(cursor)].next
+            }
+        }
+        free.append(index)
+    }
+
+    private func count(_ x: OpenExposure, into tally: inout Tally) {
+        if x.time + Self.keptWindow > now {
+            tally.keptPending += 1
+        } else if x.turnedOff {
+            tally.notKept += 1
+        } else {
+            tally.kept += 1
+        }
+        if (x.answer == .promotionalOffer && x.offer != Interner.null) || (x.answer == .alternateProduct && x.alternateProduct != Interner.null) {
+            tally.offered += 1
+            if x.took { tally.took += 1 }
+        }
+        if x.took, x.discount != Event.absent {
+            tally.discountGiven[x.discountCurrency, default: 0] += x.discount
+        }
+        if x.renewed {
+            tally.renewed += 1
+            if x.renewedPrice != Event.absent, x.renewedCurrency != Interner.null {
+                tally.revenueRetained[x.renewedCurrency, default: 0] += x.renewedPrice
+            }
+        } else if x.expired || now > x.deadline {
+            tally.notRenewed += 1
+        } else {
+            tally.renewedPending += 1
+        }
+    }
+
+    static func priceKey(_ product: Int32, _ currency: Int32) -> Int64 {
+        Int64(product) << 32 | Int64(currency)
+    }
+
+    /// A 64-bit fingerprint of (customer, key, rule): SplitMix64's finaliser over the words.
+    static func fingerprint(_ customer: CustomerKey, _ arm: ArmKey) -> UInt64 {
+        func mix(_ value: UInt64) -> UInt64 {
+            var z = value &+ 0x9E37_79B9_7F4A_7C15
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        var h = mix(customer.a)
+        h = mix(h ^ customer.b)
+        h = mix(h ^ customer.c)
+        h = mix(h ^ customer.d)
+        h = mix(h ^ UInt64(UInt32(bitPattern: customer.keyId)))
+        return mix(h ^ (UInt64(UInt32(bitPattern: arm.flow)) << 32 | UInt64(UInt32(bitPattern: arm.rule))))
+    }
+}
+
+extension OpenExposure {
+    mutating func withMutable(_ body: (inout OpenExposure) -> Void) {
+        body(&self)
+    }
+}

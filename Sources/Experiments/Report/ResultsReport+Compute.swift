@@ -1,0 +1,210 @@
+public import Foundation
+
+/// A line of a segment that is not an event of the contract: where it is and why.
+public struct EventReadError: Error, CustomStringConvertible {
+    public var location: String
+    public var line: Int
+    public var reason: String
+
+    public var description: String {
+        "\(location):\(line): error: \(reason); segments are immutable NDJSON of the event contract — move the segment aside to read the rest"
+    }
+}
+
+extension ResultsReport {
+    /// Reads `environment`'s decisions and outcomes from `source` in one streaming pass and reports
+    /// every rule (of `flow`, or of all flows) exposed between `since` and `now`, as things stand at `now`.
+    public static func compute(source: any EventSource, environment: String, flow: String? = nil, since: Date? = nil,
+                               now: Date, breakdown: ResultsBreakdown? = nil) throws -> ResultsReport {
+        let nowMillis = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
+        let sinceMillis = since.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.up)) } ?? Int64.min
+        var join = ResultsJoin(now: nowMillis, since: sinceMillis, flow: flow, breakdown: breakdown)
+
+        var partitions: [EventPartition: Set<EventStream>] = [:]
+        for stream in EventStream.allCases {
+            for partition in try source.partitions(of: stream, environment: environment) {
+                partitions[partition, default: []].insert(stream)
+            }
+        }
+        for partition in partitions.keys.sorted() {
+            // A partition holds events of its hour, or up to the lateness bound before it.
+            guard partition.start + EventTime.hour > sinceMillis,
+                  partition.start - ResultsJoin.lateness <= nowMillis else { continue }
+            for stream in EventStream.allCases where partitions[partition]?.contains(stream) == true {
+                for segment in try source.segments(of: stream, environment: environment, in: partition) {
+                    try read(segment, from: source, isOutcome: stream == .outcomes, into: &join)
+                }
+            }
+            join.release(before: partition.start + EventTime.hour - ResultsJoin.lateness)
+        }
+        join.finish()
+        return assemble(join, environment: environment, flow: flow, since: since.map { _ in EventTime.format(sinceMillis) },
+                        now: EventTime.format(nowMillis), breakdown: breakdown)
+    }
+
+    private static func read(_ segment: EventSegment, from source: any EventSource, isOutcome: Bool, into join: inout ResultsJoin) throws {
+        join.countSegment()
+        var carry: [UInt8] = []
+        var lineNumber = 0
+        func handle(_ line: UnsafeBufferPointer<UInt8>) throws {
+            lineNumber += 1
+            do {
+                if let event = try join.parser.parse(line, isOutcome: isOutcome) { join.ingest(event) }
+            } catch {
+                throw EventReadError(location: segment.location, line: lineNumber, reason: error.reason)
+            }
+        }
+        try source.read(segment) { chunk in
+            let bytes = chunk.bindMemory(to: UInt8.self)
+            guard let base = bytes.baseAddress else { return }
+            var start = 0
+            // memchr finds line ends at memory speed; most lines lie whole inside one chunk.
+            while start < bytes.count, let found = memchr(base + start, 0x0A, bytes.count - start) {
+                let newline = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                if carry.isEmpty {
+                    try handle(UnsafeBufferPointer(start: base + start, count: newline - start))
+                } else {
+                    carry.append(contentsOf: UnsafeBufferPointer(start: base + start, count: newline - start))
+                    try carry.withUnsafeBufferPointer { try handle($0) }
+                    carry.removeAll(keepingCapacity: true)
+                }
+                start = newline + 1
+            }
+            if start < bytes.count {
+                carry.append(contentsOf: UnsafeBufferPointer(start: base + start, count: bytes.count - start))
+            }
+        }
+        if !carry.isEmpty {
+            // The contract ends every line with a newline; a last line without one is still read.
+            try carry.withUnsafeBufferPointer { try handle($0) }
+        }
+    }
+
+    private static func assemble(_ join: ResultsJoin, environment: String, flow: String?, since: String?, now: String,
+                                 breakdown: ResultsBreakdown?) -> ResultsReport {
+        func name(_ id: Int32) -> String? { join.string(id) }
+        func money(_ amounts: [Int32: Int64]) -> [String: Int64] {
+            Dictionary(uniqueKeysWithValues: amounts.compactMap { key, value in name(key).map { ($0, value) } })
+        }
+        func row(_ key: ArmKey, _ tally: Tally, value: String?) -> Row {
+            let info = join.armInfo[key] ?? ArmInfo()
+            return Row(flow: name(key.flow) ?? "", rule: name(key.rule) ?? "", splitGroup: name(info.splitGroup), arm: name(info.arm),
+                       splitControl: info.splitControl,
+                       answers: info.answers.sorted().compactMap { Answer(rawValue: $0)?.name },
+                       value: value, exposed: tally.exposed,
+                       kept24h: Rate(successes: tally.kept, failures: tally.notKept, pending: tally.keptPending),
+                       tookOffer: tally.offered > 0 ? Rate(successes: tally.took, failures: tally.offered - tally.took, pending: 0) : nil,
+                       renewed: Rate(successes: tally.renewed, failures: tally.notRenewed, pending: tally.renewedPending),
+                       discountGiven: money(tally.discountGiven), revenueRetained: money(tally.revenueRetained))
+        }
+        let rows = join.tallies.map { row($0.key, $0.value, value: nil) }
+            .sorted { ($0.flow, $0.rule) < ($1.flow, $1.rule) }
+        var breakdownRows: [Row]?
+        if breakdown != nil {
+            breakdownRows = join.breakdownTallies.flatMap { key, byValue in
+                byValue.map { row(key, $0.value, value: name($0.key) ?? "(none)") }
+            }
+            .sorted { ($0.flow, $0.rule, $0.value ?? "") < ($1.flow, $1.rule, $1.value ?? "") }
+        }
+        var warnings: [String] = []
+        let keyIds = join.keyIds.compactMap(name).sorted()
+        if keyIds.count > 1 {
+            warnings.append("events carry \(keyIds.count) pseudonym keys (\(keyIds.joined(separator: ", "))): customers are joined only within one key, so a customer seen before and after a rotation counts twice")
+        }
+        let counts = join.counts
+        if counts.late > 0 {
+            warnings.append("\(counts.late) events lay in a partition more than \(ResultsJoin.lateness / EventTime.hour) h after their time and were left out; a writer is filing events by the wrong hour")
+        }
+        if counts.invalid > 0 {
+            warnings.append("\(counts.invalid) events had no time or no eventId and were left out")
+        }
+        let comparisons = compare(rows, warnings: &warnings)
+        return ResultsReport(
+            formatVersion: formatVersion, environment: environment, flow: flow, since: since, now: now,
+            method: Method(
+                rateInterval: "Wilson score interval, 95%",
+                differenceInterval: "always-valid confidence sequence: normal-mixture sequential probability ratio test (Johari, Koomen, Pekelis & Walsh 2022; Howard, Ramdas, McAuliffe & Sekhon 2021), valid at every look",
+                mixingStandardDeviation: DifferenceConfidenceSequence.mixingStandardDeviation, confidence: 0.95,
+                keptWindowHours: Int(ResultsJoin.keptWindow / EventTime.hour),
+                renewalGraceDays: Int(ResultsJoin.renewalGrace / EventTime.day),
+                unknownExpiryCapDays: Int(ResultsJoin.unknownExpiryCap / EventTime.day),
+                latenessHours: Int(ResultsJoin.lateness / EventTime.hour)),
+            rows: rows, breakdown: breakdown, breakdownRows: breakdownRows, comparisons: comparisons,
+            events: EventCounts(decisions: counts.decisions, outcomes: counts.outcomes, duplicates: counts.duplicates,
+                                late: counts.late, invalid: counts.invalid, outsideWindow: counts.outsideWindow,
+                                segments: counts.segments, keyIds: keyIds),
+            warnings: warnings)
+    }
+
+    /// Every split group's arms against its control: the rule marked `splitControl`, else the arm that
+    /// answered `none` (the natural holdout), else none.
+    static func compare(_ rows: [Row], warnings: inout [String]) -> [SplitComparison] {
+        var groups: [String: [Row]] = [:]
+        for row in rows {
+            guard let group = row.splitGroup else { continue }
+            groups["\(row.flow)\u{0}\(group)", default: []].append(row)
+        }
+        return groups.keys.sorted().map { key in
+            let arms = groups[key] ?? []
+            let flow = arms[0].flow
+            let group = arms[0].splitGroup ?? ""
+            let marked = arms.filter(\.splitControl)
+            let holdouts = arms.filter { $0.answers == ["none"] }
+            var control: Row?
+            var kind: String?
+            if let first = marked.first {
+                control = first
+                kind = "splitControl"
+                if marked.count > 1 {
+                    warnings.append("\(flow) split group \(group) marks \(marked.count) rules as control; compared with \(first.rule), the first by name")
+                }
+            } else if let first = holdouts.first {
+                control = first
+                kind = "holdout"
+            }
+            guard let control else {
+                return SplitComparison(flow: flow, splitGroup: group, control: nil, controlKind: nil, alpha: DifferenceConfidenceSequence.defaultAlpha, arms: [],
+                                       note: "no control: mark one rule of the group with `split: {control: true}`, or add an arm that answers none as a holdout")
+            }
+            let others = arms.filter { $0.rule != control.rule }
+            let alpha = DifferenceConfidenceSequence.defaultAlpha / Double(max(1, others.count))
+            let compared = others.map { arm in
+                ArmComparison(rule: arm.rule, arm: arm.arm,
+                              kept24h: difference(arm.kept24h, control.kept24h, alpha: alpha),
+                              renewed: difference(arm.renewed, control.renewed, alpha: alpha))
+            }
+            return SplitComparison(flow: flow, splitGroup: group, control: control.rule, controlKind: kind, alpha: rounded(alpha),
+                                   arms: compared, note: nil)
+        }
+    }
+
+    static func difference(_ arm: Rate, _ control: Rate, alpha: Double) -> Difference {
+        let treatment = DifferenceConfidenceSequence.Arm(successes: arm.successes, trials: arm.successes + arm.failures)
+        let base = DifferenceConfidenceSequence.Arm(successes: control.successes, trials: control.successes + control.failures)
+        guard let interval = DifferenceConfidenceSequence.interval(treatment: treatment, control: base, alpha: alpha) else {
+            return Difference(difference: nil, interval: nil, verdict: .noData, customersPerArmNeeded: nil, moreCustomersPerArm: nil)
+        }
+        let treatmentRate = Double(treatment.successes) / Double(treatment.trials)
+        let controlRate = Double(base.successes) / Double(base.trials)
+        let verdict = Verdict(difference: interval)
+        var needed: Int?
+        var more: Int?
+        if verdict == .notDistinguishableYet,
+           let estimate = SampleSizeEstimate.customersPerArm(treatmentRate: treatmentRate, controlRate: controlRate, alpha: alpha) {
+            needed = estimate
+            more = max(1, estimate - min(treatment.trials, base.trials))
+        }
+        return Difference(difference: rounded(treatmentRate - controlRate),
+                          interval: ProportionInterval(low: rounded(interval.low), high: rounded(interval.high)),
+                          verdict: verdict, customersPerArmNeeded: needed, moreCustomersPerArm: more)
+    }
+
+    /// The report as JSON: sorted keys, two-space indentation, a final newline.
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
+        var data = try encoder.encode(self)
+        data.append(0x0A)
+        return data
+    }
+}

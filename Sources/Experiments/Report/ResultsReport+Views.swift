@@ -1,0 +1,166 @@
+import Foundation
+
+extension ResultsReport {
+    /// The terminal view: one block per flow, then one line per comparison.
+    public func text() -> String {
+        var lines = ["Results for \(environment) as of \(now)\(since.map { " since \($0)" } ?? "")\(flow.map { ", flow \($0)" } ?? "")"]
+        if rows.isEmpty {
+            lines.append("No customer was exposed to a rule in this window.")
+        }
+        let header = ["RULE", "ARM", "EXPOSED", "KEPT 24 H", "TOOK OFFER", "RENEWED"]
+        for flowName in orderedFlows {
+            lines.append("")
+            lines.append(flowName)
+            let table = rows.filter { $0.flow == flowName }.map { row in
+                [row.rule + (row.splitControl ? " (control)" : ""), row.arm ?? "-", Self.count(row.exposed),
+                 Self.describe(row.kept24h), row.tookOffer.map(Self.describe) ?? "-", Self.describe(row.renewed)]
+            }
+            lines += Self.align([header] + table).map { "  " + $0 }
+        }
+        if let breakdown, let breakdownRows, !breakdownRows.isEmpty {
+            lines.append("")
+            lines.append("By \(breakdown.rawValue)")
+            let table = breakdownRows.map { row in
+                ["\(row.flow)/\(row.rule)", row.value ?? "-", Self.count(row.exposed), Self.describe(row.kept24h), Self.describe(row.renewed)]
+            }
+            lines += Self.align([["RULE", breakdown.rawValue.uppercased(), "EXPOSED", "KEPT 24 H", "RENEWED"]] + table).map { "  " + $0 }
+        }
+        for comparison in comparisons {
+            lines.append("")
+            lines.append("Split group \(comparison.flow)/\(comparison.splitGroup): \(Self.controlPhrase(comparison))")
+            for arm in comparison.arms {
+                lines.append("  \(arm.rule) vs \(comparison.control ?? "-"): kept at 24 h \(Self.sentence(arm.kept24h)); renewed \(Self.sentence(arm.renewed))")
+            }
+        }
+        for warning in warnings {
+            lines.append("")
+            lines.append("warning: \(warning)")
+        }
+        lines.append("")
+        lines.append("Rates: \(method.rateInterval). Differences: 95% always-valid intervals (valid however often you look); a winner only when the interval excludes 0.")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The pull-request comment: a summary line and one line per split group outside the fold, the
+    /// tables inside `<details>`.
+    public func markdown() -> String {
+        var lines: [String] = []
+        let exposed = rows.reduce(0) { $0 + $1.exposed }
+        lines.append("**Results for \(environment)** as of \(now): \(Self.count(exposed)) customers exposed to \(rows.count) rule\(rows.count == 1 ? "" : "s") in \(orderedFlows.count) flow\(orderedFlows.count == 1 ? "" : "s").")
+        lines.append("")
+        for comparison in comparisons {
+            var line = "- **\(comparison.flow) / \(comparison.splitGroup)**: "
+            if comparison.control == nil {
+                line += comparison.note ?? "no control"
+            } else {
+                line += comparison.arms.map { arm in
+                    "`\(arm.rule)` vs `\(comparison.control ?? "")` kept at 24 h \(Self.sentence(arm.kept24h))"
+                }.joined(separator: "; ")
+            }
+            lines.append(line)
+        }
+        for warning in warnings {
+            lines.append("- :warning: \(warning)")
+        }
+        lines.append("")
+        lines.append("<details><summary>Rates per rule</summary>")
+        lines.append("")
+        lines.append("| Flow | Rule | Arm | Exposed | Kept 24 h | Took offer | Renewed |")
+        lines.append("|---|---|---|---:|---|---|---|")
+        for row in rows {
+            lines.append("| \(Self.cell(row.flow)) | \(Self.cell(row.rule))\(row.splitControl ? " (control)" : "") | \(Self.cell(row.arm ?? "-")) | \(Self.count(row.exposed)) | \(Self.describe(row.kept24h)) | \(row.tookOffer.map(Self.describe) ?? "-") | \(Self.describe(row.renewed)) |")
+        }
+        lines.append("")
+        lines.append("</details>")
+        if !comparisons.isEmpty {
+            lines.append("")
+            lines.append("<details><summary>Comparisons with the control</summary>")
+            lines.append("")
+            lines.append("| Flow / group | Arm | Control | Kept 24 h difference | Renewed difference |")
+            lines.append("|---|---|---|---|---|")
+            for comparison in comparisons {
+                for arm in comparison.arms {
+                    lines.append("| \(Self.cell(comparison.flow)) / \(Self.cell(comparison.splitGroup)) | \(Self.cell(arm.rule)) | \(Self.cell(comparison.control ?? "-")) (\(comparison.controlKind ?? "")) | \(Self.sentence(arm.kept24h)) | \(Self.sentence(arm.renewed)) |")
+                }
+            }
+            lines.append("")
+            lines.append("</details>")
+        }
+        lines.append("")
+        lines.append("<details><summary>How to read this</summary>")
+        lines.append("")
+        lines.append("Rates carry 95% Wilson intervals. Each arm is compared with its control by an always-valid 95% interval on the difference (a mixture sequential test, valid however often you look); an arm is named better or worse only when that interval excludes 0. Pending customers (inside 24 h, or before their renewal date) are in no rate yet.")
+        lines.append("")
+        lines.append("</details>")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private var orderedFlows: [String] {
+        Array(Set(rows.map(\.flow))).sorted()
+    }
+
+    static func percent(_ value: Double) -> String {
+        String(format: "%.1f%%", value * 100)
+    }
+
+    static func points(_ value: Double) -> String {
+        let text = String(format: "%.1f", abs(value) * 100)
+        return (value < 0 ? "−" : "+") + text
+    }
+
+    static func count(_ value: Int) -> String {
+        let digits = Array(String(value))
+        var out = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0, (digits.count - index) % 3 == 0 { out.append(",") }
+            out.append(digit)
+        }
+        return out
+    }
+
+    static func describe(_ rate: Rate) -> String {
+        guard let value = rate.rate, let interval = rate.interval else {
+            return rate.pending > 0 ? "pending (\(count(rate.pending)))" : "-"
+        }
+        var text = "\(percent(value)) (\(percent(interval.low))–\(percent(interval.high))) of \(count(rate.successes + rate.failures))"
+        if rate.pending > 0 { text += ", \(count(rate.pending)) pending" }
+        return text
+    }
+
+    static func sentence(_ difference: Difference) -> String {
+        guard let value = difference.difference, let interval = difference.interval else { return "no data yet" }
+        let range = "\(points(value)) points (\(points(interval.low)) to \(points(interval.high)))"
+        switch difference.verdict {
+        case .better: return "higher, \(range)"
+        case .worse: return "lower, \(range)"
+        case .noData: return "no data yet"
+        case .notDistinguishableYet:
+            if let more = difference.moreCustomersPerArm {
+                return "not distinguishable yet, \(range); about \(count(more)) more customers per arm at the current rates"
+            }
+            return "not distinguishable yet, \(range)"
+        }
+    }
+
+    static func controlPhrase(_ comparison: SplitComparison) -> String {
+        switch comparison.controlKind {
+        case "splitControl"?: "control \(comparison.control ?? "") (marked in the manifest)"
+        case "holdout"?: "control \(comparison.control ?? "") (answers none: the holdout)"
+        default: comparison.note ?? "no control"
+        }
+    }
+
+    static func cell(_ text: String) -> String {
+        text.replacingOccurrences(of: "|", with: "\\|")
+    }
+
+    static func align(_ table: [[String]]) -> [String] {
+        guard let width = table.first?.count else { return [] }
+        let widths = (0 ..< width).map { column in table.map { $0[column].count }.max() ?? 0 }
+        return table.map { row in
+            row.enumerated().map { index, cell in
+                index == width - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }
+    }
+}

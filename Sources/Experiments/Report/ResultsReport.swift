@@ -1,0 +1,130 @@
+/// Optional finer rows: each rule's customers split by what their first exposure served.
+public enum ResultsBreakdown: String, Sendable, Codable, CaseIterable {
+    case message
+    case locale
+    case product
+}
+
+/// The readout of decisions joined with outcomes: per flow and rule (each split arm is a rule), the
+/// rates with their intervals, and each split arm compared with its control. The JSON form (format
+/// version 1.0) is documented in docs/results-sql.md and the README; keys are sorted, lists ordered,
+/// so the same events and `now` give the same bytes.
+public struct ResultsReport: Sendable, Codable, Equatable {
+    public static let formatVersion = "1.0"
+
+    public var formatVersion: String
+    public var environment: String
+    public var flow: String?
+    /// ISO 8601 UTC; absent when the window starts at the first event.
+    public var since: String?
+    public var now: String
+    public var method: Method
+    public var rows: [Row]
+    public var breakdown: ResultsBreakdown?
+    public var breakdownRows: [Row]?
+    public var comparisons: [SplitComparison]
+    public var events: EventCounts
+    public var warnings: [String]
+
+    /// The methods and windows behind every number, so a reader of the JSON alone can tell.
+    public struct Method: Sendable, Codable, Equatable {
+        public var rateInterval: String
+        public var differenceInterval: String
+        public var mixingStandardDeviation: Double
+        public var confidence: Double
+        public var keptWindowHours: Int
+        public var renewalGraceDays: Int
+        public var unknownExpiryCapDays: Int
+        public var latenessHours: Int
+    }
+
+    /// A rate: `successes` of the `successes + failures` customers whose outcome is decided; `pending`
+    /// customers are not decided yet and are in neither.
+    public struct Rate: Sendable, Codable, Equatable {
+        public var successes: Int
+        public var failures: Int
+        public var pending: Int
+        public var rate: Double?
+        /// Wilson score interval, 95%.
+        public var interval: ProportionInterval?
+
+        init(successes: Int, failures: Int, pending: Int) {
+            self.successes = successes
+            self.failures = failures
+            self.pending = pending
+            let trials = successes + failures
+            rate = trials > 0 ? rounded(Double(successes) / Double(trials)) : nil
+            interval = WilsonInterval.interval(successes: successes, trials: trials).map {
+                ProportionInterval(low: rounded($0.low), high: rounded($0.high))
+            }
+        }
+    }
+
+    public struct Row: Sendable, Codable, Equatable {
+        public var flow: String
+        public var rule: String
+        public var splitGroup: String?
+        public var arm: String?
+        public var splitControl: Bool
+        /// Every answer the rule gave in the window (`message`, `promotionalOffer`, `alternateProduct`, `none`).
+        public var answers: [String]
+        /// For breakdown rows: the message identifier, served locale or product of the first exposure.
+        public var value: String?
+        public var exposed: Int
+        public var kept24h: Rate
+        /// Only for rules that answered an offer or an alternate product; never pending.
+        public var tookOffer: Rate?
+        public var renewed: Rate
+        /// Currency → milliunits (Apple's price unit), where regular and paid prices are both known.
+        public var discountGiven: [String: Int64]
+        /// Currency → milliunits of the renewals counted in `renewed`, where the price is known.
+        public var revenueRetained: [String: Int64]
+    }
+
+    public struct Difference: Sendable, Codable, Equatable {
+        /// The arm's rate minus the control's.
+        public var difference: Double?
+        /// Always-valid interval on the difference (see `method.differenceInterval`).
+        public var interval: ProportionInterval?
+        public var verdict: Verdict
+        /// While not distinguishable: customers per arm at which the interval would exclude zero if
+        /// today's rates were the truth (see `SampleSizeEstimate`), and how many more that is.
+        public var customersPerArmNeeded: Int?
+        public var moreCustomersPerArm: Int?
+    }
+
+    public struct ArmComparison: Sendable, Codable, Equatable {
+        public var rule: String
+        public var arm: String?
+        public var kept24h: Difference
+        public var renewed: Difference
+    }
+
+    public struct SplitComparison: Sendable, Codable, Equatable {
+        public var flow: String
+        public var splitGroup: String
+        /// The rule the others are compared with; absent when the group has none.
+        public var control: String?
+        /// `splitControl` (marked in the manifest), `holdout` (the arm answering `none`), or absent.
+        public var controlKind: String?
+        /// The error rate of each comparison: 5% shared (Bonferroni) by the group's comparisons.
+        public var alpha: Double
+        public var arms: [ArmComparison]
+        public var note: String?
+    }
+
+    public struct EventCounts: Sendable, Codable, Equatable {
+        public var decisions: Int
+        public var outcomes: Int
+        public var duplicates: Int
+        public var late: Int
+        public var invalid: Int
+        public var outsideWindow: Int
+        public var segments: Int
+        public var keyIds: [String]
+    }
+}
+
+func rounded(_ value: Double) -> Double {
+    (value * 1_000_000).rounded() / 1_000_000
+}

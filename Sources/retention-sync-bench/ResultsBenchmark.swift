@@ -1,0 +1,331 @@
+import Experiments
+import Foundation
+
+/// `results` over a generated event store: by default 10 million decisions and about 3 million outcomes
+/// over 180 days (1.25 million customers, eight decisions each, outcomes for renewals, cancellations
+/// and offers), written as the event contract lays them out into a temporary folder, then one report
+/// timed. Peak memory is the process's VmHWM, reset after generating so it measures the report alone.
+@Sendable func resultsBenchmark(_ arguments: [String]) async throws {
+    func value(_ name: String) -> String? {
+        arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+    }
+    let customers = value("--customers").flatMap(Int.init) ?? 1_250_000
+    let keep = arguments.contains("--keep")
+    let root: URL
+    var generated = false
+    if let existing = value("--root") {
+        root = URL(fileURLWithPath: existing)
+    } else {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("retention-sync-bench-results-\(UUID().uuidString)")
+        print("results: generating \(customers) customers × 8 decisions into \(root.path)")
+        let started = DispatchTime.now().uptimeNanoseconds
+        var generator = ResultsEventGenerator(root: root, customers: customers)
+        try generator.run()
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        print(String(format: "  generated %d decisions and %d outcomes (%.1f GB) in %.1f s", generator.decisions, generator.outcomes,
+                     Double(generator.bytes) / 1e9, seconds))
+        generated = true
+    }
+    defer {
+        if generated && !keep { try? FileManager.default.removeItem(at: root) }
+    }
+    let reset = resetPeakRSS()
+    let started = DispatchTime.now().uptimeNanoseconds
+    let now = Date(timeIntervalSince1970: Double(ResultsEventGenerator.start + 240 * 86_400_000) / 1000)
+    let report = try ResultsReport.compute(source: FolderEventSource(root: root), environment: "production", now: now)
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+    let lines = report.events.decisions + report.events.outcomes + report.events.duplicates
+    print(String(format: "  report: %.1f s for %d decisions and %d outcomes in %d segments (%.0f lines/s)", seconds,
+                 report.events.decisions, report.events.outcomes, report.events.segments, Double(lines) / seconds))
+    print("  peak RSS during the report: \(peakRSS())\(reset ? "" : " (of the whole run: /proc/self/clear_refs could not reset it)")")
+    print("  (targets: under 60 s and under 1 GB)")
+    print(report.text().split(separator: "\n").prefix(40).map { "  | " + $0 }.joined(separator: "\n"))
+}
+
+/// Writes NDJSON segments in time order with a bounded look-ahead: customers arrive in exposure order,
+/// their events (from 29 days before exposure to the end of the period after it) wait in hour buckets,
+/// and each hour is written once no customer still to come can add to it.
+struct ResultsEventGenerator {
+    static let start: Int64 = 1_790_812_800_000 // 2026-10-01T00:00:00Z
+    static let hour: Int64 = 3_600_000
+    static let day: Int64 = 86_400_000
+    static let days: Int64 = 180
+
+    let root: URL
+    let customers: Int
+    private(set) var decisions = 0
+    private(set) var outcomes = 0
+    private(set) var bytes = 0
+    private var random: UInt64 = 0x5EED
+    private var counter: UInt64 = 0
+    private var buckets: [Int64: [Record]] = [:]
+
+    init(root: URL, customers: Int) {
+        self.root = root
+        self.customers = customers
+    }
+
+    enum Kind: UInt8 {
+        case decision, renewal, disabled, expired, offerRedeemed
+    }
+
+    struct Record {
+        var time: Int64
+        var effective: Int64
+        var expires: Int64
+        var customer: UInt32
+        var kind: Kind
+        var rule: UInt8
+    }
+
+    static let rules: [(flow: String, rule: String, answer: String, group: String?, control: Bool, offer: String?, keep: Double)] = [
+        ("cancel-flow", "keep-message", "message", "save-offer", true, nil, 0.62),
+        ("cancel-flow", "half-price", "promotionalOffer", "save-offer", false, "half-price-3-months", 0.68),
+        ("cancel-flow", "holdout", "none", "save-offer", false, nil, 0.58),
+        ("billing-issue", "update-payment", "message", nil, false, nil, 0.7),
+    ]
+
+    private mutating func next() -> UInt64 {
+        random &+= 0x9E37_79B9_7F4A_7C15
+        var z = random
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    private mutating func uniform() -> Double { Double(next() >> 11) * 0x1p-53 }
+    private mutating func below(_ bound: Int64) -> Int64 { Int64(next() % UInt64(bound)) }
+
+    mutating func run() throws {
+        let span = Self.days * Self.day
+        var customer = 0
+        var flushed = Self.start - 40 * Self.day
+        while customer < customers || !buckets.isEmpty {
+            // Customers arrive evenly; each one's events reach back 29 days, so hours up to 30 days before
+            // the next arrival are complete.
+            let arrival = customer < customers ? Self.start + span * Int64(customer) / Int64(customers) : Int64.max
+            while flushed + Self.hour <= arrival - 30 * Self.day, flushed < Self.start + span + 80 * Self.day {
+                try flush(hour: flushed)
+                flushed += Self.hour
+            }
+            if customer >= customers {
+                if flushed >= Self.start + span + 80 * Self.day { break }
+                continue
+            }
+            schedule(customer: UInt32(customer), arrival: arrival + below(span / Int64(customers) + 1))
+            customer += 1
+        }
+    }
+
+    private mutating func add(_ record: Record) {
+        buckets[record.time - record.time % Self.hour, default: []].append(record)
+    }
+
+    private mutating func schedule(customer: UInt32, arrival: Int64) {
+        let ruleIndex = UInt8(customer % 3)
+        let rule = Self.rules[Int(ruleIndex)]
+        let renewedAt = arrival - Self.day - below(28 * Self.day)
+        let expiry = renewedAt + 30 * Self.day
+        add(Record(time: renewedAt + 300_000, effective: renewedAt, expires: expiry, customer: customer, kind: .renewal, rule: 0))
+        add(Record(time: arrival, effective: 0, expires: 0, customer: customer, kind: .decision, rule: ruleIndex))
+        for visit in 1 ..< 8 {
+            // Returning customers see the cancel flow again; one visit in eight is a billing issue.
+            let other: UInt8 = visit == 7 ? 3 : ruleIndex
+            add(Record(time: arrival + 60_000 + below(25 * Self.day), effective: 0, expires: 0, customer: customer, kind: .decision, rule: other))
+        }
+        if uniform() >= rule.keep {
+            add(Record(time: arrival + 1 + below(24 * Self.hour - 1), effective: 0, expires: expiry, customer: customer, kind: .disabled, rule: 0))
+            add(Record(time: expiry + 60_000, effective: 0, expires: expiry, customer: customer, kind: .expired, rule: 0))
+            return
+        }
+        if rule.offer != nil, uniform() < 0.3 {
+            add(Record(time: arrival + 60_000 + below(Self.hour), effective: arrival, expires: expiry, customer: customer, kind: .offerRedeemed, rule: ruleIndex))
+        }
+        if uniform() < 0.85 {
+            add(Record(time: expiry + 300_000, effective: expiry, expires: expiry + 30 * Self.day, customer: customer, kind: .renewal, rule: 0))
+        }
+    }
+
+    private mutating func flush(hour: Int64) throws {
+        guard var records = buckets.removeValue(forKey: hour) else { return }
+        records.sort { $0.time < $1.time }
+        var decisionLines: [UInt8] = []
+        var outcomeLines: [UInt8] = []
+        decisionLines.reserveCapacity(records.count * 600)
+        outcomeLines.reserveCapacity(records.count * 200)
+        for record in records {
+            if record.kind == .decision {
+                decisions += 1
+                appendDecision(record, to: &decisionLines)
+            } else {
+                outcomes += 1
+                appendOutcome(record, to: &outcomeLines)
+            }
+        }
+        try write(decisionLines, stream: "decisions", hour: hour)
+        try write(outcomeLines, stream: "outcomes", hour: hour)
+    }
+
+    private mutating func write(_ lines: [UInt8], stream: String, hour: Int64) throws {
+        guard !lines.isEmpty else { return }
+        let time = Self.format(hour)
+        let folder = root.appendingPathComponent("events/v1/\(stream)/environment=production/date=\(time.prefix(10))/hour=\(time.dropFirst(11).prefix(2))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(lines).write(to: folder.appendingPathComponent("bench-a1b2-0000000001.ndjson"))
+        bytes += lines.count
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    private static func appendHex(_ value: UInt64, digits: Int, to out: inout [UInt8]) {
+        var shift = (digits - 1) * 4
+        while shift >= 0 {
+            out.append(hexDigits[Int((value >> UInt64(shift)) & 0xF)])
+            shift -= 4
+        }
+    }
+
+    private static func mix(_ value: UInt64) -> UInt64 {
+        var z = value &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    private static func appendCustomer(_ customer: UInt32, to out: inout [UInt8]) {
+        var word = UInt64(customer) &* 0x2545_F491_4F6C_DD1D
+        for _ in 0 ..< 4 {
+            word = mix(word)
+            appendHex(word, digits: 16, to: &out)
+        }
+    }
+
+    private mutating func appendUUID(to out: inout [UInt8]) {
+        counter += 1
+        let high = Self.mix(counter)
+        let low = Self.mix(counter ^ 0xDEAD_BEEF)
+        Self.appendHex(high >> 32, digits: 8, to: &out)
+        out.append(UInt8(ascii: "-"))
+        Self.appendHex(high >> 16 & 0xFFFF, digits: 4, to: &out)
+        out.append(UInt8(ascii: "-"))
+        Self.appendHex(0x4000 | high & 0x0FFF, digits: 4, to: &out)
+        out.append(UInt8(ascii: "-"))
+        Self.appendHex(0x8000 | low >> 48 & 0x3FFF, digits: 4, to: &out)
+        out.append(UInt8(ascii: "-"))
+        Self.appendHex(low, digits: 12, to: &out)
+    }
+
+    static func format(_ millis: Int64) -> String {
+        EventTime.format(millis)
+    }
+
+    private static func appendTime(_ millis: Int64, to out: inout [UInt8]) {
+        out.append(contentsOf: EventTime.format(millis).utf8)
+    }
+
+    private static func append(_ text: StaticString, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    private mutating func appendDecision(_ record: Record, to out: inout [UInt8]) {
+        let rule = Self.rules[Int(record.rule)]
+        Self.append(#"{"alternateProductId":null,"answer":""#, to: &out)
+        out.append(contentsOf: rule.answer.utf8)
+        Self.append(#"","arm":"#, to: &out)
+        if rule.group != nil { out.append(contentsOf: "\"\(rule.rule)\"".utf8) } else { Self.append("null", to: &out) }
+        Self.append(#","customer":""#, to: &out)
+        Self.appendCustomer(record.customer, to: &out)
+        Self.append(#"","environment":"production","eventId":""#, to: &out)
+        appendUUID(to: &out)
+        Self.append(#"","flow":""#, to: &out)
+        out.append(contentsOf: rule.flow.utf8)
+        Self.append(#"","keyId":"0badc0de","latencyMicros":"#, to: &out)
+        out.append(contentsOf: String(600 + record.time % 500).utf8)
+        Self.append(#","localeRequested":"en-GB","localeServed":"en-GB","messageIdentifier":"#, to: &out)
+        if rule.answer == "message" || rule.answer == "promotionalOffer" {
+            out.append(UInt8(ascii: "\""))
+            Self.appendHex(Self.mix(UInt64(record.rule)), digits: 8, to: &out)
+            Self.append("-1111-4222-8333-", to: &out)
+            Self.appendHex(Self.mix(UInt64(record.rule) + 7), digits: 12, to: &out)
+            out.append(UInt8(ascii: "\""))
+        } else {
+            Self.append("null", to: &out)
+        }
+        Self.append(#","offerIdentifier":"#, to: &out)
+        if let offer = rule.offer { out.append(contentsOf: "\"\(offer)\"".utf8) } else { Self.append("null", to: &out) }
+        Self.append(#","productId":"com.example.stillpoint.monthly","requestIdentifier":""#, to: &out)
+        appendUUID(to: &out)
+        Self.append(#"","rule":""#, to: &out)
+        out.append(contentsOf: rule.rule.utf8)
+        Self.append(#"","schema":1,"snapshot":"sha256:9f2c5e0b7a1d4c3e8f6a2b0d9c7e5f3a1b8d6c4e2f0a9b7c5d3e1f8a6b4c2d0e","splitControl":"#, to: &out)
+        if rule.control { Self.append("true", to: &out) } else { Self.append("false", to: &out) }
+        Self.append(#","splitGroup":"#, to: &out)
+        if let group = rule.group { out.append(contentsOf: "\"\(group)\"".utf8) } else { Self.append("null", to: &out) }
+        Self.append(#","time":""#, to: &out)
+        Self.appendTime(record.time, to: &out)
+        Self.append(#"","type":"decision"}"#, to: &out)
+        out.append(0x0A)
+    }
+
+    private mutating func appendOutcome(_ record: Record, to out: inout [UInt8]) {
+        let (type, subtype): (StaticString, StaticString?) = switch record.kind {
+        case .renewal: ("DID_RENEW", nil)
+        case .disabled: ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED")
+        case .expired: ("EXPIRED", "VOLUNTARY")
+        case .offerRedeemed, .decision: ("OFFER_REDEEMED", nil)
+        }
+        let priced = record.kind == .renewal || record.kind == .offerRedeemed
+        Self.append(#"{"autoRenewProductId":"com.example.stillpoint.monthly","autoRenewStatus":"#, to: &out)
+        Self.append(record.kind == .disabled || record.kind == .expired ? "0" : "1", to: &out)
+        Self.append(#","currency":"#, to: &out)
+        Self.append(priced ? #""USD""# : "null", to: &out)
+        Self.append(#","customer":""#, to: &out)
+        Self.appendCustomer(record.customer, to: &out)
+        Self.append(#"","effectiveDate":""#, to: &out)
+        Self.appendTime(record.effective == 0 ? record.time : record.effective, to: &out)
+        Self.append(#"","environment":"production","eventId":""#, to: &out)
+        var id: [UInt8] = []
+        appendUUID(to: &id)
+        out.append(contentsOf: id)
+        Self.append(#"","expiresDate":""#, to: &out)
+        Self.appendTime(record.expires, to: &out)
+        Self.append(#"","keyId":"0badc0de","notificationType":""#, to: &out)
+        Self.append(type, to: &out)
+        Self.append(#"","notificationUUID":""#, to: &out)
+        out.append(contentsOf: id)
+        Self.append(#"","offerIdentifier":"#, to: &out)
+        if record.kind == .offerRedeemed, let offer = Self.rules[Int(record.rule)].offer {
+            out.append(contentsOf: "\"\(offer)\"".utf8)
+            Self.append(#","offerType":2,"price":4990"#, to: &out)
+        } else {
+            Self.append(#"null,"offerType":null,"price":"#, to: &out)
+            Self.append(priced ? "9990" : "null", to: &out)
+        }
+        Self.append(#","productId":"com.example.stillpoint.monthly","schema":1,"source":"pull","subtype":"#, to: &out)
+        if let subtype {
+            out.append(UInt8(ascii: "\""))
+            Self.append(subtype, to: &out)
+            out.append(UInt8(ascii: "\""))
+        } else {
+            Self.append("null", to: &out)
+        }
+        Self.append(#","time":""#, to: &out)
+        Self.appendTime(record.time, to: &out)
+        Self.append(#"","type":"outcome"}"#, to: &out)
+        out.append(0x0A)
+    }
+}
+
+/// Resets VmHWM to the current RSS (Linux: writing 5 to clear_refs), so the figure covers what follows.
+private func resetPeakRSS() -> Bool {
+    guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
+    defer { try? handle.close() }
+    return (try? handle.write(contentsOf: Data("5".utf8))) != nil
+}
+
+private func peakRSS() -> String {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return "unknown" }
+    let kilobytes = Double(line.split(separator: " ").dropFirst().first.map(String.init) ?? "") ?? 0
+    return String(format: "%.1f MB (VmHWM)", kilobytes / 1024)
+}

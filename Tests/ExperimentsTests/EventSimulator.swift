@@ -1,0 +1,211 @@
+import Foundation
+@testable import Experiments
+
+/// Writes decision and outcome events by the event contract for simulated customers whose true
+/// behaviour the test sets: each customer is exposed once (sometimes twice) to one arm, turns
+/// auto-renew off within 24 hours with probability `1 − keepRate`, and if kept renews at the end of
+/// the period with probability `renewRate`.
+struct EventSimulator {
+    struct Arm {
+        var rule: String
+        var keepRate: Double
+        var renewRate: Double = 0.8
+        var splitControl = false
+        var answer = "message"
+        var offer: String?
+    }
+
+    var flow = "cancel-flow"
+    var splitGroup: String? = "yearly-upsell"
+    var arms: [Arm]
+    var customers: Int
+    /// The first exposure's time; exposures spread evenly over `days`.
+    var start: Int64 = EventTime.parse("2026-10-01T00:00:00.000Z")!
+    var days: Int = 10
+    var environment = "production"
+    /// Share of lines written twice (a retried upload, or pull and push of one notification).
+    var duplicateShare = 0.02
+    /// Share of customers whose period's expiry was never seen before their exposure.
+    var unknownExpiryShare = 0.1
+
+    /// Lines per (stream, partition, writer).
+    private(set) var segments: [String: [String]] = [:]
+
+    static let keyId = "0badc0de"
+    static let product = "com.example.stillpoint.monthly"
+
+    mutating func run(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        segments = [:]
+        for _ in 0 ..< customers {
+            let customer = random.hex(64)
+            let arm = arms[Int(random.below(Int64(arms.count)))]
+            let exposure = start + random.below(Int64(days) * EventTime.day)
+            let expiry: Int64
+            if random.chance(unknownExpiryShare) {
+                expiry = exposure + EventTime.day + random.below(28 * EventTime.day)
+            } else {
+                let renewedAt = exposure - EventTime.day - random.below(28 * EventTime.day)
+                expiry = renewedAt + 30 * EventTime.day
+                outcome(&random, customer, "DID_RENEW", nil, time: renewedAt + 300_000, effective: renewedAt, expires: expiry, price: 9990)
+            }
+            decision(&random, customer, arm, time: exposure)
+            if random.chance(0.2) {
+                decision(&random, customer, arm, time: exposure + EventTime.hour + random.below(3 * EventTime.day))
+            }
+            let kept = random.chance(arm.keepRate)
+            if !kept {
+                outcome(&random, customer, "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED",
+                        time: exposure + 1 + random.below(24 * EventTime.hour - 1), effective: nil, expires: expiry, price: nil)
+                outcome(&random, customer, "EXPIRED", "VOLUNTARY", time: expiry + 60_000, effective: nil, expires: expiry, price: nil)
+                continue
+            }
+            if let offer = arm.offer, random.chance(0.5) {
+                outcome(&random, customer, "OFFER_REDEEMED", nil, time: exposure + 60_000 + random.below(EventTime.hour), effective: exposure,
+                        expires: expiry, price: 4990, offer: offer)
+            }
+            if random.chance(arm.renewRate) {
+                outcome(&random, customer, "DID_RENEW", nil, time: expiry + 300_000, effective: expiry, expires: expiry + 30 * EventTime.day, price: 9990)
+            } else {
+                outcome(&random, customer, "EXPIRED", "VOLUNTARY", time: expiry + 60_000, effective: nil, expires: expiry, price: nil)
+            }
+        }
+    }
+
+    private mutating func decision(_ random: inout SplitMix64, _ customer: String, _ arm: Arm, time: Int64) {
+        var fields: [String: Field] = [
+            "alternateProductId": .null, "answer": .string(arm.answer), "arm": splitGroup == nil ? .null : .string(arm.rule),
+            "customer": .string(customer), "environment": .string(environment), "eventId": .string(random.uuid()),
+            "flow": .string(flow), "keyId": .string(Self.keyId), "latencyMicros": .integer(800 + random.below(400)),
+            "localeRequested": .string("en-GB"), "localeServed": .string(random.chance(0.5) ? "en-GB" : "en-US"),
+            "messageIdentifier": arm.answer == "none" ? .null : .string("message-\(arm.rule)"),
+            "offerIdentifier": arm.offer.map { .string($0) } ?? .null, "productId": .string(Self.product),
+            "requestIdentifier": .string(random.uuid()), "rule": .string(arm.rule), "schema": .integer(1),
+            "snapshot": .string("sha256:" + String(repeating: "ab", count: 32)), "splitControl": .bool(arm.splitControl),
+            "splitGroup": splitGroup.map { .string($0) } ?? .null, "time": .string(EventTime.format(time)), "type": .string("decision"),
+        ]
+        if arm.answer == "none" { fields["messageIdentifier"] = .null }
+        write(&random, "decisions", time, fields)
+    }
+
+    private mutating func outcome(_ random: inout SplitMix64, _ customer: String, _ type: String, _ subtype: String?, time: Int64,
+                                  effective: Int64?, expires: Int64?, price: Int64?, offer: String? = nil) {
+        let id = random.uuid()
+        let fields: [String: Field] = [
+            "autoRenewProductId": .string(Self.product), "autoRenewStatus": .integer(subtype == "AUTO_RENEW_DISABLED" ? 0 : 1),
+            "currency": price == nil ? .null : .string("USD"), "customer": .string(customer),
+            "effectiveDate": .string(EventTime.format(effective ?? time)), "environment": .string(environment), "eventId": .string(id),
+            "expiresDate": expires.map { .string(EventTime.format($0)) } ?? .null, "keyId": .string(Self.keyId),
+            "notificationType": .string(type), "notificationUUID": .string(id), "offerIdentifier": offer.map { .string($0) } ?? .null,
+            "offerType": offer == nil ? .null : .integer(2), "price": price.map { .integer($0) } ?? .null, "productId": .string(Self.product),
+            "schema": .integer(1), "source": .string(random.chance(0.5) ? "pull" : "push"), "subtype": subtype.map { .string($0) } ?? .null,
+            "time": .string(EventTime.format(time)), "type": .string("outcome"),
+        ]
+        write(&random, "outcomes", time, fields)
+    }
+
+    enum Field {
+        case string(String)
+        case integer(Int64)
+        case bool(Bool)
+        case null
+    }
+
+    /// Every line of a stream has the same keys, so their byte order is worked out once.
+    static let decisionKeys = ["alternateProductId", "answer", "arm", "customer", "environment", "eventId", "flow", "keyId", "latencyMicros",
+                               "localeRequested", "localeServed", "messageIdentifier", "offerIdentifier", "productId", "requestIdentifier",
+                               "rule", "schema", "snapshot", "splitControl", "splitGroup", "time", "type"].sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    static let outcomeKeys = ["autoRenewProductId", "autoRenewStatus", "currency", "customer", "effectiveDate", "environment", "eventId",
+                              "expiresDate", "keyId", "notificationType", "notificationUUID", "offerIdentifier", "offerType", "price",
+                              "productId", "schema", "source", "subtype", "time", "type"].sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+
+    private mutating func write(_ random: inout SplitMix64, _ stream: String, _ time: Int64, _ fields: [String: Field]) {
+        var line = "{"
+        let keys = stream == "decisions" ? Self.decisionKeys : Self.outcomeKeys
+        for (index, key) in keys.enumerated() {
+            if index > 0 { line += "," }
+            line += "\"\(key)\":"
+            switch fields[key]! {
+            case .string(let text): line += "\"\(text)\""
+            case .integer(let number): line += String(number)
+            case .bool(let flag): line += flag ? "true" : "false"
+            case .null: line += "null"
+            }
+        }
+        line += "}"
+        let (date, hour) = EventTime.partition(time)
+        let folder = "events/v1/\(stream)/environment=\(environment)/date=\(date)/hour=\(hour)"
+        let writer = random.chance(0.5) ? "replica-a" : "replica-b"
+        segments["\(folder)/\(writer)-0000000001.ndjson", default: []].append(line)
+        if random.chance(duplicateShare) {
+            segments["\(folder)/pull-0000000007.ndjson", default: []].append(line)
+        }
+    }
+
+    /// Writes every segment under `root` as the contract lays them out.
+    func write(to root: URL) throws {
+        for (path, lines) in segments {
+            let url = root.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: url)
+        }
+    }
+
+    var source: MemoryEventSource {
+        MemoryEventSource(files: segments.mapValues { Data(($0.joined(separator: "\n") + "\n").utf8) })
+    }
+}
+
+/// Segments held in memory under their contract paths, for tests that run many simulations.
+struct MemoryEventSource: EventSource {
+    var files: [String: Data] {
+        didSet { folders = Self.index(files) }
+    }
+    private var folders: [String: [String]]
+
+    init(files: [String: Data]) {
+        self.files = files
+        folders = Self.index(files)
+    }
+
+    private static func index(_ files: [String: Data]) -> [String: [String]] {
+        var folders: [String: [String]] = [:]
+        for path in files.keys {
+            let folder = path[..<(path.lastIndex(of: "/") ?? path.endIndex)]
+            folders[String(folder) + "/", default: []].append(path)
+        }
+        return folders.mapValues { $0.sorted() }
+    }
+
+    private func prefix(_ stream: EventStream, _ environment: String) -> String {
+        "events/v1/\(stream.rawValue)/environment=\(environment)/"
+    }
+
+    func partitions(of stream: EventStream, environment: String) throws -> [EventPartition] {
+        let base = prefix(stream, environment)
+        var found: Set<EventPartition> = []
+        for path in files.keys where path.hasPrefix(base) {
+            let parts = path.dropFirst(base.count).split(separator: "/")
+            if let partition = EventPartition(date: String(parts[0].dropFirst(5)), hour: String(parts[1].dropFirst(5))) {
+                found.insert(partition)
+            }
+        }
+        return found.sorted()
+    }
+
+    func segments(of stream: EventStream, environment: String, in partition: EventPartition) throws -> [EventSegment] {
+        let folder = prefix(stream, environment) + partition.path + "/"
+        return (folders[folder] ?? []).map { EventSegment(location: $0) }
+    }
+
+    func read(_ segment: EventSegment, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        // Small chunks, so lines span chunks as they do when reading large files.
+        let data = files[segment.location] ?? Data()
+        var offset = 0
+        while offset < data.count {
+            let end = min(data.count, offset + 4096)
+            try data[offset ..< end].withUnsafeBytes(body)
+            offset = end
+        }
+    }
+}

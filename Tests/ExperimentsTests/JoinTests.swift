@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+@testable import Experiments
+
+/// The join's definitions, one hand-written story each.
+@Suite struct JoinTests {
+    static let alice = String(repeating: "a1", count: 32)
+    static let bob = String(repeating: "b2", count: 32)
+
+    static func decision(_ customer: String, _ time: String, rule: String = "control", answer: String = "message", id: String = UUID().uuidString.lowercased(),
+                         splitControl: Bool = false, group: String? = "g", offer: String? = nil) -> String {
+        let groupValue = group.map { "\"\($0)\"" } ?? "null"
+        let offerValue = offer.map { "\"\($0)\"" } ?? "null"
+        return #"{"alternateProductId":null,"answer":"\#(answer)","arm":"\#(rule)","customer":"\#(customer)","environment":"production","eventId":"\#(id)","flow":"cancel-flow","keyId":"0badc0de","localeServed":"en-US","messageIdentifier":"m","offerIdentifier":\#(offerValue),"productId":"p","rule":"\#(rule)","schema":1,"splitControl":\#(splitControl),"splitGroup":\#(groupValue),"time":"\#(time)","type":"decision"}"#
+    }
+
+    static func outcome(_ customer: String, _ time: String, _ type: String, subtype: String? = nil, effective: String? = nil,
+                        expires: String? = nil, price: Int? = nil, offer: String? = nil, id: String = UUID().uuidString.lowercased()) -> String {
+        func text(_ value: String?) -> String { value.map { "\"\($0)\"" } ?? "null" }
+        return #"{"autoRenewProductId":"p","currency":\#(price == nil ? "null" : "\"USD\""),"customer":"\#(customer)","effectiveDate":"\#(effective ?? time)","eventId":"\#(id)","expiresDate":\#(text(expires)),"keyId":"0badc0de","notificationType":"\#(type)","offerIdentifier":\#(text(offer)),"offerType":\#(offer == nil ? "null" : "2"),"price":\#(price.map(String.init) ?? "null"),"productId":"p","subtype":\#(text(subtype)),"time":"\#(time)","type":"outcome"}"#
+    }
+
+    /// Files each line in the partition of its own time, unless `hour` says otherwise.
+    static func source(decisions: [String], outcomes: [String], misfiled: [(line: String, date: String, hour: String)] = []) -> MemoryEventSource {
+        var files: [String: Data] = [:]
+        func add(_ stream: String, _ line: String, date: String? = nil, hour: String? = nil) {
+            let time = line.range(of: #""time":""#).map { String(line[$0.upperBound...].prefix(24)) }!
+            let (d, h) = EventTime.partition(EventTime.parse(time)!)
+            let path = "events/v1/\(stream)/environment=production/date=\(date ?? d)/hour=\(hour ?? h)/w-0000000001.ndjson"
+            files[path, default: Data()].append(Data((line + "\n").utf8))
+        }
+        decisions.forEach { add("decisions", $0) }
+        outcomes.forEach { add("outcomes", $0) }
+        misfiled.forEach { add("outcomes", $0.line, date: $0.date, hour: $0.hour) }
+        return MemoryEventSource(files: files)
+    }
+
+    static func report(_ source: MemoryEventSource, now: String) throws -> ResultsReport {
+        try ResultsReport.compute(source: source, environment: "production",
+                                  now: Date(timeIntervalSince1970: Double(EventTime.parse(now)!) / 1000))
+    }
+
+    @Test func aCustomerCountsOnceAndARetriedUploadIsReadOnce() throws {
+        let id = "11111111-2222-3333-4444-555555555555"
+        let first = Self.decision(Self.alice, "2026-11-01T10:00:00.000Z", id: id)
+        let source = Self.source(decisions: [first, first, Self.decision(Self.alice, "2026-11-02T10:00:00.000Z")], outcomes: [])
+        let report = try Self.report(source, now: "2026-11-10T00:00:00.000Z")
+        #expect(report.rows.first?.exposed == 1)
+        #expect(report.events.duplicates == 1)
+        #expect(report.events.decisions == 2)
+    }
+
+    @Test func turningAutoRenewOffAtTwentyFourHoursIsNotKeptAndOneMillisecondLaterIsKept() throws {
+        let source = Self.source(
+            decisions: [Self.decision(Self.alice, "2026-11-01T10:00:00.000Z"), Self.decision(Self.bob, "2026-11-01T10:00:00.000Z")],
+            outcomes: [Self.outcome(Self.alice, "2026-11-02T10:00:00.000Z", "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED"),
+                       Self.outcome(Self.bob, "2026-11-02T10:00:00.001Z", "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED")])
+        let kept = try #require(try Self.report(source, now: "2026-11-05T00:00:00.000Z").rows.first?.kept24h)
+        #expect(kept.successes == 1 && kept.failures == 1 && kept.pending == 0)
+        let early = try #require(try Self.report(source, now: "2026-11-02T09:59:59.999Z").rows.first?.kept24h)
+        #expect(early.pending == 2 && early.successes == 0)
+    }
+
+    @Test func renewalIsPendingUntilTheExpiryPlusGraceThenDecided() throws {
+        let source = Self.source(
+            decisions: [Self.decision(Self.alice, "2026-11-10T10:00:00.000Z"), Self.decision(Self.bob, "2026-11-10T10:00:00.000Z")],
+            outcomes: [
+                Self.outcome(Self.alice, "2026-11-01T00:00:00.000Z", "DID_RENEW", expires: "2026-12-01T00:00:00.000Z", price: 9990),
+                Self.outcome(Self.bob, "2026-11-01T00:00:00.000Z", "DID_RENEW", expires: "2026-12-01T00:00:00.000Z", price: 9990),
+                Self.outcome(Self.alice, "2026-12-01T00:05:00.000Z", "DID_RENEW", effective: "2026-12-01T00:00:00.000Z",
+                             expires: "2027-01-01T00:00:00.000Z", price: 9990),
+            ])
+        let before = try #require(try Self.report(source, now: "2026-11-20T00:00:00.000Z").rows.first?.renewed)
+        #expect(before.successes == 0 && before.pending == 2)
+        let renewedOnly = try #require(try Self.report(source, now: "2026-12-05T00:00:00.000Z").rows.first)
+        #expect(renewedOnly.renewed.successes == 1 && renewedOnly.renewed.pending == 1)
+        #expect(renewedOnly.revenueRetained == ["USD": 9990])
+        let after = try #require(try Self.report(source, now: "2026-12-08T00:00:00.001Z").rows.first?.renewed)
+        #expect(after.successes == 1 && after.failures == 1 && after.pending == 0)
+    }
+
+    @Test func anOfferRedeemedAfterExposureCountsAsTakenWithItsDiscount() throws {
+        let source = Self.source(
+            decisions: [Self.decision(Self.alice, "2026-11-10T10:00:00.000Z", rule: "offer", answer: "promotionalOffer", offer: "half")],
+            outcomes: [
+                Self.outcome(Self.bob, "2026-11-01T00:00:00.000Z", "DID_RENEW", expires: "2026-12-01T00:00:00.000Z", price: 9990),
+                Self.outcome(Self.alice, "2026-11-10T10:01:00.000Z", "OFFER_REDEEMED", price: 4990, offer: "half"),
+            ])
+        let row = try #require(try Self.report(source, now: "2026-11-12T00:00:00.000Z").rows.first)
+        #expect(row.tookOffer?.successes == 1)
+        #expect(row.discountGiven == ["USD": 5000])
+    }
+
+    @Test func anEventFiledUpToAnHourLateIsJoinedAndLaterIsReportedAsLate() throws {
+        let disabled = Self.outcome(Self.alice, "2026-11-01T10:30:00.000Z", "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED")
+        let late = Self.outcome(Self.bob, "2026-11-01T10:30:00.000Z", "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED")
+        let source = Self.source(
+            decisions: [Self.decision(Self.alice, "2026-11-01T10:00:00.000Z"), Self.decision(Self.bob, "2026-11-01T10:00:00.000Z")],
+            outcomes: [], misfiled: [(disabled, "2026-11-01", "11"), (late, "2026-11-01", "13")])
+        let report = try Self.report(source, now: "2026-11-05T00:00:00.000Z")
+        #expect(report.rows.first?.kept24h.failures == 1)
+        #expect(report.events.late == 1)
+        #expect(report.warnings.contains { $0.contains("wrong hour") })
+    }
+
+    @Test func aLineThatIsNotJSONIsRefusedWithItsFileAndLine() throws {
+        var source = Self.source(decisions: [Self.decision(Self.alice, "2026-11-01T10:00:00.000Z")], outcomes: [])
+        let path = try #require(source.files.keys.first)
+        source.files[path]!.append(Data("\n{\"eventId\": tru}\n".utf8))
+        let error = try #require(throws: EventReadError.self) { try Self.report(source, now: "2026-11-05T00:00:00.000Z") }
+        #expect(error.location == path && error.line == 3)
+        #expect(error.description.hasPrefix("\(path):3: error: "))
+    }
+
+    @Test func withoutAMarkedControlTheArmAnsweringNoneIsTheHoldout() throws {
+        let withHoldout = Self.source(decisions: [Self.decision(Self.alice, "2026-11-01T10:00:00.000Z", rule: "holdout", answer: "none"),
+                                                  Self.decision(Self.bob, "2026-11-01T10:00:00.000Z", rule: "message")], outcomes: [])
+        let comparison = try #require(try Self.report(withHoldout, now: "2026-11-05T00:00:00.000Z").comparisons.first)
+        #expect(comparison.control == "holdout" && comparison.controlKind == "holdout")
+        #expect(comparison.arms.map(\.rule) == ["message"])
+
+        let withoutControl = Self.source(decisions: [Self.decision(Self.alice, "2026-11-01T10:00:00.000Z", rule: "a"),
+                                                     Self.decision(Self.bob, "2026-11-01T10:00:00.000Z", rule: "b")], outcomes: [])
+        let none = try #require(try Self.report(withoutControl, now: "2026-11-05T00:00:00.000Z").comparisons.first)
+        #expect(none.control == nil && none.arms.isEmpty)
+        #expect(none.note?.contains("control: true") == true)
+    }
+
+    @Test func theJSONReportIsVersionedAndByteForByteTheSameForTheSameEvents() throws {
+        var simulator = EventSimulator(arms: [SimulationTests.control, SimulationTests.treatment], customers: 200)
+        simulator.run(seed: 3)
+        let now = Date(timeIntervalSince1970: Double(simulator.start + 5 * EventTime.day) / 1000)
+        let first = try ResultsReport.compute(source: simulator.source, environment: "production", now: now, breakdown: .locale).jsonData()
+        let second = try ResultsReport.compute(source: simulator.source, environment: "production", now: now, breakdown: .locale).jsonData()
+        #expect(first == second)
+        let object = try #require(try JSONSerialization.jsonObject(with: first) as? [String: Any])
+        #expect(object["formatVersion"] as? String == "1.0")
+        #expect((object["breakdownRows"] as? [Any])?.count == 4)
+    }
+}
