@@ -52,7 +52,7 @@ let package = Package(
                 dependencies: ["Basics", "YAML", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateStore"]),
 
         .target(name: "RetentionSyncCommands",
-                dependencies: ["Basics", "Reconciler", "Manifests", "Runtime", "StateStore", "Emulator", "RetentionMessagingModels",
+                dependencies: ["Basics", "Reconciler", "Manifests", "Runtime", "StateStore", "Emulator", "RetentionMessagingModels", "Experiments",
                                "RetentionMessaging", "HTTP", "Crypto", "YAML", "RealtimeServer", "TLS", "Notifications"]),
         .executableTarget(name: "retention-sync", dependencies: ["RetentionSyncCommands"]),
         .executableTarget(name: "retention-sync-bench",

@@ -1,0 +1,44 @@
+import Foundation
+import RetentionSyncCommands
+import Testing
+
+@Suite("retention-sync results")
+struct ResultsCommandTests {
+    /// One decision line of the event contract, for customer `n` in arm `rule` of the yearly-upsell split.
+    private func decision(_ n: Int, rule: String, control: Bool, at time: String) -> String {
+        let customer = String(repeating: String(format: "%02x", n), count: 32)
+        return #"{"alternateProductId":null,"answer":"message","arm":"\#(rule)","customer":"\#(customer)","environment":"sandbox","eventId":"00000000-0000-4000-8000-\#(String(format: "%012d", n))","flow":"cancel-flow","keyId":"0badc0de","latencyMicros":800,"localeRequested":"en-US","localeServed":"en-US","messageIdentifier":"00000000-0000-5000-8000-000000000001","offerIdentifier":null,"productId":"com.example.stillpoint.monthly","requestIdentifier":"r\#(n)","rule":"\#(rule)","schema":1,"snapshot":"sha256:00","splitControl":\#(control),"splitGroup":"yearly-upsell","time":"\#(time)","type":"decision"}"#
+    }
+
+    @Test("results reads the events beside the state and reports each arm with its interval, in every format")
+    func reportsArms() async throws {
+        let harness = try CommandHarness()
+        let events = harness.file("manifests/.retention-sync/events/v1/decisions/environment=sandbox/date=2026-11-20/hour=10")
+        try FileManager.default.createDirectory(at: events, withIntermediateDirectories: true)
+        var lines: [String] = []
+        for n in 1...6 { lines.append(decision(n, rule: "upsell-yearly", control: false, at: "2026-11-20T10:0\(n):00.000Z")) }
+        for n in 7...12 { lines.append(decision(n, rule: "upsell-control", control: true, at: "2026-11-20T10:1\(n - 7):00.000Z")) }
+        try (lines.joined(separator: "\n") + "\n").write(to: events.appendingPathComponent("replica-a-0000000001.ndjson"),
+                                                         atomically: true, encoding: .utf8)
+
+        let json = await harness.run(["results", "--env", "sandbox", "--format", "json", "--since", "2026-11-01"])
+        #expect(json.code == .success, "\(json.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(report["formatVersion"] as? String == "1.0", "\(json.stdout.prefix(400))")
+        #expect(json.stdout.contains("upsell-yearly") && json.stdout.contains("upsell-control"))
+
+        let text = await harness.run(["results", "--env", "sandbox", "--since", "2026-11-01"])
+        #expect(text.code == .success)
+        #expect(text.stdout.contains("not distinguishable yet"), "\(text.stdout)")
+        let markdown = await harness.run(["results", "--env", "sandbox", "--format", "markdown", "--since", "2026-11-01"])
+        #expect(markdown.stdout.contains("<details>"), "\(markdown.stdout)")
+    }
+
+    @Test("a --since that is not a date is a usage error naming the forms it takes")
+    func badSince() async {
+        let harness = try? CommandHarness()
+        let run = await harness?.run(["results", "--env", "sandbox", "--since", "last week"])
+        #expect(run?.code == .usage)
+        #expect(run?.stderr.contains("write 2026-11-01 or 2026-11-01T12:00:00Z") == true)
+    }
+}
