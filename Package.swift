@@ -4,12 +4,13 @@ import PackageDescription
 // Tiers, bottom to top (imports only point downwards, and every edge is declared here):
 //   1. C wrappers: CYAML, COpenSSL, CCurl — each C library wrapped once; CEventLoop, the C
 //      library's epoll and eventfd headers for the HTTP server's event loops (nothing linked).
-//   2. Foundation-only vocabulary: Basics (source locations, edit distance) and
-//      RetentionMessagingModels (Apple's models, limits, PNG facts, canonical JSON).
+//   2. Foundation-only vocabulary: Basics (source locations, edit distance),
+//      RetentionMessagingModels (Apple's models, limits, PNG facts, canonical JSON) and, above it,
+//      StateLocations (where state lives: the one location grammar, shared by Manifests and StateStore).
 //   3. YAML (libyaml), Crypto (OpenSSL libcrypto), TLS (OpenSSL libssl), HTTP (libcurl, and the server over TLS).
 //   4. Manifests (offline: YAML + Crypto + models) and Runtime (embeddable: Crypto + models) —
 //      neither links libcurl; RetentionMessaging, the API client (HTTP + Crypto + models).
-//   5. Emulator, StateStore (the state document and its file and S3 stores), Reconciler and
+//   5. Emulator, StateStore (the state document and the registry of its backends: file, S3), Reconciler and
 //      RealtimeServer (`serve`: Runtime behind the HTTP server).
 //   6. RetentionSyncCommands, then the two executables.
 let package = Package(
@@ -30,6 +31,7 @@ let package = Package(
 
         .target(name: "Basics"),
         .target(name: "RetentionMessagingModels"),
+        .target(name: "StateLocations", dependencies: ["RetentionMessagingModels"]),
 
         .target(name: "YAML", dependencies: ["CYAML", "Basics"]),
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
@@ -37,18 +39,18 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["Basics", "CCurl", "CEventLoop", "TLS"]),
 
         .target(name: "RetentionMessaging", dependencies: ["RetentionMessagingModels", "HTTP", "Crypto"]),
-        .target(name: "Manifests", dependencies: ["Basics", "YAML", "Crypto", "RetentionMessagingModels"],
+        .target(name: "Manifests", dependencies: ["Basics", "YAML", "Crypto", "RetentionMessagingModels", "StateLocations"],
                 resources: [.embedInCode("Resources/retention-sync.schema.json")]),
 
         .target(name: "Emulator", dependencies: ["Basics", "RetentionMessagingModels", "RetentionMessaging", "HTTP", "Crypto"]),
         .target(name: "Runtime", dependencies: ["RetentionMessagingModels", "Crypto"]),
-        .target(name: "StateStore", dependencies: ["RetentionMessagingModels", "Runtime", "HTTP", "Crypto"]),
-        .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "RetentionMessagingModels", "HTTP", "TLS", "Crypto", "StateStore"]),
+        .target(name: "StateStore", dependencies: ["RetentionMessagingModels", "StateLocations", "Runtime", "HTTP", "Crypto"]),
+        .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "RetentionMessagingModels", "HTTP", "TLS", "Crypto", "StateLocations", "StateStore"]),
         .target(name: "Reconciler",
-                dependencies: ["Basics", "YAML", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateStore"]),
+                dependencies: ["Basics", "YAML", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateLocations", "StateStore"]),
 
         .target(name: "RetentionSyncCommands",
-                dependencies: ["Basics", "Reconciler", "Manifests", "Runtime", "StateStore", "Emulator", "RetentionMessagingModels",
+                dependencies: ["Basics", "Reconciler", "Manifests", "Runtime", "StateLocations", "StateStore", "Emulator", "RetentionMessagingModels",
                                "RetentionMessaging", "HTTP", "Crypto", "YAML", "RealtimeServer", "TLS"]),
         .executableTarget(name: "retention-sync", dependencies: ["RetentionSyncCommands"]),
         .executableTarget(name: "retention-sync-bench",
@@ -63,15 +65,15 @@ let package = Package(
         .testTarget(name: "HTTPTests", dependencies: ["TestSupport", "HTTP", "TLS"]),
         .testTarget(name: "RetentionMessagingTests",
                     dependencies: ["RetentionMessagingModels", "RetentionMessaging", "Emulator", "HTTP", "Crypto"]),
-        .testTarget(name: "ManifestsTests", dependencies: ["Manifests", "YAML", "Basics", "RetentionMessagingModels"]),
+        .testTarget(name: "ManifestsTests", dependencies: ["Manifests", "YAML", "Basics", "RetentionMessagingModels", "StateLocations"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Crypto", "RetentionMessagingModels"]),
         .testTarget(name: "RealtimeServerTests",
                     dependencies: ["TestSupport", "RealtimeServer", "Runtime", "HTTP", "TLS", "Crypto", "RetentionMessagingModels"]),
         .testTarget(name: "ReconcilerTests",
                     dependencies: ["TestSupport", "Basics", "Reconciler", "RetentionSyncCommands", "Emulator", "Manifests", "Runtime", "RetentionMessagingModels", "RetentionMessaging", "Crypto"]),
-        .testTarget(name: "StateStoreTests", dependencies: ["TestSupport", "StateStore", "RealtimeServer", "Runtime", "RetentionMessagingModels", "HTTP", "Crypto"]),
+        .testTarget(name: "StateStoreTests", dependencies: ["TestSupport", "StateLocations", "StateStore", "RealtimeServer", "Runtime", "RetentionMessagingModels", "HTTP", "Crypto"]),
         .testTarget(name: "RetentionSyncCommandsTests",
-                    dependencies: ["TestSupport", "RetentionSyncCommands", "Emulator", "Crypto", "HTTP", "Runtime", "RetentionMessagingModels"]),
+                    dependencies: ["TestSupport", "RetentionSyncCommands", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTP", "Runtime", "RetentionMessagingModels"]),
     ],
     swiftLanguageModes: [.v6]
 )
