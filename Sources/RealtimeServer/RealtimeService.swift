@@ -19,8 +19,12 @@ public final class RealtimeService: Sendable {
         public var pollInterval: TimeInterval
         public var clock: @Sendable () -> Date
 
-        public init(endpoints: [RealtimeEndpoint], trustedRoots: [Crypto.X509Certificate], maxAge: TimeInterval = 300,
-                    signingKey: OfferSigningKey?, pollInterval: TimeInterval = 5,
+        /// `serve`'s defaults, declared here once; its help prints them.
+        public static let defaultMaxAge: TimeInterval = 300
+        public static let defaultPollInterval: TimeInterval = 5
+
+        public init(endpoints: [RealtimeEndpoint], trustedRoots: [Crypto.X509Certificate], maxAge: TimeInterval = defaultMaxAge,
+                    signingKey: OfferSigningKey?, pollInterval: TimeInterval = defaultPollInterval,
                     clock: @escaping @Sendable () -> Date = { Date() }) {
             self.endpoints = endpoints
             self.trustedRoots = trustedRoots

@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import Reconciler
+import StateLocations
 import StateStore
 import RetentionMessaging
 import RetentionMessagingModels
@@ -39,7 +40,7 @@ struct PerformanceTestCommand: Command {
     /// `minimumPoll` lets the demo and tests poll an in-process emulator quickly.
     static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider,
                         minimumPoll: Double = 2) async throws(CommandError) -> ExitCode {
-        let manifestsPath = try arguments.value(EnvironmentOptions.manifests) ?? "manifests"
+        let manifestsPath = try arguments.value(orDefault: EnvironmentOptions.manifests) ?? Option.defaultManifests
         let environment = try arguments.required(EnvironmentOptions.env, as: Environment.self)
         let endpoint = try arguments.value(EnvironmentOptions.endpoint) ?? context.environment["RETENTION_SYNC_ENDPOINT"]
         let stateStore = try arguments.value(EnvironmentOptions.stateStoreOption)
