@@ -17,7 +17,7 @@ struct DecideCommand: ParsedCommand {
     static let manifests = Option.manifests(help: [
         "Without --snapshot: the snapshot serve would answer from for --env (the",
         "App's environments.<env>.stateStore, else its snapshotPath). With --explain:",
-        "where the texts come from.",
+        "where the texts come from",
     ])
     static let env = Option("--env", value: "ENV", of: RetentionMessagingModels.Environment.self,
                             help: ["sandbox or production; may be left out when the App uses only one."])

@@ -33,8 +33,8 @@ struct ServeCommand: ParsedCommand {
     static let snapshotStore = Option("--snapshot-store", value: "FILE", completion: .file,
                                       help: ["Serve the snapshot in FILE instead (one environment only)"])
     static let listen = Option("--listen", value: "HOST:PORT", default: "127.0.0.1:8080", help: [
-        "Address to listen on (0.0.0.0:8443 for every IPv4 interface,",
-        "[::]:8443 for IPv6)",
+        "Address to listen on: 0.0.0.0:8443 for every IPv4 interface,",
+        "[::]:8443 for IPv6",
     ])
     static let path = Option("--path", value: "PATH", help: [
         "The realtime path (one environment only; default: the path of the App's",

@@ -35,7 +35,7 @@ struct SnapshotSourceOptions: Sendable {
 
     /// Where one environment's snapshot is, and the identity its requests are checked against.
     struct Resolved: Sendable {
-        enum Place: Sendable {
+        enum Place: Sendable, Equatable {
             /// A runtime snapshot file or a state document in a file, read as it is.
             case file(String)
             /// The published snapshot of an environment's state document.
