@@ -38,6 +38,7 @@ struct CommandRegistryTests {
         let defaults = Dictionary(uniqueKeysWithValues: (serve?.options ?? []).compactMap { option in
             option.defaultValue.map { (option.name, $0) }
         })
-        #expect(defaults == ["--listen": "127.0.0.1:8080", "--max-age": "300", "--poll-interval": "5", "--max-connections": "512"])
+        #expect(defaults == ["--manifests": "manifests", "--listen": "127.0.0.1:8080", "--max-age": "300", "--poll-interval": "5",
+                             "--max-connections": "512"])
     }
 }
