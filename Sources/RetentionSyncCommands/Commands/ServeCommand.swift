@@ -51,7 +51,9 @@ struct ServeCommand: ParsedCommand {
                                help: ["Refuse a signedDate further than this from now"])
     static let pollInterval = Option("--poll-interval", value: "SECONDS", default: number(RealtimeService.Configuration.defaultPollInterval),
                                      help: ["How often to look for a new snapshot"])
-    static let maxConnections = Option("--max-connections", value: "N", default: "512", help: ["Connections served at once"])
+    static let defaultMaxConnections = 512
+    static let maxConnections = Option("--max-connections", value: "N", default: String(defaultMaxConnections),
+                                       help: ["Connections served at once"])
     /// Its default depends on the machine, so help words it rather than printing a number.
     static let workers = Option("--workers", value: "N", help: [
         "Threads answering requests, each serving many connections",
@@ -151,7 +153,7 @@ struct ServeCommand: ParsedCommand {
         let key = try arguments.value(Self.tlsKey)
         let maxAge = try seconds(Self.maxAge) ?? RealtimeService.Configuration.defaultMaxAge
         let pollInterval = try seconds(Self.pollInterval) ?? RealtimeService.Configuration.defaultPollInterval
-        let maxConnections = try seconds(Self.maxConnections) ?? 512
+        let maxConnections = try seconds(Self.maxConnections) ?? Double(Self.defaultMaxConnections)
         let workers = try seconds(Self.workers) ?? Double(ProcessInfo.processInfo.activeProcessorCount)
         var environments: [RetentionMessagingModels.Environment] = []
         if let environmentText {
