@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import RetentionMessagingModels
 
 /// Where one environment's state document lives: a file, or an object in an S3-compatible bucket.
