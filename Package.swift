@@ -4,13 +4,14 @@ import PackageDescription
 // Tiers, bottom to top (imports only point downwards, and every edge is declared here):
 //   1. C wrappers: CYAML, COpenSSL, CCurl — each C library wrapped once; CEventLoop, the C
 //      library's epoll and eventfd headers for the HTTP server's event loops (nothing linked).
-//   2. Foundation-only vocabulary: Basics (source locations, edit distance) and
-//      RetentionMessagingModels (Apple's models, limits, PNG facts, canonical JSON).
+//   2. Foundation-only vocabulary: Basics (source locations, edit distance),
+//      RetentionMessagingModels (Apple's models, limits, PNG facts, canonical JSON) and, above it,
+//      StateLocations (where state lives: the one location grammar, shared by Manifests and StateStore).
 //   3. YAML (libyaml), Crypto (OpenSSL libcrypto), TLS (OpenSSL libssl), HTTP (libcurl, and the server over TLS).
 //   4. Manifests (offline: YAML + Crypto + models) and Runtime (embeddable: Crypto + models) —
 //      neither links libcurl; RetentionMessaging, the API client (HTTP + Crypto + models);
 //      Experiments (Foundation only: the results readout of decision and outcome events).
-//   5. Emulator, StateStore (the state document and its file and S3 stores), Reconciler,
+//   5. Emulator, StateStore (the state document and the registry of its backends: file, S3), Reconciler,
 //      RealtimeServer (`serve`: Runtime behind the HTTP server) and Notifications (webhooks, and the
 //      ledger beside the state that tells each event once).
 //   6. RetentionSyncCommands, then the two executables.
@@ -32,6 +33,7 @@ let package = Package(
 
         .target(name: "Basics"),
         .target(name: "RetentionMessagingModels"),
+        .target(name: "StateLocations", dependencies: ["RetentionMessagingModels"]),
 
         .target(name: "YAML", dependencies: ["CYAML", "Basics"]),
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
@@ -39,21 +41,21 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["Basics", "CCurl", "CEventLoop", "TLS"]),
 
         .target(name: "RetentionMessaging", dependencies: ["RetentionMessagingModels", "HTTP", "Crypto"]),
-        .target(name: "Manifests", dependencies: ["Basics", "YAML", "Crypto", "RetentionMessagingModels"],
+        .target(name: "Manifests", dependencies: ["Basics", "YAML", "Crypto", "RetentionMessagingModels", "StateLocations"],
                 resources: [.embedInCode("Resources/retention-sync.schema.json")]),
 
         .target(name: "Emulator", dependencies: ["Basics", "RetentionMessagingModels", "RetentionMessaging", "HTTP", "Crypto"]),
         .target(name: "Runtime", dependencies: ["RetentionMessagingModels", "Crypto"]),
         .target(name: "Experiments"),
-        .target(name: "StateStore", dependencies: ["RetentionMessagingModels", "Runtime", "HTTP", "Crypto"]),
+        .target(name: "StateStore", dependencies: ["RetentionMessagingModels", "StateLocations", "Runtime", "HTTP", "Crypto"]),
         .target(name: "Notifications", dependencies: ["RetentionMessagingModels", "HTTP", "StateStore"]),
-        .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "RetentionMessagingModels", "HTTP", "TLS", "Crypto", "StateStore"]),
+        .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "RetentionMessagingModels", "HTTP", "TLS", "Crypto", "StateLocations", "StateStore"]),
         .target(name: "Reconciler",
-                dependencies: ["Basics", "YAML", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateStore"]),
+                dependencies: ["Basics", "YAML", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateLocations", "StateStore"]),
 
         .target(name: "RetentionSyncCommands",
-                dependencies: ["Basics", "Reconciler", "Manifests", "Runtime", "StateStore", "Emulator", "RetentionMessagingModels", "Experiments",
-                               "RetentionMessaging", "HTTP", "Crypto", "YAML", "RealtimeServer", "TLS", "Notifications"]),
+                dependencies: ["Basics", "Reconciler", "Manifests", "Runtime", "StateLocations", "StateStore", "Emulator", "RetentionMessagingModels",
+                               "Experiments", "RetentionMessaging", "HTTP", "Crypto", "YAML", "RealtimeServer", "TLS", "Notifications"]),
         .executableTarget(name: "retention-sync", dependencies: ["RetentionSyncCommands"]),
         .executableTarget(name: "retention-sync-bench",
                           dependencies: ["RetentionSyncCommands", "Reconciler", "Manifests", "Runtime", "Emulator",
@@ -67,18 +69,18 @@ let package = Package(
         .testTarget(name: "HTTPTests", dependencies: ["TestSupport", "HTTP", "TLS"]),
         .testTarget(name: "RetentionMessagingTests",
                     dependencies: ["RetentionMessagingModels", "RetentionMessaging", "Emulator", "HTTP", "Crypto"]),
-        .testTarget(name: "ManifestsTests", dependencies: ["TestSupport", "Manifests", "YAML", "Basics", "RetentionMessagingModels"]),
+        .testTarget(name: "ManifestsTests", dependencies: ["TestSupport", "Manifests", "YAML", "Basics", "RetentionMessagingModels", "StateLocations"]),
         .testTarget(name: "ExperimentsTests", dependencies: ["TestSupport", "Experiments"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Crypto", "RetentionMessagingModels"]),
         .testTarget(name: "RealtimeServerTests",
                     dependencies: ["TestSupport", "RealtimeServer", "Runtime", "HTTP", "TLS", "Crypto", "RetentionMessagingModels"]),
         .testTarget(name: "ReconcilerTests",
                     dependencies: ["TestSupport", "Basics", "Reconciler", "RetentionSyncCommands", "Emulator", "Manifests", "Runtime", "RetentionMessagingModels", "RetentionMessaging", "Crypto"]),
-        .testTarget(name: "StateStoreTests", dependencies: ["TestSupport", "StateStore", "RealtimeServer", "Runtime", "RetentionMessagingModels", "HTTP", "Crypto"]),
+        .testTarget(name: "StateStoreTests", dependencies: ["TestSupport", "StateLocations", "StateStore", "RealtimeServer", "Runtime", "RetentionMessagingModels", "HTTP", "Crypto"]),
         .testTarget(name: "NotificationsTests",
                     dependencies: ["TestSupport", "Notifications", "HTTP", "StateStore", "RetentionMessagingModels"]),
         .testTarget(name: "RetentionSyncCommandsTests",
-                    dependencies: ["TestSupport", "RetentionSyncCommands", "Notifications", "Emulator", "Crypto", "HTTP", "Runtime", "RetentionMessagingModels"]),
+                    dependencies: ["TestSupport", "RetentionSyncCommands", "Notifications", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTP", "Runtime", "RetentionMessagingModels"]),
     ],
     swiftLanguageModes: [.v6]
 )

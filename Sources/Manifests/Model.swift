@@ -2,6 +2,7 @@ public import Basics
 import Crypto
 public import Foundation
 public import RetentionMessagingModels
+public import StateLocations
 import YAML
 
 // The loaded, resolved form of a manifest directory. The loader fills it from YAML; the
@@ -87,8 +88,9 @@ public struct EnvironmentSettings: Sendable, Hashable {
     /// Where the published runtime snapshot is stored: an absolute path, resolved once (by the
     /// loader, or by `ManifestSet.init` for a set built in memory).
     public var snapshotPath: String?
-    /// Where the environment's state document lives (`stateStore:`), if the App names it.
-    public var stateStore: StateStoreLocation?
+    /// Where the environment's state document lives (`stateStore:`), if the App names it: parsed and,
+    /// for a file, resolved inside the manifest directory by the one location parser.
+    public var stateStore: StateLocation?
     public var location: SourceLocation
     /// Where individual fields were written, so diagnostics point at the exact value; a missing
     /// entry falls back to `location`. Typed, so a misspelt field cannot point at the wrong line.
@@ -103,21 +105,6 @@ public struct EnvironmentSettings: Sendable, Hashable {
         self.realtimeURL = realtimeURL
         self.snapshotPath = snapshotPath
         self.location = location
-    }
-}
-
-/// A state store location as the App names it: a file (resolved, inside the manifest directory)
-/// or an S3-compatible object store prefix.
-public enum StateStoreLocation: Sendable, Hashable, CustomStringConvertible {
-    /// An absolute path.
-    case file(String)
-    case s3(bucket: String, prefix: String)
-
-    public var description: String {
-        switch self {
-        case .file(let path): path
-        case .s3(let bucket, let prefix): "s3://\(bucket)/\(prefix)"
-        }
     }
 }
 

@@ -26,8 +26,12 @@ public final class RealtimeService: Sendable {
         /// Apple's budget is 700 ms; past half a second a decision and its network trip would not make it.
         public static let defaultShedAfter: TimeInterval = 0.5
 
-        public init(endpoints: [RealtimeEndpoint], trustedRoots: [Crypto.X509Certificate], maxAge: TimeInterval = 300,
-                    signingKey: OfferSigningKey?, pollInterval: TimeInterval = 5,
+        /// `serve`'s defaults, declared here once; its help prints them.
+        public static let defaultMaxAge: TimeInterval = 300
+        public static let defaultPollInterval: TimeInterval = 5
+
+        public init(endpoints: [RealtimeEndpoint], trustedRoots: [Crypto.X509Certificate], maxAge: TimeInterval = defaultMaxAge,
+                    signingKey: OfferSigningKey?, pollInterval: TimeInterval = defaultPollInterval,
                     clock: @escaping @Sendable () -> Date = { Date() }, shedAfter: TimeInterval? = defaultShedAfter) {
             self.shedAfter = shedAfter
             self.endpoints = endpoints

@@ -2,6 +2,7 @@ import Basics
 import Foundation
 public import HTTP
 import Runtime
+public import StateLocations
 public import StateStore
 
 /// The published snapshot inside an environment's state document, in a file or an S3-compatible

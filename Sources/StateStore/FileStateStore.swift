@@ -1,4 +1,5 @@
 import Foundation
+public import StateLocations
 import Crypto
 
 /// A state document in a local file; needs no setup.

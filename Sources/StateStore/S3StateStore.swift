@@ -1,5 +1,6 @@
 public import Foundation
 public import HTTP
+public import StateLocations
 import Crypto
 
 /// How to reach an S3-compatible store, from the standard AWS variables.

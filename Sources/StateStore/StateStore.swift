@@ -1,4 +1,5 @@
-import Foundation
+public import Foundation
+public import StateLocations
 
 /// A place that keeps one environment's state document and lets writers take turns.
 ///

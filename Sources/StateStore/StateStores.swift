@@ -1,22 +1,27 @@
 public import Foundation
 public import HTTP
 public import Runtime
+public import StateLocations
 
-/// Opens the store a location names, and reads it with the migration from a legacy snapshot file.
+/// The registry of state backends, and the reads every command shares.
 public enum StateStores {
+    /// Every backend, one per scheme; a new backend is a `StateLocation.Scheme` case, its grammar in
+    /// `StateLocation.syntax`, a `StateBackend` and a line here.
+    public static let all: [any StateBackend] = [FileStateBackend(), S3StateBackend()]
+
+    /// The backend that serves a location's scheme.
+    public static func backend(for location: StateLocation) -> any StateBackend {
+        // Every scheme has a backend (a test checks), so the search always finds one.
+        all.first { $0.scheme == location.scheme } ?? FileStateBackend()
+    }
+
     /// The store of `owner`'s document at `location` (a folder or prefix is expanded to
     /// `<environment>.json`). S3 locations read the AWS variables from `environment` and send
     /// through `transport` (a `CurlHTTPClient` in real runs).
     public static func open(_ location: StateLocation, owner: StateOwner, environment: [String: String],
                             transport: @autoclosure () -> any HTTPTransport) throws(StateStoreError) -> any StateStore {
         let document = location.document(for: owner.environment)
-        switch document {
-        case .file(let path):
-            return FileStateStore(path: path, owner: owner)
-        case .s3(let bucket, let key):
-            let configuration = try S3Configuration.fromEnvironment(environment, store: document.description)
-            return S3StateStore(bucket: bucket, key: key, owner: owner, configuration: configuration, transport: transport())
-        }
+        return try backend(for: document).stateStore(at: document, owner: owner, environment: environment, transport: transport)
     }
 
     /// Reads `store`; when it is empty and a runtime snapshot file from before the state store

@@ -2,6 +2,7 @@ import Basics
 import Foundation
 import Manifests
 import RetentionMessagingModels
+import StateLocations
 import Testing
 
 @Suite("Hostile and careless manifests")
@@ -45,7 +46,7 @@ struct HostileInputTests {
         #expect(problems.map { $0.location?.line } == [8, 12])
     }
 
-    @Test("two environments writing to one snapshot file or one S3 prefix is an error")
+    @Test("two environments writing to one snapshot file or one state document is an error; one S3 prefix holds both")
     func sharedStoreIsRefused() throws {
         let base = try BaseCopy()
         defer { base.remove() }
@@ -56,10 +57,18 @@ struct HostileInputTests {
 
         let s3 = try BaseCopy()
         defer { s3.remove() }
-        try s3.edit("app.yaml", "snapshotPath: .retention-sync/sandbox-snapshot.json", "stateStore: s3://team-bucket/focus/")
-        try s3.edit("app.yaml", "snapshotPath: .retention-sync/production-snapshot.json", "stateStore: s3://team-bucket/focus")
+        try s3.edit("app.yaml", "snapshotPath: .retention-sync/sandbox-snapshot.json", "stateStore: s3://team-bucket/focus/state.json")
+        try s3.edit("app.yaml", "snapshotPath: .retention-sync/production-snapshot.json", "stateStore: s3://team-bucket/focus/state.json")
         problems = s3.validate().with(code: "shared-store")
         #expect(problems.count == 1)
+        #expect(problems.first?.location?.line == 11)
+
+        // A prefix is a folder: each environment keeps its own <environment>.json in it.
+        let prefix = try BaseCopy()
+        defer { prefix.remove() }
+        try prefix.edit("app.yaml", "snapshotPath: .retention-sync/sandbox-snapshot.json", "stateStore: s3://team-bucket/focus/")
+        try prefix.edit("app.yaml", "snapshotPath: .retention-sync/production-snapshot.json", "stateStore: s3://team-bucket/focus")
+        #expect(prefix.validate().with(code: "shared-store").isEmpty)
     }
 
     @Test("a state store is a relative file or a well-formed s3:// location")
@@ -70,7 +79,7 @@ struct HostileInputTests {
         try base.edit("app.yaml", "snapshotPath: .retention-sync/production-snapshot.json", "stateStore: .retention-sync/production-state.json")
         let (set, diagnostics) = ManifestLoader.loadAndValidate(directory: base.url, displayPath: "m")
         #expect(diagnostics == [])
-        #expect(set?.app.settings(for: .sandbox)?.stateStore == .s3(bucket: "team-bucket", prefix: "focus/sandbox"))
+        #expect(set?.app.settings(for: .sandbox)?.stateStore == .s3(bucket: "team-bucket", key: "focus/sandbox"))
         let production = try #require(set?.app.settings(for: .production)?.stateStore)
         #expect(production.description.hasSuffix("/.retention-sync/production-state.json"))
 

@@ -80,3 +80,17 @@ struct OutputPathTests {
         #expect(FileManager.default.fileExists(atPath: harness.file("reports").path, isDirectory: &isDirectory) && isDirectory.boolValue)
     }
 }
+
+@Suite("Output files into a folder that does not exist yet")
+struct MissingFolderOutputTests {
+    @Test("plan --out and apply --report both create the missing folder, as every output option does")
+    func outAndReportCreateFolders() async throws {
+        let harness = try CommandHarness()
+        let plan = await harness.run(["plan", "--env", "sandbox", "--out", "new/plans/sandbox.json"])
+        #expect(plan.code == .success, "\(plan.stderr)")
+        #expect(FileManager.default.fileExists(atPath: harness.file("new/plans/sandbox.json").path))
+        let apply = await harness.run(["apply", "--env", "sandbox", "--auto-approve", "--report", "new/reports/apply.json"])
+        #expect(apply.code == .success, "\(apply.stderr)")
+        #expect(FileManager.default.fileExists(atPath: harness.file("new/reports/apply.json").path))
+    }
+}

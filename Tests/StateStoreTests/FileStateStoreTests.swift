@@ -1,6 +1,7 @@
 import Foundation
 import RetentionMessagingModels
 import Runtime
+import StateLocations
 import StateStore
 import TestSupport
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import HTTP
 import RetentionMessagingModels
 import Runtime
+import StateLocations
 import StateStore
 import TestSupport
 import Testing

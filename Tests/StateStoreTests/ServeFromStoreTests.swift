@@ -1,6 +1,7 @@
 import Foundation
 import RealtimeServer
 import Runtime
+import StateLocations
 import StateStore
 import Testing
 import TestSupport

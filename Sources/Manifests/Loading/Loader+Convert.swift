@@ -2,6 +2,7 @@ import Basics
 import Crypto
 import Foundation
 import RetentionMessagingModels
+import StateLocations
 import YAML
 
 // Turning decoded documents into the model: names resolved, lists sorted, `*` expanded, and every
@@ -23,7 +24,7 @@ extension Loader {
                 continue
             }
             let snapshotPath = settings.value.snapshotPath.flatMap { storePath($0, what: "snapshotPath", environment: key) }
-            var stateStore: StateStoreLocation?
+            var stateStore: StateLocation?
             if let store = settings.value.stateStore {
                 stateStore = stateStoreLocation(store, environment: key)
             }
@@ -82,28 +83,6 @@ extension Loader {
             return nil
         }
         return resolved
-    }
-
-    /// `stateStore`: `s3://bucket/prefix` or a file path with the same rules as `snapshotPath`.
-    private mutating func stateStoreLocation(_ store: Located<String>, environment: String) -> StateStoreLocation? {
-        guard store.value.lowercased().hasPrefix("s3://") else {
-            return storePath(store, what: "stateStore", environment: environment).map { .file($0) }
-        }
-        let rest = store.value.dropFirst(5)
-        let bucket = String(rest.prefix { $0 != "/" })
-        let prefix = String(rest.dropFirst(bucket.count).drop { $0 == "/" })
-        let bucketOK = store.value.hasPrefix("s3://") && (3...63).contains(bucket.count)
-            && bucket.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "-" }
-            && bucket.first != "." && bucket.first != "-" && bucket.last != "." && bucket.last != "-"
-        let prefixOK = !prefix.split(separator: "/", omittingEmptySubsequences: false).contains { $0 == "." || $0 == ".." }
-            && !prefix.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
-        guard bucketOK, prefixOK else {
-            diagnostics.append(.error("invalid-state-store", at: store.location,
-                                      "stateStore '\(store.value)' is not a valid s3://bucket/prefix location",
-                                      hint: "bucket names are 3–63 lowercase letters, digits, '.' and '-'; the prefix has no '.' or '..' segments, e.g. s3://my-team-retention/\(environment)"))
-            return nil
-        }
-        return .s3(bucket: bucket, prefix: prefix)
     }
 
     mutating func convert(_ raw: RawImage) -> ImageManifest {

@@ -1,5 +1,6 @@
 import Foundation
 import RetentionMessagingModels
+import StateLocations
 import YAML
 
 extension ValidationRun {
@@ -65,26 +66,24 @@ extension ValidationRun {
         }
     }
 
-    /// Two environments sharing a store would take each other's published snapshot as their own.
+    /// Two environments sharing a document would take each other's published snapshot as their own;
+    /// `StateLocation.sharedDocument` decides what counts as shared (a folder or prefix does not).
     private mutating func checkSharedStores(_ app: AppManifest) {
-        var owners: [String: (EnvironmentSettings, EnvironmentSettings.Field)] = [:]
+        var seen: [(settings: EnvironmentSettings, field: EnvironmentSettings.Field, location: StateLocation)] = []
         for settings in app.environments {
-            var places: [(String, EnvironmentSettings.Field)] = []
-            if let path = settings.snapshotPath { places.append(("file:" + path, .snapshotPath)) }
-            if let store = settings.stateStore {
-                let key = switch store {
-                case .file(let path): "file:" + path
-                case .s3(let bucket, let prefix): "s3:\(bucket)/\(prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix)"
+            var places: [(EnvironmentSettings.Field, StateLocation)] = []
+            if let path = settings.snapshotPath { places.append((.snapshotPath, .file(path: path))) }
+            if let store = settings.stateStore { places.append((.stateStore, store)) }
+            for (field, location) in places {
+                let earlier = seen.first {
+                    StateLocation.sharedDocument(($0.settings.environment, $0.location), (settings.environment, location)) != nil
                 }
-                places.append((key, .stateStore))
-            }
-            for (key, field) in places {
-                if let (owner, ownerField) = owners[key], owner.environment != settings.environment {
+                if let earlier {
                     report(.error("shared-store", at: settings.location(of: field),
-                                  "\(settings.environment.rawValue) uses the same store as \(owner.environment.rawValue) (\(owner.location(of: ownerField)))",
-                                  hint: "give each environment its own location, e.g. .retention-sync/\(settings.environment.rawValue)-snapshot.json; sharing one would let a sandbox apply replace production's snapshot"))
-                } else if owners[key] == nil {
-                    owners[key] = (settings, field)
+                                  "\(settings.environment.rawValue) uses the same store as \(earlier.settings.environment.rawValue) (\(earlier.settings.location(of: earlier.field)))",
+                                  hint: "give each environment its own document, e.g. .retention-sync/\(settings.environment.rawValue)-state.json, or one folder or s3:// prefix for both (each keeps <environment>.json in it); sharing one document would let a sandbox apply replace production's snapshot"))
+                } else {
+                    seen.append((settings, field, location))
                 }
             }
         }

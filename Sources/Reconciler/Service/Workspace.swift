@@ -2,7 +2,7 @@ public import Foundation
 public import Manifests
 public import RetentionMessagingModels
 public import Basics
-public import StateStore
+public import StateLocations
 
 /// The manifests of one directory, validated and derived for one environment, with where that
 /// environment's published snapshot lives: what `plan`, `apply` and `status` start from.
@@ -30,8 +30,6 @@ public struct Workspace: Sendable {
             /// The App manifest lists environments and this is not one of them.
             case environmentNotManaged(SourceLocation, Environment)
             case derive(ReconcilerError)
-            /// The App's `stateStore` does not parse as a location.
-            case stateLocation(String)
         }
 
         public var reason: Reason
@@ -52,35 +50,23 @@ public struct Workspace: Sendable {
     public static func open(_ validated: ValidatedManifests, environment: Environment, stateStore: StateLocation? = nil,
                             diagnostics: [Diagnostic] = []) throws(Failure) -> Workspace {
         let set = validated.set
-        let directory = set.directory
         let desired: DesiredState
         do {
             desired = try derive(validated, environment: environment)
         } catch {
             throw Failure(reason: error.reason, diagnostics: diagnostics)
         }
-        var location = stateStore
-        if location == nil {
-            do {
-                location = try declaredStateLocation(of: set.app, environment: environment, directory: directory)
-            } catch {
-                throw Failure(reason: .stateLocation(error.description), diagnostics: diagnostics)
-            }
-        }
+        let location = stateStore ?? declaredStateLocation(of: set.app, environment: environment)
         return Workspace(validated: validated, desired: desired, stateLocation: location, diagnostics: diagnostics)
     }
 
     /// Where an environment's state lives when no `--state-store` is given: the App's
     /// `environments.<env>.stateStore`, else its `snapshotPath` (the file then holds the state
     /// document); nil when it names neither. Every command that finds a state store asks here.
-    public static func declaredStateLocation(of app: AppManifest, environment: Environment,
-                                             directory: URL) throws(StateLocationError) -> StateLocation? {
+    public static func declaredStateLocation(of app: AppManifest, environment: Environment) -> StateLocation? {
         guard let settings = app.settings(for: environment) else { return nil }
-        if let declared = settings.stateStore {
-            // The loader has already resolved and confined a file path; parsing it again gives one location type.
-            return try StateLocation.parse(declared.description, relativeTo: directory, confinedTo: directory)
-        }
-        return settings.snapshotPath.map { .file(path: $0) }
+        // The loader parsed `stateStore` with the one location parser (a file is already resolved and confined).
+        return settings.stateStore ?? settings.snapshotPath.map { .file(path: $0) }
     }
 
     /// Loads and validates the manifests; refuses them when validation finds an error.

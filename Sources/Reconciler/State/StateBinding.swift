@@ -1,4 +1,5 @@
 import Foundation
+import StateLocations
 public import StateStore
 
 /// The state store of one environment as plan, apply and status use it.

@@ -5,17 +5,19 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
+import StateLocations
 import StateStore
 
 /// `retention-sync decide`: what a customer would be shown, from a snapshot and a realtime request.
-struct DecideCommand: Command {
+struct DecideCommand: ParsedCommand {
     static let name = "decide"
     static let summary = "Preview the realtime answer for a request"
     static let snapshot = Option("--snapshot", value: "FILE", completion: .file,
                                  help: ["The runtime snapshot (as published by `retention-sync apply`)."])
-    static let manifests = Option("--manifests", value: "DIR", completion: .directory, help: [
-        "Without --snapshot: use the snapshotPath the App manifest in DIR declares",
-        "for --env (default: manifests). With --explain: where the texts come from.",
+    static let manifests = Option.manifests(help: [
+        "Without --snapshot: the snapshot serve would answer from for --env (the",
+        "App's environments.<env>.stateStore, else its snapshotPath). With --explain:",
+        "where the texts come from",
     ])
     static let env = Option("--env", value: "ENV", of: RetentionMessagingModels.Environment.self,
                             help: ["sandbox or production; may be left out when the App uses only one."])
@@ -56,54 +58,58 @@ struct DecideCommand: Command {
 
     static let unsignedPreview = "<unsigned preview: set RETENTION_SYNC_* credentials to sign>"
 
-    static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let snapshotOption = try arguments.value(Self.snapshot)
-        let manifestsOption = try arguments.value(Self.manifests)
-        let environmentOption = try arguments.value(Self.env, as: RetentionMessagingModels.Environment.self)
-        let requestPath = try arguments.value(Self.request)
-        let signedPayloadPath = try arguments.value(Self.signedPayload)
-        let rootPaths = try arguments.value(Self.root)
-        let explain = arguments.flag(Self.explain)
-        try arguments.finish()
+    struct Options: CommandOptions {
+        var sources: SnapshotSourceOptions
+        var environment: RetentionMessagingModels.Environment?
+        var request: String?
+        var signedPayload: String?
+        var roots: String?
+        var explain: Bool
 
-        let snapshotPath: String
-        if let snapshotOption {
-            if environmentOption != nil || (manifestsOption != nil && !explain) {
-                throw CommandError("--manifests and --env choose a snapshot; give them or --snapshot, not both",
-                                   exitCode: .usage)
+        func validate() throws(CommandError) {
+            if sources.snapshotFile != nil, environment != nil || (sources.manifests != nil && !explain) {
+                throw CommandError("--manifests and --env choose a snapshot; give them or --snapshot, not both", exitCode: .usage)
             }
-            snapshotPath = snapshotOption
-        } else {
-            snapshotPath = try publishedSnapshotPath(manifests: manifestsOption ?? "manifests",
-                                                     environment: environmentOption, context: context)
+            switch (request, signedPayload) {
+            case (_?, nil):
+                if roots != nil { throw CommandError("--root applies only to --signed-payload", exitCode: .usage) }
+            case (nil, _?):
+                if roots == nil {
+                    throw CommandError("--signed-payload needs --root FILE: the root certificate(s) to trust "
+                                       + "(Apple Root CA - G3 in production)", exitCode: .usage)
+                }
+            case (nil, nil):
+                throw CommandError("decide needs --request FILE or --signed-payload FILE", exitCode: .usage)
+            case (_?, _?):
+                throw CommandError("give either --request or --signed-payload, not both", exitCode: .usage)
+            }
         }
-        // The file is a runtime snapshot (--snapshot-out) or the state document apply writes at snapshotPath.
-        let snapshot = try loadSnapshot(try readFile(snapshotPath, what: "the runtime snapshot", context: context), path: snapshotPath)
+    }
 
+    static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
+        let sources = try SnapshotSourceOptions.parse(&arguments, manifests: Self.manifests, snapshotFile: Self.snapshot)
+        return Options(sources: sources, environment: try arguments.value(Self.env, as: RetentionMessagingModels.Environment.self),
+                       request: try arguments.value(Self.request), signedPayload: try arguments.value(Self.signedPayload),
+                       roots: try arguments.value(Self.root), explain: arguments.flag(Self.explain))
+    }
+
+    static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
+        let snapshot = try await publishedSnapshot(options, context: context)
         let request: DecodedRealtimeRequestBody
-        switch (requestPath, signedPayloadPath) {
-        case (let path?, nil):
-            if rootPaths != nil { throw CommandError("--root applies only to --signed-payload", exitCode: .usage) }
-            request = try decodedRequest(at: path, context: context)
-        case (nil, let path?):
-            guard let rootPaths else {
-                throw CommandError("--signed-payload needs --root FILE: the root certificate(s) to trust "
-                                   + "(Apple Root CA - G3 in production)", exitCode: .usage)
-            }
-            let verifier = SignedPayloadVerifier(trustedRoots: try roots(rootPaths, context: context),
+        if let path = options.signedPayload, let rootPaths = options.roots {
+            let verifier = SignedPayloadVerifier(trustedRoots: try TrustRootsOption.load(rootPaths, context: context),
                                                  appAppleId: snapshot.appAppleId, environment: snapshot.environment)
             do {
                 request = try verifier.verify(signedPayload: try signedPayload(at: path, context: context))
             } catch let error as SignedPayloadError {
                 throw CommandError("\(path): \(error.description)")
             }
-        case (nil, nil):
-            throw CommandError("decide needs --request FILE or --signed-payload FILE", exitCode: .usage)
-        case (_?, _?):
-            throw CommandError("give either --request or --signed-payload, not both", exitCode: .usage)
+        } else {
+            request = try decodedRequest(at: options.request ?? "", context: context)
         }
 
-        let credentials = try signingCredentials(bundleId: snapshot.bundleId, context: context)
+        let credentials = try SigningKeyOption.credentials(bundleId: snapshot.bundleId, context: context,
+                                                           unsetHint: " (or unset them all for an unsigned preview)")
         let engine: DecisionEngine
         if let credentials {
             engine = DecisionEngine(snapshot: snapshot, signer: PromotionalOfferSigner(
@@ -112,20 +118,7 @@ struct DecideCommand: Command {
         } else {
             engine = DecisionEngine(snapshot: snapshot, offerSigning: { _, _, _ in unsignedPreview })
         }
-
-        let decision: Decision
-        if explain {
-            let explained = try engine.explain(request)
-            decision = explained.decision
-            for step in explained.trace {
-                context.console.print("\(step.matched ? "matched" : "skipped") \(step.ruleId): \(step.reason)")
-            }
-            if explained.trace.isEmpty { context.console.print("no rule evaluated") }
-            context.console.print()
-        } else {
-            decision = try engine.decide(request)
-        }
-
+        let decision = try decide(request, engine: engine, explain: options.explain, context: context)
         switch decision {
         case .noAnswer(let reason):
             context.console.print("no answer: \(reason) (Apple shows the default message)")
@@ -136,13 +129,51 @@ struct DecideCommand: Command {
                                       + "RETENTION_SYNC_ISSUER_ID and RETENTION_SYNC_PRIVATE_KEY or "
                                       + "RETENTION_SYNC_PRIVATE_KEY_FILE to sign it")
             }
-            if explain {
+            if options.explain {
                 context.console.print()
-                context.console.print(shownText(body, manifests: manifestsOption ?? "manifests",
+                context.console.print(shownText(body, manifests: options.sources.manifests ?? Option.defaultManifests,
                                                 environment: snapshot.environment, context: context))
             }
         }
         return .success
+    }
+
+    private static func decide(_ request: DecodedRealtimeRequestBody, engine: DecisionEngine, explain: Bool,
+                               context: CommandContext) throws -> Decision {
+        guard explain else { return try engine.decide(request) }
+        let explained = try engine.explain(request)
+        for step in explained.trace {
+            context.console.print("\(step.matched ? "matched" : "skipped") \(step.ruleId): \(step.reason)")
+        }
+        if explained.trace.isEmpty { context.console.print("no rule evaluated") }
+        context.console.print()
+        return explained.decision
+    }
+
+    /// The snapshot `serve` would answer from, resolved by the same `SnapshotSourceOptions`: a file
+    /// given with `--snapshot`, else the environment's state store (a file or S3) as the App declares it.
+    static func publishedSnapshot(_ options: Options, context: CommandContext) async throws -> RuntimeSnapshot {
+        let environments = options.environment.map { [$0] }
+        guard let source = try options.sources.resolve(environments, context: context).first else {
+            throw CommandError("no snapshot to read", exitCode: .usage)
+        }
+        switch source.place {
+        case .file(let path):
+            // A runtime snapshot (--snapshot-out) or the state document apply writes at snapshotPath.
+            return try loadSnapshot(try readFile(path, what: "the runtime snapshot", context: context), path: path)
+        case .store(let location, let owner):
+            let store = try SnapshotSourceOptions.open(location, owner: owner, context: context)
+            let published: PublishedSnapshot
+            do {
+                published = try await StateStores.readPublished(store)
+            } catch {
+                throw CommandError(error.description)
+            }
+            guard let snapshot = published.snapshot else {
+                throw CommandError("\(store.location): the state document publishes no snapshot yet; run apply first, or pass --snapshot FILE")
+            }
+            return snapshot
+        }
     }
 
     /// What the customer reads: the chosen message's texts from the manifests, in the locale the
@@ -185,35 +216,6 @@ struct DecideCommand: Command {
         return published
     }
 
-    /// The `snapshotPath` the App manifest declares for the environment.
-    private static func publishedSnapshotPath(manifests: String, environment: RetentionMessagingModels.Environment?,
-                                              context: CommandContext) throws -> String {
-        let (set, diagnostics) = ManifestLoader.load(directory: context.url(manifests), displayPath: manifests)
-        guard let app = set?.app else {
-            let details = DiagnosticRenderer.render(diagnostics.filter { $0.severity == .error }, format: .text, color: false)
-            throw CommandError("\(manifests): no usable App manifest to find the snapshot in; pass --snapshot FILE"
-                               + (details.isEmpty ? "" : "\n" + details.trimmingCharacters(in: .newlines)))
-        }
-        let settings: EnvironmentSettings
-        if let environment {
-            guard let found = app.settings(for: environment) else {
-                throw CommandError("\(app.location): the App does not use the \(environment.rawValue) environment")
-            }
-            settings = found
-        } else {
-            guard app.environments.count == 1, let only = app.environments.first else {
-                let names = app.environments.map(\.environment.rawValue).joined(separator: " or ")
-                throw CommandError("the App uses several environments: choose one with --env \(names)", exitCode: .usage)
-            }
-            settings = only
-        }
-        guard let path = settings.snapshotPath else {
-            throw CommandError("\(settings.location): the App declares no snapshotPath for \(settings.environment.rawValue); "
-                               + "add one or pass --snapshot FILE")
-        }
-        return path
-    }
-
     private static func decodedRequest(at path: String, context: CommandContext) throws -> DecodedRealtimeRequestBody {
         let data = try readFile(path, what: "the request", context: context)
         do {
@@ -234,39 +236,6 @@ struct DecideCommand: Command {
             return try JSONDecoder().decode(Body.self, from: data).signedPayload
         } catch {
             throw CommandError("\(path): a JSON body must be {\"signedPayload\": \"<JWS>\"} (\(FileProblem.decodingReason(error)))")
-        }
-    }
-
-    private static func roots(_ paths: String, context: CommandContext) throws -> [X509Certificate] {
-        var roots: [X509Certificate] = []
-        for path in paths.split(separator: ",").map(String.init) where !path.isEmpty {
-            _ = try readFile(path, what: "the root certificate", context: context)
-            do {
-                roots += try X509Certificate.load(contentsOfFile: context.url(path).path)
-            } catch {
-                throw CommandError("\(path): cannot read a root certificate (PEM or DER): \(error.description)")
-            }
-        }
-        guard !roots.isEmpty else { throw CommandError("--root names no certificate file", exitCode: .usage) }
-        return roots
-    }
-
-    /// The In-App Purchase key, read exactly as `plan` and `apply` read it; nil when none of it is
-    /// set (an unsigned preview).
-    private static func signingCredentials(bundleId: String, context: CommandContext) throws -> Credentials? {
-        let names = [Credentials.keyIdVariable, Credentials.issuerIdVariable, Credentials.privateKeyVariable,
-                     Credentials.privateKeyFileVariable]
-        if names.allSatisfy({ (context.environment[$0] ?? "").trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }) {
-            return nil
-        }
-        var environment = context.environment
-        if let file = environment[Credentials.privateKeyFileVariable], !file.isEmpty {
-            environment[Credentials.privateKeyFileVariable] = context.url(file).path
-        }
-        do {
-            return try Credentials.fromEnvironment(environment, bundleId: bundleId)
-        } catch {
-            throw CommandError("signing credentials: \(error.description) (or unset them all for an unsigned preview)")
         }
     }
 }

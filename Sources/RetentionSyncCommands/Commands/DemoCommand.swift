@@ -12,8 +12,7 @@ import YAML
 struct DemoCommand: Command {
     static let name = "demo"
     static let summary = "Run the whole story on the embedded emulator"
-    static let manifests = Option("--manifests", value: "DIR", completion: .directory,
-                                  help: ["The manifests to copy (default: manifests)"])
+    static let manifests = Option.manifests(help: ["The manifests to copy"])
     static let keep = Option("--keep", help: ["Keep the temporary directory and print where it is"])
 
     static let helpPage = HelpPage(
@@ -37,7 +36,7 @@ struct DemoCommand: Command {
         options: [manifests, keep], column: 18)
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let source = try arguments.value(Self.manifests) ?? "manifests"
+        let source = try arguments.value(orDefault: Self.manifests) ?? Option.defaultManifests
         let keep = arguments.flag(Self.keep)
         try arguments.finish()
         let demo = try Demo(source: source, context: context)

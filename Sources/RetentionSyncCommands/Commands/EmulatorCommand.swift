@@ -14,7 +14,7 @@ import Darwin
 struct EmulatorCommand: Command {
     static let name = "emulator"
     static let summary = "Run the API emulator on loopback"
-    static let port = Option("--port", value: "N", help: ["Port to listen on (default 8089; 0 picks a free one)"])
+    static let port = Option("--port", value: "N", default: "8089", help: ["Port to listen on, 0 for a free one"])
     static let env = Option("--env", aliases: ["--environment"], value: "ENV", of: Environment.self,
                             help: ["sandbox (default) or production (also --environment ENV)"])
     static let review = Option("--review", value: "auto|manual", choices: ReviewMode.allCases.map(\.rawValue), help: [
@@ -51,8 +51,8 @@ struct EmulatorCommand: Command {
                                      help: ["Answer this fraction of requests with 500 (fault injection)"])
     static let drops = Option("--drops", value: "FRACTION",
                               help: ["Drop this fraction of connections after processing (fault injection)"])
-    static let latency = Option("--latency", value: "SECONDS", help: ["Delay every answer"])
-    static let seed = Option("--seed", value: "N", help: ["Seed for the injected faults (default 1)"])
+    static let latency = Option("--latency", value: "SECONDS", default: "0", help: ["Delay every answer"])
+    static let seed = Option("--seed", value: "N", default: "1", help: ["Seed for the injected faults"])
     static let verbose = Option("--verbose",
                                 help: ["Log one line per request to standard error (never headers or bodies)"])
 
@@ -85,7 +85,7 @@ struct EmulatorCommand: Command {
         """)
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let portText = try arguments.value(Self.port)
+        let portText = try arguments.value(orDefault: Self.port)
         let environment = try arguments.value(Self.env, as: Environment.self) ?? .sandbox
         let review = try arguments.value(Self.review, as: ReviewMode.self) ?? .manual
         let rateLimit = (try arguments.value(Self.rateLimit, as: RateLimitChoice.self) ?? .off).mode
@@ -96,8 +96,8 @@ struct EmulatorCommand: Command {
         let bundleId = try arguments.value(Self.bundleId)
         let serverErrors = try fraction(arguments.value(Self.serverErrors), Self.serverErrors.name)
         let drops = try fraction(arguments.value(Self.drops), Self.drops.name)
-        let latencyText = try arguments.value(Self.latency)
-        let seedText = try arguments.value(Self.seed)
+        let latencyText = try arguments.value(orDefault: Self.latency)
+        let seedText = try arguments.value(orDefault: Self.seed)
         let verbose = arguments.flag(Self.verbose)
         let testSettings = try performanceTestSettings(&arguments)
         let caBundle = try arguments.value(Self.caBundle).map { context.url($0).path }
@@ -110,13 +110,13 @@ struct EmulatorCommand: Command {
             throw CommandError("--ca-bundle: cannot read \(caBundle); give a PEM file of trusted certificate authorities")
         }
 
-        guard let port = UInt16(portText ?? "8089") else {
+        guard let port = portText.flatMap(UInt16.init) else {
             throw CommandError("--port must be a number from 0 to 65535", exitCode: .usage)
         }
-        guard let latency = Double(latencyText ?? "0"), latency.isFinite, (0...maximumLatency).contains(latency) else {
+        guard let latency = latencyText.flatMap(Double.init), latency.isFinite, (0...maximumLatency).contains(latency) else {
             throw CommandError("--latency must be a number of seconds from 0 to \(Int(maximumLatency))", exitCode: .usage)
         }
-        guard let seed = UInt64(seedText ?? "1") else { throw CommandError("--seed must be a whole number", exitCode: .usage) }
+        guard let seed = seedText.flatMap(UInt64.init) else { throw CommandError("--seed must be a whole number", exitCode: .usage) }
 
         let stateURL = statePath.map { context.url($0) }
         if let stateURL { try checkStateDirectory(stateURL) }
@@ -138,16 +138,7 @@ struct EmulatorCommand: Command {
             rateLimit: rateLimit, faults: FaultInjection(serverErrorRate: serverErrors, dropRate: drops, latency: latency, seed: seed),
             stateFile: stateURL, performanceTest: testSettings, realtimeCABundlePath: caBundle, appAppleId: appAppleId)
         configuration.useTestChain(try testChain(stateURL: stateURL))
-        let emulator = Emulator(configuration: configuration)
-        if let stateURL {
-            do {
-                if FileManager.default.fileExists(atPath: stateURL.path) { try emulator.load(from: stateURL) }
-                // Writing once now finds an unwritable place at start, not at the first upload.
-                try emulator.save(to: stateURL)
-            } catch {
-                throw CommandError("--state: \(error)")
-            }
-        }
+        let emulator = try loadEmulator(configuration, stateURL: stateURL)
         if verbose {
             let console = context.console
             emulator.onLog { console.error($0) }
@@ -163,6 +154,56 @@ struct EmulatorCommand: Command {
         }
         let signals = SignalWatcher { stop.continuation.yield(SignalWatcher.name(of: $0)) }
 
+        printBanner(server: server, environment: environment, throwaway: throwaway, stateURL: stateURL, emulator: emulator,
+                    context: context)
+
+        try await serveUntilStopped(stop.stream, signals: signals, server: server, emulator: emulator, stateURL: stateURL,
+                                    throwaway: throwaway, context: context)
+        return .success
+    }
+    /// Serves until a signal or the shutdown route, then saves the state file.
+    private static func serveUntilStopped(_ stop: AsyncStream<String>, signals: SignalWatcher, server: EmulatorServer,
+                                          emulator: Emulator, stateURL: URL?, throwaway: ThrowawayKey?,
+                                          context: CommandContext) async throws(CommandError) {
+        var reason = "stopped"
+        for await why in stop {
+            reason = why
+            break
+        }
+        signals.cancel()
+        if reason.hasPrefix("POST") {
+            // Let the answer to the shutdown call leave before the connections close.
+            try? await Task.sleep(nanoseconds: 100_000_000)
+        }
+        server.stop()
+        // The throwaway key served this run only; leaving it in the temporary folder would invite reuse.
+        if let throwaway { try? FileManager.default.removeItem(at: throwaway.file.deletingLastPathComponent()) }
+        if let stateURL {
+            do {
+                try emulator.save(to: stateURL)
+            } catch {
+                throw CommandError("\(error)")
+            }
+        }
+        context.console.print("stopping (\(reason))")
+    }
+
+    /// The emulator, with the state file read (when it exists) and written once, so a place that
+    /// cannot be written is found at start rather than at the first upload.
+    private static func loadEmulator(_ configuration: EmulatorConfiguration, stateURL: URL?) throws(CommandError) -> Emulator {
+        let emulator = Emulator(configuration: configuration)
+        guard let stateURL else { return emulator }
+        do {
+            if FileManager.default.fileExists(atPath: stateURL.path) { try emulator.load(from: stateURL) }
+            try emulator.save(to: stateURL)
+        } catch {
+            throw CommandError("--state: \(error)")
+        }
+        return emulator
+    }
+
+    private static func printBanner(server: EmulatorServer, environment: Environment, throwaway: ThrowawayKey?, stateURL: URL?,
+                                    emulator: Emulator, context: CommandContext) {
         context.console.print("listening on \(server.baseURL.absoluteString) (\(environment.rawValue))")
         // Each printed route names its environment, so a client for the other one cannot use it by mistake.
         let endpoint = server.apiEndpoint(for: environment)
@@ -187,30 +228,8 @@ struct EmulatorCommand: Command {
         both environments on this port: \(server.apiEndpoint(for: .sandbox).absoluteString)
                                         \(server.apiEndpoint(for: .production).absoluteString)
         """)
-
-        var reason = "stopped"
-        for await why in stop.stream {
-            reason = why
-            break
-        }
-        signals.cancel()
-        if reason.hasPrefix("POST") {
-            // Let the answer to the shutdown call leave before the connections close.
-            try? await Task.sleep(nanoseconds: 100_000_000)
-        }
-        server.stop()
-        // The throwaway key served this run only; leaving it in the temporary folder would invite reuse.
-        if let throwaway { try? FileManager.default.removeItem(at: throwaway.file.deletingLastPathComponent()) }
-        if let stateURL {
-            do {
-                try emulator.save(to: stateURL)
-            } catch {
-                throw CommandError("\(error)")
-            }
-        }
-        context.console.print("stopping (\(reason))")
-        return .success
     }
+
 
     /// The performance-test settings the options give, checked against the emulator's bounds.
     private static func performanceTestSettings(_ arguments: inout Arguments) throws(CommandError) -> PerformanceTestSettings {

@@ -7,8 +7,7 @@ import RetentionMessagingModels
 struct IdCommand: Command {
     static let name = "id"
     static let summary = "Print the identifiers the manifests derive"
-    static let manifests = Option("--manifests", value: "DIR", completion: .directory,
-                                  help: ["The manifest directory (default: manifests)"])
+    static let manifests = Option.manifests()
     static let env = Option("--env", value: "ENV", of: Environment.self,
                             help: ["Only this environment (default: every environment the App manages)"])
     static let format = Option("--format", value: "FORMAT", of: StatusFormat.self, help: ["text (default) or json"])
@@ -49,7 +48,7 @@ struct IdCommand: Command {
     }
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let path = try arguments.value(Self.manifests) ?? "manifests"
+        let path = try arguments.value(orDefault: Self.manifests) ?? Option.defaultManifests
         let only = try arguments.value(Self.env, as: Environment.self)
         let format = try arguments.value(Self.format, as: StatusFormat.self) ?? .text
         try arguments.finish()

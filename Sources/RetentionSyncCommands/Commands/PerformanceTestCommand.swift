@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import Reconciler
+import StateLocations
 import StateStore
 import RetentionMessaging
 import RetentionMessagingModels
@@ -8,6 +9,8 @@ import RetentionMessagingModels
 struct PerformanceTestCommand: Command {
     static let name = "performance-test"
     static let summary = "Run Apple's sandbox performance test against your realtime URL"
+    /// The command a person runs to pass the test, as every hint that asks for it words it.
+    static let invocation = "retention-sync performance-test --env sandbox --original-transaction-id ID"
     static let originalTransactionId = Option("--original-transaction-id", value: "ID", help: [
         "A sandbox subscription's original transaction id; Apple's requests carry",
         "its product and locale (never printed)",
@@ -18,7 +21,7 @@ struct PerformanceTestCommand: Command {
                                      help: ["Seconds between result calls (default 5, at least 2)"])
 
     static let helpPage = HelpPage(
-        usage: "Usage: retention-sync performance-test --env sandbox --original-transaction-id ID [options]",
+        usage: "Usage: \(invocation) [options]",
         about: """
         Asks Apple to load-test the sandbox realtime URL (POST /performanceTest), shows the test's
         config, polls its result with progress, and prints PASS or FAIL: the success rate against
@@ -39,7 +42,7 @@ struct PerformanceTestCommand: Command {
     /// `minimumPoll` lets the demo and tests poll an in-process emulator quickly.
     static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider,
                         minimumPoll: Double = 2) async throws(CommandError) -> ExitCode {
-        let manifestsPath = try arguments.value(EnvironmentOptions.manifests) ?? "manifests"
+        let manifestsPath = try arguments.value(orDefault: EnvironmentOptions.manifests) ?? Option.defaultManifests
         let environment = try arguments.required(EnvironmentOptions.env, as: Environment.self)
         let endpoint = try arguments.value(EnvironmentOptions.endpoint) ?? context.environment["RETENTION_SYNC_ENDPOINT"]
         let stateStore = try arguments.value(EnvironmentOptions.stateStoreOption)
@@ -52,7 +55,7 @@ struct PerformanceTestCommand: Command {
         guard environment == .sandbox else {
             throw CommandError("""
             performance-test runs in sandbox only: Apple tests the sandbox realtime URL, and a PASS there is what lets \
-            production accept its realtime URL. Run: retention-sync performance-test --env sandbox --original-transaction-id ID
+            production accept its realtime URL. Run: \(invocation)
             """, exitCode: .usage)
         }
         guard transaction != nil || followed != nil else {

@@ -3,15 +3,14 @@ import Foundation
 import Manifests
 import Reconciler
 import RetentionMessagingModels
-import StateStore
+import StateLocations
 
 /// `retention-sync results`: which answer keeps more subscribers, per flow, rule and split arm.
 struct ResultsCommand: Command {
     static let name = "results"
     static let summary = "Report save rates per flow, rule and split arm from recorded events"
     static let env = Option("--env", value: "ENV", of: Environment.self, help: ["sandbox or production"])
-    static let manifests = Option("--manifests", value: "DIR", completion: .directory,
-                                  help: ["The manifest directory (default: manifests)"])
+    static let manifests = Option.manifests(help: ["The manifest directory, for where the state (and so the events) live"])
     static let events = Option("--events", value: "DIR", completion: .directory, help: [
         "The folder holding events/v1/… (default: the folder of the environment's",
         "state store, where serve and outcomes pull write them)",
@@ -46,7 +45,7 @@ struct ResultsCommand: Command {
         """)
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let manifestsPath = try arguments.value(Self.manifests) ?? "manifests"
+        let manifestsPath = try arguments.value(orDefault: Self.manifests) ?? ""
         let environment = try arguments.required(Self.env, as: Environment.self)
         let eventsOption = try arguments.value(Self.events)
         let flow = try arguments.value(Self.flow)
@@ -96,22 +95,14 @@ struct ResultsCommand: Command {
         let workspace = try EnvironmentOptions.workspaceStep(context: context) { () throws(Workspace.Failure) in
             try Workspace.load(directory: context.url(manifestsPath), displayPath: manifestsPath)
         }
-        let location: StateLocation?
-        do throws(StateLocationError) {
-            location = try Workspace.declaredStateLocation(of: workspace.app, environment: environment,
-                                                           directory: context.url(manifestsPath))
-        } catch {
-            throw CommandError("stateStore \(error.description)", exitCode: .usage)
-        }
-        switch location {
+        // Events live under the state's root: the folder a file store is in, or an S3 store's prefix.
+        switch Workspace.declaredStateLocation(of: workspace.app, environment: environment)?.root {
         case .file(let path)?:
-            var isDirectory: ObjCBool = false
-            let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-            return exists && isDirectory.boolValue ? URL(fileURLWithPath: path) : URL(fileURLWithPath: path).deletingLastPathComponent()
+            return URL(fileURLWithPath: path)
         case .s3(let bucket, let key)?:
-            throw CommandError("the \(environment.rawValue) state lives in s3://\(bucket)/\(key): copy its events to a folder "
-                               + "(aws s3 sync s3://\(bucket)/\((key as NSString).deletingLastPathComponent)/events DIR/events) and pass --events DIR",
-                               exitCode: .usage)
+            let prefix = key.isEmpty ? "s3://\(bucket)" : "s3://\(bucket)/\(key)"
+            throw CommandError("the \(environment.rawValue) state lives in \(prefix): copy its events to a folder "
+                               + "(aws s3 sync \(prefix)/events DIR/events) and pass --events DIR", exitCode: .usage)
         case nil:
             throw CommandError("the App declares no stateStore for \(environment.rawValue): pass --events DIR", exitCode: .usage)
         }

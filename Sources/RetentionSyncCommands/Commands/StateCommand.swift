@@ -4,6 +4,7 @@ import Manifests
 import Reconciler
 import RetentionMessagingModels
 import Runtime
+import StateLocations
 import StateStore
 
 struct StateCommand: Command {
@@ -15,8 +16,7 @@ struct StateCommand: Command {
         "s3://bucket/prefix or a file path (default: the App's",
         "environments.<env>.stateStore, else its snapshotPath)",
     ])
-    static let manifests = Option("--manifests", value: "DIR", completion: .directory,
-                                  help: ["The manifest directory (default: manifests)"])
+    static let manifests = Option.manifests()
     static let format = Option("--format", value: "FORMAT", of: StatusFormat.self, help: ["text (default) or json"])
     static let from = Option("--from", value: "LOCATION", completion: .file, help: [
         "migrate: the store that holds the state now (s3://bucket/prefix or a file)",
@@ -65,7 +65,7 @@ struct StateCommand: Command {
     }
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let manifestsPath = try arguments.value(Self.manifests) ?? "manifests"
+        let manifestsPath = try arguments.value(orDefault: Self.manifests) ?? Option.defaultManifests
         let environment = try arguments.required(Self.env, as: Environment.self)
         let storeOption = try arguments.value(Self.stateStore)
         let format = try arguments.value(Self.format, as: StatusFormat.self) ?? .text
@@ -89,21 +89,14 @@ struct StateCommand: Command {
             try Workspace.load(directory: context.url(manifestsPath), displayPath: manifestsPath)
         }
         let owner = StateOwner(bundleId: manifests.app.bundleId, appAppleId: manifests.app.appAppleId, environment: environment)
-        let manifestDirectory = context.url(manifestsPath)
-        let settings = manifests.app.settings(for: environment)
-        let snapshotPath = settings?.snapshotPath
+        let snapshotPath = manifests.app.settings(for: environment)?.snapshotPath
         let location: StateLocation
-        do throws(StateLocationError) {
-            if let storeOption {
-                location = try StateLocation.parse(storeOption, relativeTo: context.currentDirectory)
-            } else if let declared = try Workspace.declaredStateLocation(of: manifests.app, environment: environment,
-                                                                        directory: manifestDirectory) {
-                location = declared
-            } else {
-                throw StateLocationError("", "is not configured for \(environment.rawValue): pass --state-store LOCATION, or set environments.\(environment.rawValue).stateStore in the App manifest")
-            }
-        } catch {
-            throw CommandError(error.description, exitCode: .usage)
+        if let storeOption {
+            location = try SnapshotSourceOptions.location(storeOption, context: context)
+        } else if let declared = Workspace.declaredStateLocation(of: manifests.app, environment: environment) {
+            location = declared
+        } else {
+            throw CommandError(StateLocationError("", "is not configured for \(environment.rawValue): pass --state-store LOCATION, or set environments.\(environment.rawValue).stateStore in the App manifest").description, exitCode: .usage)
         }
 
         let configuration = try EnvironmentOptions.transportConfiguration(context)

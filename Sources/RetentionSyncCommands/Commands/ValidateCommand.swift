@@ -4,8 +4,7 @@ import Manifests
 struct ValidateCommand: Command {
     static let name = "validate"
     static let summary = "Check manifests offline"
-    static let manifests = Option("--manifests", value: "DIR", completion: .directory,
-                                  help: ["The manifest directory (default: manifests)."])
+    static let manifests = Option.manifests()
     static let format = Option("--format", value: "FORMAT", of: DiagnosticFormat.self, help: [
         "text (default): file:line:column: error: message, with hints;",
         "json: a versioned JSON object for scripts;",
@@ -23,7 +22,7 @@ struct ValidateCommand: Command {
         footer: "Exit status: 0 when there are no errors (and, with --strict, no warnings), 1 otherwise.")
 
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let directory = try arguments.value(Self.manifests) ?? "manifests"
+        let directory = try arguments.value(orDefault: Self.manifests) ?? Option.defaultManifests
         let format = try arguments.value(Self.format, as: DiagnosticFormat.self) ?? .text
         let strict = arguments.flag(Self.strict)
         try arguments.finish()

@@ -5,6 +5,7 @@ import Foundation
 import HTTP
 import Manifests
 import RealtimeServer
+import StateLocations
 import StateStore
 import Reconciler
 import RetentionMessaging

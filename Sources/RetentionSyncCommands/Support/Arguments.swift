@@ -19,21 +19,34 @@ public struct Option: Sendable, Hashable {
     /// The only values the option takes, in the order help and errors list them; empty when free.
     public var choices: [String]
     public var completion: Completion
+    /// The value used when the option is absent, as help prints it after the text: `(default: X)`.
+    /// Declared here once; `Arguments.value(orDefault:)` reads the same text.
+    public var defaultValue: String?
 
     public init(_ name: String, aliases: [String] = [], value valueName: String? = nil, choices: [String] = [],
-                completion: Completion = .none, help: [String]) {
+                completion: Completion = .none, default defaultValue: String? = nil, help: [String]) {
         self.name = name
         self.aliases = aliases
         self.valueName = valueName
         self.help = help
         self.choices = choices
         self.completion = completion
+        self.defaultValue = defaultValue
     }
 
     /// An option whose value is one case of `T`, spelled as its raw value.
     public init<T: RawRepresentable & CaseIterable>(_ name: String, aliases: [String] = [], value valueName: String,
-                                                     of type: T.Type, help: [String]) where T.RawValue == String {
-        self.init(name, aliases: aliases, value: valueName, choices: T.allCases.map(\.rawValue), help: help)
+                                                     of type: T.Type, default defaultValue: T? = nil, help: [String])
+    where T.RawValue == String {
+        self.init(name, aliases: aliases, value: valueName, choices: T.allCases.map(\.rawValue),
+                  default: defaultValue?.rawValue, help: help)
+    }
+
+    /// The help lines as printed: the declared default follows the text.
+    public var helpLines: [String] {
+        guard let defaultValue else { return help }
+        guard let last = help.last else { return ["(default: \(defaultValue))"] }
+        return help.dropLast() + [last + " (default: \(defaultValue))"]
     }
 
     public var takesValue: Bool { valueName != nil }
@@ -141,8 +154,23 @@ public struct Arguments: Sendable {
     /// The value as one case of `T`; every "must be one of" error reads the same.
     public mutating func value<T: RawRepresentable & CaseIterable>(_ option: Option, as type: T.Type) throws(CommandError) -> T?
     where T.RawValue == String {
-        guard let text = try self.option(option.name) else { return nil }
+        guard let text = try self.option(option.name) ?? option.defaultValue else { return nil }
         return try Self.choice(text, of: T.self, for: option.name)
+    }
+
+    /// The value, or the option's declared default when it is absent.
+    public mutating func value(orDefault option: Option) throws(CommandError) -> String? {
+        try value(option) ?? option.defaultValue
+    }
+
+    /// The value read as `T` by `convert`, or the declared default read the same way; nil when
+    /// absent without a default. Every conversion error names the option.
+    public mutating func value<T>(_ option: Option, _ convert: (String) -> T?, expected: String) throws(CommandError) -> T? {
+        guard let text = try value(orDefault: option) else { return nil }
+        guard let converted = convert(text) else {
+            throw CommandError("\(option.name) must be \(expected), not '\(text)'", exitCode: .usage)
+        }
+        return converted
     }
 
     /// A required value; the error says what it may be.
@@ -212,8 +240,9 @@ public struct HelpPage: Sendable {
         for option in options {
             let label = option.label
             let gap = label.count < column ? String(repeating: " ", count: column - label.count) : "  "
-            lines.append("  " + label + gap + (option.help.first ?? ""))
-            for line in option.help.dropFirst() {
+            let help = option.helpLines
+            lines.append("  " + label + gap + (help.first ?? ""))
+            for line in help.dropFirst() {
                 lines.append(String(repeating: " ", count: column + 2) + line)
             }
         }

@@ -51,3 +51,51 @@ extension Command {
     /// Every option the command accepts: what parsing checks against and completions offer.
     public static var options: [Option] { helpPage.options }
 }
+
+/// A command's options as a value: read from the command line, then checked on their own before
+/// anything is read, opened or sent, so every usage error comes first.
+protocol CommandOptions: Sendable {
+    /// Usage errors only: combinations that cannot work, whatever the files and stores hold.
+    func validate() throws(CommandError)
+}
+
+/// A command in three steps: `parse` reads its declared options, `validate` checks them, `run` does
+/// the work with values that are already typed and checked.
+protocol ParsedCommand: Command {
+    associatedtype Options: CommandOptions
+    static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options
+    static func run(_ options: Options, context: CommandContext) async throws -> ExitCode
+}
+
+extension ParsedCommand {
+    static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
+        let options = try parse(&arguments, context: context)
+        try arguments.finish()
+        try options.validate()
+        return try await run(options, context: context)
+    }
+}
+
+/// Every command with everything it declares, for tools that generate or check documentation:
+/// the same declarations parsing, `--help` and completions read.
+public enum CommandRegistry {
+    public struct Entry: Sendable {
+        public var name: String
+        public var summary: String
+        public var usage: String
+        public var positional: Positional?
+        /// In help order; each carries its help text, choices and declared default.
+        public var options: [Option]
+    }
+
+    /// In the order `retention-sync --help` lists them.
+    public static var all: [Entry] {
+        CLI.commands.map { command in
+            Entry(name: command.name, summary: command.summary, usage: command.helpPage.usage,
+                  positional: command.positional, options: command.options)
+        }
+    }
+
+    /// The options every invocation accepts (`--help`, `--version`, `--no-color`).
+    public static var globalOptions: [Option] { CLI.globalOptions }
+}

@@ -175,7 +175,7 @@ final class ApplyProgressView: Sendable {
     static func detail(_ result: ActionResult) -> String {
         let detail = result.detail ?? ""
         if result.isRealtimeURLAwaitingTest {
-            return detail + "; run 'retention-sync performance-test --env sandbox --original-transaction-id ID', then apply again"
+            return detail + "; run '\(PerformanceTestCommand.invocation)', then apply again"
         }
         return detail
     }

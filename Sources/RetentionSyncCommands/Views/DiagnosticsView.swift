@@ -26,8 +26,6 @@ enum DiagnosticsView {
             "\(location): the App manifest does not manage \(environment.rawValue); add it under environments:"
         case .derive(let error):
             PlanWording.describe(error)
-        case .stateLocation(let message):
-            "stateStore \(message)"
         }
     }
 

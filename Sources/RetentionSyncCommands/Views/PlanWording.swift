@@ -50,7 +50,7 @@ enum PlanWording {
             }
             text += "; waiting for review (\(meanwhile))"
         case .performanceTest:
-            text += "; waiting for a sandbox performance test to pass: Apple refused this production realtime URL until one has (403 4030026); run 'retention-sync performance-test --env sandbox --original-transaction-id ID', then apply"
+            text += "; waiting for a sandbox performance test to pass: Apple refused this production realtime URL until one has (403 4030026); run '\(PerformanceTestCommand.invocation)', then apply"
         }
         return text
     }

@@ -19,7 +19,7 @@ enum StatusView {
         out.append(safe("Published snapshot: \(report.publishedSnapshot ?? "none")"))
         out.append(safe("Realtime URL: \(report.realtimeURL ?? "none")"))
         if let waiting = report.realtimeURLAwaitingTest {
-            out.append(safe("  \(waiting) waits for a sandbox performance test to pass (Apple refused it: 403 4030026); run 'retention-sync performance-test --env sandbox --original-transaction-id ID', then apply"))
+            out.append(safe("  \(waiting) waits for a sandbox performance test to pass (Apple refused it: 403 4030026); run '\(PerformanceTestCommand.invocation)', then apply"))
         }
         out.append(safe("State store: \(report.stateStore ?? "none (review ages are not recorded)")"))
         let attention = report.needingAttention

@@ -4,6 +4,7 @@ import Manifests
 import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
+import StateLocations
 import StateStore
 
 /// The options `id`, `plan`, `apply` and `status` share: where the manifests are, which
@@ -15,8 +16,7 @@ struct EnvironmentOptions: Sendable {
     var stateStore: String?
     var refreshDefaults: DefaultsRefresh = .standard
 
-    static let manifests = Option("--manifests", value: "DIR", completion: .directory,
-                                  help: ["The manifest directory (default: manifests)"])
+    static let manifests = Option.manifests()
     static let env = Option("--env", value: "ENV", of: Environment.self, help: ["sandbox or production"])
     static let endpoint = Option("--endpoint", value: "URL", help: [
         "Talk to this API endpoint instead of Apple (e.g. `retention-sync",
@@ -41,7 +41,7 @@ struct EnvironmentOptions: Sendable {
         """
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> EnvironmentOptions {
-        let manifestsPath = try arguments.value(manifests) ?? "manifests"
+        let manifestsPath = try arguments.value(orDefault: manifests) ?? Option.defaultManifests
         let environment = try arguments.required(env, as: Environment.self)
         return EnvironmentOptions(manifestsPath: manifestsPath, environment: environment,
                                   endpoint: try arguments.value(endpoint) ?? context.environment["RETENTION_SYNC_ENDPOINT"],
@@ -96,7 +96,9 @@ struct EnvironmentOptions: Sendable {
     func openWorkspace(context: CommandContext) throws(CommandError) -> Workspace {
         let location: StateLocation?
         do throws(StateLocationError) {
-            location = try stateStore.map { text throws(StateLocationError) in try StateLocation.parse(text, relativeTo: context.currentDirectory) }
+            location = try stateStore.map { text throws(StateLocationError) in
+                try StateLocation.parse(text, from: .commandLine(workingDirectory: context.currentDirectory))
+            }
         } catch {
             throw CommandError("--state-store \(error.description)", exitCode: .usage)
         }

@@ -1,0 +1,55 @@
+import Crypto
+import Foundation
+import RetentionMessaging
+
+extension Option {
+    /// The default manifest directory, declared once for every command that reads manifests.
+    static let defaultManifests = "manifests"
+
+    /// `--manifests DIR`: one declaration (spelling, completion, default) for every command; each
+    /// command says in its own words what it reads there.
+    static func manifests(help: [String] = ["The manifest directory"]) -> Option {
+        Option("--manifests", value: "DIR", completion: .directory, default: defaultManifests, help: help)
+    }
+}
+
+/// `--root FILE[,FILE…]`: the certificates Apple's chains must lead to, read the same way by `serve`
+/// and `decide`.
+enum TrustRootsOption {
+    static func load(_ paths: String, context: CommandContext) throws -> [X509Certificate] {
+        var roots: [X509Certificate] = []
+        for path in paths.split(separator: ",").map(String.init) where !path.isEmpty {
+            _ = try readFile(path, what: "the root certificate", context: context)
+            do {
+                roots += try X509Certificate.load(contentsOfFile: context.url(path).path)
+            } catch {
+                throw CommandError("\(path): cannot read a root certificate (PEM or DER): \(error.description)")
+            }
+        }
+        guard !roots.isEmpty else { throw CommandError("--root names no certificate file", exitCode: .usage) }
+        return roots
+    }
+}
+
+/// The In-App Purchase key that signs promotional offers, read from the environment exactly as
+/// `plan` and `apply` read it, by `serve` and `decide` alike.
+enum SigningKeyOption {
+    static let variables = [Credentials.keyIdVariable, Credentials.issuerIdVariable, Credentials.privateKeyVariable,
+                            Credentials.privateKeyFileVariable]
+
+    /// The key, or nil when none of its variables is set; `unsetHint` follows an error.
+    static func credentials(bundleId: String, context: CommandContext, unsetHint: String) throws(CommandError) -> Credentials? {
+        if variables.allSatisfy({ (context.environment[$0] ?? "").trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }) {
+            return nil
+        }
+        var environment = context.environment
+        if let file = environment[Credentials.privateKeyFileVariable], !file.isEmpty {
+            environment[Credentials.privateKeyFileVariable] = context.url(file).path
+        }
+        do {
+            return try Credentials.fromEnvironment(environment, bundleId: bundleId)
+        } catch {
+            throw CommandError("signing credentials: \(error.description)\(unsetHint)")
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+@testable import RetentionSyncCommands
+import Testing
+
+/// What a documentation generator reads: every command and flag with its help text and default,
+/// from the declarations parsing and `--help` use.
+@Suite("The command registry")
+struct CommandRegistryTests {
+    @Test("every command lists its options, each with help text, and help prints each declared default")
+    func everyOptionIsDocumented() {
+        let all = CommandRegistry.all
+        #expect(all.map(\.name) == CLI.commands.map { $0.name })
+        for entry in all {
+            let help = CLI.commands.first { $0.name == entry.name }?.help ?? ""
+            for option in entry.options {
+                #expect(!option.help.isEmpty, "\(entry.name) \(option.name)")
+                #expect(help.contains(option.label), "\(entry.name) \(option.name)")
+                if let value = option.defaultValue {
+                    #expect(help.contains("(default: \(value))"), "\(entry.name) \(option.name)")
+                }
+            }
+        }
+    }
+
+    @Test("--manifests is one declaration: every command that reads manifests defaults to the same directory")
+    func manifestsDeclaredOnce() {
+        let declarations = CommandRegistry.all.flatMap { entry in entry.options.filter { $0.name == "--manifests" } }
+        #expect(declarations.count >= 7)
+        for option in declarations {
+            #expect(option.defaultValue == "manifests")
+            #expect(option.valueName == "DIR" && option.completion == .directory)
+        }
+    }
+
+    @Test("serve's defaults are printed from the values it runs with")
+    func serveDefaults() {
+        let serve = CommandRegistry.all.first { $0.name == "serve" }
+        let defaults = Dictionary(uniqueKeysWithValues: (serve?.options ?? []).compactMap { option in
+            option.defaultValue.map { (option.name, $0) }
+        })
+        #expect(defaults == ["--manifests": "manifests", "--listen": "127.0.0.1:8080", "--max-age": "300", "--poll-interval": "5",
+                             "--max-connections": "4096", "--head-timeout": "5", "--idle-timeout": "60", "--shed-after": "500"])
+    }
+}
