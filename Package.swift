@@ -5,14 +5,16 @@ import PackageDescription
 //   1. C wrappers: CYAML, COpenSSL, CCurl — each C library wrapped once; CEventLoop, the C
 //      library's epoll and eventfd headers for the HTTP server's event loops (nothing linked).
 //   2. Foundation-only vocabulary: Basics (source locations, edit distance),
-//      RetentionMessagingModels (Apple's models, limits, PNG facts, canonical JSON) and, above it,
-//      StateLocations (where state lives: the one location grammar, shared by Manifests and StateStore).
-//   3. YAML (libyaml), Crypto (OpenSSL libcrypto), TLS (OpenSSL libssl), HTTP (libcurl, and the server over TLS).
+//      RetentionMessagingModels (Apple's models, limits, PNG facts, canonical JSON), and above them
+//      StateLocations (where state lives: the one location grammar, shared by Manifests and StateStore) and
+//      HTTPCore (the request and response values, errors and header redaction both HTTP sides speak).
+//   3. YAML (libyaml), Crypto (OpenSSL libcrypto), TLS (OpenSSL libssl), HTTPClient (libcurl, SigV4)
+//      and HTTPServer (event loops, parser, sockets, serving over TLS; no libcurl).
 //   4. Manifests (offline: YAML + Crypto + models) and Runtime (embeddable: Crypto + models) —
-//      neither links libcurl; RetentionMessaging, the API client (HTTP + Crypto + models);
+//      neither links libcurl; RetentionMessaging, the API client (HTTPCore + Crypto + models);
 //      Experiments (Foundation only: the results readout of decision and outcome events).
 //   5. Emulator, StateStore (the state document and the registry of its backends: file, S3), Reconciler,
-//      RealtimeServer (`serve`: Runtime behind the HTTP server) and Notifications (webhooks, and the
+//      RealtimeServer (`serve`: Runtime behind HTTPServer) and Notifications (webhooks, and the
 //      ledger beside the state that tells each event once).
 //   6. RetentionSyncCommands, then the two executables.
 let package = Package(
@@ -34,53 +36,57 @@ let package = Package(
         .target(name: "Basics"),
         .target(name: "RetentionMessagingModels"),
         .target(name: "StateLocations", dependencies: ["RetentionMessagingModels"]),
+        .target(name: "HTTPCore"),
 
         .target(name: "YAML", dependencies: ["CYAML", "Basics"]),
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
         .target(name: "TLS", dependencies: ["COpenSSL"]),
-        .target(name: "HTTP", dependencies: ["Basics", "CCurl", "CEventLoop", "TLS"]),
+        .target(name: "HTTPClient", dependencies: ["HTTPCore", "CCurl"]),
+        .target(name: "HTTPServer", dependencies: ["HTTPCore", "Basics", "CEventLoop", "TLS"]),
 
-        .target(name: "RetentionMessaging", dependencies: ["RetentionMessagingModels", "HTTP", "Crypto"]),
+        .target(name: "RetentionMessaging", dependencies: ["RetentionMessagingModels", "HTTPCore", "Crypto"]),
         .target(name: "Manifests", dependencies: ["Basics", "YAML", "Crypto", "RetentionMessagingModels", "StateLocations"],
                 resources: [.embedInCode("Resources/retention-sync.schema.json")]),
 
-        .target(name: "Emulator", dependencies: ["Basics", "RetentionMessagingModels", "RetentionMessaging", "HTTP", "Crypto"]),
+        .target(name: "Emulator", dependencies: ["Basics", "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto"]),
         .target(name: "Runtime", dependencies: ["RetentionMessagingModels", "Crypto"]),
         .target(name: "Experiments"),
-        .target(name: "StateStore", dependencies: ["RetentionMessagingModels", "StateLocations", "Runtime", "HTTP", "Crypto"]),
-        .target(name: "Notifications", dependencies: ["RetentionMessagingModels", "HTTP", "StateStore"]),
-        .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "RetentionMessagingModels", "HTTP", "TLS", "Crypto", "StateLocations", "StateStore"]),
+        .target(name: "StateStore", dependencies: ["RetentionMessagingModels", "StateLocations", "Runtime", "HTTPCore", "HTTPClient", "Crypto"]),
+        .target(name: "Notifications", dependencies: ["RetentionMessagingModels", "HTTPCore", "HTTPClient", "StateStore"]),
+        .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "RetentionMessagingModels", "HTTPCore", "HTTPServer", "TLS", "Crypto", "StateLocations", "StateStore"]),
         .target(name: "Reconciler",
                 dependencies: ["Basics", "YAML", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateLocations", "StateStore"]),
 
         .target(name: "RetentionSyncCommands",
                 dependencies: ["Basics", "Reconciler", "Manifests", "Runtime", "StateLocations", "StateStore", "Emulator", "RetentionMessagingModels",
-                               "Experiments", "RetentionMessaging", "HTTP", "Crypto", "YAML", "RealtimeServer", "TLS", "Notifications"]),
+                               "Experiments", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "YAML", "RealtimeServer", "TLS",
+                               "Notifications"]),
         .executableTarget(name: "retention-sync", dependencies: ["RetentionSyncCommands"]),
         .executableTarget(name: "retention-sync-bench",
                           dependencies: ["RetentionSyncCommands", "Reconciler", "Manifests", "Runtime", "Emulator",
-                                         "RetentionMessagingModels", "RetentionMessaging", "HTTP", "Crypto", "Basics",
+                                         "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "Basics",
                                          "RealtimeServer", "Experiments"]),
 
-        .target(name: "TestSupport", dependencies: ["HTTP", "Crypto"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["HTTPCore", "HTTPClient", "HTTPServer", "Crypto"], path: "Tests/TestSupport"),
         .testTarget(name: "WorkflowTests", dependencies: ["TestSupport", "YAML"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML", "Basics"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
-        .testTarget(name: "HTTPTests", dependencies: ["TestSupport", "HTTP", "TLS"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["TestSupport", "HTTPCore", "HTTPClient", "HTTPServer"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["TestSupport", "HTTPCore", "HTTPClient", "HTTPServer", "TLS"]),
         .testTarget(name: "RetentionMessagingTests",
-                    dependencies: ["RetentionMessagingModels", "RetentionMessaging", "Emulator", "HTTP", "Crypto"]),
+                    dependencies: ["RetentionMessagingModels", "RetentionMessaging", "Emulator", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto"]),
         .testTarget(name: "ManifestsTests", dependencies: ["TestSupport", "Manifests", "YAML", "Basics", "RetentionMessagingModels", "StateLocations"]),
         .testTarget(name: "ExperimentsTests", dependencies: ["TestSupport", "Experiments"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Crypto", "RetentionMessagingModels"]),
         .testTarget(name: "RealtimeServerTests",
-                    dependencies: ["TestSupport", "RealtimeServer", "Runtime", "HTTP", "TLS", "Crypto", "RetentionMessagingModels"]),
+                    dependencies: ["TestSupport", "RealtimeServer", "Runtime", "HTTPCore", "HTTPClient", "HTTPServer", "TLS", "Crypto", "RetentionMessagingModels"]),
         .testTarget(name: "ReconcilerTests",
-                    dependencies: ["TestSupport", "Basics", "Reconciler", "RetentionSyncCommands", "Emulator", "Manifests", "Runtime", "RetentionMessagingModels", "RetentionMessaging", "Crypto"]),
-        .testTarget(name: "StateStoreTests", dependencies: ["TestSupport", "StateLocations", "StateStore", "RealtimeServer", "Runtime", "RetentionMessagingModels", "HTTP", "Crypto"]),
+                    dependencies: ["TestSupport", "Basics", "Reconciler", "RetentionSyncCommands", "Emulator", "Manifests", "Runtime", "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "Crypto"]),
+        .testTarget(name: "StateStoreTests", dependencies: ["TestSupport", "StateLocations", "StateStore", "RealtimeServer", "Runtime", "RetentionMessagingModels", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto"]),
         .testTarget(name: "NotificationsTests",
-                    dependencies: ["TestSupport", "Notifications", "HTTP", "StateStore", "RetentionMessagingModels"]),
+                    dependencies: ["TestSupport", "Notifications", "HTTPCore", "HTTPClient", "HTTPServer", "StateStore", "RetentionMessagingModels"]),
         .testTarget(name: "RetentionSyncCommandsTests",
-                    dependencies: ["TestSupport", "RetentionSyncCommands", "Notifications", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTP", "Runtime", "RetentionMessagingModels"]),
+                    dependencies: ["TestSupport", "RetentionSyncCommands", "Notifications", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer", "Runtime", "RetentionMessagingModels"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,5 @@
 public import Foundation
-public import HTTP
+public import HTTPCore
 import RetentionMessaging
 public import RetentionMessagingModels
 import Synchronization

@@ -1,5 +1,5 @@
 public import Crypto
-public import HTTP
+public import HTTPCore
 public import Foundation
 public import RetentionMessaging
 public import RetentionMessagingModels

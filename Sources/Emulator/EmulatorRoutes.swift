@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import HTTP
+import HTTPCore
 import RetentionMessaging
 import RetentionMessagingModels
 import Synchronization

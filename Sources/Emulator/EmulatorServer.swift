@@ -1,5 +1,6 @@
 public import Foundation
-public import HTTP
+public import HTTPCore
+import HTTPServer
 import RetentionMessaging
 public import RetentionMessagingModels
 

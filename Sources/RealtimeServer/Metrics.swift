@@ -1,5 +1,5 @@
 public import Foundation
-public import HTTP
+public import HTTPServer
 import Synchronization
 
 /// What `/metrics` shows, in the Prometheus text format. Counters only grow; label values are

@@ -1,6 +1,7 @@
 public import Crypto
 public import Foundation
-public import HTTP
+public import HTTPCore
+public import HTTPServer
 import RetentionMessagingModels
 import Runtime
 import Synchronization

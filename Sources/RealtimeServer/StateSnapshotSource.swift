@@ -1,6 +1,6 @@
 import Basics
 import Foundation
-public import HTTP
+public import HTTPCore
 import Runtime
 public import StateLocations
 public import StateStore

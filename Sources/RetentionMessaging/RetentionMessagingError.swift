@@ -1,4 +1,4 @@
-public import HTTP
+public import HTTPCore
 import RetentionMessagingModels
 
 /// Everything that can go wrong talking to the Retention Messaging API.

@@ -1,5 +1,5 @@
 public import Foundation
-public import HTTP
+public import HTTPCore
 public import StateLocations
 import Crypto
 

@@ -1,4 +1,5 @@
-public import HTTP
+public import HTTPCore
+public import HTTPClient
 public import StateLocations
 
 /// One kind of place state lives, registered once in `StateBackends.all` by the scheme it serves.

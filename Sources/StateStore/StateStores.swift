@@ -1,5 +1,6 @@
 public import Foundation
-public import HTTP
+public import HTTPClient
+public import HTTPCore
 public import Runtime
 public import StateLocations
 

@@ -1,7 +1,8 @@
 import Crypto
 import Emulator
 import Foundation
-import HTTP
+import HTTPClient
+import HTTPCore
 import RetentionMessaging
 import RetentionMessagingModels
 

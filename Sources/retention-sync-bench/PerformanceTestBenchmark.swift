@@ -1,7 +1,8 @@
 import Crypto
 import Emulator
 import Foundation
-import HTTP
+import HTTPCore
+import HTTPServer
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime

@@ -3,7 +3,7 @@ import Foundation
 import RetentionMessagingModels
 import Runtime
 import RealtimeServer
-import HTTP
+import HTTPServer
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

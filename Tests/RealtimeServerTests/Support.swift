@@ -1,6 +1,8 @@
 import Crypto
 import Foundation
-import HTTP
+import HTTPClient
+import HTTPCore
+import HTTPServer
 import RealtimeServer
 import RetentionMessagingModels
 import Runtime

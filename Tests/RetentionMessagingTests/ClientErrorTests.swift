@@ -1,6 +1,6 @@
 import Emulator
 import Foundation
-import HTTP
+import HTTPCore
 import RetentionMessaging
 import RetentionMessagingModels
 import Testing

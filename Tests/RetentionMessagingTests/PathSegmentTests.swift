@@ -1,5 +1,7 @@
 import Foundation
-import HTTP
+import HTTPClient
+import HTTPCore
+import HTTPServer
 import RetentionMessaging
 import RetentionMessagingModels
 import Testing

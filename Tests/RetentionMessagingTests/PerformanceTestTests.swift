@@ -1,7 +1,9 @@
 import Crypto
 import Emulator
 import Foundation
-import HTTP
+import HTTPClient
+import HTTPCore
+import HTTPServer
 import RetentionMessaging
 import RetentionMessagingModels
 import Synchronization

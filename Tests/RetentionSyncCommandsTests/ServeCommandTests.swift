@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
-import HTTP
+import HTTPClient
+import HTTPCore
 import RetentionMessagingModels
 import RetentionSyncCommands
 import Runtime

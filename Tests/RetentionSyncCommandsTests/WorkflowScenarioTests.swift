@@ -1,5 +1,6 @@
 import Foundation
-import HTTP
+import HTTPClient
+import HTTPCore
 import Testing
 import TestSupport
 

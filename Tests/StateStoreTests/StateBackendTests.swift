@@ -1,5 +1,7 @@
 import Foundation
-import HTTP
+import HTTPCore
+import HTTPClient
+import HTTPServer
 import RetentionMessagingModels
 import StateLocations
 import StateStore

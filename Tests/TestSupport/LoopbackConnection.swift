@@ -1,5 +1,7 @@
 import Foundation
-import HTTP
+import HTTPCore
+import HTTPClient
+import HTTPServer
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,5 +1,6 @@
 public import Foundation
-public import HTTP
+public import HTTPClient
+public import HTTPCore
 import Crypto
 
 /// moto's S3-compatible server (installed by `.ci/setup --test` into `.build/tools`), started on a free

@@ -1,5 +1,7 @@
 public import Foundation
-public import HTTP
+public import HTTPCore
+public import HTTPClient
+public import HTTPServer
 
 /// A webhook receiver on loopback: records every request it gets and answers with the status the
 /// test sets (200 unless told otherwise). Stopped by the test, or when it goes away.

@@ -1,6 +1,7 @@
 import Basics
 import Foundation
-import HTTP
+import HTTPClient
+import HTTPCore
 public import RetentionMessagingModels
 import RetentionMessaging
 import Synchronization

@@ -1,6 +1,6 @@
 public import RetentionMessagingModels
 public import Foundation
-public import HTTP
+public import HTTPCore
 import Synchronization
 
 /// The Retention Messaging API over an `HTTPTransport`: libcurl against Apple, or the emulator.

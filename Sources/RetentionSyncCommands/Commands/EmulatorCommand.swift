@@ -2,7 +2,7 @@ import Crypto
 import Dispatch
 import Emulator
 import Foundation
-import HTTP
+import HTTPCore
 import RetentionMessaging
 import RetentionMessagingModels
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 import Foundation
-import HTTP
+import HTTPClient
 import Reconciler
 import StateLocations
 import StateStore

@@ -2,7 +2,9 @@ import Crypto
 import Dispatch
 import Foundation
 import StateStore
-import HTTP
+import HTTPClient
+import HTTPCore
+import HTTPServer
 import Manifests
 import RealtimeServer
 import Reconciler

@@ -1,5 +1,6 @@
 import Foundation
-import HTTP
+import HTTPClient
+import HTTPCore
 import Manifests
 import Reconciler
 import RetentionMessagingModels

@@ -2,7 +2,9 @@ import Basics
 import Crypto
 import Emulator
 import Foundation
-import HTTP
+import HTTPClient
+import HTTPCore
+import HTTPServer
 import Manifests
 import RealtimeServer
 import StateLocations

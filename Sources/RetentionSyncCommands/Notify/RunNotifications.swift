@@ -1,5 +1,6 @@
 import Foundation
-import HTTP
+import HTTPCore
+import HTTPClient
 import Notifications
 import Reconciler
 import RetentionMessagingModels

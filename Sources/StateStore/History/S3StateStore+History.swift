@@ -1,5 +1,6 @@
 import Foundation
-import HTTP
+import HTTPCore
+import HTTPClient
 
 /// An S3 store's history. When the bucket has versioning on, S3 keeps every replaced version and
 /// the history is the object's versions (expired by the bucket's own lifecycle rules). Otherwise each

@@ -1,5 +1,6 @@
 public import Foundation
-import HTTP
+import HTTPCore
+import HTTPClient
 
 /// Small documents that live beside the state document, in the same folder or prefix and under the
 /// same credentials: `production.json` → `production.<suffix>` (the notification ledger is

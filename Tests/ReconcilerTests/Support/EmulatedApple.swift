@@ -1,7 +1,7 @@
 import Crypto
 import Emulator
 import Foundation
-import HTTP
+import HTTPCore
 import RetentionMessaging
 import RetentionMessagingModels
 

@@ -1,6 +1,8 @@
 import Crypto
 import Foundation
-import HTTP
+import HTTPCore
+import HTTPClient
+import HTTPServer
 import RetentionMessagingModels
 import Runtime
 import StateStore

@@ -1,5 +1,5 @@
 import Foundation
-import HTTP
+import HTTPClient
 import Manifests
 import Reconciler
 import RetentionMessaging

@@ -4,7 +4,7 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import StateStore
-import HTTP
+import HTTPClient
 import Synchronization
 
 /// Manifests loaded and derived for one environment, with a reconciler bound to its API client

@@ -1,5 +1,6 @@
 import Foundation
-import HTTP
+import HTTPCore
+import HTTPClient
 import Manifests
 import Reconciler
 import RetentionMessagingModels

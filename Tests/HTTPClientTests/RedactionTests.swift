@@ -1,5 +1,7 @@
 import Foundation
-import HTTP
+import HTTPClient
+import HTTPCore
+import HTTPServer
 import Testing
 
 /// Every way a value reaches text: print, debug-print, dump and interpolation.

@@ -1,4 +1,5 @@
 public import Foundation
+public import HTTPCore
 public import TLS
 #if canImport(Glibc)
 import Glibc

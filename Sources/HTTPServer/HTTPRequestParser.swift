@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCore
 
 /// Turns the bytes of one connection into requests, whichever way they arrive: bytes are appended
 /// as they come, and `next()` says whether a whole request is there yet. Both the blocking reader

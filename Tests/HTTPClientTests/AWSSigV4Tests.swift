@@ -1,5 +1,7 @@
 import Foundation
-import HTTP
+import HTTPClient
+import HTTPCore
+import HTTPServer
 import Testing
 
 @Suite("AWS Signature V4 by libcurl")

@@ -1,4 +1,5 @@
 public import Foundation
+import HTTPCore
 
 /// One request as `HTTPServer` received it.
 public struct HTTPServerRequest: Sendable {

@@ -2,6 +2,7 @@
 import CEventLoop
 import Foundation
 import Glibc
+import HTTPCore
 import Synchronization
 import TLS
 

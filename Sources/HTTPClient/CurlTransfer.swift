@@ -1,5 +1,6 @@
 internal import CCurl
 import Foundation
+import HTTPCore
 
 /// One request on one easy handle: sets the options, performs, and turns the outcome into values.
 enum CurlTransfer {
@@ -13,7 +14,7 @@ enum CurlTransfer {
         guard !method.isEmpty, method.allSatisfy({ $0.isLetter || $0 == "-" }) else {
             return .failure(HTTPError(.invalidRequest, "'\(request.method)' is not an HTTP method."))
         }
-        for header in request.headers where !isValidHeader(name: header.name, value: header.value) {
+        for header in request.headers where !HeaderName.isValid(name: header.name, value: header.value) {
             // The value is left out on purpose: it may be a credential.
             return .failure(HTTPError(.invalidRequest, "The request header '\(header.name)' contains a line break or an invalid name."))
         }
@@ -108,14 +109,6 @@ enum CurlTransfer {
     }
 
     static let cancelledError = HTTPError(.other, "The request was cancelled.")
-
-    /// Names the HTTP/1.1 token rules allow, values without line breaks (header injection).
-    static func isValidHeader(name: String, value: String) -> Bool {
-        let separators = Set("()<>@,;:\\\"/[]?={} \t")
-        return !name.isEmpty
-            && name.unicodeScalars.allSatisfy { $0.value > 32 && $0.value < 127 && !separators.contains(Character($0)) }
-            && !value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" })
-    }
 
     static func headerLines(for request: HTTPRequest, sendsBody: Bool) -> [String] {
         var lines = request.headers.map { header in

@@ -116,7 +116,7 @@ public enum SensitiveHeaders {
 
     public static func isSensitive(_ name: String) -> Bool { names.contains(name.lowercased()) }
 
-    static func redacted(_ headers: [(name: String, value: String)]) -> [String] {
+    package static func redacted(_ headers: [(name: String, value: String)]) -> [String] {
         headers.map { "\($0.name): \(isSensitive($0.name) ? "<redacted>" : $0.value)" }
     }
 }
@@ -151,8 +151,8 @@ extension HTTPResponse: CustomStringConvertible, CustomDebugStringConvertible, C
 
 /// Header names are ASCII tokens, compared without regard to ASCII case (RFC 9110 §5.1); this
 /// avoids Foundation's Unicode-aware comparison on every lookup.
-enum HeaderName {
-    static func matches(_ name: String, _ other: String) -> Bool {
+package enum HeaderName {
+    package static func matches(_ name: String, _ other: String) -> Bool {
         var left = name.utf8.makeIterator()
         var right = other.utf8.makeIterator()
         while true {
@@ -162,6 +162,14 @@ enum HeaderName {
             default: return false
             }
         }
+    }
+
+    /// Names the HTTP/1.1 token rules allow, values without line breaks (header injection).
+    package static func isValid(name: String, value: String) -> Bool {
+        let separators = Set("()<>@,;:\\\"/[]?={} \t")
+        return !name.isEmpty
+            && name.unicodeScalars.allSatisfy { $0.value > 32 && $0.value < 127 && !separators.contains(Character($0)) }
+            && !value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" })
     }
 
     private static func lowercased(_ byte: UInt8) -> UInt8 {

@@ -1,5 +1,7 @@
 import Foundation
-@testable import HTTP
+import HTTPCore
+import HTTPClient
+@testable import HTTPServer
 import Testing
 import TestSupport
 

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HTTPCore
 
 /// A parsed listen address: IPv4, IPv6 or `localhost`.
 struct ListenAddress {

@@ -1,18 +1,9 @@
 import Foundation
-import HTTP
+import HTTPClient
+import HTTPCore
+import HTTPServer
 import Testing
-
-/// Answers every request with its own body, and tells in headers what it received.
-let echo: HTTPServer.Handler = { request in
-    HTTPResponse(status: 200, headers: [
-        ("X-Method", request.method),
-        ("X-Path", request.path),
-        ("X-Query-Name", request.query["name"] ?? ""),
-        ("X-Received-Trace", request.header("X-Trace") ?? ""),
-        ("X-Received-Content-Type", request.header("Content-Type") ?? ""),
-        ("X-Received-Expect", request.header("Expect") ?? ""),
-    ], body: request.body)
-}
+import TestSupport
 
 func url(_ server: HTTPServer, _ path: String) -> URL {
     URL(string: server.baseURL.absoluteString + path)!

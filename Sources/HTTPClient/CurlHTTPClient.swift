@@ -1,5 +1,6 @@
 internal import CCurl
 public import Foundation
+public import HTTPCore
 
 /// The production `HTTPTransport`: libcurl with TLS verification always on, HTTP/2 where the server
 /// offers it, proxies from the standard environment variables, and per-request timeouts.

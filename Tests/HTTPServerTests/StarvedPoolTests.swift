@@ -2,7 +2,8 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import HTTP
+import HTTPCore
+import HTTPServer
 import Testing
 import TestSupport
 

@@ -1,6 +1,7 @@
 import Basics
 import Foundation
 import Dispatch
+import HTTPCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -429,7 +430,7 @@ final class ServerCore: @unchecked Sendable {
         let managed: Set<String> = ["content-length", "transfer-encoding", "connection"]
         var head = "HTTP/1.1 \(response.status) \(Self.reasonPhrase(response.status))\r\n"
         for header in response.headers where !managed.contains(header.name.lowercased())
-            && CurlTransfer.isValidHeader(name: header.name, value: header.value) {
+            && HeaderName.isValid(name: header.name, value: header.value) {
             head += "\(header.name): \(header.value)\r\n"
         }
         head += "Content-Length: \(response.body.count)\r\n"
