@@ -11,18 +11,18 @@ struct WorkflowFilesTests {
     /// The repository's own workflows.
     static let own = [".github/workflows/release.yml", ".github/workflows/ci.yml"]
 
-    @Test("the README shows each workflow exactly as the file in examples/github-actions holds it")
-    func readmeShowsTheFiles() throws {
-        let readme = try Repository.text("README.md")
+    @Test("the manual's Workflows page shows each workflow exactly as the file in examples/github-actions holds it")
+    func manualShowsTheFiles() throws {
+        let readme = try Repository.text("docs/workflows.md")
         for file in Self.files {
             let path = "\(Self.folder)/\(file)"
             let marker = "<!-- file: \(path) -->\n```yaml\n"
             guard let start = readme.range(of: marker) else {
-                Issue.record("README.md does not show \(path) (no '<!-- file: \(path) -->' before a yaml block)")
+                Issue.record("docs/workflows.md does not show \(path) (no '<!-- file: \(path) -->' before a yaml block)")
                 continue
             }
             guard let end = readme.range(of: "```\n", range: start.upperBound..<readme.endIndex) else {
-                Issue.record("The README's block for \(path) is not closed"); continue
+                Issue.record("The block for \(path) in docs/workflows.md is not closed"); continue
             }
             #expect(String(readme[start.upperBound..<end.lowerBound]) == (try Repository.text(path)), "\(path)")
         }
