@@ -10,17 +10,9 @@ struct ApplyCommand: Command {
     static let planOption = Option("--plan", value: "FILE", completion: .file, help: ["Apply this saved plan"])
     static let prune = Option("--prune", help: ["Delete remote content that nothing derives or uses"])
     static let pruneForce = Option("--prune-force", help: ["Allow a prune that deletes more than 25% of the remote content"])
-    static let pruneId = Option("--prune-id", value: "ID[,ID…]", help: [
-        "Also delete these rollback targets (approved versions a revert would use,",
-        "which --prune keeps); implies --prune",
-    ])
     static let firstPublish = Option("--first-publish", help: [
         "Confirm that an empty state store starts this environment afresh although",
         "Apple already holds content these manifests derive (else apply refuses)",
-    ])
-    static let rollbackVersions = Option("--rollback-versions", value: "N", help: [
-        "Approved earlier versions of each message localization that --prune keeps",
-        "for a revert (default 3; 0 keeps none)",
     ])
     static let report = Option("--report", value: "FILE", completion: .file,
                                help: ["Write a JSON report of what was done (also after a failure)"])
@@ -48,7 +40,7 @@ struct ApplyCommand: Command {
         by running apply again. SIGINT or SIGTERM lets the action in flight end, writes the report
         and exits 130 or 143.
         """,
-        options: EnvironmentOptions.options + [planOption, prune, pruneForce, pruneId, rollbackVersions, firstPublish, report, autoApprove, format, maxDuration],
+        options: EnvironmentOptions.options + [planOption, prune, pruneForce, RollbackOptions.pruneId, RollbackOptions.rollbackVersions, firstPublish, report, autoApprove, format, maxDuration],
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
@@ -65,14 +57,8 @@ struct ApplyCommand: Command {
         let prune = arguments.flag(Self.prune)
         let pruneForce = arguments.flag(Self.pruneForce)
         let firstPublish = arguments.flag(Self.firstPublish)
-        let pruneNamed = Set((try arguments.value(Self.pruneId) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            .filter { !$0.isEmpty })
-        let rollbackVersions = try arguments.value(Self.rollbackVersions).map { text throws(CommandError) -> Int in
-            guard let value = Int(text), value >= 0 else {
-                throw CommandError("--rollback-versions needs a whole number, 0 or more", exitCode: .usage)
-            }
-            return value
-        } ?? PlanOptions.defaultRollbackVersions
+        let pruneNamed = try RollbackOptions.named(&arguments)
+        let rollbackVersions = try RollbackOptions.versions(&arguments)
         let autoApprove = arguments.flag(Self.autoApprove)
         let format = try arguments.value(Self.format, as: ApplyFormat.self) ?? .text
         let maxDurationText = try arguments.value(Self.maxDuration)

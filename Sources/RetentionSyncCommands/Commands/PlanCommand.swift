@@ -20,14 +20,6 @@ struct PlanCommand: Command {
     ])
     static let prune = Option("--prune", help: ["Also plan deleting remote content nothing derives or uses"])
     static let pruneForce = Option("--prune-force", help: ["Allow a prune that deletes more than 25% of the remote content"])
-    static let pruneId = Option("--prune-id", value: "ID[,ID…]", help: [
-        "Also delete these rollback targets (approved versions a revert would use,",
-        "which --prune keeps); implies --prune",
-    ])
-    static let rollbackVersions = Option("--rollback-versions", value: "N", help: [
-        "Approved earlier versions of each message localization that --prune keeps",
-        "for a revert (default 3; 0 keeps none)",
-    ])
     static let markdownMaxChars = Option("--markdown-max-chars", value: "N",
                                          help: ["Split the Markdown into comments of at most N characters (default 65000)"])
 
@@ -39,7 +31,7 @@ struct PlanCommand: Command {
         would do: each action with its reason and state (ready, blocked waiting for App Review, or
         error), what the remote holds that the manifests do not derive, and what the apply will cost.
         """,
-        options: EnvironmentOptions.options + [format, out, snapshotOut, detailedExitcode, prune, pruneForce, pruneId, rollbackVersions, markdownMaxChars,
+        options: EnvironmentOptions.options + [format, out, snapshotOut, detailedExitcode, prune, pruneForce, RollbackOptions.pruneId, RollbackOptions.rollbackVersions, markdownMaxChars,
                                                 StatusCommand.pendingWarnDays],
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
@@ -56,14 +48,8 @@ struct PlanCommand: Command {
         let detailed = arguments.flag(Self.detailedExitcode)
         let prune = arguments.flag(Self.prune)
         let pruneForce = arguments.flag(Self.pruneForce)
-        let pruneNamed = Set((try arguments.value(Self.pruneId) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            .filter { !$0.isEmpty })
-        let rollbackVersions = try arguments.value(Self.rollbackVersions).map { text throws(CommandError) -> Int in
-            guard let value = Int(text), value >= 0 else {
-                throw CommandError("--rollback-versions needs a whole number, 0 or more", exitCode: .usage)
-            }
-            return value
-        } ?? PlanOptions.defaultRollbackVersions
+        let pruneNamed = try RollbackOptions.named(&arguments)
+        let rollbackVersions = try RollbackOptions.versions(&arguments)
         let maxCharacters = try arguments.value(Self.markdownMaxChars).map { text throws(CommandError) -> Int in
             guard let value = Int(text), value > 0 else {
                 throw CommandError("--markdown-max-chars needs a positive number", exitCode: .usage)

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Reconciler
 import RetentionMessaging
 
 extension Option {
@@ -51,5 +52,28 @@ enum SigningKeyOption {
         } catch {
             throw CommandError("signing credentials: \(error.description)\(unsetHint)")
         }
+    }
+}
+
+/// `--prune-id` and `--rollback-versions`, declared once for `plan` and `apply`.
+enum RollbackOptions {
+    static let pruneId = Option("--prune-id", value: "ID[,ID…]", help: [
+        "Also delete these rollback targets (approved versions a revert would use,",
+        "which --prune keeps); implies --prune",
+    ])
+    static let rollbackVersions = Option("--rollback-versions", value: "N", default: String(PlanOptions.defaultRollbackVersions), help: [
+        "Approved earlier versions of each message localization that --prune keeps",
+        "for a revert (0 keeps none)",
+    ])
+
+    /// The identifiers `--prune-id` names, lower-cased.
+    static func named(_ arguments: inout Arguments) throws(CommandError) -> Set<String> {
+        Set((try arguments.value(pruneId) ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty })
+    }
+
+    static func versions(_ arguments: inout Arguments) throws(CommandError) -> Int {
+        try arguments.value(rollbackVersions, { Int($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a whole number, 0 or more")
+            ?? PlanOptions.defaultRollbackVersions
     }
 }
