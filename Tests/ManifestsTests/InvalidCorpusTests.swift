@@ -3,7 +3,8 @@ import Manifests
 import Testing
 
 /// Every directory under fixtures/manifests/invalid holds a manifest set with one fault and, in
-/// expected.txt, the exact diagnostics `validate` prints for it. `UPDATE_GOLDEN=1` rewrites them.
+/// expected.txt, the exact diagnostics `validate` prints for it. `UPDATE_GOLDEN=1` rewrites them
+/// and fails, as the other goldens do.
 @Suite("The invalid-manifest corpus")
 struct InvalidCorpusTests {
     static let corpus = repositoryRoot.appendingPathComponent("fixtures/manifests/invalid")
@@ -24,6 +25,8 @@ struct InvalidCorpusTests {
         let golden = Self.corpus.appendingPathComponent(name).appendingPathComponent("expected.txt")
         if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] == "1" {
             try Data(rendered.utf8).write(to: golden)
+            // Like every golden: a run that records fails, so it cannot pass unnoticed.
+            Issue.record("Recorded \(displayPath)/expected.txt; review the diff, then run the tests again without UPDATE_GOLDEN.")
         }
         let expected = try String(contentsOf: golden, encoding: .utf8)
         #expect(rendered == expected)
