@@ -9,8 +9,8 @@ import YAML
 public enum ManifestLoader {
     /// The only `apiVersion` this version of retention-sync reads.
     public static let apiVersion = "retention-sync/v1"
-    /// Every `kind` a document may have.
-    public static let kinds = ["App", "Image", "Message", "Defaults", "Flow"]
+    /// Every `kind` a document may have, as registered in `ManifestKinds.all`.
+    public static let kinds = ManifestKinds.all.map { $0.name }
 
     /// Loads and converts every document, collecting every problem on the way. The set is nil
     /// only when there is no usable `App` document (everything else hangs off it).
@@ -62,9 +62,8 @@ public enum ManifestLoader {
 struct BrokenDocuments: Sendable {
     /// Names written in documents that did not decode.
     var names: Set<String> = []
-    var anyMessage = false
-    var anyDefaults = false
-    var anyFlow = false
+    /// Kinds (by name) with a document that did not decode.
+    var kinds: Set<String> = []
     /// A document whose kind is unknown could have been anything.
     var unknownKind = false
 }
@@ -77,16 +76,17 @@ struct Loader {
     /// Where a wrong value was replaced by a placeholder: validation says nothing more there.
     var repaired = Set<SourceLocation>()
 
-    private var app: AppManifest?
-    private var appBroken = false
-    private var sawApp = false
+    // What the kinds collected (each kind adds to its own).
+    var app: AppManifest?
+    var appBroken = false
+    var sawApp = false
     /// Files that are not YAML: the App may be in one of them.
     private var unparsedFiles = 0
-    private var images: [ImageManifest] = []
-    private var messages: [MessageManifest] = []
-    private var flows: [FlowManifest] = []
-    private var defaultDocuments: [RawDefaults] = []
-    private var defaults: [DefaultAssignment] = []
+    var images: [ImageManifest] = []
+    var messages: [MessageManifest] = []
+    var flows: [FlowManifest] = []
+    var defaultDocuments: [RawDefaults] = []
+    var defaults: [DefaultAssignment] = []
     private let decoder = YAMLDecoder()
 
     init(directory: URL, displayPath: String) {
@@ -113,9 +113,7 @@ struct Loader {
             return
         }
         for file in files { load(file: file) }
-        if let app, !appBroken {
-            defaults = expandDefaults(defaultDocuments, app: app)
-        }
+        for kind in ManifestKinds.all { kind.finish(&self) }
         if !sawApp && unparsedFiles == 0 {
             diagnostics.append(.error("missing-app", at: nil, "no App document in '\(displayPath)'",
                                       hint: "add a document with 'kind: App' declaring bundleId, environments and products"))
@@ -203,45 +201,11 @@ struct Loader {
             if let name { broken.names.insert(name) }
             return
         }
-        switch kind {
-        case "App":
-            if sawApp {
-                diagnostics.append(.error("duplicate-app", at: root.location,
-                                          "a second App document; a manifest directory describes exactly one app",
-                                          hint: app.map { "the first App is at \($0.location)" } ?? "keep one App document"))
-                return
-            }
-            sawApp = true
-            guard let raw = decode(RawApp.self, root) else { appBroken = true; return }
-            app = convert(raw, node: root)
-        case "Image":
-            guard let raw = decode(RawImage.self, root) else {
-                if let name { broken.names.insert(name) }
-                return
-            }
-            images.append(convert(raw))
-        case "Message":
-            guard let raw = decode(RawMessage.self, root) else {
-                broken.anyMessage = true
-                if let name { broken.names.insert(name) }
-                return
-            }
-            messages.append(convert(raw, node: root))
-        case "Defaults":
-            guard let raw = decode(RawDefaults.self, root) else { broken.anyDefaults = true; return }
-            defaultDocuments.append(raw)
-        default:
-            guard let raw = decode(RawFlow.self, root) else {
-                broken.anyFlow = true
-                if let name { broken.names.insert(name) }
-                return
-            }
-            flows.append(convert(raw, node: root))
-        }
+        kind.load(root, name: name, into: &self)
     }
 
     /// Checks `apiVersion` and `kind`; returns the kind when the document can be read.
-    private mutating func checkHeader(_ pairs: [YAMLPair], at location: SourceLocation) -> String? {
+    private mutating func checkHeader(_ pairs: [YAMLPair], at location: SourceLocation) -> (any ManifestKind.Type)? {
         let apiVersion = pairs.first { $0.key.scalar?.text == "apiVersion" }?.value
         let kind = pairs.first { $0.key.scalar?.text == "kind" }?.value
         var usable = true
@@ -264,7 +228,7 @@ struct Loader {
             return nil
         }
         let text = kind.scalar?.text ?? ""
-        guard ManifestLoader.kinds.contains(text) else {
+        guard let known = ManifestKinds.named(text) else {
             let suggestion = NearMiss.best(text, in: ManifestLoader.kinds)
             diagnostics.append(.error("unknown-kind", at: kind.location, "unknown kind '\(text)'",
                                       hint: suggestion.map { "did you mean '\($0)'?" }
@@ -273,22 +237,16 @@ struct Loader {
             return nil
         }
         if !usable {
-            switch text {
-            case "App": sawApp = true; appBroken = true
-            case "Image": break
-            case "Message": broken.anyMessage = true
-            case "Defaults": broken.anyDefaults = true
-            default: broken.anyFlow = true
-            }
+            known.markBroken(name: nil, in: &self)
             return nil
         }
-        return text
+        return known
     }
 
     /// Decodes a document, reporting every problem: after a failure the document is mended where
     /// the decoder said (see `mended(for:)`) and decoded again, a bounded number of times, so a
     /// wrong type in one field does not hide the problems of the others. nil when it cannot be mended.
-    private mutating func decode<T: Decodable>(_ type: T.Type, _ node: YAMLNode) -> T? {
+    mutating func decode<T: Decodable>(_ type: T.Type, _ node: YAMLNode) -> T? {
         var current = node
         var reported = Set<YAMLDecodingError.Problem>()
         for _ in 0..<16 {

@@ -18,11 +18,7 @@ public enum ManifestValidator {
 
     static func check(_ set: ManifestSet, skipping broken: BrokenDocuments) -> ManifestCheck {
         var run = ValidationRun(set: set, broken: broken)
-        run.checkApp()
-        run.checkImages()
-        run.checkMessages()
-        run.checkDefaults()
-        run.checkFlows()
+        for kind in ManifestKinds.all { kind.validate(&run) }
         run.checkUnused()
         var seen = Set<Diagnostic>()
         return ManifestCheck(diagnostics: Diagnostic.sorted(run.diagnostics.filter { seen.insert($0).inserted }),

@@ -135,7 +135,7 @@ public enum ApplyEvent: Sendable {
 }
 
 /// Performs a plan's actions in `ActionKind.applyOrder`, one loop over its steps (the sandbox
-/// re-list is one of them). It never runs a blocked or error action, never deletes anything in
+/// re-list is one of them) that hands each action to its resource's `perform`. It never runs a blocked or error action, never deletes anything in
 /// use, and reports an action it cannot perform as an error instead of dropping it.
 public struct Applier: Sendable {
     public var api: any RetentionMessagingAPI
@@ -265,14 +265,17 @@ public struct Applier: Sendable {
                     if var recorder { try? await recorder.write() }
                     return stop(reason)
                 }
+                let resource = RemoteResources.resource(of: kind)
                 do {
-                    if let refusal = try await perform(action, in: current, report: &report, recorder: &recorder) {
+                    if let refusal = try await resource.perform(action, in: current, api: api, report: &report, recorder: &recorder) {
                         record(action, refusal.outcome, refusal.detail, awaiting: refusal.awaiting)
-                        if refusal.outcome == .alreadyDone { noteDone(action, in: current, recorder: &recorder) }
-                        if refusal.awaiting == .performanceTest { noteAwaitingTest(action, recorder: &recorder) }
+                        if refusal.outcome == .alreadyDone, recorder != nil {
+                            resource.recordDone(action, in: current, recorder: &recorder, at: clock())
+                        }
+                        if refusal.awaiting != nil { resource.recordRefusal(refusal, of: action, recorder: &recorder, at: clock()) }
                     } else {
                         record(action, .done)
-                        noteDone(action, in: current, recorder: &recorder)
+                        if recorder != nil { resource.recordDone(action, in: current, recorder: &recorder, at: clock()) }
                     }
                 } catch {
                     // What was done before the failure or stop is still recorded, so nothing is lost.
@@ -300,106 +303,6 @@ public struct Applier: Sendable {
         report.requests = counts(since: start)
         report.completed = true
         return report
-    }
-
-    /// Adds what a successful action changed to the state record.
-    func noteDone(_ action: PlanAction, in planned: PlanResult, recorder: inout StateRecorder?) {
-        guard recorder != nil else { return }
-        let time = clock()
-        switch action.change {
-        case .uploadImage(let image):
-            let png = planned.desired.pngs[image.identifier]
-            recorder?.record {
-                $0.recordUpload(.image(image, png: png, at: time))
-                $0.observeReviewState(ImageState.pending.rawValue, of: image.identifier, at: time)
-            }
-        case .uploadMessage(let message):
-            // Every upload starts PENDING; the review age counts from here.
-            recorder?.record {
-                $0.recordUpload(.message(message, at: time))
-                $0.observeReviewState(MessageState.pending.rawValue, of: message.identifier, at: time)
-            }
-        case .setDefault(let pair, let identifier, _, _):
-            recorder?.record { $0.recordDefault(productId: pair.productId, locale: pair.locale, messageIdentifier: identifier, at: time) }
-        case .deleteDefault(let pair, _):
-            recorder?.record { $0.recordDefault(productId: pair.productId, locale: pair.locale, messageIdentifier: nil, at: time) }
-        case .setRealtimeURL(let url, _):
-            recorder?.record {
-                $0.realtimeURL = RealtimeURLRecord(url: url, appliedAt: time)
-                $0.realtimeURLAwaitingPerformanceTest = nil
-            }
-        case .publishSnapshot, .deleteMessage, .deleteImage:
-            break
-        }
-    }
-
-    /// Records that Apple refused the realtime URL until a sandbox performance test passes, so that
-    /// every later plan that shares the store shows it waiting, on any runner.
-    func noteAwaitingTest(_ action: PlanAction, recorder: inout StateRecorder?) {
-        guard case .setRealtimeURL(let url, _) = action.change else { return }
-        let time = clock()
-        recorder?.record { document in
-            if document.realtimeURLAwaitingPerformanceTest?.url != url {
-                document.realtimeURLAwaitingPerformanceTest = RealtimeURLRefusal(url: url, refusedAt: time)
-            }
-        }
-    }
-
-    /// Performs one action. Returns nil when it was done, or the outcome when Apple's answer means
-    /// it needs no doing (already there, already gone) or cannot be done now; throws when it failed.
-    func perform(_ action: PlanAction, in planned: PlanResult, report: inout ApplyReport,
-                 recorder: inout StateRecorder?) async throws -> Refusal? {
-        switch action.change {
-        case .uploadImage(let image):
-            guard let png = planned.desired.pngs[image.identifier], !png.isEmpty else {
-                return Refusal(.error, "the PNG of image '\(image.name)' was not loaded with the manifests; nothing was uploaded")
-            }
-            do {
-                try await api.uploadImage(identifier: image.identifier, size: image.size, png: png)
-            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.imageAlreadyExists {
-                return Refusal(.alreadyDone, "the image was already there")
-            }
-        case .uploadMessage(let message):
-            do {
-                try await api.uploadMessage(identifier: message.identifier, body: message.body)
-            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.messageAlreadyExists {
-                return Refusal(.alreadyDone, "the message was already there")
-            }
-        case .setDefault(let pair, let identifier, _, _):
-            try await api.configureDefaultMessage(productId: pair.productId, locale: pair.locale, messageIdentifier: identifier)
-        case .deleteDefault(let pair, _):
-            try await api.deleteDefaultMessage(productId: pair.productId, locale: pair.locale)
-        case .publishSnapshot(let compiled, _):
-            guard var writer = recorder else {
-                return Refusal(.error, "there is no state store to publish to; nothing was written")
-            }
-            // The snapshot goes live here, before the realtime URL and deletions, with the record so far.
-            writer.publishing = compiled.snapshot
-            try await writer.write()
-            recorder = writer
-            report.publishedSnapshot = compiled.snapshot.digest
-        case .setRealtimeURL(let url, _):
-            do {
-                try await api.configureRealtimeURL(url)
-            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.realtimeURLNeedsPerformanceTest {
-                return Refusal(.blocked, ActionResult.realtimeURLAwaitingTest, awaiting: .performanceTest)
-            }
-        case .deleteMessage(let identifier, _):
-            do {
-                try await api.deleteMessage(identifier: identifier)
-            } catch let error as RetentionMessagingError where error.isAlreadyGone {
-                return Refusal(.alreadyDone, "the message was already gone")
-            }
-        case .deleteImage(let identifier, _):
-            do {
-                try await api.deleteImage(identifier: identifier)
-            } catch let error as RetentionMessagingError where error.isAlreadyGone {
-                return Refusal(.alreadyDone, "the image was already gone")
-            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.imageInUse {
-                return Refusal(.skipped, "Apple says the image is still in use by a message; kept")
-            }
-        }
-        return nil
     }
 
     func counts(since start: RequestCounts) -> RequestCounts {

@@ -3,23 +3,14 @@ public import RetentionMessagingModels
 import Runtime
 
 /// Stable across runs: derived from the kind and its target, e.g. `upload_message:<uuid>`. Built
-/// only by the factories below, so every kind spells its id one way.
+/// only by the factories each resource declares beside itself, so every kind spells its id one way.
 public struct ActionID: Sendable, Hashable, Comparable, Codable, CustomStringConvertible, ExpressibleByStringInterpolation {
     public let rawValue: String
 
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(stringLiteral value: String) { rawValue = value }
 
-    public static func uploadImage(_ identifier: String) -> ActionID { ActionID(.uploadImage, identifier) }
-    public static func uploadMessage(_ identifier: String) -> ActionID { ActionID(.uploadMessage, identifier) }
-    public static func setDefault(_ pair: ProductLocale, to identifier: String) -> ActionID { ActionID(.setDefault, "\(pair):\(identifier)") }
-    public static func deleteDefault(_ pair: ProductLocale) -> ActionID { ActionID(.deleteDefault, pair.description) }
-    public static let publishSnapshot = ActionID(rawValue: ActionKind.publishSnapshot.rawValue)
-    public static func setRealtimeURL(_ url: String) -> ActionID { ActionID(.setRealtimeURL, url) }
-    public static func deleteMessage(_ identifier: String) -> ActionID { ActionID(.deleteMessage, identifier) }
-    public static func deleteImage(_ identifier: String) -> ActionID { ActionID(.deleteImage, identifier) }
-
-    private init(_ kind: ActionKind, _ target: String) { rawValue = "\(kind.rawValue):\(target)" }
+    init(_ kind: ActionKind, _ target: String) { rawValue = "\(kind.rawValue):\(target)" }
 
     public static func < (lhs: ActionID, rhs: ActionID) -> Bool { lhs.rawValue < rhs.rawValue }
     public var description: String { rawValue }
@@ -31,17 +22,42 @@ public struct ActionID: Sendable, Hashable, Comparable, Codable, CustomStringCon
     }
 }
 
-/// The kinds of action, in the order apply performs them. `relist` is not an action but the
-/// boundary where a sandbox apply learns the review states its uploads got.
-public enum ActionKind: String, Codable, Sendable, Hashable, CaseIterable {
-    case uploadImage = "upload_image"
-    case uploadMessage = "upload_message"
-    case setDefault = "set_default"
-    case deleteDefault = "delete_default"
-    case publishSnapshot = "publish_snapshot"
-    case setRealtimeURL = "set_realtime_url"
-    case deleteMessage = "delete_message"
-    case deleteImage = "delete_image"
+/// What an action does: a verb and the resource it acts on, spelt `verb_resource` in plans
+/// (`upload_image`, `set_default`, `publish_snapshot`). Every kind comes from a registered
+/// resource (`RemoteResources.all`), in the order apply performs them. `relist` is not an action
+/// but the boundary where a sandbox apply learns the review states its uploads got.
+public struct ActionKind: Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    public let verb: PlanVerb
+    public let resource: ResourceID
+
+    public init(_ verb: PlanVerb, _ resource: ResourceID) {
+        self.verb = verb
+        self.resource = resource
+    }
+
+    /// The spelling in plan and report JSON.
+    public var rawValue: String { "\(verb.rawValue)_\(resource.rawValue)" }
+    public var description: String { rawValue }
+
+    /// A registered kind by its spelling, or nil.
+    public init?(rawValue: String) {
+        guard let kind = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+        self = kind
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let kind = ActionKind(rawValue: text) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "unknown action kind '\(text)'")
+        }
+        self = kind
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
 
     public enum Step: Sendable, Hashable {
         case perform(ActionKind)
@@ -49,38 +65,25 @@ public enum ActionKind: String, Codable, Sendable, Hashable, CaseIterable {
         case relist
     }
 
-    /// Where a kind runs in an apply: images before the messages that show them, then what uses
-    /// them; messages are deleted before images because Apple refuses to delete an image a message
-    /// still uses. A switch, so a new kind cannot be added without a place in the order.
-    public var applyRank: Int {
-        switch self {
-        case .uploadImage: 0
-        case .uploadMessage: 1
-        case .setDefault: 2
-        case .deleteDefault: 3
-        case .publishSnapshot: 4
-        case .setRealtimeURL: 5
-        case .deleteMessage: 6
-        case .deleteImage: 7
-        }
-    }
+    /// Every registered kind, in apply order.
+    public static var allCases: [ActionKind] { RemoteResources.actionKinds }
 
-    /// Every kind by `applyRank`, with the re-list right after the uploads: what apply loops over.
-    public static let applyOrder: [Step] = {
-        let kinds = allCases.sorted { $0.applyRank < $1.applyRank }
-        let uploads = kinds.filter { $0.effect == .upload }.map(Step.perform)
-        return uploads + [.relist] + kinds.filter { $0.effect != .upload }.map(Step.perform)
-    }()
+    /// Where a kind runs in an apply (its position in `applyOrder`).
+    public var applyRank: Int { Self.allCases.firstIndex(of: self) ?? Self.allCases.count }
+
+    /// Content uploads, the re-list, configuration, then content deletions, each in the
+    /// resources' dependency order (deletions reversed): what apply loops over.
+    public static var applyOrder: [Step] { RemoteResources.applyOrder }
 
     /// What an action of this kind does to the remote: the one place the summary, the views and
-    /// the estimate learn which kinds upload, set or delete.
+    /// the estimate learn which kinds upload, set or delete. Publishing counts as setting.
     public enum Effect: Sendable, Hashable { case upload, set, delete }
 
     public var effect: Effect {
-        switch self {
-        case .uploadImage, .uploadMessage: .upload
-        case .setDefault, .publishSnapshot, .setRealtimeURL: .set
-        case .deleteDefault, .deleteMessage, .deleteImage: .delete
+        switch verb {
+        case .upload: .upload
+        case .set, .publish: .set
+        case .delete: .delete
         }
     }
 }

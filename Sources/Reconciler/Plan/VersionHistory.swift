@@ -47,4 +47,10 @@ struct VersionHistory {
     }
 
     func describe(_ identifier: String) -> Described? { described[identifier] }
+
+    /// The versions the state of a plan's remote recorded, keeping as many as its options say.
+    init(_ context: PlanContext) {
+        self.init(records: context.remote.state?.document?.content ?? [], desired: context.desired, remote: context.remote,
+                  keep: context.options.rollbackVersions)
+    }
 }

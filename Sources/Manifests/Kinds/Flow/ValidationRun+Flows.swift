@@ -213,7 +213,7 @@ extension ValidationRun {
                     missingDefaults.append(locale)
                 }
             }
-            if !missingDefaults.isEmpty && !broken.anyDefaults && !broken.unknownKind {
+            if !missingDefaults.isEmpty && !broken.kinds.contains(DefaultsKind.name) && !broken.unknownKind {
                 report(.error("missing-default", at: rule.location(of: .name),
                               "product '\(product.id)' has no default message for \(missingDefaults.joined(separator: ", ")), which rule '\(rule.name)' of flow '\(flow.name)' serves",
                               hint: "Apple requires a default message for every product and locale served by realtime messages; add it to a Defaults document"))
@@ -227,13 +227,13 @@ extension ValidationRun {
     }
 
     mutating func checkUnused() {
-        if !broken.anyMessage && !broken.unknownKind {
+        if !broken.kinds.contains(MessageKind.name) && !broken.unknownKind {
             for image in set.images where !usedImages.contains(image.name) && !suggestedNames.contains(image.name) {
                 report(.warning("unused-image", at: image.location, "no message uses image '\(image.name)'",
                                 hint: "it is still uploaded; remove it if it is no longer needed"))
             }
         }
-        if !broken.anyDefaults && !broken.anyFlow && !broken.unknownKind {
+        if !broken.kinds.contains(DefaultsKind.name) && !broken.kinds.contains(FlowKind.name) && !broken.unknownKind {
             for message in set.messages where !usedMessages.contains(message.name) && !suggestedNames.contains(message.name) {
                 report(.warning("unused-message", at: message.location, "no default or flow rule uses message '\(message.name)'",
                                 hint: "it is still uploaded; remove it if it is no longer needed"))

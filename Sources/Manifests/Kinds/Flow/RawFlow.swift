@@ -1,0 +1,75 @@
+import YAML
+
+// A `Flow` document exactly as written.
+
+struct RawFlow: Decodable {
+    var apiVersion: String
+    var kind: String
+    var name: Located<String>
+    var localeFallbacks: [String: Located<String>]?
+    var rules: [Located<RawRule>]
+}
+
+struct RawRule: Decodable {
+    var name: Located<String>
+    var match: Located<RawMatch>?
+    var response: Located<RawResponse>
+}
+
+struct RawMatch: Decodable {
+    var products: [Located<String>]?
+    var locales: [Located<String>]?
+    var environments: [Located<String>]?
+    var window: Located<RawWindow>?
+    var split: Located<RawSplit>?
+}
+
+struct RawWindow: Decodable {
+    var from: Located<String>?
+    var until: Located<String>?
+}
+
+struct RawSplit: Decodable {
+    var group: Located<String>
+    var percent: Located<Double>
+}
+
+/// `none`, or a mapping holding exactly one of `message`, `alternateProduct`, `promotionalOffer`.
+enum RawResponse: Decodable {
+    case none
+    case kinds(RawResponseKinds)
+
+    init(from decoder: any Decoder) throws {
+        if let text = try? decoder.singleValueContainer().decode(String.self) {
+            guard text == "none" else {
+                throw DecodingError.dataCorrupted(.init(
+                    codingPath: decoder.codingPath,
+                    debugDescription: "expected 'none' or a mapping with one of message, alternateProduct, promotionalOffer; found '\(text)'"))
+            }
+            self = .none
+        } else {
+            self = .kinds(try RawResponseKinds(from: decoder))
+        }
+    }
+}
+
+extension RawResponse: YAMLPlaceholder {
+    static var yamlPlaceholder: RawResponse { .none }
+}
+
+struct RawResponseKinds: Decodable {
+    var message: Located<String>?
+    var alternateProduct: Located<RawAlternateProduct>?
+    var promotionalOffer: Located<RawPromotionalOffer>?
+}
+
+struct RawAlternateProduct: Decodable {
+    var message: Located<String>
+    var productId: Located<String>
+    var billingPlanType: Located<String>?
+}
+
+struct RawPromotionalOffer: Decodable {
+    var message: Located<String>
+    var offerIdentifier: Located<String>
+}

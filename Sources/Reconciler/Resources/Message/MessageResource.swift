@@ -1,0 +1,120 @@
+import Foundation
+import RetentionMessaging
+import RetentionMessagingModels
+import StateStore
+
+extension ResourceID {
+    public static let message = ResourceID(rawValue: "message")
+}
+
+extension ActionKind {
+    public static let uploadMessage = ActionKind(.upload, .message)
+    public static let deleteMessage = ActionKind(.delete, .message)
+}
+
+extension ActionID {
+    public static func uploadMessage(_ identifier: String) -> ActionID { ActionID(.uploadMessage, identifier) }
+    public static func deleteMessage(_ identifier: String) -> ActionID { ActionID(.deleteMessage, identifier) }
+}
+
+/// Apple's messages, one per localization: uploaded once per content identifier, deleted only by prune.
+enum MessageResource: RemoteResource {
+    static let id = ResourceID.message
+    static let isContent = true
+    static let verbs: [PlanVerb] = [.upload, .delete]
+
+    static func plan(_ context: inout PlanContext) throws {
+        let remote = context.remote
+        var uploads: [PlanAction] = []
+        for message in context.desired.messages {
+            switch remote.messages[message.identifier] {
+            case nil:
+                let needs = Set(message.imageIdentifiers.filter { remote.images[$0] == nil }.map(ActionID.uploadImage))
+                uploads.append(PlanAction(
+                    id: .uploadMessage(message.identifier),
+                    reason: ActionReason(.messageNotUploaded(name: message.name, locale: message.locale,
+                                                             version: message.contentVersion, environment: context.environment)),
+                    change: .uploadMessage(message), dependsOn: needs.sorted()))
+            case .rejected?:
+                context.problems.append(PlanProblem(kind: .rejectedMessage, identifier: message.identifier, name: message.name,
+                                                    locale: message.locale,
+                                                    message: "message '\(message.name)' (\(message.locale)) version \(message.contentVersion) was REJECTED by App Review; change its \(message.locale) text to upload a new version"))
+            default:
+                break
+            }
+        }
+        ImageResource.capUploads(&uploads, kind: .message, existing: remote.messages.count, cap: RetentionLimits.messages,
+                                 environment: context.environment)
+        // A message whose new picture is over the image cap cannot be uploaded either.
+        var capped: [ActionID: String] = [:]
+        for action in context.actions where action.state == .error {
+            if case .uploadImage(let image) = action.change, capped[action.id] == nil { capped[action.id] = image.name }
+        }
+        for index in uploads.indices where uploads[index].state == .ready {
+            guard let image = uploads[index].dependsOn.first(where: { capped[$0] != nil }) else { continue }
+            uploads[index].state = .error
+            uploads[index].error = .pictureOverCap(imageName: capped[image] ?? "?")
+        }
+        context.actions += uploads
+    }
+
+    /// A message upload that replaces a recorded version shows what changes in its text.
+    static func annotate(_ context: inout PlanContext) {
+        for index in context.actions.indices {
+            if case .uploadMessage(let message) = context.actions[index].change {
+                context.actions[index].textChanges = TextChanges.find(for: message, remote: context.remote, usage: context.usage)
+            }
+        }
+    }
+
+    static func prune(_ context: inout PlanContext) {
+        let remote = context.remote
+        let derived = Set(context.desired.messages.map(\.identifier))
+        let history = VersionHistory(context)
+        for id in remote.messages.keys.filter({ !derived.contains($0) }).sorted() {
+            let uses = context.usage.uses[id] ?? []
+            let recorded = history.describe(id)
+            let name = recorded?.name ?? context.usage.publishedNames[id]
+            let label = recorded?.label ?? (name == nil ? .unmanaged : .olderVersion)
+            // The approved versions a revert would use are kept unless named.
+            let keptForRollback = label == .rollbackTarget && !context.options.pruneNamed.contains(id)
+            let verdict: PruneVerdict = !uses.isEmpty ? .inUse : (keptForRollback ? .rollbackTarget : .deletable)
+            context.inventory.append(InventoryItem(kind: .message, identifier: id, state: ReviewState(remote.messages[id]),
+                                                   label: label, name: name, usedBy: uses, prune: verdict))
+            if context.options.prune && verdict == .deletable {
+                context.actions.append(PlanAction(id: .deleteMessage(id), reason: ActionReason(.unusedMessage),
+                                                  change: .deleteMessage(id, name: name)))
+            }
+        }
+    }
+
+    static func perform(_ action: PlanAction, in planned: PlanResult, api: any RetentionMessagingAPI,
+                        report: inout ApplyReport, recorder: inout StateRecorder?) async throws -> Refusal? {
+        switch action.change {
+        case .uploadMessage(let message):
+            do {
+                try await api.uploadMessage(identifier: message.identifier, body: message.body)
+            } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.messageAlreadyExists {
+                return Refusal(.alreadyDone, "the message was already there")
+            }
+        case .deleteMessage(let identifier, _):
+            do {
+                try await api.deleteMessage(identifier: identifier)
+            } catch let error as RetentionMessagingError where error.isAlreadyGone {
+                return Refusal(.alreadyDone, "the message was already gone")
+            }
+        default:
+            return Refusal(.error, "not a message action")
+        }
+        return nil
+    }
+
+    static func recordDone(_ action: PlanAction, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {
+        guard case .uploadMessage(let message) = action.change else { return }
+        // Every upload starts PENDING; the review age counts from here.
+        recorder?.record {
+            $0.recordUpload(.message(message, at: time))
+            $0.observeReviewState(MessageState.pending.rawValue, of: message.identifier, at: time)
+        }
+    }
+}

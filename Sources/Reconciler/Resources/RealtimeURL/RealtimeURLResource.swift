@@ -1,0 +1,68 @@
+import Foundation
+import RetentionMessaging
+import RetentionMessagingModels
+import StateStore
+
+extension ResourceID {
+    public static let realtimeURL = ResourceID(rawValue: "realtime_url")
+}
+
+extension ActionKind {
+    public static let setRealtimeURL = ActionKind(.set, .realtimeURL)
+}
+
+extension ActionID {
+    public static func setRealtimeURL(_ url: String) -> ActionID { ActionID(.setRealtimeURL, url) }
+}
+
+/// The realtime URL Apple calls. Production takes it only once a sandbox performance test passed.
+enum RealtimeURLResource: RemoteResource {
+    static let id = ResourceID.realtimeURL
+    static let isContent = false
+    static let verbs: [PlanVerb] = [.set]
+
+    static func plan(_ context: inout PlanContext) throws {
+        let remote = context.remote
+        guard let url = context.desired.realtimeURL, remote.realtimeURL != url else { return }
+        var action = PlanAction(
+            id: .setRealtimeURL(url),
+            reason: ActionReason(remote.realtimeURL == nil ? .noRealtimeURL : .otherRealtimeURL),
+            change: .setRealtimeURL(url, current: remote.realtimeURL))
+        // The state records a URL Apple refused until a sandbox performance test passes (403 4030026).
+        if context.environment == .production && remote.state?.document?.realtimeURLAwaitingPerformanceTest?.url == url {
+            action.state = .blocked
+            action.reason.wait = .performanceTest
+        }
+        context.actions.append(action)
+    }
+
+    static func perform(_ action: PlanAction, in planned: PlanResult, api: any RetentionMessagingAPI,
+                        report: inout ApplyReport, recorder: inout StateRecorder?) async throws -> Refusal? {
+        guard case .setRealtimeURL(let url, _) = action.change else { return Refusal(.error, "not a realtime URL action") }
+        do {
+            try await api.configureRealtimeURL(url)
+        } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.realtimeURLNeedsPerformanceTest {
+            return Refusal(.blocked, ActionResult.realtimeURLAwaitingTest, awaiting: .performanceTest)
+        }
+        return nil
+    }
+
+    static func recordDone(_ action: PlanAction, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {
+        guard case .setRealtimeURL(let url, _) = action.change else { return }
+        recorder?.record {
+            $0.realtimeURL = RealtimeURLRecord(url: url, appliedAt: time)
+            $0.realtimeURLAwaitingPerformanceTest = nil
+        }
+    }
+
+    /// Records that Apple refused the realtime URL until a sandbox performance test passes, so that
+    /// every later plan that shares the store shows it waiting, on any runner.
+    static func recordRefusal(_ refusal: Refusal, of action: PlanAction, recorder: inout StateRecorder?, at time: Date) {
+        guard refusal.awaiting == .performanceTest, case .setRealtimeURL(let url, _) = action.change else { return }
+        recorder?.record { document in
+            if document.realtimeURLAwaitingPerformanceTest?.url != url {
+                document.realtimeURLAwaitingPerformanceTest = RealtimeURLRefusal(url: url, refusedAt: time)
+            }
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import RetentionMessaging
+import RetentionMessagingModels
+import Runtime
+
+extension ResourceID {
+    /// The runtime snapshot in the state store, which `serve` answers from.
+    public static let snapshot = ResourceID(rawValue: "snapshot")
+}
+
+extension ActionKind {
+    public static let publishSnapshot = ActionKind(.publish, .snapshot)
+}
+
+extension ActionID {
+    public static let publishSnapshot = ActionID(rawValue: ActionKind.publishSnapshot.rawValue)
+}
+
+/// The published runtime snapshot: compiled from the flows with only approved content, each rule
+/// held at its previous version while its new content waits for review.
+enum SnapshotResource: RemoteResource {
+    static let id = ResourceID.snapshot
+    static let isContent = false
+    static let verbs: [PlanVerb] = [.publish]
+
+    static func plan(_ context: inout PlanContext) throws {
+        let desired = context.desired, remote = context.remote
+        guard context.hasSnapshotStore, !(desired.rules.isEmpty && remote.publishedSnapshot == nil) else { return }
+        let snapshot = try SnapshotCompiler.compile(desired: desired, remote: remote, gate: context.gate)
+        context.compiled = snapshot
+        let publishedDigest = remote.publishedSnapshot?.digest
+        let pending = snapshot.outcomes.filter { $0.outcome == .held || $0.outcome == .leftOut }
+        let waiting = Array(Set(pending.flatMap(\.waitingFor))).sorted()
+        // An empty snapshot where none is published changes nothing a customer sees.
+        let changes = snapshot.snapshot.digest != publishedDigest
+            && !(publishedDigest == nil && snapshot.snapshot.rules.isEmpty)
+        let change = Change.publishSnapshot(snapshot, current: publishedDigest)
+        if changes {
+            let changed = snapshot.outcomes.filter { [.added, .updated, .removed].contains($0.outcome) }.count
+            context.actions.append(PlanAction(
+                id: .publishSnapshot,
+                reason: ActionReason(publishedDigest == nil ? .noSnapshotPublished(waitingRules: pending.count)
+                                                            : .rulesChanged(changed, waitingRules: pending.count)),
+                change: change, waitingFor: pending.isEmpty ? [] : waiting))
+        } else if !pending.isEmpty {
+            var action = PlanAction(id: .publishSnapshot, reason: ActionReason(.rulesWaiting(pending.count)), change: change)
+            Planner.applyGate(waiting.contains { $0.state == .rejected } ? .rejected(waiting) : .waiting(waiting),
+                              to: &action, serving: .publishedSnapshot, environment: context.environment)
+            context.actions.append(action)
+        }
+    }
+
+    static func perform(_ action: PlanAction, in planned: PlanResult, api: any RetentionMessagingAPI,
+                        report: inout ApplyReport, recorder: inout StateRecorder?) async throws -> Refusal? {
+        guard case .publishSnapshot(let compiled, _) = action.change else { return Refusal(.error, "not a snapshot action") }
+        guard var writer = recorder else {
+            return Refusal(.error, "there is no state store to publish to; nothing was written")
+        }
+        // The snapshot goes live here, before the realtime URL and deletions, with the record so far.
+        writer.publishing = compiled.snapshot
+        try await writer.write()
+        recorder = writer
+        report.publishedSnapshot = compiled.snapshot.digest
+        return nil
+    }
+}
