@@ -1,5 +1,6 @@
 import Emulator
 import Foundation
+import RetentionMessaging
 import RetentionMessagingModels
 import RetentionSyncCommands
 import Testing
@@ -93,5 +94,21 @@ struct FirstWeeksTests {
         try FileManager.default.removeItem(at: store)
         #expect(await harness.run(["apply", "--env", "sandbox", "--first-publish"]).code == .success)
         #expect(FileManager.default.fileExists(atPath: store.path))
+    }
+
+    @Test("status says how long App Review takes here, and how long pending content has waited")
+    func statusShowsReviewTime() async throws {
+        let harness = try CommandHarness()
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
+        harness.clock.advance(by: 2 * 86_400)
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
+        let pending = await harness.run(["status", "--env", "production"])
+        #expect(pending.stdout.contains("Review time (production"), "\(pending.stdout)")
+        #expect(pending.stdout.contains("  waiting: "), "\(pending.stdout)")
+        harness.emulator.approveAllPending(in: .production)
+        harness.clock.advance(by: 86_400)
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
+        let markdown = await harness.run(["status", "--env", "production", "--format", "markdown"])
+        #expect(markdown.stdout.contains("<details><summary>Review time (production): median "), "\(markdown.stdout)")
     }
 }

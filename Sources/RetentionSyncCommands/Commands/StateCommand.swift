@@ -11,7 +11,7 @@ import StateStore
 struct StateCommand: Command {
     static let name = "state"
     static let summary = "Show the state document an environment's store holds"
-    static let positional: Positional? = Positional("ACTION", choices: ["show", "migrate"])
+    static let positional: Positional? = Positional("ACTION", choices: ["show", "history", "migrate"])
     static let env = Option("--env", value: "ENV", of: Environment.self, help: ["sandbox or production"])
     static let stateStore = Option("--state-store", value: "LOCATION", completion: .file, help: [
         "s3://bucket/prefix or a file path (default: the App's",
@@ -19,6 +19,9 @@ struct StateCommand: Command {
     ])
     static let manifests = Option.manifests()
     static let format = Option("--format", value: "FORMAT", of: StatusFormat.self, help: ["text (default) or json"])
+    static let version = Option("--version", value: "N", help: [
+        "show: print version N of the document, as 'state history' numbers them",
+    ])
     static let from = Option("--from", value: "LOCATION", completion: .file, help: [
         "migrate: the store that holds the state now (s3://bucket/prefix or a file)",
     ])
@@ -27,6 +30,8 @@ struct StateCommand: Command {
         usage: """
         Usage: retention-sync state show --env sandbox|production [--state-store LOCATION] [--manifests DIR]
                                          [--format text|json]
+               retention-sync state history --env sandbox|production [--format text|json] [--state-store LOCATION]
+               retention-sync state show --env ENV --version N [--format text|json]
                retention-sync state migrate --env sandbox|production --from LOCATION [--state-store LOCATION]
                                             [--manifests DIR]
         """,
@@ -39,8 +44,11 @@ struct StateCommand: Command {
         'migrate' copies the document from --from into the environment's store (--state-store, else
         the App's stateStore) when that store holds nothing yet, reads it back and checks its digest:
         how state moves from a file to S3 and back. The old document is left where it was.
+
+        'history' lists every kept version of the document (number, time, digest, what changed, the
+        run that wrote it): the audit trail of which snapshot served when.
         """,
-        options: [env, stateStore, manifests, format, from],
+        options: [env, stateStore, manifests, format, version, from],
         column: 25,
         footer: """
         S3-compatible stores read AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
@@ -71,17 +79,21 @@ struct StateCommand: Command {
         let storeOption = try arguments.value(Self.stateStore)
         let format = try arguments.value(Self.format, as: StatusFormat.self) ?? .text
         let fromOption = try arguments.value(Self.from)
+        let versionNumber = try arguments.value(Self.version, { Int($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a version number")
         // Options first: `positional()` would otherwise take an option's value for the action.
         guard let action = arguments.positional() else {
             throw CommandError("state needs an action: retention-sync state show --env ENV", exitCode: .usage)
         }
-        guard action == "show" || action == "migrate" else {
-            throw CommandError("unknown state action '\(action)'; the actions are 'show' and 'migrate'", exitCode: .usage)
+        guard ["show", "history", "migrate"].contains(action) else {
+            throw CommandError("unknown state action '\(action)'; the actions are 'show', 'history' and 'migrate'", exitCode: .usage)
+        }
+        if versionNumber != nil, action != "show" {
+            throw CommandError("--version goes with 'state show'", exitCode: .usage)
         }
         if action == "migrate", fromOption == nil {
             throw CommandError("state migrate needs --from LOCATION: the store that holds the state now", exitCode: .usage)
         }
-        if action == "show", fromOption != nil {
+        if action != "migrate", fromOption != nil {
             throw CommandError("--from goes with 'state migrate'", exitCode: .usage)
         }
         try arguments.finish()
@@ -111,6 +123,10 @@ struct StateCommand: Command {
             return try await migrate(from: source, to: location, owner: owner, context: context,
                                      transport: CurlHTTPClient(configuration: configuration))
         }
+        if action == "history" || versionNumber != nil {
+            return try await history(location: location, owner: owner, version: versionNumber, format: format, context: context,
+                                     transport: CurlHTTPClient(configuration: configuration))
+        }
         let read: StateRead
         let store: any StateStore
         do {
@@ -134,6 +150,58 @@ struct StateCommand: Command {
             context.console.write(String(decoding: try encoder.encode(shown), as: UTF8.self) + "\n")
         } else {
             context.console.write(text(read, owner: owner, store: store.location.description))
+        }
+        return .success
+    }
+
+    /// `state history`, or `state show --version N`: the versions the store kept.
+    static func history(location: StateLocation, owner: StateOwner, version: Int?, format: StatusFormat, context: CommandContext,
+                        transport: any HTTPTransport) async throws(CommandError) -> ExitCode {
+        let versions: [StoredStateVersion]
+        let name: String
+        do {
+            let store = try StateStores.open(location, owner: owner, environment: context.environment, transport: transport)
+            name = store.location.description
+            guard let keeper = store as? any StateHistoryKeeping else {
+                throw CommandError("\(name) keeps no history")
+            }
+            versions = try await keeper.versions()
+        } catch let error as CommandError {
+            throw error
+        } catch let error as StateStoreError {
+            throw CommandError(error.description)
+        } catch {
+            throw CommandError("\(error)")
+        }
+        if let version {
+            guard let found = versions.first(where: { $0.number == version }) else {
+                throw CommandError("\(name) keeps no version \(version); 'state history' lists the versions it keeps: "
+                                   + versions.map { "#\($0.number)" }.joined(separator: ", "))
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
+            encoder.dateEncodingStrategy = .custom { date, encoder in
+                var container = encoder.singleValueContainer()
+                try container.encode(StateTime.format(date))
+            }
+            if format == .json {
+                let shown = Shown(store: name, version: String(version), migratedFrom: nil, document: found.document)
+                do { context.console.write(String(decoding: try encoder.encode(shown), as: UTF8.self) + "\n") } catch {
+                    throw CommandError("cannot encode the document: \(error)")
+                }
+            } else {
+                context.console.write(text(StateRead(document: found.document, version: nil, migratedFrom: nil), owner: owner,
+                                           store: "\(name), version #\(version)"))
+            }
+            return .success
+        }
+        let entries = StateHistoryEntry.entries(versions)
+        if format == .json {
+            do { context.console.write(try StateHistoryView.json(entries, store: name)) } catch {
+                throw CommandError("cannot encode the history: \(error)")
+            }
+        } else {
+            context.console.write(StateHistoryView.text(entries, store: name))
         }
         return .success
     }

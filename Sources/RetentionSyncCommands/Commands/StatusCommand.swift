@@ -1,5 +1,6 @@
 import Foundation
 import Reconciler
+import StateStore
 import RetentionMessaging
 import RetentionMessagingModels
 
@@ -43,13 +44,18 @@ struct StatusCommand: Command {
         session.reconciler.pendingWarnDays = warnDays
         let planned = try await session.plan(PlanOptions())
         let report = Status.report(planned, now: session.reconciler.clock(), pendingWarnDays: warnDays)
+        // How long App Review takes for this app, from the review states the state record observed.
+        let reviewTimes = planned.remote.state?.document.map { ReviewTimes.measure($0, now: session.reconciler.clock()) }
         switch format {
         case "json":
             do { context.console.write(try StatusView.json(report)) } catch { throw CommandError("cannot encode the status: \(error)") }
         case "markdown":
             context.console.write(StatusView.markdown(report))
+            if let times = ReviewTimeView.markdown(reviewTimes) { context.console.write("\n" + times + "\n") }
         default:
             context.console.write(StatusView.text(report, for: context.console))
+            let lines = ReviewTimeView.textLines(reviewTimes)
+            if !lines.isEmpty { context.console.write("\n" + lines.joined(separator: "\n") + "\n") }
         }
         await RunNotifications.send(RunNotifications.events(report, planned: planned), store: session.reconciler.state?.store,
                                     context: context)
