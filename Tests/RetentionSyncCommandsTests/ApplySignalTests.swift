@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @Suite("retention-sync apply, stopped by a signal", .serialized)
 struct ApplySignalTests {
@@ -18,9 +19,20 @@ struct ApplySignalTests {
                                                        arguments: ["--latency", "0.5"])
         let apply = try ChildProcess(["apply", "--env", "sandbox", "--endpoint", emulator.endpoint, "--report", "report.json"],
                                      in: harness.root, environment: Self.environment, name: "apply")
-        let progress = await apply.line(startingWith: "  [3/", within: 60)
+        // Seen and signalled on one thread, so a busy concurrency pool cannot delay the signal.
+        let pid = apply.process.processIdentifier
+        let progress = try await onOwnThread { () -> String? in
+            for _ in 0..<12_000 {
+                let text = String(decoding: apply.output, as: UTF8.self)
+                if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("  [3/") }) {
+                    kill(pid, signal)
+                    return String(line)
+                }
+                usleep(5_000)
+            }
+            return nil
+        }
         #expect(progress != nil, "\(apply.errors)")
-        kill(apply.process.processIdentifier, signal)
         let exit = await apply.finish(within: 30)
         #expect(await emulator.stop() == 0)
 

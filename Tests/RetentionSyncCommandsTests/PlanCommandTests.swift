@@ -9,6 +9,7 @@ import RetentionMessagingModels
 @testable import RetentionSyncCommands
 import Runtime
 import Testing
+import TestSupport
 
 /// A copy of the example manifests in a temp directory, and the in-process emulator standing in
 /// for Apple, reached through the same commands a user runs.
@@ -144,14 +145,18 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Polls standard output for the first line starting with `prefix`, for at most `seconds`.
+    /// It polls on a thread of its own: a test that acts on the line (a signal mid-apply) must see it
+    /// when it appears, not when a busy concurrency pool next runs this task.
     func line(startingWith prefix: String, within seconds: Double) async -> String? {
-        for _ in 0..<Int(seconds * 50) {
-            let text = String(decoding: output, as: UTF8.self)
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) { return String(line) }
-            if !process.isRunning { return nil }
-            try? await Task.sleep(nanoseconds: 20_000_000)
-        }
-        return nil
+        (try? await onOwnThread { [self] () -> String? in
+            for _ in 0..<Int(seconds * 200) {
+                let text = String(decoding: output, as: UTF8.self)
+                if let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) { return String(line) }
+                if !process.isRunning { return nil }
+                usleep(5_000)
+            }
+            return nil
+        }) ?? nil
     }
 }
 
