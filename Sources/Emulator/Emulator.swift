@@ -39,7 +39,7 @@ public final class Emulator: Sendable {
     }
 
     /// The path every API route starts with.
-    public static let basePath = "/inApps/v1/messaging"
+    public static let basePath = RetentionMessagingPaths.base
     /// The path admin routes start with.
     public static let adminPath = "/emulator"
 

@@ -382,18 +382,7 @@ enum Responses {
 
 /// Apple's checks on what is sent, as the emulator applies them.
 enum Validation {
-    static func isUUID(_ text: String) -> Bool {
-        let scalars = Array(text.unicodeScalars)
-        guard scalars.count == 36 else { return false }
-        for (index, scalar) in scalars.enumerated() {
-            if [8, 13, 18, 23].contains(index) {
-                guard scalar == "-" else { return false }
-            } else {
-                guard scalar.properties.isASCIIHexDigit else { return false }
-            }
-        }
-        return true
-    }
+    static func isUUID(_ text: String) -> Bool { UUIDText.isUUID(text) }
 
     /// App Store Connect's hyphenated locale shape (`en-US`, `zh-Hans`), as the manifests check it.
     static func isLocale(_ text: String) -> Bool { AppStoreLocaleCodes.isWellFormed(text) }

@@ -43,11 +43,11 @@ public final class EmulatorServer: Sendable {
     /// `http://127.0.0.1:PORT`.
     public var baseURL: URL { server.baseURL }
     /// The URL to give the client as its endpoint: `http://127.0.0.1:PORT/inApps/v1/messaging`.
-    public var apiEndpoint: URL { server.baseURL.appendingPathComponent("inApps/v1/messaging") }
+    public var apiEndpoint: URL { server.baseURL.appendingPathComponent(String(RetentionMessagingPaths.base.dropFirst())) }
 
     /// The endpoint of either environment on this one server: `http://127.0.0.1:PORT/production/inApps/v1/messaging`.
     public func apiEndpoint(for environment: Environment) -> URL {
-        server.baseURL.appendingPathComponent("\(environment.rawValue)/inApps/v1/messaging")
+        server.baseURL.appendingPathComponent(environment.rawValue + RetentionMessagingPaths.base)
     }
 
     public func stop() { server.stop() }

@@ -1,6 +1,6 @@
 public import Foundation
 public import HTTPCore
-public import HTTPClient
+import HTTPClient
 
 /// Sends each event a run found to the webhook, once: events already in the ledger are skipped,
 /// events of the same key in one run are sent once, and each delivered event is recorded.

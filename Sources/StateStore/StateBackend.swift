@@ -1,5 +1,5 @@
 public import HTTPCore
-public import HTTPClient
+import HTTPClient
 public import StateLocations
 
 /// One kind of place state lives, registered once in `StateBackends.all` by the scheme it serves.

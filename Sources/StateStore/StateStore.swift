@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import StateLocations
 
 /// A place that keeps one environment's state document and lets writers take turns.

@@ -1,5 +1,5 @@
 public import Foundation
-public import HTTPClient
+import HTTPClient
 public import HTTPCore
 public import Runtime
 public import StateLocations

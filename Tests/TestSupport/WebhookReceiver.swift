@@ -1,6 +1,6 @@
 public import Foundation
-public import HTTPCore
-public import HTTPClient
+import HTTPCore
+import HTTPClient
 public import HTTPServer
 
 /// A webhook receiver on loopback: records every request it gets and answers with the status the

@@ -1,4 +1,5 @@
 import Foundation
+import RetentionMessagingModels
 public import Crypto
 
 /// What the client signs its requests with: an App Store Connect In-App Purchase key and the ids
@@ -68,18 +69,7 @@ public struct Credentials: Sendable, CustomStringConvertible, CustomDebugStringC
     }
 
     /// `8-4-4-4-12` hexadecimal digits: the only shape App Store Connect gives issuer ids.
-    public static func isUUID(_ text: String) -> Bool {
-        let scalars = Array(text.unicodeScalars)
-        guard scalars.count == 36 else { return false }
-        for (index, scalar) in scalars.enumerated() {
-            if [8, 13, 18, 23].contains(index) {
-                guard scalar == "-" else { return false }
-            } else {
-                guard scalar.properties.isASCIIHexDigit else { return false }
-            }
-        }
-        return true
-    }
+    public static func isUUID(_ text: String) -> Bool { UUIDText.isUUID(text) }
 
     /// CI secret stores often hold a PEM on one line with literal `\n`; accept that form too.
     private static func unescapedNewlines(_ text: String) -> String {

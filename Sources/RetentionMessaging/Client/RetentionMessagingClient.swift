@@ -62,8 +62,8 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
 
     public static func defaultEndpoint(for environment: Environment) -> URL {
         switch environment {
-        case .production: URL(string: "https://api.storekit.apple.com/inApps/v1/messaging")!
-        case .sandbox: URL(string: "https://api.storekit-sandbox.apple.com/inApps/v1/messaging")!
+        case .production: URL(string: "https://api.storekit.apple.com" + RetentionMessagingPaths.base)!
+        case .sandbox: URL(string: "https://api.storekit-sandbox.apple.com" + RetentionMessagingPaths.base)!
         }
     }
 

@@ -126,7 +126,7 @@ struct APIProvider: Sendable {
             guard var url = URL(string: text), url.scheme != nil, url.host != nil else {
                 throw CommandError("--endpoint '\(text)' is not an absolute URL (like http://127.0.0.1:8080)", exitCode: .usage)
             }
-            if url.path.isEmpty || url.path == "/" { url = url.appendingPathComponent("inApps/v1/messaging") }
+            if url.path.isEmpty || url.path == "/" { url = url.appendingPathComponent(String(RetentionMessagingPaths.base.dropFirst())) }
             endpoint = url
         }
         let credentials: Credentials
