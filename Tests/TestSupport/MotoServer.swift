@@ -101,7 +101,9 @@ public final class MotoServer: @unchecked Sendable {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
         }
-        process.waitUntilExit()
+        // A bounded wait, never waitUntilExit: stop runs on one of the concurrency pool's few threads
+        // (a test's defer), and a wait that never returned once held two of them and hung the suite.
+        for _ in 0..<500 where process.isRunning { usleep(10_000) }
     }
 
     deinit {
