@@ -13,7 +13,9 @@ import PackageDescription
 //   4. Manifests (offline: YAML + Crypto + models) and Runtime (embeddable: Crypto + models) —
 //      neither links libcurl; RetentionMessaging, the API client (HTTPCore + Crypto + models);
 //      Experiments (Foundation only: the results readout of decision and outcome events).
-//   5. Emulator, StateStore (the state document and the registry of its backends: file, S3), Reconciler,
+//   5. Emulator, StateStore (the state document and the registry of its backends: file, S3; plain objects
+//      beside the state), EventStore (decision and outcome events: keyed pseudonyms, the spooling
+//      recorder, segments beside the state), Reconciler,
 //      RealtimeServer (`serve`: Runtime behind HTTPServer) and Notifications (webhooks, and the
 //      ledger beside the state that tells each event once).
 //   6. RetentionSyncCommands, then the two executables.
@@ -52,14 +54,15 @@ let package = Package(
         .target(name: "Runtime", dependencies: ["RetentionMessagingModels", "Crypto"]),
         .target(name: "Experiments"),
         .target(name: "StateStore", dependencies: ["RetentionMessagingModels", "StateLocations", "Runtime", "HTTPCore", "HTTPClient", "Crypto"]),
+        .target(name: "EventStore", dependencies: ["RetentionMessagingModels", "StateStore", "Experiments", "Crypto", "Runtime"]),
         .target(name: "Notifications", dependencies: ["RetentionMessagingModels", "HTTPCore", "HTTPClient", "StateStore"]),
-        .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "RetentionMessagingModels", "HTTPCore", "HTTPServer", "TLS", "Crypto", "StateLocations", "StateStore"]),
+        .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "EventStore", "RetentionMessagingModels", "HTTPCore", "HTTPServer", "TLS", "Crypto", "StateLocations", "StateStore"]),
         .target(name: "Reconciler",
                 dependencies: ["Basics", "YAML", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateLocations", "StateStore"]),
 
         .target(name: "RetentionSyncCommands",
                 dependencies: ["Basics", "Reconciler", "Manifests", "Runtime", "StateLocations", "StateStore", "Emulator", "RetentionMessagingModels",
-                               "Experiments", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "YAML", "RealtimeServer", "TLS",
+                               "Experiments", "EventStore", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "YAML", "RealtimeServer", "TLS",
                                "Notifications"]),
         .executableTarget(name: "retention-sync", dependencies: ["RetentionSyncCommands"]),
         .executableTarget(name: "retention-sync-bench",
@@ -77,6 +80,8 @@ let package = Package(
                     dependencies: ["RetentionMessagingModels", "RetentionMessaging", "Emulator", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto"]),
         .testTarget(name: "ManifestsTests", dependencies: ["TestSupport", "Manifests", "YAML", "Basics", "RetentionMessagingModels", "StateLocations"]),
         .testTarget(name: "ExperimentsTests", dependencies: ["TestSupport", "Experiments"]),
+        .testTarget(name: "EventStoreTests",
+                    dependencies: ["TestSupport", "EventStore", "Experiments", "StateStore", "StateLocations", "Crypto", "HTTPCore", "HTTPClient", "Runtime", "RetentionMessagingModels"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Crypto", "RetentionMessagingModels"]),
         .testTarget(name: "RealtimeServerTests",
                     dependencies: ["TestSupport", "RealtimeServer", "Runtime", "HTTPCore", "HTTPClient", "HTTPServer", "TLS", "Crypto", "RetentionMessagingModels"]),

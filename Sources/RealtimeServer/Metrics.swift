@@ -1,5 +1,7 @@
+public import EventStore
 public import Foundation
 public import HTTPServer
+import Runtime
 import Synchronization
 
 /// What `/metrics` shows, in the Prometheus text format. Counters only grow; label values are
@@ -11,6 +13,14 @@ public final class RealtimeMetrics: Sendable {
     /// Shows the server's connections (open, closed by reason) in `/metrics`.
     public func showConnections(of statistics: @escaping @Sendable () -> HTTPServerStatistics) {
         connections.withLock { $0 = statistics }
+    }
+
+    /// Where the event figures come from: the recorder behind the service, when decisions are recorded.
+    private let events = Mutex<(@Sendable () -> EventRecorder.Counters)?>(nil)
+
+    /// Shows the event recorder's figures (recorded, stored, dropped, spooled) in `/metrics`.
+    public func showEvents(of counters: @escaping @Sendable () -> EventRecorder.Counters) {
+        events.withLock { $0 = counters }
     }
 
     /// Upper bounds of the latency histogram, in seconds; Apple's budget is 0.7 s.
@@ -27,6 +37,9 @@ public final class RealtimeMetrics: Sendable {
         var environment: String
         var rule: String
         var kind: String
+        /// The split group and arm (the rule's name) when the rule belongs to one; empty otherwise.
+        var group: String
+        var arm: String
     }
 
     private struct State {
@@ -36,6 +49,7 @@ public final class RealtimeMetrics: Sendable {
         var latencyCount = 0
         var latencySum = 0.0
         var verificationFailures: [String: Int] = [:]
+        var notifications: [String: Int] = [:]
         var reloadFailures: [String: Int] = [:]
         var reloads = 0
         var snapshotDigest: String?
@@ -58,8 +72,14 @@ public final class RealtimeMetrics: Sendable {
         }
     }
 
-    func decision(environment: String, rule: String, kind: String) {
-        state.withLock { $0.decisions[DecisionKey(environment: environment, rule: rule, kind: kind), default: 0] += 1 }
+    func decision(environment: String, rule: String, kind: String, split: SnapshotSplit?) {
+        let arm = split == nil ? "" : String(rule[(rule.firstIndex(of: "/").map { rule.index(after: $0) } ?? rule.startIndex)...])
+        let key = DecisionKey(environment: environment, rule: rule, kind: kind, group: split?.salt ?? "", arm: arm)
+        state.withLock { $0.decisions[key, default: 0] += 1 }
+    }
+
+    func notification(environment: String, outcome: String) {
+        state.withLock { $0.notifications[labels(["environment": environment, "outcome": outcome]), default: 0] += 1 }
     }
 
     func verificationFailure(environment: String, reason: String) {
@@ -87,7 +107,12 @@ public final class RealtimeMetrics: Sendable {
         }
         var decisions: [String: Int] = [:]
         for (key, count) in state.decisions {
-            decisions[labels(["environment": key.environment, "rule": key.rule, "kind": key.kind]), default: 0] += count
+            let flow = key.rule.firstIndex(of: "/").map { String(key.rule[..<$0]) } ?? ""
+            var values = ["environment": key.environment, "rule": key.rule, "kind": key.kind]
+            if !flow.isEmpty { values["flow"] = flow }
+            if !key.group.isEmpty { values["group"] = key.group }
+            if !key.arm.isEmpty { values["arm"] = key.arm }
+            decisions[labels(values), default: 0] += count
         }
         var lines: [String] = []
         func counter(_ name: String, _ help: String, _ values: [String: Int]) {
@@ -96,8 +121,27 @@ public final class RealtimeMetrics: Sendable {
             for key in values.keys.sorted() { lines.append("\(name){\(key)} \(values[key]!)") }
         }
         counter("retention_sync_requests_total", "Realtime requests by environment and outcome.", requests)
-        counter("retention_sync_decisions_total", "Answers by rule and kind.", decisions)
+        counter("retention_sync_decisions_total", "Answers by flow, rule, split group, arm and kind (results has what they kept).", decisions)
         counter("retention_sync_verification_failures_total", "Refused signedPayloads by reason.", state.verificationFailures)
+        counter("retention_sync_notifications_total", "App Store Server Notifications received, by environment and outcome.", state.notifications)
+        if let events = events.withLock({ $0 })?() {
+            func streams(_ values: [String: Int]) -> [String: Int] {
+                Dictionary(uniqueKeysWithValues: values.map { (labels(["stream": $0.key]), $0.value) })
+            }
+            counter("retention_sync_events_recorded_total", "Events queued for the event store, by stream.", streams(events.recorded))
+            counter("retention_sync_events_stored_total", "Events the event store has, by stream.", streams(events.stored))
+            counter("retention_sync_events_dropped_total", "Events lost, by reason (queue_full, spool_full, spool_unwritable, closed).",
+                    Dictionary(uniqueKeysWithValues: events.dropped.map { (labels(["reason": $0.key]), $0.value) }))
+            lines.append("# HELP retention_sync_event_store_failures_total Segment uploads the event store refused or did not answer.")
+            lines.append("# TYPE retention_sync_event_store_failures_total counter")
+            lines.append("retention_sync_event_store_failures_total \(events.storeFailures)")
+            lines.append("# HELP retention_sync_events_queued Events waiting in memory for the next flush.")
+            lines.append("# TYPE retention_sync_events_queued gauge")
+            lines.append("retention_sync_events_queued \(events.queued)")
+            lines.append("# HELP retention_sync_events_spooled_bytes Bytes of segments waiting in the local spool for the store.")
+            lines.append("# TYPE retention_sync_events_spooled_bytes gauge")
+            lines.append("retention_sync_events_spooled_bytes \(events.spooledBytes)")
+        }
         counter("retention_sync_snapshot_reload_failures_total", "Snapshots refused or unreadable, by reason.", state.reloadFailures)
         lines.append("# HELP retention_sync_snapshot_reloads_total Snapshots loaded.")
         lines.append("# TYPE retention_sync_snapshot_reloads_total counter")

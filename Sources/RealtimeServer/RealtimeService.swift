@@ -2,6 +2,7 @@ public import Crypto
 public import Foundation
 public import HTTPCore
 public import HTTPServer
+public import EventStore
 import RetentionMessagingModels
 import Runtime
 import Synchronization
@@ -23,6 +24,15 @@ public final class RealtimeService: Sendable {
         /// other work, on an overloaded server) is answered `{}` at once, so Apple shows its
         /// fallback in time instead of getting a late answer; nil never sheds.
         public var shedAfter: TimeInterval?
+        /// Where decisions (and, on `notificationsPath`, outcomes) are recorded; nil records nothing.
+        public var recording: Recording?
+        /// The path App Store Server Notifications V2 are accepted on (sent by Apple, or forwarded);
+        /// served only while `recording` is set.
+        public var notificationsPath: String
+        /// Called with the body of every notification that verified, after it was recorded (to forward it).
+        public var onNotification: (@Sendable (Data) -> Void)?
+
+        public static let defaultNotificationsPath = "/notifications"
 
         /// Apple's budget is 700 ms; past half a second a decision and its network trip would not make it.
         public static let defaultShedAfter: TimeInterval = 0.5
@@ -41,6 +51,18 @@ public final class RealtimeService: Sendable {
             self.signingKey = signingKey
             self.pollInterval = pollInterval
             self.clock = clock
+            notificationsPath = Self.defaultNotificationsPath
+        }
+    }
+
+    /// The event recorder, and the secret that turns a transaction id into the customer's pseudonym.
+    public struct Recording: Sendable {
+        public var recorder: EventRecorder
+        public var pseudonyms: PseudonymKey
+
+        public init(recorder: EventRecorder, pseudonyms: PseudonymKey) {
+            self.recorder = recorder
+            self.pseudonyms = pseudonyms
         }
     }
 
@@ -54,11 +76,24 @@ public final class RealtimeService: Sendable {
     private let pollInterval: TimeInterval
     private let polling = Mutex(false)
     private let shedAfter: Duration?
+    private let recording: Recording?
+    private let notificationsPath: String
+    private let onNotification: (@Sendable (Data) -> Void)?
+    private let trustedRoots: [Crypto.X509Certificate]
+    private let notificationVerifiers = Mutex<[String: NotificationVerifier]>([:])
 
     public init(configuration: Configuration, log: RequestLog = RequestLog()) {
         self.log = log
         shedAfter = configuration.shedAfter.map { .milliseconds(Int64(($0 * 1000).rounded())) }
         pollInterval = configuration.pollInterval
+        recording = configuration.recording
+        notificationsPath = configuration.notificationsPath
+        onNotification = configuration.onNotification
+        trustedRoots = configuration.trustedRoots
+        if let recording = configuration.recording {
+            let recorder = recording.recorder
+            metrics.showEvents { recorder.snapshot }
+        }
         let metrics = metrics
         ordered = configuration.endpoints.map {
             EndpointState(endpoint: $0, trustedRoots: configuration.trustedRoots, maxAge: configuration.maxAge,
@@ -113,6 +148,12 @@ public final class RealtimeService: Sendable {
             }
             return realtime(request, state: state, started: started)
         }
+        if request.path == notificationsPath, let recording {
+            guard request.method == "POST" else {
+                return HTTPResponse(status: 405, headers: [("Allow", "POST")])
+            }
+            return notification(request, recording: recording)
+        }
         let isRead = request.method == "GET" || request.method == "HEAD"
         switch request.path {
         case "/healthz":
@@ -147,11 +188,19 @@ public final class RealtimeService: Sendable {
     private func realtime(_ request: HTTPServerRequest, state: EndpointState, started: ContinuousClock.Instant) -> HTTPResponse {
         let environment = state.endpoint.environment.rawValue
         var entry = RequestLogEntry(environment: environment, path: state.endpoint.path)
+        // What the decision event says, filled in as the request is understood (recorded by `finish`).
+        var facts: DecisionFacts? = recording.map {
+            DecisionFacts(time: 0, environment: environment, requestIdentifier: nil, customer: nil, keyId: $0.pseudonyms.keyId,
+                          productId: nil, localeRequested: nil, localeServed: nil, flow: nil, rule: nil, splitGroup: nil,
+                          splitControl: false, answer: "refused", messageIdentifier: nil, offerIdentifier: nil,
+                          alternateProductId: nil, snapshot: nil, latencyMicros: 0)
+        }
         if let shedAfter, ContinuousClock.now - started > shedAfter {
-            return finish("shed", Self.empty, entry: &entry, started: started)
+            facts?.answer = "shed"
+            return finish("shed", Self.empty, entry: &entry, started: started, facts: &facts)
         }
         guard let signedPayload = Self.signedPayload(in: request.body) else {
-            return finish("bad_request", HTTPResponse(status: 400), entry: &entry, started: started)
+            return finish("bad_request", HTTPResponse(status: 400), entry: &entry, started: started, facts: &facts)
         }
         let decoded: DecodedRealtimeRequestBody
         do {
@@ -159,26 +208,42 @@ public final class RealtimeService: Sendable {
         } catch {
             metrics.verificationFailure(environment: environment, reason: error.reason)
             entry.reason = error.reason
-            return finish("unauthorized", HTTPResponse(status: 401), entry: &entry, started: started)
+            return finish("unauthorized", HTTPResponse(status: 401), entry: &entry, started: started, facts: &facts)
         }
         entry.requestIdentifier = decoded.requestIdentifier
         entry.productId = decoded.productId
         entry.userLocale = decoded.userLocale
         entry.transaction = log.transactionHash(decoded.originalTransactionId)
+        if let recording {
+            facts?.requestIdentifier = decoded.requestIdentifier
+            facts?.customer = recording.pseudonyms.pseudonym(decoded.originalTransactionId)
+            facts?.productId = decoded.productId
+            facts?.localeRequested = decoded.userLocale
+            facts?.answer = "not_ready"
+        }
         guard let serving = state.current else {
-            return finish("not_ready", Self.empty, entry: &entry, started: started)
+            return finish("not_ready", Self.empty, entry: &entry, started: started, facts: &facts)
         }
         entry.snapshot = serving.snapshot.digest
+        facts?.snapshot = serving.snapshot.digest
         let decision: Decision
         do {
             decision = try serving.engine.decide(decoded)
         } catch {
             // Apple counts any non-2xx as a failure; `{}` lets it show the default message instead.
-            return finish("internal_error", Self.empty, entry: &entry, started: started)
+            facts?.answer = "error"
+            return finish("internal_error", Self.empty, entry: &entry, started: started, facts: &facts)
         }
         switch decision {
         case .noAnswer:
-            return finish("no_answer", Self.empty, entry: &entry, started: started)
+            facts?.answer = "none"
+            return finish("no_answer", Self.empty, entry: &entry, started: started, facts: &facts)
+        case .ruleAnswersNone(let ruleId):
+            entry.rule = ruleId
+            let rule = serving.rules[ruleId]
+            Self.describe(rule, ruleId: ruleId, answer: "none", messageIdentifier: nil, locale: decoded.userLocale, into: &facts)
+            metrics.decision(environment: environment, rule: ruleId, kind: "none", split: rule?.match.split)
+            return finish("no_answer", Self.empty, entry: &entry, started: started, facts: &facts)
         case .respond(let answer, let ruleId):
             let kind: String
             let messageIdentifier: String
@@ -189,32 +254,122 @@ public final class RealtimeService: Sendable {
             } else if let offer = answer.promotionalOffer {
                 (kind, messageIdentifier) = ("promotionalOffer", offer.messageIdentifier)
             } else {
-                return finish("no_answer", Self.empty, entry: &entry, started: started)
+                facts?.answer = "none"
+                return finish("no_answer", Self.empty, entry: &entry, started: started, facts: &facts)
             }
             entry.rule = ruleId
             entry.kind = kind
             entry.messageIdentifier = messageIdentifier
-            if let split = serving.rules[ruleId]?.match.split {
+            let rule = serving.rules[ruleId]
+            if let split = rule?.match.split {
                 entry.splitGroup = "\(split.lowerBucket)-\(split.upperBucket)"
             }
-            metrics.decision(environment: environment, rule: ruleId, kind: kind)
+            Self.describe(rule, ruleId: ruleId, answer: kind, messageIdentifier: messageIdentifier, locale: decoded.userLocale, into: &facts)
+            metrics.decision(environment: environment, rule: ruleId, kind: kind, split: rule?.match.split)
             return finish("answered", HTTPResponse(status: 200, headers: [("Content-Type", "application/json")],
-                                                   body: Data(answer.canonicalJSON)), entry: &entry, started: started)
+                                                   body: Data(answer.canonicalJSON)), entry: &entry, started: started, facts: &facts)
         }
     }
 
-    /// Counts the request, writes its log line and hands the response back.
+    /// Fills the decision event's rule, split arm and answer from the snapshot rule that answered.
+    private static func describe(_ rule: SnapshotRule?, ruleId: String, answer: String, messageIdentifier: String?,
+                                 locale: String, into facts: inout DecisionFacts?) {
+        guard facts != nil else { return }
+        let slash = ruleId.firstIndex(of: "/")
+        facts?.flow = slash.map { String(ruleId[..<$0]) }
+        facts?.rule = slash.map { String(ruleId[ruleId.index(after: $0)...]) } ?? ruleId
+        facts?.answer = answer
+        facts?.messageIdentifier = messageIdentifier
+        if let split = rule?.match.split {
+            facts?.splitGroup = split.salt
+            facts?.splitControl = split.control == true
+        }
+        if let response = rule?.response {
+            facts?.offerIdentifier = response.kind == .promotionalOffer ? response.offerIdentifier : nil
+            facts?.alternateProductId = response.kind == .alternateProduct ? response.productId : nil
+            if let messageIdentifier, let identifiers = response.messageIdentifiers {
+                facts?.localeServed = identifiers[locale] == messageIdentifier ? locale
+                    : identifiers.filter { $0.value == messageIdentifier }.map(\.key).sorted().first
+            }
+        }
+    }
+
+    /// Counts the request, writes its log line, records its decision event and hands the response back.
     private func finish(_ outcome: String, _ response: HTTPResponse, entry: inout RequestLogEntry,
-                        started: ContinuousClock.Instant) -> HTTPResponse {
+                        started: ContinuousClock.Instant, facts: inout DecisionFacts?) -> HTTPResponse {
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         metrics.request(environment: entry.environment, outcome: outcome, seconds: seconds)
         entry.outcome = outcome
         entry.status = response.status
         entry.latencyMs = (seconds * 1e6).rounded() / 1000
-        entry.time = timestamp(Date())
+        let now = Date()
+        entry.time = timestamp(now)
         log.write(entry)
+        if var event = facts, let recording {
+            event.time = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
+            event.latencyMicros = Int64((seconds * 1e6).rounded())
+            recording.recorder.record(event.record())
+        }
         return response
+    }
+
+    // MARK: Notifications
+
+    /// Verifies a notification as Apple's libraries do, for an environment this server serves, and
+    /// records its outcome. 200 once recorded (or when it concerns no customer), 401 when refused.
+    private func notification(_ request: HTTPServerRequest, recording: Recording) -> HTTPResponse {
+        guard let signedPayload = Self.signedPayload(in: request.body) else {
+            metrics.notification(environment: "unknown", outcome: "bad_request")
+            return HTTPResponse(status: 400)
+        }
+        // The environment the payload claims picks the verifier, which then checks that claim.
+        let claimed = Self.claimedEnvironment(signedPayload)
+        guard let state = ordered.first(where: { $0.endpoint.environment.appleName == claimed }) ?? ordered.first else {
+            return HTTPResponse(status: 404)
+        }
+        let environment = state.endpoint.environment
+        let verifier = notificationVerifier(for: state)
+        let verified: VerifiedNotification
+        do {
+            verified = try verifier.verify(signedPayload: signedPayload)
+        } catch {
+            metrics.verificationFailure(environment: environment.rawValue, reason: "notification_" + error.reason)
+            metrics.notification(environment: environment.rawValue, outcome: "refused")
+            log.event("notification_refused", "a notification was refused: \(error.description)")
+            return HTTPResponse(status: 401)
+        }
+        if let facts = OutcomeFacts(verified, environment: environment, pseudonyms: recording.pseudonyms, source: "push") {
+            recording.recorder.record(facts.record())
+            metrics.notification(environment: environment.rawValue, outcome: "recorded")
+        } else {
+            metrics.notification(environment: environment.rawValue, outcome: "not_about_a_customer")
+        }
+        onNotification?(request.body)
+        return HTTPResponse(status: 200)
+    }
+
+    private func notificationVerifier(for state: EndpointState) -> NotificationVerifier {
+        let snapshot = state.current?.snapshot
+        let bundleId = state.endpoint.bundleId ?? snapshot?.bundleId
+        let appAppleId = state.endpoint.appAppleId ?? snapshot?.appAppleId
+        let key = "\(state.endpoint.environment.rawValue)|\(bundleId ?? "")|\(appAppleId.map(String.init) ?? "")"
+        if let cached = notificationVerifiers.withLock({ $0[key] }) { return cached }
+        let made = NotificationVerifier(trustedRoots: trustedRoots, bundleId: bundleId, appAppleId: appAppleId,
+                                        environment: state.endpoint.environment)
+        notificationVerifiers.withLock { $0[key] = made }
+        return made
+    }
+
+    /// `data.environment` as the unverified payload claims it (only to choose the verifier).
+    static func claimedEnvironment(_ jws: String) -> String? {
+        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let json = Base64URL.decode(String(parts[1])) else { return nil }
+        struct Claim: Decodable {
+            struct Data: Decodable { var environment: String? }
+            var data: Data?
+        }
+        return (try? JSONDecoder().decode(Claim.self, from: Foundation.Data(json)))?.data?.environment
     }
 
     private func text(_ status: Int, _ body: String) -> HTTPResponse {

@@ -24,6 +24,11 @@ public struct RequestLog: Sendable {
         String(Digest.sha256Hex(salt + Array(originalTransactionId.utf8)).prefix(16))
     }
 
+    /// A line about the service itself (`{"event": …, "message": …, "time": …}`).
+    func event(_ name: String, _ message: String) {
+        write(["event": .text(name), "message": .text(message), "time": .text(timestamp(Date()))])
+    }
+
     func write(_ fields: [String: LogValue]) {
         var json = CanonicalJSONWriter(capacity: 256)
         json.object { json in

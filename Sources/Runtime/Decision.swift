@@ -6,6 +6,9 @@ public enum Decision: Sendable, Hashable {
     case respond(RealtimeResponseBody, ruleId: String)
     /// Answer nothing (or an empty 200), so that Apple shows the default message.
     case noAnswer(reason: String)
+    /// The rule `ruleId` matched and answers `none`: an empty 200, so that Apple shows the default
+    /// message — recorded as that rule's answer (a `none` arm is an experiment's natural holdout).
+    case ruleAnswersNone(ruleId: String)
 }
 
 /// Why one rule did or did not answer a request, for `explain` and `retention-sync decide --explain`.

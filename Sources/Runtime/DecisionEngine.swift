@@ -73,7 +73,7 @@ public final class DecisionEngine: Sendable {
         if let (rule, answer) = found {
             switch answer {
             case .none:
-                return .noAnswer(reason: "rule \(rule.id) answers none")
+                return .ruleAnswersNone(ruleId: rule.id)
             case .body(let body):
                 return .respond(body, ruleId: rule.id)
             case .promotionalOffer(let messageIdentifier, let offerIdentifier):

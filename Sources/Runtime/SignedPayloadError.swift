@@ -10,6 +10,8 @@ public enum SignedPayloadError: Error, Sendable, Equatable, CustomStringConverti
     case badSignature
     case wrongAppAppleId(expected: Int64, found: Int64)
     case wrongEnvironment(expected: String, found: String)
+    /// A notification for another App (its `bundleId`).
+    case wrongBundleId(expected: String, found: String)
     /// `Xcode` or `LocalTesting`: payloads Apple's libraries do not verify, so no server answers them.
     case unsupportedEnvironment(String)
     /// `signedDate` lies further from now than the freshness window allows (a replayed payload).
@@ -27,6 +29,7 @@ public enum SignedPayloadError: Error, Sendable, Equatable, CustomStringConverti
         case .badSignature: "bad_signature"
         case .wrongAppAppleId: "wrong_app"
         case .wrongEnvironment: "wrong_environment"
+        case .wrongBundleId: "wrong_app"
         case .unsupportedEnvironment: "unsupported_environment"
         case .stale: "stale"
         }
@@ -53,6 +56,8 @@ public enum SignedPayloadError: Error, Sendable, Equatable, CustomStringConverti
             "the signed payload is for appAppleId \(found), not this App's \(expected); do not answer it"
         case .wrongEnvironment(let expected, let found):
             "the signed payload is for environment \(found), not \(expected); do not answer it"
+        case .wrongBundleId(let expected, let found):
+            "the signed payload is for bundle id \(found), not this App's \(expected); do not record it"
         case .unsupportedEnvironment(let name):
             "the signed payload is for environment \(name), which Apple never sends to a server; do not answer it"
         case .stale(let age, let maxAge):

@@ -55,29 +55,14 @@ public struct SignedPayloadVerifier: Sendable {
     public var chainCacheHits: Int { chainCache.hits }
 
     public func verify(signedPayload: String) throws(SignedPayloadError) -> DecodedRealtimeRequestBody {
-        // Split by hand on the bytes: the header (the certificates, most of the bytes) is decoded
-        // only when its exact bytes are not already in the cache of verified chains.
-        let compact = Array(Self.trimmed(signedPayload).utf8)
-        let dot = UInt8(ascii: ".")
-        guard let first = compact.firstIndex(of: dot), let second = compact[(first + 1)...].firstIndex(of: dot),
-              !compact[(second + 1)...].contains(dot) else {
-            let dots = compact.reduce(0) { $1 == dot ? $0 + 1 : $0 }
-            throw .malformed("a compact JWS has three dot-separated parts; this has \(dots + 1)")
+        var wire: WirePayload?
+        _ = try verifiedPayload(signedPayload) { json throws(SignedPayloadError) in
+            let decoded = try WirePayload.decode(json)
+            wire = decoded
+            return decoded.signedDate
         }
-        guard let payloadJSON = Base64URL.decode(compact[(first + 1)..<second]) else {
-            throw .malformed("the JWS payload is not base64url")
-        }
-        guard let signature = Base64URL.decode(compact[(second + 1)...]) else {
-            throw .malformed("the JWS signature is not base64url")
-        }
-        // The date to verify at comes from the payload before its signature is checked, as in Apple's
-        // own libraries: a forged date cannot help, because the chain and signature must still verify.
-        let wire = try WirePayload.decode(payloadJSON)
         let current = now()
-        let date = onlineChecks ? current : Date(timeIntervalSince1970: Double(wire.signedDate) / 1000)
-        let key = try leafKey(headerSegment: compact[..<first], at: date, now: current)
-        guard key.verify(signature: signature, message: compact[..<second]) else { throw .badSignature }
-
+        guard let wire else { throw .malformed("the payload is not a DecodedRealtimeRequestBody") }
         // Apple's libraries skip verification for these; a server must never answer them.
         guard wire.environment != "Xcode", wire.environment != "LocalTesting" else {
             throw .unsupportedEnvironment(wire.environment)
@@ -97,6 +82,35 @@ public struct SignedPayloadVerifier: Sendable {
                                           appAppleId: wire.appAppleId ?? appAppleId ?? 0, productId: wire.productId,
                                           userLocale: wire.userLocale, requestIdentifier: wire.requestIdentifier,
                                           environment: wire.environment, signedDate: wire.signedDate)
+    }
+
+    /// The payload of a compact JWS signed the way Apple signs (ES256 over an x5c chain to a trusted
+    /// root, with Apple's leaf and intermediate markers), verified at the date `signedDate` reads from
+    /// the payload (or now, with `onlineChecks`). Environment, app and freshness are the caller's to check.
+    public func verifiedPayload(_ jws: String, signedDate: ([UInt8]) throws(SignedPayloadError) -> Int64) throws(SignedPayloadError) -> [UInt8] {
+        // Split by hand on the bytes: the header (the certificates, most of the bytes) is decoded
+        // only when its exact bytes are not already in the cache of verified chains.
+        let compact = Array(Self.trimmed(jws).utf8)
+        let dot = UInt8(ascii: ".")
+        guard let first = compact.firstIndex(of: dot), let second = compact[(first + 1)...].firstIndex(of: dot),
+              !compact[(second + 1)...].contains(dot) else {
+            let dots = compact.reduce(0) { $1 == dot ? $0 + 1 : $0 }
+            throw .malformed("a compact JWS has three dot-separated parts; this has \(dots + 1)")
+        }
+        guard let payloadJSON = Base64URL.decode(compact[(first + 1)..<second]) else {
+            throw .malformed("the JWS payload is not base64url")
+        }
+        guard let signature = Base64URL.decode(compact[(second + 1)...]) else {
+            throw .malformed("the JWS signature is not base64url")
+        }
+        // The date to verify at comes from the payload before its signature is checked, as in Apple's
+        // own libraries: a forged date cannot help, because the chain and signature must still verify.
+        let signed = try signedDate(payloadJSON)
+        let current = now()
+        let date = onlineChecks ? current : Date(timeIntervalSince1970: Double(signed) / 1000)
+        let key = try leafKey(headerSegment: compact[..<first], at: date, now: current)
+        guard key.verify(signature: signature, message: compact[..<second]) else { throw .badSignature }
+        return payloadJSON
     }
 
     /// The leaf's key once the chain in the header has verified at `date`, from the cache when this

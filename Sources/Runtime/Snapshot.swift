@@ -73,11 +73,15 @@ public struct SnapshotSplit: Codable, Sendable, Hashable {
     public var salt: String
     public var lowerBucket: Int
     public var upperBucket: Int
+    /// True for the rule the manifest marks as its group's control; absent (nil) otherwise, so
+    /// snapshots without controls keep their bytes and digests. The salt is the group's name.
+    public var control: Bool?
 
-    public init(salt: String, lowerBucket: Int, upperBucket: Int) {
+    public init(salt: String, lowerBucket: Int, upperBucket: Int, control: Bool? = nil) {
         self.salt = salt
         self.lowerBucket = lowerBucket
         self.upperBucket = upperBucket
+        self.control = control == true ? true : nil
     }
 }
 

@@ -210,6 +210,8 @@ struct DecisionEngineTests {
         switch decision {
         case .noAnswer(let reason):
             return .noAnswer(containing: reason)
+        case .ruleAnswersNone(let ruleId):
+            return .noAnswer(containing: "rule \(ruleId) answers none")
         case .respond(let body, let ruleId):
             if let message = body.message { return .message(message.messageIdentifier, rule: ruleId) }
             if let alternate = body.alternateProduct {

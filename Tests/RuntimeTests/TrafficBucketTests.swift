@@ -95,6 +95,7 @@ struct TrafficBucketTests {
         switch decision {
         case .respond(_, let ruleId): ruleId
         case .noAnswer(let reason): "none: \(reason)"
+        case .ruleAnswersNone(let ruleId): "none: rule \(ruleId) answers none"
         }
     }
 }

@@ -159,7 +159,8 @@ enum RuleCompiler {
                     let end = start + share.percent
                     groupCursor[share.group] = end
                     split = SnapshotSplit(salt: share.group, lowerBucket: Int((start * 100).rounded()),
-                                          upperBucket: min(SnapshotSplit.bucketCount, Int((end * 100).rounded())))
+                                          upperBucket: min(SnapshotSplit.bucketCount, Int((end * 100).rounded())),
+                                          control: share.control)
                 }
                 if let environments = rule.match.environments, !environments.contains(environment) { continue }
                 let match = SnapshotMatch(products: rule.match.products, locales: rule.match.locales,

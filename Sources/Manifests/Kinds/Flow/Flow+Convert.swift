@@ -65,7 +65,9 @@ extension Loader {
                 fields[.split] = split.location
                 fields[.splitGroup] = split.value.group.location
                 fields[.splitPercent] = split.value.percent.location
-                match.split = TrafficSplit(group: split.value.group.value, percent: split.value.percent.value)
+                if let control = split.value.control { fields[.splitControl] = control.location }
+                match.split = TrafficSplit(group: split.value.group.value, percent: split.value.percent.value,
+                                           control: split.value.control?.value ?? false)
             }
         }
 

@@ -40,7 +40,7 @@ public struct FlowRule: Sendable, Hashable {
     public enum Field: Hashable, Sendable {
         case name, match, response
         case matchProduct(String), matchLocale(String), matchEnvironment(Environment)
-        case window, windowFrom, windowUntil, split, splitGroup, splitPercent
+        case window, windowFrom, windowUntil, split, splitGroup, splitPercent, splitControl
         /// The message of whichever response kind the rule has.
         case responseMessage
         case responseProductId, responseBillingPlanType, responseOfferIdentifier
@@ -84,10 +84,13 @@ public struct TrafficSplit: Sendable, Hashable {
     public var group: String
     /// 0 < percent ≤ 100, at most two decimals.
     public var percent: Double
+    /// This rule is the group's control: every other arm of the group is compared with it in `results`.
+    public var control: Bool
 
-    public init(group: String, percent: Double) {
+    public init(group: String, percent: Double, control: Bool = false) {
         self.group = group
         self.percent = percent
+        self.control = control
     }
 }
 

@@ -32,6 +32,7 @@ struct RawWindow: Decodable {
 struct RawSplit: Decodable {
     var group: Located<String>
     var percent: Located<Double>
+    var control: Located<Bool>?
 }
 
 /// `none`, or a mapping holding exactly one of `message`, `alternateProduct`, `promotionalOffer`.

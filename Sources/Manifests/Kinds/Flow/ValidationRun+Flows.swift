@@ -45,6 +45,7 @@ extension ValidationRun {
         var firstRule: [String: FlowRule] = [:]
         var unconditional: FlowRule?
         var splitTotals: [String: Double] = [:]
+        var splitControls: [String: String] = [:]
         for (index, rule) in flow.rules.enumerated() {
             if let first = firstRule[rule.name] {
                 report(.error("duplicate-rule", at: rule.location(of: .name), "rule name '\(rule.name)' is used twice in flow '\(flow.name)'",
@@ -67,6 +68,15 @@ extension ValidationRun {
                                   hint: "the rules of one group share at most 100% of customers"))
                 }
                 splitTotals[split.group] = total
+                if split.control {
+                    if let first = splitControls[split.group] {
+                        report(.error("split-two-controls", at: rule.location(of: .splitControl),
+                                      "traffic split group '\(split.group)' has a second control: rules '\(first)' and '\(rule.name)' both say control: true",
+                                      hint: "mark one rule of the group as its control; results compares every other arm with it"))
+                    } else {
+                        splitControls[split.group] = rule.name
+                    }
+                }
             }
             let message = checkResponse(rule, in: flow)
             references.ruleMessages[position][index] = message

@@ -1,0 +1,206 @@
+public import Experiments
+import Foundation
+import Crypto
+import RetentionMessagingModels
+
+/// One event, ready to be filed: its stream, its time (which hour partition it goes to) and its line.
+public struct EventRecord: Sendable {
+    public var stream: EventStream
+    public var environment: String
+    /// Milliseconds since 1970.
+    public var time: Int64
+    /// One line of canonical JSON (sorted keys), without the newline.
+    public var line: [UInt8]
+
+    public init(stream: EventStream, environment: String, time: Int64, line: [UInt8]) {
+        self.stream = stream
+        self.environment = environment
+        self.time = time
+        self.line = line
+    }
+
+    /// The segment folder this record belongs to, relative to the store's root.
+    public var partitionPath: String {
+        let (date, hour) = EventTime.partition(time)
+        return "events/v1/\(stream.rawValue)/environment=\(environment)/date=\(date)/hour=\(hour)"
+    }
+}
+
+/// A value of one member of an event line.
+public enum EventValue: Sendable, Hashable {
+    case string(String)
+    case integer(Int64)
+    case bool(Bool)
+    case null
+
+    public init(_ text: String?) {
+        self = text.map { .string($0) } ?? .null
+    }
+
+    public init(_ number: Int64?) {
+        self = number.map { .integer($0) } ?? .null
+    }
+}
+
+/// Writes event lines of the layout's version 1: every line of a stream has the same keys, in sorted
+/// order, absent values as `null`, times as `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC).
+public enum EventLine {
+    public static let schema: Int64 = 1
+
+    /// A fresh event id: a random UUID, lowercase.
+    public static func newEventId() -> String {
+        var bytes = CryptoRandom.bytes(16)
+        bytes[6] = (bytes[6] & 0x0f) | 0x40
+        bytes[8] = (bytes[8] & 0x3f) | 0x80
+        let hex = bytes.hexString
+        let h = Array(hex)
+        return String(h[0..<8]) + "-" + String(h[8..<12]) + "-" + String(h[12..<16]) + "-" + String(h[16..<20]) + "-" + String(h[20..<32])
+    }
+
+    public static func time(_ millis: Int64) -> EventValue {
+        .string(EventTime.format(millis))
+    }
+
+    /// The line of `members`, keys sorted bytewise.
+    public static func encode(_ members: [String: EventValue]) -> [UInt8] {
+        var writer = CanonicalJSONWriter(capacity: 640)
+        let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        writer.object { object in
+            for key in keys {
+                switch members[key]! {
+                case .string(let text): object.member(key, string: text)
+                case .integer(let number): object.member(key, integer: number)
+                case .bool(let flag): object.member(key, literal: flag ? "true" : "false")
+                case .null: object.member(key, literal: "null")
+                }
+            }
+        }
+        return writer.bytes
+    }
+}
+
+/// What `serve` knows of one realtime request, to become a decision event.
+public struct DecisionFacts: Sendable {
+    public var time: Int64
+    public var environment: String
+    public var requestIdentifier: String?
+    public var customer: String?
+    public var keyId: String
+    public var productId: String?
+    public var localeRequested: String?
+    public var localeServed: String?
+    public var flow: String?
+    public var rule: String?
+    public var splitGroup: String?
+    public var splitControl: Bool
+    /// `message`, `promotionalOffer`, `alternateProduct`, `none` (the rule answers nothing, or no rule
+    /// matched), `refused` (the request failed verification) or `shed`/`not_ready`/`error`.
+    public var answer: String
+    public var messageIdentifier: String?
+    public var offerIdentifier: String?
+    public var alternateProductId: String?
+    public var snapshot: String?
+    public var latencyMicros: Int64
+
+    public init(time: Int64, environment: String, requestIdentifier: String?, customer: String?, keyId: String,
+                productId: String?, localeRequested: String?, localeServed: String?, flow: String?, rule: String?,
+                splitGroup: String?, splitControl: Bool, answer: String, messageIdentifier: String?, offerIdentifier: String?,
+                alternateProductId: String?, snapshot: String?, latencyMicros: Int64) {
+        self.time = time
+        self.environment = environment
+        self.requestIdentifier = requestIdentifier
+        self.customer = customer
+        self.keyId = keyId
+        self.productId = productId
+        self.localeRequested = localeRequested
+        self.localeServed = localeServed
+        self.flow = flow
+        self.rule = rule
+        self.splitGroup = splitGroup
+        self.splitControl = splitControl
+        self.answer = answer
+        self.messageIdentifier = messageIdentifier
+        self.offerIdentifier = offerIdentifier
+        self.alternateProductId = alternateProductId
+        self.snapshot = snapshot
+        self.latencyMicros = latencyMicros
+    }
+
+    /// The decision line (`arm` is the rule's name when the rule belongs to a split group).
+    public func record(eventId: String = EventLine.newEventId()) -> EventRecord {
+        let line = EventLine.encode([
+            "alternateProductId": EventValue(alternateProductId), "answer": .string(answer),
+            "arm": splitGroup == nil ? .null : EventValue(rule), "customer": EventValue(customer),
+            "environment": .string(environment), "eventId": .string(eventId), "flow": EventValue(flow),
+            "keyId": .string(keyId), "latencyMicros": .integer(latencyMicros), "localeRequested": EventValue(localeRequested),
+            "localeServed": EventValue(localeServed), "messageIdentifier": EventValue(messageIdentifier),
+            "offerIdentifier": EventValue(offerIdentifier), "productId": EventValue(productId),
+            "requestIdentifier": EventValue(requestIdentifier), "rule": EventValue(rule), "schema": .integer(EventLine.schema),
+            "snapshot": EventValue(snapshot), "splitControl": .bool(splitControl), "splitGroup": EventValue(splitGroup),
+            "time": EventLine.time(time), "type": .string("decision"),
+        ])
+        return EventRecord(stream: .decisions, environment: environment, time: time, line: line)
+    }
+}
+
+/// What one verified notification says about a customer, to become an outcome event.
+public struct OutcomeFacts: Sendable {
+    public var time: Int64
+    public var environment: String
+    public var notificationUUID: String
+    public var notificationType: String
+    public var subtype: String?
+    public var customer: String
+    public var keyId: String
+    public var productId: String?
+    public var autoRenewProductId: String?
+    public var autoRenewStatus: Int64?
+    public var offerType: Int64?
+    public var offerIdentifier: String?
+    public var price: Int64?
+    public var currency: String?
+    public var effectiveDate: Int64?
+    public var expiresDate: Int64?
+    /// `push` (received by `serve`) or `pull` (read from Notification History).
+    public var source: String
+
+    public init(time: Int64, environment: String, notificationUUID: String, notificationType: String, subtype: String?,
+                customer: String, keyId: String, productId: String?, autoRenewProductId: String?, autoRenewStatus: Int64?,
+                offerType: Int64?, offerIdentifier: String?, price: Int64?, currency: String?, effectiveDate: Int64?,
+                expiresDate: Int64?, source: String) {
+        self.time = time
+        self.environment = environment
+        self.notificationUUID = notificationUUID
+        self.notificationType = notificationType
+        self.subtype = subtype
+        self.customer = customer
+        self.keyId = keyId
+        self.productId = productId
+        self.autoRenewProductId = autoRenewProductId
+        self.autoRenewStatus = autoRenewStatus
+        self.offerType = offerType
+        self.offerIdentifier = offerIdentifier
+        self.price = price
+        self.currency = currency
+        self.effectiveDate = effectiveDate
+        self.expiresDate = expiresDate
+        self.source = source
+    }
+
+    /// The outcome line. Its `eventId` is Apple's `notificationUUID`, so the same notification read by
+    /// push and by pull (or retried by Apple) is one event to every reader.
+    public func record() -> EventRecord {
+        let line = EventLine.encode([
+            "autoRenewProductId": EventValue(autoRenewProductId), "autoRenewStatus": EventValue(autoRenewStatus),
+            "currency": EventValue(currency), "customer": .string(customer),
+            "effectiveDate": effectiveDate.map(EventLine.time) ?? .null, "environment": .string(environment),
+            "eventId": .string(notificationUUID.lowercased()), "expiresDate": expiresDate.map(EventLine.time) ?? .null,
+            "keyId": .string(keyId), "notificationType": .string(notificationType),
+            "notificationUUID": .string(notificationUUID.lowercased()), "offerIdentifier": EventValue(offerIdentifier),
+            "offerType": EventValue(offerType), "price": EventValue(price), "productId": EventValue(productId),
+            "schema": .integer(EventLine.schema), "source": .string(source), "subtype": EventValue(subtype),
+            "time": EventLine.time(time), "type": .string("outcome"),
+        ])
+        return EventRecord(stream: .outcomes, environment: environment, time: time, line: line)
+    }
+}

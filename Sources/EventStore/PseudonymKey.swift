@@ -1,0 +1,45 @@
+import Crypto
+
+/// The keyed pseudonym of a customer: `hex(HMAC-SHA256(secret, originalTransactionId))`. Every `serve`
+/// replica and every `outcomes` job of a team is given the same secret, so a customer's decisions and
+/// outcomes carry the same pseudonym and join; nobody without the secret can tell who it is, or even
+/// test a guess. The raw transaction id is never written anywhere.
+///
+/// `keyId` names the secret without revealing it (the first 8 hex digits of the HMAC of a fixed label),
+/// so readers never join pseudonyms made with different secrets, and a rotation shows as a new key id.
+public struct PseudonymKey: Sendable, CustomStringConvertible {
+    /// The variable `serve` and `outcomes` read the secret from.
+    public static let environmentVariable = "RETENTION_SYNC_PSEUDONYM_SECRET"
+    /// Shorter secrets are refused: 32 characters of `openssl rand -hex 32` carry 128 bits.
+    public static let minimumLength = 32
+
+    public let keyId: String
+    private let hmac: HMACSHA256
+
+    public struct Refusal: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public init(secret: String) throws(Refusal) {
+        let trimmed = secret.utf8.filter { $0 != 0x0A && $0 != 0x0D }
+        guard trimmed.count >= Self.minimumLength else {
+            throw Refusal(description: "\(Self.environmentVariable) is \(trimmed.count) characters long; it must be at least \(Self.minimumLength) "
+                + "(make one with `openssl rand -hex 32` and give every serve replica and the outcomes job the same value)")
+        }
+        hmac = HMACSHA256(key: Array(trimmed))
+        keyId = String(hmac.mac(Array("retention-sync pseudonym key id".utf8)).hexString.prefix(8))
+    }
+
+    /// Reads the secret from the environment; nil when it is not set (or empty).
+    public static func fromEnvironment(_ environment: [String: String]) throws(Refusal) -> PseudonymKey? {
+        guard let value = environment[environmentVariable], !value.isEmpty else { return nil }
+        return try PseudonymKey(secret: value)
+    }
+
+    /// 64 lowercase hex digits.
+    public func pseudonym(_ originalTransactionId: String) -> String {
+        hmac.mac(Array(originalTransactionId.utf8)).hexString
+    }
+
+    public var description: String { "PseudonymKey(keyId: \(keyId), secret: <redacted>)" }
+}

@@ -1,0 +1,139 @@
+public import Foundation
+public import HTTPCore
+public import StateLocations
+import Crypto
+import RetentionMessagingModels
+
+/// Plain objects beside the state documents (the event store's segments): written whole, read whole,
+/// listed by prefix. Keys are relative to the root the backend was given and use `/`.
+public protocol ObjectStore: Sendable {
+    /// `/srv/state` or `s3://bucket/prefix`, for messages.
+    var location: String { get }
+    /// Stores `bytes` under `key`, all or nothing.
+    func put(_ key: String, _ bytes: [UInt8]) async throws(StateStoreError)
+    /// The object's bytes; nil when there is none.
+    func get(_ key: String) async throws(StateStoreError) -> Data?
+    /// Every key under `prefix`, in byte order.
+    func list(prefix: String) async throws(StateStoreError) -> [String]
+}
+
+extension StateBackend {
+    /// The object store rooted at `root` (the folder or prefix the state lives in).
+    public func objectStore(at root: StateLocation, environment: [String: String],
+                            transport: () -> any HTTPTransport) throws(StateStoreError) -> any ObjectStore {
+        switch root {
+        case .file(let path):
+            return FolderObjectStore(root: URL(fileURLWithPath: path, isDirectory: true))
+        case .s3(let bucket, let key):
+            let configuration = try S3Configuration.fromEnvironment(environment, store: root.description)
+            return S3ObjectStore(bucket: bucket, prefix: key, configuration: configuration, transport: transport())
+        }
+    }
+}
+
+/// Objects as files under a folder; a put writes a hidden temporary file, flushes it and renames it.
+public struct FolderObjectStore: ObjectStore {
+    public let root: URL
+
+    public init(root: URL) {
+        self.root = root
+    }
+
+    public var location: String { root.path }
+
+    public func put(_ key: String, _ bytes: [UInt8]) async throws(StateStoreError) {
+        let url = root.appendingPathComponent(key)
+        do {
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(bytes).write(to: url, options: .atomic)
+        } catch {
+            throw StateStoreError(.unreachable, store: url.path, "cannot be written (\(error.localizedDescription))")
+        }
+    }
+
+    public func get(_ key: String) async throws(StateStoreError) -> Data? {
+        let url = root.appendingPathComponent(key)
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw StateStoreError(.unreachable, store: url.path, "exists but cannot be read; check its permissions")
+        }
+        return data
+    }
+
+    public func list(prefix: String) async throws(StateStoreError) -> [String] {
+        let base = root.standardizedFileURL.path
+        guard let walker = FileManager.default.enumerator(atPath: base) else { return [] }
+        var keys: [String] = []
+        while let relative = walker.nextObject() as? String {
+            guard relative.hasPrefix(prefix), !(relative as NSString).lastPathComponent.hasPrefix(".") else { continue }
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: base + "/" + relative, isDirectory: &isFolder), !isFolder.boolValue {
+                keys.append(relative)
+            }
+        }
+        return keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+}
+
+/// Objects under an S3 prefix, signed with SigV4 by libcurl; lists with ListObjectsV2, 1,000 keys a call.
+public struct S3ObjectStore: ObjectStore {
+    public let bucket: String
+    public let prefix: String
+    public let configuration: S3Configuration
+    private let transport: any HTTPTransport
+
+    public init(bucket: String, prefix: String, configuration: S3Configuration, transport: any HTTPTransport) {
+        self.bucket = bucket
+        var trimmed = prefix
+        while trimmed.hasSuffix("/") { trimmed.removeLast() }
+        self.prefix = trimmed
+        self.configuration = configuration
+        self.transport = transport
+    }
+
+    public var location: String { prefix.isEmpty ? "s3://\(bucket)" : "s3://\(bucket)/\(prefix)" }
+
+    private func fullKey(_ key: String) -> String {
+        prefix.isEmpty ? key : prefix + "/" + key
+    }
+
+    private var helper: S3StateStore {
+        S3StateStore(bucket: bucket, key: prefix, owner: StateOwner(bundleId: "", appAppleId: nil, environment: .sandbox),
+                     configuration: configuration, transport: transport)
+    }
+
+    public func put(_ key: String, _ bytes: [UInt8]) async throws(StateStoreError) {
+        let store = helper
+        let response = try await store.send(store.request(method: "PUT", headers: [("Content-Type", "application/x-ndjson")],
+                                                          body: Data(bytes), key: fullKey(key)))
+        guard response.status == 200 else { throw store.failure(response) }
+    }
+
+    public func get(_ key: String) async throws(StateStoreError) -> Data? {
+        let store = helper
+        let response = try await store.send(store.request(method: "GET", key: fullKey(key)))
+        if response.status == 404 { return nil }
+        guard response.status == 200 else { throw store.failure(response) }
+        return response.body
+    }
+
+    public func list(prefix relative: String) async throws(StateStoreError) -> [String] {
+        let store = helper
+        let base = prefix.isEmpty ? "" : prefix + "/"
+        var keys: [String] = []
+        var continuation: String?
+        repeat {
+            var query = "list-type=2&prefix=\(S3StateStore.queryEncoded(base + relative))"
+            if let continuation { query += "&continuation-token=\(S3StateStore.queryEncoded(continuation))" }
+            let response = try await store.send(store.request(method: "GET", key: "", query: query))
+            guard response.status == 200 else { throw store.failure(response) }
+            let text = String(decoding: response.body, as: UTF8.self)
+            for element in S3StateStore.elements("Contents", in: text) {
+                guard let key = S3ErrorBody.element("Key", in: element), key.hasPrefix(base) else { continue }
+                keys.append(String(key.dropFirst(base.count)))
+            }
+            continuation = S3ErrorBody.element("IsTruncated", in: text) == "true" ? S3ErrorBody.element("NextContinuationToken", in: text) : nil
+        } while continuation != nil
+        return keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+}

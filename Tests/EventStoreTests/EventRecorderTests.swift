@@ -1,0 +1,173 @@
+@testable import EventStore
+import Experiments
+import Foundation
+import Synchronization
+import Testing
+
+/// A sink that refuses while `down` is set, and counts what it stored.
+final class FlakySink: EventSink {
+    let inner: FolderEventSink
+    let down = Atomic(false)
+    let puts = Atomic(0)
+
+    init(root: URL) {
+        inner = FolderEventSink(root: root)
+    }
+
+    var location: String { "flaky:" + inner.location }
+
+    func put(_ path: String, _ bytes: [UInt8]) throws(EventStoreError) {
+        guard !down.load(ordering: .relaxed) else { throw EventStoreError("connection refused") }
+        puts.add(1, ordering: .relaxed)
+        try inner.put(path, bytes)
+    }
+}
+
+func temporaryFolder(_ name: String) -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("retention-sync-\(name)-\(UUID().uuidString)", isDirectory: true)
+    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+func decision(_ index: Int, at time: Int64, environment: String = "sandbox") -> EventRecord {
+    DecisionFacts(time: time, environment: environment, requestIdentifier: "req-\(index)", customer: String(repeating: "a", count: 63) + "\(index % 10)",
+                  keyId: "0badc0de", productId: "com.example.monthly", localeRequested: "en-US", localeServed: "en-US",
+                  flow: "cancel-flow", rule: index % 2 == 0 ? "arm-a" : "arm-b", splitGroup: "test", splitControl: index % 2 == 0,
+                  answer: "message", messageIdentifier: "m-\(index % 2)", offerIdentifier: nil, alternateProductId: nil,
+                  snapshot: "sha256:00", latencyMicros: 900).record()
+}
+
+/// Every line of every segment under `root`, per stream.
+func storedLines(_ root: URL, environment: String = "sandbox") throws -> [EventStream: [String]] {
+    let source = FolderEventSource(root: root)
+    var lines: [EventStream: [String]] = [:]
+    for stream in EventStream.allCases {
+        for partition in try source.partitions(of: stream, environment: environment) {
+            for segment in try source.segments(of: stream, environment: environment, in: partition) {
+                var data = Data()
+                try source.read(segment) { data.append(contentsOf: $0) }
+                lines[stream, default: []] += String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+            }
+        }
+    }
+    return lines
+}
+
+@Suite("Recording events without making serve wait")
+struct EventRecorderTests {
+    static let hour: Int64 = 3_600_000
+    static let start: Int64 = 1_795_000_000_000
+
+    @Test("events land in hour partitions as NDJSON the results reader reads, and close stores the last ones")
+    func eventsLandInPartitions() throws {
+        let root = temporaryFolder("events")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let recorder = EventRecorder(sink: FolderEventSink(root: root),
+                                     settings: .init(writerId: "replica-a", spool: root.appendingPathComponent(".spool"), flushInterval: 0.05))
+        recorder.start()
+        for index in 0..<500 { recorder.record(decision(index, at: Self.start + Int64(index) * 20_000)) }
+        let counters = recorder.close()
+        #expect(counters.recorded["decisions"] == 500)
+        #expect(counters.stored["decisions"] == 500)
+        #expect(counters.spooledSegments == 0 && counters.dropped.isEmpty)
+        let lines = try storedLines(root)[.decisions] ?? []
+        #expect(lines.count == 500)
+        #expect(Set(lines.map { $0.components(separatedBy: "\"requestIdentifier\":\"")[1].prefix(while: { $0 != "\"" }) }).count == 500)
+        let partitions = try FolderEventSource(root: root).partitions(of: .decisions, environment: "sandbox")
+        #expect(partitions.count == 3) // 500 × 20 s spans 2.8 hours
+        #expect(lines.allSatisfy { $0.hasPrefix("{\"alternateProductId\":null,\"answer\":\"message\",\"arm\":") && $0.hasSuffix("\"type\":\"decision\"}") })
+    }
+
+    @Test("while the store is down events wait in the spool, and go up once each when it answers again")
+    func storeDownLosesNothing() throws {
+        let root = temporaryFolder("events-down")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let sink = FlakySink(root: root.appendingPathComponent("store"))
+        let notices = Mutex<[String]>([])
+        let recorder = EventRecorder(sink: sink, settings: .init(writerId: "replica-b", spool: root.appendingPathComponent("spool"), flushInterval: 0.02),
+                                     onNotice: { note in notices.withLock { $0.append(note) } })
+        recorder.start()
+        sink.down.store(true, ordering: .relaxed)
+        for index in 0..<300 { recorder.record(decision(index, at: Self.start)) }
+        try waitUntil { recorder.snapshot.spooledSegments > 0 && recorder.snapshot.queued == 0 }
+        #expect(try storedLines(root.appendingPathComponent("store")).isEmpty)
+        #expect(recorder.snapshot.storeFailures > 0)
+        sink.down.store(false, ordering: .relaxed)
+        try waitUntil { recorder.snapshot.spooledSegments == 0 }
+        for index in 300..<400 { recorder.record(decision(index, at: Self.start)) }
+        let counters = recorder.close()
+        #expect(counters.stored["decisions"] == 400 && counters.dropped.isEmpty)
+        #expect(try storedLines(root.appendingPathComponent("store"))[.decisions]?.count == 400)
+        let said = notices.withLock { $0 }
+        // One notice when the outage starts and one when it ends, not one per attempt.
+        #expect(said.filter { $0.contains("cannot store events") }.count == 1)
+        #expect(said.contains { $0.contains("answers again") })
+    }
+
+    @Test("what one process could not store is stored by the next one that starts with the same spool")
+    func nextStartUploadsLeftovers() throws {
+        let root = temporaryFolder("events-restart")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let sink = FlakySink(root: root.appendingPathComponent("store"))
+        sink.down.store(true, ordering: .relaxed)
+        let spool = root.appendingPathComponent("spool")
+        let first = EventRecorder(sink: sink, settings: .init(writerId: "replica-c", spool: spool, flushInterval: 0.02, closeTimeout: 0.1))
+        first.start()
+        for index in 0..<50 { first.record(decision(index, at: Self.start)) }
+        let left = first.close()
+        #expect(left.spooledSegments > 0)
+        sink.down.store(false, ordering: .relaxed)
+        let second = EventRecorder(sink: sink, settings: .init(writerId: "replica-d", spool: spool, flushInterval: 0.02))
+        second.start()
+        let counters = second.close()
+        #expect(counters.spooledSegments == 0)
+        #expect(try storedLines(root.appendingPathComponent("store"))[.decisions]?.count == 50)
+    }
+
+    @Test("a full spool drops events and counts them, never silently")
+    func fullSpoolCounts() throws {
+        let root = temporaryFolder("events-full")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let sink = FlakySink(root: root.appendingPathComponent("store"))
+        sink.down.store(true, ordering: .relaxed)
+        let notices = Mutex<[String]>([])
+        let recorder = EventRecorder(sink: sink, settings: .init(writerId: "replica-e", spool: root.appendingPathComponent("spool"), flushInterval: 0.02,
+                                                                 spoolLimitBytes: 4_000, closeTimeout: 0.1),
+                                     onNotice: { note in notices.withLock { $0.append(note) } })
+        recorder.start()
+        for round in 0..<10 {
+            for index in 0..<5 { recorder.record(decision(round * 5 + index, at: Self.start)) }
+            try waitUntil { recorder.snapshot.queued == 0 }
+        }
+        let counters = recorder.close()
+        let dropped = counters.dropped["spool_full"] ?? 0
+        #expect(dropped > 0)
+        #expect(counters.spooledBytes <= 4_000)
+        #expect((counters.recorded["decisions"] ?? 0) == 50)
+        #expect(notices.withLock { $0 }.contains { $0.contains("spool") && $0.contains("dropped and counted") })
+    }
+
+    @Test("a full queue drops and counts instead of growing without bound")
+    func fullQueueCounts() {
+        let root = temporaryFolder("events-queue")
+        defer { try? FileManager.default.removeItem(at: root) }
+        // Not started: nothing drains the queue.
+        let recorder = EventRecorder(sink: FolderEventSink(root: root), settings: .init(writerId: "replica-f", spool: root.appendingPathComponent("spool"), queueLimit: 10))
+        for index in 0..<25 { recorder.record(decision(index, at: Self.start)) }
+        #expect(recorder.snapshot.queued == 10)
+        #expect(recorder.snapshot.dropped["queue_full"] == 15)
+        let counters = recorder.close()
+        #expect(counters.stored["decisions"] == 10)
+    }
+}
+
+/// Polls `condition` every 10 ms for at most 10 s.
+func waitUntil(_ condition: () -> Bool) throws {
+    let deadline = Date().addingTimeInterval(10)
+    while !condition() {
+        guard Date() < deadline else { throw WaitTimedOut() }
+        Thread.sleep(forTimeInterval: 0.01)
+    }
+}
+
+struct WaitTimedOut: Error {}

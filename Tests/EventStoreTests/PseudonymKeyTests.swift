@@ -1,0 +1,36 @@
+import EventStore
+import Testing
+
+@Suite("The keyed pseudonym of a customer")
+struct PseudonymKeyTests {
+    static let secret = "5f2b8c1d9e7a4036b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e"
+
+    @Test("every replica and job with the same secret gives a customer the same pseudonym and key id; another secret gives others")
+    func sameSecretSamePseudonym() throws {
+        let replicaA = try PseudonymKey(secret: Self.secret)
+        let replicaB = try PseudonymKey(secret: Self.secret + "\n")
+        #expect(replicaA.pseudonym("2000000123456789") == replicaB.pseudonym("2000000123456789"))
+        #expect(replicaA.keyId == replicaB.keyId)
+        #expect(replicaA.keyId.count == 8)
+        let rotated = try PseudonymKey(secret: String(Self.secret.reversed()))
+        #expect(rotated.keyId != replicaA.keyId)
+        #expect(rotated.pseudonym("2000000123456789") != replicaA.pseudonym("2000000123456789"))
+        let pseudonym = replicaA.pseudonym("2000000123456789")
+        #expect(pseudonym.count == 64 && pseudonym.allSatisfy { $0.isHexDigit })
+        #expect(!pseudonym.contains("2000000123456789"))
+    }
+
+    @Test("a short secret is refused with how to make a good one, and the secret is never printed")
+    func shortSecretRefused() throws {
+        #expect(throws: PseudonymKey.Refusal.self) { try PseudonymKey(secret: "hunter2") }
+        do {
+            _ = try PseudonymKey(secret: "hunter2")
+        } catch {
+            #expect(error.description.contains("openssl rand -hex 32"))
+            #expect(!error.description.contains("hunter2"))
+        }
+        #expect(!"\(try PseudonymKey(secret: Self.secret))".contains(Self.secret.prefix(12)))
+        #expect(try PseudonymKey.fromEnvironment([:]) == nil)
+        #expect(try PseudonymKey.fromEnvironment([PseudonymKey.environmentVariable: Self.secret])?.keyId == (try PseudonymKey(secret: Self.secret)).keyId)
+    }
+}

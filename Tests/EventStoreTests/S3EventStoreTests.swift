@@ -1,0 +1,40 @@
+import EventStore
+import Experiments
+import Foundation
+import HTTPClient
+import StateLocations
+import StateStore
+import Testing
+import TestSupport
+
+@Suite("Events beside an S3 state store", .serialized)
+struct S3EventStoreTests {
+    @Test("segments go up under the state's prefix, list in order, and read back byte for byte")
+    func segmentsRoundTrip() async throws {
+        let server = try await MotoServer.start()
+        defer { server.stop() }
+        let root = StateLocation.s3(bucket: server.bucket, key: "apps/stillpoint")
+        let store = try S3StateBackend().objectStore(at: root, environment: server.environment(server.writer),
+                                                     transport: { CurlHTTPClient() })
+        #expect(store.location == "s3://\(server.bucket)/apps/stillpoint")
+        let recorder = EventRecorder(sink: ObjectStoreEventSink(store: store),
+                                     settings: .init(writerId: "replica-s3", spool: temporaryFolder("s3-spool"), flushInterval: 0.05))
+        recorder.start()
+        for index in 0..<120 { recorder.record(decision(index, at: 1_795_000_000_000 + Int64(index) * 60_000)) }
+        let counters = await recorder.close()
+        #expect(counters.stored["decisions"] == 120)
+        let keys = try await store.list(prefix: "events/v1/decisions/")
+        #expect(keys.count >= 3)
+        #expect(keys.allSatisfy { $0.hasPrefix("events/v1/decisions/environment=sandbox/date=2026-") && $0.hasSuffix(".ndjson") })
+        var lines = 0
+        for key in keys {
+            let data = try #require(try await store.get(key))
+            lines += data.filter { $0 == 0x0A }.count
+        }
+        #expect(lines == 120)
+        #expect(try await store.get("events/v1/missing.ndjson") == nil)
+        // A reader without write permission still lists and reads.
+        let reader = try S3StateBackend().objectStore(at: root, environment: server.environment(server.reader), transport: { CurlHTTPClient() })
+        #expect(try await reader.list(prefix: "events/v1/").count == keys.count)
+    }
+}
