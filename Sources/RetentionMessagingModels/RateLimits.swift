@@ -6,6 +6,8 @@ public struct RateLimits: Sendable, Hashable {
     public enum EndpointClass: String, Sendable, Hashable, Codable, CaseIterable {
         case configureDefault
         case other
+        /// The App Store Server API's Get Notification History (50/s in production), on the same hosts and key.
+        case notificationHistory
     }
 
     public var configureDefaultPerSecond: Double
@@ -26,7 +28,11 @@ public struct RateLimits: Sendable, Hashable {
     public static let apple = RateLimits(configureDefaultPerSecond: 10, otherPerSecond: 1, sandboxFactor: 0.1, window: 3600)
 
     public func perSecond(_ endpointClass: EndpointClass, in environment: Environment) -> Double {
-        let production = endpointClass == .configureDefault ? configureDefaultPerSecond : otherPerSecond
+        let production = switch endpointClass {
+        case .configureDefault: configureDefaultPerSecond
+        case .other: otherPerSecond
+        case .notificationHistory: NotificationHistoryFacts.productionRatePerSecond
+        }
         return environment == .sandbox ? production * sandboxFactor : production
     }
 

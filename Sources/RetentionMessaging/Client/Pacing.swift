@@ -45,7 +45,12 @@ public struct Pacing: Sendable, Hashable {
 
     /// Requests per second for `endpointClass` in `environment`; nil when unlimited.
     public func rate(for endpointClass: EndpointClass, in environment: Environment) -> Double? {
-        let production = endpointClass == .configureDefault ? configureDefaultPerSecond : otherPerSecond
+        let production = switch endpointClass {
+        case .configureDefault: configureDefaultPerSecond
+        // Paced whenever the Retention Messaging endpoints are, at the App Store Server API's own rate.
+        case .notificationHistory: otherPerSecond == nil ? nil : NotificationHistoryFacts.productionRatePerSecond
+        case .other: otherPerSecond
+        }
         guard let production, production > 0 else { return nil }
         return environment == .sandbox ? production * sandboxFactor : production
     }

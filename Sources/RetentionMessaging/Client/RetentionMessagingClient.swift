@@ -25,6 +25,7 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
 
     private struct State {
         var counts = RequestCounts()
+        var historyCalls = 0
         var buckets: [EndpointClass: TokenBucket] = [:]
         var waitHandler: (@Sendable (Double, String) -> Void)?
         var logHandler: (@Sendable (String) -> Void)?
@@ -68,6 +69,10 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
     }
 
     public var requestCounts: RequestCounts { state.withLock { $0.counts } }
+
+    /// Get Notification History calls made (attempts, retries included); budgeted apart from the
+    /// Retention Messaging endpoints, so not in `requestCounts`.
+    public var notificationHistoryCalls: Int { state.withLock { $0.historyCalls } }
 
     /// What `dump` shows: never the transport, whose queue may still hold requests and their
     /// Authorization headers.
@@ -172,6 +177,33 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
         return try decode(try await send("GET", ["performanceTest", "result", requestId], noAccessOn404: true))
     }
 
+    // MARK: App Store Server API
+
+    /// One page of Get Notification History (`POST /inApps/v1/notifications/history`): at most 20
+    /// records; send the same `request` with the page's `paginationToken` for the next. Paced at the
+    /// App Store Server API's rate for it (50/s in production, 5/s in sandbox, enforced hourly).
+    public func notificationHistory(_ request: NotificationHistoryRequest,
+                                    paginationToken: String? = nil) async throws(RetentionMessagingError) -> NotificationHistoryResponse {
+        let body: Data
+        do {
+            body = try CanonicalJSON.encode(request)
+        } catch {
+            throw .invalidRequest("could not encode the request body: \(error)")
+        }
+        let response = try await send("POST", [], query: paginationToken.map { [("paginationToken", $0)] } ?? [], body: body,
+                                      contentType: "application/json", endpointClass: .notificationHistory,
+                                      base: Self.serverAPIBase(endpoint).absoluteString + NotificationHistoryFacts.path, idempotent: true)
+        return try decode(response)
+    }
+
+    /// The App Store Server API's base: the Retention Messaging endpoint without `/inApps/v1/messaging`.
+    static func serverAPIBase(_ endpoint: URL) -> URL {
+        var text = endpoint.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        if text.hasSuffix(RetentionMessagingPaths.base) { text.removeLast(RetentionMessagingPaths.base.count) }
+        return URL(string: text) ?? endpoint
+    }
+
     static let sandboxOnly = "Apple runs the performance test in sandbox only (it tests the sandbox realtime URL); use a sandbox client"
 
     // MARK: Sending
@@ -194,13 +226,15 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
     /// without an `errorCode` means the account has no access to the API.
     private func send(_ method: String, _ segments: [String], query: [(String, String)] = [], body: Data = Data(),
                       contentType: String? = nil, endpointClass: EndpointClass = .other,
-                      goneAfterRetry: Int? = nil, noAccessOn404: Bool = false) async throws(RetentionMessagingError) -> HTTPResponse {
+                      goneAfterRetry: Int? = nil, noAccessOn404: Bool = false, base: String? = nil,
+                      idempotent: Bool? = nil) async throws(RetentionMessagingError) -> HTTPResponse {
         if let endpointProblem { throw .invalidRequest(endpointProblem) }
         if let credentialsProblem { throw .credentials(credentialsProblem) }
-        let url = try makeURL(segments, query: query)
+        let url = try makeURL(segments, query: query, base: base)
         let path = url.path
-        // POST starts a performance test: repeating it after an ambiguous failure could start a second one.
-        let idempotent = method != "POST"
+        // POST starts a performance test: repeating it after an ambiguous failure could start a second
+        // one. Get Notification History is a POST that only reads.
+        let idempotent = idempotent ?? (method != "POST")
 
         await slots.acquire()
         defer { slots.release() }
@@ -217,6 +251,7 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
                 switch endpointClass {
                 case .configureDefault: state.counts.configureDefault += 1
                 case .other: state.counts.other += 1
+                case .notificationHistory: state.historyCalls += 1
                 }
                 if attempt > 1 { state.counts.retries += 1 }
             }
@@ -271,8 +306,8 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
         }
     }
 
-    private func makeURL(_ segments: [String], query: [(String, String)]) throws(RetentionMessagingError) -> URL {
-        var text = endpoint.absoluteString
+    private func makeURL(_ segments: [String], query: [(String, String)], base: String? = nil) throws(RetentionMessagingError) -> URL {
+        var text = base ?? endpoint.absoluteString
         while text.hasSuffix("/") { text.removeLast() }
         for segment in segments {
             guard !segment.isEmpty else { throw .invalidRequest("an empty path segment in \(segments.joined(separator: "/"))") }
@@ -310,7 +345,11 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
         }
         guard wait > 0 else { return }
         let perHour = Int((rate * 3600).rounded())
-        let what = endpointClass == .configureDefault ? "configure-default requests" : "requests"
+        let what = switch endpointClass {
+        case .configureDefault: "configure-default requests"
+        case .notificationHistory: "notification-history requests"
+        case .other: "requests"
+        }
         handler?(wait, "pacing to \(perHour) \(what) per hour in \(environment.rawValue)")
         try await sleep(until: now + wait)
     }

@@ -1,5 +1,6 @@
 import Crypto
 import Dispatch
+import EventStore
 import Foundation
 import StateStore
 import HTTPClient
@@ -77,6 +78,16 @@ struct ServeCommand: ParsedCommand {
         "(default: one per processor)",
     ])
 
+    static let notificationsPath = Option("--notifications-path", value: "PATH",
+                                          default: RealtimeService.Configuration.defaultNotificationsPath, help: [
+        "Where App Store Server Notifications V2 are accepted (sent by Apple or",
+        "forwarded by the team's own endpoint); needs the pseudonym secret",
+    ])
+    static let forwardNotifications = Option("--forward-notifications", value: "URL", help: [
+        "Also POST every notification that verified, as received, to this URL",
+        "(the team's existing notification endpoint)",
+    ])
+
     static let helpPage = HelpPage(
         usage: """
         Usage: retention-sync serve --env ENV[,ENV] --root FILE[,FILE…]
@@ -84,6 +95,8 @@ struct ServeCommand: ParsedCommand {
                                     [--listen HOST:PORT] [--path PATH] [--tls-cert FILE --tls-key FILE]
                                     [--max-age SECONDS] [--poll-interval SECONDS] [--max-connections N] [--workers N]
                                     [--head-timeout SECONDS] [--idle-timeout SECONDS] [--shed-after MS]
+                                    [--events LOCATION] [--event-spool DIR] [--flush-interval SECONDS] [--spool-limit MB]
+                                    [--notifications-path PATH] [--forward-notifications URL]
         """,
         about: """
         Answers Apple's realtime "Get Retention Message" POSTs from the published runtime snapshot:
@@ -95,13 +108,18 @@ struct ServeCommand: ParsedCommand {
         """,
         options: [env, root, manifests, SnapshotSourceOptions.stateStore, SnapshotSourceOptions.bundleId,
                   SnapshotSourceOptions.appAppleId, snapshotStore, listen, path, tlsCert, tlsKey, maxAge, pollInterval, maxConnections,
-                  headTimeout, idleTimeout, shedAfter, workers],
+                  headTimeout, idleTimeout, shedAfter, workers] + EventStoreOptions.all + [notificationsPath, forwardNotifications],
         column: 27,
         footer: """
         Routes: POST <path> (Apple), GET /healthz, GET /readyz, GET /metrics (Prometheus text).
         One JSON line per request goes to standard error; it never holds the signedPayload, a key,
         or the customer's transaction id (only a hash salted per process). SIGTERM or SIGINT stops
         accepting, finishes the requests in flight and exits 0.
+
+        With RETENTION_SYNC_PSEUDONYM_SECRET set (the same value on every replica and in the outcomes
+        job), every decision is recorded as an event beside the state, with the customer as a keyed
+        pseudonym, and notifications are accepted on --notifications-path; without it nothing is
+        recorded (serve says so) and answering is unchanged. Answering never waits for the store.
 
         Promotional offers are signed with the In-App Purchase key from RETENTION_SYNC_KEY_ID,
         RETENTION_SYNC_ISSUER_ID and RETENTION_SYNC_PRIVATE_KEY_FILE (or RETENTION_SYNC_PRIVATE_KEY);
@@ -124,6 +142,9 @@ struct ServeCommand: ParsedCommand {
         /// Milliseconds; 0 never sheds.
         var shedAfter: Double
         var workers: Double
+        var events: EventStoreOptions
+        var notificationsPath: String
+        var forwardNotifications: String?
 
         func validate() throws(CommandError) {
             guard environments.count > 0 else {
@@ -163,6 +184,14 @@ struct ServeCommand: ParsedCommand {
                 throw CommandError("--head-timeout and --idle-timeout must be more than 0 seconds", exitCode: .usage)
             }
             _ = try ServeCommand.listenAddress(listen)
+            guard notificationsPath.hasPrefix("/"), !["/healthz", "/readyz", "/metrics"].contains(notificationsPath) else {
+                throw CommandError("--notifications-path \(notificationsPath): give a path such as /notifications", exitCode: .usage)
+            }
+            if let forwardNotifications {
+                guard let url = URL(string: forwardNotifications), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+                    throw CommandError("--forward-notifications \(forwardNotifications): give an http(s) URL", exitCode: .usage)
+                }
+            }
         }
     }
 
@@ -184,6 +213,9 @@ struct ServeCommand: ParsedCommand {
         let idleTimeout = try seconds(Self.idleTimeout) ?? Self.defaultIdleTimeout
         let shedAfter = try seconds(Self.shedAfter) ?? RealtimeService.Configuration.defaultShedAfter * 1000
         let workers = try seconds(Self.workers) ?? Double(ProcessInfo.processInfo.activeProcessorCount)
+        let events = try EventStoreOptions.parse(&arguments)
+        let notificationsPath = try arguments.value(orDefault: Self.notificationsPath) ?? RealtimeService.Configuration.defaultNotificationsPath
+        let forwardNotifications = try arguments.value(Self.forwardNotifications)
         var environments: [RetentionMessagingModels.Environment] = []
         if let environmentText {
             for name in environmentText.split(separator: ",") {
@@ -197,7 +229,7 @@ struct ServeCommand: ParsedCommand {
         return Options(environments: environments, roots: roots, sources: sources, listen: listen, path: path,
                        tlsCertificate: certificate, tlsKey: key, maxAge: maxAge, pollInterval: pollInterval,
                        maxConnections: maxConnections, headTimeout: headTimeout, idleTimeout: idleTimeout, shedAfter: shedAfter,
-                       workers: workers)
+                       workers: workers, events: events, notificationsPath: notificationsPath, forwardNotifications: forwardNotifications)
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
@@ -222,10 +254,17 @@ struct ServeCommand: ParsedCommand {
         let tls = try tlsContext(options, context: context)
 
         let console = context.console
-        let service = RealtimeService(configuration: .init(endpoints: endpoints, trustedRoots: roots, maxAge: options.maxAge,
-                                                           signingKey: signingKey, pollInterval: options.pollInterval,
-                                                           shedAfter: options.shedAfter > 0 ? options.shedAfter / 1000 : nil),
-                                      log: RequestLog(sink: { console.error($0) }))
+        if endpoints.contains(where: { $0.path == options.notificationsPath }) {
+            throw CommandError("the realtime path and --notifications-path are both \(options.notificationsPath); choose another", exitCode: .usage)
+        }
+        let recording = try ServeRecording.start(options, sources: resolved, context: context)
+        var configuration = RealtimeService.Configuration(endpoints: endpoints, trustedRoots: roots, maxAge: options.maxAge,
+                                                          signingKey: signingKey, pollInterval: options.pollInterval,
+                                                          shedAfter: options.shedAfter > 0 ? options.shedAfter / 1000 : nil)
+        configuration.recording = recording
+        configuration.notificationsPath = options.notificationsPath
+        configuration.onNotification = try ServeRecording.forwarder(options.forwardNotifications, context: context)
+        let service = RealtimeService(configuration: configuration, log: RequestLog(sink: { console.error($0) }))
         let server: HTTPServer
         do {
             server = try HTTPServer(host: host, port: port, configuration: HTTPServerConfiguration(
@@ -242,12 +281,19 @@ struct ServeCommand: ParsedCommand {
             context.console.print("serving \(endpoint.environment.rawValue) on \(server.baseURL.absoluteString)\(endpoint.path)")
         }
         context.console.print("operations: \(server.baseURL.absoluteString)/healthz /readyz /metrics")
+        if recording != nil {
+            context.console.print("notifications: \(server.baseURL.absoluteString)\(options.notificationsPath)")
+        }
         if !service.isReady {
             context.console.error("warning: not ready yet: " + service.readiness.joined(separator: "; "))
         }
         let reason = await untilStopped(server: server, options: options, context: context)
         service.stopPolling()
         let drained = server.drain(timeout: 25)
+        if let recording {
+            let counters = await recording.recorder.close()
+            context.console.print("events: \(ServeRecording.summary(counters))")
+        }
         context.console.print("stopped (\(reason))\(drained ? "" : ": some connections did not finish in 25 seconds")")
         return .success
     }

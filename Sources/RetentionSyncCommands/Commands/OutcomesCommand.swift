@@ -1,0 +1,143 @@
+import EventStore
+import HTTPClient
+import StateStore
+import Foundation
+import Manifests
+import Reconciler
+import RetentionMessaging
+import RetentionMessagingModels
+import Runtime
+import StateLocations
+
+/// `retention-sync outcomes pull`: what became of the customers, read from Apple's Notification History.
+struct OutcomesCommand: Command {
+    static let name = "outcomes"
+    static let summary = "Read customers' outcomes from Apple's Notification History into the event store"
+    static let positional: Positional? = Positional("ACTION", choices: ["pull"])
+    static let root = Option("--root", value: "FILE[,FILE…]", completion: .file, help: [
+        "Root certificates Apple's notifications must chain to (Apple Root CA - G3)",
+    ])
+    static let since = Option("--since", value: "DATE", help: [
+        "Read from this day (YYYY-MM-DD) or time instead of from the cursor",
+        "(a backfill; history reaches 180 days back in production, 30 in sandbox)",
+    ])
+    static let until = Option("--until", value: "DATE", help: [
+        "Read up to this time (default: now; Apple reads a future end as now)",
+    ])
+
+    static let helpPage = HelpPage(
+        usage: """
+        Usage: retention-sync outcomes pull --env ENV --root FILE[,FILE…] [--manifests DIR] [--endpoint URL]
+                                            [--state-store LOCATION] [--events LOCATION] [--since DATE] [--until DATE]
+        """,
+        about: """
+        Calls the App Store Server API's Get Notification History (20 notifications a page, paced at
+        Apple's 50 requests a second in production and 5 in sandbox) from where the last run ended,
+        verifies every notification and its nested signed transaction and renewal info as serve does,
+        and records each one about a customer as an outcome event beside the state — the customer as
+        the keyed pseudonym (RETENTION_SYNC_PSEUDONYM_SECRET, the same secret serve uses), never the
+        transaction id. A forged or foreign notification is refused and counted, never recorded. The
+        first run backfills as far as Apple keeps history; fit for the scheduled reconcile job.
+        """,
+        options: [EnvironmentOptions.manifests, EnvironmentOptions.env, EnvironmentOptions.endpoint, EnvironmentOptions.stateStoreOption,
+                  root, since, until] + EventStoreOptions.all,
+        column: 27,
+        footer: EnvironmentOptions.credentialsHelp + """
+
+        Apple keeps in history only what it tried to send to the App's V2 notification URL: set one in
+        App Store Connect (serve's --notifications-path, or the team's own endpoint) before relying on it.
+        """)
+
+    static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
+        try await run(&arguments, context: context, provider: .live)
+    }
+
+    static func run(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws -> ExitCode {
+        let manifestsPath = try arguments.value(orDefault: EnvironmentOptions.manifests) ?? Option.defaultManifests
+        let environment = try arguments.required(EnvironmentOptions.env, as: Environment.self)
+        let endpoint = try arguments.value(EnvironmentOptions.endpoint) ?? context.environment["RETENTION_SYNC_ENDPOINT"]
+        let stateStore = try arguments.value(EnvironmentOptions.stateStoreOption)
+        let roots = try arguments.value(Self.root)
+        let sinceText = try arguments.value(Self.since)
+        let untilText = try arguments.value(Self.until)
+        let events = try EventStoreOptions.parse(&arguments)
+        guard let action = arguments.positional() else {
+            throw CommandError("outcomes needs an action: retention-sync outcomes pull --env ENV --root FILE", exitCode: .usage)
+        }
+        guard action == "pull" else { throw CommandError("unknown outcomes action '\(action)'; the action is 'pull'", exitCode: .usage) }
+        try arguments.finish()
+        guard let roots else {
+            throw CommandError("outcomes pull needs --root FILE: the root certificate(s) Apple's notifications chain to (Apple Root CA - G3)",
+                               exitCode: .usage)
+        }
+        func date(_ text: String?, _ option: String) throws(CommandError) -> Int64? {
+            guard let text else { return nil }
+            guard let parsed = ResultsCommand.date(text) else {
+                throw CommandError("\(option) '\(text)' is not a date: write 2026-11-01 or 2026-11-01T12:00:00Z", exitCode: .usage)
+            }
+            return Int64((parsed.timeIntervalSince1970 * 1000).rounded(.down))
+        }
+        let since = try date(sinceText, "--since")
+        let until = try date(untilText, "--until") ?? Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+        guard let pseudonyms = try EventStoreOptions.pseudonyms(context) else {
+            throw CommandError("\(PseudonymKey.environmentVariable) is not set: outcomes are recorded under the same keyed pseudonym as "
+                               + "serve's decisions; give it the same secret serve has", exitCode: .usage)
+        }
+
+        let options = EnvironmentOptions(manifestsPath: manifestsPath, environment: environment, endpoint: endpoint, stateStore: stateStore)
+        let workspace = try options.openWorkspace(context: context)
+        let app = workspace.manifests.app
+        let trusted = try TrustRootsOption.load(roots, context: context)
+        guard let root = try events.location(fallback: workspace.stateLocation.map { StateStores.backend(for: $0).root(of: $0) },
+                                             context: context) else {
+            throw CommandError("the App declares no stateStore for \(environment.rawValue): give --events LOCATION", exitCode: .usage)
+        }
+        let console = context.console
+        let recorder = try events.recorder(root: root, purpose: "outcomes", context: context) { console.error("note: \($0)") }
+        recorder.start()
+        let api = try provider.make(environment, app.bundleId, options, context)
+        guard let client = api as? RetentionMessagingClient else {
+            throw CommandError("this API client cannot read Notification History")
+        }
+        let store = try StateStores.backend(for: root).objectStore(at: root, environment: context.environment, transport: {
+            CurlHTTPClient(configuration: (try? EnvironmentOptions.transportConfiguration(context)) ?? .init())
+        })
+        let pull = OutcomePull(environment: environment,
+                               verifier: NotificationVerifier(trustedRoots: trusted, bundleId: app.bundleId, appAppleId: app.appAppleId,
+                                                              environment: environment),
+                               pseudonyms: pseudonyms, recorder: recorder, store: store,
+                               fetch: { request, token in try await client.notificationHistory(request, paginationToken: token) })
+        let summary: OutcomePull.Summary
+        do {
+            summary = try await pull.run(since: since, until: until)
+        } catch let error as RetentionMessagingError {
+            _ = await recorder.close()
+            throw CommandError("Get Notification History failed: \(error.description); the cursor was not moved")
+        }
+        console.print(Self.describe(summary, calls: client.notificationHistoryCalls, root: root, environment: environment))
+        return summary.refused.isEmpty ? .success : .needsAttention
+    }
+
+    static func describe(_ summary: OutcomePull.Summary, calls: Int, root: StateLocation, environment: Environment) -> String {
+        var lines = ["outcomes pull (\(environment.rawValue)): \(EventTimeText.format(summary.startDate)) → \(EventTimeText.format(summary.endDate)), "
+                     + "\(summary.pages) page(s), \(calls) call(s)"]
+        lines.append("  \(summary.notifications) notification(s): \(summary.recorded) recorded as outcomes in \(root), "
+                     + "\(summary.notAboutACustomer) about no customer")
+        if !summary.refused.isEmpty {
+            let reasons = summary.refused.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            lines.append("  \(summary.refused.values.reduce(0, +)) refused and not recorded (\(reasons)): check --root, and that the history is this App's")
+        }
+        if summary.restartedAfterExpiredToken { lines.append("  the pagination token expired once; the window was read again from its start") }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// Times as the event layout writes them.
+enum EventTimeText {
+    static func format(_ millis: Int64) -> String {
+        let date = Date(timeIntervalSince1970: Double(millis) / 1000)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
+    }
+}

@@ -1,0 +1,80 @@
+import EventStore
+import Foundation
+import HTTPClient
+import StateLocations
+import StateStore
+
+/// Where `serve` and `outcomes pull` write decision and outcome events, and how they spool them:
+/// one option group, so both write where `results` reads.
+struct EventStoreOptions: Sendable {
+    static let events = Option("--events", value: "LOCATION", help: [
+        "Where events are written: a folder or s3://bucket/prefix (default: beside",
+        "the environment's state, where results reads them)",
+    ])
+    static let spool = Option("--event-spool", value: "DIR", completion: .directory, help: [
+        "Local folder for events the store has not taken yet (default:",
+        "$TMPDIR/retention-sync/spool; put it on a volume that outlives restarts)",
+    ])
+    static let defaultFlushInterval = EventRecorder.Settings.defaultFlushInterval
+    static let flushInterval = Option("--flush-interval", value: "SECONDS", default: ServeCommand.number(defaultFlushInterval), help: [
+        "How often queued events are written (kill -9 loses at most this much)",
+    ])
+    static let defaultSpoolLimitMB = Double(EventRecorder.Settings.defaultSpoolLimitBytes >> 20)
+    static let spoolLimit = Option("--spool-limit", value: "MB", default: ServeCommand.number(defaultSpoolLimitMB), help: [
+        "Spool size at most; past it events are dropped and counted in /metrics",
+    ])
+
+    static let all = [events, spool, flushInterval, spoolLimit]
+
+    var events: String?
+    var spool: String?
+    var flushInterval: Double
+    var spoolLimitMB: Double
+
+    static func parse(_ arguments: inout Arguments) throws(CommandError) -> EventStoreOptions {
+        func number(_ option: Option) throws(CommandError) -> Double? {
+            try arguments.value(option, { Double($0).flatMap { $0.isFinite && $0 > 0 ? $0 : nil } }, expected: "a number above 0")
+        }
+        return EventStoreOptions(events: try arguments.value(Self.events), spool: try arguments.value(Self.spool),
+                                 flushInterval: try number(Self.flushInterval) ?? Self.defaultFlushInterval,
+                                 spoolLimitMB: try number(Self.spoolLimit) ?? Self.defaultSpoolLimitMB)
+    }
+
+    /// `--events` when given, else `fallback` (the state's root); nil when neither names a place.
+    func location(fallback: StateLocation?, context: CommandContext) throws(CommandError) -> StateLocation? {
+        guard let events else { return fallback }
+        do {
+            return try StateLocation.parse(events, from: .commandLine(workingDirectory: context.url(".")))
+        } catch {
+            throw CommandError("--events \(events): \(error.description)", exitCode: .usage)
+        }
+    }
+
+    /// The recorder writing to `root`, named `<purpose>-<host>-<random>`.
+    func recorder(root: StateLocation, purpose: String, context: CommandContext,
+                  onNotice: @escaping @Sendable (String) -> Void) throws(CommandError) -> EventRecorder {
+        let store: any ObjectStore
+        do {
+            let configuration = try EnvironmentOptions.transportConfiguration(context)
+            store = try StateStores.backend(for: root).objectStore(at: root, environment: context.environment,
+                                                                   transport: { CurlHTTPClient(configuration: configuration) })
+        } catch {
+            throw CommandError("the event store \(root): \(error)")
+        }
+        let spoolFolder = spool.map { context.url($0) }
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("retention-sync/spool", isDirectory: true)
+        let settings = EventRecorder.Settings(writerId: purpose + "-" + EventRecorder.Settings.defaultWriterId(),
+                                              spool: spoolFolder, flushInterval: flushInterval,
+                                              spoolLimitBytes: Int64(spoolLimitMB * 1_048_576))
+        return EventRecorder(sink: ObjectStoreEventSink(store: store), settings: settings, onNotice: onNotice)
+    }
+
+    /// The secret behind every pseudonym, from `RETENTION_SYNC_PSEUDONYM_SECRET`; nil when unset.
+    static func pseudonyms(_ context: CommandContext) throws(CommandError) -> PseudonymKey? {
+        do {
+            return try PseudonymKey.fromEnvironment(context.environment)
+        } catch {
+            throw CommandError(error.description, exitCode: .usage)
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import EventStore
+import Foundation
+import RetentionMessagingModels
+import RetentionMessaging
+import Runtime
+import StateStore
+
+/// Reads Get Notification History from a cursor kept beside the events, verifies every notification
+/// exactly as `serve` does, and records each one about a customer as an outcome event.
+///
+/// The window starts an hour before where the last run ended (late retries land in history under
+/// their first attempt; an outcome read twice is one event to every reader, its id being Apple's
+/// `notificationUUID`), or — on the first run — as far back as Apple keeps history (180 days in
+/// production, 30 in sandbox). The cursor moves only after every page was read and recorded.
+struct OutcomePull {
+    typealias Fetch = @Sendable (NotificationHistoryRequest, String?) async throws -> NotificationHistoryResponse
+
+    var environment: Environment
+    var verifier: NotificationVerifier
+    var pseudonyms: PseudonymKey
+    var recorder: EventRecorder
+    var store: any ObjectStore
+    var fetch: Fetch
+
+    static let overlap: Int64 = 3_600_000
+
+    struct Cursor: Codable, Sendable, Equatable {
+        var schema = 1
+        /// The `endDate` (ms) every record before which has been read.
+        var until: Int64
+    }
+
+    struct Summary: Sendable, Equatable {
+        var startDate: Int64
+        var endDate: Int64
+        var pages = 0
+        var notifications = 0
+        var recorded = 0
+        var notAboutACustomer = 0
+        var refused: [String: Int] = [:]
+        var restartedAfterExpiredToken = false
+    }
+
+    var cursorKey: String { "events/v1/cursors/outcomes-pull/environment=\(environment.rawValue).json" }
+
+    func readCursor() async throws -> Cursor? {
+        guard let data = try await store.get(cursorKey) else { return nil }
+        do {
+            return try JSONDecoder().decode(Cursor.self, from: data)
+        } catch {
+            throw CommandError("\(store.location)/\(cursorKey) is not a cursor this version reads (\(error)); "
+                               + "move it away to read history again from the start (outcomes are de-duplicated)")
+        }
+    }
+
+    /// The window to read: from `since`, else the cursor less the overlap, never before what Apple keeps.
+    func window(since: Int64?, until: Int64, cursor: Cursor?) -> (start: Int64, end: Int64) {
+        let oldest = until - Int64(NotificationHistoryFacts.days(environment)) * 86_400_000 + 60_000
+        let start = since ?? cursor.map { $0.until - Self.overlap } ?? oldest
+        return (max(start, oldest), until)
+    }
+
+    func run(since: Int64?, until: Int64) async throws -> Summary {
+        let cursor = try await readCursor()
+        let (start, end) = window(since: since, until: until, cursor: cursor)
+        var summary = Summary(startDate: start, endDate: end)
+        guard start < end else { return summary }
+        let request = NotificationHistoryRequest(startDate: start, endDate: end)
+        var token: String?
+        var restarted = false
+        while true {
+            let page: NotificationHistoryResponse
+            do {
+                page = try await fetch(request, token)
+            } catch let error as RetentionMessagingError where error.errorCode == NotificationHistoryFacts.paginationTokenExpired && !restarted {
+                // The token outlived its life (a long backfill): read the window again from its start.
+                restarted = true
+                summary.restartedAfterExpiredToken = true
+                token = nil
+                continue
+            }
+            summary.pages += 1
+            for item in page.notificationHistory ?? [] {
+                guard let signed = item.signedPayload else { continue }
+                summary.notifications += 1
+                do {
+                    let verified = try verifier.verify(signedPayload: signed)
+                    if let facts = OutcomeFacts(verified, environment: environment, pseudonyms: pseudonyms, source: "pull") {
+                        recorder.record(facts.record())
+                        summary.recorded += 1
+                    } else {
+                        summary.notAboutACustomer += 1
+                    }
+                } catch {
+                    summary.refused[error.reason, default: 0] += 1
+                }
+            }
+            guard page.hasMore == true, let next = page.paginationToken else { break }
+            token = next
+        }
+        let counters = await recorder.close()
+        if counters.spooledSegments > 0 || !counters.dropped.isEmpty {
+            throw CommandError("the outcomes could not all be stored at \(recorder.sink.location) (\(counters.spooledSegments) segment(s) "
+                               + "left in the spool \(recorder.settings.spool.path)); the cursor was not moved, so the next run reads them again")
+        }
+        let encoded = try JSONEncoder().encode(Cursor(until: end))
+        do {
+            try await store.put(cursorKey, Array(encoded))
+        } catch {
+            throw CommandError("the outcomes were stored, but the cursor could not be written (\(error.description)); the next run reads this window again")
+        }
+        return summary
+    }
+}
