@@ -65,20 +65,20 @@ final class RunningService: @unchecked Sendable {
     /// a loop kept busy); `maxConnections`, `eventLoops` and `shedAfter` are the server's settings.
     init(snapshot initial: RuntimeSnapshot? = nil, signing: Bool = true, pollInterval: TimeInterval = 3600,
          maxConnections: Int = 512, eventLoops: Int = 2, shedAfter: TimeInterval? = nil,
-         afterAnswer: (@Sendable (HTTPResponse) -> Void)? = nil) throws {
+         recording: RealtimeService.Recording? = nil, afterAnswer: (@Sendable (HTTPResponse) -> Void)? = nil) throws {
         chain = try AppleStyleSigningChain()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         snapshotURL = directory.appendingPathComponent("snapshot.json")
         if let initial { try initial.encoded().write(to: snapshotURL) }
         let lines = logLines
-        service = RealtimeService(
-            configuration: .init(endpoints: [RealtimeEndpoint(path: path, environment: .production,
-                                                              source: FileSnapshotSource(path: snapshotURL.path))],
-                                 trustedRoots: [chain.root], maxAge: 300,
-                                 signingKey: signing ? OfferSigningKey(keyId: "KEY1234567", issuerId: "issuer", privateKey: offerKey) : nil,
-                                 pollInterval: pollInterval, shedAfter: shedAfter),
-            log: RequestLog(sink: { line in lines.append(line) }))
+        var configuration = RealtimeService.Configuration(
+            endpoints: [RealtimeEndpoint(path: path, environment: .production, source: FileSnapshotSource(path: snapshotURL.path))],
+            trustedRoots: [chain.root], maxAge: 300,
+            signingKey: signing ? OfferSigningKey(keyId: "KEY1234567", issuerId: "issuer", privateKey: offerKey) : nil,
+            pollInterval: pollInterval, shedAfter: shedAfter)
+        configuration.recording = recording
+        service = RealtimeService(configuration: configuration, log: RequestLog(sink: { line in lines.append(line) }))
         let service = service
         server = try HTTPServer(configuration: HTTPServerConfiguration(maxBodySize: RealtimeService.maxBodySize, maxHeaderSize: 16 * 1024,
                                                                        maxConnections: maxConnections, idleTimeout: 10, requestTimeout: 5,
@@ -126,6 +126,12 @@ final class RunningService: @unchecked Sendable {
 
     func post(_ body: DecodedRealtimeRequestBody) async throws -> HTTPResponse {
         try await post(signed(body))
+    }
+
+    func postNotification(_ signedPayload: String) async throws -> HTTPResponse {
+        let body = try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload])
+        return try await CurlHTTPClient().send(HTTPRequest(method: "POST", url: URL(string: server.baseURL.absoluteString + "/notifications")!,
+                                                           headers: [("Content-Type", "application/json")], body: body))
     }
 
     func get(_ path: String) async throws -> HTTPResponse {
