@@ -22,4 +22,21 @@ struct SplitPercentTests {
         }
         #expect(diagnostics(percent: .infinity).contains { $0.message.contains("split percent inf is outside") })
     }
+
+    @Test("a split group may name one control; a second is an error naming both rules")
+    func oneControlPerGroup() {
+        func validate(_ controls: [Bool]) -> [Diagnostic] {
+            var set = makeSet(messages: [textMessage()])
+            let rules = controls.enumerated().map { index, control in
+                FlowRule(name: "arm-\(index)", match: RuleMatch(split: TrafficSplit(group: "test", percent: 25, control: control)),
+                         response: .message(name: "stay"), location: here(6))
+            }
+            set.flows = [FlowManifest(name: "cancel", localeFallbacks: [:], rules: rules, location: here(6))]
+            return ManifestValidator.validate(set).filter { $0.code == "split-two-controls" }
+        }
+        #expect(validate([true, false, false]).isEmpty)
+        let twice = validate([true, false, true])
+        #expect(twice.count == 1)
+        #expect(twice.first?.message.contains("rules 'arm-0' and 'arm-2' both say control: true") == true)
+    }
 }

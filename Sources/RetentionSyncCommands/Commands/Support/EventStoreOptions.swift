@@ -21,7 +21,7 @@ struct EventStoreOptions: Sendable {
     ])
     static let defaultSpoolLimitMB = Double(EventRecorder.Settings.defaultSpoolLimitBytes >> 20)
     static let spoolLimit = Option("--spool-limit", value: "MB", default: ServeCommand.number(defaultSpoolLimitMB), help: [
-        "Spool size at most; past it events are dropped and counted in /metrics",
+        "Spool size at most; past it events are dropped and counted, never silently",
     ])
 
     static let all = [events, spool, flushInterval, spoolLimit]
