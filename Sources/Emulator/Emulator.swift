@@ -25,6 +25,10 @@ public final class Emulator: Sendable {
         var logHandler: (@Sendable (String) -> Void)?
         /// Performance tests running now, by request id.
         var performanceTestTasks: [String: Task<Void, Never>] = [:]
+        /// Seconds a customer simulation moved the emulator's clock ahead of `configuration.clock`.
+        var clockOffset: Double = 0
+        /// Notifications simulated customers will produce once the clock reaches their dates.
+        var scheduledNotifications: [ScheduledNotification] = []
 
         subscript(environment: Environment) -> Store {
             get { stores[environment] ?? Store() }
@@ -36,6 +40,8 @@ public final class Emulator: Sendable {
         var state = EmulatorState()
         var requests = 0
         var buckets: [EndpointClass: TokenBucket] = [:]
+        /// Get Notification History's own budget (an App Store Server API endpoint).
+        var historyBucket: TokenBucket?
     }
 
     /// The path every API route starts with.
@@ -201,6 +207,7 @@ public final class Emulator: Sendable {
     func process(_ request: HTTPRequest, environment: Environment) async -> Outcome {
         let parsed = ParsedRequest(request)
         if parsed.segments.first == "emulator" {
+            if let response = await customersAdmin(parsed, environment: environment) { return .response(response) }
             return .response(admin(parsed, environment: environment))
         }
         let arrived = configuration.clock.now()
@@ -257,6 +264,8 @@ struct ParsedRequest {
     /// Segments after `/inApps/v1/messaging` (or, for admin calls, starting with `emulator`).
     var segments: [String]
     var isAPI: Bool
+    /// `POST /inApps/v1/notifications/history`, the App Store Server API endpoint the emulator also serves.
+    var isNotificationHistory = false
     var query: [String: String]
     var body: Data
     var authorization: String?
@@ -272,6 +281,10 @@ struct ParsedRequest {
         if parts.starts(with: base) {
             isAPI = true
             segments = Array(parts.dropFirst(base.count))
+        } else if "/" + parts.joined(separator: "/") == NotificationHistoryFacts.path {
+            isAPI = true
+            isNotificationHistory = true
+            segments = []
         } else {
             isAPI = false
             segments = parts.first == "emulator" ? parts : ["<unknown>"] + parts
@@ -292,7 +305,8 @@ struct EmulatorTransport: HTTPTransport {
         let environment: Environment
         if let byHost = Emulator.environment(forHost: request.url.host) {
             environment = byHost
-        } else if request.url.path.hasPrefix(Emulator.basePath) || request.url.path.hasPrefix(Emulator.adminPath) {
+        } else if request.url.path.hasPrefix(Emulator.basePath) || request.url.path.hasPrefix(Emulator.adminPath)
+                    || request.url.path.hasPrefix(NotificationHistoryFacts.path) {
             environment = defaultEnvironment
         } else {
             throw HTTPError(.couldNotConnect, "the in-process emulator does not serve \(request.url.host ?? request.url.absoluteString)")

@@ -48,6 +48,9 @@ public struct EmulatorConfiguration: Sendable {
     /// False makes the realtime-URL and performance-test endpoints answer 404 without an error
     /// code, as Apple does for a developer account without access to the API.
     public var apiAccess: Bool
+    /// Signs the App Store Server Notifications simulated customers produce (`useTestChain` sets
+    /// it to the realtime requests' chain); without one, a customer simulation cannot start.
+    public var notificationSigner: NotificationSigner? = nil
 
     public init(publicKey: ES256PublicKey, keyId: String? = nil, issuerId: String? = nil, bundleId: String? = nil,
                 productionReview: ReviewMode = .manual, rateLimit: RateLimitMode = .off,

@@ -23,6 +23,7 @@ extension Emulator {
     /// Answers an authenticated API request: rate limit, then the route. Runs under the core's lock.
     func route(_ request: ParsedRequest, environment: Environment, core: inout Core, now: Double) -> RouteResult {
         guard request.isAPI else { return RouteResult(response: HTTPResponse(status: 404), note: "not an API path") }
+        if request.isNotificationHistory { return notificationHistoryRoute(request, environment: environment, core: &core, now: now) }
 
         let endpointClass: EndpointClass = request.method == "PUT" && request.segments.first == "default" ? .configureDefault : .other
         if let perHour = configuration.rateLimit.perHour(endpointClass, in: environment), perHour > 0 {

@@ -19,12 +19,15 @@ public struct EmulatorState: Sendable, Hashable, Codable {
     public var performanceTestResults: [String: PerformanceTestResultResponse]
     /// Sandbox test transactions by original transaction id (what `POST /performanceTest` needs).
     public var testTransactions: [String: SandboxTransaction]
+    /// Every App Store Server Notification the emulator produced in this environment, in the order
+    /// produced (what Get Notification History answers from).
+    public var notificationHistory: [NotificationHistoryRecord]
 
     public init(messages: [String: EmulatedMessage] = [:], images: [String: EmulatedImage] = [:],
                 defaults: [DefaultKey: String] = [:], realtimeURL: String? = nil,
                 performanceTests: [String: PerformanceTestStatus] = [:],
                 performanceTestResults: [String: PerformanceTestResultResponse] = [:],
-                testTransactions: [String: SandboxTransaction] = [:]) {
+                testTransactions: [String: SandboxTransaction] = [:], notificationHistory: [NotificationHistoryRecord] = []) {
         self.messages = messages
         self.images = images
         self.defaults = defaults
@@ -32,6 +35,7 @@ public struct EmulatorState: Sendable, Hashable, Codable {
         self.performanceTests = performanceTests
         self.performanceTestResults = performanceTestResults
         self.testTransactions = testTransactions
+        self.notificationHistory = notificationHistory
     }
 
     public static let empty = EmulatorState()
@@ -45,7 +49,7 @@ public struct EmulatorState: Sendable, Hashable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case messages, images, defaults, realtimeURL, performanceTests, performanceTestResults, testTransactions
+        case messages, images, defaults, realtimeURL, performanceTests, performanceTestResults, testTransactions, notificationHistory
     }
 
     private struct DefaultEntry: Codable {
@@ -66,6 +70,7 @@ public struct EmulatorState: Sendable, Hashable, Codable {
         performanceTestResults = try container.decodeIfPresent([String: PerformanceTestResultResponse].self,
                                                                forKey: .performanceTestResults) ?? [:]
         testTransactions = try container.decodeIfPresent([String: SandboxTransaction].self, forKey: .testTransactions) ?? [:]
+        notificationHistory = try container.decodeIfPresent([NotificationHistoryRecord].self, forKey: .notificationHistory) ?? []
     }
 
     /// Defaults are written as a list sorted by product and locale, so the file is stable.
@@ -80,6 +85,8 @@ public struct EmulatorState: Sendable, Hashable, Codable {
         try container.encode(performanceTests, forKey: .performanceTests)
         try container.encode(performanceTestResults, forKey: .performanceTestResults)
         try container.encode(testTransactions, forKey: .testTransactions)
+        // Written only once there is some, so files of emulators that never simulated customers stay as they were.
+        if !notificationHistory.isEmpty { try container.encode(notificationHistory, forKey: .notificationHistory) }
     }
 }
 

@@ -14,9 +14,11 @@ public struct ChainRealtimeRequestSigner: RealtimeRequestSigner {
 }
 
 extension EmulatorConfiguration {
-    /// Makes performance tests sign with `chain` and `GET /emulator/test-root.pem` hand out its root.
+    /// Makes performance tests and simulated customers' notifications sign with `chain`, and
+    /// `GET /emulator/test-root.pem` hand out its root.
     public mutating func useTestChain(_ chain: AppleStyleSigningChain) {
         realtimeSigner = ChainRealtimeRequestSigner(chain: chain)
+        notificationSigner = NotificationSigner(chain: chain)
         realtimeRootCertificatePEM = chain.root.pem
     }
 }

@@ -1,0 +1,78 @@
+import Foundation
+import HTTPCore
+import RetentionMessagingModels
+
+extension Emulator {
+    /// The admin routes of simulated customers, or nil for any other admin route:
+    /// `POST /emulator/customers` (settings in, summary out), `POST /emulator/clock`
+    /// (`{"advanceSeconds": N}` or `{"to": ms}`; delivers what came due) and `GET /emulator/clock`.
+    func customersAdmin(_ request: ParsedRequest, environment: Environment) async -> HTTPResponse? {
+        let segments = Array(request.segments.dropFirst())
+        let response: HTTPResponse
+        switch (request.method, segments) {
+        case ("POST", ["customers"]):
+            response = await startCustomers(request.body, environment: environment)
+        case ("POST", ["clock"]):
+            struct Body: Decodable {
+                var advanceSeconds: Double?
+                var to: Int64?
+            }
+            guard let body = try? JSONDecoder().decode(Body.self, from: request.body), (body.advanceSeconds == nil) != (body.to == nil),
+                  (body.advanceSeconds ?? 0) >= 0 else {
+                response = Responses.json(["error": #"expected {"advanceSeconds": N} or {"to": <ms since 1970>}"#], status: 400)
+                break
+            }
+            let delivered = if let seconds = body.advanceSeconds {
+                await advanceClock(by: seconds)
+            } else {
+                await advanceClock(to: Date(timeIntervalSince1970: Double(body.to ?? 0) / 1000))
+            }
+            response = Responses.json(ClockAnswer(emulator: self, delivered: delivered))
+        case ("GET", ["clock"]):
+            response = Responses.json(ClockAnswer(emulator: self, delivered: nil))
+        default:
+            return nil
+        }
+        log("\(environment.rawValue) admin \(request.method) \(request.rawPath) → \(response.status)")
+        return response
+    }
+
+    private func startCustomers(_ body: Data, environment: Environment) async -> HTTPResponse {
+        let settings: CustomerSimulationSettings
+        do {
+            settings = try JSONDecoder().decode(CustomerSimulationSettings.self, from: body)
+        } catch {
+            return Responses.json(["error": "expected customer simulation settings (see docs/emulator.md, \"Simulated customers\"): \(error)"],
+                                  status: 400)
+        }
+        var chosen = settings
+        // Without an explicit environment, the customers belong to the environment the route was called in.
+        let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
+        if object?["environment"] == nil { chosen.environment = environment }
+        do {
+            let simulation = try CustomerSimulation(settings: chosen, emulator: self)
+            return Responses.json(await simulation.run(), pretty: true)
+        } catch {
+            return Responses.json(["error": error.description], status: 400)
+        }
+    }
+}
+
+/// `POST`/`GET /emulator/clock`'s answer.
+private struct ClockAnswer: Encodable {
+    /// Notifications delivered by this call (absent for `GET`).
+    var delivered: Int?
+    /// The emulator's now, ms since 1970.
+    var now: Int64
+    /// Seconds the emulator's clock is ahead of its configured clock.
+    var offsetSeconds: Double
+    /// Notifications still waiting for their date.
+    var scheduled: Int
+
+    init(emulator: Emulator, delivered: Int?) {
+        self.delivered = delivered
+        now = Int64((emulator.now.timeIntervalSince1970 * 1000).rounded(.down))
+        offsetSeconds = emulator.clockOffset
+        scheduled = emulator.scheduledNotificationCount
+    }
+}
