@@ -92,7 +92,8 @@ let package = Package(
         .testTarget(name: "NotificationsTests",
                     dependencies: ["TestSupport", "Notifications", "HTTPCore", "HTTPClient", "HTTPServer", "StateStore", "RetentionMessagingModels"]),
         .testTarget(name: "RetentionSyncCommandsTests",
-                    dependencies: ["TestSupport", "RetentionSyncCommands", "Notifications", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer", "Runtime", "RetentionMessagingModels"]),
+                    dependencies: ["TestSupport", "RetentionSyncCommands", "Notifications", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer", "Runtime", "RetentionMessagingModels",
+                                   "RealtimeServer", "EventStore", "Experiments", "RetentionMessaging"]),
     ],
     swiftLanguageModes: [.v6]
 )

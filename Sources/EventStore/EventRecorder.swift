@@ -73,6 +73,7 @@ public final class EventRecorder: Sendable {
     private let counters = Mutex(Counters())
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
+    private let closedOnce = DispatchSemaphore(value: 0)
     private let started = Atomic(false)
 
     public init(sink: any EventSink, settings: Settings, onNotice: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -148,10 +149,20 @@ public final class EventRecorder: Sendable {
     @discardableResult
     public func close() -> Counters {
         let wasStarted = started.load(ordering: .relaxed)
-        queue.withLock { $0.closing = true }
+        let first = queue.withLock { queue in
+            defer { queue.closing = true }
+            return !queue.closing
+        }
+        guard first else {
+            // Closed already (or closing on another thread): wait for that, once, and report.
+            closedOnce.wait()
+            closedOnce.signal()
+            return snapshot
+        }
         if !wasStarted { start() }
         wake.signal()
         finished.wait()
+        defer { closedOnce.signal() }
         let result = snapshot
         if result.spooledSegments > 0 {
             onNotice("\(result.spooledSegments) event segment(s) (\(result.spooledBytes) bytes) stay in \(settings.spool.path) because \(sink.location) cannot be reached; they are stored at the next start with the same spool")

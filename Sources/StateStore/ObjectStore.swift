@@ -118,22 +118,35 @@ public struct S3ObjectStore: ObjectStore {
     }
 
     public func list(prefix relative: String) async throws(StateStoreError) -> [String] {
+        try await list(prefix: relative, pageSize: 1000)
+    }
+
+    /// `pageSize` below S3's 1,000 only to exercise paging in tests.
+    public func list(prefix relative: String, pageSize: Int) async throws(StateStoreError) -> [String] {
         let store = helper
         let base = prefix.isEmpty ? "" : prefix + "/"
         var keys: [String] = []
-        var continuation: String?
-        repeat {
-            var query = "list-type=2&prefix=\(S3StateStore.queryEncoded(base + relative))"
-            if let continuation { query += "&continuation-token=\(S3StateStore.queryEncoded(continuation))" }
+        // Pages follow with `start-after` the last key rather than the opaque continuation token:
+        // keys have the layout's plain characters, which sign the same everywhere.
+        var startAfter: String?
+        while true {
+            // In the byte order of the names: SigV4 signs the query sorted, and libcurl signs it as written.
+            var query = "list-type=2"
+            if pageSize < 1000 { query += "&max-keys=\(pageSize)" }
+            query += "&prefix=\(S3StateStore.queryEncoded(base + relative))"
+            if let startAfter { query += "&start-after=\(S3StateStore.queryEncoded(startAfter))" }
             let response = try await store.send(store.request(method: "GET", key: "", query: query))
             guard response.status == 200 else { throw store.failure(response) }
             let text = String(decoding: response.body, as: UTF8.self)
+            var last: String?
             for element in S3StateStore.elements("Contents", in: text) {
-                guard let key = S3ErrorBody.element("Key", in: element), key.hasPrefix(base) else { continue }
-                keys.append(String(key.dropFirst(base.count)))
+                guard let key = S3ErrorBody.element("Key", in: element) else { continue }
+                last = key
+                if key.hasPrefix(base) { keys.append(String(key.dropFirst(base.count))) }
             }
-            continuation = S3ErrorBody.element("IsTruncated", in: text) == "true" ? S3ErrorBody.element("NextContinuationToken", in: text) : nil
-        } while continuation != nil
+            guard S3ErrorBody.element("IsTruncated", in: text) == "true", let last else { break }
+            startAfter = last
+        }
         return keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 }

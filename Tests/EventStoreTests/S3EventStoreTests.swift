@@ -36,5 +36,9 @@ struct S3EventStoreTests {
         // A reader without write permission still lists and reads.
         let reader = try S3StateBackend().objectStore(at: root, environment: server.environment(server.reader), transport: { CurlHTTPClient() })
         #expect(try await reader.list(prefix: "events/v1/").count == keys.count)
+        // Listing pages through continuation tokens, and takes prefixes with the layout's '=' signs.
+        let s3 = try #require(store as? S3ObjectStore)
+        #expect(try await s3.list(prefix: "events/v1/", pageSize: 2) == keys)
+        #expect(try await store.list(prefix: "events/v1/decisions/environment=sandbox/") == keys)
     }
 }

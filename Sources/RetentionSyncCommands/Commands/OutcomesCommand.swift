@@ -127,6 +127,11 @@ struct OutcomesCommand: Command {
             let reasons = summary.refused.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             lines.append("  \(summary.refused.values.reduce(0, +)) refused and not recorded (\(reasons)): check --root, and that the history is this App's")
         }
+        if let lost = summary.lostSpan {
+            lines.append("  warning: the last run ended \(EventTimeText.format(lost.lowerBound)); Apple keeps history for "
+                         + "\(NotificationHistoryFacts.days(environment)) days, so outcomes until \(EventTimeText.format(lost.upperBound)) "
+                         + "cannot be read any more — run outcomes pull at least weekly")
+        }
         if summary.restartedAfterExpiredToken { lines.append("  the pagination token expired once; the window was read again from its start") }
         return lines.joined(separator: "\n")
     }

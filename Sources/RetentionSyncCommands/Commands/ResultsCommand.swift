@@ -1,4 +1,7 @@
+import EventStore
 import Experiments
+import HTTPClient
+import StateStore
 import Foundation
 import Manifests
 import Reconciler
@@ -11,9 +14,12 @@ struct ResultsCommand: Command {
     static let summary = "Report save rates per flow, rule and split arm from recorded events"
     static let env = Option("--env", value: "ENV", of: Environment.self, help: ["sandbox or production"])
     static let manifests = Option.manifests(help: ["The manifest directory, for where the state (and so the events) live"])
-    static let events = Option("--events", value: "DIR", completion: .directory, help: [
-        "The folder holding events/v1/… (default: the folder of the environment's",
-        "state store, where serve and outcomes pull write them)",
+    static let events = Option("--events", value: "LOCATION", completion: .directory, help: [
+        "A folder or s3://bucket/prefix holding events/v1/… (default: beside the",
+        "environment's state, where serve and outcomes pull write them)",
+    ])
+    static let asOf = Option("--as-of", value: "DATE", help: [
+        "Report as of this time instead of now (what was pending then stays pending)",
     ])
     static let flow = Option("--flow", value: "NAME", help: ["Only this flow"])
     static let since = Option("--since", value: "DATE", help: [
@@ -37,10 +43,11 @@ struct ResultsCommand: Command {
         it excludes 0 the answer is "not distinguishable yet", with how many more customers per arm
         it would take at the current rates. Offline: it reads files, never Apple.
         """,
-        options: [env, manifests, events, flow, since, format, by],
+        options: [env, manifests, events, flow, since, asOf, format, by],
         column: 22,
         footer: """
-        The JSON (format_version 1.0) and the definitions of every number are in the manual's
+        Events in S3 are read through a local copy under $TMPDIR/retention-sync/events that only
+        fetches segments it does not hold yet. The JSON (format_version 1.0) and the definitions of every number are in the manual's
         Outcomes and experiments page, with the same report as SQL for DuckDB, Athena, Trino and Spark.
         """)
 
@@ -50,6 +57,7 @@ struct ResultsCommand: Command {
         let eventsOption = try arguments.value(Self.events)
         let flow = try arguments.value(Self.flow)
         let sinceText = try arguments.value(Self.since)
+        let asOfText = try arguments.value(Self.asOf)
         let format = try arguments.value(Self.format, as: ResultsFormat.self) ?? .text
         let breakdown = try arguments.value(Self.by, as: ResultsBreakdown.self)
         try arguments.finish()
@@ -61,16 +69,28 @@ struct ResultsCommand: Command {
             }
             since = parsed
         }
-        let root: URL
-        if let eventsOption {
-            root = context.url(eventsOption)
-        } else {
-            root = try Self.defaultRoot(manifestsPath: manifestsPath, environment: environment, context: context)
+        var now = Date()
+        if let asOfText {
+            guard let parsed = Self.date(asOfText) else {
+                throw CommandError("--as-of '\(asOfText)' is not a date: write 2026-11-01 or 2026-11-01T12:00:00Z", exitCode: .usage)
+            }
+            now = parsed
         }
+        let location: StateLocation
+        if let eventsOption {
+            do {
+                location = try StateLocation.parse(eventsOption, from: .commandLine(workingDirectory: context.url(".")))
+            } catch {
+                throw CommandError("--events \(eventsOption): \(error.description)", exitCode: .usage)
+            }
+        } else {
+            location = try Self.defaultRoot(manifestsPath: manifestsPath, environment: environment, context: context)
+        }
+        let root = try await Self.localFolder(location, context: context)
         let report: ResultsReport
         do {
             report = try ResultsReport.compute(source: FolderEventSource(root: root), environment: environment.rawValue,
-                                               flow: flow, since: since, now: Date(), breakdown: breakdown)
+                                               flow: flow, since: since, now: now, breakdown: breakdown)
         } catch {
             throw CommandError("cannot read the events under \(root.path): \(error)")
         }
@@ -89,23 +109,31 @@ struct ResultsCommand: Command {
         return .success
     }
 
-    /// The folder beside the environment's state: the one a file store lives in. An S3 store's
-    /// events are read from a local copy (`aws s3 sync s3://bucket/prefix/events DIR/events`).
-    static func defaultRoot(manifestsPath: String, environment: Environment, context: CommandContext) throws(CommandError) -> URL {
+    /// The folder to read: `location` itself, or for S3 a local copy brought up to date.
+    static func localFolder(_ location: StateLocation, context: CommandContext) async throws(CommandError) -> URL {
+        guard case .s3(let bucket, let key) = location else { return URL(fileURLWithPath: location.description) }
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("retention-sync/events/\(bucket)/\(key)", isDirectory: true)
+        do {
+            let configuration = try EnvironmentOptions.transportConfiguration(context)
+            let store = try StateStores.backend(for: location).objectStore(at: location, environment: context.environment,
+                                                                           transport: { CurlHTTPClient(configuration: configuration) })
+            try await EventMirror.update(copy, from: store)
+        } catch {
+            throw CommandError("cannot read the events in \(location): \(error)")
+        }
+        return copy
+    }
+
+    /// Where the environment's state lives: the folder a file store is in, or an S3 store's prefix.
+    static func defaultRoot(manifestsPath: String, environment: Environment, context: CommandContext) throws(CommandError) -> StateLocation {
         let workspace = try EnvironmentOptions.workspaceStep(context: context) { () throws(Workspace.Failure) in
             try Workspace.load(directory: context.url(manifestsPath), displayPath: manifestsPath)
         }
         // Events live under the state's root: the folder a file store is in, or an S3 store's prefix.
-        switch Workspace.declaredStateLocation(of: workspace.app, environment: environment)?.root {
-        case .file(let path)?:
-            return URL(fileURLWithPath: path)
-        case .s3(let bucket, let key)?:
-            let prefix = key.isEmpty ? "s3://\(bucket)" : "s3://\(bucket)/\(key)"
-            throw CommandError("the \(environment.rawValue) state lives in \(prefix): copy its events to a folder "
-                               + "(aws s3 sync \(prefix)/events DIR/events) and pass --events DIR", exitCode: .usage)
-        case nil:
-            throw CommandError("the App declares no stateStore for \(environment.rawValue): pass --events DIR", exitCode: .usage)
+        guard let root = Workspace.declaredStateLocation(of: workspace.app, environment: environment)?.root else {
+            throw CommandError("the App declares no stateStore for \(environment.rawValue): pass --events LOCATION", exitCode: .usage)
         }
+        return root
     }
 
     static func date(_ text: String) -> Date? {

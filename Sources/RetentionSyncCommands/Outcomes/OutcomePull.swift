@@ -39,6 +39,8 @@ struct OutcomePull {
         var notAboutACustomer = 0
         var refused: [String: Int] = [:]
         var restartedAfterExpiredToken = false
+        /// Set when the cursor is older than Apple keeps history: outcomes in this span cannot be read any more.
+        var lostSpan: ClosedRange<Int64>?
     }
 
     var cursorKey: String { "events/v1/cursors/outcomes-pull/environment=\(environment.rawValue).json" }
@@ -54,16 +56,18 @@ struct OutcomePull {
     }
 
     /// The window to read: from `since`, else the cursor less the overlap, never before what Apple keeps.
-    func window(since: Int64?, until: Int64, cursor: Cursor?) -> (start: Int64, end: Int64) {
+    func window(since: Int64?, until: Int64, cursor: Cursor?) -> (start: Int64, end: Int64, lost: ClosedRange<Int64>?) {
         let oldest = until - Int64(NotificationHistoryFacts.days(environment)) * 86_400_000 + 60_000
         let start = since ?? cursor.map { $0.until - Self.overlap } ?? oldest
-        return (max(start, oldest), until)
+        let lost = since == nil && cursor != nil && start < oldest ? start...oldest : nil
+        return (max(start, oldest), until, lost)
     }
 
     func run(since: Int64?, until: Int64) async throws -> Summary {
         let cursor = try await readCursor()
-        let (start, end) = window(since: since, until: until, cursor: cursor)
+        let (start, end, lost) = window(since: since, until: until, cursor: cursor)
         var summary = Summary(startDate: start, endDate: end)
+        summary.lostSpan = lost
         guard start < end else { return summary }
         let request = NotificationHistoryRequest(startDate: start, endDate: end)
         var token: String?
