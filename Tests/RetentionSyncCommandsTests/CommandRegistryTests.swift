@@ -39,6 +39,7 @@ struct CommandRegistryTests {
             option.defaultValue.map { (option.name, $0) }
         })
         #expect(defaults == ["--manifests": "manifests", "--listen": "127.0.0.1:8080", "--max-age": "300", "--poll-interval": "5",
-                             "--max-connections": "4096", "--head-timeout": "5", "--idle-timeout": "60", "--shed-after": "500"])
+                             "--max-connections": "4096", "--head-timeout": "5", "--idle-timeout": "60", "--shed-after": "500",
+                             "--flush-interval": "1", "--spool-limit": "512", "--notifications-path": "/notifications"])
     }
 }
