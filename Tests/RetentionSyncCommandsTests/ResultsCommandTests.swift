@@ -41,4 +41,28 @@ struct ResultsCommandTests {
         #expect(run?.code == .usage)
         #expect(run?.stderr.contains("write 2026-11-01 or 2026-11-01T12:00:00Z") == true)
     }
+
+    @Test("plan --results shows, beside a change to a split, the current results of its arms; a plan that changes no rule says so")
+    func planShowsEvidence() async throws {
+        let harness = try CommandHarness()
+        let events = harness.file("manifests/.retention-sync/events/v1/decisions/environment=sandbox/date=2026-11-20/hour=10")
+        try FileManager.default.createDirectory(at: events, withIntermediateDirectories: true)
+        var lines: [String] = []
+        for n in 1...6 { lines.append(decision(n, rule: "upsell-yearly", control: false, at: "2026-11-20T10:0\(n):00.000Z")) }
+        for n in 7...12 { lines.append(decision(n, rule: "upsell-control", control: true, at: "2026-11-20T10:1\(n - 7):00.000Z")) }
+        try (lines.joined(separator: "\n") + "\n").write(to: events.appendingPathComponent("replica-a-0000000001.ndjson"),
+                                                         atomically: true, encoding: .utf8)
+
+        let first = await harness.run(["plan", "--env", "sandbox", "--format", "markdown", "--results"])
+        #expect(first.code == .success, "\(first.stderr)")
+        #expect(first.stdout.contains("#### Evidence: current results of the rules this change touches"), "\(first.stdout)")
+        #expect(first.stdout.contains("upsell-yearly") && first.stdout.contains("upsell-control"))
+        // The evidence comes after the plan, which is unchanged by it.
+        let plain = await harness.run(["plan", "--env", "sandbox", "--format", "markdown"])
+        #expect(first.stdout.hasPrefix(plain.stdout))
+
+        #expect(await harness.run(["apply", "--env", "sandbox", "--auto-approve"]).code == .success)
+        let settled = await harness.run(["plan", "--env", "sandbox", "--results"])
+        #expect(settled.stdout.contains("Evidence: this plan changes no published rule"), "\(settled.stdout)")
+    }
 }

@@ -128,3 +128,19 @@ public struct ResultsReport: Sendable, Codable, Equatable {
 func rounded(_ value: Double) -> Double {
     (value * 1_000_000).rounded() / 1_000_000
 }
+
+extension ResultsReport {
+    /// The report narrowed to the rules `touched` names (`flow/rule`) and every rule of their split
+    /// groups (an arm's evidence is its group's), with those groups' comparisons.
+    public func restricted(to touched: Set<String>) -> ResultsReport {
+        let groups = Set(rows.filter { touched.contains("\($0.flow)/\($0.rule)") }.compactMap { row in row.splitGroup.map { "\(row.flow)/\($0)" } })
+        func keep(_ row: Row) -> Bool {
+            touched.contains("\(row.flow)/\(row.rule)") || row.splitGroup.map { groups.contains("\(row.flow)/\($0)") } == true
+        }
+        var narrowed = self
+        narrowed.rows = rows.filter(keep)
+        narrowed.breakdownRows = breakdownRows?.filter(keep)
+        narrowed.comparisons = comparisons.filter { groups.contains("\($0.flow)/\($0.splitGroup)") }
+        return narrowed
+    }
+}

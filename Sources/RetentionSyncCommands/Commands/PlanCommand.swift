@@ -1,6 +1,7 @@
 import Foundation
 import Manifests
 import Reconciler
+import StateStore
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
@@ -23,6 +24,11 @@ struct PlanCommand: Command {
     static let markdownMaxChars = Option("--markdown-max-chars", value: "N",
                                          help: ["Split the Markdown into comments of at most N characters (default 65000)"])
 
+    static let results = Option("--results", help: [
+        "Also show the current results (from the events beside the state) of the",
+        "rules and split groups this plan changes: a change's evidence, in review",
+    ])
+
     static let helpPage = HelpPage(
         usage: "Usage: retention-sync plan --env sandbox|production [options]",
         about: """
@@ -31,7 +37,7 @@ struct PlanCommand: Command {
         would do: each action with its reason and state (ready, blocked waiting for App Review, or
         error), what the remote holds that the manifests do not derive, and what the apply will cost.
         """,
-        options: EnvironmentOptions.options + [format, out, snapshotOut, detailedExitcode, prune, pruneForce, RollbackOptions.pruneId, RollbackOptions.rollbackVersions, markdownMaxChars,
+        options: EnvironmentOptions.options + [format, out, snapshotOut, detailedExitcode, prune, pruneForce, RollbackOptions.pruneId, RollbackOptions.rollbackVersions, markdownMaxChars, results,
                                                 StatusCommand.pendingWarnDays],
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
@@ -57,6 +63,7 @@ struct PlanCommand: Command {
             return value
         } ?? 65_000
         let warnDays = try StatusCommand.parseWarnDays(&arguments)
+        let withResults = arguments.flag(Self.results)
         try arguments.finish()
 
         guard maxCharacters >= PlanView.minimumMarkdownCharacters else {
@@ -68,6 +75,10 @@ struct PlanCommand: Command {
         let planned = try await session.plan(PlanOptions(prune: prune || pruneForce || !pruneNamed.isEmpty, pruneForce: pruneForce, pruneNamed: pruneNamed,
                                                   rollbackVersions: rollbackVersions))
         try render(planned.plan, format: format, maxCharacters: maxCharacters, context: context, manifests: session.manifests)
+        if withResults {
+            await PlanEvidence.show(planned.plan, format: format, environment: options.environment,
+                                    root: session.workspace.stateLocation.map { StateStores.backend(for: $0).root(of: $0) }, context: context)
+        }
         if let out {
             try writeFile(try json(planned.plan), to: out, context: context)
             context.console.error("Saved the plan to \(out); apply it with: retention-sync apply --env \(options.environment.rawValue) --plan \(out)")
