@@ -81,6 +81,8 @@ struct EmulatorCommand: Command {
           POST /emulator/approve-all              GET  /emulator/state
           POST /emulator/transactions             GET  /emulator/transactions
           PUT  /emulator/realtime-url             GET  /emulator/test-root.pem
+          POST /emulator/customers (simulated customers)  POST /emulator/clock   GET /emulator/clock
+          POST /inApps/v1/notifications/history (Apple's Get Notification History)
           POST /emulator/shutdown
         """)
 
@@ -254,7 +256,7 @@ struct EmulatorCommand: Command {
     /// keeps the root that `serve --root` already trusts; fresh for each run without `--state`.
     private static func testChain(stateURL: URL?) throws(CommandError) -> AppleStyleSigningChain {
         guard let stateURL else {
-            do { return try AppleStyleSigningChain(name: "retention-sync emulator") } catch { throw CommandError("cannot make the test signing chain: \(error)") }
+            do { return try AppleStyleSigningChain(name: "retention-sync emulator", notBefore: Date(timeIntervalSinceNow: -400 * 86_400)) } catch { throw CommandError("cannot make the test signing chain: \(error)") }
         }
         let file = URL(fileURLWithPath: stateURL.path + ".test-chain.pem")
         if let data = FileManager.default.contents(atPath: file.path) {
@@ -263,7 +265,7 @@ struct EmulatorCommand: Command {
             }
         }
         do {
-            let chain = try AppleStyleSigningChain(name: "retention-sync emulator")
+            let chain = try AppleStyleSigningChain(name: "retention-sync emulator", notBefore: Date(timeIntervalSinceNow: -400 * 86_400))
             guard FileManager.default.createFile(atPath: file.path, contents: Data(chain.pem.utf8), attributes: [.posixPermissions: 0o600]) else {
                 throw CommandError("cannot write the test signing chain to \(file.path)")
             }
