@@ -1,6 +1,7 @@
 import Foundation
 import RetentionSyncCommands
 import Testing
+import TestSupport
 
 @Suite("retention-sync results")
 struct ResultsCommandTests {
@@ -64,5 +65,39 @@ struct ResultsCommandTests {
         #expect(await harness.run(["apply", "--env", "sandbox", "--auto-approve"]).code == .success)
         let settled = await harness.run(["plan", "--env", "sandbox", "--results"])
         #expect(settled.stdout.contains("Evidence: this plan changes no published rule"), "\(settled.stdout)")
+    }
+
+    @Test("results tells the webhook once when an arm becomes distinguishable from its control")
+    func distinguishableArmToldOnce() async throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let harness = try CommandHarness()
+        let decisions = harness.file("manifests/.retention-sync/events/v1/decisions/environment=sandbox/date=2026-11-20/hour=10")
+        let outcomes = harness.file("manifests/.retention-sync/events/v1/outcomes/environment=sandbox/date=2026-11-20/hour=12")
+        try FileManager.default.createDirectory(at: decisions, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: outcomes, withIntermediateDirectories: true)
+        var decisionLines: [String] = []
+        var outcomeLines: [String] = []
+        // 60 customers keep after the control's message; 60 turn auto-renew off within the day after the other arm's.
+        for n in 1...120 {
+            let arm = n <= 60 ? "upsell-control" : "upsell-yearly"
+            decisionLines.append(decision(n, rule: arm, control: n <= 60, at: "2026-11-20T10:\(String(format: "%02d", n % 60)):00.000Z"))
+            if n > 60 {
+                let customer = String(repeating: String(format: "%02x", n), count: 32)
+                outcomeLines.append(#"{"autoRenewProductId":"com.example.stillpoint.monthly","autoRenewStatus":0,"currency":null,"customer":"\#(customer)","effectiveDate":"2026-11-20T12:00:00.000Z","environment":"sandbox","eventId":"10000000-0000-4000-8000-\#(String(format: "%012d", n))","expiresDate":null,"keyId":"0badc0de","notificationType":"DID_CHANGE_RENEWAL_STATUS","notificationUUID":"10000000-0000-4000-8000-\#(String(format: "%012d", n))","offerIdentifier":null,"offerType":null,"price":null,"productId":"com.example.stillpoint.monthly","schema":1,"source":"pull","subtype":"AUTO_RENEW_DISABLED","time":"2026-11-20T12:\#(String(format: "%02d", n % 60)):00.000Z","type":"outcome"}"#)
+            }
+        }
+        try (decisionLines.joined(separator: "\n") + "\n").write(to: decisions.appendingPathComponent("serve-a-0000000001.ndjson"), atomically: true, encoding: .utf8)
+        try (outcomeLines.joined(separator: "\n") + "\n").write(to: outcomes.appendingPathComponent("outcomes-a-0000000001.ndjson"), atomically: true, encoding: .utf8)
+        #expect(await harness.run(["apply", "--env", "sandbox", "--auto-approve"]).code == .success)
+
+        let environment = ["RETENTION_SYNC_WEBHOOK_URL": receiver.url(path: "/hooks/results").absoluteString]
+        let first = await harness.run(["results", "--env", "sandbox"], environment: environment)
+        let second = await harness.run(["results", "--env", "sandbox"], environment: environment)
+        #expect(first.code == .success && second.code == .success, "\(first.stderr)")
+        #expect(first.stdout.contains("kept at 24 h lower, −100.0 points"), "\(first.stdout)")
+        #expect(receiver.received.count == 1)
+        let text = try #require(receiver.received.first?.json?["text"] as? String)
+        #expect(text.contains("arm upsell-yearly is distinguishably worse than upsell-control on kept at 24 h"), "\(text)")
     }
 }

@@ -1,6 +1,7 @@
 import EventStore
 import Experiments
 import HTTPClient
+import Notifications
 import StateStore
 import Foundation
 import Manifests
@@ -94,6 +95,9 @@ struct ResultsCommand: Command {
         } catch {
             throw CommandError("cannot read the events under \(root.path): \(error)")
         }
+        if context.environment[Webhook.urlVariable] != nil {
+            await Self.notify(report, manifestsPath: manifestsPath, environment: environment, context: context)
+        }
         switch format {
         case .json:
             do {
@@ -107,6 +111,24 @@ struct ResultsCommand: Command {
             context.console.write(report.text())
         }
         return .success
+    }
+
+    /// Tells the webhook about arms that became distinguishable, once each (the ledger lives beside the state).
+    static func notify(_ report: ResultsReport, manifestsPath: String, environment: Environment, context: CommandContext) async {
+        let workspace: ValidatedManifests
+        do {
+            workspace = try Workspace.load(directory: context.url(manifestsPath), displayPath: manifestsPath).0
+        } catch {
+            context.console.error("warning: notifications: not sent: the manifests in \(manifestsPath) cannot be read for the App's identity")
+            return
+        }
+        var store: (any StateStore)?
+        if let location = Workspace.declaredStateLocation(of: workspace.app, environment: environment) {
+            store = try? SnapshotSourceOptions.open(location, owner: StateOwner(bundleId: workspace.app.bundleId, appAppleId: workspace.app.appAppleId,
+                                                                                 environment: environment), context: context)
+        }
+        await RunNotifications.send(RunNotifications.events(results: report, bundleId: workspace.app.bundleId, environment: environment),
+                                    store: store, context: context)
     }
 
     /// The folder to read: `location` itself, or for S3 a local copy brought up to date.

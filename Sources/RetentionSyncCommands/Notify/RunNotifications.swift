@@ -1,3 +1,4 @@
+import Experiments
 import Foundation
 import HTTPCore
 import HTTPClient
@@ -9,6 +10,26 @@ import StateStore
 /// What a run tells the team's webhook (`RETENTION_SYNC_WEBHOOK_URL`), and the sending of it.
 /// The events come from the values the run already has; nothing here decides anything else.
 enum RunNotifications {
+    /// Every arm whose difference from its group's control is distinguishable now (kept at 24 h and
+    /// renewed), told once per arm, metric and direction by the ledger.
+    static func events(results report: ResultsReport, bundleId: String, environment: Environment) -> [NotificationEvent] {
+        var events: [NotificationEvent] = []
+        for comparison in report.comparisons {
+            guard let control = comparison.control else { continue }
+            for arm in comparison.arms {
+                for (metric, difference) in [("kept at 24 h", arm.kept24h), ("renewed", arm.renewed)] {
+                    guard difference.verdict == .better || difference.verdict == .worse,
+                          let value = difference.difference, let interval = difference.interval else { continue }
+                    events.append(.experimentDistinguishable(bundleId: bundleId, environment: environment, flow: comparison.flow,
+                                                             rule: arm.rule, arm: arm.arm ?? arm.rule, control: control, metric: metric,
+                                                             difference: value, low: interval.low, high: interval.high,
+                                                             method: "always-valid 95% interval"))
+                }
+            }
+        }
+        return events
+    }
+
     /// What a status run tells: its report's events and the state's last performance-test result.
     static func events(_ report: StatusReport, planned: PlanResult) -> [NotificationEvent] {
         events(report) + events(performanceTest: planned.remote.state?.document?.performanceTest, owner: planned.desired.owner)
