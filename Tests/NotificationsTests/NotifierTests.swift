@@ -105,9 +105,8 @@ struct NotifierTests {
 
     @Test("a webhook that is down only warns, records nothing, and the next run delivers")
     func downWebhookWarns() async throws {
-        let down = try WebhookReceiver()
+        let down = try RefusingPort()
         let downURL = down.url(path: secretPath)
-        down.stop()
         let ledger = FileNotificationLedger(path: try temporaryFolder() + "/ledger.json")
         let events = everyKindOfEvent()
 

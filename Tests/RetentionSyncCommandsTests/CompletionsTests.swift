@@ -1,6 +1,7 @@
 import Foundation
 @testable import RetentionSyncCommands
 import Testing
+import TestSupport
 
 /// `retention-sync completions SHELL` comes from the same option declarations as parsing and help.
 @Suite("Shell completions")
@@ -38,7 +39,12 @@ struct CompletionsTests {
             .first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    func checkSyntax(_ shell: String, text: String) throws -> (status: Int32, errors: String)? {
+    func checkSyntax(_ shell: String, text: String) async throws -> (status: Int32, errors: String)? {
+        try await onOwnThread { try Self.syntax(shell, text: text) }
+    }
+
+    /// Blocks until the shell has read the script: called on a thread of its own.
+    static func syntax(_ shell: String, text: String) throws -> (status: Int32, errors: String)? {
         guard let path = Self.installed(shell) else { return nil }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("completion-\(UUID().uuidString).\(shell)")
         try Data(text.utf8).write(to: file)
@@ -55,19 +61,19 @@ struct CompletionsTests {
 
     @Test("the bash script is valid bash (bash -n)")
     func bashSyntax() async throws {
-        let result = try #require(try checkSyntax("bash", text: await script("bash").text))
+        let result = try #require(try await checkSyntax("bash", text: await script("bash").text))
         #expect(result.status == 0, "\(result.errors)")
     }
 
     @Test("the zsh script is valid zsh (zsh -n)", .enabled(if: installed("zsh") != nil, "zsh is not installed"))
     func zshSyntax() async throws {
-        let result = try #require(try checkSyntax("zsh", text: await script("zsh").text))
+        let result = try #require(try await checkSyntax("zsh", text: await script("zsh").text))
         #expect(result.status == 0, "\(result.errors)")
     }
 
     @Test("the fish script is valid fish (fish -n)", .enabled(if: installed("fish") != nil, "fish is not installed"))
     func fishSyntax() async throws {
-        let result = try #require(try checkSyntax("fish", text: await script("fish").text))
+        let result = try #require(try await checkSyntax("fish", text: await script("fish").text))
         #expect(result.status == 0, "\(result.errors)")
     }
 
@@ -92,14 +98,18 @@ struct CompletionsTests {
 
         """).utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [file.path]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        process.waitUntilExit()
-        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        let completed = try await onOwnThread { () throws -> String in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = [file.path]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+        let lines = completed.split(separator: "\n")
         #expect(lines == ["sandbox production", "plan", "--prune --prune-force --prune-id"])
     }
 

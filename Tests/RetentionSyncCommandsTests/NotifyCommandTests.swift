@@ -37,9 +37,8 @@ struct NotifyCommandTests {
 
     @Test("a webhook that is down leaves status successful with one warning")
     func downWebhookOnlyWarns() async throws {
-        let down = try WebhookReceiver()
+        let down = try RefusingPort()
         let url = down.url(path: Self.secretPath)
-        down.stop()
         let harness = try CommandHarness()
         #expect(await harness.run(["apply", "--env", "production"]).code == .success)
         let status = try #require(try JSONSerialization.jsonObject(with: Data(await harness.run(["status", "--env", "production", "--format", "json"]).stdout.utf8)) as? [String: Any])
