@@ -130,15 +130,19 @@ struct WorkflowScenarioTests {
         try text.replacingOccurrences(of: "header: Before you go", with: "header: Wait — before you go")
             .write(to: messages, atomically: true, encoding: .utf8)
         try await origin.git(["commit", "--quiet", "-am", "A calmer header"])
-        let preview = try await job("pr-plan", on: "calmer-header", ["plan", "--format", "markdown", "--detailed-exitcode"])
+        // The preview job also saves the plan it showed (the workflow keeps it as an artifact).
+        let reviewed = origin.root.appendingPathComponent("reviewed-calmer-header.json").path
+        let preview = try await job("pr-plan", on: "calmer-header", ["plan", "--format", "markdown", "--detailed-exitcode", "--out", reviewed])
         #expect(preview.status == 2, "\(preview.errors)")
         #expect(preview.output.contains("Wait — before you go"), "the preview shows the new text: \(preview.output)")
 
-        // Merged: the new version is uploaded and waits; the published one keeps serving meanwhile.
+        // Merged: the merge job applies exactly the plan the pull request showed; the new version is
+        // uploaded and waits, the published one keeps serving meanwhile.
         try await origin.git(["switch", "--quiet", "main"])
         try await origin.git(["merge", "--quiet", "--no-ff", "-m", "Merge calmer-header", "calmer-header"])
-        let mergeApply = try await job("merge-apply-2", on: "main", ["apply", "--auto-approve"])
+        let mergeApply = try await job("merge-apply-2", on: "main", ["apply", "--auto-approve", "--plan", reviewed, "--replan-if-stale"])
         #expect(mergeApply.status == 0, "\(mergeApply.errors)")
+        #expect(mergeApply.output.contains("Applying the saved plan \(reviewed)."), "\(mergeApply.output)")
         let waiting = try await job("plan-waiting", on: "main", ["plan", "--detailed-exitcode"])
         #expect(waiting.status == 0, "only waiting for review: \(waiting.output)")
         try await appReviewApprovesEverything()
@@ -157,8 +161,13 @@ struct WorkflowScenarioTests {
 
         try await origin.git(["switch", "--quiet", "main"])
         try await origin.git(["merge", "--quiet", "--ff-only", "rollback"])
-        let rollbackApply = try await job("merge-apply-3", on: "main", ["apply", "--auto-approve"])
+        // A reviewed plan that no longer holds (the calmer-header plan, long applied, against the reverted
+        // manifests): the merge job says why, plans again and applies what is true now.
+        let rollbackApply = try await job("merge-apply-3", on: "main", ["apply", "--auto-approve", "--plan", reviewed, "--replan-if-stale"])
         #expect(rollbackApply.status == 0, "\(rollbackApply.errors)")
+        #expect(rollbackApply.output.contains("Re-planned: the saved plan \(reviewed) no longer holds ("), "\(rollbackApply.output)")
+        let strict = try await job("merge-apply-strict", on: "main", ["apply", "--auto-approve", "--plan", reviewed])
+        #expect(strict.status == 1 && strict.errors.contains(reviewed), "without --replan-if-stale a stale plan is refused: \(strict.errors)")
         #expect(try await publishedDigest("state-3") == firstSnapshot, "the rollback publishes the first snapshot again")
         let final = try await job("plan-final", on: "main", ["plan", "--detailed-exitcode"])
         #expect(final.status == 0, "in sync after the rollback: \(final.output) \(final.errors)")

@@ -8,6 +8,10 @@ struct ApplyCommand: Command {
     static let name = "apply"
     static let summary = "Make the environment match the manifests"
     static let planOption = Option("--plan", value: "FILE", completion: .file, help: ["Apply this saved plan"])
+    static let replanIfStale = Option("--replan-if-stale", help: [
+        "With --plan: when the saved plan no longer holds, say why, plan again and",
+        "apply the fresh plan (the merge job's fallback) instead of refusing",
+    ])
     static let prune = Option("--prune", help: ["Delete remote content that nothing derives or uses"])
     static let pruneForce = Option("--prune-force", help: ["Allow a prune that deletes more than 25% of the remote content"])
     static let firstPublish = Option("--first-publish", help: [
@@ -40,7 +44,7 @@ struct ApplyCommand: Command {
         by running apply again. SIGINT or SIGTERM lets the action in flight end, writes the report
         and exits 130 or 143.
         """,
-        options: EnvironmentOptions.options + [planOption, prune, pruneForce, RollbackOptions.pruneId, RollbackOptions.rollbackVersions, firstPublish, report, autoApprove, format, maxDuration],
+        options: EnvironmentOptions.options + [planOption, replanIfStale, prune, pruneForce, RollbackOptions.pruneId, RollbackOptions.rollbackVersions, firstPublish, report, autoApprove, format, maxDuration],
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
@@ -57,6 +61,7 @@ struct ApplyCommand: Command {
         let prune = arguments.flag(Self.prune)
         let pruneForce = arguments.flag(Self.pruneForce)
         let firstPublish = arguments.flag(Self.firstPublish)
+        let replanIfStale = arguments.flag(Self.replanIfStale)
         let pruneNamed = try RollbackOptions.named(&arguments)
         let rollbackVersions = try RollbackOptions.versions(&arguments)
         let autoApprove = arguments.flag(Self.autoApprove)
@@ -79,6 +84,8 @@ struct ApplyCommand: Command {
                                    + "(make it with 'plan --prune --out FILE')", exitCode: .usage)
             }
             saved = try readSavedPlan(planPath, context: context)
+        } else if replanIfStale {
+            throw CommandError("--replan-if-stale goes with --plan FILE", exitCode: .usage)
         }
 
         let session = try ReconcileSession.open(options, context: context, provider: provider)
@@ -94,10 +101,14 @@ struct ApplyCommand: Command {
         if let saved, let planPath {
             do {
                 allowed = try SavedPlan.check(saved: saved, fresh: planned.plan)
+                context.console.print("Applying the saved plan \(planPath).")
             } catch {
-                throw CommandError("\(planPath): \(PlanWording.describe(error))")
+                guard replanIfStale else { throw CommandError("\(planPath): \(PlanWording.describe(error))") }
+                // The plan the pull request showed no longer holds: apply what is true now, and say why.
+                let why = "the saved plan \(planPath) no longer holds (\(PlanWording.describe(error))); applying a fresh plan instead"
+                context.console.print("Re-planned: " + why + ".")
+                if format == .github { context.console.print(GitHubActions.annotation(.warning, why, title: "Re-planned")) }
             }
-            context.console.print("Applying the saved plan \(planPath).")
         }
         if printPlan {
             if format == .github { context.console.print(GitHubActions.group("Plan: " + PlanView.summaryLine(planned.plan))) }
