@@ -49,6 +49,35 @@ struct WorkflowFilesTests {
         }
     }
 
+    @Test("several apps in one repository: every command names its app's folder, and comments, plans, reports and issues are per app")
+    func severalApps() throws {
+        for file in ["plan-preview.yml", "reconcile.yml"] {
+            let path = "\(Self.folder)/\(file)"
+            let root = try #require(try YAMLParser.parse(try Repository.text(path), file: path).first?.root)
+            guard case .mapping(let jobs)? = root["jobs"]?.kind, let job = jobs.first?.value else {
+                Issue.record("\(path) has no job"); continue
+            }
+            #expect(job["strategy"]?["matrix"]?["app"]?.scalar?.text.contains("vars.RETENTION_SYNC_APPS") == true, "\(path): no app matrix")
+            #expect(job["env"]?["RS_APP"]?.scalar?.text == "${{ matrix.app }}", "\(path)")
+            guard case .sequence(let steps)? = job["steps"]?.kind else { continue }
+            for step in steps {
+                guard let script = step["run"]?.scalar?.text else { continue }
+                // Every command that reads manifests is told which app's folder to read.
+                for line in script.split(separator: "\n") where line.contains("retention-sync ") && !line.contains("#") {
+                    let command = line.components(separatedBy: "retention-sync ")[1].split(separator: " ").first.map(String.init) ?? ""
+                    guard ["validate", "plan", "apply", "status", "outcomes", "results"].contains(command) else { continue }
+                    #expect(line.contains("--manifests \"$RS_APP\""), "\(path): \(line)")
+                }
+            }
+        }
+        let preview = try Repository.text("\(Self.folder)/plan-preview.yml")
+        #expect(preview.contains("marker=\"<!-- retention-sync plan: $RS_APP $RS_ENV -->\""))
+        #expect(preview.contains("name: reviewed-plan-${{ steps.names.outputs.key }}-${{ matrix.environment }}"))
+        let reconcile = try Repository.text("\(Self.folder)/reconcile.yml")
+        #expect(reconcile.contains("--name \"reviewed-plan-$KEY-$RS_ENV\""))
+        #expect(reconcile.contains("title=\"retention-sync: $RS_APP $RS_ENV needs attention\""))
+    }
+
     @Test("the plan preview treats exit code 2 (changes pending) as a successful preview")
     func planPreviewExitCodes() throws {
         let text = try Repository.text("\(Self.folder)/plan-preview.yml")
