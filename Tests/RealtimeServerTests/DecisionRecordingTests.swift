@@ -7,6 +7,7 @@ import RealtimeServer
 import RetentionMessagingModels
 import Runtime
 import Testing
+import TestSupport
 
 /// A snapshot with one split group on the monthly product: arm-a (the control) answers a message,
 /// arm-b answers none, half of the customers each.
@@ -57,18 +58,7 @@ struct DecisionRecordingTests {
         /// Every line of `stream`, after the recorder stored everything.
         func lines(_ stream: EventStream) throws -> [[String: Any]] {
             recording.recorder.close()
-            let source = FolderEventSource(root: folder)
-            var lines: [[String: Any]] = []
-            for partition in try source.partitions(of: stream, environment: "production") {
-                for segment in try source.segments(of: stream, environment: "production", in: partition) {
-                    var data = Data()
-                    try source.read(segment) { data.append(contentsOf: $0) }
-                    for line in data.split(separator: 0x0A) {
-                        lines.append(try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any]))
-                    }
-                }
-            }
-            return lines
+            return try eventLines(under: folder, prefix: "events/v1/\(stream.rawValue)/environment=production/")
         }
 
         /// Every byte written under the folder, segments and spool alike.

@@ -189,18 +189,7 @@ struct OutcomeLoopTests {
     }
 
     func lines(_ root: URL, _ stream: EventStream) throws -> [[String: Any]] {
-        let source = FolderEventSource(root: root)
-        var found: [[String: Any]] = []
-        for partition in try source.partitions(of: stream, environment: "sandbox") {
-            for segment in try source.segments(of: stream, environment: "sandbox", in: partition) {
-                var data = Data()
-                try source.read(segment) { data.append(contentsOf: $0) }
-                for line in data.split(separator: 0x0A) {
-                    found.append(try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any]))
-                }
-            }
-        }
-        return found
+        try eventLines(under: root, prefix: "events/v1/\(stream.rawValue)/environment=sandbox/")
     }
 }
 

@@ -11,9 +11,8 @@ struct ResultsCommandTests {
         return #"{"alternateProductId":null,"answer":"message","arm":"\#(rule)","customer":"\#(customer)","environment":"sandbox","eventId":"00000000-0000-4000-8000-\#(String(format: "%012d", n))","flow":"cancel-flow","keyId":"0badc0de","latencyMicros":800,"localeRequested":"en-US","localeServed":"en-US","messageIdentifier":"00000000-0000-5000-8000-000000000001","offerIdentifier":null,"productId":"com.example.stillpoint.monthly","requestIdentifier":"r\#(n)","rule":"\#(rule)","schema":1,"snapshot":"sha256:00","splitControl":\#(control),"splitGroup":"yearly-upsell","time":"\#(time)","type":"decision"}"#
     }
 
-    @Test("results reads the events beside the state and reports each arm with its interval, in every format")
-    func reportsArms() async throws {
-        let harness = try CommandHarness()
+    /// Six customers exposed to each arm of the example's yearly-upsell split, beside the sandbox state.
+    private func writeTwelveDecisions(_ harness: CommandHarness) throws {
         let events = harness.file("manifests/.retention-sync/events/v1/decisions/environment=sandbox/date=2026-11-20/hour=10")
         try FileManager.default.createDirectory(at: events, withIntermediateDirectories: true)
         var lines: [String] = []
@@ -21,6 +20,12 @@ struct ResultsCommandTests {
         for n in 7...12 { lines.append(decision(n, rule: "upsell-control", control: true, at: "2026-11-20T10:1\(n - 7):00.000Z")) }
         try (lines.joined(separator: "\n") + "\n").write(to: events.appendingPathComponent("replica-a-0000000001.ndjson"),
                                                          atomically: true, encoding: .utf8)
+    }
+
+    @Test("results reads the events beside the state and reports each arm with its interval, in every format")
+    func reportsArms() async throws {
+        let harness = try CommandHarness()
+        try writeTwelveDecisions(harness)
 
         let json = await harness.run(["results", "--env", "sandbox", "--format", "json", "--since", "2026-11-01"])
         #expect(json.code == .success, "\(json.stderr)")
@@ -46,13 +51,7 @@ struct ResultsCommandTests {
     @Test("plan --results shows, beside a change to a split, the current results of its arms; a plan that changes no rule says so")
     func planShowsEvidence() async throws {
         let harness = try CommandHarness()
-        let events = harness.file("manifests/.retention-sync/events/v1/decisions/environment=sandbox/date=2026-11-20/hour=10")
-        try FileManager.default.createDirectory(at: events, withIntermediateDirectories: true)
-        var lines: [String] = []
-        for n in 1...6 { lines.append(decision(n, rule: "upsell-yearly", control: false, at: "2026-11-20T10:0\(n):00.000Z")) }
-        for n in 7...12 { lines.append(decision(n, rule: "upsell-control", control: true, at: "2026-11-20T10:1\(n - 7):00.000Z")) }
-        try (lines.joined(separator: "\n") + "\n").write(to: events.appendingPathComponent("replica-a-0000000001.ndjson"),
-                                                         atomically: true, encoding: .utf8)
+        try writeTwelveDecisions(harness)
 
         let first = await harness.run(["plan", "--env", "sandbox", "--format", "markdown", "--results"])
         #expect(first.code == .success, "\(first.stderr)")
