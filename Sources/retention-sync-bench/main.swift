@@ -16,4 +16,9 @@ guard let name = arguments.first, let suite = suites.first(where: { $0.name == n
     for suite in suites { print("  \(suite.name.padding(toLength: 12, withPad: " ", startingAt: 0))\(suite.summary)") }
     exit(arguments.isEmpty ? 0 : 64)
 }
-try await suite.run(Array(arguments.dropFirst()))
+do {
+    try await suite.run(Array(arguments.dropFirst()))
+} catch {
+    FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+    exit(1)
+}
