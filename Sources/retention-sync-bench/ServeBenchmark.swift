@@ -1,4 +1,5 @@
 import Crypto
+import EventStore
 import Foundation
 import RetentionMessagingModels
 import Runtime
@@ -305,6 +306,33 @@ private func componentCosts(chain: AppleStyleSigningChain, snapshot: URL) throws
     measure("write the answer (direct, as serve does)") { _ = answer.canonicalJSON }
     // A fresh request each time: serve sheds one that waited more than 0.5 s since it arrived.
     measure("whole request without sockets (handle)") { _ = service.handle(httpRequest.arrivingNow) }
+    // The recording's share on the request's own thread; the events are queued, and stored once at the end.
+    let pseudonyms = try PseudonymKey(secret: PseudonymSecret.generate())
+    measure("pseudonym (HMAC of the transaction id)") { _ = pseudonyms.pseudonym(request.originalTransactionId) }
+    let facts = DecisionFacts(
+        time: Int64(Date().timeIntervalSince1970 * 1000), environment: "production", requestIdentifier: request.requestIdentifier,
+        customer: pseudonyms.pseudonym(request.originalTransactionId), keyId: pseudonyms.keyId, productId: request.productId,
+        localeRequested: "en-US", localeServed: "en-US", flow: "monthly", rule: "message", splitGroup: nil, splitControl: false,
+        answer: "message", messageIdentifier: "00000000-0000-5000-8000-000000000998", offerIdentifier: nil,
+        alternateProductId: nil, snapshot: String(repeating: "0", count: 64), latencyMicros: 120)
+    measure("decision event line (canonical JSON)") { _ = facts.record() }
+    let folder = snapshot.deletingLastPathComponent().appendingPathComponent("components-events")
+    let recorder = EventRecorder(sink: FolderEventSink(root: folder), settings: .init(
+        writerId: "components", spool: folder.appendingPathComponent("spool")))
+    let record = facts.record()
+    measure("queue one event (recorder.record)") { recorder.record(record) }
+    var configuration = RealtimeService.Configuration(
+        endpoints: [RealtimeEndpoint(path: "/apple", environment: .production, source: FileSnapshotSource(path: snapshot.path))],
+        trustedRoots: [chain.root], signingKey: nil)
+    configuration.recording = RealtimeService.Recording(recorder: recorder, pseudonyms: pseudonyms)
+    let recordingService = RealtimeService(configuration: configuration, log: RequestLog(sink: { _ in }))
+    recordingService.reloadSnapshots()
+    measure("whole request, decision recorded (handle)") { _ = recordingService.handle(httpRequest.arrivingNow) }
+    let stored = Double(DispatchTime.now().uptimeNanoseconds)
+    let counters = recorder.close()
+    let events = counters.recorded.values.reduce(0, +)
+    print("  " + "store the queued events (close)".padding(toLength: 44, withPad: " ", startingAt: 0)
+          + String(format: " %6.1f µs per event (%d events)", (Double(DispatchTime.now().uptimeNanoseconds) - stored) / 1000 / Double(max(events, 1)), events))
 }
 
 private extension HTTPServerRequest {
