@@ -1,4 +1,5 @@
 import Crypto
+import EventStore
 import Foundation
 import RetentionMessagingModels
 import Runtime
@@ -15,10 +16,19 @@ private func closeDescriptor(_ descriptor: Int32) {
     _ = close(descriptor)
 }
 
+/// `kill(2)`, which `ServeProcess.kill()` hides.
+private func sendSignal(_ pid: Int32, _ signal: Int32) {
+    _ = kill(pid, signal)
+}
+
 /// `retention-sync serve` in its own process on a free loopback port, with a 1,000-rule snapshot,
 /// driven by a keep-alive load generator in this process at several concurrency levels. Every
 /// request carries a genuine signedPayload (verified by the server: one ES256 check per request,
 /// the chain from its cache) and walks all 1,000 rules; offers are also signed.
+///
+/// With `--recording`, a second serve process records every decision (pseudonym secret set, events to
+/// a folder through a spool), and each run goes to both servers back to back, so machine noise falls
+/// on both; afterwards the events stored are counted against the answers the clients received.
 @Sendable func serveBenchmark(_ arguments: [String]) async throws {
     func option(_ name: String) -> String? {
         arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
@@ -26,6 +36,7 @@ private func closeDescriptor(_ descriptor: Int32) {
     let duration = option("--duration").flatMap(Double.init) ?? 4
     let levels = option("--concurrency").map { $0.split(separator: ",").compactMap { Int($0) } } ?? [1, 8, 64]
     let binary = option("--binary") ?? Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("retention-sync").path
+    let recording = arguments.contains("--recording")
 
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-bench-\(getpid())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -39,35 +50,30 @@ private func closeDescriptor(_ descriptor: Int32) {
         try componentCosts(chain: chain, snapshot: directory.appendingPathComponent("snapshot.json"))
     }
 
-    let server = Process()
-    server.executableURL = URL(fileURLWithPath: binary)
-    server.arguments = ["serve", "--env", "production", "--snapshot-store", "snapshot.json", "--root", "root.pem",
-                        "--listen", "127.0.0.1:0", "--path", "/apple", "--max-connections", "256"]
-    server.currentDirectoryURL = directory
-    server.environment = ["RETENTION_SYNC_KEY_ID": "BENCHKEY01", "RETENTION_SYNC_ISSUER_ID": "57246542-96fe-1a63-e053-0824d011072a",
-                          "RETENTION_SYNC_PRIVATE_KEY_FILE": "offer.p8"]
-    let announced = directory.appendingPathComponent("server.stdout")
-    _ = FileManager.default.createFile(atPath: announced.path, contents: nil)
-    server.standardOutput = try FileHandle(forWritingTo: announced)
-    // One JSON line per request: written as in production, but not kept.
-    server.standardError = FileHandle.nullDevice
-    try server.run()
-    defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
-    var port: UInt16?
-    for _ in 0..<500 where port == nil {
-        let text = (try? String(contentsOf: announced, encoding: .utf8)) ?? ""
-        if let range = text.range(of: "http://127.0.0.1:") {
-            port = UInt16(text[range.upperBound...].prefix { $0.isNumber })
-        } else {
-            usleep(20_000)
-        }
-    }
-    guard let port else { throw BenchmarkError("serve did not start (\(binary))") }
+    let server = try ServeProcess(binary: binary, directory: directory, name: "server")
+    defer { server.kill() }
+    let events = directory.appendingPathComponent("events")
+    let recorder = try recording ? ServeProcess(
+        binary: binary, directory: directory, name: "recording",
+        arguments: ["--events", events.path, "--event-spool", directory.appendingPathComponent("spool").path,
+                    "--flush-interval", ServeProcess.number(ServeProcess.flushInterval)],
+        environment: [PseudonymSecret.variable: PseudonymSecret.generate()]) : nil
+    defer { recorder?.kill() }
 
-    print("serve: retention-sync serve (its own process) on 127.0.0.1:\(port), 1,000-rule snapshot, every rule evaluated;")
+    print("serve: retention-sync serve (its own process) on 127.0.0.1:\(server.port), 1,000-rule snapshot, every rule evaluated;")
     print("       keep-alive clients in this process, \(duration) s per run, genuine signedPayloads (fresh ES256 check each);")
     print("       \"at N/s\": requests sent on a fixed schedule, latency counted from when each was due")
-    print(String(repeating: " ", count: 48) + "req/s     p50      p99    p99.9   server CPU/req   errors")
+    if let recorder {
+        print("       recording: a second serve on 127.0.0.1:\(recorder.port) with \(PseudonymSecret.variable) set records every decision")
+        print("       to --events \(events.path) (flushed every \(ServeProcess.number(ServeProcess.flushInterval)) s); each run goes to both servers, back to back,")
+        print("       alternating which goes first; CPU is read \(ServeProcess.number(settle)) s after each run so the last flush is counted")
+    }
+    let labelWidth = recording ? 58 : 46
+    print(String(repeating: " ", count: labelWidth + 2) + "req/s     p50      p99    p99.9   server CPU/req   errors")
+    var answeredWhileRecording = 0
+    var throughputChanges: [Double] = []
+    var flatOut: (off: [MeasuredRun], on: [MeasuredRun]) = ([], [])
+    var runIndex = 0
     for (label, product) in [("message", "com.example.monthly"), ("offer (signed)", "com.example.weekly")] {
         // Distinct payloads per connection, signed now so they stay inside --max-age for the run.
         let payloads = try (0..<64).map { index in
@@ -83,26 +89,178 @@ private func closeDescriptor(_ descriptor: Int32) {
         let target: Double = product == "com.example.monthly" ? 4_000 : 2_500
         let runs: [(concurrency: Int, rate: Double?)] = levels.map { ($0, nil) } + (arguments.contains("--no-rate") ? [] : [(64, target)])
         for (concurrency, offered) in runs {
-            let cpuBefore = processCPUSeconds(server.processIdentifier)
-            let result = runLoad(port: port, concurrency: concurrency, duration: duration, payloads: payloads, rate: offered)
-            let cpu = processCPUSeconds(server.processIdentifier) - cpuBefore
-            var latencies = result.latencies
-            latencies.sort()
-            func percentile(_ p: Double) -> String {
-                guard !latencies.isEmpty else { return "-" }
-                return String(format: "%.2f ms", Double(latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]) / 1e6)
-            }
-            let rate = Double(latencies.count) / result.seconds
-            let cpuPerRequest = latencies.isEmpty ? 0 : cpu / Double(latencies.count) * 1e6
             let row = "  \(label), concurrency \(concurrency)" + (offered.map { String(format: " at %.0f/s", $0) } ?? "")
-            print(row.padding(toLength: 46, withPad: " ", startingAt: 0)
-                  + String(format: "%7.0f", rate) + "  " + percentile(0.5) + "  " + percentile(0.99) + "  " + percentile(0.999)
-                  + String(format: "   %6.0f µs", cpuPerRequest) + "   \(result.errors)")
+            guard let recorder else {
+                let measured = measureRun(server, concurrency: concurrency, duration: duration, payloads: payloads, rate: offered)
+                print(measured.line(row, width: labelWidth))
+                continue
+            }
+            // Off then on, then on then off: a machine that drifts during the run favours neither.
+            var off: MeasuredRun?
+            var on: MeasuredRun?
+            for recordingFirst in runIndex % 2 == 0 ? [false, true] : [true, false] {
+                if recordingFirst {
+                    on = measureRun(recorder, concurrency: concurrency, duration: duration, payloads: payloads, rate: offered, settle: settle)
+                } else {
+                    off = measureRun(server, concurrency: concurrency, duration: duration, payloads: payloads, rate: offered, settle: settle)
+                }
+            }
+            runIndex += 1
+            guard let off, let on else { continue }
+            answeredWhileRecording += on.answered
+            print(off.line(row + ", recording off", width: labelWidth))
+            print(on.line(row + ", recording on", width: labelWidth))
+            let throughput = on.rate / off.rate - 1
+            if offered == nil {
+                throughputChanges.append(throughput)
+                flatOut.off.append(off)
+                flatOut.on.append(on)
+            }
+            print("    recording costs " + percent(throughput) + " req/s, " + percent(on.cpuPerRequest / off.cpuPerRequest - 1) + " CPU/req"
+                  + (offered == nil ? "" : " (req/s set by the schedule)"))
         }
     }
-    print("  server peak RSS: \(peakRSS(server.processIdentifier)) (VmHWM)")
-    kill(server.processIdentifier, SIGTERM)
-    server.waitUntilExit()
+    print("  server peak RSS: \(peakRSS(server.process.processIdentifier)) (VmHWM)"
+          + (recorder.map { ", recording server \(peakRSS($0.process.processIdentifier))" } ?? ""))
+    _ = server.stop()
+    guard let recorder else { return }
+    if let worst = throughputChanges.min() {
+        // Pooled: all flat-out requests and seconds of each side, so one noisy level weighs by its length only.
+        func pooled(_ runs: [MeasuredRun]) -> (rate: Double, cpuPerRequest: Double) {
+            let answered = Double(runs.map(\.answered).reduce(0, +))
+            return (answered / runs.map(\.seconds).reduce(0, +), runs.map(\.cpuSeconds).reduce(0, +) / answered * 1e6)
+        }
+        let (off, on) = (pooled(flatOut.off), pooled(flatOut.on))
+        let change = on.rate / off.rate - 1
+        print("  recording, flat out, all levels pooled: " + percent(change) + " req/s, " + percent(on.cpuPerRequest / off.cpuPerRequest - 1)
+              + " CPU/req; worst level " + percent(worst) + " req/s (target: at most 5% lower; pooled "
+              + (change >= -0.05 ? "within it)" : "outside it)"))
+    }
+    // SIGTERM makes serve flush its queue and print what it recorded and stored before it exits.
+    let stdout = recorder.stop()
+    let summary = stdout.split(separator: "\n").first { $0.hasPrefix("events: ") }
+    print("  recording server at exit: \(summary ?? "no events line on its stdout")")
+    let lines = try decisionLines(under: events)
+    print("events: \(lines) lines for \(answeredWhileRecording) answered requests")
+    guard lines == answeredWhileRecording else {
+        throw BenchmarkError("the recording server stored \(lines) decision events for \(answeredWhileRecording) answered requests")
+    }
+}
+
+/// How long a recording comparison waits after each run before reading the server's CPU: more than
+/// one flush interval, so the run's last flush is inside the figure.
+private let settle = ServeProcess.flushInterval + 0.5
+
+private func percent(_ fraction: Double) -> String {
+    String(format: "%+.1f%%", fraction * 100)
+}
+
+/// One run against one server: what the clients saw and what the server spent.
+private struct MeasuredRun {
+    var latencies: [UInt64]
+    var seconds: Double
+    var errors: Int
+    var cpuSeconds: Double
+
+    var answered: Int { latencies.count }
+    var rate: Double { Double(latencies.count) / seconds }
+    var cpuPerRequest: Double { latencies.isEmpty ? 0 : cpuSeconds / Double(latencies.count) * 1e6 }
+
+    func line(_ label: String, width: Int) -> String {
+        func percentile(_ p: Double) -> String {
+            guard !latencies.isEmpty else { return "-" }
+            return String(format: "%.2f ms", Double(latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]) / 1e6)
+        }
+        return label.padding(toLength: width, withPad: " ", startingAt: 0)
+            + String(format: "%7.0f", rate) + "  " + percentile(0.5) + "  " + percentile(0.99) + "  " + percentile(0.999)
+            + String(format: "   %6.0f µs", cpuPerRequest) + "   \(errors)"
+    }
+}
+
+/// Drives `server` for one run; with `settle`, waits that long after the run before reading its CPU.
+private func measureRun(_ server: ServeProcess, concurrency: Int, duration: Double, payloads: [[UInt8]], rate: Double?,
+                        settle: Double = 0) -> MeasuredRun {
+    let cpuBefore = processCPUSeconds(server.process.processIdentifier)
+    let result = runLoad(port: server.port, concurrency: concurrency, duration: duration, payloads: payloads, rate: rate)
+    if settle > 0 { usleep(UInt32(settle * 1e6)) }
+    let cpu = processCPUSeconds(server.process.processIdentifier) - cpuBefore
+    return MeasuredRun(latencies: result.latencies.sorted(), seconds: result.seconds, errors: result.errors, cpuSeconds: cpu)
+}
+
+/// The lines of every decision segment stored under `root` (`events/v1/decisions/…/*.ndjson`).
+private func decisionLines(under root: URL) throws -> Int {
+    let decisions = root.appendingPathComponent("events/v1/decisions")
+    guard let files = FileManager.default.enumerator(at: decisions, includingPropertiesForKeys: nil) else { return 0 }
+    var lines = 0
+    for case let file as URL in files where file.pathExtension == "ndjson" && !file.lastPathComponent.hasPrefix(".") {
+        lines += try Data(contentsOf: file).reduce(0) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+    }
+    return lines
+}
+
+/// The secret serve derives pseudonyms from: a fresh one per run, never printed.
+private enum PseudonymSecret {
+    static let variable = "RETENTION_SYNC_PSEUDONYM_SECRET"
+    static func generate() -> String {
+        (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
+}
+
+/// One `retention-sync serve` process started by the bench on a free loopback port in `directory`;
+/// its stdout goes to `<name>.stdout` there, where the port is read from.
+private final class ServeProcess {
+    let process = Process()
+    let port: UInt16
+    private let stdout: URL
+    /// Seconds between the recording server's flushes (serve's default, given explicitly).
+    static let flushInterval = 1.0
+
+    init(binary: String, directory: URL, name: String, arguments: [String] = [], environment: [String: String] = [:]) throws {
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["serve", "--env", "production", "--snapshot-store", "snapshot.json", "--root", "root.pem",
+                             "--listen", "127.0.0.1:0", "--path", "/apple", "--max-connections", "256"] + arguments
+        process.currentDirectoryURL = directory
+        process.environment = ["RETENTION_SYNC_KEY_ID": "BENCHKEY01", "RETENTION_SYNC_ISSUER_ID": "57246542-96fe-1a63-e053-0824d011072a",
+                               "RETENTION_SYNC_PRIVATE_KEY_FILE": "offer.p8"].merging(environment) { $1 }
+        stdout = directory.appendingPathComponent("\(name).stdout")
+        _ = FileManager.default.createFile(atPath: stdout.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: stdout)
+        // One JSON line per request: written as in production, but not kept.
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var port: UInt16?
+        for _ in 0..<500 where port == nil && process.isRunning {
+            let text = (try? String(contentsOf: stdout, encoding: .utf8)) ?? ""
+            if let range = text.range(of: "http://127.0.0.1:") {
+                port = UInt16(text[range.upperBound...].prefix { $0.isNumber })
+            } else {
+                usleep(20_000)
+            }
+        }
+        guard let port else {
+            if process.isRunning { sendSignal(process.processIdentifier, SIGKILL) }
+            throw BenchmarkError("serve did not start (\(binary))")
+        }
+        self.port = port
+    }
+
+    /// SIGTERM, then waits for the exit; what the process printed on stdout.
+    func stop() -> String {
+        if process.isRunning {
+            sendSignal(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+        }
+        return (try? String(contentsOf: stdout, encoding: .utf8)) ?? ""
+    }
+
+    /// SIGKILL when still running: the bench stopped early.
+    func kill() {
+        if process.isRunning { sendSignal(process.processIdentifier, SIGKILL) }
+    }
+
+    static func number(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
 }
 
 /// What one request costs in this process, step by step, without sockets.
@@ -146,7 +304,43 @@ private func componentCosts(chain: AppleStyleSigningChain, snapshot: URL) throws
     let answer = RealtimeResponseBody(message: RealtimeMessage(messageIdentifier: "00000000-0000-5000-8000-000000000001"))
     try measure("encode the answer (CanonicalJSON)") { _ = try CanonicalJSON.encode(answer) }
     measure("write the answer (direct, as serve does)") { _ = answer.canonicalJSON }
-    measure("whole request without sockets (handle)") { _ = service.handle(httpRequest) }
+    // A fresh request each time: serve sheds one that waited more than 0.5 s since it arrived.
+    measure("whole request without sockets (handle)") { _ = service.handle(httpRequest.arrivingNow) }
+    // The recording's share on the request's own thread; the events are queued, and stored once at the end.
+    let pseudonyms = try PseudonymKey(secret: PseudonymSecret.generate())
+    measure("pseudonym (HMAC of the transaction id)") { _ = pseudonyms.pseudonym(request.originalTransactionId) }
+    let facts = DecisionFacts(
+        time: Int64(Date().timeIntervalSince1970 * 1000), environment: "production", requestIdentifier: request.requestIdentifier,
+        customer: pseudonyms.pseudonym(request.originalTransactionId), keyId: pseudonyms.keyId, productId: request.productId,
+        localeRequested: "en-US", localeServed: "en-US", flow: "monthly", rule: "message", splitGroup: nil, splitControl: false,
+        answer: "message", messageIdentifier: "00000000-0000-5000-8000-000000000998", offerIdentifier: nil,
+        alternateProductId: nil, snapshot: String(repeating: "0", count: 64), latencyMicros: 120)
+    measure("decision event line (canonical JSON)") { _ = facts.record() }
+    let folder = snapshot.deletingLastPathComponent().appendingPathComponent("components-events")
+    let recorder = EventRecorder(sink: FolderEventSink(root: folder), settings: .init(
+        writerId: "components", spool: folder.appendingPathComponent("spool")))
+    let record = facts.record()
+    measure("queue one event (recorder.record)") { recorder.record(record) }
+    var configuration = RealtimeService.Configuration(
+        endpoints: [RealtimeEndpoint(path: "/apple", environment: .production, source: FileSnapshotSource(path: snapshot.path))],
+        trustedRoots: [chain.root], signingKey: nil)
+    configuration.recording = RealtimeService.Recording(recorder: recorder, pseudonyms: pseudonyms)
+    let recordingService = RealtimeService(configuration: configuration, log: RequestLog(sink: { _ in }))
+    recordingService.reloadSnapshots()
+    measure("whole request, decision recorded (handle)") { _ = recordingService.handle(httpRequest.arrivingNow) }
+    let stored = Double(DispatchTime.now().uptimeNanoseconds)
+    let counters = recorder.close()
+    let events = counters.recorded.values.reduce(0, +)
+    print("  " + "store the queued events (close)".padding(toLength: 44, withPad: " ", startingAt: 0)
+          + String(format: " %6.1f µs per event (%d events)", (Double(DispatchTime.now().uptimeNanoseconds) - stored) / 1000 / Double(max(events, 1)), events))
+}
+
+private extension HTTPServerRequest {
+    var arrivingNow: HTTPServerRequest {
+        var copy = self
+        copy.receivedAt = .now
+        return copy
+    }
 }
 
 struct BenchmarkError: Error, CustomStringConvertible {

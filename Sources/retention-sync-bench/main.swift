@@ -7,7 +7,7 @@ let suites: [(name: String, summary: String, run: @Sendable ([String]) async thr
     ("runtime", "realtime decisions per second and latency", runtimeBenchmark),
     ("reconciler", "plan and apply of a large generated app", reconcilerBenchmark),
     ("performance-test", "the emulator's sandbox performance test against a loopback endpoint", performanceTestBenchmark),
-    ("serve", "realtime endpoint throughput and latency on loopback (its own process)", serveBenchmark),
+    ("serve", "realtime endpoint throughput and latency on loopback (its own process; --recording: off vs on)", serveBenchmark),
     ("results", "results over 10 million generated decisions and 3 million outcomes", resultsBenchmark),
 ]
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -16,4 +16,9 @@ guard let name = arguments.first, let suite = suites.first(where: { $0.name == n
     for suite in suites { print("  \(suite.name.padding(toLength: 12, withPad: " ", startingAt: 0))\(suite.summary)") }
     exit(arguments.isEmpty ? 0 : 64)
 }
-try await suite.run(Array(arguments.dropFirst()))
+do {
+    try await suite.run(Array(arguments.dropFirst()))
+} catch {
+    FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+    exit(1)
+}
