@@ -19,6 +19,11 @@ public struct EventRecord: Sendable {
         self.line = line
     }
 
+    /// The UTC hour the record is filed under (milliseconds since 1970 divided by an hour, floored).
+    public var hourBucket: Int64 {
+        time >= 0 ? time / 3_600_000 : -((-time + 3_599_999) / 3_600_000)
+    }
+
     /// The segment folder this record belongs to, relative to the store's root.
     public var partitionPath: String {
         let (date, hour) = EventTime.partition(time)
@@ -49,12 +54,24 @@ public enum EventLine {
 
     /// A fresh event id: a random UUID, lowercase.
     public static func newEventId() -> String {
-        var bytes = CryptoRandom.bytes(16)
+        var generator = SystemRandomNumberGenerator()
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let high = generator.next() as UInt64, low = generator.next() as UInt64
+        for index in 0..<8 {
+            bytes[index] = UInt8(truncatingIfNeeded: high >> (56 - 8 * index))
+            bytes[8 + index] = UInt8(truncatingIfNeeded: low >> (56 - 8 * index))
+        }
         bytes[6] = (bytes[6] & 0x0f) | 0x40
         bytes[8] = (bytes[8] & 0x3f) | 0x80
-        let hex = bytes.hexString
-        let h = Array(hex)
-        return String(h[0..<8]) + "-" + String(h[8..<12]) + "-" + String(h[12..<16]) + "-" + String(h[16..<20]) + "-" + String(h[20..<32])
+        let digits = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(36)
+        for (index, byte) in bytes.enumerated() {
+            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     public static func time(_ millis: Int64) -> EventValue {
@@ -126,8 +143,43 @@ public struct DecisionFacts: Sendable {
         self.latencyMicros = latencyMicros
     }
 
-    /// The decision line (`arm` is the rule's name when the rule belongs to a split group).
+    /// The decision line (`arm` is the rule's name when the rule belongs to a split group). Written on
+    /// `serve`'s answering path, so member by member in sorted key order, with no dictionary to build
+    /// and sort; a test holds it to `EventLine.encode` of the same members.
     public func record(eventId: String = EventLine.newEventId()) -> EventRecord {
+        var json = CanonicalJSONWriter(capacity: 720)
+        json.object { json in
+            func text(_ key: String, _ value: String?) {
+                if let value { json.member(key, string: value) } else { json.member(key, literal: "null") }
+            }
+            text("alternateProductId", alternateProductId)
+            text("answer", answer)
+            text("arm", splitGroup == nil ? nil : rule)
+            text("customer", customer)
+            text("environment", environment)
+            text("eventId", eventId)
+            text("flow", flow)
+            text("keyId", keyId)
+            json.member("latencyMicros", integer: latencyMicros)
+            text("localeRequested", localeRequested)
+            text("localeServed", localeServed)
+            text("messageIdentifier", messageIdentifier)
+            text("offerIdentifier", offerIdentifier)
+            text("productId", productId)
+            text("requestIdentifier", requestIdentifier)
+            text("rule", rule)
+            json.member("schema", integer: EventLine.schema)
+            text("snapshot", snapshot)
+            json.member("splitControl", literal: splitControl ? "true" : "false")
+            text("splitGroup", splitGroup)
+            json.member("time", string: EventTime.format(time))
+            text("type", "decision")
+        }
+        return EventRecord(stream: .decisions, environment: environment, time: time, line: json.bytes)
+    }
+
+    /// The same line through the generic encoder: what `record` must equal, byte for byte.
+    public func recordByDictionary(eventId: String) -> EventRecord {
         let line = EventLine.encode([
             "alternateProductId": EventValue(alternateProductId), "answer": .string(answer),
             "arm": splitGroup == nil ? .null : EventValue(rule), "customer": EventValue(customer),

@@ -123,6 +123,9 @@ public final class EventRecorder: Sendable {
         let thread = Thread { [self] in
             var sequence = 0
             var outage = false
+            // Leftovers of an earlier process, or of an outage, are read from disk; otherwise a flush
+            // stores what it just wrote, from memory.
+            var leftovers = true
             while true {
                 _ = wake.wait(timeout: .now() + settings.flushInterval)
                 let (records, closing) = queue.withLock { queue in
@@ -130,13 +133,14 @@ public final class EventRecorder: Sendable {
                     queue.records.removeAll(keepingCapacity: true)
                     return (taken, queue.closing)
                 }
-                spool(records, sequence: &sequence)
+                let fresh = spool(records, sequence: &sequence)
                 if closing {
                     let deadline = Date().addingTimeInterval(settings.closeTimeout)
-                    while !upload(outage: &outage), Date() < deadline { Thread.sleep(forTimeInterval: 0.2) }
+                    while !upload(outage: &outage, fresh: fresh, leftovers: true), Date() < deadline { Thread.sleep(forTimeInterval: 0.2) }
                     break
                 }
-                _ = upload(outage: &outage)
+                let stored = upload(outage: &outage, fresh: fresh, leftovers: leftovers)
+                leftovers = !stored
             }
             finished.signal()
         }
@@ -181,25 +185,35 @@ public final class EventRecorder: Sendable {
 
     // MARK: The flushing thread
 
-    private func spool(_ records: [EventRecord], sequence: inout Int) {
-        guard !records.isEmpty else { return }
-        var order: [String] = []
-        var groups: [String: [EventRecord]] = [:]
+    private struct GroupKey: Hashable {
+        var stream: EventStream
+        var environment: String
+        var hour: Int64
+    }
+
+    /// Writes one segment per (stream, environment, hour) to the spool and returns them, so the
+    /// upload that follows needs not read back what was just written.
+    private func spool(_ records: [EventRecord], sequence: inout Int) -> [Spooled] {
+        guard !records.isEmpty else { return [] }
+        var order: [GroupKey] = []
+        var groups: [GroupKey: (bytes: [UInt8], count: Int, first: EventRecord)] = [:]
         for record in records {
-            let path = record.partitionPath
-            if groups[path] == nil { order.append(path) }
-            groups[path, default: []].append(record)
-        }
-        for path in order {
-            let group = groups[path]!
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(group.reduce(0) { $0 + $1.line.count + 1 })
-            for record in group {
-                bytes += record.line
-                bytes.append(0x0A)
+            let key = GroupKey(stream: record.stream, environment: record.environment, hour: record.hourBucket)
+            if groups[key] == nil {
+                order.append(key)
+                groups[key] = ([], 0, record)
+                groups[key]!.bytes.reserveCapacity(records.count * (record.line.count + 1))
             }
+            groups[key]!.bytes += record.line
+            groups[key]!.bytes.append(0x0A)
+            groups[key]!.count += 1
+        }
+        var written: [Spooled] = []
+        for key in order {
+            let group = groups[key]!
+            let bytes = group.bytes
             sequence += 1
-            let name = "\(settings.writerId)-\(String(format: "%010d", sequence)).ndjson"
+            let path = group.first.partitionPath + "/\(settings.writerId)-\(String(format: "%010d", sequence)).ndjson"
             let full = counters.withLock { $0.spooledBytes + Int64(bytes.count) > settings.spoolLimitBytes }
             if full {
                 counters.withLock { $0.dropped["spool_full", default: 0] += group.count }
@@ -207,37 +221,48 @@ public final class EventRecorder: Sendable {
                 continue
             }
             do {
-                try AtomicFile.write(bytes, to: settings.spool.appendingPathComponent("\(path)/\(name)"))
+                // No fsync here: the spool outlives a killed process in the page cache; the store's
+                // own write is the durable one.
+                try AtomicFile.write(bytes, to: settings.spool.appendingPathComponent(path), sync: false)
                 counters.withLock {
                     $0.spooledSegments += 1
                     $0.spooledBytes += Int64(bytes.count)
                 }
+                written.append(Spooled(url: settings.spool.appendingPathComponent(path), path: path, bytes: Int64(bytes.count),
+                                       lines: group.count, stream: key.stream, contents: bytes))
             } catch {
                 // The spool cannot be written: store the segment directly, or lose it (counted).
                 do {
-                    try sink.put("\(path)/\(name)", bytes)
-                    countStored(group, bytes: 0)
+                    try sink.put(path, bytes)
+                    counters.withLock {
+                        $0.stored[key.stream.rawValue, default: 0] += group.count
+                        $0.storedSegments += 1
+                    }
                 } catch let failure {
                     counters.withLock { $0.dropped["spool_unwritable", default: 0] += group.count }
                     onNotice("cannot write the event spool \(settings.spool.path) (\(error.description)) nor store at \(sink.location) (\(failure)); \(group.count) events were dropped and counted")
                 }
             }
         }
+        return written
     }
 
-    private func countStored(_ group: [EventRecord], bytes: Int64) {
-        counters.withLock {
-            for record in group { $0.stored[record.stream.rawValue, default: 0] += 1 }
-            $0.storedSegments += 1
-        }
-    }
-
-    /// Stores the spool's segments, oldest first; false when the store refused one (it stays spooled).
-    private func upload(outage: inout Bool) -> Bool {
-        for segment in Self.spooled(in: settings.spool) {
-            guard let bytes = FileManager.default.contents(atPath: segment.url.path) else { continue }
+    /// Stores the spool's segments, oldest first: those `fresh` from this flush from memory, any
+    /// others (left by an outage or an earlier process) read from disk. False when the store refused
+    /// one (it stays spooled).
+    private func upload(outage: inout Bool, fresh: [Spooled], leftovers: Bool) -> Bool {
+        let segments = leftovers ? Self.spooled(in: settings.spool) : fresh
+        let known = Dictionary(fresh.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+        for listed in segments {
+            var segment = known[listed.path] ?? listed
+            if segment.contents == nil {
+                guard let data = FileManager.default.contents(atPath: segment.url.path) else { continue }
+                segment.contents = Array(data)
+                segment.lines = data.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+                segment.stream = segment.path.hasPrefix("events/v1/outcomes/") ? .outcomes : .decisions
+            }
             do {
-                try sink.put(segment.path, Array(bytes))
+                try sink.put(segment.path, segment.contents!)
             } catch {
                 counters.withLock { $0.storeFailures += 1 }
                 if !outage {
@@ -247,13 +272,11 @@ public final class EventRecorder: Sendable {
                 return false
             }
             unlink(segment.url.path)
-            let lines = bytes.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
-            let stream = segment.path.hasPrefix("events/v1/outcomes/") ? "outcomes" : "decisions"
             counters.withLock {
-                $0.stored[stream, default: 0] += lines
+                $0.stored[segment.stream.rawValue, default: 0] += segment.lines
                 $0.storedSegments += 1
                 $0.spooledSegments -= 1
-                $0.spooledBytes -= Int64(bytes.count)
+                $0.spooledBytes -= Int64(segment.contents!.count)
             }
         }
         if outage {
@@ -267,6 +290,10 @@ public final class EventRecorder: Sendable {
         var url: URL
         var path: String
         var bytes: Int64
+        var lines = 0
+        var stream: EventStream = .decisions
+        /// The bytes, when this flush wrote them (nil: read from disk when stored).
+        var contents: [UInt8]?
     }
 
     /// The spool's finished segments, in the order they were written (partition, then name).

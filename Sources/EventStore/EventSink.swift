@@ -50,7 +50,7 @@ enum AtomicFile {
         var description: String
     }
 
-    static func write(_ bytes: [UInt8], to url: URL) throws(Failure) {
+    static func write(_ bytes: [UInt8], to url: URL, sync: Bool = true) throws(Failure) {
         let folder = url.deletingLastPathComponent()
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -70,7 +70,7 @@ enum AtomicFile {
                 }
                 written += result
             }
-            return fsync(descriptor) == 0
+            return !sync || fsync(descriptor) == 0
         }
         let reason = ok ? "" : String(cString: strerror(errno))
         close(descriptor)

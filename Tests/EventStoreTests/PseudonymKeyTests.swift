@@ -1,4 +1,5 @@
 import EventStore
+import Foundation
 import Testing
 
 @Suite("The keyed pseudonym of a customer")
@@ -32,5 +33,27 @@ struct PseudonymKeyTests {
         #expect(!"\(try PseudonymKey(secret: Self.secret))".contains(Self.secret.prefix(12)))
         #expect(try PseudonymKey.fromEnvironment([:]) == nil)
         #expect(try PseudonymKey.fromEnvironment([PseudonymKey.environmentVariable: Self.secret])?.keyId == (try PseudonymKey(secret: Self.secret)).keyId)
+    }
+}
+
+@Suite("Event lines")
+struct EventLineTests {
+    @Test("serve's member-by-member decision line is the generic encoder's, byte for byte, escapes and nulls included")
+    func decisionLineMatchesEncoder() {
+        let facts = [
+            DecisionFacts(time: 1_795_000_000_123, environment: "production", requestIdentifier: "r-\"1\"\n", customer: String(repeating: "ab", count: 32),
+                          keyId: "0badc0de", productId: "com.example.monthly", localeRequested: "de-AT", localeServed: "de-DE", flow: "cancel",
+                          rule: "arm-a", splitGroup: "upsell", splitControl: true, answer: "message", messageIdentifier: "m\\1",
+                          offerIdentifier: nil, alternateProductId: nil, snapshot: "sha256:00", latencyMicros: 812),
+            DecisionFacts(time: 0, environment: "sandbox", requestIdentifier: nil, customer: nil, keyId: "k", productId: nil,
+                          localeRequested: nil, localeServed: nil, flow: nil, rule: nil, splitGroup: nil, splitControl: false,
+                          answer: "refused", messageIdentifier: nil, offerIdentifier: nil, alternateProductId: nil, snapshot: nil, latencyMicros: 0),
+        ]
+        for fact in facts {
+            #expect(fact.record(eventId: "e").line == fact.recordByDictionary(eventId: "e").line)
+        }
+        let id = EventLine.newEventId()
+        #expect(id.count == 36 && Array(id)[14] == "4" && id == id.lowercased())
+        #expect(EventLine.newEventId() != id)
     }
 }
