@@ -9,11 +9,11 @@ final class Interruption: Sendable {
     private struct State {
         var received: ApplyStop?
         var onSignal: (@Sendable () -> Void)?
+        /// Kept alive until `uninstall`.
+        var watcher: SignalWatcher?
     }
 
     private let state = Mutex(State())
-    /// Kept alive until `uninstall`; only touched by `install` and `uninstall` on the command's task.
-    nonisolated(unsafe) private var watcher: SignalWatcher?
 
     /// What a signal has asked for, if one came.
     var received: ApplyStop? { state.withLock { $0.received } }
@@ -22,9 +22,10 @@ final class Interruption: Sendable {
     /// and records them instead, until `uninstall`.
     static func install() -> Interruption {
         let interruption = Interruption()
-        interruption.watcher = SignalWatcher { number in
+        let watcher = SignalWatcher { number in
             interruption.receive(number == SIGINT ? .interrupted : .terminated)
         }
+        interruption.state.withLock { $0.watcher = watcher }
         return interruption
     }
 
@@ -35,8 +36,11 @@ final class Interruption: Sendable {
 
     /// Restores the default dispositions.
     func uninstall() {
+        let watcher = state.withLock { state in
+            defer { state.watcher = nil }
+            return state.watcher
+        }
         watcher?.cancel()
-        watcher = nil
     }
 
     func receive(_ stop: ApplyStop) {
