@@ -234,6 +234,9 @@ struct Demo {
         try expect(try published(.production) == servedBefore, "the snapshot from before the edit to be the one serving")
         try expect(try await plan(.production, show: false).converged, "production to be in sync after the rollback")
 
+        heading(11, "Which answer keeps subscribers? serve records each decision, Apple's notifications bring the outcomes, results reads the split")
+        try await measureSplitResults()
+
         console.print("")
         console.print("The story held: validate, plan, apply, review, publish, edit, roll back, against the emulator in \(Int(clock.now() - 1_790_000_000)) s of virtual time.")
     }
