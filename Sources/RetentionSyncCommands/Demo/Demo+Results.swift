@@ -80,6 +80,9 @@ extension Demo {
         let recorder = EventRecorder(sink: FolderEventSink(root: events),
                                      settings: .init(writerId: "serve-demo", spool: root.appendingPathComponent("event-spool")))
         recorder.start()
+        var closed = false
+        // A step that fails midway still stops the recorder's thread; the demo's folder goes anyway.
+        defer { if !closed { recorder.close() } }
         shell("export \(PseudonymKey.environmentVariable)=$(openssl rand -hex 32)")
         shell(serveCommand + " --events manifests/.retention-sync")
         let server = try startServe(recording: RealtimeService.Recording(recorder: recorder, pseudonyms: pseudonyms))
@@ -126,6 +129,7 @@ extension Demo {
 
         _ = server.drain(timeout: 5)
         let counters = await recorder.close()
+        closed = true
         console.print("serve stopped (SIGTERM): events: \(ServeRecording.summary(counters))")
         try expect(counters.dropped.isEmpty && counters.spooledSegments == 0, "every event to be stored")
 
