@@ -7,15 +7,40 @@ import Testing
 
 @Suite("retention-sync demo")
 struct DemoCommandTests {
-    @Test("the demo tells the whole story on the embedded emulator and exits 0")
-    func wholeStory() async throws {
+    struct StoryRun {
+        var code: ExitCode
+        var stdout: String
+        var stderr: String
+        /// What `retention-sync results --env sandbox` prints afterwards in the demo's folder, as of the demo's report.
+        var resultsAfterwards: String
+    }
+
+    /// One run of the demo, shared by the tests that read it: the story takes seconds.
+    static let story = Task { () -> StoryRun in
         let captured = CapturedConsole()
         let context = CommandContext(console: captured.console, environment: [:], currentDirectory: CommandHarness.repository)
-        let code = await CLI.run(["demo"], context: context)
-        #expect(code == .success, "\(captured.stderr)")
+        let code = await CLI.run(["demo", "--keep"], context: context)
         let out = captured.stdout
+        guard let kept = out.components(separatedBy: "The demo's files are in ").last?.split(separator: "\n").first.map(String.init),
+              let asOf = out.components(separatedBy: "Results for sandbox as of ").last?.split(separator: "\n").first.map(String.init) else {
+            return StoryRun(code: code, stdout: out, stderr: captured.stderr, resultsAfterwards: "")
+        }
+        let root = URL(fileURLWithPath: kept.hasSuffix(".") ? String(kept.dropLast()) : kept)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let results = CapturedConsole()
+        _ = await CLI.run(["results", "--manifests", "manifests", "--env", "sandbox", "--as-of", asOf],
+                          context: CommandContext(console: results.console, environment: [:], currentDirectory: root))
+        return StoryRun(code: code, stdout: out, stderr: captured.stderr, resultsAfterwards: results.stdout + results.stderr)
+    }
+
+    @Test("the demo tells the whole story on the embedded emulator and exits 0")
+    func wholeStory() async throws {
+        let run = await Self.story.value
+        #expect(run.code == .success, "\(run.stderr)")
+        let out = run.stdout
         for step in ["── 1. Validate", "── 3. Apply sandbox", "── 4. Go live in sandbox", "── 6. Apply production",
-                     "── 7. App Review approves", "── 8. The scheduled reconcile publishes", "── 9. Edit a message", "── 10. Roll back"] {
+                     "── 7. App Review approves", "── 8. The scheduled reconcile publishes", "── 9. Edit a message", "── 10. Roll back",
+                     "── 11. Which answer keeps subscribers?"] {
             #expect(out.contains(step))
         }
         #expect(out.contains("→ exit 0: only waiting for App Review"))
@@ -25,6 +50,33 @@ struct DemoCommandTests {
         #expect(out.contains("PASS performance test"))
         #expect(out.contains("% (needs 95%)"))
         #expect(out.contains("production accepted the realtime URL"))
+    }
+
+    @Test("the demo ends by measuring the example's split: results counts what the emulator's customers did and names the upsell better")
+    func splitResults() async throws {
+        let run = await Self.story.value
+        #expect(run.code == .success, "\(run.stderr)")
+        let out = run.stdout
+        #expect(out.contains("the emulator's customers are told: upsell-yearly's answer, the alternate product com.example.stillpoint.yearly, "
+                             + "keeps 45% of them; upsell-control's answer, the message before-you-go, keeps 30% of them"))
+        #expect(out.contains("$ retention-sync results --env sandbox --events manifests/.retention-sync --as-of "))
+        // The seed fixes who lands in which arm: the report's exposures are the emulator's.
+        #expect(out.contains("the emulator drew upsell-yearly 1,004 shown, 432 kept; upsell-control 996 shown, 301 kept"))
+        #expect(out.contains("  upsell-control (control)  upsell-control  996 "))
+        #expect(out.contains("  upsell-yearly             upsell-yearly   1,004 "))
+        #expect(out.contains("Split group cancel-flow/yearly-upsell: control upsell-control (marked in the manifest)"))
+        #expect(out.contains("  upsell-yearly vs upsell-control: kept at 24 h higher, +"))
+        #expect(out.contains("names upsell-yearly better at keeping subscribers than upsell-control"))
+        #expect(!out.contains("not distinguishable yet"))
+    }
+
+    @Test("the demo records its events where results looks for them: results afterwards prints the report the demo showed")
+    func eventsWhereResultsLooks() async throws {
+        let run = await Self.story.value
+        #expect(run.code == .success, "\(run.stderr)")
+        let report = try #require(run.stdout.components(separatedBy: "$ retention-sync results --env sandbox --events manifests/.retention-sync --as-of ").last)
+        let printed = report.split(separator: "\n", maxSplits: 1).last.map(String.init) ?? ""
+        #expect(!run.resultsAfterwards.isEmpty && printed.hasPrefix(run.resultsAfterwards), "\(run.resultsAfterwards)")
     }
 
     @Test("each plan the demo shows reads the environment once, with the calls a plan makes")

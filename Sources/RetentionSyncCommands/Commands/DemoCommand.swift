@@ -28,7 +28,9 @@ struct DemoCommand: Command {
           realtime URL is accepted; uploads wait for review, defaults and rules blocked) →
           App Review approves → a
           reconcile publishes → an edited message gets a new version that waits for review while
-          the old one keeps serving → reverting the edit rolls back with zero uploads.
+          the old one keeps serving → reverting the edit rolls back with zero uploads → serve
+          records its decisions while 2,000 simulated customers ask it, their notifications come
+          back over 35 simulated days, and results names the split's better answer.
 
         Apple's rate limits are honoured on a virtual clock, so waits take no real time. Exits 1
         if anything in the story does not happen as told.

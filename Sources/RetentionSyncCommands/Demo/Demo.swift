@@ -73,13 +73,16 @@ struct Demo {
         bundleId = set.app.bundleId
         appAppleId = set.app.appAppleId ?? 1
         products = set.app.products.map(\.id)
-        do { chain = try AppleStyleSigningChain(name: "retention-sync emulator") } catch {
+        let clock = VirtualClock()
+        self.clock = clock
+        // Notifications are verified at their own signedDate, and a simulated customer's period began
+        // up to a month before the last step plays it: the chain is valid from well before either clock.
+        let validFrom = min(Date().timeIntervalSince1970, clock.now()) - 400 * 86_400
+        do { chain = try AppleStyleSigningChain(name: "retention-sync emulator", notBefore: Date(timeIntervalSince1970: validFrom)) } catch {
             throw CommandError("demo: cannot make the emulator's test chain: \(error)")
         }
 
         let key = ES256PrivateKey.generate()
-        let clock = VirtualClock()
-        self.clock = clock
         let credentials = Credentials(keyId: "DEMOKEY123", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
                                       bundleId: set.app.bundleId, privateKey: key)
         // A small performance test keeps the demo to seconds; Apple's own is larger.
@@ -231,8 +234,19 @@ struct Demo {
         try expect(try published(.production) == servedBefore, "the snapshot from before the edit to be the one serving")
         try expect(try await plan(.production, show: false).converged, "production to be in sync after the rollback")
 
+        heading(11, "Which answer keeps subscribers? serve records each decision, Apple's notifications bring the outcomes, results reads the split")
+        try await measureSplitResults()
+
         console.print("")
         console.print("The story held: validate, plan, apply, review, publish, edit, roll back, against the emulator in \(Int(clock.now() - 1_790_000_000)) s of virtual time.")
+    }
+
+    /// Where apply keeps the sandbox state document (the App's `snapshotPath`); recorded events live beside it.
+    var sandboxState: URL { manifestsURL.appendingPathComponent(".retention-sync/sandbox-snapshot.json") }
+
+    /// The serve command line the demo's in-process serve stands for.
+    var serveCommand: String {
+        "retention-sync serve --env sandbox --state-store manifests/.retention-sync/sandbox-snapshot.json --bundle-id \(bundleId) --root test-root.pem --listen 127.0.0.1:0"
     }
 
     /// Starts serve on loopback with the published sandbox snapshot and the emulator's test root,
@@ -241,33 +255,8 @@ struct Demo {
         let rootFile = root.appendingPathComponent("test-root.pem")
         do { try Data(chain.root.pem.utf8).write(to: rootFile) } catch { throw CommandError("demo: cannot write \(rootFile.path): \(error)") }
         shell("curl -s $EMULATOR/emulator/test-root.pem > test-root.pem")
-        shell("retention-sync serve --env sandbox --state-store manifests/.retention-sync/sandbox-snapshot.json --bundle-id \(bundleId) --root test-root.pem --listen 127.0.0.1:0")
-        let snapshot = manifestsURL.appendingPathComponent(".retention-sync/sandbox-snapshot.json")
-        // Apply wrote the sandbox state document there; serve reads its published snapshot, as `serve --manifests` does.
-        guard #available(macOS 15.0, *) else { throw CommandError("demo: serve reads the state store on macOS 15 or later") }
-        let source: any SnapshotSource
-        do {
-            source = try StateSnapshotSource(location: .file(path: snapshot.path),
-                                             owner: StateOwner(bundleId: bundleId, appAppleId: appAppleId, environment: .sandbox),
-                                             environment: [:], transport: CurlHTTPClient(configuration: .init()))
-        } catch {
-            throw CommandError("demo: cannot open the sandbox state at \(snapshot.path): \(error)")
-        }
-        let service = RealtimeService(configuration: .init(
-            endpoints: [RealtimeEndpoint(path: "/apple/sandbox", environment: .sandbox, source: source,
-                                         appAppleId: appAppleId, bundleId: bundleId)],
-            trustedRoots: [chain.root],
-            signingKey: OfferSigningKey(keyId: "DEMOKEY123", issuerId: "57246542-96fe-1a63-e053-0824d011072a", privateKey: ES256PrivateKey.generate())),
-            log: RequestLog(sink: { _ in }))
-        service.reloadSnapshots()
-        try expect(service.isReady, "serve to be ready with the published sandbox snapshot (\(service.readiness.joined(separator: "; ")))")
-        let server: HTTPServer
-        do {
-            server = try HTTPServer(configuration: HTTPServerConfiguration(maxBodySize: RealtimeService.maxBodySize, eventLoops: 2),
-                                    synchronousHandler: { service.handle($0) })
-        } catch {
-            throw CommandError("demo: cannot start serve on loopback: \(error.message)")
-        }
+        shell(serveCommand)
+        let server = try startServe(recording: nil)
         defer { server.stop() }
         let target = server.baseURL.absoluteString + "/apple/sandbox"
         console.print("serving sandbox on \(target)")
@@ -286,6 +275,37 @@ struct Demo {
                                    "--poll-interval", "0.2"])
         let code = try await PerformanceTestCommand.execute(&arguments, context: context, provider: provider, minimumPoll: 0.1)
         try expect(code == .success, "the sandbox performance test against serve to PASS")
+    }
+
+    /// Serve on loopback, answering sandbox from the published snapshot and trusting the emulator's
+    /// test root, as `retention-sync serve` does; with a recording it also records and takes notifications.
+    func startServe(recording: RealtimeService.Recording?) throws(CommandError) -> HTTPServer {
+        let snapshot = sandboxState
+        // Apply wrote the sandbox state document there; serve reads its published snapshot, as `serve --manifests` does.
+        guard #available(macOS 15.0, *) else { throw CommandError("demo: serve reads the state store on macOS 15 or later") }
+        let source: any SnapshotSource
+        do {
+            source = try StateSnapshotSource(location: .file(path: snapshot.path),
+                                             owner: StateOwner(bundleId: bundleId, appAppleId: appAppleId, environment: .sandbox),
+                                             environment: [:], transport: CurlHTTPClient(configuration: .init()))
+        } catch {
+            throw CommandError("demo: cannot open the sandbox state at \(snapshot.path): \(error)")
+        }
+        var configuration = RealtimeService.Configuration(
+            endpoints: [RealtimeEndpoint(path: "/apple/sandbox", environment: .sandbox, source: source,
+                                         appAppleId: appAppleId, bundleId: bundleId)],
+            trustedRoots: [chain.root],
+            signingKey: OfferSigningKey(keyId: "DEMOKEY123", issuerId: "57246542-96fe-1a63-e053-0824d011072a", privateKey: ES256PrivateKey.generate()))
+        configuration.recording = recording
+        let service = RealtimeService(configuration: configuration, log: RequestLog(sink: { _ in }))
+        service.reloadSnapshots()
+        try expect(service.isReady, "serve to be ready with the published sandbox snapshot (\(service.readiness.joined(separator: "; ")))")
+        do {
+            return try HTTPServer(configuration: HTTPServerConfiguration(maxBodySize: RealtimeService.maxBodySize, eventLoops: 2),
+                                  synchronousHandler: { service.handle($0) })
+        } catch {
+            throw CommandError("demo: cannot start serve on loopback: \(error.message)")
+        }
     }
 
     struct Edit {
