@@ -361,10 +361,20 @@ public final class RealtimeService: Sendable {
         return made
     }
 
-    /// `data.environment` as the unverified payload claims it (only to choose the verifier).
+    /// `data.environment` as the unverified payload claims it (only to choose the verifier). Read
+    /// from the payload's bytes: the header before it holds most of a notification's 5 KB.
     static func claimedEnvironment(_ jws: String) -> String? {
-        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let json = Base64URL.decode(String(parts[1])) else { return nil }
+        var utf8 = Array(jws.utf8)
+        let dot = UInt8(ascii: ".")
+        guard let first = utf8.firstIndex(of: dot), let second = utf8[(first + 1)...].firstIndex(of: dot),
+              let json = Base64URL.decode(utf8[(first + 1)..<second]) else { return nil }
+        utf8 = []
+        // The environment's spellings are few and short: find which one the payload's `data` names.
+        let text = String(decoding: json, as: UTF8.self)
+        for name in ["Production", "Sandbox", "Xcode", "LocalTesting"] where text.contains("\"environment\":\"\(name)\"") {
+            return name
+        }
+        // Not Apple's compact form: read it properly.
         struct Claim: Decodable {
             struct Data: Decodable { var environment: String? }
             var data: Data?
