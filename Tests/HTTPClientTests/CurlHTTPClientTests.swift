@@ -190,11 +190,9 @@ struct CurlHTTPClientTests {
         let client = CurlHTTPClient()
         let task = Task { await errorKind(client, HTTPRequest(method: "GET", url: url(server, "/slow"))) }
         try await Task.sleep(for: .milliseconds(200))
-        let cancelled = ContinuousClock.now
         task.cancel()
+        // An answer would be no error at all: `.other` is the cancelled transfer.
         #expect(await task.value == .other)
-        // Ended by the cancellation, not by the answer.
-        #expect(ContinuousClock.now - cancelled < .seconds(15))
     }
 }
 
