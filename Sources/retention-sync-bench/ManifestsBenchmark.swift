@@ -1,4 +1,5 @@
 import Foundation
+import RetentionSyncCommands
 import Manifests
 import RetentionMessaging
 import RetentionMessagingModels

@@ -1,6 +1,7 @@
 import Basics
 import Foundation
 @testable import Manifests
+@testable import RetentionSyncCommands
 import Testing
 import YAML
 

@@ -1,5 +1,6 @@
 import Foundation
 import Manifests
+import RetentionSyncCommands
 import Testing
 import TestSupport
 

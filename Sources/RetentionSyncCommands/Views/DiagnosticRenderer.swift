@@ -1,4 +1,5 @@
 import Basics
+public import Manifests
 import Foundation
 import RetentionMessagingModels
 import YAML
@@ -107,24 +108,14 @@ public enum DiagnosticRenderer {
         for diagnostic in diagnostics {
             var properties: [String] = []
             if let location = diagnostic.location {
-                properties += ["file=\(escapeProperty(location.file))", "line=\(location.line)", "col=\(location.column)"]
+                properties += ["file=\(GitHubActions.escapeProperty(location.file))", "line=\(location.line)", "col=\(location.column)"]
             }
-            properties.append("title=\(escapeProperty(diagnostic.code))")
+            properties.append("title=\(GitHubActions.escapeProperty(diagnostic.code))")
             var message = diagnostic.message
             if let hint = diagnostic.hint { message += "\nhint: \(hint)" }
-            lines.append("::\(diagnostic.severity.rawValue) \(properties.joined(separator: ","))::\(escapeData(message))")
+            lines.append("::\(diagnostic.severity.rawValue) \(properties.joined(separator: ","))::\(GitHubActions.escapeData(message))")
         }
         return lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n"
     }
 
-    // GitHub's workflow command escaping: data escapes %, CR and LF; properties also ':' and ','.
-    private static func escapeData(_ text: String) -> String {
-        text.replacingOccurrences(of: "%", with: "%25")
-            .replacingOccurrences(of: "\r", with: "%0D")
-            .replacingOccurrences(of: "\n", with: "%0A")
-    }
-
-    private static func escapeProperty(_ text: String) -> String {
-        escapeData(text).replacingOccurrences(of: ":", with: "%3A").replacingOccurrences(of: ",", with: "%2C")
-    }
 }
