@@ -42,11 +42,11 @@ public struct Reconciler: Sendable {
         return planned
     }
 
-    public func apply(_ planned: PlanResult, allowedActions: Set<ActionID>? = nil,
+    public func apply(_ planned: PlanResult, allowedActions: Set<ActionID>? = nil, notAllowedDetail: String? = nil,
                       progress: @escaping @Sendable (ApplyEvent) -> Void = { _ in },
                       shouldStop: @escaping @Sendable () -> ApplyStop? = { nil }) async throws(ApplyFailure) -> ApplyReport {
-        try await Applier(api: api, state: state, allowedActions: allowedActions, progress: progress,
-                          shouldStop: shouldStop, clock: clock).apply(planned)
+        try await Applier(api: api, state: state, allowedActions: allowedActions, notAllowedDetail: notAllowedDetail,
+                          progress: progress, shouldStop: shouldStop, clock: clock).apply(planned)
     }
 }
 
