@@ -92,6 +92,15 @@ struct PullRequestSubmissionTests {
         let synced = await harness.run(["plan", "--env", "production", "--detailed-exitcode"])
         #expect(synced.code == .success)
         #expect(synced.stdout.contains("No changes."))
+
+        // Merged, it is the main branch's: the next edit keeps it as the version a revert would use.
+        #expect(try await state(harness).read.document?.record(for: new.first!)?.mergedAt != nil)
+        try harness.edit("manifests/messages.yaml", replacing: "header: Wait a moment", with: "header: Hold on")
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
+        let next = await harness.run(["plan", "--env", "production", "--format", "json"])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(next.stdout.utf8)) as? [String: Any])
+        let item = try #require((json["inventory"] as? [[String: Any]])?.first { $0["identifier"] as? String == new.first! })
+        #expect(item["label"] as? String == "rollback_target", "\(item)")
     }
 
     @Test("a submission that would leave too little room below Apple's limits is refused with the numbers, and nothing is uploaded")

@@ -145,8 +145,12 @@ public struct Applier: Sendable {
     /// When applying a saved plan: the action ids it allows. Anything else is refused.
     public var allowedActions: Set<ActionID>?
     /// Why an action outside `allowedActions` is not performed, when that is not a saved plan
-    /// (`apply --only-uploads`: the run performs only uploads).
+    /// (`apply --only-uploads`: the run performs only uploads). Such a run is a pull request's, so
+    /// it never records content as merged into the main branch.
     public var notAllowedDetail: String?
+
+    /// This apply is the main branch's: what it derives is no longer only a pull request's.
+    var merging: Bool { notAllowedDetail == nil }
     public var progress: @Sendable (ApplyEvent) -> Void
     /// Asked before each action: a non-nil answer ends the apply there, cleanly, with a report.
     public var shouldStop: @Sendable () -> ApplyStop?
@@ -171,7 +175,7 @@ public struct Applier: Sendable {
     public func recordState(_ planned: PlanResult) async throws(StateStoreError) -> Bool {
         guard let state else { return false }
         var recorder = StateRecorder(binding: state, read: planned.remote.state, owner: planned.desired.owner, now: clock)
-        recorder.recordObservations(desired: planned.desired, remote: planned.remote, time: clock())
+        recorder.recordObservations(desired: planned.desired, remote: planned.remote, time: clock(), merging: merging)
         guard recorder.hasChanges else { return false }
         try await recorder.write()
         return true
@@ -301,7 +305,7 @@ public struct Applier: Sendable {
         }
 
         if var recorder {
-            recorder.recordObservations(desired: current.desired, remote: current.remote, time: clock())
+            recorder.recordObservations(desired: current.desired, remote: current.remote, time: clock(), merging: merging)
             if recorder.hasChanges {
                 do {
                     try await recorder.write()

@@ -48,6 +48,12 @@ extension PlanContext {
         return GraceKept(until: until, by: submissions.map(\.by).sorted())
     }
 
+    /// Content only pull requests submitted: the main branch never derived it.
+    func isUnmergedSubmission(_ identifier: String) -> Bool {
+        guard let record = remote.state?.document?.record(for: identifier) else { return false }
+        return record.submissions != nil && record.mergedAt == nil
+    }
+
     /// Who submitted `identifier` from a pull request, within the grace period or not.
     func submitters(of identifier: String) -> [String] {
         (remote.state?.document?.record(for: identifier)?.submissions ?? []).map(\.by).sorted()

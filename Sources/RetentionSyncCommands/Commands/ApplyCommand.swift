@@ -243,7 +243,7 @@ struct ApplyCommand: Command {
                         deadline: (at: Double, text: String)? = nil) async throws(CommandError) -> ApplyReport {
         let view = view ?? ApplyProgressView(console: context.console)
         if !planned.plan.hasReadyActions {
-            try await session.recordState(planned)
+            try await session.recordState(planned, notAllowedDetail: notAllowedDetail)
             view.nothingToApply(planned.plan)
             let report = ApplyReport(environment: planned.desired.environment, completed: true,
                                      publishedSnapshot: planned.remote.publishedSnapshot?.digest)

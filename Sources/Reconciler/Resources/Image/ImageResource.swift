@@ -74,7 +74,8 @@ enum ImageResource: RemoteResource {
             let verdict: PruneVerdict = grace.map { .withinGrace(until: $0.until) }
                 ?? (provable ? .deletable : .mayBeShownByUnknownMessages(keptUnknown))
             var item = InventoryItem(kind: .image, identifier: id, state: ReviewState(remote.images[id]?.state),
-                                     label: submitters.isEmpty ? .unmanaged : .submitted, name: nil, usedBy: [], prune: verdict)
+                                     label: context.isUnmergedSubmission(id) ? .submitted : .unmanaged, name: nil, usedBy: [],
+                                     prune: verdict)
             item.submittedBy = submitters
             context.inventory.append(item)
             if context.options.prune && verdict == .deletable {

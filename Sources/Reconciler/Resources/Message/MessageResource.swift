@@ -76,8 +76,7 @@ enum MessageResource: RemoteResource {
             let recorded = history.describe(id)
             let name = recorded?.name ?? context.usage.publishedNames[id]
             let submitters = context.submitters(of: id)
-            var label = recorded?.label ?? (name == nil ? .unmanaged : .olderVersion)
-            if !submitters.isEmpty && label != .rollbackTarget { label = .submitted }
+            let label = recorded?.label ?? (name == nil ? .unmanaged : .olderVersion)
             // The approved versions a revert would use are kept unless named.
             let keptForRollback = label == .rollbackTarget && !context.options.pruneNamed.contains(id)
             let grace = context.graceKept(id)
