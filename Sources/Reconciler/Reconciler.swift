@@ -33,17 +33,20 @@ public struct Reconciler: Sendable {
             throw ReconcilerError.stateRequired("pruning needs the state store to be read (it says which older versions the published snapshot still uses); configure environments.\(desired.environment.rawValue).stateStore in the App manifest")
         }
         let remote = try await RemoteStateReader.read(api, desired: desired, state: state, refresh: refresh)
+        var options = options
+        // The prune grace period counts to the reconciler's clock, read once, never inside the planner.
+        if options.now == nil { options.now = clock() }
         var planned = try Planner.plan(desired: desired, remote: remote, options: options, hasSnapshotStore: state != nil)
         planned.plan.reviewAges = ReviewAge.compute(planned, now: clock(), warnDays: pendingWarnDays)
         if !planned.plan.reviewAges.isEmpty { planned.plan.formatVersion = Plan.textChangesFormatVersion }
         return planned
     }
 
-    public func apply(_ planned: PlanResult, allowedActions: Set<ActionID>? = nil,
+    public func apply(_ planned: PlanResult, allowedActions: Set<ActionID>? = nil, notAllowedDetail: String? = nil,
                       progress: @escaping @Sendable (ApplyEvent) -> Void = { _ in },
                       shouldStop: @escaping @Sendable () -> ApplyStop? = { nil }) async throws(ApplyFailure) -> ApplyReport {
-        try await Applier(api: api, state: state, allowedActions: allowedActions, progress: progress,
-                          shouldStop: shouldStop, clock: clock).apply(planned)
+        try await Applier(api: api, state: state, allowedActions: allowedActions, notAllowedDetail: notAllowedDetail,
+                          progress: progress, shouldStop: shouldStop, clock: clock).apply(planned)
     }
 }
 

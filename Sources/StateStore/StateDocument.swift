@@ -144,6 +144,10 @@ public struct ContentRecord: Codable, Sendable, Hashable {
     /// branch used it (`apply --only-uploads --submitted-by`), one entry per submitter with its latest
     /// submission, sorted by submitter; absent when only the main branch uploaded it.
     public var submissions: [ContentSubmission]?
+    /// Content pull requests submitted: when an apply of the main branch (any apply but
+    /// `--only-uploads`) first found its manifests deriving it. Until then it is only a pull
+    /// request's, never a version a revert would use; absent for content no pull request submitted.
+    public var mergedAt: Date?
 
     public init(identifier: String, kind: Kind, name: String, locale: String? = nil, productScope: String? = nil,
                 contentVersion: String, uploadBody: String? = nil, image: ImageFacts? = nil, firstUploadedAt: Date,
@@ -167,7 +171,7 @@ public struct ContentRecord: Codable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey {
         case identifier, kind, name, locale, productScope = "product_scope", contentVersion = "content_version"
         case uploadBody = "upload_body", image, firstUploadedAt = "first_uploaded_at", reviewStates = "review_states"
-        case submissions
+        case submissions, mergedAt = "merged_at"
     }
 
     /// When the content was last submitted by anyone: its newest submission, else its upload.
@@ -315,6 +319,13 @@ extension StateDocument {
         submissions.removeAll { $0.by == by }
         submissions.append(ContentSubmission(by: by, at: time, run: run))
         content[index].submissions = submissions.sorted { $0.by < $1.by }
+    }
+
+    /// Notes that the main branch derives content a pull request submitted (once: the merge).
+    public mutating func recordMerge(of identifier: String, at time: Date) {
+        guard let index = content.firstIndex(where: { $0.identifier == identifier }),
+              content[index].submissions != nil, content[index].mergedAt == nil else { return }
+        content[index].mergedAt = time
     }
 
     public mutating func removeRecord(for identifier: String) {

@@ -17,6 +17,8 @@ public struct ActionResult: Codable, Sendable, Hashable {
         case error
         /// Not performed, safely (an image Apple says is still in use).
         case skipped
+        /// Not performed: this run performs only some kinds of action (`apply --only-uploads`).
+        case notInRun = "not_in_run"
         /// The request failed; the apply stopped here.
         case failed
     }
@@ -142,18 +144,27 @@ public struct Applier: Sendable {
     public var state: StateBinding?
     /// When applying a saved plan: the action ids it allows. Anything else is refused.
     public var allowedActions: Set<ActionID>?
+    /// Why an action outside `allowedActions` is not performed, when that is not a saved plan
+    /// (`apply --only-uploads`: the run performs only uploads). Such a run is a pull request's, so
+    /// it never records content as merged into the main branch.
+    public var notAllowedDetail: String?
+
+    /// This apply is the main branch's: what it derives is no longer only a pull request's.
+    var merging: Bool { notAllowedDetail == nil }
     public var progress: @Sendable (ApplyEvent) -> Void
     /// Asked before each action: a non-nil answer ends the apply there, cleanly, with a report.
     public var shouldStop: @Sendable () -> ApplyStop?
     public var clock: @Sendable () -> Date
 
     public init(api: any RetentionMessagingAPI, state: StateBinding?, allowedActions: Set<ActionID>? = nil,
+                notAllowedDetail: String? = nil,
                 progress: @escaping @Sendable (ApplyEvent) -> Void = { _ in },
                 shouldStop: @escaping @Sendable () -> ApplyStop? = { nil },
                 clock: @escaping @Sendable () -> Date = { Date() }) {
         self.api = api
         self.state = state
         self.allowedActions = allowedActions
+        self.notAllowedDetail = notAllowedDetail
         self.progress = progress
         self.shouldStop = shouldStop
         self.clock = clock
@@ -164,7 +175,7 @@ public struct Applier: Sendable {
     public func recordState(_ planned: PlanResult) async throws(StateStoreError) -> Bool {
         guard let state else { return false }
         var recorder = StateRecorder(binding: state, read: planned.remote.state, owner: planned.desired.owner, now: clock)
-        recorder.recordObservations(desired: planned.desired, remote: planned.remote, time: clock())
+        recorder.recordObservations(desired: planned.desired, remote: planned.remote, time: clock(), merging: merging)
         guard recorder.hasChanges else { return false }
         try await recorder.write()
         return true
@@ -212,11 +223,17 @@ public struct Applier: Sendable {
 
         var allowed = allowedActions
         func runnable(_ action: PlanAction) -> Bool {
+            // An upload-only run says of every other action that it is not in this run, blocked or not.
+            if let notAllowedDetail, let allowedActions, !allowedActions.contains(action.id) {
+                record(action, .notInRun, notAllowedDetail)
+                return false
+            }
             // A URL waiting for a performance test is tried anyway: only Apple knows whether one has passed since.
             if action.state == .blocked && action.reason.wait != .performanceTest { record(action, .blocked, action.waitingFor.map(\.description).joined(separator: "; ")); return false }
             if action.state == .error { record(action, .error, action.error?.description ?? "the plan holds it as an error"); return false }
             if let allowed, !allowed.contains(action.id) {
-                record(action, .blocked, allowedActions == nil ? "not ready or blocked in the plan; the next plan shows it" : "not in the saved plan")
+                record(action, .blocked, allowedActions == nil ? "not ready or blocked in the plan; the next plan shows it"
+                       : notAllowedDetail ?? "not in the saved plan")
                 return false
             }
             // What an action depends on must have succeeded: no message upload without its new
@@ -288,7 +305,7 @@ public struct Applier: Sendable {
         }
 
         if var recorder {
-            recorder.recordObservations(desired: current.desired, remote: current.remote, time: clock())
+            recorder.recordObservations(desired: current.desired, remote: current.remote, time: clock(), merging: merging)
             if recorder.hasChanges {
                 do {
                     try await recorder.write()

@@ -19,10 +19,12 @@ public struct SavedPlan: Sendable, Hashable, Decodable {
     public var actions: [Action]
     /// Absent when the plan kept the default number of rollback versions.
     public var rollbackVersions: Int?
+    /// Absent when the plan kept the default prune grace period.
+    public var pruneGraceDays: Int?
 
     enum CodingKeys: String, CodingKey {
         case formatVersion = "format_version", environment, bundleId = "bundle_id", prune, fingerprints, actions
-        case rollbackVersions = "rollback_versions"
+        case rollbackVersions = "rollback_versions", pruneGraceDays = "prune_grace_days"
     }
 
     /// What saving `plan` keeps for apply.
@@ -34,6 +36,7 @@ public struct SavedPlan: Sendable, Hashable, Decodable {
         fingerprints = plan.fingerprints
         actions = plan.actions.map { Action(id: $0.id, kind: $0.kind, state: $0.state) }
         rollbackVersions = plan.rollbackVersions
+        pruneGraceDays = plan.pruneGraceDays
     }
 
     /// The options to re-plan with: the saved plan's prune, and its ready deletions allowed even
@@ -47,7 +50,8 @@ public struct SavedPlan: Sendable, Hashable, Decodable {
             return String(action.id.rawValue.dropFirst(prefix.count))
         })
         return PlanOptions(prune: prune || deletes, pruneForce: deletes, pruneNamed: named,
-                           rollbackVersions: rollbackVersions ?? PlanOptions.defaultRollbackVersions)
+                           rollbackVersions: rollbackVersions ?? PlanOptions.defaultRollbackVersions,
+                           pruneGraceDays: pruneGraceDays ?? PlanOptions.defaultPruneGraceDays)
     }
 
     public static func load(_ data: Data) throws(ReconcilerError) -> SavedPlan {

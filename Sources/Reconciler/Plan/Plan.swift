@@ -1,3 +1,4 @@
+public import Foundation
 import RetentionMessaging
 public import RetentionMessagingModels
 
@@ -32,6 +33,8 @@ public struct Plan: Sendable, Hashable {
     public var reviewAges: [ReviewAge] = []
     /// The rollback versions a prune kept, when not the default (format 1.2; absent otherwise).
     public var rollbackVersions: Int?
+    /// The prune grace period in days, when not the default (absent otherwise).
+    public var pruneGraceDays: Int?
     /// The state store holds nothing although Apple already holds content these manifests derive:
     /// the state was lost or moved, not a first publish. Apply refuses until it is brought over or
     /// the operator confirms a first publish.
@@ -198,6 +201,9 @@ public struct InventoryItem: Sendable, Hashable {
         /// An approved earlier (or later) version the state recorded, kept so that reverting to it
         /// needs no upload and no review.
         case rollbackTarget = "rollback_target"
+        /// Submitted for review from a pull request (`apply --only-uploads`) that the main branch
+        /// does not derive (yet): an open pull request's content, or an abandoned one's.
+        case submitted
     }
 
     public var kind: Kind
@@ -206,6 +212,8 @@ public struct InventoryItem: Sendable, Hashable {
     public var label: Label
     /// For older versions: the message name the published snapshot gives it.
     public var name: String?
+    /// For submitted content: who submitted it (`pr-12`), sorted.
+    public var submittedBy: [String] = []
     /// Where it is in use: `default <product>/<locale>`, `rule <flow>/<rule>`.
     public var usedBy: [UsageIndex.Use]
     /// Whether a prune would delete it, and if not, why.
@@ -233,6 +241,8 @@ public enum PruneVerdict: Sendable, Hashable {
     /// A rollback target: deleted only when named (`--prune-id`) or once newer approved versions push
     /// it out of the kept window.
     case rollbackTarget
+    /// Submitted from a pull request within the grace period (`--prune-grace`): kept until then.
+    case withinGrace(until: Date)
 }
 
 /// What the apply will cost in requests and time under Apple's rate limits.

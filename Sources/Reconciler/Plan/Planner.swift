@@ -1,3 +1,4 @@
+public import Foundation
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
@@ -13,17 +14,30 @@ public struct PlanOptions: Sendable, Hashable {
     /// How many approved earlier versions of each message localization the state recorded are kept
     /// as rollback targets (a revert then needs no upload and no review).
     public var rollbackVersions: Int
+    /// Content submitted from a pull request (`apply --only-uploads`) that the manifests no longer
+    /// derive is kept this many days after its last submission, so an open pull request's content
+    /// is not pruned under it.
+    public var pruneGraceDays: Int
+    /// The time the grace period counts to. The planner never reads a clock: `Reconciler.plan`
+    /// sets it from its own clock when nil, so the same inputs give the same plan.
+    public var now: Date?
 
     public init(prune: Bool = false, pruneForce: Bool = false, pruneNamed: Set<String> = [],
-                rollbackVersions: Int = PlanOptions.defaultRollbackVersions) {
+                rollbackVersions: Int = PlanOptions.defaultRollbackVersions,
+                pruneGraceDays: Int = PlanOptions.defaultPruneGraceDays, now: Date? = nil) {
         self.prune = prune
         self.pruneForce = pruneForce
         self.pruneNamed = pruneNamed
         self.rollbackVersions = rollbackVersions
+        self.pruneGraceDays = pruneGraceDays
+        self.now = now
     }
 
     /// Kept per message localization by default: enough to revert the last few changes of a message.
     public static let defaultRollbackVersions = 3
+
+    /// Two weeks: long enough for a pull request to wait through App Review and code review.
+    public static let defaultPruneGraceDays = 14
 
     /// A prune that would delete more than this share of remote content is refused without `pruneForce`.
     public static let pruneProtectionShare = 0.25
@@ -71,6 +85,7 @@ public enum Planner {
             apiCalls: remote.apiCalls,
             fingerprints: Fingerprints(manifests: try desired.fingerprint(), remote: try remote.fingerprint()))
         plan.rollbackVersions = options.rollbackVersions == PlanOptions.defaultRollbackVersions ? nil : options.rollbackVersions
+        plan.pruneGraceDays = options.pruneGraceDays == PlanOptions.defaultPruneGraceDays ? nil : options.pruneGraceDays
         if remote.isFirstPublish, let store = remote.stateStoreName {
             let atApple = desired.messages.filter { remote.messages[$0.identifier] != nil }.count
                 + desired.images.filter { remote.images[$0.identifier] != nil }.count

@@ -3,7 +3,8 @@ import StateStore
 
 /// The versions of each message localization that the state recorded, newest first, and what an
 /// identifier the manifests no longer derive is to them: a rollback target (one of the `keep`
-/// most recent approved versions other than the current one), or an older or newer version.
+/// most recent approved versions other than the current one that the main branch derived), a
+/// pull request's submitted content, or an older or newer version.
 /// Counting versions instead of days keeps plans a function of their inputs alone.
 struct VersionHistory {
     struct Described {
@@ -33,7 +34,11 @@ struct VersionHistory {
             let label = key.locale.map { "\(key.name) (\($0))" } ?? key.name
             var kept = 0
             for record in newestFirst where !derived.contains(record.identifier) {
-                if kept < keep, remote.messages[record.identifier] == .approved {
+                // Only what the main branch derived is a version a revert would use: a pull
+                // request's content that was never merged is governed by the prune grace period.
+                if record.submissions != nil && record.mergedAt == nil {
+                    described[record.identifier] = Described(label: .submitted, name: label)
+                } else if kept < keep, remote.messages[record.identifier] == .approved {
                     kept += 1
                     targets.insert(record.identifier)
                     described[record.identifier] = Described(label: .rollbackTarget, name: label)

@@ -90,8 +90,9 @@ extension ContentRecord {
 
 extension StateRecorder {
     /// What the reads showed that the record does not hold yet: content the manifests derive that is
-    /// already there, review states, defaults and the realtime URL found as desired, the refresh cursor.
-    mutating func recordObservations(desired: DesiredState, remote: RemoteState, time: Date) {
+    /// already there, review states, defaults and the realtime URL found as desired, the refresh cursor;
+    /// for an apply of the main branch (`merging`), that it derives what pull requests submitted.
+    mutating func recordObservations(desired: DesiredState, remote: RemoteState, time: Date, merging: Bool) {
         let messages = desired.messages.filter { remote.messages[$0.identifier] != nil }
         let images = desired.images.filter { remote.images[$0.identifier] != nil }
         let pngs = desired.pngs
@@ -110,6 +111,9 @@ extension StateRecorder {
                 document.recordUpload(.image(image, png: pngs[image.identifier], at: time))
             }
             for (identifier, state) in states { document.observeReviewState(state, of: identifier, at: time) }
+            if merging {
+                for identifier in messages.map(\.identifier) + images.map(\.identifier) { document.recordMerge(of: identifier, at: time) }
+            }
             for pair in inSync {
                 let recorded = document.lastAppliedDefault(productId: pair.productId, locale: pair.locale)
                 if recorded == nil || recorded?.messageIdentifier != remoteDefaults[pair] {

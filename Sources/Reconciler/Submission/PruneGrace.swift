@@ -29,3 +29,33 @@ public enum Submissions {
         }
     }
 }
+
+/// Content a prune keeps because a pull request submitted it within the grace period.
+struct GraceKept {
+    var until: Date
+    /// Who submitted it, sorted.
+    var by: [String]
+}
+
+extension PlanContext {
+    /// Whether the grace period keeps `identifier`: only content a pull request submitted
+    /// (`apply --only-uploads`) is kept this way; what the main branch alone uploaded is governed
+    /// by the rollback versions, as before. Nil without a time to count to.
+    func graceKept(_ identifier: String) -> GraceKept? {
+        guard let now = options.now, let record = remote.state?.document?.record(for: identifier),
+              let submissions = record.submissions, !submissions.isEmpty,
+              let until = PruneGrace(days: options.pruneGraceDays).keptUntil(record, now: now) else { return nil }
+        return GraceKept(until: until, by: submissions.map(\.by).sorted())
+    }
+
+    /// Content only pull requests submitted: the main branch never derived it.
+    func isUnmergedSubmission(_ identifier: String) -> Bool {
+        guard let record = remote.state?.document?.record(for: identifier) else { return false }
+        return record.submissions != nil && record.mergedAt == nil
+    }
+
+    /// Who submitted `identifier` from a pull request, within the grace period or not.
+    func submitters(of identifier: String) -> [String] {
+        (remote.state?.document?.record(for: identifier)?.submissions ?? []).map(\.by).sorted()
+    }
+}

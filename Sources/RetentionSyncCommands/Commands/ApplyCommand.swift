@@ -3,6 +3,7 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
+import StateStore
 
 struct ApplyCommand: Command {
     static let name = "apply"
@@ -27,6 +28,23 @@ struct ApplyCommand: Command {
         "text (default) or github: GitHub Actions groups around the plan and the",
         "apply log, and annotations for errors and blocked actions",
     ])
+    static let onlyUploads = Option("--only-uploads", help: [
+        "Perform only the plan's uploads (images, messages): submit a pull request's",
+        "content for App Review before the merge; never defaults, the snapshot, the",
+        "realtime URL or deletions. Records the submission in the state",
+    ])
+    static let submissionReserve = Option("--submission-reserve", value: "N", default: String(SubmissionHeadroom.defaultReserve), help: [
+        "With --only-uploads: refuse (nothing uploaded) when the uploads would leave",
+        "fewer than N of Apple's 2,000 messages or images free",
+    ])
+    static let submittedBy = Option("--submitted-by", value: "NAME", help: [
+        "With --only-uploads: who submits, as recorded in the state (default: pr-N",
+        "from GITHUB_REF in a pull request's run, else the branch, else USER@host)",
+    ])
+    static let summaryFile = Option("--summary", value: "FILE", completion: .file, help: [
+        "With --only-uploads: also write the summary line as Markdown to FILE (for",
+        "the pull request's comment)",
+    ])
     static let maxDuration = Option("--max-duration", value: "TIME", help: [
         "Stop cleanly before the next action once TIME (90s, 320m, 2h) has",
         "passed; exit 0 and leave the rest to the next apply",
@@ -42,9 +60,13 @@ struct ApplyCommand: Command {
         the runtime snapshot, the realtime URL, then deletions (only with --prune). Blocked actions
         wait for App Review and are retried by the next run. A run that stops half-way is finished
         by running apply again. SIGINT or SIGTERM lets the action in flight end, writes the report
-        and exits 130 or 143.
+        and exits 130 or 143. With --only-uploads (a pull request's job), only the uploads run, after
+        a check that the environment keeps room below Apple's limits; the state records who
+        submitted, so that --prune keeps that content for the --prune-grace period.
         """,
-        options: EnvironmentOptions.options + [planOption, replanIfStale, prune, pruneForce, RollbackOptions.pruneId, RollbackOptions.rollbackVersions, firstPublish, report, autoApprove, format, maxDuration],
+        options: EnvironmentOptions.options + [planOption, replanIfStale, prune, pruneForce, RollbackOptions.pruneId, RollbackOptions.rollbackVersions,
+                                                RollbackOptions.pruneGrace, onlyUploads, submissionReserve, submittedBy, summaryFile,
+                                                firstPublish, report, autoApprove, format, maxDuration],
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
@@ -64,6 +86,17 @@ struct ApplyCommand: Command {
         let replanIfStale = arguments.flag(Self.replanIfStale)
         let pruneNamed = try RollbackOptions.named(&arguments)
         let rollbackVersions = try RollbackOptions.versions(&arguments)
+        let pruneGraceDays = try RollbackOptions.graceDays(&arguments)
+        let onlyUploads = arguments.flag(Self.onlyUploads)
+        // Read without its default, so that giving it without --only-uploads is noticed.
+        let reserve = try arguments.value(Self.submissionReserve).map { text throws(CommandError) -> Int in
+            guard let value = Int(text), value >= 0 else {
+                throw CommandError("--submission-reserve must be a whole number, 0 or more, not '\(text)'", exitCode: .usage)
+            }
+            return value
+        }
+        let submittedBy = try arguments.value(Self.submittedBy)
+        let summaryPath = try arguments.value(Self.summaryFile)
         let autoApprove = arguments.flag(Self.autoApprove)
         let format = try arguments.value(Self.format, as: ApplyFormat.self) ?? .text
         let maxDurationText = try arguments.value(Self.maxDuration)
@@ -75,6 +108,16 @@ struct ApplyCommand: Command {
                                    exitCode: .usage)
             }
             maxDuration = seconds
+        }
+
+        if onlyUploads && (prune || pruneForce || !pruneNamed.isEmpty) {
+            throw CommandError("--only-uploads does not go with --prune, --prune-force or --prune-id: it never deletes", exitCode: .usage)
+        }
+        if !onlyUploads && (reserve != nil || submittedBy != nil || summaryPath != nil) {
+            throw CommandError("--submission-reserve, --submitted-by and --summary go with --only-uploads", exitCode: .usage)
+        }
+        if let submittedBy, submittedBy.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw CommandError("--submitted-by needs a name (pr-12)", exitCode: .usage)
         }
 
         var saved: SavedPlan?
@@ -89,11 +132,16 @@ struct ApplyCommand: Command {
         }
 
         let session = try ReconcileSession.open(options, context: context, provider: provider)
+        if onlyUploads && session.reconciler.state == nil {
+            throw CommandError("--only-uploads records who submitted in the state store, so that a prune on the main branch keeps "
+                               + "it for the grace period; configure environments.\(options.environment.rawValue).stateStore in the "
+                               + "App manifest (or pass --state-store LOCATION). Nothing was uploaded.")
+        }
         // The time counts from here, so that the plan's reads are inside the limit too.
         let view = progressView(session: session, format: format, context: context)
         let deadline = maxDuration.map { (at: view.clock.now() + $0, text: maxDurationText ?? "") }
         let planned = try await session.plan(saved?.planOptions ?? PlanOptions(prune: prune || pruneForce || !pruneNamed.isEmpty, pruneForce: pruneForce, pruneNamed: pruneNamed,
-                                                  rollbackVersions: rollbackVersions))
+                                                  rollbackVersions: rollbackVersions, pruneGraceDays: pruneGraceDays))
         if let missing = planned.plan.missingState, !firstPublish {
             throw CommandError("refusing to apply: \(missing.explanation) Nothing was changed.")
         }
@@ -121,13 +169,30 @@ struct ApplyCommand: Command {
             }
             context.console.print("")
         }
+        var notAllowedDetail: String?
+        if onlyUploads {
+            let uploads = planned.plan.actions.filter { $0.kind.effect == .upload && $0.state == .ready }
+            let headroom = SubmissionHeadroom(environment: options.environment, existingMessages: planned.remote.messages.count,
+                                              existingImages: planned.remote.images.count,
+                                              uploadingMessages: uploads.filter { $0.kind == .uploadMessage }.count,
+                                              uploadingImages: uploads.filter { $0.kind == .uploadImage }.count,
+                                              reserve: reserve ?? SubmissionHeadroom.defaultReserve)
+            if let refusal = headroom.refusal { throw CommandError(refusal + ". Nothing was uploaded.") }
+            allowed = Set(uploads.map(\.id)).intersection(allowed ?? Set(planned.plan.actions.map(\.id)))
+            notAllowedDetail = "not in this run: --only-uploads performs only uploads; the main branch's apply does the rest"
+        }
         if planPath == nil {
-            try Confirmation.confirmApply(actions: planned.plan.actions.filter { $0.state == .ready }.count,
+            try Confirmation.confirmApply(actions: planned.plan.actions.filter { $0.state == .ready && (allowed?.contains($0.id) ?? true) }.count,
                                           environment: options.environment.rawValue, autoApprove: autoApprove, console: context.console)
         }
 
-        let report = try await perform(planned, session: session, allowed: allowed, reportPath: reportPath, context: context,
-                                       view: view, handleSignals: handleSignals, deadline: deadline)
+        let report = try await perform(planned, session: session, allowed: allowed, notAllowedDetail: notAllowedDetail,
+                                       reportPath: reportPath, context: context, view: view, handleSignals: handleSignals,
+                                       deadline: deadline)
+        if onlyUploads {
+            try await recordSubmission(planned, report: report, submittedBy: submittedBy, summaryPath: summaryPath,
+                                       session: session, context: context)
+        }
         for result in report.results where result.isRealtimeURLAwaitingTest {
             // Waiting, not failing: the apply succeeds and says what lets production take the URL.
             let line = "\(result.title): \(ApplyProgressView.detail(result))"
@@ -172,12 +237,13 @@ struct ApplyCommand: Command {
     }
 
     /// Runs the apply with progress lines, writes the report, and prints the outcome.
-    static func perform(_ planned: PlanResult, session: ReconcileSession, allowed: Set<ActionID>?, reportPath: String?,
+    static func perform(_ planned: PlanResult, session: ReconcileSession, allowed: Set<ActionID>?,
+                        notAllowedDetail: String? = nil, reportPath: String?,
                         context: CommandContext, view: ApplyProgressView? = nil, handleSignals: Bool = false,
                         deadline: (at: Double, text: String)? = nil) async throws(CommandError) -> ApplyReport {
         let view = view ?? ApplyProgressView(console: context.console)
         if !planned.plan.hasReadyActions {
-            try await session.recordState(planned)
+            try await session.recordState(planned, notAllowedDetail: notAllowedDetail)
             view.nothingToApply(planned.plan)
             let report = ApplyReport(environment: planned.desired.environment, completed: true,
                                      publishedSnapshot: planned.remote.publishedSnapshot?.digest)
@@ -202,7 +268,8 @@ struct ApplyCommand: Command {
         let reconciler = session.reconciler
         let task = Task { () async -> Result<ApplyReport, ApplyFailure> in
             do throws(ApplyFailure) {
-                return .success(try await reconciler.apply(planned, allowedActions: allowed, progress: view.show, shouldStop: shouldStop))
+                return .success(try await reconciler.apply(planned, allowedActions: allowed, notAllowedDetail: notAllowedDetail,
+                                                                 progress: view.show, shouldStop: shouldStop))
             } catch {
                 return .failure(error)
             }
@@ -227,6 +294,33 @@ struct ApplyCommand: Command {
             view.finished(report)
         }
         return report
+    }
+
+    /// Who submits: `--submitted-by`, else `pr-N` in a pull request's run, else the branch, else `USER@host`.
+    static func submitter(_ named: String?, environment: [String: String]) -> String {
+        if let named { return named.trimmingCharacters(in: .whitespaces) }
+        if let pullRequest = ContentSubmission.submitter(environment: environment) { return pullRequest }
+        for name in ["GITHUB_HEAD_REF", "GITHUB_REF_NAME"] {
+            if let branch = environment[name]?.trimmingCharacters(in: .whitespaces), !branch.isEmpty { return branch }
+        }
+        return StateWriter.current(environment: environment).run
+    }
+
+    /// Records what an upload-only apply submitted in the state, prints the summary line and
+    /// writes it as Markdown for the pull request's comment.
+    static func recordSubmission(_ planned: PlanResult, report: ApplyReport, submittedBy: String?, summaryPath: String?,
+                                 session: ReconcileSession, context: CommandContext) async throws(CommandError) {
+        guard let binding = session.reconciler.state else { return }
+        let summary = SubmissionSummary(planned, report: report, by: submitter(submittedBy, environment: context.environment),
+                                        run: StateWriter.current(environment: context.environment).url, at: session.reconciler.clock())
+        do {
+            try await Submissions.write(summary, to: binding, now: session.reconciler.clock)
+        } catch {
+            throw CommandError("the uploads are done, but recording who submitted them failed: \(error.description); "
+                               + "run the same apply again (it uploads nothing twice) so that a prune keeps them for the grace period")
+        }
+        context.console.print(SubmissionView.line(summary))
+        if let summaryPath { try writeFile(SubmissionView.markdown(summary), to: summaryPath, context: context) }
     }
 
     static func notify(_ report: ApplyReport, failure: String?, planned: PlanResult, session: ReconcileSession,

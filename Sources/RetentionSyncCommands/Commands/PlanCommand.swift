@@ -37,7 +37,7 @@ struct PlanCommand: Command {
         would do: each action with its reason and state (ready, blocked waiting for App Review, or
         error), what the remote holds that the manifests do not derive, and what the apply will cost.
         """,
-        options: EnvironmentOptions.options + [format, out, snapshotOut, detailedExitcode, prune, pruneForce, RollbackOptions.pruneId, RollbackOptions.rollbackVersions, markdownMaxChars, results,
+        options: EnvironmentOptions.options + [format, out, snapshotOut, detailedExitcode, prune, pruneForce, RollbackOptions.pruneId, RollbackOptions.rollbackVersions, RollbackOptions.pruneGrace, markdownMaxChars, results,
                                                 StatusCommand.pendingWarnDays],
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
@@ -56,6 +56,7 @@ struct PlanCommand: Command {
         let pruneForce = arguments.flag(Self.pruneForce)
         let pruneNamed = try RollbackOptions.named(&arguments)
         let rollbackVersions = try RollbackOptions.versions(&arguments)
+        let pruneGraceDays = try RollbackOptions.graceDays(&arguments)
         let maxCharacters = try arguments.value(Self.markdownMaxChars).map { text throws(CommandError) -> Int in
             guard let value = Int(text), value > 0 else {
                 throw CommandError("--markdown-max-chars needs a positive number", exitCode: .usage)
@@ -73,7 +74,7 @@ struct PlanCommand: Command {
         var session = try ReconcileSession.open(options, context: context, provider: provider)
         session.reconciler.pendingWarnDays = warnDays
         let planned = try await session.plan(PlanOptions(prune: prune || pruneForce || !pruneNamed.isEmpty, pruneForce: pruneForce, pruneNamed: pruneNamed,
-                                                  rollbackVersions: rollbackVersions))
+                                                  rollbackVersions: rollbackVersions, pruneGraceDays: pruneGraceDays))
         try render(planned.plan, format: format, maxCharacters: maxCharacters, context: context, manifests: session.manifests)
         if withResults {
             await PlanEvidence.show(planned.plan, format: format, environment: options.environment,

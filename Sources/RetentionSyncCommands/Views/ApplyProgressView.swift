@@ -80,7 +80,7 @@ final class ApplyProgressView: Sendable {
             if format == .github, let annotation = annotation(for: result) {
                 state.withLock { $0.annotations.append(annotation) }
             }
-            guard result.outcome != .blocked else { return }
+            guard result.outcome != .blocked && result.outcome != .notInRun else { return }
             console.print(TerminalText.safe("  [\(done)/\(total)] \(result.title): \(Self.outcomeText(result))"))
         case .relisted(let messages, let images):
             console.print("  re-listed: \(messages) message\(messages == 1 ? "" : "s") and \(images) image\(images == 1 ? "" : "s") approved since upload")
@@ -118,6 +118,7 @@ final class ApplyProgressView: Sendable {
         console.print("Apply complete: \(report.count(.done)) done, \(report.count(.alreadyDone)) already there, \(blocked) blocked"
                       + (blocked > 0 ? " (retried by the next reconcile once App Review approves)" : "")
                       + (report.count(.error) > 0 ? ", \(report.count(.error)) in error" : "")
+                      + (report.count(.notInRun) > 0 ? ", \(report.count(.notInRun)) not in this run" : "")
                       + "; \(report.requests.total) API request\(report.requests.total == 1 ? "" : "s").")
     }
 
@@ -163,7 +164,7 @@ final class ApplyProgressView: Sendable {
         switch result.outcome {
         case .failed, .error: level = .error
         case .blocked: level = .warning
-        case .done, .alreadyDone, .skipped: return nil
+        case .done, .alreadyDone, .skipped, .notInRun: return nil
         }
         let location = state.withLock { $0.changes[result.id] }.flatMap { GitHubActions.location(of: $0, in: manifests, base: base) }
         return GitHubActions.annotation(level, "\(Self.outcomeText(result))" + (result.outcome == .blocked ? ": \(Self.detail(result))" : ""),
@@ -188,6 +189,7 @@ final class ApplyProgressView: Sendable {
         case .failed: "FAILED (\(Self.detail(result)))"
         case .blocked: "blocked"
         case .error: "error (\(Self.detail(result)))"
+        case .notInRun: "not in this run (\(Self.detail(result)))"
         }
     }
 }

@@ -31,12 +31,14 @@ enum PlanJSON {
         var fingerprints: Fingerprints
         var reviewAges: [Age]?
         var rollbackVersions: Int?
+        var pruneGraceDays: Int?
         var missingState: MissingState?
 
         enum CodingKeys: String, CodingKey {
             case formatVersion = "format_version", environment, bundleId = "bundle_id", prune, converged, health
             case summary, actions, problems, inventory, estimate, apiCalls = "api_calls", fingerprints
             case reviewAges = "review_ages", rollbackVersions = "rollback_versions", missingState = "missing_state"
+            case pruneGraceDays = "prune_grace_days"
         }
 
         init(_ plan: Plan) {
@@ -55,6 +57,7 @@ enum PlanJSON {
             fingerprints = plan.fingerprints
             reviewAges = plan.reviewAges.isEmpty ? nil : plan.reviewAges.map(Age.init)
             rollbackVersions = plan.rollbackVersions
+            pruneGraceDays = plan.pruneGraceDays
             missingState = plan.missingState
         }
     }
@@ -166,9 +169,13 @@ enum PlanJSON {
         var name: String?
         var usedBy: [String]
         var prune: String
+        /// Only for content submitted from pull requests.
+        var submittedBy: [String]?
+        var keptUntil: String?
 
         enum CodingKeys: String, CodingKey {
             case kind, identifier, state, label, name, usedBy = "used_by", prune
+            case submittedBy = "submitted_by", keptUntil = "kept_until"
         }
 
         init(_ item: InventoryItem) {
@@ -179,6 +186,8 @@ enum PlanJSON {
             name = item.name
             usedBy = item.usedBy.map(\.description)
             prune = PlanWording.prune(item.prune)
+            submittedBy = item.submittedBy.isEmpty ? nil : item.submittedBy
+            if case .withinGrace(let until) = item.prune { keptUntil = StateTime.format(until) }
         }
     }
 }

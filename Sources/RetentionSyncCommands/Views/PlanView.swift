@@ -400,6 +400,7 @@ enum PlanView {
         case .olderVersion: "older version" + (item.name.map { " of \($0)" } ?? "")
         case .newerVersion: "newer version" + (item.name.map { " of \($0)" } ?? "")
         case .rollbackTarget: "rollback target" + (item.name.map { " for \($0)" } ?? "")
+        case .submitted: "submitted by " + item.submittedBy.joined(separator: ", ") + (item.name.map { " for \($0)" } ?? "")
         }
     }
 

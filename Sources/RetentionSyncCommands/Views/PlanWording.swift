@@ -5,6 +5,7 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
+import StateStore
 
 /// The words for the plan's typed values, shared by the plan's JSON and its terminal and
 /// Markdown views. Hints name the commands and flags that fix a problem.
@@ -81,6 +82,8 @@ enum PlanWording {
             "kept: \(count) message\(count == 1 ? "" : "s") of unknown content remain and may use it"
         case .rollbackTarget:
             "kept: an approved version a revert would use (delete it with --prune-id)"
+        case .withinGrace(let until):
+            "kept until \(StateTime.format(until).prefix(10)): submitted from a pull request within --prune-grace"
         }
     }
 

@@ -62,15 +62,23 @@ enum ImageResource: RemoteResource {
         let unknownMessages = remote.messages.keys.filter { !derivedMessages.contains($0) }
         let rollbackTargets = VersionHistory(context).targets.subtracting(context.options.pruneNamed)
         let usage = context.usage
-        let kept = { (id: String) in usage.isInUse(id) || rollbackTargets.contains(id) }
+        // A message a pull request submitted is kept through the grace period, and so may show an image.
+        let withinGrace = Set(unknownMessages.filter { context.graceKept($0) != nil })
+        let kept = { (id: String) in usage.isInUse(id) || rollbackTargets.contains(id) || withinGrace.contains(id) }
         let keptUnknown = unknownMessages.filter(kept).count
         let deletableMessages = unknownMessages.filter { !kept($0) }.sorted()
         for id in remote.images.keys.filter({ !derivedImages.contains($0) }).sorted() {
             let provable = keptUnknown == 0
-            context.inventory.append(InventoryItem(kind: .image, identifier: id, state: ReviewState(remote.images[id]?.state),
-                                                   label: .unmanaged, name: nil, usedBy: [],
-                                                   prune: provable ? .deletable : .mayBeShownByUnknownMessages(keptUnknown)))
-            if context.options.prune && provable {
+            let submitters = context.submitters(of: id)
+            let grace = context.graceKept(id)
+            let verdict: PruneVerdict = grace.map { .withinGrace(until: $0.until) }
+                ?? (provable ? .deletable : .mayBeShownByUnknownMessages(keptUnknown))
+            var item = InventoryItem(kind: .image, identifier: id, state: ReviewState(remote.images[id]?.state),
+                                     label: context.isUnmergedSubmission(id) ? .submitted : .unmanaged, name: nil, usedBy: [],
+                                     prune: verdict)
+            item.submittedBy = submitters
+            context.inventory.append(item)
+            if context.options.prune && verdict == .deletable {
                 context.actions.append(PlanAction(id: .deleteImage(id), reason: ActionReason(.unusedImage),
                                                   change: .deleteImage(id, size: remote.images[id]?.size),
                                                   dependsOn: deletableMessages.map(ActionID.deleteMessage)))

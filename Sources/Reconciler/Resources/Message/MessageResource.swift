@@ -75,12 +75,18 @@ enum MessageResource: RemoteResource {
             let uses = context.usage.uses[id] ?? []
             let recorded = history.describe(id)
             let name = recorded?.name ?? context.usage.publishedNames[id]
+            let submitters = context.submitters(of: id)
             let label = recorded?.label ?? (name == nil ? .unmanaged : .olderVersion)
             // The approved versions a revert would use are kept unless named.
             let keptForRollback = label == .rollbackTarget && !context.options.pruneNamed.contains(id)
-            let verdict: PruneVerdict = !uses.isEmpty ? .inUse : (keptForRollback ? .rollbackTarget : .deletable)
-            context.inventory.append(InventoryItem(kind: .message, identifier: id, state: ReviewState(remote.messages[id]),
-                                                   label: label, name: name, usedBy: uses, prune: verdict))
+            let grace = context.graceKept(id)
+            let verdict: PruneVerdict = !uses.isEmpty ? .inUse
+                : keptForRollback ? .rollbackTarget
+                : grace.map { .withinGrace(until: $0.until) } ?? .deletable
+            var item = InventoryItem(kind: .message, identifier: id, state: ReviewState(remote.messages[id]),
+                                     label: label, name: name, usedBy: uses, prune: verdict)
+            item.submittedBy = submitters
+            context.inventory.append(item)
             if context.options.prune && verdict == .deletable {
                 context.actions.append(PlanAction(id: .deleteMessage(id), reason: ActionReason(.unusedMessage),
                                                   change: .deleteMessage(id, name: name)))

@@ -68,9 +68,10 @@ struct ReconcileSession: Sendable {
 extension ReconcileSession {
     /// Records what a plan's reads showed when an apply has nothing to do (review states, the
     /// refresh cursor), so the next plan reads the next window of defaults.
-    func recordState(_ planned: PlanResult) async throws(CommandError) {
+    func recordState(_ planned: PlanResult, notAllowedDetail: String? = nil) async throws(CommandError) {
         do {
-            _ = try await Applier(api: reconciler.api, state: reconciler.state, clock: reconciler.clock).recordState(planned)
+            _ = try await Applier(api: reconciler.api, state: reconciler.state, notAllowedDetail: notAllowedDetail,
+                                  clock: reconciler.clock).recordState(planned)
         } catch {
             throw CommandError("nothing needed applying, but recording the state failed: \(error.description)")
         }

@@ -55,7 +55,7 @@ enum SigningKeyOption {
     }
 }
 
-/// `--prune-id` and `--rollback-versions`, declared once for `plan` and `apply`.
+/// `--prune-id`, `--rollback-versions` and `--prune-grace`, declared once for `plan` and `apply`.
 enum RollbackOptions {
     static let pruneId = Option("--prune-id", value: "ID[,ID…]", help: [
         "Also delete these rollback targets (approved versions a revert would use,",
@@ -65,6 +65,17 @@ enum RollbackOptions {
         "Approved earlier versions of each message localization that --prune keeps",
         "for a revert (0 keeps none)",
     ])
+
+    static let pruneGrace = Option("--prune-grace", value: "DAYS", default: String(PlanOptions.defaultPruneGraceDays), help: [
+        "Content submitted from a pull request (apply --only-uploads) that no",
+        "manifest derives is kept by --prune until DAYS after its last submission",
+        "(0 keeps none)",
+    ])
+
+    static func graceDays(_ arguments: inout Arguments) throws(CommandError) -> Int {
+        try arguments.value(pruneGrace, { Int($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a whole number of days, 0 or more")
+            ?? PlanOptions.defaultPruneGraceDays
+    }
 
     /// The identifiers `--prune-id` names, lower-cased.
     static func named(_ arguments: inout Arguments) throws(CommandError) -> Set<String> {

@@ -1,0 +1,65 @@
+public import Foundation
+public import StateStore
+
+/// What an upload-only apply (`apply --only-uploads`) submitted for App Review: the line a pull
+/// request's comment shows, and the identifiers recorded as submitted by it.
+public struct SubmissionSummary: Sendable, Hashable {
+    /// `pr-12`.
+    public var by: String
+    public var at: Date
+    /// The run that submitted (a GitHub Actions run URL), when known.
+    public var run: String?
+    public var uploadedMessages: Int
+    public var uploadedImages: Int
+    /// Derived content that was already at Apple (an earlier push, or the main branch).
+    public var alreadySubmitted: Int
+    /// Every derived message and image now at Apple, sorted: what the state records as submitted.
+    public var identifiers: [String]
+
+    /// Counts the upload results of `report` against what `planned` derives and read.
+    public init(_ planned: PlanResult, report: ApplyReport, by: String, run: String?, at: Date) {
+        self.by = by
+        self.at = at
+        self.run = run
+        let succeeded = Set(report.results.filter { $0.outcome == .done || $0.outcome == .alreadyDone }.map(\.id))
+        let uploadedNow = Set(report.results.filter { $0.outcome == .done }.map(\.id))
+        let messages = planned.desired.messages.map(\.identifier).filter {
+            planned.remote.messages[$0] != nil || succeeded.contains(ActionID.uploadMessage($0).rawValue)
+        }
+        let images = planned.desired.images.map(\.identifier).filter {
+            planned.remote.images[$0] != nil || succeeded.contains(ActionID.uploadImage($0).rawValue)
+        }
+        uploadedMessages = Set(messages.filter { uploadedNow.contains(ActionID.uploadMessage($0).rawValue) }).count
+        uploadedImages = Set(images.filter { uploadedNow.contains(ActionID.uploadImage($0).rawValue) }).count
+        identifiers = Array(Set(messages + images)).sorted()
+        alreadySubmitted = identifiers.count - uploadedMessages - uploadedImages
+    }
+}
+
+extension Submissions {
+    /// Records the submission in the state document: read, note every identifier, write on the
+    /// condition of the read; after a conflict (another job wrote meanwhile) once more over theirs.
+    public static func write(_ summary: SubmissionSummary, to binding: StateBinding,
+                             now: @Sendable () -> Date) async throws(StateStoreError) {
+        var lastError: StateStoreError?
+        for _ in 0..<2 {
+            let read = try await binding.read()
+            var document = read.document ?? StateDocument(owner: binding.store.owner)
+            let before = document
+            record(summary.identifiers, by: summary.by, run: summary.run, at: summary.at, in: &document)
+            guard document != before else { return }
+            document.updatedAt = now()
+            if let writer = binding.writer {
+                document.writtenBy = writer
+                document.serial = (before.serial ?? 0) + 1
+            }
+            do {
+                _ = try await binding.store.write(document, condition: read.writeCondition)
+                return
+            } catch where error.kind == .conflict {
+                lastError = error
+            }
+        }
+        throw lastError ?? StateStoreError(.conflict, store: binding.name, "other writers kept changing the state document")
+    }
+}
