@@ -5,11 +5,10 @@ import Synchronization
 /// Files events durably without ever making the caller wait.
 ///
 /// `record` appends to a bounded in-memory queue (a lock held for an append). A thread of the
-/// recorder's own wakes every `flushInterval`, cuts the queue into one segment per hour partition,
-/// writes each segment to the local **spool** folder first and then stores what the spool holds, oldest
-/// first, deleting each spooled segment once the store has it. While the store is slow or down, segments
-/// wait in the spool and go up when it returns (also after a restart: a recorder starts by uploading what
-/// an earlier one left). Nothing is dropped silently: a full queue or a full spool drops and counts
+/// recorder's own wakes every `flushInterval`, cuts the queue into one segment per hour partition and
+/// stores each. When the store does not answer, segments go to the local **spool** folder instead and
+/// wait there, oldest first, until it answers again (also across a restart: a recorder starts by storing
+/// what an earlier one left in the same spool). Nothing is dropped silently: a full queue or a full spool drops and counts
 /// (`dropped`), and the notice handler hears of it once per episode.
 ///
 /// `close` stores everything still queued or spooled (bounded by `closeTimeout`), so SIGTERM loses
@@ -123,8 +122,7 @@ public final class EventRecorder: Sendable {
         let thread = Thread { [self] in
             var sequence = 0
             var outage = false
-            // Leftovers of an earlier process, or of an outage, are read from disk; otherwise a flush
-            // stores what it just wrote, from memory.
+            // Whether the spool may hold segments: an earlier process's, or an outage's.
             var leftovers = true
             while true {
                 _ = wake.wait(timeout: .now() + settings.flushInterval)
@@ -133,14 +131,31 @@ public final class EventRecorder: Sendable {
                     queue.records.removeAll(keepingCapacity: true)
                     return (taken, queue.closing)
                 }
-                let fresh = spool(records, sequence: &sequence)
+                // Oldest first: what waits in the spool, then this flush's segments, straight to the
+                // store while it answers and into the spool once it does not.
+                var storeAnswers = true
+                if leftovers {
+                    storeAnswers = uploadSpooled(outage: &outage)
+                    leftovers = !storeAnswers
+                }
+                for segment in cut(records, sequence: &sequence) {
+                    if storeAnswers, store(segment, outage: &outage) { continue }
+                    storeAnswers = false
+                    leftovers = true
+                    spool(segment)
+                }
+                if !leftovers, outage {
+                    outage = false
+                    onNotice("\(sink.location) answers again; the spooled events are stored")
+                }
                 if closing {
                     let deadline = Date().addingTimeInterval(settings.closeTimeout)
-                    while !upload(outage: &outage, fresh: fresh, leftovers: true), Date() < deadline { Thread.sleep(forTimeInterval: 0.2) }
+                    while leftovers, Date() < deadline {
+                        leftovers = !uploadSpooled(outage: &outage)
+                        if leftovers { Thread.sleep(forTimeInterval: 0.2) }
+                    }
                     break
                 }
-                let stored = upload(outage: &outage, fresh: fresh, leftovers: leftovers)
-                leftovers = !stored
             }
             finished.signal()
         }
@@ -191,9 +206,16 @@ public final class EventRecorder: Sendable {
         var hour: Int64
     }
 
-    /// Writes one segment per (stream, environment, hour) to the spool and returns them, so the
-    /// upload that follows needs not read back what was just written.
-    private func spool(_ records: [EventRecord], sequence: inout Int) -> [Spooled] {
+    /// One segment: the events of one stream, environment and hour from one flush.
+    struct Segment {
+        var path: String
+        var bytes: [UInt8]
+        var lines: Int
+        var stream: EventStream
+    }
+
+    /// Cuts a flush's events into one segment per (stream, environment, hour), in first-seen order.
+    private func cut(_ records: [EventRecord], sequence: inout Int) -> [Segment] {
         guard !records.isEmpty else { return [] }
         var order: [GroupKey] = []
         var groups: [GroupKey: (bytes: [UInt8], count: Int, first: EventRecord)] = [:]
@@ -202,86 +224,71 @@ public final class EventRecorder: Sendable {
             if groups[key] == nil {
                 order.append(key)
                 groups[key] = ([], 0, record)
-                groups[key]!.bytes.reserveCapacity(records.count * (record.line.count + 1))
             }
             groups[key]!.bytes += record.line
             groups[key]!.bytes.append(0x0A)
             groups[key]!.count += 1
         }
-        var written: [Spooled] = []
-        for key in order {
+        return order.map { key in
             let group = groups[key]!
-            let bytes = group.bytes
             sequence += 1
             let path = group.first.partitionPath + "/\(settings.writerId)-\(String(format: "%010d", sequence)).ndjson"
-            let full = counters.withLock { $0.spooledBytes + Int64(bytes.count) > settings.spoolLimitBytes }
-            if full {
-                counters.withLock { $0.dropped["spool_full", default: 0] += group.count }
-                onNotice("the event spool \(settings.spool.path) is full (\(settings.spoolLimitBytes) bytes waiting for \(sink.location)); \(group.count) events were dropped and counted")
-                continue
-            }
-            do {
-                // No fsync here: the spool outlives a killed process in the page cache; the store's
-                // own write is the durable one.
-                try AtomicFile.write(bytes, to: settings.spool.appendingPathComponent(path), sync: false)
-                counters.withLock {
-                    $0.spooledSegments += 1
-                    $0.spooledBytes += Int64(bytes.count)
-                }
-                written.append(Spooled(url: settings.spool.appendingPathComponent(path), path: path, bytes: Int64(bytes.count),
-                                       lines: group.count, stream: key.stream, contents: bytes))
-            } catch {
-                // The spool cannot be written: store the segment directly, or lose it (counted).
-                do {
-                    try sink.put(path, bytes)
-                    counters.withLock {
-                        $0.stored[key.stream.rawValue, default: 0] += group.count
-                        $0.storedSegments += 1
-                    }
-                } catch let failure {
-                    counters.withLock { $0.dropped["spool_unwritable", default: 0] += group.count }
-                    onNotice("cannot write the event spool \(settings.spool.path) (\(error.description)) nor store at \(sink.location) (\(failure)); \(group.count) events were dropped and counted")
-                }
-            }
+            return Segment(path: path, bytes: group.bytes, lines: group.count, stream: key.stream)
         }
-        return written
     }
 
-    /// Stores the spool's segments, oldest first: those `fresh` from this flush from memory, any
-    /// others (left by an outage or an earlier process) read from disk. False when the store refused
-    /// one (it stays spooled).
-    private func upload(outage: inout Bool, fresh: [Spooled], leftovers: Bool) -> Bool {
-        let segments = leftovers ? Self.spooled(in: settings.spool) : fresh
-        let known = Dictionary(fresh.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
-        for listed in segments {
-            var segment = known[listed.path] ?? listed
-            if segment.contents == nil {
-                guard let data = FileManager.default.contents(atPath: segment.url.path) else { continue }
-                segment.contents = Array(data)
-                segment.lines = data.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
-                segment.stream = segment.path.hasPrefix("events/v1/outcomes/") ? .outcomes : .decisions
+    /// Stores one segment; false (with one notice per outage) when the store does not take it.
+    private func store(_ segment: Segment, outage: inout Bool) -> Bool {
+        do {
+            try sink.put(segment.path, segment.bytes)
+        } catch {
+            counters.withLock { $0.storeFailures += 1 }
+            if !outage {
+                outage = true
+                onNotice("cannot store events at \(sink.location) (\(error.description)); they wait in the spool \(settings.spool.path) and are stored when it answers again")
             }
-            do {
-                try sink.put(segment.path, segment.contents!)
-            } catch {
-                counters.withLock { $0.storeFailures += 1 }
-                if !outage {
-                    outage = true
-                    onNotice("cannot store events at \(sink.location) (\(error.description)); they wait in the spool \(settings.spool.path) and are stored when it answers again")
-                }
-                return false
-            }
-            unlink(segment.url.path)
-            counters.withLock {
-                $0.stored[segment.stream.rawValue, default: 0] += segment.lines
-                $0.storedSegments += 1
-                $0.spooledSegments -= 1
-                $0.spooledBytes -= Int64(segment.contents!.count)
-            }
+            return false
         }
-        if outage {
-            outage = false
-            onNotice("\(sink.location) answers again; the spooled events are stored")
+        counters.withLock {
+            $0.stored[segment.stream.rawValue, default: 0] += segment.lines
+            $0.storedSegments += 1
+        }
+        return true
+    }
+
+    /// Keeps a segment the store did not take in the spool, or drops and counts it when the spool is full.
+    private func spool(_ segment: Segment) {
+        let full = counters.withLock { $0.spooledBytes + Int64(segment.bytes.count) > settings.spoolLimitBytes }
+        if full {
+            counters.withLock { $0.dropped["spool_full", default: 0] += segment.lines }
+            onNotice("the event spool \(settings.spool.path) is full (\(settings.spoolLimitBytes) bytes waiting for \(sink.location)); \(segment.lines) events were dropped and counted")
+            return
+        }
+        do {
+            try AtomicFile.write(segment.bytes, to: settings.spool.appendingPathComponent(segment.path))
+            counters.withLock {
+                $0.spooledSegments += 1
+                $0.spooledBytes += Int64(segment.bytes.count)
+            }
+        } catch {
+            counters.withLock { $0.dropped["spool_unwritable", default: 0] += segment.lines }
+            onNotice("cannot write the event spool \(settings.spool.path) (\(error.description)) while \(sink.location) does not answer; \(segment.lines) events were dropped and counted")
+        }
+    }
+
+    /// Stores what the spool holds, oldest first, deleting each once stored; false when the store
+    /// refused one (it and the rest stay spooled).
+    private func uploadSpooled(outage: inout Bool) -> Bool {
+        for listed in Self.spooled(in: settings.spool) {
+            guard let data = FileManager.default.contents(atPath: listed.url.path) else { continue }
+            let segment = Segment(path: listed.path, bytes: Array(data), lines: data.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) },
+                                  stream: listed.path.hasPrefix("events/v1/outcomes/") ? .outcomes : .decisions)
+            guard store(segment, outage: &outage) else { return false }
+            unlink(listed.url.path)
+            counters.withLock {
+                $0.spooledSegments -= 1
+                $0.spooledBytes -= Int64(data.count)
+            }
         }
         return true
     }
@@ -290,10 +297,6 @@ public final class EventRecorder: Sendable {
         var url: URL
         var path: String
         var bytes: Int64
-        var lines = 0
-        var stream: EventStream = .decisions
-        /// The bytes, when this flush wrote them (nil: read from disk when stored).
-        var contents: [UInt8]?
     }
 
     /// The spool's finished segments, in the order they were written (partition, then name).
