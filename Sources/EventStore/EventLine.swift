@@ -54,13 +54,8 @@ public enum EventLine {
 
     /// A fresh event id: a random UUID, lowercase.
     public static func newEventId() -> String {
-        var generator = SystemRandomNumberGenerator()
-        var bytes = [UInt8](repeating: 0, count: 16)
-        let high = generator.next() as UInt64, low = generator.next() as UInt64
-        for index in 0..<8 {
-            bytes[index] = UInt8(truncatingIfNeeded: high >> (56 - 8 * index))
-            bytes[8 + index] = UInt8(truncatingIfNeeded: low >> (56 - 8 * index))
-        }
+        // OpenSSL's DRBG, in user space: no system call per event.
+        var bytes = CryptoRandom.bytes(16)
         bytes[6] = (bytes[6] & 0x0f) | 0x40
         bytes[8] = (bytes[8] & 0x3f) | 0x80
         let digits = Array("0123456789abcdef".utf8)
@@ -172,7 +167,7 @@ public struct DecisionFacts: Sendable {
             text("snapshot", snapshot)
             json.member("splitControl", literal: splitControl ? "true" : "false")
             text("splitGroup", splitGroup)
-            json.member("time", string: EventTime.format(time))
+            json.member("time", plainASCII: EventTime.formatBytes(time))
             text("type", "decision")
         }
         return EventRecord(stream: .decisions, environment: environment, time: time, line: json.bytes)

@@ -1,4 +1,5 @@
 import EventStore
+import Experiments
 import Foundation
 import Testing
 
@@ -52,6 +53,13 @@ struct EventLineTests {
         for fact in facts {
             #expect(fact.record(eventId: "e").line == fact.recordByDictionary(eventId: "e").line)
         }
+        // The digit-by-digit timestamp is the formatted one, across centuries, leap days and negative times.
+        var value: Int64 = -62_135_596_800_000
+        while value < 253_402_300_799_000 {
+            #expect(EventTime.format(value) == EventTime.legacyFormatForTests(value))
+            value += 7_777_777_777_777
+        }
+        #expect(EventTime.format(951_782_400_123) == "2000-02-29T00:00:00.123Z")
         let id = EventLine.newEventId()
         #expect(id.count == 36 && Array(id)[14] == "4" && id == id.lowercased())
         #expect(EventLine.newEventId() != id)

@@ -48,6 +48,44 @@ public enum EventTime {
 
     /// Formats as `2026-11-24T13:05:01.123Z`.
     public static func format(_ millis: Int64) -> String {
+        String(decoding: formatBytes(millis), as: UTF8.self)
+    }
+
+    /// The 24 ASCII bytes of `format`, written digit by digit: events are stamped on serve's answering path.
+    public static func formatBytes(_ millis: Int64) -> [UInt8] {
+        let (days, inDay) = floorDivide(millis, day)
+        let (year, month, dayOfMonth) = civilFromDays(days)
+        var bytes = [UInt8](repeating: 0, count: 24)
+        func put(_ value: Int64, _ width: Int, at offset: Int) {
+            var rest = value
+            for index in stride(from: offset + width - 1, through: offset, by: -1) {
+                bytes[index] = UInt8(truncatingIfNeeded: 0x30 + rest % 10)
+                rest /= 10
+            }
+        }
+        guard (0...9999).contains(year) else { return Array(legacyFormat(millis).utf8) }
+        put(year, 4, at: 0)
+        bytes[4] = UInt8(ascii: "-")
+        put(month, 2, at: 5)
+        bytes[7] = UInt8(ascii: "-")
+        put(dayOfMonth, 2, at: 8)
+        bytes[10] = UInt8(ascii: "T")
+        put(inDay / EventTime.hour, 2, at: 11)
+        bytes[13] = UInt8(ascii: ":")
+        put(inDay / 60_000 % 60, 2, at: 14)
+        bytes[16] = UInt8(ascii: ":")
+        put(inDay / 1000 % 60, 2, at: 17)
+        bytes[19] = UInt8(ascii: ".")
+        put(inDay % 1000, 3, at: 20)
+        bytes[23] = UInt8(ascii: "Z")
+        return bytes
+    }
+
+    /// The string-interpolating formatter the byte writer replaced, for tests to compare with.
+    public static func legacyFormatForTests(_ millis: Int64) -> String { legacyFormat(millis) }
+
+    /// Years outside 0…9999 (never an event's; kept so every Int64 formats).
+    static func legacyFormat(_ millis: Int64) -> String {
         let (days, inDay) = floorDivide(millis, day)
         let (year, month, dayOfMonth) = civilFromDays(days)
         let hour = inDay / EventTime.hour
