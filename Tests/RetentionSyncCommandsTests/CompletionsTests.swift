@@ -110,7 +110,7 @@ struct CompletionsTests {
             return String(decoding: data, as: UTF8.self)
         }
         let lines = completed.split(separator: "\n")
-        #expect(lines == ["sandbox production", "plan", "--prune --prune-force --prune-id"])
+        #expect(lines == ["sandbox production", "plan", "--prune --prune-force --prune-id --prune-grace"])
     }
 
     @Test("an unknown shell is a usage error that lists the shells")
