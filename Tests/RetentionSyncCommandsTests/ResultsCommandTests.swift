@@ -100,3 +100,20 @@ struct ResultsCommandTests {
         #expect(text.contains("arm upsell-yearly is distinguishably worse than upsell-control on kept at 24 h"), "\(text)")
     }
 }
+
+@Suite("Review time beside the plan")
+struct PlanReviewTimeTests {
+    @Test("a plan whose content waits for App Review says how long review takes here and how long the content has waited")
+    func planShowsReviewTime() async throws {
+        let harness = try CommandHarness()
+        #expect(await harness.run(["apply", "--env", "production", "--auto-approve"]).code == .success)
+        let text = await harness.run(["plan", "--env", "production"])
+        #expect(text.stdout.contains("Review time (production, uploads of the last "), "\(text.stdout)")
+        #expect(text.stdout.contains("  waiting: "), "\(text.stdout)")
+        let markdown = await harness.run(["plan", "--env", "production", "--format", "markdown"])
+        #expect(markdown.stdout.contains("<details><summary>Review time (production): "), "\(markdown.stdout)")
+        // JSON stays the plan alone.
+        let json = await harness.run(["plan", "--env", "production", "--format", "json"])
+        #expect(!json.stdout.contains("Review time"))
+    }
+}

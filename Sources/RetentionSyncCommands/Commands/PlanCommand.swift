@@ -76,6 +76,17 @@ struct PlanCommand: Command {
         let planned = try await session.plan(PlanOptions(prune: prune || pruneForce || !pruneNamed.isEmpty, pruneForce: pruneForce, pruneNamed: pruneNamed,
                                                   rollbackVersions: rollbackVersions, pruneGraceDays: pruneGraceDays))
         try render(planned.plan, format: format, maxCharacters: maxCharacters, context: context, manifests: session.manifests)
+        // How long App Review takes for this app, beside a plan whose content waits for it.
+        if format == "text" || format == "markdown", planned.plan.actions.contains(where: { $0.state == .blocked }),
+           let document = planned.remote.state?.document {
+            let times = ReviewTimes.measure(document, now: session.reconciler.clock())
+            if format == "markdown" {
+                if let text = ReviewTimeView.markdown(times) { context.console.write("\n" + text + "\n") }
+            } else {
+                let lines = ReviewTimeView.textLines(times)
+                if !lines.isEmpty { context.console.write("\n" + lines.joined(separator: "\n") + "\n") }
+            }
+        }
         if withResults {
             await PlanEvidence.show(planned.plan, format: format, environment: options.environment,
                                     root: session.workspace.stateLocation.map { StateStores.backend(for: $0).root(of: $0) }, context: context)
