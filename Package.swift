@@ -68,7 +68,7 @@ let package = Package(
         .executableTarget(name: "retention-sync-bench",
                           dependencies: ["RetentionSyncCommands", "Reconciler", "Manifests", "Runtime", "Emulator",
                                          "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "Basics",
-                                         "RealtimeServer", "Experiments", "EventStore"]),
+                                         "RealtimeServer", "Experiments", "EventStore", "StateStore"]),
 
         .target(name: "TestSupport", dependencies: ["HTTPCore", "HTTPClient", "HTTPServer", "Crypto"], path: "Tests/TestSupport"),
         .testTarget(name: "WorkflowTests", dependencies: ["TestSupport", "YAML"]),

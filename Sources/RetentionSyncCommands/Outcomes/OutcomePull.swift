@@ -1,9 +1,9 @@
-import EventStore
+public import EventStore
 import Foundation
-import RetentionMessagingModels
+public import RetentionMessagingModels
 import RetentionMessaging
-import Runtime
-import StateStore
+public import Runtime
+public import StateStore
 
 /// Reads Get Notification History from a cursor kept beside the events, verifies every notification
 /// exactly as `serve` does, and records each one about a customer as an outcome event.
@@ -12,35 +12,49 @@ import StateStore
 /// their first attempt; an outcome read twice is one event to every reader, its id being Apple's
 /// `notificationUUID`), or — on the first run — as far back as Apple keeps history (180 days in
 /// production, 30 in sandbox). The cursor moves only after every page was read and recorded.
-struct OutcomePull {
-    typealias Fetch = @Sendable (NotificationHistoryRequest, String?) async throws -> NotificationHistoryResponse
+public struct OutcomePull: Sendable {
+    public typealias Fetch = @Sendable (NotificationHistoryRequest, String?) async throws -> NotificationHistoryResponse
 
-    var environment: Environment
-    var verifier: NotificationVerifier
-    var pseudonyms: PseudonymKey
-    var recorder: EventRecorder
-    var store: any ObjectStore
-    var fetch: Fetch
+    public var environment: Environment
+    public var verifier: NotificationVerifier
+    public var pseudonyms: PseudonymKey
+    public var recorder: EventRecorder
+    public var store: any ObjectStore
+    public var fetch: Fetch
 
-    static let overlap: Int64 = 3_600_000
+    public static let overlap: Int64 = 3_600_000
 
-    struct Cursor: Codable, Sendable, Equatable {
-        var schema = 1
+    public struct Cursor: Codable, Sendable, Equatable {
+        public var schema = 1
         /// The `endDate` (ms) every record before which has been read.
-        var until: Int64
+        public var until: Int64
+
+        public init(until: Int64) {
+            self.until = until
+        }
     }
 
-    struct Summary: Sendable, Equatable {
-        var startDate: Int64
-        var endDate: Int64
-        var pages = 0
-        var notifications = 0
-        var recorded = 0
-        var notAboutACustomer = 0
-        var refused: [String: Int] = [:]
-        var restartedAfterExpiredToken = false
+    public struct Summary: Sendable, Equatable {
+        public var startDate: Int64
+        public var endDate: Int64
+        public var pages = 0
+        public var notifications = 0
+        public var recorded = 0
+        public var notAboutACustomer = 0
+        public var refused: [String: Int] = [:]
+        public var restartedAfterExpiredToken = false
         /// Set when the cursor is older than Apple keeps history: outcomes in this span cannot be read any more.
-        var lostSpan: ClosedRange<Int64>?
+        public var lostSpan: ClosedRange<Int64>?
+    }
+
+    public init(environment: Environment, verifier: NotificationVerifier, pseudonyms: PseudonymKey, recorder: EventRecorder,
+                store: any ObjectStore, fetch: @escaping Fetch) {
+        self.environment = environment
+        self.verifier = verifier
+        self.pseudonyms = pseudonyms
+        self.recorder = recorder
+        self.store = store
+        self.fetch = fetch
     }
 
     var cursorKey: String { "events/v1/cursors/outcomes-pull/environment=\(environment.rawValue).json" }
@@ -63,7 +77,7 @@ struct OutcomePull {
         return (max(start, oldest), until, lost)
     }
 
-    func run(since: Int64?, until: Int64) async throws -> Summary {
+    public func run(since: Int64?, until: Int64) async throws -> Summary {
         let cursor = try await readCursor()
         let (start, end, lost) = window(since: since, until: until, cursor: cursor)
         var summary = Summary(startDate: start, endDate: end)
