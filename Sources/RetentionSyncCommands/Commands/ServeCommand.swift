@@ -111,7 +111,8 @@ struct ServeCommand: ParsedCommand {
                   headTimeout, idleTimeout, shedAfter, workers] + EventStoreOptions.all + [notificationsPath, forwardNotifications],
         column: 27,
         footer: """
-        Routes: POST <path> (Apple), GET /healthz, GET /readyz, GET /metrics (Prometheus text).
+        Routes: POST <path> (Apple), POST /notifications (App Store Server Notifications V2, while
+        recording), GET /healthz, GET /readyz, GET /metrics (Prometheus text).
         One JSON line per request goes to standard error; it never holds the signedPayload, a key,
         or the customer's transaction id (only a hash salted per process). SIGTERM or SIGINT stops
         accepting, finishes the requests in flight and exits 0.
