@@ -6,14 +6,6 @@ import Testing
 import TestSupport
 import TLS
 
-/// Runs blocking work on a thread of its own: Swift's concurrency pool is small (two threads here)
-/// and the servers' async handlers in other tests need it.
-func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try work() }) }.start()
-    }
-}
-
 /// Runs the `openssl` command line tool; returns its exit status.
 @discardableResult
 func openssl(_ arguments: [String], in directory: URL) throws -> Int32 {
@@ -76,10 +68,10 @@ struct HTTPServerHardeningTests {
         let holder = try HeldConnection(port: server.port)
         defer { holder.close() }
         // The held connection answers once, so it is surely admitted (and idle) before the second one arrives.
-        #expect(try await onThread { holder.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n") }.hasPrefix("HTTP/1.1 200 "))
+        #expect(try await onOwnThread { holder.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n") }.hasPrefix("HTTP/1.1 200 "))
         let admitted = try await rawExchange(port: server.port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(admitted.hasPrefix("HTTP/1.1 200 "))
-        #expect(try await onThread { holder.readToEnd() }.isEmpty, "the idle connection was closed to make room")
+        #expect(try await onOwnThread { holder.readToEnd() }.isEmpty, "the idle connection was closed to make room")
         #expect(server.statistics.evicted == 1)
         #expect(server.statistics.refused == 0)
     }
@@ -122,15 +114,15 @@ struct HTTPServerHardeningTests {
         let partial = try HeldConnection(port: server.port)
         defer { partial.close() }
         partial.send("GET / HTTP/1.1\r\nHost:")
-        #expect(try await onThread { silent.readToEnd() }.isEmpty)
-        #expect(try await onThread { partial.readToEnd() }.isEmpty)
+        #expect(try await onOwnThread { silent.readToEnd() }.isEmpty)
+        #expect(try await onOwnThread { partial.readToEnd() }.isEmpty)
         #expect(server.statistics.closedHeadTimeout == 2)
         // A connection that sent its request in time is answered, then waits for the idle timeout instead.
         let answered = try HeldConnection(port: server.port)
         defer { answered.close() }
-        #expect(try await onThread { answered.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n") }.hasPrefix("HTTP/1.1 200 "))
+        #expect(try await onOwnThread { answered.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n") }.hasPrefix("HTTP/1.1 200 "))
         try await Task.sleep(for: .milliseconds(600))
-        #expect(try await onThread { answered.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n") }.hasPrefix("HTTP/1.1 200 "))
+        #expect(try await onOwnThread { answered.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n") }.hasPrefix("HTTP/1.1 200 "))
     }
 
     @Test("draining answers the request in flight, closes idle connections and refuses new ones", arguments: ServerModel.allCases)
@@ -146,13 +138,13 @@ struct HTTPServerHardeningTests {
         })
         let idle = try HeldConnection(port: server.port)
         defer { idle.close() }
-        #expect(try await onThread { idle.exchange("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n") }.hasPrefix("HTTP/1.1 200 "))
+        #expect(try await onOwnThread { idle.exchange("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n") }.hasPrefix("HTTP/1.1 200 "))
         // The answer waits for this task to run again; the read allows for a starved pool.
         async let slow = LoopbackConnection.exchange(port: server.port, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n", timeout: 120)
         await withCheckedContinuation { continuation in
             Thread { started.wait(); continuation.resume() }.start()
         }
-        async let drained = onThread { server.drain(timeout: 10) }
+        async let drained = onOwnThread { server.drain(timeout: 10) }
         try await Task.sleep(for: .milliseconds(100))
         release.signal()
         let answer = try await slow
@@ -160,13 +152,13 @@ struct HTTPServerHardeningTests {
         #expect(answer.contains("Connection: close"))
         #expect(answer.hasSuffix("done"))
         #expect(try await drained)
-        #expect(try await onThread { idle.readToEnd() }.isEmpty)
+        #expect(try await onOwnThread { idle.readToEnd() }.isEmpty)
         await #expect(throws: LoopbackConnection.Refused.self) { try await rawExchange(port: server.port, "GET / HTTP/1.1\r\n\r\n") }
     }
 
     @Test("HTTPS with a certificate made by openssl serves TLS 1.2 and 1.3 and refuses TLS 1.1", arguments: ServerModel.allCases)
     func servesTLS(model: ServerModel) async throws {
-        let made = try await onThread { try makeServerCertificate() }
+        let made = try await onOwnThread { try makeServerCertificate() }
         defer { try? FileManager.default.removeItem(at: made.directory) }
         let context = try TLSContext(certificateFile: made.cert, keyFile: made.key)
         let server = try HTTPServer(configuration: model.configuration(tls: context), handler: echo)
@@ -179,15 +171,15 @@ struct HTTPServerHardeningTests {
             #expect(response.body == Data("over TLS".utf8))
         }
         let port = "127.0.0.1:\(server.port)"
-        #expect(try await onThread { try openssl(["s_client", "-connect", port, "-tls1_2", "-brief"], in: made.directory) } == 0)
-        #expect(try await onThread { try openssl(["s_client", "-connect", port, "-tls1_3", "-brief"], in: made.directory) } == 0)
-        #expect(try await onThread { try openssl(["s_client", "-connect", port, "-tls1_1", "-brief"], in: made.directory) } != 0)
+        #expect(try await onOwnThread { try openssl(["s_client", "-connect", port, "-tls1_2", "-brief"], in: made.directory) } == 0)
+        #expect(try await onOwnThread { try openssl(["s_client", "-connect", port, "-tls1_3", "-brief"], in: made.directory) } == 0)
+        #expect(try await onOwnThread { try openssl(["s_client", "-connect", port, "-tls1_1", "-brief"], in: made.directory) } != 0)
     }
 
     @Test("a replaced TLS context serves the new certificate to new connections", arguments: ServerModel.allCases)
     func replacedCertificate(model: ServerModel) async throws {
-        let first = try await onThread { try makeServerCertificate(commonName: "first") }
-        let second = try await onThread { try makeServerCertificate(commonName: "second") }
+        let first = try await onOwnThread { try makeServerCertificate(commonName: "first") }
+        let second = try await onOwnThread { try makeServerCertificate(commonName: "second") }
         defer {
             try? FileManager.default.removeItem(at: first.directory)
             try? FileManager.default.removeItem(at: second.directory)
@@ -208,8 +200,8 @@ struct HTTPServerHardeningTests {
 
     @Test("a TLS key that does not match its certificate is refused, naming the file")
     func mismatchedKey() async throws {
-        let first = try await onThread { try makeServerCertificate() }
-        let second = try await onThread { try makeServerCertificate() }
+        let first = try await onOwnThread { try makeServerCertificate() }
+        let second = try await onOwnThread { try makeServerCertificate() }
         defer {
             try? FileManager.default.removeItem(at: first.directory)
             try? FileManager.default.removeItem(at: second.directory)

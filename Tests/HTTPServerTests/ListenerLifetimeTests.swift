@@ -17,7 +17,7 @@ struct ListenerLifetimeTests {
             HTTPResponse(status: 200, body: Data("ok".utf8))
         })
         #expect(try await rawExchange(port: server.port, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").hasPrefix("HTTP/1.1 200 "))
-        #expect(try await onThread { server.drain(timeout: 5) })
+        #expect(try await onOwnThread { server.drain(timeout: 5) })
         server.stop()
         server.stop()
         #expect(server.listenerShutdowns == 1)

@@ -8,13 +8,6 @@ import Runtime
 import Testing
 import TestSupport
 
-/// Runs blocking work on a thread of its own, keeping Swift's small concurrency pool free.
-private func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try work() }) }.start()
-    }
-}
-
 /// `retention-sync serve` as a real process on a free loopback port, with an Apple-style chain,
 /// a snapshot file and (for TLS) a certificate made by the openssl tool.
 private struct ServeSetup: Sendable {
@@ -76,7 +69,7 @@ struct ServeCommandTests {
     func servesTLSAndReloadsOnSIGHUP() async throws {
         let setup = try ServeSetup()
         defer { try? FileManager.default.removeItem(at: setup.directory) }
-        try await onThread { try setup.makeCertificate() }
+        try await onOwnThread { try setup.makeCertificate() }
         let firstCertificate = setup.directory.appendingPathComponent("first-cert.pem")
         try FileManager.default.copyItem(at: setup.directory.appendingPathComponent("cert.pem"), to: firstCertificate)
         let (child, url) = try await setup.start(["--tls-cert", "cert.pem", "--tls-key", "key.pem"], name: "tls")
@@ -86,7 +79,7 @@ struct ServeCommandTests {
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == #"{"message":{"messageIdentifier":"\#(ServeSetup.messageId)"}}"#)
 
-        try await onThread { try setup.makeCertificate() }
+        try await onOwnThread { try setup.makeCertificate() }
         kill(child.process.processIdentifier, SIGHUP)
         for _ in 0..<500 where !child.errors.contains("tls_reloaded") { try await Task.sleep(for: .milliseconds(20)) }
         #expect(child.errors.contains("tls_reloaded"))
@@ -111,7 +104,7 @@ struct ServeCommandTests {
         // On a thread of its own: with the whole suite running, Swift's two pool threads can be
         // busy for seconds, and a Task.sleep stretched past serve's 10 s request timeout would
         // turn the request in flight into a slow client that is rightly cut off.
-        let answer = try await onThread {
+        let answer = try await onOwnThread {
             connection.send(Array(head.utf8) + Array(body.prefix(half)))
             // Give the server the first half before the signal, so the request is surely in flight.
             usleep(500_000)
