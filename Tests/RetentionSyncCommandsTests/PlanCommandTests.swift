@@ -74,11 +74,21 @@ final class CommandHarness: Sendable {
         let context = CommandContext(console: captured.console, environment: environment, currentDirectory: root)
         var arguments = Arguments(Array(argv.dropFirst()))
         let code: ExitCode
-        do {
+        do throws(CommandError) {
             switch argv[0] {
             case "plan": code = try await PlanCommand.execute(&arguments, context: context, provider: provider)
             case "apply": code = try await ApplyCommand.execute(&arguments, context: context, provider: provider)
             case "status": code = try await StatusCommand.execute(&arguments, context: context, provider: provider)
+            case "outcomes":
+                let outcome: Result<ExitCode, CommandError>
+                do {
+                    outcome = .success(try await OutcomesCommand.run(&arguments, context: context, provider: provider))
+                } catch let error as CommandError {
+                    outcome = .failure(error)
+                } catch {
+                    outcome = .failure(CommandError("\(error)"))
+                }
+                code = try outcome.get()
             default: code = await CLI.run(argv, context: context)
             }
         } catch {

@@ -107,6 +107,7 @@ struct OutcomesCommand: Command {
                                                               environment: environment),
                                pseudonyms: pseudonyms, recorder: recorder, store: store,
                                fetch: { request, token in try await client.notificationHistory(request, paginationToken: token) })
+        let callsBefore = client.notificationHistoryCalls
         let summary: OutcomePull.Summary
         do {
             summary = try await pull.run(since: since, until: until)
@@ -114,7 +115,7 @@ struct OutcomesCommand: Command {
             _ = await recorder.close()
             throw CommandError("Get Notification History failed: \(error.description); the cursor was not moved")
         }
-        console.print(Self.describe(summary, calls: client.notificationHistoryCalls, root: root, environment: environment))
+        console.print(Self.describe(summary, calls: client.notificationHistoryCalls - callsBefore, root: root, environment: environment))
         return summary.refused.isEmpty ? .success : .needsAttention
     }
 

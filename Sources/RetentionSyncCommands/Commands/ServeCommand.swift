@@ -278,6 +278,11 @@ struct ServeCommand: ParsedCommand {
         }
         service.metrics.showConnections { server.statistics }
         service.startPolling()
+        // Signals are watched before the first line that says serve is up: a SIGTERM right after it
+        // drains and exits 0 like any other.
+        let signalEvents = AsyncStream<String>.makeStream()
+        let signals = SignalWatcher([SIGINT, SIGTERM, SIGHUP]) { signalEvents.continuation.yield(SignalWatcher.name(of: $0)) }
+        defer { signals.cancel() }
         for endpoint in endpoints {
             context.console.print("serving \(endpoint.environment.rawValue) on \(server.baseURL.absoluteString)\(endpoint.path)")
         }
@@ -288,7 +293,7 @@ struct ServeCommand: ParsedCommand {
         if !service.isReady {
             context.console.error("warning: not ready yet: " + service.readiness.joined(separator: "; "))
         }
-        let reason = await untilStopped(server: server, options: options, context: context)
+        let reason = await untilStopped(signalEvents.stream, server: server, options: options, context: context)
         service.stopPolling()
         let drained = server.drain(timeout: 25)
         if let recording {
@@ -327,11 +332,9 @@ struct ServeCommand: ParsedCommand {
     }
 
     /// Waits for SIGINT or SIGTERM, reloading the TLS files on each SIGHUP; returns the signal's name.
-    private static func untilStopped(server: HTTPServer, options: Options, context: CommandContext) async -> String {
-        let events = AsyncStream<String>.makeStream()
-        let signals = SignalWatcher([SIGINT, SIGTERM, SIGHUP]) { events.continuation.yield(SignalWatcher.name(of: $0)) }
-        defer { signals.cancel() }
-        for await event in events.stream {
+    private static func untilStopped(_ events: AsyncStream<String>, server: HTTPServer, options: Options,
+                                     context: CommandContext) async -> String {
+        for await event in events {
             guard event == "SIGHUP" else { return event }
             guard options.tlsCertificate != nil else { continue }
             do {

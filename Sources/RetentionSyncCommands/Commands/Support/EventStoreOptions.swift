@@ -1,3 +1,4 @@
+import Crypto
 import EventStore
 import Foundation
 import HTTPClient
@@ -12,8 +13,8 @@ struct EventStoreOptions: Sendable {
         "the environment's state, where results reads them)",
     ])
     static let spool = Option("--event-spool", value: "DIR", completion: .directory, help: [
-        "Local folder for events the store has not taken yet (default:",
-        "$TMPDIR/retention-sync/spool; put it on a volume that outlives restarts)",
+        "Local folder for events the store has not taken yet (default: one per",
+        "store under $TMPDIR/retention-sync/spool; put it on a volume that outlives restarts)",
     ])
     static let defaultFlushInterval = EventRecorder.Settings.defaultFlushInterval
     static let flushInterval = Option("--flush-interval", value: "SECONDS", default: ServeCommand.number(defaultFlushInterval), help: [
@@ -61,8 +62,11 @@ struct EventStoreOptions: Sendable {
         } catch {
             throw CommandError("the event store \(root): \(error)")
         }
+        // One spool per store by default: what waits there is stored where it belongs, never in another
+        // store whose process happens to share the machine.
         let spoolFolder = spool.map { context.url($0) }
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent("retention-sync/spool", isDirectory: true)
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent(
+                "retention-sync/spool/" + String(Digest.sha256Hex(Array(store.location.utf8)).prefix(16)), isDirectory: true)
         let settings = EventRecorder.Settings(writerId: purpose + "-" + EventRecorder.Settings.defaultWriterId(),
                                               spool: spoolFolder, flushInterval: flushInterval,
                                               spoolLimitBytes: Int64(spoolLimitMB * 1_048_576))
