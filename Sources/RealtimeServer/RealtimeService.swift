@@ -364,11 +364,10 @@ public final class RealtimeService: Sendable {
     /// `data.environment` as the unverified payload claims it (only to choose the verifier). Read
     /// from the payload's bytes: the header before it holds most of a notification's 5 KB.
     static func claimedEnvironment(_ jws: String) -> String? {
-        var utf8 = Array(jws.utf8)
+        let utf8 = Array(jws.utf8)
         let dot = UInt8(ascii: ".")
         guard let first = utf8.firstIndex(of: dot), let second = utf8[(first + 1)...].firstIndex(of: dot),
               let json = Base64URL.decode(utf8[(first + 1)..<second]) else { return nil }
-        utf8 = []
         // The environment's spellings are few and short: find which one the payload's `data` names.
         let text = String(decoding: json, as: UTF8.self)
         for name in ["Production", "Sandbox", "Xcode", "LocalTesting"] where text.contains("\"environment\":\"\(name)\"") {

@@ -1,4 +1,5 @@
 import EventStore
+import Experiments
 import HTTPClient
 import StateStore
 import Foundation
@@ -120,7 +121,7 @@ struct OutcomesCommand: Command {
     }
 
     static func describe(_ summary: OutcomePull.Summary, calls: Int, root: StateLocation, environment: Environment) -> String {
-        var lines = ["outcomes pull (\(environment.rawValue)): \(EventTimeText.format(summary.startDate)) → \(EventTimeText.format(summary.endDate)), "
+        var lines = ["outcomes pull (\(environment.rawValue)): \(EventTime.format(summary.startDate)) → \(EventTime.format(summary.endDate)), "
                      + "\(summary.pages) page(s), \(calls) call(s)"]
         lines.append("  \(summary.notifications) notification(s): \(summary.recorded) recorded as outcomes in \(root), "
                      + "\(summary.notAboutACustomer) about no customer")
@@ -129,21 +130,11 @@ struct OutcomesCommand: Command {
             lines.append("  \(summary.refused.values.reduce(0, +)) refused and not recorded (\(reasons)): check --root, and that the history is this App's")
         }
         if let lost = summary.lostSpan {
-            lines.append("  warning: the last run ended \(EventTimeText.format(lost.lowerBound)); Apple keeps history for "
-                         + "\(NotificationHistoryFacts.days(environment)) days, so outcomes until \(EventTimeText.format(lost.upperBound)) "
+            lines.append("  warning: the last run ended \(EventTime.format(lost.lowerBound)); Apple keeps history for "
+                         + "\(NotificationHistoryFacts.days(environment)) days, so outcomes until \(EventTime.format(lost.upperBound)) "
                          + "cannot be read any more — run outcomes pull at least weekly")
         }
         if summary.restartedAfterExpiredToken { lines.append("  the pagination token expired once; the window was read again from its start") }
         return lines.joined(separator: "\n")
-    }
-}
-
-/// Times as the event layout writes them.
-enum EventTimeText {
-    static func format(_ millis: Int64) -> String {
-        let date = Date(timeIntervalSince1970: Double(millis) / 1000)
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
     }
 }

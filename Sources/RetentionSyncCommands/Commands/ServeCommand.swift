@@ -341,7 +341,7 @@ struct ServeCommand: ParsedCommand {
                 if let reloaded = try tlsContext(options, context: context) { server.replaceTLS(reloaded) }
                 context.console.error(#"{"event":"tls_reloaded"}"#)
             } catch {
-                context.console.error(#"{"event":"tls_reload_failed","message":"# + jsonString(error.description) + "}")
+                context.console.error(#"{"event":"tls_reload_failed","message":"# + ServeRecording.jsonString(error.description) + "}")
             }
         }
         return "stopped"
@@ -359,11 +359,6 @@ struct ServeCommand: ParsedCommand {
         var host = String(text[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         return (host.isEmpty ? "0.0.0.0" : host, port)
-    }
-
-    private static func jsonString(_ text: String) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: [text], options: [])) ?? Data("[\"\"]".utf8)
-        return String(String(decoding: data, as: UTF8.self).dropFirst().dropLast())
     }
 }
 

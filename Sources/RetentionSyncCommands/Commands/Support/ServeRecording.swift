@@ -3,6 +3,7 @@ import Foundation
 import HTTPClient
 import HTTPCore
 import RealtimeServer
+import RetentionMessagingModels
 import StateLocations
 import StateStore
 import Synchronization
@@ -84,20 +85,11 @@ enum ServeRecording {
         return text
     }
 
+    /// `text` as a JSON string, written as every other JSON line serve logs is.
     static func jsonString(_ text: String) -> String {
-        var writer = [UInt8]()
-        writer.append(UInt8(ascii: "\""))
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": writer += Array("\\\"".utf8)
-            case "\\": writer += Array("\\\\".utf8)
-            case "\n": writer += Array("\\n".utf8)
-            default:
-                if scalar.value < 0x20 { writer += Array(String(format: "\\u%04x", scalar.value).utf8) } else { writer += Array(String(scalar).utf8) }
-            }
-        }
-        writer.append(UInt8(ascii: "\""))
-        return String(decoding: writer, as: UTF8.self)
+        var json = CanonicalJSONWriter(capacity: text.utf8.count + 2)
+        json.string(text)
+        return String(decoding: json.bytes, as: UTF8.self)
     }
 }
 
