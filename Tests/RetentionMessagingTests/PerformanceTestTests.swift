@@ -329,6 +329,10 @@ final class PlainTextListener: @unchecked Sendable {
         self.descriptor = descriptor
         port = UInt16(bigEndian: address.sin_port)
         thread = Thread {
+            // The accepting thread closes the listener when accept fails (after `stop`): closing
+            // it from `stop` would let accept run on a number the system has since given to
+            // another socket of the process.
+            defer { close(descriptor) }
             while true {
                 let connection = accept(descriptor, nil, nil)
                 guard connection >= 0 else { return }
@@ -340,9 +344,8 @@ final class PlainTextListener: @unchecked Sendable {
         thread.start()
     }
 
-    /// Shutting the socket down wakes the blocked accept, which then ends the thread.
+    /// Shutting the socket down wakes the blocked accept, which then ends the thread; call it once.
     func stop() {
         shutdown(descriptor, Int32(SHUT_RDWR))
-        close(descriptor)
     }
 }

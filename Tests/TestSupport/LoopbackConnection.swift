@@ -32,7 +32,9 @@ public final class LoopbackConnection: @unchecked Sendable {
         }
         guard connected == 0 else {
             let reason = String(cString: strerror(errno))
-            _ = closeDescriptor(descriptor)
+            // Through the close-once path: a throwing initializer of a class runs `deinit` too, and
+            // a second close(2) would shut whatever socket or pipe has taken the number since.
+            close()
             throw Refused(description: "cannot connect to 127.0.0.1:\(port): \(reason)")
         }
         SocketPlatform.configureConnection(descriptor)

@@ -31,17 +31,19 @@ final class LibYAMLEventReader {
     private let file: String
 
     init(bytes: [UInt8], file: String) throws(YAMLError) {
+        // The parser starts before any stored property is set: a class whose initializer throws
+        // once it is fully initialized runs `deinit`, which would free the parser a second time.
+        let parser = UnsafeMutablePointer<yaml_parser_t>.allocate(capacity: 1)
+        guard yaml_parser_initialize(parser) != 0 else {
+            parser.deallocate()
+            throw YAMLError(location: SourceLocation(file: file, line: 1, column: 1),
+                            message: "could not start the YAML parser (out of memory)")
+        }
+        self.parser = parser
         self.file = file
         buffer = .allocate(capacity: max(bytes.count, 1))
         _ = buffer.initialize(from: bytes)
         input = UnsafeBufferPointer(rebasing: buffer[..<bytes.count])
-        parser = .allocate(capacity: 1)
-        guard yaml_parser_initialize(parser) != 0 else {
-            parser.deallocate()
-            buffer.deallocate()
-            throw YAMLError(location: SourceLocation(file: file, line: 1, column: 1),
-                            message: "could not start the YAML parser (out of memory)")
-        }
         yaml_parser_set_input_string(parser, buffer.baseAddress, bytes.count)
     }
 
