@@ -215,25 +215,46 @@ public final class EventRecorder: Sendable {
     }
 
     /// Cuts a flush's events into one segment per (stream, environment, hour), in first-seen order.
+    /// Events come in time order, so nearly every one goes where the one before it went: that is
+    /// checked first, and the dictionary is asked only when the partition changes.
     private func cut(_ records: [EventRecord], sequence: inout Int) -> [Segment] {
         guard !records.isEmpty else { return [] }
-        var order: [GroupKey] = []
-        var groups: [GroupKey: (bytes: [UInt8], count: Int, first: EventRecord)] = [:]
+        var indexOf: [GroupKey: Int] = [:]
+        var keys: [GroupKey] = []
+        var buffers: [[UInt8]] = []
+        var counts: [Int] = []
+        var firsts: [EventRecord] = []
+        var last: (stream: EventStream, environment: String, hour: Int64, index: Int)?
         for record in records {
-            let key = GroupKey(stream: record.stream, environment: record.environment, hour: record.hourBucket)
-            if groups[key] == nil {
-                order.append(key)
-                groups[key] = ([], 0, record)
+            let hour = record.hourBucket
+            let index: Int
+            if let last, last.hour == hour, last.stream == record.stream, last.environment == record.environment {
+                index = last.index
+            } else {
+                let key = GroupKey(stream: record.stream, environment: record.environment, hour: hour)
+                if let known = indexOf[key] {
+                    index = known
+                } else {
+                    index = keys.count
+                    indexOf[key] = index
+                    keys.append(key)
+                    var buffer: [UInt8] = []
+                    // Usually one partition takes the whole flush: room for all of it at once.
+                    if keys.count == 1 { buffer.reserveCapacity((record.line.count + 1) * records.count) }
+                    buffers.append(buffer)
+                    counts.append(0)
+                    firsts.append(record)
+                }
+                last = (record.stream, record.environment, hour, index)
             }
-            groups[key]!.bytes += record.line
-            groups[key]!.bytes.append(0x0A)
-            groups[key]!.count += 1
+            buffers[index].append(contentsOf: record.line)
+            buffers[index].append(0x0A)
+            counts[index] += 1
         }
-        return order.map { key in
-            let group = groups[key]!
+        return keys.indices.map { index in
             sequence += 1
-            let path = group.first.partitionPath + "/\(settings.writerId)-\(String(format: "%010d", sequence)).ndjson"
-            return Segment(path: path, bytes: group.bytes, lines: group.count, stream: key.stream)
+            let path = firsts[index].partitionPath + "/\(settings.writerId)-\(String(format: "%010d", sequence)).ndjson"
+            return Segment(path: path, bytes: buffers[index], lines: counts[index], stream: keys[index].stream)
         }
     }
 

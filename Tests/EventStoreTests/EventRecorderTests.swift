@@ -78,6 +78,41 @@ struct EventRecorderTests {
         #expect(lines.allSatisfy { $0.hasPrefix("{\"alternateProductId\":null,\"answer\":\"message\",\"arm\":") && $0.hasSuffix("\"type\":\"decision\"}") })
     }
 
+    @Test("one flush that mixes environments and hours files each event under its own partition, in the order recorded")
+    func mixedFlushKeepsPartitionsApart() throws {
+        let root = temporaryFolder("events-mixed")
+        defer { try? FileManager.default.removeItem(at: root) }
+        // Never flushed before close: everything below is cut in one flush.
+        let recorder = EventRecorder(sink: FolderEventSink(root: root),
+                                     settings: .init(writerId: "replica-m", spool: root.appendingPathComponent(".spool"), flushInterval: 600))
+        recorder.start()
+        var expected: [String: [String]] = [:]
+        for index in 0..<300 {
+            // Runs of one partition, then another, then back: the cut must not lose its place.
+            let environment = (index / 7) % 2 == 0 ? "sandbox" : "production"
+            let time = Self.start + Int64((index / 5) % 3) * Self.hour
+            let record = decision(index, at: time, environment: environment)
+            recorder.record(record)
+            expected[record.partitionPath, default: []].append("req-\(index)")
+        }
+        let counters = recorder.close()
+        #expect(counters.stored["decisions"] == 300 && counters.storedSegments == expected.count)
+        // Every segment, by the folder it is in (its partition, relative to the store's root).
+        var found: [String: [String]] = [:]
+        let walker = FileManager.default.enumerator(atPath: root.path)
+        while let relative = walker?.nextObject() as? String {
+            guard relative.hasSuffix(".ndjson"), !relative.hasPrefix(".spool") else { continue }
+            let data = try Data(contentsOf: root.appendingPathComponent(relative))
+            let partition = (relative as NSString).deletingLastPathComponent
+            for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+                let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                found[partition, default: []].append(object["requestIdentifier"] as? String ?? "")
+            }
+        }
+        #expect(expected.count == 6) // two environments × three hours
+        #expect(found == expected)
+    }
+
     @Test("while the store is down events wait in the spool, and go up once each when it answers again")
     func storeDownLosesNothing() throws {
         let root = temporaryFolder("events-down")

@@ -34,6 +34,25 @@ struct CanonicalJSONWriterTests {
         }
     }
 
+    @Test("integers of every size, and members with any text, have CanonicalJSON's exact bytes")
+    func membersMatchCanonicalJSON() throws {
+        let numbers: [Int64] = [0, 7, -1, 10, -10, 1_780_000_000_000, .max, .min, .max - 1, .min + 1]
+        for number in numbers {
+            var writer = CanonicalJSONWriter()
+            writer.object { $0.member("n", integer: number) }
+            #expect(writer.bytes == Array(try CanonicalJSON.encode(["n": number])), "\(number)")
+        }
+        for text in Self.tricky {
+            var writer = CanonicalJSONWriter()
+            writer.object {
+                $0.member("a", string: text)
+                $0.member(text.isEmpty ? "b" : "b" + text, string: "x")
+            }
+            let expected = try CanonicalJSON.encode(["a": text, text.isEmpty ? "b" : "b" + text: "x"])
+            #expect(writer.bytes == Array(expected), "\(String(decoding: expected, as: UTF8.self))")
+        }
+    }
+
     /// A value as JSONDecoder reads a flat object's member.
     enum Flat: Decodable, Equatable {
         case string(String)
