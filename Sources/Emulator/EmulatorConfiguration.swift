@@ -99,16 +99,18 @@ public enum RateLimitMode: Sendable, Hashable {
     case apple
     case custom(perHourOther: Int, perHourDefaults: Int)
 
+    /// The budgets the emulator enforces; nil when unlimited.
+    public var limits: RateLimits? {
+        switch self {
+        case .off: nil
+        case .apple: .apple
+        case .custom(let other, let defaults): .perHour(other: other, configureDefault: defaults)
+        }
+    }
+
     /// Requests per hour for `endpointClass` in `environment`; nil when unlimited.
     public func perHour(_ endpointClass: EndpointClass, in environment: Environment) -> Int? {
-        switch self {
-        case .off:
-            return nil
-        case .apple:
-            return RateLimits.apple.perWindow(endpointClass, in: environment)
-        case .custom(let other, let defaults):
-            return endpointClass == .configureDefault ? defaults : other
-        }
+        limits?.perWindow(endpointClass, in: environment)
     }
 }
 

@@ -1,6 +1,6 @@
-/// Apple's published rate limits, the one table the client's pacing, the plan's estimate and the
-/// emulator read: requests per second per endpoint class in production, a fraction of that in
-/// sandbox, enforced per `window` seconds.
+/// Rate limits as Apple states them: requests per second per endpoint class in production, a fraction
+/// of that in sandbox, enforced per `window` seconds. `apple` is the one table of Apple's published
+/// figures, read by the client's pacing, the plan's estimate, the emulator and the outcome job.
 public struct RateLimits: Sendable, Hashable {
     /// The classes Apple budgets separately: `PUT /default/...` and every other endpoint.
     public enum EndpointClass: String, Sendable, Hashable, Codable, CaseIterable {
@@ -12,26 +12,38 @@ public struct RateLimits: Sendable, Hashable {
 
     public var configureDefaultPerSecond: Double
     public var otherPerSecond: Double
+    public var notificationHistoryPerSecond: Double
     /// The share of the production rates that applies in sandbox.
     public var sandboxFactor: Double
     /// Seconds over which Apple enforces the rates.
     public var window: Double
 
-    public init(configureDefaultPerSecond: Double, otherPerSecond: Double, sandboxFactor: Double, window: Double) {
+    public init(configureDefaultPerSecond: Double, otherPerSecond: Double, notificationHistoryPerSecond: Double,
+                sandboxFactor: Double, window: Double) {
         self.configureDefaultPerSecond = configureDefaultPerSecond
         self.otherPerSecond = otherPerSecond
+        self.notificationHistoryPerSecond = notificationHistoryPerSecond
         self.sandboxFactor = sandboxFactor
         self.window = window
     }
 
-    /// Production 10/s for configure-default and 1/s for the rest, sandbox 10% of that, enforced hourly.
-    public static let apple = RateLimits(configureDefaultPerSecond: 10, otherPerSecond: 1, sandboxFactor: 0.1, window: 3600)
+    /// Apple's: production 10/s for configure-default, 1/s for the other Retention Messaging endpoints
+    /// and 50/s for Get Notification History; sandbox 10% of that; enforced hourly.
+    public static let apple = RateLimits(configureDefaultPerSecond: 10, otherPerSecond: 1, notificationHistoryPerSecond: 50,
+                                         sandboxFactor: 0.1, window: 3600)
+
+    /// The same budget per hour in both environments (the emulator's custom limits); Get Notification
+    /// History keeps Apple's rate.
+    public static func perHour(other: Int, configureDefault: Int) -> RateLimits {
+        RateLimits(configureDefaultPerSecond: Double(configureDefault) / 3600, otherPerSecond: Double(other) / 3600,
+                   notificationHistoryPerSecond: apple.notificationHistoryPerSecond, sandboxFactor: 1, window: 3600)
+    }
 
     public func perSecond(_ endpointClass: EndpointClass, in environment: Environment) -> Double {
         let production = switch endpointClass {
         case .configureDefault: configureDefaultPerSecond
         case .other: otherPerSecond
-        case .notificationHistory: NotificationHistoryFacts.productionRatePerSecond
+        case .notificationHistory: notificationHistoryPerSecond
         }
         return environment == .sandbox ? production * sandboxFactor : production
     }

@@ -203,9 +203,6 @@ public enum NotificationHistoryFacts {
     /// How far back history reaches, in days.
     public static let productionDays = 180
     public static let sandboxDays = 30
-    /// Requests per second, enforced per hour, per app (sandbox: 10% of production).
-    public static let productionRatePerSecond = 50.0
-    public static let sandboxRatePerSecond = 5.0
 
     /// The App Store Server API's error codes this endpoint answers with.
     public static let invalidTransactionId = 4_000_006

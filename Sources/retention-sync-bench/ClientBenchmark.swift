@@ -61,7 +61,7 @@ import RetentionMessagingModels
         let curl = CurlHTTPClient(configuration: .init(maxConcurrentTransfers: concurrency, environment: [:]))
         let client = RetentionMessagingClient(
             environment: .sandbox, credentials: credentials, transport: curl, endpoint: server.apiEndpoint,
-            pacing: Pacing(configureDefaultPerSecond: nil, otherPerSecond: nil, maxConcurrentRequests: concurrency))
+            pacing: Pacing(limits: nil, maxConcurrentRequests: concurrency))
         _ = try await client.getMessageList()
         let seconds = try await measure {
             try await withThrowingTaskGroup(of: Void.self) { group in

@@ -31,7 +31,7 @@ struct PacingTests {
         #expect(server.take(now: 1) == nil)
     }
 
-    @Test("Apple's pacing: 10/s and 1/s in production, a tenth of that in sandbox")
+    @Test("Apple's pacing: 10/s, 1/s and 50/s for notification history in production, a tenth of that in sandbox")
     func appleRates() {
         #expect(Pacing.apple.rate(for: .configureDefault, in: .production) == 10)
         #expect(Pacing.apple.rate(for: .other, in: .production) == 1)
@@ -41,6 +41,11 @@ struct PacingTests {
         #expect(Pacing.unlimited.rate(for: .other, in: .production) == nil)
         #expect(RateLimitMode.apple.perHour(.other, in: .sandbox) == 360)
         #expect(RateLimitMode.apple.perHour(.configureDefault, in: .production) == 36_000)
+        #expect(Pacing.apple.rate(for: .notificationHistory, in: .production) == 50)
+        #expect(Pacing.apple.rate(for: .notificationHistory, in: .sandbox) == 5)
+        #expect(RateLimitMode.apple.perHour(.notificationHistory, in: .sandbox) == 18_000)
+        #expect(RateLimitMode.custom(perHourOther: 7, perHourDefaults: 70).perHour(.other, in: .sandbox) == 7)
+        #expect(RateLimitMode.off.perHour(.other, in: .production) == nil)
     }
 
     @Test("a burst beyond the hour's budget is slowed by the client's pacing, and none is refused", arguments: Face.allCases)
@@ -84,7 +89,7 @@ struct PacingTests {
         // token age is not what this test is about.
         let emulator = app.emulator(rateLimit: .custom(perHourOther: 5, perHourDefaults: 10), clock: clock, clockSkew: 1e9)
         let harness = try Harness(face, app: app, emulator: emulator, clock: clock)
-        let client = harness.client(pacing: Pacing(configureDefaultPerSecond: nil, otherPerSecond: nil, maxConcurrentRequests: concurrency))
+        let client = harness.client(pacing: Pacing(limits: nil, maxConcurrentRequests: concurrency))
         let waits = WaitLog()
         client.onWait(waits.record)
 

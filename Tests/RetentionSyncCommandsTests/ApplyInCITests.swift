@@ -9,7 +9,8 @@ import Testing
 
 /// A client budget that empties after one request and then allows one every 10 s (virtual), so an
 /// apply spends minutes waiting on the rate limit without a test spending real time.
-let slowPacing = Pacing(configureDefaultPerSecond: 10, otherPerSecond: 1, sandboxFactor: 0.1, window: 10)
+let slowPacing = Pacing(limits: RateLimits(configureDefaultPerSecond: 10, otherPerSecond: 1, notificationHistoryPerSecond: 50,
+                                           sandboxFactor: 0.1, window: 10))
 
 @Suite("retention-sync apply in CI")
 struct ApplyInCITests {

@@ -38,9 +38,9 @@ extension Emulator {
     /// after the bearer token was accepted; `now` is the configured clock's.
     func notificationHistoryRoute(_ request: ParsedRequest, environment: Environment, core: inout Core, now: Double) -> RouteResult {
         guard request.method == "POST" else { return RouteResult(response: HTTPResponse(status: 405), note: "method not allowed") }
-        if configuration.rateLimit == .apple {
-            let perSecond = environment == .production ? NotificationHistoryFacts.productionRatePerSecond : NotificationHistoryFacts.sandboxRatePerSecond
-            var bucket = core[environment].historyBucket ?? TokenBucket(capacity: perSecond * 3600, rate: perSecond, now: now)
+        if let limits = configuration.rateLimit.limits {
+            let perSecond = limits.perSecond(.notificationHistory, in: environment)
+            var bucket = core[environment].historyBucket ?? TokenBucket(capacity: perSecond * limits.window, rate: perSecond, now: now)
             let wait = bucket.take(now: now)
             core[environment].historyBucket = bucket
             if let wait {

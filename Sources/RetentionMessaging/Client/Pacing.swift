@@ -2,58 +2,42 @@ public import RetentionMessagingModels
 /// The two classes Apple budgets separately: `PUT /default/...` and every other endpoint.
 public typealias EndpointClass = RateLimits.EndpointClass
 
-/// How fast the client sends: a budget per endpoint class and a limit on requests in flight.
+/// How fast the client sends: a budget per endpoint class (Apple's rate limits, or none) and a limit
+/// on requests in flight.
 ///
 /// Apple publishes "requests per second, enforced hourly", so each class is a token bucket that
-/// holds an hour's budget and refills at the per-second rate: a burst that fits within the hour
+/// holds a window's budget and refills at the per-second rate: a burst that fits within the hour
 /// goes out at once, and a longer run settles to the published rate.
 public struct Pacing: Sendable, Hashable {
-    /// Production requests per second for `PUT /default/...`; nil means no budget.
-    public var configureDefaultPerSecond: Double?
-    /// Production requests per second for every other endpoint; nil means no budget.
-    public var otherPerSecond: Double?
-    /// The fraction of the production rates that applies in sandbox (Apple: 10%).
-    public var sandboxFactor: Double
-    /// Seconds of budget a bucket holds when full (Apple enforces hourly: 3600).
-    public var window: Double
+    /// The budgets; nil sends as fast as the server answers (its 429 and `Retry-After` still apply).
+    public var limits: RateLimits?
     /// Requests in flight at the same time.
     public var maxConcurrentRequests: Int
 
-    public init(configureDefaultPerSecond: Double?, otherPerSecond: Double?, sandboxFactor: Double = 0.1,
-                window: Double = 3600, maxConcurrentRequests: Int = 4) {
-        self.configureDefaultPerSecond = configureDefaultPerSecond
-        self.otherPerSecond = otherPerSecond
-        self.sandboxFactor = sandboxFactor
-        self.window = window
+    public init(limits: RateLimits?, maxConcurrentRequests: Int = 4) {
+        self.limits = limits
         self.maxConcurrentRequests = max(1, maxConcurrentRequests)
     }
 
-    /// Apple's published limits: production 10/s for configure-default and 1/s for the rest,
-    /// sandbox 10% of that, enforced hourly.
-    public static let apple = Pacing(configureDefaultPerSecond: RateLimits.apple.configureDefaultPerSecond,
-                                     otherPerSecond: RateLimits.apple.otherPerSecond,
-                                     sandboxFactor: RateLimits.apple.sandboxFactor, window: RateLimits.apple.window)
+    /// Apple's published limits.
+    public static let apple = Pacing(limits: .apple)
 
-    /// No client-side budget (the server's 429 and `Retry-After` still apply).
-    public static let unlimited = Pacing(configureDefaultPerSecond: nil, otherPerSecond: nil)
+    /// No client-side budget.
+    public static let unlimited = Pacing(limits: nil)
 
     /// The same budget in both environments, counted per hour (for the emulator's custom limits).
     public static func perHour(other: Int, configureDefault: Int, maxConcurrentRequests: Int = 4) -> Pacing {
-        Pacing(configureDefaultPerSecond: Double(configureDefault) / 3600, otherPerSecond: Double(other) / 3600,
-               sandboxFactor: 1, window: 3600, maxConcurrentRequests: maxConcurrentRequests)
+        Pacing(limits: .perHour(other: other, configureDefault: configureDefault), maxConcurrentRequests: maxConcurrentRequests)
     }
 
     /// Requests per second for `endpointClass` in `environment`; nil when unlimited.
     public func rate(for endpointClass: EndpointClass, in environment: Environment) -> Double? {
-        let production = switch endpointClass {
-        case .configureDefault: configureDefaultPerSecond
-        // Paced whenever the Retention Messaging endpoints are, at the App Store Server API's own rate.
-        case .notificationHistory: otherPerSecond == nil ? nil : NotificationHistoryFacts.productionRatePerSecond
-        case .other: otherPerSecond
-        }
-        guard let production, production > 0 else { return nil }
-        return environment == .sandbox ? production * sandboxFactor : production
+        guard let rate = limits?.perSecond(endpointClass, in: environment), rate > 0 else { return nil }
+        return rate
     }
+
+    /// Seconds of budget a bucket holds when full.
+    public var window: Double { limits?.window ?? RateLimits.apple.window }
 }
 
 /// When to try again after a failure that may be temporary.
