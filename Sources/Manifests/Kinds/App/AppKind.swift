@@ -1,8 +1,7 @@
 import YAML
 
-/// `kind: App`: the one document everything else hangs off. Its raw form, conversion and
-/// validation are in Loading/RawDocuments.swift, Loading/Loader+Convert.swift and
-/// Validation/ValidationRun+App.swift, beside the state-store settings they hold.
+/// `kind: App`: the one document everything else hangs off. Its raw form, model, conversion (with
+/// the state-store setting) and validation are the other files of this folder.
 enum AppKind: ManifestKind {
     static let name = "App"
 

@@ -1,7 +1,7 @@
 import YAML
 
-// The documents exactly as written. Decoding into these catches wrong types, missing keys and
-// unknown keys; converting them into the model (ManifestLoader+Convert) resolves the rest.
+// An `App` document exactly as written. Decoding into these catches wrong types, missing keys and
+// unknown keys; converting them into the model (App+Convert) resolves the rest.
 
 struct RawApp: Decodable {
     var apiVersion: String
