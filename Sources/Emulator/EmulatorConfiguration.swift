@@ -1,3 +1,4 @@
+public import Basics
 public import Crypto
 public import HTTPCore
 public import Foundation

@@ -1,3 +1,4 @@
+import Basics
 public import Crypto
 import Foundation
 public import RetentionMessagingModels
@@ -55,7 +56,7 @@ final class EndpointState: Sendable {
     private let trustedRoots: [Crypto.X509Certificate]
     private let maxAge: TimeInterval?
     private let signingKey: OfferSigningKey?
-    private let clock: @Sendable () -> Date
+    private let clock: any RetentionClock
     private let metrics: RealtimeMetrics
     private let log: RequestLog
 
@@ -69,7 +70,7 @@ final class EndpointState: Sendable {
     private let loading: Mutex<Loading>
 
     init(endpoint: RealtimeEndpoint, trustedRoots: [Crypto.X509Certificate], maxAge: TimeInterval?,
-         signingKey: OfferSigningKey?, clock: @escaping @Sendable () -> Date, metrics: RealtimeMetrics, log: RequestLog) {
+         signingKey: OfferSigningKey?, clock: any RetentionClock, metrics: RealtimeMetrics, log: RequestLog) {
         self.endpoint = endpoint
         self.trustedRoots = trustedRoots
         self.maxAge = maxAge
@@ -78,7 +79,7 @@ final class EndpointState: Sendable {
         self.metrics = metrics
         self.log = log
         verifierBox = Mutex(SignedPayloadVerifier(trustedRoots: trustedRoots, appAppleId: endpoint.appAppleId,
-                                                  environment: endpoint.environment, maxAge: maxAge, now: clock))
+                                                  environment: endpoint.environment, maxAge: maxAge, clock: clock))
         loading = Mutex(Loading(identity: endpoint.bundleId.map { (endpoint.appAppleId, $0) }))
     }
 
@@ -140,7 +141,7 @@ final class EndpointState: Sendable {
         if identity == nil || identity?.appAppleId == nil && appAppleId != nil {
             loading.withLock { $0.identity = (appAppleId, snapshot.bundleId) }
             let verifier = SignedPayloadVerifier(trustedRoots: trustedRoots, appAppleId: appAppleId,
-                                                 environment: endpoint.environment, maxAge: maxAge, now: clock)
+                                                 environment: endpoint.environment, maxAge: maxAge, clock: clock)
             verifierBox.withLock { $0 = verifier }
         }
         let signer = signingKey.map {
@@ -153,10 +154,10 @@ final class EndpointState: Sendable {
                            notReadyReason: hasOffers && signingKey == nil
                                ? "the snapshot has promotional offers but no In-App Purchase key is set (RETENTION_SYNC_*)" : nil)
         serving.withLock { $0 = next }
-        metrics.snapshotLoaded(environment: environment, digest: snapshot.digest, at: clock())
+        metrics.snapshotLoaded(environment: environment, digest: snapshot.digest, at: clock.date())
         log.write(["event": "snapshot_loaded", "environment": .text(environment), "digest": .text(snapshot.digest),
                    "rules": .integer(Int64(snapshot.rules.count)), "source": .text(endpoint.source.location),
-                   "time": .text(timestamp(clock()))])
+                   "time": .text(timestamp(clock.date()))])
     }
 
     private func refuse(_ reason: String, _ message: String) {
@@ -167,7 +168,7 @@ final class EndpointState: Sendable {
 
     private func logEvent(_ event: String, _ message: String, reason: String? = nil) {
         var fields: [String: LogValue] = ["event": .text(event), "environment": .text(endpoint.environment.rawValue),
-                                          "message": .text(message), "time": .text(timestamp(clock()))]
+                                          "message": .text(message), "time": .text(timestamp(clock.date()))]
         if let reason { fields["reason"] = .text(reason) }
         log.write(fields)
     }

@@ -1,3 +1,4 @@
+public import Basics
 public import Crypto
 public import Foundation
 public import HTTPCore
@@ -19,7 +20,7 @@ public final class RealtimeService: Sendable {
         public var signingKey: OfferSigningKey?
         /// Seconds between two looks at the snapshot sources.
         public var pollInterval: TimeInterval
-        public var clock: @Sendable () -> Date
+        public var clock: any RetentionClock
         /// A realtime request that has already waited this many seconds since it arrived (behind
         /// other work, on an overloaded server) is answered `{}` at once, so Apple shows its
         /// fallback in time instead of getting a late answer; nil never sheds.
@@ -43,7 +44,7 @@ public final class RealtimeService: Sendable {
 
         public init(endpoints: [RealtimeEndpoint], trustedRoots: [Crypto.X509Certificate], maxAge: TimeInterval = defaultMaxAge,
                     signingKey: OfferSigningKey?, pollInterval: TimeInterval = defaultPollInterval,
-                    clock: @escaping @Sendable () -> Date = { Date() }, shedAfter: TimeInterval? = defaultShedAfter) {
+                    clock: any RetentionClock = SystemClock(), shedAfter: TimeInterval? = defaultShedAfter) {
             self.shedAfter = shedAfter
             self.endpoints = endpoints
             self.trustedRoots = trustedRoots

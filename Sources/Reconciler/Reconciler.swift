@@ -1,3 +1,4 @@
+public import Basics
 public import Foundation
 public import RetentionMessaging
 import RetentionMessagingModels
@@ -9,12 +10,12 @@ public struct Reconciler: Sendable {
     /// The environment's state store; nil when it has none (flows are then never published).
     public var state: StateBinding?
     public var refresh: DefaultsRefresh
-    public var clock: @Sendable () -> Date
+    public var clock: any RetentionClock
     /// PENDING longer than this many days is flagged in the plan's review ages.
     public var pendingWarnDays = 7
 
     public init(api: any RetentionMessagingAPI, state: StateBinding?, refresh: DefaultsRefresh = .standard,
-                clock: @escaping @Sendable () -> Date = { Date() }) {
+                clock: any RetentionClock = SystemClock()) {
         self.api = api
         self.state = state
         self.refresh = refresh
@@ -35,9 +36,9 @@ public struct Reconciler: Sendable {
         let remote = try await RemoteStateReader.read(api, desired: desired, state: state, refresh: refresh)
         var options = options
         // The prune grace period counts to the reconciler's clock, read once, never inside the planner.
-        if options.now == nil { options.now = clock() }
+        if options.now == nil { options.now = clock.date() }
         var planned = try Planner.plan(desired: desired, remote: remote, options: options, hasSnapshotStore: state != nil)
-        planned.plan.reviewAges = ReviewAge.compute(planned, now: clock(), warnDays: pendingWarnDays)
+        planned.plan.reviewAges = ReviewAge.compute(planned, now: clock.date(), warnDays: pendingWarnDays)
         if !planned.plan.reviewAges.isEmpty { planned.plan.formatVersion = Plan.textChangesFormatVersion }
         return planned
     }

@@ -1,3 +1,4 @@
+public import Basics
 public import Crypto
 public import Foundation
 public import RetentionMessagingModels
@@ -35,12 +36,12 @@ public struct NotificationVerifier: Sendable {
 
     public init(trustedRoots: [X509Certificate], bundleId: String?, appAppleId: Int64?,
                 environment: RetentionMessagingModels.Environment, onlineChecks: Bool = false,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                clock: any RetentionClock = SystemClock()) {
         self.environment = environment
         self.bundleId = bundleId
         self.appAppleId = appAppleId
         jws = SignedPayloadVerifier(trustedRoots: trustedRoots, appAppleId: appAppleId, environment: environment,
-                                    onlineChecks: onlineChecks, maxAge: nil, now: now)
+                                    onlineChecks: onlineChecks, maxAge: nil, clock: clock)
     }
 
     private struct Dated: Decodable {

@@ -1,3 +1,4 @@
+public import Basics
 public import Crypto
 public import Foundation
 import RetentionMessagingModels
@@ -9,12 +10,12 @@ public struct PromotionalOfferSigner: Sendable {
     public let issuerId: String
     public let bundleId: String
     private let privateKey: ES256PrivateKey
-    private let clock: @Sendable () -> Date
+    private let clock: any RetentionClock
     /// The header never changes, so its base64url form is made once.
     private let encodedHeader: String
 
     public init(keyId: String, issuerId: String, bundleId: String, privateKey: ES256PrivateKey,
-                clock: @escaping @Sendable () -> Date = Date.init) {
+                clock: any RetentionClock = SystemClock()) {
         self.keyId = keyId
         self.issuerId = issuerId
         self.bundleId = bundleId
@@ -33,7 +34,7 @@ public struct PromotionalOfferSigner: Sendable {
     /// request's `originalTransactionId`.
     public func sign(productId: String, offerIdentifier: String, transactionId: String) throws -> String {
         let claims = Claims(
-            iss: issuerId, iat: Int64(clock().timeIntervalSince1970.rounded(.down)), aud: "promotional-offer",
+            iss: issuerId, iat: Int64(clock.now().rounded(.down)), aud: "promotional-offer",
             bid: bundleId, nonce: UUID().uuidString.lowercased(), productId: productId,
             offerIdentifier: offerIdentifier, transactionId: transactionId)
         return try JWS.sign(encodedHeader: encodedHeader, payloadJSON: claims.canonicalJSON, key: privateKey)

@@ -1,3 +1,4 @@
+public import Basics
 public import Crypto
 public import Foundation
 public import RetentionMessagingModels
@@ -24,7 +25,7 @@ public struct SignedPayloadVerifier: Sendable {
     /// The oldest (and furthest in the future) a `signedDate` may be; nil accepts any date, as
     /// Apple's libraries do, which lets a captured payload be replayed forever.
     public let maxAge: TimeInterval?
-    private let now: @Sendable () -> Date
+    private let clock: any RetentionClock
     private let trustedRootDER: Set<[UInt8]>
     private let chainCache: VerifiedChainCache
 
@@ -34,13 +35,13 @@ public struct SignedPayloadVerifier: Sendable {
     /// library makes no network calls. `now` is the clock for `maxAge` and the chain cache.
     public init(trustedRoots: [X509Certificate], appAppleId: Int64?, environment: RetentionMessagingModels.Environment,
                 onlineChecks: Bool = false, maxAge: TimeInterval? = nil,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                clock: any RetentionClock = SystemClock()) {
         self.trustedRoots = trustedRoots
         self.appAppleId = appAppleId
         self.environment = environment
         self.onlineChecks = onlineChecks
         self.maxAge = maxAge
-        self.now = now
+        self.clock = clock
         trustedRootDER = Set(trustedRoots.map(\.der))
         chainCache = VerifiedChainCache()
     }
@@ -61,7 +62,7 @@ public struct SignedPayloadVerifier: Sendable {
             wire = decoded
             return decoded.signedDate
         }
-        let current = now()
+        let current = clock.date()
         guard let wire else { throw .malformed("the payload is not a DecodedRealtimeRequestBody") }
         // Apple's libraries skip verification for these; a server must never answer them.
         guard wire.environment != "Xcode", wire.environment != "LocalTesting" else {
@@ -106,7 +107,7 @@ public struct SignedPayloadVerifier: Sendable {
         // The date to verify at comes from the payload before its signature is checked, as in Apple's
         // own libraries: a forged date cannot help, because the chain and signature must still verify.
         let signed = try signedDate(payloadJSON)
-        let current = now()
+        let current = clock.date()
         let date = onlineChecks ? current : Date(timeIntervalSince1970: Double(signed) / 1000)
         let key = try leafKey(headerSegment: compact[..<first], at: date, now: current)
         guard key.verify(signature: signature, message: compact[..<second]) else { throw .badSignature }

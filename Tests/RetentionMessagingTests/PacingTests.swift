@@ -1,3 +1,4 @@
+import Basics
 import Emulator
 import Foundation
 import HTTPCore

@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 import Foundation
 import RetentionMessagingModels
@@ -17,7 +18,7 @@ struct PromotionalOfferBytesTests {
 
             let key = ES256PrivateKey.generate()
             let signer = PromotionalOfferSigner(keyId: text, issuerId: text, bundleId: text, privateKey: key,
-                                                clock: { Date(timeIntervalSince1970: -1.5) })
+                                                clock: VirtualClock(start: -1.5))
             let jws = try JWS.decode(signer.sign(productId: text, offerIdentifier: text, transactionId: text))
             #expect(jws.verify(with: key.publicKey))
             #expect(jws.headerJSON == Array(try CanonicalJSON.encode(JWSHeader(alg: "ES256", kid: text, typ: "JWT"))))

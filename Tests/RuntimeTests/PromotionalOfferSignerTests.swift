@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 import Foundation
 import Runtime
@@ -8,7 +9,7 @@ struct PromotionalOfferSignerTests {
     let key = ES256PrivateKey.generate()
     var signer: PromotionalOfferSigner {
         PromotionalOfferSigner(keyId: "ABC123DEFG", issuerId: "57246542-96fe-1a63-e053-0824d011072a", bundleId: "com.example.app",
-                               privateKey: key, clock: { Date(timeIntervalSince1970: 1_780_000_000.75) })
+                               privateKey: key, clock: VirtualClock(start: 1_780_000_000.75))
     }
 
     @Test("the signature verifies with the key's public half and carries exactly the claims Apple lists")

@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 import Foundation
 import RetentionMessagingModels
@@ -183,7 +184,7 @@ struct SignedPayloadVerifierTests {
         let signedAt = Date(timeIntervalSince1970: Double(body.signedDate) / 1000)
         func verifier(now: Date) -> SignedPayloadVerifier {
             SignedPayloadVerifier(trustedRoots: [pki.root], appAppleId: appAppleId, environment: .production,
-                                  maxAge: 300, now: { now })
+                                  maxAge: 300, clock: VirtualClock(at: now))
         }
         let signed = try pki.sign(body)
         #expect(try verifier(now: signedAt.addingTimeInterval(299)).verify(signedPayload: signed) == body)

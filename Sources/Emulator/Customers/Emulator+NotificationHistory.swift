@@ -1,3 +1,4 @@
+public import Basics
 import Crypto
 public import Foundation
 import HTTPCore

@@ -1,3 +1,4 @@
+public import Basics
 public import RetentionMessaging
 public import RetentionMessagingModels
 public import Foundation
@@ -154,13 +155,13 @@ public struct Applier: Sendable {
     public var progress: @Sendable (ApplyEvent) -> Void
     /// Asked before each action: a non-nil answer ends the apply there, cleanly, with a report.
     public var shouldStop: @Sendable () -> ApplyStop?
-    public var clock: @Sendable () -> Date
+    public var clock: any RetentionClock
 
     public init(api: any RetentionMessagingAPI, state: StateBinding?, allowedActions: Set<ActionID>? = nil,
                 notAllowedDetail: String? = nil,
                 progress: @escaping @Sendable (ApplyEvent) -> Void = { _ in },
                 shouldStop: @escaping @Sendable () -> ApplyStop? = { nil },
-                clock: @escaping @Sendable () -> Date = { Date() }) {
+                clock: any RetentionClock = SystemClock()) {
         self.api = api
         self.state = state
         self.allowedActions = allowedActions
@@ -174,8 +175,8 @@ public struct Applier: Sendable {
     /// the refresh cursor) when there is nothing to apply; returns whether it wrote.
     public func recordState(_ planned: PlanResult) async throws(StateStoreError) -> Bool {
         guard let state else { return false }
-        var recorder = StateRecorder(binding: state, read: planned.remote.state, owner: planned.desired.owner, now: clock)
-        recorder.recordObservations(desired: planned.desired, remote: planned.remote, time: clock(), merging: merging)
+        var recorder = StateRecorder(binding: state, read: planned.remote.state, owner: planned.desired.owner, clock: clock)
+        recorder.recordObservations(desired: planned.desired, remote: planned.remote, time: clock.date(), merging: merging)
         guard recorder.hasChanges else { return false }
         try await recorder.write()
         return true
@@ -245,7 +246,7 @@ public struct Applier: Sendable {
             return true
         }
 
-        var recorder = state.map { StateRecorder(binding: $0, read: planned.remote.state, owner: planned.desired.owner, now: clock) }
+        var recorder = state.map { StateRecorder(binding: $0, read: planned.remote.state, owner: planned.desired.owner, clock: clock) }
         var current = planned
         for step in ActionKind.applyOrder {
             guard case .perform(let kind) = step else {
@@ -287,12 +288,12 @@ public struct Applier: Sendable {
                     if let refusal = try await resource.perform(action, in: current, api: api, report: &report, recorder: &recorder) {
                         record(action, refusal.outcome, refusal.detail, awaiting: refusal.awaiting)
                         if refusal.outcome == .alreadyDone, recorder != nil {
-                            resource.recordDone(action, in: current, recorder: &recorder, at: clock())
+                            resource.recordDone(action, in: current, recorder: &recorder, at: clock.date())
                         }
-                        if refusal.awaiting != nil { resource.recordRefusal(refusal, of: action, recorder: &recorder, at: clock()) }
+                        if refusal.awaiting != nil { resource.recordRefusal(refusal, of: action, recorder: &recorder, at: clock.date()) }
                     } else {
                         record(action, .done)
-                        if recorder != nil { resource.recordDone(action, in: current, recorder: &recorder, at: clock()) }
+                        if recorder != nil { resource.recordDone(action, in: current, recorder: &recorder, at: clock.date()) }
                     }
                 } catch {
                     // What was done before the failure or stop is still recorded, so nothing is lost.
@@ -305,7 +306,7 @@ public struct Applier: Sendable {
         }
 
         if var recorder {
-            recorder.recordObservations(desired: current.desired, remote: current.remote, time: clock(), merging: merging)
+            recorder.recordObservations(desired: current.desired, remote: current.remote, time: clock.date(), merging: merging)
             if recorder.hasChanges {
                 do {
                     try await recorder.write()

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import RetentionMessagingModels
 import Runtime
@@ -14,14 +15,14 @@ struct StateRecorder: Sendable {
     /// The snapshot this apply publishes, once it does.
     var publishing: RuntimeSnapshot?
     var changes: [@Sendable (inout StateDocument) -> Void] = []
-    var now: @Sendable () -> Date
+    var clock: any RetentionClock
 
-    init(binding: StateBinding, read: StateRead?, owner: StateOwner, now: @escaping @Sendable () -> Date) {
+    init(binding: StateBinding, read: StateRead?, owner: StateOwner, clock: any RetentionClock) {
         self.binding = binding
         base = read?.document ?? StateDocument(owner: owner)
         condition = read?.writeCondition ?? .createOnly
         plannedFrom = read?.document?.snapshot?.digest
-        self.now = now
+        self.clock = clock
     }
 
     mutating func record(_ change: @escaping @Sendable (inout StateDocument) -> Void) { changes.append(change) }
@@ -41,7 +42,7 @@ struct StateRecorder: Sendable {
     mutating func write() async throws(StateStoreError) {
         for _ in 0..<3 {
             var document = document(over: base)
-            document.updatedAt = now()
+            document.updatedAt = clock.date()
             if let writer = binding.writer {
                 document.writtenBy = writer
                 document.serial = (base.serial ?? 0) + 1

@@ -1,3 +1,4 @@
+public import Basics
 public import Foundation
 public import StateStore
 
@@ -40,7 +41,7 @@ extension Submissions {
     /// Records the submission in the state document: read, note every identifier, write on the
     /// condition of the read; after a conflict (another job wrote meanwhile) once more over theirs.
     public static func write(_ summary: SubmissionSummary, to binding: StateBinding,
-                             now: @Sendable () -> Date) async throws(StateStoreError) {
+                             clock: any RetentionClock) async throws(StateStoreError) {
         var lastError: StateStoreError?
         for _ in 0..<2 {
             let read = try await binding.read()
@@ -48,7 +49,7 @@ extension Submissions {
             let before = document
             record(summary.identifiers, by: summary.by, run: summary.run, at: summary.at, in: &document)
             guard document != before else { return }
-            document.updatedAt = now()
+            document.updatedAt = clock.date()
             if let writer = binding.writer {
                 document.writtenBy = writer
                 document.serial = (before.serial ?? 0) + 1

@@ -1,3 +1,4 @@
+public import Basics
 public import RetentionMessagingModels
 public import Foundation
 public import HTTPCore

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import Reconciler
 import RetentionMessaging
@@ -312,9 +313,9 @@ struct ApplyCommand: Command {
                                  session: ReconcileSession, context: CommandContext) async throws(CommandError) {
         guard let binding = session.reconciler.state else { return }
         let summary = SubmissionSummary(planned, report: report, by: submitter(submittedBy, environment: context.environment),
-                                        run: StateWriter.current(environment: context.environment).url, at: session.reconciler.clock())
+                                        run: StateWriter.current(environment: context.environment).url, at: session.reconciler.clock.date())
         do {
-            try await Submissions.write(summary, to: binding, now: session.reconciler.clock)
+            try await Submissions.write(summary, to: binding, clock: session.reconciler.clock)
         } catch {
             throw CommandError("the uploads are done, but recording who submitted them failed: \(error.description); "
                                + "run the same apply again (it uploads nothing twice) so that a prune keeps them for the grace period")
@@ -325,7 +326,7 @@ struct ApplyCommand: Command {
 
     static func notify(_ report: ApplyReport, failure: String?, planned: PlanResult, session: ReconcileSession,
                        context: CommandContext) async {
-        let events = RunNotifications.events(apply: report, failure: failure, planned: planned, now: session.reconciler.clock(),
+        let events = RunNotifications.events(apply: report, failure: failure, planned: planned, now: session.reconciler.clock.date(),
                                              pendingWarnDays: session.reconciler.pendingWarnDays, environment: context.environment)
         await RunNotifications.send(events, store: session.reconciler.state?.store, context: context)
     }

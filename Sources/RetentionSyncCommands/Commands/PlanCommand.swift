@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import Manifests
 import Reconciler
@@ -79,7 +80,7 @@ struct PlanCommand: Command {
         // How long App Review takes for this app, beside a plan whose content waits for it.
         if format == "text" || format == "markdown", planned.plan.actions.contains(where: { $0.state == .blocked }),
            let document = planned.remote.state?.document {
-            let times = ReviewTimes.measure(document, now: session.reconciler.clock())
+            let times = ReviewTimes.measure(document, now: session.reconciler.clock.date())
             if format == "markdown" {
                 if let text = ReviewTimeView.markdown(times) { context.console.write("\n" + text + "\n") }
             } else {

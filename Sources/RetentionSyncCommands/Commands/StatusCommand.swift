@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import Reconciler
 import StateStore
@@ -43,9 +44,9 @@ struct StatusCommand: Command {
         var session = try ReconcileSession.open(options, context: context, provider: provider)
         session.reconciler.pendingWarnDays = warnDays
         let planned = try await session.plan(PlanOptions())
-        let report = Status.report(planned, now: session.reconciler.clock(), pendingWarnDays: warnDays)
+        let report = Status.report(planned, now: session.reconciler.clock.date(), pendingWarnDays: warnDays)
         // How long App Review takes for this app, from the review states the state record observed.
-        let reviewTimes = planned.remote.state?.document.map { ReviewTimes.measure($0, now: session.reconciler.clock()) }
+        let reviewTimes = planned.remote.state?.document.map { ReviewTimes.measure($0, now: session.reconciler.clock.date()) }
         switch format {
         case "json":
             do { context.console.write(try StatusView.json(report)) } catch { throw CommandError("cannot encode the status: \(error)") }

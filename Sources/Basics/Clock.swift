@@ -1,11 +1,18 @@
-import Foundation
+public import Foundation
 
-/// Time as pacing, rate limiting and review use it, in seconds since 1970. `SystemClock` is the
-/// real one; `VirtualClock` lets tests and benchmarks run hours of Apple's rate limits instantly.
+/// The one clock of the code base, in seconds since 1970: pacing and rate limits, review ages and state
+/// times, signature freshness, offer signing and `serve`'s snapshot times all read it. `SystemClock` is
+/// the real one; `VirtualClock` lets tests, the demo and benchmarks fix time or run hours of Apple's
+/// rate limits instantly.
 public protocol RetentionClock: Sendable {
     func now() -> Double
     /// Returns once `now() >= deadline`.
     func sleep(until deadline: Double) async throws
+}
+
+extension RetentionClock {
+    /// The time as a `Date`.
+    public func date() -> Date { Date(timeIntervalSince1970: now()) }
 }
 
 public struct SystemClock: RetentionClock {
@@ -26,6 +33,9 @@ public final class VirtualClock: RetentionClock, @unchecked Sendable {
     private var current: Double
 
     public init(start: Double = 1_790_000_000) { current = start }
+
+    /// A clock standing at `date` until it is moved.
+    public convenience init(at date: Date) { self.init(start: date.timeIntervalSince1970) }
 
     public func now() -> Double { lock.withLock { current } }
 
