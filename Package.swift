@@ -3,8 +3,9 @@ import PackageDescription
 
 // Tiers, bottom to top (imports only point downwards, and every edge is declared here):
 //   1. C wrappers: CYAML, COpenSSL, CCurl — each C library wrapped once; CEventLoop, the C
-//      library's epoll and eventfd headers for the HTTP server's event loops (nothing linked).
-//   2. Foundation-only vocabulary: Basics (source locations, edit distance),
+//      library's epoll and eventfd headers for the HTTP server's event loops and its thread-naming
+//      call (nothing linked).
+//   2. Foundation-only vocabulary: Basics (source locations, edit distance, the clock, thread names),
 //      RetentionMessagingModels (Apple's models, limits, PNG facts, canonical JSON), and above them
 //      StateLocations (where state lives: the one location grammar, shared by Manifests and StateStore) and
 //      HTTPCore (the request and response values, errors and header redaction both HTTP sides speak).
@@ -35,7 +36,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
 
-        .target(name: "Basics"),
+        .target(name: "Basics", dependencies: ["CEventLoop"]),
         .target(name: "RetentionMessagingModels"),
         .target(name: "StateLocations", dependencies: ["RetentionMessagingModels"]),
         .target(name: "HTTPCore"),
@@ -43,7 +44,7 @@ let package = Package(
         .target(name: "YAML", dependencies: ["CYAML", "Basics"]),
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
         .target(name: "TLS", dependencies: ["COpenSSL"]),
-        .target(name: "HTTPClient", dependencies: ["HTTPCore", "CCurl"]),
+        .target(name: "HTTPClient", dependencies: ["Basics", "HTTPCore", "CCurl"]),
         .target(name: "HTTPServer", dependencies: ["HTTPCore", "Basics", "CEventLoop", "TLS"]),
 
         .target(name: "RetentionMessaging", dependencies: ["Basics", "RetentionMessagingModels", "HTTPCore", "Crypto"]),
@@ -54,7 +55,7 @@ let package = Package(
         .target(name: "Runtime", dependencies: ["Basics", "RetentionMessagingModels", "Crypto"]),
         .target(name: "Experiments"),
         .target(name: "StateStore", dependencies: ["RetentionMessagingModels", "StateLocations", "Runtime", "HTTPCore", "HTTPClient", "Crypto"]),
-        .target(name: "EventStore", dependencies: ["RetentionMessagingModels", "StateStore", "Experiments", "Crypto", "Runtime"]),
+        .target(name: "EventStore", dependencies: ["Basics", "RetentionMessagingModels", "StateStore", "Experiments", "Crypto", "Runtime"]),
         .target(name: "Notifications", dependencies: ["RetentionMessagingModels", "HTTPCore", "HTTPClient", "StateStore"]),
         .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "EventStore", "RetentionMessagingModels", "HTTPCore", "HTTPServer", "TLS", "Crypto", "StateLocations", "StateStore"]),
         .target(name: "Reconciler",
@@ -70,12 +71,12 @@ let package = Package(
                                          "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "Basics",
                                          "RealtimeServer", "Experiments", "EventStore", "StateStore"]),
 
-        .target(name: "TestSupport", dependencies: ["HTTPCore", "HTTPClient", "HTTPServer", "Crypto"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Basics", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto"], path: "Tests/TestSupport"),
         .testTarget(name: "WorkflowTests", dependencies: ["TestSupport", "YAML"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML", "Basics"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["TestSupport", "HTTPCore", "HTTPClient", "HTTPServer"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["TestSupport", "HTTPCore", "HTTPClient", "HTTPServer", "TLS"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["TestSupport", "Basics", "HTTPCore", "HTTPClient", "HTTPServer", "TLS"]),
         .testTarget(name: "RetentionMessagingTests",
                     dependencies: ["Basics", "RetentionMessagingModels", "RetentionMessaging", "Emulator", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto"]),
         .testTarget(name: "ManifestsTests", dependencies: ["TestSupport", "Manifests", "YAML", "Basics", "RetentionMessagingModels", "StateLocations",

@@ -1,6 +1,15 @@
-// The kernel's readiness interfaces the HTTP server's event loops wait on. They are part of the C
-// library (no library is linked); Foundation's Glibc module does not include their headers.
+// Kernel and C-library interfaces that Foundation's Glibc module does not include: the readiness
+// interfaces the HTTP server's event loops wait on, and naming a thread. They are part of the C
+// library (no library is linked).
 #if defined(__linux__)
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+
+// A GNU extension, declared by <pthread.h> only with _GNU_SOURCE.
+extern int pthread_setname_np(pthread_t thread, const char *name);
+
+static inline int shim_name_current_thread(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
+}
 #endif

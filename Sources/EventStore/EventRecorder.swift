@@ -1,3 +1,4 @@
+import Basics
 import Experiments
 public import Foundation
 import Synchronization
@@ -120,6 +121,7 @@ public final class EventRecorder: Sendable {
             $0.spooledBytes = scan.reduce(0) { $0 + $1.bytes }
         }
         let thread = Thread { [self] in
+            ThreadName.setCurrent("rs-events")
             var sequence = 0
             var outage = false
             // Whether the spool may hold segments: an earlier process's, or an outage's.
@@ -159,7 +161,6 @@ public final class EventRecorder: Sendable {
             }
             finished.signal()
         }
-        thread.name = "retention-sync.events"
         thread.start()
     }
 
@@ -192,8 +193,10 @@ public final class EventRecorder: Sendable {
     /// Awaits `close` on a thread of its own, so an async caller does not block the pool.
     public func close() async -> Counters {
         await withCheckedContinuation { continuation in
-            let thread = Thread { [self] in continuation.resume(returning: close() as Counters) }
-            thread.name = "retention-sync.events.close"
+            let thread = Thread { [self] in
+                ThreadName.setCurrent("rs-events-close")
+                continuation.resume(returning: close() as Counters)
+            }
             thread.start()
         }
     }

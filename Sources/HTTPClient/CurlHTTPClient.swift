@@ -1,3 +1,4 @@
+import Basics
 internal import CCurl
 public import Foundation
 public import HTTPCore
@@ -100,8 +101,10 @@ final class TransferQueue: @unchecked Sendable {
         pending.append(job)
         if pending.count > idleWorkers && workers < max(1, configuration.maxConcurrentTransfers) {
             workers += 1
-            let thread = Thread { [self] in work() }
-            thread.name = "retention-sync.curl"
+            let thread = Thread { [self] in
+                ThreadName.setCurrent("rs-curl")
+                work()
+            }
             thread.start()
         }
         condition.signal()

@@ -207,8 +207,10 @@ final class ServerCore: @unchecked Sendable {
             loops = created
         }
         #endif
-        let thread = Thread { [self] in acceptLoop() }
-        thread.name = "retention-sync.http-server.accept"
+        let thread = Thread { [self] in
+            Self.nameCurrentThread("rs-http-accept")
+            acceptLoop()
+        }
         thread.start()
     }
 
@@ -351,8 +353,7 @@ final class ServerCore: @unchecked Sendable {
     static let connectionThreadName = "rs-http-conn"
 
     static func nameCurrentThread(_ name: String) {
-        // Set from the thread itself: only then does Foundation pass it on to the system.
-        Thread.current.name = name
+        ThreadName.setCurrent(name)
     }
 
     private func serve(_ connection: Int32, activity: ConnectionActivity) {

@@ -113,13 +113,13 @@ public final class RealtimeService: Sendable {
         reloadSnapshots()
         polling.withLock { $0 = true }
         let thread = Thread { [self] in
+            ThreadName.setCurrent("rs-snapshot-poll")
             while polling.withLock({ $0 }) {
                 Thread.sleep(forTimeInterval: pollInterval)
                 guard polling.withLock({ $0 }) else { return }
                 reloadSnapshots()
             }
         }
-        thread.name = "retention-sync.serve.snapshot-poll"
         thread.start()
     }
 

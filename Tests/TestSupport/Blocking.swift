@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 
 /// Runs blocking work (waiting for a child process, reading its output) on a thread of its own.
@@ -8,9 +9,9 @@ import Foundation
 public func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread {
+            ThreadName.setCurrent("rs-test-blocking")
             do { continuation.resume(returning: try work()) } catch { continuation.resume(throwing: error) }
         }
-        thread.name = "retention-sync.tests.blocking"
         thread.start()
     }
 }

@@ -67,10 +67,10 @@ extension Emulator {
             // realtime server, not how busy this process's concurrency pool is.
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                 let thread = Thread {
+                    ThreadName.setCurrent("rs-perf-test")
                     CurrentThreadExecutor.run(work)
                     done.resume()
                 }
-                thread.name = "retention-sync.emulator.performance-test"
                 thread.start()
             }
         }
