@@ -1,6 +1,7 @@
 public import Experiments
 import Foundation
 import Crypto
+import Synchronization
 import RetentionMessagingModels
 
 /// One event, ready to be filed: its stream, its time (which hour partition it goes to) and its line.
@@ -52,22 +53,38 @@ public enum EventValue: Sendable, Hashable {
 public enum EventLine {
     public static let schema: Int64 = 1
 
-    /// A fresh event id: a random UUID, lowercase.
+    /// A fresh event id: a version-4 UUID, lowercase, unique to the event — 64 random bits drawn once
+    /// per process, then a counter. Drawing 128 random bits for every event cost serve a microsecond
+    /// per request; readers only need the id to tell a retried copy from another event.
     public static func newEventId() -> String {
-        // OpenSSL's DRBG, in user space: no system call per event.
-        var bytes = CryptoRandom.bytes(16)
-        bytes[6] = (bytes[6] & 0x0f) | 0x40
-        bytes[8] = (bytes[8] & 0x3f) | 0x80
-        let digits = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0f)])
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let prefix = eventIdPrefix
+        let count = eventIdCounter.add(1, ordering: .relaxed).newValue
+        for index in 0..<8 {
+            bytes[index] = UInt8(truncatingIfNeeded: prefix >> (56 - 8 * index))
+            bytes[8 + index] = UInt8(truncatingIfNeeded: count >> (56 - 8 * index))
         }
-        return String(decoding: text, as: UTF8.self)
+        bytes[6] = (bytes[6] & 0x0f) | 0x40
+        // The variant's two bits take the counter's top ones, which 2^62 events never reach.
+        bytes[8] = (bytes[8] & 0x3f) | 0x80
+        return String(unsafeUninitializedCapacity: 36) { text in
+            let digits: StaticString = "0123456789abcdef"
+            var at = 0
+            for (index, byte) in bytes.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    text[at] = UInt8(ascii: "-")
+                    at += 1
+                }
+                text[at] = digits.utf8Start[Int(byte >> 4)]
+                text[at + 1] = digits.utf8Start[Int(byte & 0x0f)]
+                at += 2
+            }
+            return at
+        }
     }
+
+    private static let eventIdPrefix: UInt64 = CryptoRandom.bytes(8).reduce(0) { $0 << 8 | UInt64($1) }
+    private static let eventIdCounter = Atomic<UInt64>(0)
 
     public static func time(_ millis: Int64) -> EventValue {
         .string(EventTime.format(millis))
@@ -139,38 +156,52 @@ public struct DecisionFacts: Sendable {
     }
 
     /// The decision line (`arm` is the rule's name when the rule belongs to a split group). Written on
-    /// `serve`'s answering path, so member by member in sorted key order, with no dictionary to build
-    /// and sort; a test holds it to `EventLine.encode` of the same members.
+    /// `serve`'s answering path: the keys, in sorted order, are constant bytes copied as they are, and
+    /// only the values are escaped; a test holds it to `EventLine.encode` of the same members.
     public func record(eventId: String = EventLine.newEventId()) -> EventRecord {
-        var json = CanonicalJSONWriter(capacity: 720)
-        json.object { json in
-            func text(_ key: String, _ value: String?) {
-                if let value { json.member(key, string: value) } else { json.member(key, literal: "null") }
-            }
-            text("alternateProductId", alternateProductId)
-            text("answer", answer)
-            text("arm", splitGroup == nil ? nil : rule)
-            text("customer", customer)
-            text("environment", environment)
-            text("eventId", eventId)
-            text("flow", flow)
-            text("keyId", keyId)
-            json.member("latencyMicros", integer: latencyMicros)
-            text("localeRequested", localeRequested)
-            text("localeServed", localeServed)
-            text("messageIdentifier", messageIdentifier)
-            text("offerIdentifier", offerIdentifier)
-            text("productId", productId)
-            text("requestIdentifier", requestIdentifier)
-            text("rule", rule)
-            json.member("schema", integer: EventLine.schema)
-            text("snapshot", snapshot)
-            json.member("splitControl", literal: splitControl ? "true" : "false")
-            text("splitGroup", splitGroup)
-            json.member("time", plainASCII: EventTime.formatBytes(time))
-            text("type", "decision")
-        }
-        return EventRecord(stream: .decisions, environment: environment, time: time, line: json.bytes)
+        var line = LineWriter(capacity: 768)
+        line.raw("{\"alternateProductId\":")
+        line.string(alternateProductId)
+        line.raw(",\"answer\":")
+        line.string(answer)
+        line.raw(",\"arm\":")
+        line.string(splitGroup == nil ? nil : rule)
+        line.raw(",\"customer\":")
+        line.string(customer)
+        line.raw(",\"environment\":")
+        line.string(environment)
+        line.raw(",\"eventId\":")
+        line.string(eventId)
+        line.raw(",\"flow\":")
+        line.string(flow)
+        line.raw(",\"keyId\":")
+        line.string(keyId)
+        line.raw(",\"latencyMicros\":")
+        line.integer(latencyMicros)
+        line.raw(",\"localeRequested\":")
+        line.string(localeRequested)
+        line.raw(",\"localeServed\":")
+        line.string(localeServed)
+        line.raw(",\"messageIdentifier\":")
+        line.string(messageIdentifier)
+        line.raw(",\"offerIdentifier\":")
+        line.string(offerIdentifier)
+        line.raw(",\"productId\":")
+        line.string(productId)
+        line.raw(",\"requestIdentifier\":")
+        line.string(requestIdentifier)
+        line.raw(",\"rule\":")
+        line.string(rule)
+        line.raw(",\"schema\":")
+        line.integer(EventLine.schema)
+        line.raw(",\"snapshot\":")
+        line.string(snapshot)
+        line.raw(splitControl ? ",\"splitControl\":true,\"splitGroup\":" : ",\"splitControl\":false,\"splitGroup\":")
+        line.string(splitGroup)
+        line.raw(",\"time\":\"")
+        line.bytes.append(contentsOf: EventTime.formatBytes(time))
+        line.raw("\",\"type\":\"decision\"}")
+        return EventRecord(stream: .decisions, environment: environment, time: time, line: line.bytes)
     }
 
     /// The same line through the generic encoder: what `record` must equal, byte for byte.
@@ -249,5 +280,35 @@ public struct OutcomeFacts: Sendable {
             "time": EventLine.time(time), "type": .string("outcome"),
         ])
         return EventRecord(stream: .outcomes, environment: environment, time: time, line: line)
+    }
+}
+
+/// The bytes of one event line as `CanonicalJSONWriter` writes them, for the decision line written on
+/// every realtime request: constant parts are copied as they are, and strings are escaped only where
+/// a byte needs it.
+struct LineWriter {
+    private var json: CanonicalJSONWriter
+
+    init(capacity: Int) {
+        json = CanonicalJSONWriter(capacity: capacity)
+    }
+
+    var bytes: [UInt8] {
+        get { json.bytes }
+        set { json.bytes = newValue }
+    }
+
+    /// JSON the caller spelt out (keys with their quotes, commas and colons).
+    mutating func raw(_ text: StaticString) {
+        json.bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    mutating func string(_ value: String?) {
+        guard let value else { return raw("null") }
+        json.string(value)
+    }
+
+    mutating func integer(_ value: Int64) {
+        json.integer(value)
     }
 }

@@ -64,10 +64,33 @@ public final class EventRecorder: Sendable {
     public let settings: Settings
     private let onNotice: @Sendable (String) -> Void
 
+    /// Events waiting for the next flush, already in their segments' form: one buffer of lines per
+    /// (stream, environment, hour), in first-seen order. Each event is copied in once and freed by
+    /// the thread that made it, so a busy server keeps no per-event allocation alive between flushes.
     private struct Queue {
-        var records: [EventRecord] = []
+        var pending: [Pending] = []
+        /// The buffer the last event went to: events come in time order, so nearly always the next one's.
+        var last = 0
+        var events = 0
+        var recorded: [EventStream: Int] = [:]
+        /// Buffers the flushing thread emptied, with their room kept.
+        var spare: [[UInt8]] = []
         var closing = false
         var droppingSince: Bool = false
+    }
+
+    private struct Pending {
+        var stream: EventStream
+        var environment: String
+        var hour: Int64
+        /// A time inside the hour, which names its partition.
+        var time: Int64
+        var bytes: [UInt8]
+        var lines: Int
+
+        func holds(_ record: EventRecord, hour: Int64) -> Bool {
+            self.hour == hour && stream == record.stream && environment == record.environment
+        }
     }
     private let queue = Mutex(Queue())
     private let counters = Mutex(Counters())
@@ -84,7 +107,9 @@ public final class EventRecorder: Sendable {
 
     public var snapshot: Counters {
         var copy = counters.withLock { $0 }
-        copy.queued = queue.withLock { $0.records.count }
+        let (queued, recorded) = queue.withLock { ($0.events, $0.recorded) }
+        copy.queued = queued
+        for (stream, count) in recorded { copy.recorded[stream.rawValue] = count }
         return copy
     }
 
@@ -92,18 +117,34 @@ public final class EventRecorder: Sendable {
     public func record(_ record: EventRecord) {
         let accepted = queue.withLock { queue -> Bool? in
             guard !queue.closing else { return nil }
-            guard queue.records.count < settings.queueLimit else {
+            guard queue.events < settings.queueLimit else {
                 let first = !queue.droppingSince
                 queue.droppingSince = true
                 return first ? false : nil
             }
             queue.droppingSince = false
-            queue.records.append(record)
+            let hour = record.hourBucket
+            if queue.last >= queue.pending.count || !queue.pending[queue.last].holds(record, hour: hour) {
+                if let index = queue.pending.firstIndex(where: { $0.holds(record, hour: hour) }) {
+                    queue.last = index
+                } else {
+                    var bytes = queue.spare.popLast() ?? []
+                    if bytes.capacity == 0 { bytes.reserveCapacity(64 * 1024) }
+                    queue.pending.append(Pending(stream: record.stream, environment: record.environment, hour: hour,
+                                                 time: record.time, bytes: bytes, lines: 0))
+                    queue.last = queue.pending.count - 1
+                }
+            }
+            queue.pending[queue.last].bytes += record.line
+            queue.pending[queue.last].bytes.append(0x0A)
+            queue.pending[queue.last].lines += 1
+            queue.events += 1
+            queue.recorded[record.stream, default: 0] += 1
             return true
         }
         switch accepted {
         case true?:
-            counters.withLock { $0.recorded[record.stream.rawValue, default: 0] += 1 }
+            break
         case false?:
             counters.withLock { $0.dropped["queue_full", default: 0] += 1 }
             onNotice("the event queue is full (\(settings.queueLimit) events waiting for \(sink.location)); events are dropped and counted until it drains")
@@ -128,9 +169,11 @@ public final class EventRecorder: Sendable {
             var leftovers = true
             while true {
                 _ = wake.wait(timeout: .now() + settings.flushInterval)
-                let (records, closing) = queue.withLock { queue in
-                    let taken = queue.records
-                    queue.records.removeAll(keepingCapacity: true)
+                var (pending, closing) = queue.withLock { queue in
+                    let taken = queue.pending
+                    queue.pending = []
+                    queue.last = 0
+                    queue.events = 0
                     return (taken, queue.closing)
                 }
                 // Oldest first: what waits in the spool, then this flush's segments, straight to the
@@ -140,12 +183,14 @@ public final class EventRecorder: Sendable {
                     storeAnswers = uploadSpooled(outage: &outage)
                     leftovers = !storeAnswers
                 }
-                for segment in cut(records, sequence: &sequence) {
+                for index in pending.indices {
+                    let segment = cut(pending[index], sequence: &sequence)
                     if storeAnswers, store(segment, outage: &outage) { continue }
                     storeAnswers = false
                     leftovers = true
                     spool(segment)
                 }
+                recycle(&pending)
                 if !leftovers, outage {
                     outage = false
                     onNotice("\(sink.location) answers again; the spooled events are stored")
@@ -203,12 +248,6 @@ public final class EventRecorder: Sendable {
 
     // MARK: The flushing thread
 
-    private struct GroupKey: Hashable {
-        var stream: EventStream
-        var environment: String
-        var hour: Int64
-    }
-
     /// One segment: the events of one stream, environment and hour from one flush.
     struct Segment {
         var path: String
@@ -217,49 +256,31 @@ public final class EventRecorder: Sendable {
         var stream: EventStream
     }
 
-    /// Cuts a flush's events into one segment per (stream, environment, hour), in first-seen order.
-    /// Events come in time order, so nearly every one goes where the one before it went: that is
-    /// checked first, and the dictionary is asked only when the partition changes.
-    private func cut(_ records: [EventRecord], sequence: inout Int) -> [Segment] {
-        guard !records.isEmpty else { return [] }
-        var indexOf: [GroupKey: Int] = [:]
-        var keys: [GroupKey] = []
-        var buffers: [[UInt8]] = []
-        var counts: [Int] = []
-        var firsts: [EventRecord] = []
-        var last: (stream: EventStream, environment: String, hour: Int64, index: Int)?
-        for record in records {
-            let hour = record.hourBucket
-            let index: Int
-            if let last, last.hour == hour, last.stream == record.stream, last.environment == record.environment {
-                index = last.index
-            } else {
-                let key = GroupKey(stream: record.stream, environment: record.environment, hour: hour)
-                if let known = indexOf[key] {
-                    index = known
-                } else {
-                    index = keys.count
-                    indexOf[key] = index
-                    keys.append(key)
-                    var buffer: [UInt8] = []
-                    // Usually one partition takes the whole flush: room for all of it at once.
-                    if keys.count == 1 { buffer.reserveCapacity((record.line.count + 1) * records.count) }
-                    buffers.append(buffer)
-                    counts.append(0)
-                    firsts.append(record)
-                }
-                last = (record.stream, record.environment, hour, index)
-            }
-            buffers[index].append(contentsOf: record.line)
-            buffers[index].append(0x0A)
-            counts[index] += 1
+    /// A flush's buffer as a segment, named by its partition and this writer's next sequence number.
+    private func cut(_ buffer: Pending, sequence: inout Int) -> Segment {
+        sequence += 1
+        let partition = EventRecord(stream: buffer.stream, environment: buffer.environment, time: buffer.time, line: []).partitionPath
+        let path = partition + "/\(settings.writerId)-\(String(format: "%010d", sequence)).ndjson"
+        return Segment(path: path, bytes: buffer.bytes, lines: buffer.lines, stream: buffer.stream)
+    }
+
+    /// Hands a flush's buffers back, emptied but with their room, for the next events: a buffer
+    /// allocated afresh every flush would have the system zero its pages again each second.
+    private func recycle(_ pending: inout [Pending]) {
+        var emptied: [[UInt8]] = []
+        for index in pending.indices {
+            var bytes = pending[index].bytes
+            pending[index].bytes = []
+            bytes.removeAll(keepingCapacity: true)
+            emptied.append(bytes)
         }
-        return keys.indices.map { index in
-            sequence += 1
-            let path = firsts[index].partitionPath + "/\(settings.writerId)-\(String(format: "%010d", sequence)).ndjson"
-            return Segment(path: path, bytes: buffers[index], lines: counts[index], stream: keys[index].stream)
+        queue.withLock { queue in
+            queue.spare += emptied.prefix(max(0, Self.spareBuffers - queue.spare.count))
         }
     }
+
+    /// Emptied buffers kept for reuse; a flush usually fills one (one partition), two at an hour's turn.
+    private static let spareBuffers = 4
 
     /// Stores one segment; false (with one notice per outage) when the store does not take it.
     private func store(_ segment: Segment, outage: inout Bool) -> Bool {
@@ -338,3 +359,4 @@ public final class EventRecorder: Sendable {
         return found.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
     }
 }
+

@@ -1,5 +1,5 @@
 public import Basics
-public import Foundation
+import Foundation
 public import RetentionMessaging
 import RetentionMessagingModels
 public import StateStore

@@ -1,7 +1,8 @@
 /// Writes JSON byte for byte as `CanonicalJSON.encode` does, for the few values encoded on every
 /// realtime request; the caller writes members in sorted key order.
 public struct CanonicalJSONWriter {
-    public private(set) var bytes: [UInt8] = []
+    /// What is written so far; a caller may append JSON it spelt out itself (constant keys, say).
+    public var bytes: [UInt8] = []
     private var needsComma = false
 
     public init(capacity: Int = 128) {

@@ -1,6 +1,6 @@
 public import Basics
 public import Crypto
-public import Foundation
+import Foundation
 import RetentionMessagingModels
 
 /// Signs `promotionalOfferSignatureV2`: an ES256 JWS over the claims Apple lists, with the App's

@@ -45,7 +45,13 @@ public struct FolderObjectStore: ObjectStore {
         let url = root.appendingPathComponent(key)
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(bytes).write(to: url, options: .atomic)
+            // Written from the array's own storage: segments are megabytes, and a copy a flush
+            // would be allocated (and its pages zeroed by the system) afresh each time.
+            try bytes.withUnsafeBytes { buffer in
+                guard let base = buffer.baseAddress else { return try Data().write(to: url, options: .atomic) }
+                try Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: buffer.count, deallocator: .none)
+                    .write(to: url, options: .atomic)
+            }
         } catch {
             throw StateStoreError(.unreachable, store: url.path, "cannot be written (\(error.localizedDescription))")
         }

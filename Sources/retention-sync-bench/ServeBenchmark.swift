@@ -36,7 +36,11 @@ private func sendSignal(_ pid: Int32, _ signal: Int32) {
     let duration = option("--duration").flatMap(Double.init) ?? 4
     let levels = option("--concurrency").map { $0.split(separator: ",").compactMap { Int($0) } } ?? [1, 8, 64]
     let binary = option("--binary") ?? Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("retention-sync").path
-    let recording = arguments.contains("--recording")
+    let recording = arguments.contains("--recording") || arguments.contains("--control")
+    // The comparison's noise floor: the second server has every recording option but no secret, so
+    // it records nothing, and the difference printed is what the machine alone makes of two equal servers.
+    let control = arguments.contains("--control")
+    let repeats = max(1, option("--repeat").flatMap(Int.init) ?? 1)
 
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-bench-\(getpid())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -57,7 +61,7 @@ private func sendSignal(_ pid: Int32, _ signal: Int32) {
         binary: binary, directory: directory, name: "recording",
         arguments: ["--events", events.path, "--event-spool", directory.appendingPathComponent("spool").path,
                     "--flush-interval", ServeProcess.number(ServeProcess.flushInterval)],
-        environment: [PseudonymSecret.variable: PseudonymSecret.generate()]) : nil
+        environment: control ? [:] : [PseudonymSecret.variable: PseudonymSecret.generate()]) : nil
     defer { recorder?.kill() }
 
     print("serve: retention-sync serve (its own process) on 127.0.0.1:\(server.port), 1,000-rule snapshot, every rule evaluated;")
@@ -96,27 +100,29 @@ private func sendSignal(_ pid: Int32, _ signal: Int32) {
                 continue
             }
             // Off then on, then on then off: a machine that drifts during the run favours neither.
-            var off: MeasuredRun?
-            var on: MeasuredRun?
-            for recordingFirst in runIndex % 2 == 0 ? [false, true] : [true, false] {
-                if recordingFirst {
-                    on = measureRun(recorder, concurrency: concurrency, duration: duration, payloads: payloads, rate: offered, settle: settle)
-                } else {
-                    off = measureRun(server, concurrency: concurrency, duration: duration, payloads: payloads, rate: offered, settle: settle)
+            var offRuns: [MeasuredRun] = []
+            var onRuns: [MeasuredRun] = []
+            for _ in 0..<repeats {
+                for recordingFirst in runIndex % 2 == 0 ? [false, true] : [true, false] {
+                    if recordingFirst {
+                        onRuns.append(measureRun(recorder, concurrency: concurrency, duration: duration, payloads: payloads, rate: offered, settle: settle))
+                    } else {
+                        offRuns.append(measureRun(server, concurrency: concurrency, duration: duration, payloads: payloads, rate: offered, settle: settle))
+                    }
                 }
+                runIndex += 1
             }
-            runIndex += 1
-            guard let off, let on else { continue }
+            guard let off = MeasuredRun.combined(offRuns), let on = MeasuredRun.combined(onRuns) else { continue }
             answeredWhileRecording += on.answered
             print(off.line(row + ", recording off", width: labelWidth))
-            print(on.line(row + ", recording on", width: labelWidth))
+            print(on.line(row + (control ? ", control (no secret)" : ", recording on"), width: labelWidth))
             let throughput = on.rate / off.rate - 1
             if offered == nil {
                 throughputChanges.append(throughput)
                 flatOut.off.append(off)
                 flatOut.on.append(on)
             }
-            print("    recording costs " + percent(throughput) + " req/s, " + percent(on.cpuPerRequest / off.cpuPerRequest - 1) + " CPU/req"
+            print((control ? "    two equal servers differ by " : "    recording costs ") + percent(throughput) + " req/s, " + percent(on.cpuPerRequest / off.cpuPerRequest - 1) + " CPU/req"
                   + (offered == nil ? "" : " (req/s set by the schedule)"))
         }
     }
@@ -132,7 +138,7 @@ private func sendSignal(_ pid: Int32, _ signal: Int32) {
         }
         let (off, on) = (pooled(flatOut.off), pooled(flatOut.on))
         let change = on.rate / off.rate - 1
-        print("  recording, flat out, all levels pooled: " + percent(change) + " req/s, " + percent(on.cpuPerRequest / off.cpuPerRequest - 1)
+        print((control ? "  control, flat out, all levels pooled: " : "  recording, flat out, all levels pooled: ") + percent(change) + " req/s, " + percent(on.cpuPerRequest / off.cpuPerRequest - 1)
               + " CPU/req; worst level " + percent(worst) + " req/s (target: at most 5% lower; pooled "
               + (change >= -0.05 ? "within it)" : "outside it)"))
     }
@@ -142,7 +148,7 @@ private func sendSignal(_ pid: Int32, _ signal: Int32) {
     print("  recording server at exit: \(summary ?? "no events line on its stdout")")
     let lines = try decisionLines(under: events)
     print("events: \(lines) lines for \(answeredWhileRecording) answered requests")
-    guard lines == answeredWhileRecording else {
+    guard lines == (control ? 0 : answeredWhileRecording) else {
         throw BenchmarkError("the recording server stored \(lines) decision events for \(answeredWhileRecording) answered requests")
     }
 }
@@ -161,6 +167,13 @@ private struct MeasuredRun {
     var seconds: Double
     var errors: Int
     var cpuSeconds: Double
+
+    /// Several runs as one: their requests, seconds and CPU added up.
+    static func combined(_ runs: [MeasuredRun]) -> MeasuredRun? {
+        guard !runs.isEmpty else { return nil }
+        return MeasuredRun(latencies: runs.flatMap(\.latencies).sorted(), seconds: runs.map(\.seconds).reduce(0, +),
+                           errors: runs.map(\.errors).reduce(0, +), cpuSeconds: runs.map(\.cpuSeconds).reduce(0, +))
+    }
 
     var answered: Int { latencies.count }
     var rate: Double { Double(latencies.count) / seconds }
@@ -316,6 +329,9 @@ private func componentCosts(chain: AppleStyleSigningChain, snapshot: URL) throws
         answer: "message", messageIdentifier: "00000000-0000-5000-8000-000000000998", offerIdentifier: nil,
         alternateProductId: nil, snapshot: String(repeating: "0", count: 64), latencyMicros: 120)
     measure("decision event line (canonical JSON)") { _ = facts.record() }
+    measure("  of which: a fresh event id") { _ = EventLine.newEventId() }
+    let fixedId = EventLine.newEventId()
+    measure("  of which: the line, id given") { _ = facts.record(eventId: fixedId) }
     let folder = snapshot.deletingLastPathComponent().appendingPathComponent("components-events")
     let recorder = EventRecorder(sink: FolderEventSink(root: folder), settings: .init(
         writerId: "components", spool: folder.appendingPathComponent("spool")))

@@ -7,7 +7,7 @@ let suites: [(name: String, summary: String, run: @Sendable ([String]) async thr
     ("runtime", "realtime decisions per second and latency", runtimeBenchmark),
     ("reconciler", "plan and apply of a large generated app", reconcilerBenchmark),
     ("performance-test", "the emulator's sandbox performance test against a loopback endpoint", performanceTestBenchmark),
-    ("serve", "realtime endpoint throughput and latency on loopback (its own process; --recording: off vs on)", serveBenchmark),
+    ("serve", "realtime endpoint throughput and latency on loopback (its own process; --recording: off vs on; --control: the same without a secret, the noise floor; --repeat N)", serveBenchmark),
     ("results", "results over 10 million generated decisions and 3 million outcomes", resultsBenchmark),
     ("outcomes", "outcomes pull over the emulator's Notification History: calls per 1,000 notifications", outcomesBenchmark),
 ]

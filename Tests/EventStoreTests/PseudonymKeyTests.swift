@@ -49,6 +49,10 @@ struct EventLineTests {
             DecisionFacts(time: 0, environment: "sandbox", requestIdentifier: nil, customer: nil, keyId: "k", productId: nil,
                           localeRequested: nil, localeServed: nil, flow: nil, rule: nil, splitGroup: nil, splitControl: false,
                           answer: "refused", messageIdentifier: nil, offerIdentifier: nil, alternateProductId: nil, snapshot: nil, latencyMicros: 0),
+            DecisionFacts(time: -1, environment: "production", requestIdentifier: "r", customer: "c", keyId: "k", productId: "p",
+                          localeRequested: "ja", localeServed: "ja", flow: "f", rule: "r", splitGroup: nil, splitControl: false,
+                          answer: "alternateProduct", messageIdentifier: "m", offerIdentifier: "o\u{1}", alternateProductId: "é",
+                          snapshot: "s", latencyMicros: 9_223_372_036_854_775_807),
         ]
         for fact in facts {
             #expect(fact.record(eventId: "e").line == fact.recordByDictionary(eventId: "e").line)
@@ -61,7 +65,8 @@ struct EventLineTests {
         }
         #expect(EventTime.format(951_782_400_123) == "2000-02-29T00:00:00.123Z")
         let id = EventLine.newEventId()
-        #expect(id.count == 36 && Array(id)[14] == "4" && id == id.lowercased())
-        #expect(EventLine.newEventId() != id)
+        #expect(id.count == 36 && Array(id)[14] == "4" && "89ab".contains(Array(id)[19]) && id == id.lowercased())
+        #expect(UUID(uuidString: id) != nil)
+        #expect(Set((0..<10_000).map { _ in EventLine.newEventId() }).count == 10_000)
     }
 }

@@ -1,7 +1,7 @@
 public import Basics
 public import RetentionMessaging
 public import RetentionMessagingModels
-public import Foundation
+import Foundation
 import Runtime
 public import StateStore
 
