@@ -143,6 +143,10 @@ public final class HTTPServer: Sendable {
     /// Connections open now, and how many were closed for each reason since the start.
     public var statistics: HTTPServerStatistics { core.statistics }
 
+    /// True once `drain` has begun (and until the server stops): answers from then on carry
+    /// `Connection: close`, and no new connection is accepted.
+    public var isDraining: Bool { core.phase == .draining }
+
     /// How often the listening socket was shut down: once, however the server ends, because after
     /// that its number may already belong to another socket of the process.
     var listenerShutdowns: Int { core.listenerShutdownCount }

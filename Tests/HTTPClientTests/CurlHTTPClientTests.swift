@@ -183,13 +183,16 @@ struct CurlHTTPClientTests {
     @Test("cancelling the waiting task ends the transfer")
     func cancellation() async throws {
         // The answer comes far later than any pool delay in a busy suite: only cancelling ends the wait.
+        let arrived = DispatchSemaphore(value: 0)
         let server = try HTTPServer { _ in
+            arrived.signal()
             try? await Task.sleep(for: .seconds(20))
             return HTTPResponse(status: 200)
         }
         let client = CurlHTTPClient()
         let task = Task { await errorKind(client, HTTPRequest(method: "GET", url: url(server, "/slow"))) }
-        try await Task.sleep(for: .milliseconds(200))
+        // Cancelled once the server holds the request, so the transfer is surely under way.
+        #expect(try await onOwnThread { arrived.wait(timeout: .now() + 30) } == .success)
         task.cancel()
         // An answer would be no error at all: `.other` is the cancelled transfer.
         #expect(await task.value == .other)

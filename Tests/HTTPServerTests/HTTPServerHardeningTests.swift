@@ -145,7 +145,9 @@ struct HTTPServerHardeningTests {
             Thread { started.wait(); continuation.resume() }.start()
         }
         async let drained = onOwnThread { server.drain(timeout: 10) }
-        try await Task.sleep(for: .milliseconds(100))
+        // The request in flight is let go once the server says it is draining, not after a guess.
+        for _ in 0..<1_000 where !server.isDraining { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(server.isDraining)
         release.signal()
         let answer = try await slow
         #expect(answer.hasPrefix("HTTP/1.1 200 "))
