@@ -1,12 +1,9 @@
 import Foundation
+import TestSupport
 
 /// Paths into `fixtures/crypto`, found from this file's location so tests run from any directory.
 enum Fixtures {
-    static let directory: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.appendingPathComponent("fixtures/crypto").path
-    }()
+    static let directory = Repository.url("fixtures/crypto").path
 
     static func path(_ name: String) -> String {
         directory + "/" + name

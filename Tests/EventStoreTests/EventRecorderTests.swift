@@ -1,6 +1,7 @@
 @testable import EventStore
 import Experiments
 import Foundation
+import TestSupport
 import Synchronization
 import Testing
 
@@ -21,12 +22,6 @@ final class FlakySink: EventSink {
         puts.add(1, ordering: .relaxed)
         try inner.put(path, bytes)
     }
-}
-
-func temporaryFolder(_ name: String) -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("retention-sync-\(name)-\(UUID().uuidString)", isDirectory: true)
-    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
 }
 
 func decision(_ index: Int, at time: Int64, environment: String = "sandbox") -> EventRecord {
@@ -60,7 +55,7 @@ struct EventRecorderTests {
 
     @Test("events land in hour partitions as NDJSON the results reader reads, and close stores the last ones")
     func eventsLandInPartitions() throws {
-        let root = temporaryFolder("events")
+        let root = try temporaryFolder("retention-sync-events")
         defer { try? FileManager.default.removeItem(at: root) }
         let recorder = EventRecorder(sink: FolderEventSink(root: root),
                                      settings: .init(writerId: "replica-a", spool: root.appendingPathComponent(".spool"), flushInterval: 0.05))
@@ -80,7 +75,7 @@ struct EventRecorderTests {
 
     @Test("one flush that mixes environments and hours files each event under its own partition, in the order recorded")
     func mixedFlushKeepsPartitionsApart() throws {
-        let root = temporaryFolder("events-mixed")
+        let root = try temporaryFolder("retention-sync-events-mixed")
         defer { try? FileManager.default.removeItem(at: root) }
         // Never flushed before close: everything below is cut in one flush.
         let recorder = EventRecorder(sink: FolderEventSink(root: root),
@@ -115,7 +110,7 @@ struct EventRecorderTests {
 
     @Test("while the store is down events wait in the spool, and go up once each when it answers again")
     func storeDownLosesNothing() throws {
-        let root = temporaryFolder("events-down")
+        let root = try temporaryFolder("retention-sync-events-down")
         defer { try? FileManager.default.removeItem(at: root) }
         let sink = FlakySink(root: root.appendingPathComponent("store"))
         let notices = Mutex<[String]>([])
@@ -141,7 +136,7 @@ struct EventRecorderTests {
 
     @Test("what one process could not store is stored by the next one that starts with the same spool")
     func nextStartUploadsLeftovers() throws {
-        let root = temporaryFolder("events-restart")
+        let root = try temporaryFolder("retention-sync-events-restart")
         defer { try? FileManager.default.removeItem(at: root) }
         let sink = FlakySink(root: root.appendingPathComponent("store"))
         sink.down.store(true, ordering: .relaxed)
@@ -161,7 +156,7 @@ struct EventRecorderTests {
 
     @Test("a full spool drops events and counts them, never silently")
     func fullSpoolCounts() throws {
-        let root = temporaryFolder("events-full")
+        let root = try temporaryFolder("retention-sync-events-full")
         defer { try? FileManager.default.removeItem(at: root) }
         let sink = FlakySink(root: root.appendingPathComponent("store"))
         sink.down.store(true, ordering: .relaxed)
@@ -183,8 +178,8 @@ struct EventRecorderTests {
     }
 
     @Test("a full queue drops and counts instead of growing without bound")
-    func fullQueueCounts() {
-        let root = temporaryFolder("events-queue")
+    func fullQueueCounts() throws {
+        let root = try temporaryFolder("retention-sync-events-queue")
         defer { try? FileManager.default.removeItem(at: root) }
         // Not started: nothing drains the queue.
         let recorder = EventRecorder(sink: FolderEventSink(root: root), settings: .init(writerId: "replica-f", spool: root.appendingPathComponent("spool"), queueLimit: 10))

@@ -18,7 +18,7 @@ struct S3EventStoreTests {
                                                      transport: { CurlHTTPClient() })
         #expect(store.location == "s3://\(server.bucket)/apps/stillpoint")
         let recorder = EventRecorder(sink: ObjectStoreEventSink(store: store),
-                                     settings: .init(writerId: "replica-s3", spool: temporaryFolder("s3-spool"), flushInterval: 0.05))
+                                     settings: .init(writerId: "replica-s3", spool: try temporaryFolder("retention-sync-s3-spool"), flushInterval: 0.05))
         recorder.start()
         for index in 0..<120 { recorder.record(decision(index, at: 1_795_000_000_000 + Int64(index) * 60_000)) }
         let counters = await recorder.close()

@@ -1,11 +1,12 @@
 import Basics
 import Foundation
+import TestSupport
 @testable import Manifests
 import RetentionMessagingModels
 import YAML
 
 /// The repository's root, found from this file's place (Tests/ManifestsTests/Support.swift).
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let repositoryRoot = Repository.root
 
 func here(_ line: Int = 1) -> SourceLocation { SourceLocation(file: "test.yaml", line: line, column: 1) }
 

@@ -42,11 +42,7 @@ func notifier(_ url: URL, format: Webhook.Format = .slack, ledger: FileNotificat
     return notifier
 }
 
-func temporaryFolder() throws -> String {
-    let path = NSTemporaryDirectory() + "retention-sync-notify-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
+func temporaryFolder() throws -> String { try temporaryFolder("retention-sync-notify").path }
 
 @Suite("Notifications through a webhook on loopback")
 struct NotifierTests {

@@ -1,6 +1,7 @@
 import Crypto
 import Emulator
 import Foundation
+import TestSupport
 import HTTPClient
 import HTTPCore
 import HTTPServer
@@ -261,8 +262,7 @@ struct PerformanceTestTests {
 
     @Test("a run that was PENDING when the emulator stopped reads FAIL after a restart from the state file")
     func pendingAcrossRestart() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("perf-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try temporaryFolder("perf")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("state.json")
         let id = Fixtures.uuid(0x900)

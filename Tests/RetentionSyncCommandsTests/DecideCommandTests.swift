@@ -1,13 +1,12 @@
 import Crypto
 import Foundation
+import TestSupport
 import RetentionSyncCommands
 import Testing
 
 @Suite("retention-sync decide")
 struct DecideCommandTests {
-    static let fixtures = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("fixtures/runtime")
+    static let fixtures = Repository.url("fixtures/runtime")
 
     struct Run {
         var code: ExitCode

@@ -1,6 +1,7 @@
 import Crypto
 import Emulator
 import Foundation
+import TestSupport
 import RetentionMessagingModels
 @testable import RetentionSyncCommands
 import Testing
@@ -70,8 +71,7 @@ struct DecideFirstTryTests {
     func oneLinePEMSigns() async throws {
         let key = ES256PrivateKey.generate()
         let oneLine = key.pkcs8PEM.trimmingCharacters(in: .newlines).replacingOccurrences(of: "\n", with: "\\n")
-        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("fixtures/runtime")
+        let fixtures = Repository.url("fixtures/runtime")
         let captured = CapturedConsole()
         let code = await CLI.run(["decide", "--snapshot", "snapshot.json", "--request", "request-monthly-de-AT.json"],
                                  context: CommandContext(console: captured.console, environment: [
@@ -88,8 +88,7 @@ struct DecideFirstTryTests {
 
     @Test("decide reports a malformed issuer id the way apply does")
     func sameCredentialRulesAsApply() async throws {
-        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("fixtures/runtime")
+        let fixtures = Repository.url("fixtures/runtime")
         let captured = CapturedConsole()
         let code = await CLI.run(["decide", "--snapshot", "snapshot.json", "--request", "request-monthly-de-AT.json"],
                                  context: CommandContext(console: captured.console, environment: [

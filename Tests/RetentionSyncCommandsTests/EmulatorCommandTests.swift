@@ -1,6 +1,7 @@
 import Crypto
 import Emulator
 import Foundation
+import TestSupport
 import HTTPClient
 import HTTPCore
 import RetentionMessaging
@@ -93,11 +94,7 @@ struct EmulatorCommandTests {
     let message = "00000000-0000-4000-8000-000000000001"
     let plain = UploadMessageRequestBody(header: "Stay", body: "It gets better.")
 
-    func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("emulator-command-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
+    func temporaryDirectory() throws -> URL { try temporaryFolder("emulator-command") }
 
     @Test("a client for production refuses the endpoint of a sandbox emulator, and every admin answer names its environment")
     func environmentsCannotMix() async throws {

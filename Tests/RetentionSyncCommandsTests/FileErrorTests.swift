@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -97,8 +98,7 @@ struct FileErrorTests {
 
     @Test("decide names the snapshot or request it cannot read")
     func decideFiles() async throws {
-        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("fixtures/runtime")
+        let fixtures = Repository.url("fixtures/runtime")
         let missingSnapshot = await run(["decide", "--snapshot", "published.json", "--request", "r.json"])
         expectReadable(missingSnapshot.stderr, naming: "published.json", "cannot read the runtime snapshot published.json: no such file")
         let captured = CapturedConsole()

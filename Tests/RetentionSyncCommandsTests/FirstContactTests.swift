@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 @testable import RetentionSyncCommands
 import Testing
 
@@ -109,7 +110,7 @@ struct FirstContactTests {
 
     @Test("validate --no-color on a terminal prints no ANSI escape, before or after the command")
     func noColorFlag() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = Repository.root
         let invalid = ["--manifests", root.appendingPathComponent("fixtures/manifests/invalid/header-too-long").path]
         let coloured = await run(["validate"] + invalid, isTerminal: true)
         #expect(coloured.stdout.contains("\u{1B}["))

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import RetentionSyncCommands
 import Testing
 
@@ -9,11 +10,7 @@ private func run(_ arguments: [String], in directory: URL) async -> (code: ExitC
     return (code, captured.stdout, captured.stderr)
 }
 
-private func temporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("init-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
+private func temporaryDirectory() throws -> URL { try temporaryFolder("init") }
 
 @Suite("retention-sync init")
 struct InitCommandTests {
@@ -44,7 +41,7 @@ struct InitCommandTests {
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         _ = await run(["init", "app"], in: work)
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = Repository.root
         let written = try Data(contentsOf: work.appendingPathComponent("app/retention-sync.schema.json"))
         let shipped = try Data(contentsOf: root.appendingPathComponent("manifests/retention-sync.schema.json"))
         #expect(written == shipped)

@@ -15,8 +15,7 @@ import TestSupport
 /// A copy of the example manifests in a temp directory, and the in-process emulator standing in
 /// for Apple, reached through the same commands a user runs.
 final class CommandHarness: Sendable {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let repository = Repository.root
     static let key = ES256PrivateKey.generate()
 
     struct Run {

@@ -124,7 +124,7 @@ struct ServeCommandTests {
     func manifestsChoosePaths() async throws {
         let setup = try ServeSetup()
         defer { try? FileManager.default.removeItem(at: setup.directory) }
-        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let repository = Repository.root
         try FileManager.default.copyItem(at: repository.appendingPathComponent("manifests"), to: setup.directory.appendingPathComponent("manifests"))
         let child = try ChildProcess(["serve", "--env", "sandbox,production", "--manifests", "manifests", "--root", "root.pem",
                                       "--listen", "127.0.0.1:0"],

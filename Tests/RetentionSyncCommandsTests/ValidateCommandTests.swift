@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import RetentionSyncCommands
 import Testing
 
 /// The repository's root, found from this file's place.
-private let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+private let root = Repository.root
 
 private func validate(_ arguments: [String], in directory: URL = root) async -> (code: ExitCode, out: String, err: String) {
     let captured = CapturedConsole()

@@ -2,6 +2,7 @@ import Basics
 import Crypto
 import Emulator
 import Foundation
+import TestSupport
 import HTTPCore
 import RetentionMessaging
 import RetentionMessagingModels
@@ -45,8 +46,7 @@ final class EmulatedApple: Sendable {
 /// Valid PNGs for tests: the example app's pictures, and variants of them that differ only by a
 /// text chunk (Apple's checks read chunk headers, so a variant is a different picture to them).
 enum TestPNG {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("manifests/images")
+    static let root = Repository.url("manifests/images")
 
     static let fullSize: [UInt8] = load("hero.png")
     static let bulletPoint: [UInt8] = load("bullet-breathe.png")

@@ -1,12 +1,11 @@
 import Foundation
+import TestSupport
 import RetentionMessagingModels
 import Runtime
 
 /// The files under `fixtures/runtime/` at the repository's root.
 enum RuntimeFixtures {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("fixtures/runtime")
+    static let directory = Repository.url("fixtures/runtime")
 
     static func url(_ name: String) -> URL { directory.appendingPathComponent(name) }
 

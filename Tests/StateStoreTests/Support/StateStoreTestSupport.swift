@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import TestSupport
 import HTTPCore
 import HTTPClient
 import HTTPServer
@@ -52,9 +53,7 @@ enum StateStoreTestSupport {
 
     /// A fresh folder under the system's temporary folder, removed by the caller.
     static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("state-store-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return URL(fileURLWithPath: StateLocationPaths.real(url.path))
+        URL(fileURLWithPath: StateLocationPaths.real(try temporaryFolder("state-store-tests").path))
     }
 
     /// A loopback port nothing listens on: bound, read back, and released.
