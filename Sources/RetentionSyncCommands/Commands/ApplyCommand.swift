@@ -6,7 +6,7 @@ import RetentionMessagingModels
 import Runtime
 import StateStore
 
-struct ApplyCommand: Command {
+struct ApplyCommand: ParsedCommand {
     static let name = "apply"
     static let summary = "Make the environment match the manifests"
     static let planOption = Option("--plan", value: "FILE", completion: .file, help: ["Apply this saved plan"])
@@ -71,136 +71,124 @@ struct ApplyCommand: Command {
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
-    static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        // Only the real process takes over its signals; tests run apply in-process beside others.
-        try await execute(&arguments, context: context, provider: .live, handleSignals: true)
+    static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> ApplyOptions {
+        ApplyOptions(
+            environment: try EnvironmentOptions.parse(&arguments, context: context),
+            planPath: try arguments.value(Self.planOption), reportPath: try arguments.value(Self.report),
+            prune: arguments.flag(Self.prune), pruneForce: arguments.flag(Self.pruneForce),
+            pruneNamed: try RollbackOptions.named(&arguments), rollbackVersions: try RollbackOptions.versions(&arguments),
+            pruneGraceDays: try RollbackOptions.graceDays(&arguments), firstPublish: arguments.flag(Self.firstPublish),
+            replanIfStale: arguments.flag(Self.replanIfStale), onlyUploads: arguments.flag(Self.onlyUploads),
+            // Read without its default, so that giving it without --only-uploads is noticed.
+            reserveText: try arguments.value(Self.submissionReserve),
+            submittedBy: try arguments.value(Self.submittedBy), summaryPath: try arguments.value(Self.summaryFile),
+            autoApprove: arguments.flag(Self.autoApprove), format: try arguments.value(Self.format, as: ApplyFormat.self) ?? .text,
+            maxDurationText: try arguments.value(Self.maxDuration))
     }
 
+    static func run(_ options: ApplyOptions, context: CommandContext) async throws -> ExitCode {
+        // Only the real process takes over its signals; tests run apply in-process beside others.
+        try await apply(options, context: context, provider: .live, handleSignals: true)
+    }
+
+    /// Parses, checks and applies, with the API (and whether to print the plan) chosen by the
+    /// caller: the demo and the tests run apply in-process against the emulator.
     static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider,
                         printPlan: Bool = true, handleSignals: Bool = false) async throws(CommandError) -> ExitCode {
-        let options = try EnvironmentOptions.parse(&arguments, context: context)
-        let planPath = try arguments.value(Self.planOption)
-        let reportPath = try arguments.value(Self.report)
-        let prune = arguments.flag(Self.prune)
-        let pruneForce = arguments.flag(Self.pruneForce)
-        let firstPublish = arguments.flag(Self.firstPublish)
-        let replanIfStale = arguments.flag(Self.replanIfStale)
-        let pruneNamed = try RollbackOptions.named(&arguments)
-        let rollbackVersions = try RollbackOptions.versions(&arguments)
-        let pruneGraceDays = try RollbackOptions.graceDays(&arguments)
-        let onlyUploads = arguments.flag(Self.onlyUploads)
-        // Read without its default, so that giving it without --only-uploads is noticed.
-        let reserve = try arguments.value(Self.submissionReserve).map { text throws(CommandError) -> Int in
-            guard let value = Int(text), value >= 0 else {
-                throw CommandError("--submission-reserve must be a whole number, 0 or more, not '\(text)'", exitCode: .usage)
-            }
-            return value
-        }
-        let submittedBy = try arguments.value(Self.submittedBy)
-        let summaryPath = try arguments.value(Self.summaryFile)
-        let autoApprove = arguments.flag(Self.autoApprove)
-        let format = try arguments.value(Self.format, as: ApplyFormat.self) ?? .text
-        let maxDurationText = try arguments.value(Self.maxDuration)
+        let options = try parse(&arguments, context: context)
         try arguments.finish()
-        var maxDuration: Double?
-        if let maxDurationText {
-            guard let seconds = Self.duration(maxDurationText) else {
-                throw CommandError("--max-duration '\(maxDurationText)' is not a duration: write a number with s, m or h (90s, 320m, 2h, 1h30m)",
-                                   exitCode: .usage)
-            }
-            maxDuration = seconds
-        }
+        try options.validate()
+        return try await apply(options, context: context, provider: provider, printPlan: printPlan, handleSignals: handleSignals)
+    }
 
-        if onlyUploads && (prune || pruneForce || !pruneNamed.isEmpty) {
-            throw CommandError("--only-uploads does not go with --prune, --prune-force or --prune-id: it never deletes", exitCode: .usage)
-        }
-        if !onlyUploads && (reserve != nil || submittedBy != nil || summaryPath != nil) {
-            throw CommandError("--submission-reserve, --submitted-by and --summary go with --only-uploads", exitCode: .usage)
-        }
-        if let submittedBy, submittedBy.trimmingCharacters(in: .whitespaces).isEmpty {
-            throw CommandError("--submitted-by needs a name (pr-12)", exitCode: .usage)
-        }
-
-        var saved: SavedPlan?
-        if let planPath {
-            if prune || pruneForce || !pruneNamed.isEmpty {
-                throw CommandError("--prune, --prune-force and --prune-id do not go with --plan: the saved plan decides what is deleted "
-                                   + "(make it with 'plan --prune --out FILE')", exitCode: .usage)
-            }
-            saved = try readSavedPlan(planPath, context: context)
-        } else if replanIfStale {
-            throw CommandError("--replan-if-stale goes with --plan FILE", exitCode: .usage)
-        }
-
-        let session = try ReconcileSession.open(options, context: context, provider: provider)
-        if onlyUploads && session.reconciler.state == nil {
+    static func apply(_ options: ApplyOptions, context: CommandContext, provider: APIProvider,
+                      printPlan: Bool = true, handleSignals: Bool = false) async throws(CommandError) -> ExitCode {
+        let saved = try options.planPath.map { path throws(CommandError) in try readSavedPlan(path, context: context) }
+        let session = try ReconcileSession.open(options.environment, context: context, provider: provider)
+        if options.onlyUploads && session.reconciler.state == nil {
             throw CommandError("--only-uploads records who submitted in the state store, so that a prune on the main branch keeps "
-                               + "it for the grace period; configure environments.\(options.environment.rawValue).stateStore in the "
+                               + "it for the grace period; configure environments.\(options.environment.environment.rawValue).stateStore in the "
                                + "App manifest (or pass --state-store LOCATION). Nothing was uploaded.")
         }
         // The time counts from here, so that the plan's reads are inside the limit too.
-        let view = progressView(session: session, format: format, context: context)
-        let deadline = maxDuration.map { (at: view.clock.now() + $0, text: maxDurationText ?? "") }
-        let planned = try await session.plan(saved?.planOptions ?? PlanOptions(prune: prune || pruneForce || !pruneNamed.isEmpty, pruneForce: pruneForce, pruneNamed: pruneNamed,
-                                                  rollbackVersions: rollbackVersions, pruneGraceDays: pruneGraceDays))
-        if let missing = planned.plan.missingState, !firstPublish {
+        let view = progressView(session: session, format: options.format, context: context)
+        let deadline = options.maxDuration.map { (at: view.clock.now() + $0, text: options.maxDurationText ?? "") }
+        let planned = try await session.plan(saved?.planOptions ?? options.planOptions)
+        if let missing = planned.plan.missingState, !options.firstPublish {
             throw CommandError("refusing to apply: \(missing.explanation) Nothing was changed.")
         }
-        var allowed: Set<ActionID>?
-        if let saved, let planPath {
-            do {
-                allowed = try SavedPlan.check(saved: saved, fresh: planned.plan)
-                context.console.print("Applying the saved plan \(planPath).")
-            } catch {
-                guard replanIfStale else { throw CommandError("\(planPath): \(PlanWording.describe(error))") }
-                // The plan the pull request showed no longer holds: apply what is true now, and say why.
-                let why = "the saved plan \(planPath) no longer holds (\(PlanWording.describe(error))); applying a fresh plan instead"
-                context.console.print("Re-planned: " + why + ".")
-                if format == .github { context.console.print(GitHubActions.annotation(.warning, why, title: "Re-planned")) }
-            }
-        }
-        if printPlan {
-            if format == .github { context.console.print(GitHubActions.group("Plan: " + PlanView.summaryLine(planned.plan))) }
-            context.console.write(PlanView.text(planned.plan, for: context.console))
-            if format == .github {
-                context.console.print(GitHubActions.endGroup)
-                for line in planned.plan.problems.map({ GitHubActions.annotation(.error, $0.message, title: $0.name) }) {
-                    context.console.print(line)
-                }
-            }
-            context.console.print("")
-        }
+        var allowed = try savedPlanActions(saved, planned: planned, options: options, context: context)
+        if printPlan { show(planned.plan, format: options.format, context: context) }
         var notAllowedDetail: String?
-        if onlyUploads {
-            let uploads = planned.plan.actions.filter { $0.kind.effect == .upload && $0.state == .ready }
-            let headroom = SubmissionHeadroom(environment: options.environment, existingMessages: planned.remote.messages.count,
-                                              existingImages: planned.remote.images.count,
-                                              uploadingMessages: uploads.filter { $0.kind == .uploadMessage }.count,
-                                              uploadingImages: uploads.filter { $0.kind == .uploadImage }.count,
-                                              reserve: reserve ?? SubmissionHeadroom.defaultReserve)
-            if let refusal = headroom.refusal { throw CommandError(refusal + ". Nothing was uploaded.") }
-            allowed = Set(uploads.map(\.id)).intersection(allowed ?? Set(planned.plan.actions.map(\.id)))
+        if options.onlyUploads {
+            allowed = try uploadsOnly(planned, within: allowed, options: options)
             notAllowedDetail = "not in this run: --only-uploads performs only uploads; the main branch's apply does the rest"
         }
-        if planPath == nil {
+        if options.planPath == nil {
             try Confirmation.confirmApply(actions: planned.plan.actions.filter { $0.state == .ready && (allowed?.contains($0.id) ?? true) }.count,
-                                          environment: options.environment.rawValue, autoApprove: autoApprove, console: context.console)
+                                          environment: options.environment.environment.rawValue, autoApprove: options.autoApprove,
+                                          console: context.console)
         }
-
         let report = try await perform(planned, session: session, allowed: allowed, notAllowedDetail: notAllowedDetail,
-                                       reportPath: reportPath, context: context, view: view, handleSignals: handleSignals,
+                                       reportPath: options.reportPath, context: context, view: view, handleSignals: handleSignals,
                                        deadline: deadline)
-        if onlyUploads {
-            try await recordSubmission(planned, report: report, submittedBy: submittedBy, summaryPath: summaryPath,
+        if options.onlyUploads {
+            try await recordSubmission(planned, report: report, submittedBy: options.submittedBy, summaryPath: options.summaryPath,
                                        session: session, context: context)
         }
         for result in report.results where result.isRealtimeURLAwaitingTest {
             // Waiting, not failing: the apply succeeds and says what lets production take the URL.
             let line = "\(result.title): \(ApplyProgressView.detail(result))"
-            context.console.print(format == .github ? GitHubActions.annotation(.notice, line, title: "realtime URL") : line)
+            context.console.print(options.format == .github ? GitHubActions.annotation(.notice, line, title: "realtime URL") : line)
         }
         if let stop = report.stopped { return stop.exitCode }
         return planned.plan.hasErrors || report.count(.error) > 0 ? .failure : .success
+    }
+
+    /// The actions a saved plan allows (nil: every action); a plan that no longer holds is refused,
+    /// or with --replan-if-stale announced and replaced by the fresh one.
+    static func savedPlanActions(_ saved: SavedPlan?, planned: PlanResult, options: ApplyOptions,
+                                 context: CommandContext) throws(CommandError) -> Set<ActionID>? {
+        guard let saved, let planPath = options.planPath else { return nil }
+        do {
+            let allowed = try SavedPlan.check(saved: saved, fresh: planned.plan)
+            context.console.print("Applying the saved plan \(planPath).")
+            return allowed
+        } catch {
+            guard options.replanIfStale else { throw CommandError("\(planPath): \(PlanWording.describe(error))") }
+            // The plan the pull request showed no longer holds: apply what is true now, and say why.
+            let why = "the saved plan \(planPath) no longer holds (\(PlanWording.describe(error))); applying a fresh plan instead"
+            context.console.print("Re-planned: " + why + ".")
+            if options.format == .github { context.console.print(GitHubActions.annotation(.warning, why, title: "Re-planned")) }
+            return nil
+        }
+    }
+
+    /// Prints the plan apply is about to carry out (in a GitHub Actions group, with annotations, when asked).
+    static func show(_ plan: Plan, format: ApplyFormat, context: CommandContext) {
+        if format == .github { context.console.print(GitHubActions.group("Plan: " + PlanView.summaryLine(plan))) }
+        context.console.write(PlanView.text(plan, for: context.console))
+        if format == .github {
+            context.console.print(GitHubActions.endGroup)
+            for line in plan.problems.map({ GitHubActions.annotation(.error, $0.message, title: $0.name) }) {
+                context.console.print(line)
+            }
+        }
+        context.console.print("")
+    }
+
+    /// --only-uploads: the ready uploads among `allowed`, after the check that Apple's limits keep
+    /// the reserve free.
+    static func uploadsOnly(_ planned: PlanResult, within allowed: Set<ActionID>?,
+                            options: ApplyOptions) throws(CommandError) -> Set<ActionID> {
+        let uploads = planned.plan.actions.filter { $0.kind.effect == .upload && $0.state == .ready }
+        let headroom = SubmissionHeadroom(environment: options.environment.environment, existingMessages: planned.remote.messages.count,
+                                          existingImages: planned.remote.images.count,
+                                          uploadingMessages: uploads.filter { $0.kind == .uploadMessage }.count,
+                                          uploadingImages: uploads.filter { $0.kind == .uploadImage }.count,
+                                          reserve: options.reserve ?? SubmissionHeadroom.defaultReserve)
+        if let refusal = headroom.refusal { throw CommandError(refusal + ". Nothing was uploaded.") }
+        return Set(uploads.map(\.id)).intersection(allowed ?? Set(planned.plan.actions.map(\.id)))
     }
 
     /// The progress view, on the client's clock so that a virtual clock gives deterministic heartbeats.
@@ -337,5 +325,61 @@ struct ApplyCommand: Command {
             throw CommandError("cannot encode the apply report: \(error)")
         }
         try writeFile(text, to: path, context: context)
+    }
+}
+
+/// `apply`'s options, read from the command line and checked before anything is read or sent.
+struct ApplyOptions: CommandOptions {
+    var environment: EnvironmentOptions
+    var planPath: String?
+    var reportPath: String?
+    var prune: Bool
+    var pruneForce: Bool
+    var pruneNamed: Set<String>
+    var rollbackVersions: Int
+    var pruneGraceDays: Int
+    var firstPublish: Bool
+    var replanIfStale: Bool
+    var onlyUploads: Bool
+    var reserveText: String?
+    var submittedBy: String?
+    var summaryPath: String?
+    var autoApprove: Bool
+    var format: ApplyFormat
+    var maxDurationText: String?
+
+    var maxDuration: Double? { maxDurationText.flatMap(ApplyCommand.duration) }
+    var reserve: Int? { reserveText.flatMap { Int($0).flatMap { $0 >= 0 ? $0 : nil } } }
+    var pruning: Bool { prune || pruneForce || !pruneNamed.isEmpty }
+
+    var planOptions: PlanOptions {
+        PlanOptions(prune: pruning, pruneForce: pruneForce, pruneNamed: pruneNamed, rollbackVersions: rollbackVersions,
+                    pruneGraceDays: pruneGraceDays)
+    }
+
+    func validate() throws(CommandError) {
+        if let reserveText, reserve == nil {
+            throw CommandError("--submission-reserve must be a whole number, 0 or more, not '\(reserveText)'", exitCode: .usage)
+        }
+        if let maxDurationText, maxDuration == nil {
+            throw CommandError("--max-duration '\(maxDurationText)' is not a duration: write a number with s, m or h (90s, 320m, 2h, 1h30m)",
+                               exitCode: .usage)
+        }
+        if onlyUploads && pruning {
+            throw CommandError("--only-uploads does not go with --prune, --prune-force or --prune-id: it never deletes", exitCode: .usage)
+        }
+        if !onlyUploads && (reserveText != nil || submittedBy != nil || summaryPath != nil) {
+            throw CommandError("--submission-reserve, --submitted-by and --summary go with --only-uploads", exitCode: .usage)
+        }
+        if let submittedBy, submittedBy.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw CommandError("--submitted-by needs a name (pr-12)", exitCode: .usage)
+        }
+        if planPath != nil && pruning {
+            throw CommandError("--prune, --prune-force and --prune-id do not go with --plan: the saved plan decides what is deleted "
+                               + "(make it with 'plan --prune --out FILE')", exitCode: .usage)
+        }
+        if planPath == nil && replanIfStale {
+            throw CommandError("--replan-if-stale goes with --plan FILE", exitCode: .usage)
+        }
     }
 }
