@@ -144,11 +144,15 @@ struct HTTPServerHardeningTests {
         await withCheckedContinuation { continuation in
             Thread { started.wait(); continuation.resume() }.start()
         }
-        async let drained = onOwnThread { server.drain(timeout: 10) }
-        // The request in flight is let go once the server says it is draining, not after a guess.
-        for _ in 0..<1_000 where !server.isDraining { try await Task.sleep(for: .milliseconds(5)) }
-        #expect(server.isDraining)
-        release.signal()
+        async let drained = onOwnThread { server.drain(timeout: 30) }
+        // The request in flight is let go once the server says it is draining, not after a guessed
+        // pause; watched from a thread of its own, so a busy concurrency pool cannot delay it.
+        let sawDraining = try await onOwnThread { () -> Bool in
+            for _ in 0..<6_000 where !server.isDraining { usleep(5_000) }
+            defer { release.signal() }
+            return server.isDraining
+        }
+        #expect(sawDraining)
         let answer = try await slow
         #expect(answer.hasPrefix("HTTP/1.1 200 "))
         #expect(answer.contains("Connection: close"))
