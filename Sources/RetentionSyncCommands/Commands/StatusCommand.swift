@@ -5,7 +5,7 @@ import StateStore
 import RetentionMessaging
 import RetentionMessagingModels
 
-struct StatusCommand: Command {
+struct StatusCommand: ParsedCommand {
     static let name = "status"
     static let summary = "Show remote content, review states and use"
     static let format = Option("--format", value: "FORMAT", of: StatusReportFormat.self,
@@ -31,23 +31,41 @@ struct StatusCommand: Command {
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
-    static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        try await execute(&arguments, context: context, provider: .live)
+    struct Options: CommandOptions {
+        var environment: EnvironmentOptions
+        var format: StatusReportFormat
+        var warnDays: Int
+        var detailed: Bool
+
+        func validate() throws(CommandError) {}
     }
 
+    static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
+        Options(environment: try EnvironmentOptions.parse(&arguments, context: context),
+                format: try arguments.value(Self.format, as: StatusReportFormat.self) ?? .text,
+                warnDays: try parseWarnDays(&arguments), detailed: arguments.flag(Self.detailedExitcode))
+    }
+
+    static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
+        try await report(options, context: context, provider: .live)
+    }
+
+    /// Parses, checks and reports against the API the caller chose (the tests': the emulator).
     static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
-        let options = try EnvironmentOptions.parse(&arguments, context: context)
-        let format = (try arguments.value(Self.format, as: StatusReportFormat.self) ?? .text).rawValue
-        let warnDays = try parseWarnDays(&arguments)
-        let detailed = arguments.flag(Self.detailedExitcode)
+        let options = try parse(&arguments, context: context)
         try arguments.finish()
-        var session = try ReconcileSession.open(options, context: context, provider: provider)
-        session.reconciler.pendingWarnDays = warnDays
+        try options.validate()
+        return try await report(options, context: context, provider: provider)
+    }
+
+    static func report(_ options: Options, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
+        var session = try ReconcileSession.open(options.environment, context: context, provider: provider)
+        session.reconciler.pendingWarnDays = options.warnDays
         let planned = try await session.plan(PlanOptions())
-        let report = Status.report(planned, now: session.reconciler.clock.date(), pendingWarnDays: warnDays)
+        let report = Status.report(planned, now: session.reconciler.clock.date(), pendingWarnDays: options.warnDays)
         // How long App Review takes for this app, from the review states the state record observed.
         let reviewTimes = planned.remote.state?.document.map { ReviewTimes.measure($0, now: session.reconciler.clock.date()) }
-        switch format {
+        switch options.format.rawValue {
         case "json":
             do { context.console.write(try StatusView.json(report)) } catch { throw CommandError("cannot encode the status: \(error)") }
         case "markdown":
@@ -60,7 +78,7 @@ struct StatusCommand: Command {
         }
         await RunNotifications.send(RunNotifications.events(report, planned: planned), store: session.reconciler.state?.store,
                                     context: context)
-        return detailed && !report.needingAttention.isEmpty ? .needsAttention : .success
+        return options.detailed && !report.needingAttention.isEmpty ? .needsAttention : .success
     }
 
     static func parseWarnDays(_ arguments: inout Arguments) throws(CommandError) -> Int {

@@ -1,7 +1,7 @@
 import Foundation
 import Manifests
 
-struct ValidateCommand: Command {
+struct ValidateCommand: ParsedCommand {
     static let name = "validate"
     static let summary = "Check manifests offline"
     static let manifests = Option.manifests()
@@ -21,20 +21,29 @@ struct ValidateCommand: Command {
         options: [manifests, format, strict], column: 18,
         footer: "Exit status: 0 when there are no errors (and, with --strict, no warnings), 1 otherwise.")
 
-    static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let directory = try arguments.value(orDefault: Self.manifests) ?? Option.defaultManifests
-        let format = try arguments.value(Self.format, as: DiagnosticFormat.self) ?? .text
-        let strict = arguments.flag(Self.strict)
-        try arguments.finish()
+    struct Options: CommandOptions {
+        var directory: String
+        var format: DiagnosticFormat
+        var strict: Bool
 
-        let (set, diagnostics) = ManifestLoader.loadAndValidate(directory: context.url(directory), displayPath: directory)
-        let output = DiagnosticRenderer.render(diagnostics, format: format, color: context.console.useColor,
+        func validate() throws(CommandError) {}
+    }
+
+    static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
+        Options(directory: try arguments.value(orDefault: Self.manifests) ?? Option.defaultManifests,
+                format: try arguments.value(Self.format, as: DiagnosticFormat.self) ?? .text,
+                strict: arguments.flag(Self.strict))
+    }
+
+    static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
+        let (set, diagnostics) = ManifestLoader.loadAndValidate(directory: context.url(options.directory), displayPath: options.directory)
+        let output = DiagnosticRenderer.render(diagnostics, format: options.format, color: context.console.useColor,
                                                source: context.console.isTerminal ? { try? String(contentsOf: context.url($0), encoding: .utf8) } : nil)
         context.console.write(output)
-        if format == .text && diagnostics.isEmpty, let set {
-            context.console.print("\(directory): no problems (\(describe(set)))")
+        if options.format == .text && diagnostics.isEmpty, let set {
+            context.console.print("\(options.directory): no problems (\(describe(set)))")
         }
-        let failed = diagnostics.hasErrors || (strict && !diagnostics.isEmpty)
+        let failed = diagnostics.hasErrors || (options.strict && !diagnostics.isEmpty)
         return failed ? .failure : .success
     }
 
