@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// The one clock of the code base, in seconds since 1970: pacing and rate limits, review ages and state
 /// times, signature freshness, offer signing and `serve`'s snapshot times all read it. `SystemClock` is
@@ -28,23 +29,22 @@ public struct SystemClock: RetentionClock {
 
 /// A clock that jumps: sleeping moves it forward to the deadline at once. It never goes back,
 /// so concurrent sleepers see time as the latest deadline any of them reached.
-public final class VirtualClock: RetentionClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Double
+public final class VirtualClock: RetentionClock {
+    private let current: Mutex<Double>
 
-    public init(start: Double = 1_790_000_000) { current = start }
+    public init(start: Double = 1_790_000_000) { current = Mutex(start) }
 
     /// A clock standing at `date` until it is moved.
     public convenience init(at date: Date) { self.init(start: date.timeIntervalSince1970) }
 
-    public func now() -> Double { lock.withLock { current } }
+    public func now() -> Double { current.withLock { $0 } }
 
     public func sleep(until deadline: Double) async throws {
-        lock.withLock { current = max(current, deadline) }
+        current.withLock { $0 = max($0, deadline) }
     }
 
     /// Moves the clock forward by `seconds`.
     public func advance(by seconds: Double) {
-        lock.withLock { current += max(0, seconds) }
+        current.withLock { $0 += max(0, seconds) }
     }
 }

@@ -1,4 +1,4 @@
-public import Basics
+import Basics
 public import Foundation
 public import HTTPCore
 import RetentionMessaging

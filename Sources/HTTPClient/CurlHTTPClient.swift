@@ -2,6 +2,7 @@ import Basics
 internal import CCurl
 public import Foundation
 public import HTTPCore
+import Synchronization
 
 /// The production `HTTPTransport`: libcurl with TLS verification always on, HTTP/2 where the server
 /// offers it, proxies from the standard environment variables, and per-request timeouts.
@@ -63,16 +64,15 @@ public final class CurlHTTPClient: HTTPTransport {
 }
 
 /// Set when the awaiting task is cancelled; the transfer's progress callback aborts on it.
-final class CancellationFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var cancelled = false
+final class CancellationFlag: Sendable {
+    private let cancelled = Atomic(false)
 
     func cancel() {
-        lock.withLock { cancelled = true }
+        cancelled.store(true, ordering: .releasing)
     }
 
     var isCancelled: Bool {
-        lock.withLock { cancelled }
+        cancelled.load(ordering: .acquiring)
     }
 }
 

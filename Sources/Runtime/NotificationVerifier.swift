@@ -1,6 +1,6 @@
 public import Basics
 public import Crypto
-public import Foundation
+import Foundation
 public import RetentionMessagingModels
 
 /// A notification whose signature, chain, environment and App have been checked, with its nested

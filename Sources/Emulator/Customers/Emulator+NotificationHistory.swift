@@ -1,4 +1,4 @@
-public import Basics
+import Basics
 import Crypto
 public import Foundation
 import HTTPCore

@@ -1,9 +1,11 @@
 import Foundation
+import Synchronization
 
 /// Where a command writes (and, for apply's confirmation, reads), and what kind of place that is.
 /// Tests capture both streams.
-public final class Console: @unchecked Sendable {
-    private let lock = NSLock()
+public final class Console: Sendable {
+    /// Serializes writes, so that lines from two threads never interleave.
+    private let lock = Mutex(())
     private let writeOut: @Sendable (String) -> Void
     private let writeErr: @Sendable (String) -> Void
     private let readIn: @Sendable () -> String?
@@ -56,33 +58,41 @@ public final class Console: @unchecked Sendable {
     }
 
     /// Writes `text` and a newline to standard output.
-    public func print(_ text: String = "") { lock.withLock { writeOut(text + "\n") } }
+    public func print(_ text: String = "") { lock.withLock { _ in writeOut(text + "\n") } }
     /// Writes `text` as it is to standard output.
-    public func write(_ text: String) { lock.withLock { writeOut(text) } }
+    public func write(_ text: String) { lock.withLock { _ in writeOut(text) } }
     /// Writes `text` and a newline to standard error.
-    public func error(_ text: String) { lock.withLock { writeErr(text + "\n") } }
+    public func error(_ text: String) { lock.withLock { _ in writeErr(text + "\n") } }
     /// Reads one line a person typed; nil at the end of input.
     public func readLine() -> String? { readIn() }
 }
 
 /// A console that keeps what is written, for tests; `input` lines stand for a person at a terminal.
-public final class CapturedConsole: @unchecked Sendable {
-    private let lock = NSLock()
-    private var outText = ""
-    private var errText = ""
-    private var input: [String]
-    public private(set) var console: Console!
+public final class CapturedConsole: Sendable {
+    /// What was written and what is left to read, shared by this object and its console's closures.
+    private final class Captured: Sendable {
+        struct Text {
+            var out = ""
+            var err = ""
+            var input: [String]
+        }
+        let text: Mutex<Text>
 
-    public init(isTerminal: Bool = false, environment: [String: String] = [:], input: [String]? = nil) {
-        self.input = input ?? []
-        console = Console(isTerminal: isTerminal, environment: environment, isInteractive: input != nil,
-                          out: { [unowned self] text in self.lock.withLock { self.outText += text } },
-                          err: { [unowned self] text in self.lock.withLock { self.errText += text } },
-                          read: { [unowned self] in
-                              self.lock.withLock { self.input.isEmpty ? nil : self.input.removeFirst() }
-                          })
+        init(input: [String]) { text = Mutex(Text(input: input)) }
     }
 
-    public var stdout: String { lock.withLock { outText } }
-    public var stderr: String { lock.withLock { errText } }
+    private let captured: Captured
+    public let console: Console
+
+    public init(isTerminal: Bool = false, environment: [String: String] = [:], input: [String]? = nil) {
+        let captured = Captured(input: input ?? [])
+        self.captured = captured
+        console = Console(isTerminal: isTerminal, environment: environment, isInteractive: input != nil,
+                          out: { text in captured.text.withLock { $0.out += text } },
+                          err: { text in captured.text.withLock { $0.err += text } },
+                          read: { captured.text.withLock { $0.input.isEmpty ? nil : $0.input.removeFirst() } })
+    }
+
+    public var stdout: String { captured.text.withLock { $0.out } }
+    public var stderr: String { captured.text.withLock { $0.err } }
 }
