@@ -1,12 +1,12 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Turns signals into calls instead of their default disposition (which ends the process at once),
 /// for as long as it is not cancelled; `cancel` restores the defaults. One mechanism for `serve`
 /// (drain on SIGTERM, reload on SIGHUP), the emulator (write its state) and apply (write the report).
-final class SignalWatcher: @unchecked Sendable {
-    private let lock = NSLock()
-    private var sources: [any DispatchSourceSignal]
+final class SignalWatcher: Sendable {
+    private let sources: Mutex<[any DispatchSourceSignal]>
     private let numbers: [Int32]
 
     static func name(of number: Int32) -> String {
@@ -20,17 +20,17 @@ final class SignalWatcher: @unchecked Sendable {
 
     init(_ numbers: [Int32] = [SIGINT, SIGTERM], handler: @escaping @Sendable (Int32) -> Void) {
         self.numbers = numbers
-        sources = numbers.map { number in
+        sources = Mutex(numbers.map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { handler(number) }
             source.resume()
             return source
-        }
+        })
     }
 
     func cancel() {
-        let cancelled = lock.withLock { () -> [any DispatchSourceSignal] in
+        let cancelled = sources.withLock { sources -> [any DispatchSourceSignal] in
             defer { sources = [] }
             return sources
         }
