@@ -4,7 +4,7 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 
-struct IdCommand: Command {
+struct IdCommand: ParsedCommand {
     static let name = "id"
     static let summary = "Print the identifiers the manifests derive"
     static let manifests = Option.manifests()
@@ -47,11 +47,22 @@ struct IdCommand: Command {
         }
     }
 
-    static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let path = try arguments.value(orDefault: Self.manifests) ?? Option.defaultManifests
-        let only = try arguments.value(Self.env, as: Environment.self)
-        let format = try arguments.value(Self.format, as: StatusFormat.self) ?? .text
-        try arguments.finish()
+    struct Options: CommandOptions {
+        var path: String
+        var only: Environment?
+        var format: StatusFormat
+
+        func validate() throws(CommandError) {}
+    }
+
+    static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
+        Options(path: try arguments.value(orDefault: Self.manifests) ?? Option.defaultManifests,
+                only: try arguments.value(Self.env, as: Environment.self),
+                format: try arguments.value(Self.format, as: StatusFormat.self) ?? .text)
+    }
+
+    static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
+        let (path, only, format) = (options.path, options.only, options.format)
         let manifests = try EnvironmentOptions.workspaceStep(context: context) { () throws(Workspace.Failure) in
             try Workspace.load(directory: context.url(path), displayPath: path)
         }

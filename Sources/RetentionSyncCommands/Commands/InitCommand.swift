@@ -1,7 +1,7 @@
 import Foundation
 import Manifests
 
-struct InitCommand: Command {
+struct InitCommand: ParsedCommand {
     static let name = "init"
     static let summary = "Write a small app that validates cleanly"
     static let positional: Positional? = Positional("DIR", completion: .directory)
@@ -67,11 +67,20 @@ struct InitCommand: Command {
         (ManifestSchema.fileName, ManifestSchema.json),
     ]
 
-    static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        guard let path = arguments.positional() else {
-            throw CommandError("init needs a directory: retention-sync init DIR", exitCode: .usage)
+    struct Options: CommandOptions {
+        var path: String?
+
+        func validate() throws(CommandError) {
+            guard path != nil else { throw CommandError("init needs a directory: retention-sync init DIR", exitCode: .usage) }
         }
-        try arguments.finish()
+    }
+
+    static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
+        Options(path: arguments.positional())
+    }
+
+    static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
+        guard let path = options.path else { return .usage }
         let directory = context.url(path)
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
