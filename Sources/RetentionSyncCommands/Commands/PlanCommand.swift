@@ -7,7 +7,7 @@ import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
 
-struct PlanCommand: Command {
+struct PlanCommand: ParsedCommand {
     static let name = "plan"
     static let summary = "Show what apply would do"
     static let format = Option("--format", value: "FORMAT", of: PlanFormat.self,
@@ -43,39 +43,68 @@ struct PlanCommand: Command {
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
-    static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        try await execute(&arguments, context: context, provider: .live)
-    }
+    struct Options: CommandOptions {
+        var environment: EnvironmentOptions
+        var format: PlanFormat
+        var out: String?
+        var snapshotOut: String?
+        var detailed: Bool
+        var prune: Bool
+        var pruneForce: Bool
+        var pruneNamed: Set<String>
+        var rollbackVersions: Int
+        var pruneGraceDays: Int
+        var maxCharactersText: String?
+        var warnDays: Int
+        var withResults: Bool
 
-    static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
-        let options = try EnvironmentOptions.parse(&arguments, context: context)
-        let format = (try arguments.value(Self.format, as: PlanFormat.self) ?? .text).rawValue
-        let out = try arguments.value(Self.out)
-        let snapshotOut = try arguments.value(Self.snapshotOut)
-        let detailed = arguments.flag(Self.detailedExitcode)
-        let prune = arguments.flag(Self.prune)
-        let pruneForce = arguments.flag(Self.pruneForce)
-        let pruneNamed = try RollbackOptions.named(&arguments)
-        let rollbackVersions = try RollbackOptions.versions(&arguments)
-        let pruneGraceDays = try RollbackOptions.graceDays(&arguments)
-        let maxCharacters = try arguments.value(Self.markdownMaxChars).map { text throws(CommandError) -> Int in
-            guard let value = Int(text), value > 0 else {
-                throw CommandError("--markdown-max-chars needs a positive number", exitCode: .usage)
-            }
-            return value
-        } ?? 65_000
-        let warnDays = try StatusCommand.parseWarnDays(&arguments)
-        let withResults = arguments.flag(Self.results)
-        try arguments.finish()
+        /// `--markdown-max-chars`, 65,000 (a GitHub comment's room) unless given.
+        var maxCharacters: Int { maxCharactersText.map { Int($0) ?? 0 } ?? 65_000 }
 
-        guard maxCharacters >= PlanView.minimumMarkdownCharacters else {
-            throw CommandError("--markdown-max-chars must be at least \(PlanView.minimumMarkdownCharacters): a comment needs room for a section's fold and one line", exitCode: .usage)
+        var planOptions: PlanOptions {
+            PlanOptions(prune: prune || pruneForce || !pruneNamed.isEmpty, pruneForce: pruneForce, pruneNamed: pruneNamed,
+                        rollbackVersions: rollbackVersions, pruneGraceDays: pruneGraceDays)
         }
 
+        func validate() throws(CommandError) {
+            if let maxCharactersText, (Int(maxCharactersText) ?? 0) <= 0 {
+                throw CommandError("--markdown-max-chars needs a positive number", exitCode: .usage)
+            }
+            guard maxCharacters >= PlanView.minimumMarkdownCharacters else {
+                throw CommandError("--markdown-max-chars must be at least \(PlanView.minimumMarkdownCharacters): a comment needs room for a section's fold and one line", exitCode: .usage)
+            }
+        }
+    }
+
+    static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
+        Options(environment: try EnvironmentOptions.parse(&arguments, context: context),
+                format: try arguments.value(Self.format, as: PlanFormat.self) ?? .text,
+                out: try arguments.value(Self.out), snapshotOut: try arguments.value(Self.snapshotOut),
+                detailed: arguments.flag(Self.detailedExitcode), prune: arguments.flag(Self.prune),
+                pruneForce: arguments.flag(Self.pruneForce), pruneNamed: try RollbackOptions.named(&arguments),
+                rollbackVersions: try RollbackOptions.versions(&arguments), pruneGraceDays: try RollbackOptions.graceDays(&arguments),
+                maxCharactersText: try arguments.value(Self.markdownMaxChars), warnDays: try StatusCommand.parseWarnDays(&arguments),
+                withResults: arguments.flag(Self.results))
+    }
+
+    static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
+        try await plan(options, context: context, provider: .live)
+    }
+
+    /// Parses, checks and plans against the API the caller chose (the tests': the emulator).
+    static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
+        let options = try parse(&arguments, context: context)
+        try arguments.finish()
+        try options.validate()
+        return try await plan(options, context: context, provider: provider)
+    }
+
+    static func plan(_ parsed: Options, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
+        let (options, format, out, snapshotOut) = (parsed.environment, parsed.format.rawValue, parsed.out, parsed.snapshotOut)
+        let (maxCharacters, warnDays, withResults, detailed) = (parsed.maxCharacters, parsed.warnDays, parsed.withResults, parsed.detailed)
         var session = try ReconcileSession.open(options, context: context, provider: provider)
         session.reconciler.pendingWarnDays = warnDays
-        let planned = try await session.plan(PlanOptions(prune: prune || pruneForce || !pruneNamed.isEmpty, pruneForce: pruneForce, pruneNamed: pruneNamed,
-                                                  rollbackVersions: rollbackVersions, pruneGraceDays: pruneGraceDays))
+        let planned = try await session.plan(parsed.planOptions)
         try render(planned.plan, format: format, maxCharacters: maxCharacters, context: context, manifests: session.manifests)
         // How long App Review takes for this app, beside a plan whose content waits for it.
         if format == "text" || format == "markdown", planned.plan.actions.contains(where: { $0.state == .blocked }),
