@@ -10,7 +10,7 @@ import RetentionMessagingModels
 import StateLocations
 
 /// `retention-sync results`: which answer keeps more subscribers, per flow, rule and split arm.
-struct ResultsCommand: Command {
+struct ResultsCommand: ParsedCommand {
     static let name = "results"
     static let summary = "Report save rates per flow, rule and split arm from recorded events"
     static let env = Option("--env", value: "ENV", of: Environment.self, help: ["sandbox or production"])
@@ -52,31 +52,42 @@ struct ResultsCommand: Command {
         Outcomes and experiments page, with the same report as SQL for DuckDB, Athena, Trino and Spark.
         """)
 
-    static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let manifestsPath = try arguments.value(orDefault: Self.manifests) ?? ""
-        let environment = try arguments.required(Self.env, as: Environment.self)
-        let eventsOption = try arguments.value(Self.events)
-        let flow = try arguments.value(Self.flow)
-        let sinceText = try arguments.value(Self.since)
-        let asOfText = try arguments.value(Self.asOf)
-        let format = try arguments.value(Self.format, as: ResultsFormat.self) ?? .text
-        let breakdown = try arguments.value(Self.by, as: ResultsBreakdown.self)
-        try arguments.finish()
+    struct Options: CommandOptions {
+        var manifestsPath: String
+        var environment: Environment
+        var eventsOption: String?
+        var flow: String?
+        var sinceText: String?
+        var asOfText: String?
+        var format: ResultsFormat
+        var breakdown: ResultsBreakdown?
 
-        var since: Date?
-        if let sinceText {
-            guard let parsed = Self.date(sinceText) else {
+        var since: Date? { sinceText.flatMap(ResultsCommand.date) }
+        /// The end of the window: `--as-of`, else now.
+        var now: Date { asOfText.flatMap(ResultsCommand.date) ?? Date() }
+
+        func validate() throws(CommandError) {
+            if let sinceText, since == nil {
                 throw CommandError("--since '\(sinceText)' is not a date: write 2026-11-01 or 2026-11-01T12:00:00Z", exitCode: .usage)
             }
-            since = parsed
-        }
-        var now = Date()
-        if let asOfText {
-            guard let parsed = Self.date(asOfText) else {
+            if let asOfText, ResultsCommand.date(asOfText) == nil {
                 throw CommandError("--as-of '\(asOfText)' is not a date: write 2026-11-01 or 2026-11-01T12:00:00Z", exitCode: .usage)
             }
-            now = parsed
         }
+    }
+
+    static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
+        Options(manifestsPath: try arguments.value(orDefault: Self.manifests) ?? "",
+                environment: try arguments.required(Self.env, as: Environment.self),
+                eventsOption: try arguments.value(Self.events), flow: try arguments.value(Self.flow),
+                sinceText: try arguments.value(Self.since), asOfText: try arguments.value(Self.asOf),
+                format: try arguments.value(Self.format, as: ResultsFormat.self) ?? .text,
+                breakdown: try arguments.value(Self.by, as: ResultsBreakdown.self))
+    }
+
+    static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
+        let (manifestsPath, environment, eventsOption, flow) = (options.manifestsPath, options.environment, options.eventsOption, options.flow)
+        let (since, now, format, breakdown) = (options.since, options.now, options.format, options.breakdown)
         let location: StateLocation
         if let eventsOption {
             do {
