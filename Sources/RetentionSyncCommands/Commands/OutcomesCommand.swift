@@ -11,7 +11,7 @@ import Runtime
 import StateLocations
 
 /// `retention-sync outcomes pull`: what became of the customers, read from Apple's Notification History.
-struct OutcomesCommand: Command {
+struct OutcomesCommand: ParsedCommand {
     static let name = "outcomes"
     static let summary = "Read customers' outcomes from Apple's Notification History into the event store"
     static let positional: Positional? = Positional("ACTION", choices: ["pull"])
@@ -49,37 +49,70 @@ struct OutcomesCommand: Command {
         App Store Connect (serve's --notifications-path, or the team's own endpoint) before relying on it.
         """)
 
-    static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        try await run(&arguments, context: context, provider: .live)
-    }
+    struct Options: CommandOptions {
+        var manifestsPath: String
+        var environment: Environment
+        var endpoint: String?
+        var stateStore: String?
+        var roots: String?
+        var sinceText: String?
+        var untilText: String?
+        var events: EventStoreOptions
+        var action: String?
 
-    static func run(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws -> ExitCode {
-        let manifestsPath = try arguments.value(orDefault: EnvironmentOptions.manifests) ?? Option.defaultManifests
-        let environment = try arguments.required(EnvironmentOptions.env, as: Environment.self)
-        let endpoint = try arguments.value(EnvironmentOptions.endpoint) ?? context.environment["RETENTION_SYNC_ENDPOINT"]
-        let stateStore = try arguments.value(EnvironmentOptions.stateStoreOption)
-        let roots = try arguments.value(Self.root)
-        let sinceText = try arguments.value(Self.since)
-        let untilText = try arguments.value(Self.until)
-        let events = try EventStoreOptions.parse(&arguments)
-        guard let action = arguments.positional() else {
-            throw CommandError("outcomes needs an action: retention-sync outcomes pull --env ENV --root FILE", exitCode: .usage)
+        func validate() throws(CommandError) {
+            guard let action else {
+                throw CommandError("outcomes needs an action: retention-sync outcomes pull --env ENV --root FILE", exitCode: .usage)
+            }
+            guard action == "pull" else { throw CommandError("unknown outcomes action '\(action)'; the action is 'pull'", exitCode: .usage) }
+            guard roots != nil else {
+                throw CommandError("outcomes pull needs --root FILE: the root certificate(s) Apple's notifications chain to (Apple Root CA - G3)",
+                                   exitCode: .usage)
+            }
+            _ = try since
+            _ = try until
         }
-        guard action == "pull" else { throw CommandError("unknown outcomes action '\(action)'; the action is 'pull'", exitCode: .usage) }
-        try arguments.finish()
-        guard let roots else {
-            throw CommandError("outcomes pull needs --root FILE: the root certificate(s) Apple's notifications chain to (Apple Root CA - G3)",
-                               exitCode: .usage)
+
+        /// `--since` in milliseconds since 1970; nil for the cursor (or the backfill).
+        var since: Int64? { get throws(CommandError) { try Self.millis(sinceText, "--since") } }
+        /// `--until` in milliseconds since 1970; now unless given.
+        var until: Int64 {
+            get throws(CommandError) { try Self.millis(untilText, "--until") ?? Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
         }
-        func date(_ text: String?, _ option: String) throws(CommandError) -> Int64? {
+
+        private static func millis(_ text: String?, _ option: String) throws(CommandError) -> Int64? {
             guard let text else { return nil }
             guard let parsed = ResultsCommand.date(text) else {
                 throw CommandError("\(option) '\(text)' is not a date: write 2026-11-01 or 2026-11-01T12:00:00Z", exitCode: .usage)
             }
             return Int64((parsed.timeIntervalSince1970 * 1000).rounded(.down))
         }
-        let since = try date(sinceText, "--since")
-        let until = try date(untilText, "--until") ?? Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
+        Options(manifestsPath: try arguments.value(orDefault: EnvironmentOptions.manifests) ?? Option.defaultManifests,
+                environment: try arguments.required(EnvironmentOptions.env, as: Environment.self),
+                endpoint: try arguments.value(EnvironmentOptions.endpoint) ?? context.environment["RETENTION_SYNC_ENDPOINT"],
+                stateStore: try arguments.value(EnvironmentOptions.stateStoreOption), roots: try arguments.value(Self.root),
+                sinceText: try arguments.value(Self.since), untilText: try arguments.value(Self.until),
+                events: try EventStoreOptions.parse(&arguments), action: arguments.positional())
+    }
+
+    static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
+        try await pull(options, context: context, provider: .live)
+    }
+
+    /// Parses, checks and pulls through the API the caller chose (the tests': the emulator).
+    static func run(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws -> ExitCode {
+        let options = try parse(&arguments, context: context)
+        try arguments.finish()
+        try options.validate()
+        return try await pull(options, context: context, provider: provider)
+    }
+
+    static func pull(_ parsed: Options, context: CommandContext, provider: APIProvider) async throws -> ExitCode {
+        let (manifestsPath, environment, endpoint, stateStore) = (parsed.manifestsPath, parsed.environment, parsed.endpoint, parsed.stateStore)
+        let (roots, events, since, until) = (parsed.roots ?? "", parsed.events, try parsed.since, try parsed.until)
         guard let pseudonyms = try EventStoreOptions.pseudonyms(context) else {
             throw CommandError("\(PseudonymKey.environmentVariable) is not set: outcomes are recorded under the same keyed pseudonym as "
                                + "serve's decisions; give it the same secret serve has", exitCode: .usage)
