@@ -8,7 +8,7 @@ import Runtime
 import StateLocations
 import StateStore
 
-struct StateCommand: Command {
+struct StateCommand: ParsedCommand {
     static let name = "state"
     static let summary = "Show the state document an environment's store holds"
     static let positional: Positional? = Positional("ACTION", choices: ["show", "history", "migrate"])
@@ -73,31 +73,48 @@ struct StateCommand: Command {
         }
     }
 
-    static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let manifestsPath = try arguments.value(orDefault: Self.manifests) ?? Option.defaultManifests
-        let environment = try arguments.required(Self.env, as: Environment.self)
-        let storeOption = try arguments.value(Self.stateStore)
-        let format = try arguments.value(Self.format, as: StatusFormat.self) ?? .text
-        let fromOption = try arguments.value(Self.from)
-        let versionNumber = try arguments.value(Self.version, { Int($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a version number")
-        // Options first: `positional()` would otherwise take an option's value for the action.
-        guard let action = arguments.positional() else {
-            throw CommandError("state needs an action: retention-sync state show --env ENV", exitCode: .usage)
-        }
-        guard ["show", "history", "migrate"].contains(action) else {
-            throw CommandError("unknown state action '\(action)'; the actions are 'show', 'history' and 'migrate'", exitCode: .usage)
-        }
-        if versionNumber != nil, action != "show" {
-            throw CommandError("--version goes with 'state show'", exitCode: .usage)
-        }
-        if action == "migrate", fromOption == nil {
-            throw CommandError("state migrate needs --from LOCATION: the store that holds the state now", exitCode: .usage)
-        }
-        if action != "migrate", fromOption != nil {
-            throw CommandError("--from goes with 'state migrate'", exitCode: .usage)
-        }
-        try arguments.finish()
+    struct Options: CommandOptions {
+        var manifestsPath: String
+        var environment: Environment
+        var storeOption: String?
+        var format: StatusFormat
+        var fromOption: String?
+        var versionNumber: Int?
+        var action: String?
 
+        func validate() throws(CommandError) {
+            guard let action else {
+                throw CommandError("state needs an action: retention-sync state show --env ENV", exitCode: .usage)
+            }
+            guard ["show", "history", "migrate"].contains(action) else {
+                throw CommandError("unknown state action '\(action)'; the actions are 'show', 'history' and 'migrate'", exitCode: .usage)
+            }
+            if versionNumber != nil, action != "show" {
+                throw CommandError("--version goes with 'state show'", exitCode: .usage)
+            }
+            if action == "migrate", fromOption == nil {
+                throw CommandError("state migrate needs --from LOCATION: the store that holds the state now", exitCode: .usage)
+            }
+            if action != "migrate", fromOption != nil {
+                throw CommandError("--from goes with 'state migrate'", exitCode: .usage)
+            }
+        }
+    }
+
+    static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
+        Options(manifestsPath: try arguments.value(orDefault: Self.manifests) ?? Option.defaultManifests,
+                environment: try arguments.required(Self.env, as: Environment.self),
+                storeOption: try arguments.value(Self.stateStore),
+                format: try arguments.value(Self.format, as: StatusFormat.self) ?? .text,
+                fromOption: try arguments.value(Self.from),
+                versionNumber: try arguments.value(Self.version, { Int($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a version number"),
+                // Options first: `positional()` would otherwise take an option's value for the action.
+                action: arguments.positional())
+    }
+
+    static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
+        let (manifestsPath, environment, storeOption, format) = (options.manifestsPath, options.environment, options.storeOption, options.format)
+        let (fromOption, versionNumber, action) = (options.fromOption, options.versionNumber, options.action ?? "show")
         let manifests = try EnvironmentOptions.workspaceStep(context: context) { () throws(Workspace.Failure) in
             try Workspace.load(directory: context.url(manifestsPath), displayPath: manifestsPath)
         }
