@@ -6,7 +6,7 @@ import StateStore
 import RetentionMessaging
 import RetentionMessagingModels
 
-struct PerformanceTestCommand: Command {
+struct PerformanceTestCommand: ParsedCommand {
     static let name = "performance-test"
     static let summary = "Run Apple's sandbox performance test against your realtime URL"
     /// The command a person runs to pass the test, as every hint that asks for it words it.
@@ -35,37 +35,64 @@ struct PerformanceTestCommand: Command {
         column: 34,
         footer: EnvironmentOptions.credentialsHelp)
 
-    static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        try await execute(&arguments, context: context, provider: .live)
+    struct Options: CommandOptions {
+        var manifestsPath: String
+        var environment: Environment
+        var endpoint: String?
+        var stateStore: String?
+        var transaction: String?
+        var followed: String?
+        var json: Bool
+        var intervalText: String?
+        /// The shortest `--poll-interval` allowed: 2 s against Apple; the demo and tests poll an
+        /// in-process emulator faster.
+        var minimumPoll: Double = 2
+
+        var interval: Double { Double(intervalText ?? "5") ?? -1 }
+
+        func validate() throws(CommandError) {
+            guard environment == .sandbox else {
+                throw CommandError("""
+                performance-test runs in sandbox only: Apple tests the sandbox realtime URL, and a PASS there is what lets \
+                production accept its realtime URL. Run: \(PerformanceTestCommand.invocation)
+                """, exitCode: .usage)
+            }
+            guard transaction != nil || followed != nil else {
+                throw CommandError("give --original-transaction-id ID (a sandbox subscription) to start a test, or --request-id ID to follow one", exitCode: .usage)
+            }
+            guard interval.isFinite, interval >= minimumPoll, interval <= 600 else {
+                throw CommandError("--poll-interval must be a number of seconds from \(Int(minimumPoll)) to 600", exitCode: .usage)
+            }
+        }
+    }
+
+    static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
+        Options(manifestsPath: try arguments.value(orDefault: EnvironmentOptions.manifests) ?? Option.defaultManifests,
+                environment: try arguments.required(EnvironmentOptions.env, as: Environment.self),
+                endpoint: try arguments.value(EnvironmentOptions.endpoint) ?? context.environment["RETENTION_SYNC_ENDPOINT"],
+                stateStore: try arguments.value(EnvironmentOptions.stateStoreOption),
+                transaction: try arguments.value(Self.originalTransactionId), followed: try arguments.value(Self.requestId),
+                json: (try arguments.value(Self.format, as: StatusFormat.self) ?? .text) == .json,
+                intervalText: try arguments.value(Self.pollInterval))
+    }
+
+    static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
+        try await test(options, context: context, provider: .live)
     }
 
     /// `minimumPoll` lets the demo and tests poll an in-process emulator quickly.
     static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider,
                         minimumPoll: Double = 2) async throws(CommandError) -> ExitCode {
-        let manifestsPath = try arguments.value(orDefault: EnvironmentOptions.manifests) ?? Option.defaultManifests
-        let environment = try arguments.required(EnvironmentOptions.env, as: Environment.self)
-        let endpoint = try arguments.value(EnvironmentOptions.endpoint) ?? context.environment["RETENTION_SYNC_ENDPOINT"]
-        let stateStore = try arguments.value(EnvironmentOptions.stateStoreOption)
-        let transaction = try arguments.value(Self.originalTransactionId)
-        let followed = try arguments.value(Self.requestId)
-        let json = (try arguments.value(Self.format, as: StatusFormat.self) ?? .text) == .json
-        let intervalText = try arguments.value(Self.pollInterval)
+        var options = try parse(&arguments, context: context)
+        options.minimumPoll = minimumPoll
         try arguments.finish()
+        try options.validate()
+        return try await test(options, context: context, provider: provider)
+    }
 
-        guard environment == .sandbox else {
-            throw CommandError("""
-            performance-test runs in sandbox only: Apple tests the sandbox realtime URL, and a PASS there is what lets \
-            production accept its realtime URL. Run: \(invocation)
-            """, exitCode: .usage)
-        }
-        guard transaction != nil || followed != nil else {
-            throw CommandError("give --original-transaction-id ID (a sandbox subscription) to start a test, or --request-id ID to follow one", exitCode: .usage)
-        }
-        let interval = Double(intervalText ?? "5") ?? -1
-        guard interval.isFinite, interval >= minimumPoll, interval <= 600 else {
-            throw CommandError("--poll-interval must be a number of seconds from \(Int(minimumPoll)) to 600", exitCode: .usage)
-        }
-
+    static func test(_ parsed: Options, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
+        let (manifestsPath, environment, endpoint, stateStore) = (parsed.manifestsPath, parsed.environment, parsed.endpoint, parsed.stateStore)
+        let (transaction, followed, json, interval) = (parsed.transaction, parsed.followed, parsed.json, parsed.interval)
         let options = EnvironmentOptions(manifestsPath: manifestsPath, environment: environment, endpoint: endpoint, stateStore: stateStore)
         let workspace = try options.openWorkspace(context: context)
         guard let client = try provider.make(environment, workspace.desired.bundleId, options, context) as? RetentionMessagingClient else {
