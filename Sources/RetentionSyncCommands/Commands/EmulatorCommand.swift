@@ -11,7 +11,7 @@ import Glibc
 import Darwin
 #endif
 
-struct EmulatorCommand: Command {
+struct EmulatorCommand: ParsedCommand {
     static let name = "emulator"
     static let summary = "Run the API emulator on loopback"
     static let port = Option("--port", value: "N", default: "8089", help: ["Port to listen on, 0 for a free one"])
@@ -86,39 +86,71 @@ struct EmulatorCommand: Command {
           POST /emulator/shutdown
         """)
 
-    static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let portText = try arguments.value(orDefault: Self.port)
-        let environment = try arguments.value(Self.env, as: Environment.self) ?? .sandbox
-        let review = try arguments.value(Self.review, as: ReviewMode.self) ?? .manual
-        let rateLimit = (try arguments.value(Self.rateLimit, as: RateLimitChoice.self) ?? .off).mode
-        let statePath = try arguments.value(Self.state)
-        let publicKeyPath = try arguments.value(Self.publicKey)
-        let keyId = try arguments.value(Self.keyId) ?? nonEmpty(context.environment[Credentials.keyIdVariable])
-        let issuerId = try arguments.value(Self.issuerId) ?? nonEmpty(context.environment[Credentials.issuerIdVariable])
-        let bundleId = try arguments.value(Self.bundleId)
-        let serverErrors = try fraction(arguments.value(Self.serverErrors), Self.serverErrors.name)
-        let drops = try fraction(arguments.value(Self.drops), Self.drops.name)
-        let latencyText = try arguments.value(orDefault: Self.latency)
-        let seedText = try arguments.value(orDefault: Self.seed)
-        let verbose = arguments.flag(Self.verbose)
-        let testSettings = try performanceTestSettings(&arguments)
-        let caBundle = try arguments.value(Self.caBundle).map { context.url($0).path }
-        let appAppleIdText = try arguments.value(Self.appAppleId)
-        try arguments.finish()
-        guard let appAppleId = Int64(appAppleIdText ?? "0"), appAppleId >= 0 else {
-            throw CommandError("--app-apple-id must be the App's numeric Apple ID", exitCode: .usage)
-        }
-        if let caBundle, !FileManager.default.isReadableFile(atPath: caBundle) {
-            throw CommandError("--ca-bundle: cannot read \(caBundle); give a PEM file of trusted certificate authorities")
-        }
+    struct Options: CommandOptions {
+        var portText: String?
+        var environment: Environment
+        var review: ReviewMode
+        var rateLimit: RateLimitMode
+        var statePath: String?
+        var publicKeyPath: String?
+        var keyId: String?
+        var issuerId: String?
+        var bundleId: String?
+        var serverErrors: Double
+        var drops: Double
+        var latencyText: String?
+        var seedText: String?
+        var verbose: Bool
+        var testSettings: PerformanceTestSettings
+        var caBundle: String?
+        var appAppleIdText: String?
 
-        guard let port = portText.flatMap(UInt16.init) else {
-            throw CommandError("--port must be a number from 0 to 65535", exitCode: .usage)
+        var port: UInt16? { portText.flatMap(UInt16.init) }
+        var latency: Double? {
+            latencyText.flatMap(Double.init).flatMap { $0.isFinite && (0...EmulatorCommand.maximumLatency).contains($0) ? $0 : nil }
         }
-        guard let latency = latencyText.flatMap(Double.init), latency.isFinite, (0...maximumLatency).contains(latency) else {
-            throw CommandError("--latency must be a number of seconds from 0 to \(Int(maximumLatency))", exitCode: .usage)
+        var seed: UInt64? { seedText.flatMap(UInt64.init) }
+        var appAppleId: Int64? { Int64(appAppleIdText ?? "0").flatMap { $0 >= 0 ? $0 : nil } }
+
+        func validate() throws(CommandError) {
+            guard appAppleId != nil else {
+                throw CommandError("--app-apple-id must be the App's numeric Apple ID", exitCode: .usage)
+            }
+            if let caBundle, !FileManager.default.isReadableFile(atPath: caBundle) {
+                throw CommandError("--ca-bundle: cannot read \(caBundle); give a PEM file of trusted certificate authorities")
+            }
+            guard port != nil else { throw CommandError("--port must be a number from 0 to 65535", exitCode: .usage) }
+            guard latency != nil else {
+                throw CommandError("--latency must be a number of seconds from 0 to \(Int(EmulatorCommand.maximumLatency))", exitCode: .usage)
+            }
+            guard seed != nil else { throw CommandError("--seed must be a whole number", exitCode: .usage) }
         }
-        guard let seed = seedText.flatMap(UInt64.init) else { throw CommandError("--seed must be a whole number", exitCode: .usage) }
+    }
+
+    static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
+        Options(portText: try arguments.value(orDefault: Self.port),
+                environment: try arguments.value(Self.env, as: Environment.self) ?? .sandbox,
+                review: try arguments.value(Self.review, as: ReviewMode.self) ?? .manual,
+                rateLimit: (try arguments.value(Self.rateLimit, as: RateLimitChoice.self) ?? .off).mode,
+                statePath: try arguments.value(Self.state), publicKeyPath: try arguments.value(Self.publicKey),
+                keyId: try arguments.value(Self.keyId) ?? nonEmpty(context.environment[Credentials.keyIdVariable]),
+                issuerId: try arguments.value(Self.issuerId) ?? nonEmpty(context.environment[Credentials.issuerIdVariable]),
+                bundleId: try arguments.value(Self.bundleId),
+                serverErrors: try fraction(arguments.value(Self.serverErrors), Self.serverErrors.name),
+                drops: try fraction(arguments.value(Self.drops), Self.drops.name),
+                latencyText: try arguments.value(orDefault: Self.latency), seedText: try arguments.value(orDefault: Self.seed),
+                verbose: arguments.flag(Self.verbose), testSettings: try performanceTestSettings(&arguments),
+                caBundle: try arguments.value(Self.caBundle).map { context.url($0).path },
+                appAppleIdText: try arguments.value(Self.appAppleId))
+    }
+
+    static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
+        let (environment, review, rateLimit, statePath) = (options.environment, options.review, options.rateLimit, options.statePath)
+        let (publicKeyPath, keyId, issuerId, bundleId) = (options.publicKeyPath, options.keyId, options.issuerId, options.bundleId)
+        let (serverErrors, drops, verbose, testSettings, caBundle) = (options.serverErrors, options.drops, options.verbose,
+                                                                      options.testSettings, options.caBundle)
+        guard let port = options.port, let latency = options.latency, let seed = options.seed,
+              let appAppleId = options.appAppleId else { return .usage }
 
         let stateURL = statePath.map { context.url($0) }
         if let stateURL { try checkStateDirectory(stateURL) }
