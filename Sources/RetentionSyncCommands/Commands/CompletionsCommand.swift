@@ -1,7 +1,7 @@
 import Foundation
 
 /// `retention-sync completions SHELL`: a completion script made from the commands' option declarations.
-struct CompletionsCommand: Command {
+struct CompletionsCommand: ParsedCommand {
     static let name = "completions"
     static let summary = "Print a shell completion script (bash, zsh or fish)"
     static let positional: Positional? = Positional("SHELL", choices: Shell.allCases.map(\.rawValue))
@@ -16,12 +16,23 @@ struct CompletionsCommand: Command {
           fish  retention-sync completions fish > ~/.config/fish/completions/retention-sync.fish
         """)
 
-    static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        guard let name = arguments.positional() else {
-            throw CommandError("completions needs a shell: \(Option.list(Shell.allCases.map(\.rawValue)))", exitCode: .usage)
+    struct Options: CommandOptions {
+        var name: String?
+
+        func validate() throws(CommandError) {
+            guard let name else {
+                throw CommandError("completions needs a shell: \(Option.list(Shell.allCases.map(\.rawValue)))", exitCode: .usage)
+            }
+            _ = try Arguments.choice(name, of: Shell.self, for: "SHELL")
         }
-        try arguments.finish()
-        let shell = try Arguments.choice(name, of: Shell.self, for: "SHELL")
+    }
+
+    static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
+        Options(name: arguments.positional())
+    }
+
+    static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
+        let shell = try Arguments.choice(options.name ?? "", of: Shell.self, for: "SHELL")
         context.console.print(Completions.script(for: shell))
         return .success
     }

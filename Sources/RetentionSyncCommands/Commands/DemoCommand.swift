@@ -9,7 +9,7 @@ import RetentionMessagingModels
 import Runtime
 import YAML
 
-struct DemoCommand: Command {
+struct DemoCommand: ParsedCommand {
     static let name = "demo"
     static let summary = "Run the whole story on the embedded emulator"
     static let manifests = Option.manifests(help: ["The manifests to copy"])
@@ -37,10 +37,19 @@ struct DemoCommand: Command {
         """,
         options: [manifests, keep], column: 18)
 
-    static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
-        let source = try arguments.value(orDefault: Self.manifests) ?? Option.defaultManifests
-        let keep = arguments.flag(Self.keep)
-        try arguments.finish()
+    struct Options: CommandOptions {
+        var source: String
+        var keep: Bool
+
+        func validate() throws(CommandError) {}
+    }
+
+    static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
+        Options(source: try arguments.value(orDefault: Self.manifests) ?? Option.defaultManifests, keep: arguments.flag(Self.keep))
+    }
+
+    static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
+        let (source, keep) = (options.source, options.keep)
         let demo = try Demo(source: source, context: context)
         defer { if !keep { try? FileManager.default.removeItem(at: demo.root) } }
         try await demo.run()
