@@ -114,26 +114,30 @@ final class ServerCore: @unchecked Sendable {
     }
 
     private let listener: Int32
-    /// Shut down once (which wakes the accept thread), then closed by the accept thread, both under
-    /// `lock`: shutting it down again could cut a socket that the system has since given its number.
-    private var listenerShutdowns = 0
-    private var listenerClosed = false
-    var listenerShutdownCount: Int { lock.withLock { listenerShutdowns } }
+    /// How often the listener was shut down (once at most; see `Shared`).
+    var listenerShutdownCount: Int { shared.withLock { $0.listenerShutdowns } }
     let configuration: HTTPServerConfiguration
     /// Serving, draining (answers carry `Connection: close`, no new request is read) or stopped;
-    /// changed only under `lock`, read anywhere without it.
+    /// changed only inside `shared`'s lock, read anywhere without it.
     private let phaseValue = Atomic<UInt8>(Phase.serving.rawValue)
-    /// The event loops that serve connections, when the configuration asks for them.
-    private var loops: [HTTPEventLoop] = []
-    private var nextLoop = 0
     private let respond: Respond
     private let tls: Mutex<TLSContext?>
-    private let lock = NSLock()
-    private var connections: [Int32: ConnectionActivity] = [:]
-    /// Connections between the first byte of a request and the end of its answer.
-    private var busy: Set<Int32> = []
-    /// Evicted connections that their thread has not closed yet; they no longer count toward the cap.
-    private var evicting = 0
+    /// What the accept thread, the serving threads and `stop`/`drain` share, behind one lock.
+    private struct Shared {
+        /// The listening socket is shut down once (which wakes the accept thread), then closed by the
+        /// accept thread: shutting it down again could cut a socket that has since been given its number.
+        var listenerShutdowns = 0
+        var listenerClosed = false
+        /// The event loops that serve connections, when the configuration asks for them.
+        var loops: [HTTPEventLoop] = []
+        var nextLoop = 0
+        var connections: [Int32: ConnectionActivity] = [:]
+        /// Connections between the first byte of a request and the end of its answer.
+        var busy: Set<Int32> = []
+        /// Evicted connections that their thread has not closed yet; they no longer count toward the cap.
+        var evicting = 0
+    }
+    private let shared = Mutex(Shared())
     private let closedIdle = Atomic<Int>(0)
     private let closedHeadTimeout = Atomic<Int>(0)
     private let closedRequestTimeout = Atomic<Int>(0)
@@ -154,9 +158,9 @@ final class ServerCore: @unchecked Sendable {
 
     /// An event loop closed one of its connections.
     func closed(_ connection: Int32) {
-        lock.withLock {
-            if let activity = connections.removeValue(forKey: connection), activity.isEvicting { evicting -= 1 }
-            busy.remove(connection)
+        shared.withLock { shared in
+            if let activity = shared.connections.removeValue(forKey: connection), activity.isEvicting { shared.evicting -= 1 }
+            shared.busy.remove(connection)
         }
     }
 
@@ -176,18 +180,18 @@ final class ServerCore: @unchecked Sendable {
                              evicted: evictedCount.load(ordering: .relaxed), refused: refusedCount.load(ordering: .relaxed))
     }
 
-    /// At the cap: shuts down the connection idle longest, whose thread then closes it. Called with
-    /// `lock` held; false when every connection is busy.
-    private func evictLongestIdle() -> Bool {
+    /// At the cap: shuts down the connection idle longest, whose thread then closes it. Called
+    /// inside the lock; false when every connection is busy.
+    private func evictLongestIdle(_ shared: inout Shared) -> Bool {
         for _ in 0..<4 {
             var victim: (descriptor: Int32, activity: ConnectionActivity, since: Int64)?
-            for (descriptor, activity) in connections {
+            for (descriptor, activity) in shared.connections {
                 if let since = activity.idleSince, since < victim?.since ?? .max { victim = (descriptor, activity, since) }
             }
             guard let victim else { return false }
             if victim.activity.claim(idleSince: victim.since) {
                 _ = shutdown(victim.descriptor, Int32(SHUT_RDWR))
-                evicting += 1
+                shared.evicting += 1
                 evictedCount.add(1, ordering: .relaxed)
                 return true
             }
@@ -204,7 +208,7 @@ final class ServerCore: @unchecked Sendable {
                 loop.start(name: "rs-http-loop-\(index)")
                 created.append(loop)
             }
-            loops = created
+            shared.withLock { $0.loops = created }
         }
         #endif
         let thread = Thread { [self] in
@@ -214,7 +218,7 @@ final class ServerCore: @unchecked Sendable {
         thread.start()
     }
 
-    var openConnections: Int { lock.withLock { connections.count } }
+    var openConnections: Int { shared.withLock { $0.connections.count } }
 
     func replaceTLS(_ context: TLSContext) {
         tls.withLock { current in
@@ -223,41 +227,41 @@ final class ServerCore: @unchecked Sendable {
     }
 
     func stop() {
-        lock.withLock {
+        shared.withLock { shared in
             guard phase != .stopped else { return }
             phaseValue.store(Phase.stopped.rawValue, ordering: .releasing)
             // shutdown wakes the threads blocked in accept and recv; each closes its own descriptor.
-            shutListener()
-            for connection in connections.keys {
+            shutListener(&shared)
+            for connection in shared.connections.keys {
                 _ = shutdown(connection, Int32(SHUT_RDWR))
             }
         }
         nudgeLoops()
-        lock.withLock { loops.removeAll() }
+        shared.withLock { $0.loops.removeAll() }
     }
 
     private func nudgeLoops() {
-        for loop in lock.withLock({ loops }) { loop.nudge() }
+        for loop in shared.withLock({ $0.loops }) { loop.nudge() }
     }
 
     /// The loop for a new connection, in turn; nil when each connection gets its own thread.
     private func loopForNewConnection() -> HTTPEventLoop? {
-        lock.withLock {
-            guard !loops.isEmpty else { return nil }
-            nextLoop = (nextLoop + 1) % loops.count
-            return loops[nextLoop]
+        shared.withLock { shared in
+            guard !shared.loops.isEmpty else { return nil }
+            shared.nextLoop = (shared.nextLoop + 1) % shared.loops.count
+            return shared.loops[shared.nextLoop]
         }
     }
 
     func drain(timeout: Double) -> Bool {
-        lock.withLock {
+        shared.withLock { shared in
             guard phase == .serving else { return }
             phaseValue.store(Phase.draining.rawValue, ordering: .releasing)
-            shutListener()
+            shutListener(&shared)
             // Idle connections close now; busy ones finish their request and close after answering.
             // Event loops know which of theirs are idle, and close them when nudged.
-            if loops.isEmpty {
-                for connection in Set(connections.keys).subtracting(busy) {
+            if shared.loops.isEmpty {
+                for connection in Set(shared.connections.keys).subtracting(shared.busy) {
                     _ = shutdown(connection, Int32(SHUT_RD))
                 }
             }
@@ -268,13 +272,13 @@ final class ServerCore: @unchecked Sendable {
         var lateReaders: ContinuousClock.Instant? = .now + .milliseconds(Int(configuration.requestTimeout * 1000))
         var drained = false
         while ContinuousClock.now < deadline {
-            if lock.withLock({ connections.isEmpty }) {
+            if shared.withLock({ $0.connections.isEmpty }) {
                 drained = true
                 break
             }
             if let late = lateReaders, ContinuousClock.now >= late {
-                lock.withLock {
-                    for connection in connections.keys { _ = shutdown(connection, Int32(SHUT_RD)) }
+                shared.withLock { shared in
+                    for connection in shared.connections.keys { _ = shutdown(connection, Int32(SHUT_RD)) }
                 }
                 lateReaders = nil
             }
@@ -284,17 +288,17 @@ final class ServerCore: @unchecked Sendable {
         return drained
     }
 
-    /// Wakes the accept thread; called with `lock` held.
-    private func shutListener() {
-        guard listenerShutdowns == 0, !listenerClosed else { return }
+    /// Wakes the accept thread; called inside the lock.
+    private func shutListener(_ shared: inout Shared) {
+        guard shared.listenerShutdowns == 0, !shared.listenerClosed else { return }
         _ = shutdown(listener, Int32(SHUT_RDWR))
-        listenerShutdowns += 1
+        shared.listenerShutdowns += 1
     }
 
     private func acceptLoop() {
         defer {
-            lock.withLock {
-                listenerClosed = true
+            shared.withLock { shared in
+                shared.listenerClosed = true
                 close(listener)
             }
         }
@@ -308,11 +312,11 @@ final class ServerCore: @unchecked Sendable {
                 continue
             }
             enum Admission { case serve(ConnectionActivity), refuse, stop }
-            let admission: Admission = lock.withLock {
+            let admission: Admission = shared.withLock { shared in
                 if phase != .serving { return .stop }
-                if connections.count - evicting >= configuration.maxConnections, !evictLongestIdle() { return .refuse }
+                if shared.connections.count - shared.evicting >= configuration.maxConnections, !evictLongestIdle(&shared) { return .refuse }
                 let activity = ConnectionActivity()
-                connections[connection] = activity
+                shared.connections[connection] = activity
                 return .serve(activity)
             }
             switch admission {
@@ -378,7 +382,7 @@ final class ServerCore: @unchecked Sendable {
         }
         var reader = RequestReader(io: io, configuration: configuration, requestStarted: { [self] in
             guard activity.begin() else { return false }
-            lock.withLock { _ = busy.insert(connection) }
+            shared.withLock { _ = $0.busy.insert(connection) }
             return true
         })
         while phase != .stopped {
@@ -395,7 +399,7 @@ final class ServerCore: @unchecked Sendable {
                 guard let response = answer(request) else { return }
                 let keep = keepAlive && phase == .serving
                 guard write(response, to: io, keepAlive: keep, omitBody: request.method == "HEAD"), keep else { return }
-                lock.withLock { _ = busy.remove(connection) }
+                shared.withLock { _ = $0.busy.remove(connection) }
                 activity.idle()
             }
         }
