@@ -2,6 +2,7 @@ import Basics
 import Crypto
 import Emulator
 import Foundation
+import TestSupport
 import Manifests
 import Reconciler
 import RetentionMessaging

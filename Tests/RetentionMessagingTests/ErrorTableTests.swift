@@ -1,5 +1,6 @@
 import Emulator
 import Foundation
+import TestSupport
 import HTTPCore
 import RetentionMessaging
 import RetentionMessagingModels

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import RetentionMessaging
 import RetentionMessagingModels
 import Testing

@@ -2,6 +2,7 @@ import Basics
 import Crypto
 import Emulator
 import Foundation
+import TestSupport
 import HTTPClient
 import HTTPCore
 import RetentionMessaging
