@@ -95,10 +95,7 @@ struct ApplyCommand: ParsedCommand {
     /// caller: the demo and the tests run apply in-process against the emulator.
     static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider,
                         printPlan: Bool = true, handleSignals: Bool = false) async throws(CommandError) -> ExitCode {
-        let options = try parse(&arguments, context: context)
-        try arguments.finish()
-        try options.validate()
-        return try await apply(options, context: context, provider: provider, printPlan: printPlan, handleSignals: handleSignals)
+        return try await apply(parsed(&arguments, context: context), context: context, provider: provider, printPlan: printPlan, handleSignals: handleSignals)
     }
 
     static func apply(_ options: ApplyOptions, context: CommandContext, provider: APIProvider,

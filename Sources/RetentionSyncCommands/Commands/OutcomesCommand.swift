@@ -104,10 +104,7 @@ struct OutcomesCommand: ParsedCommand {
 
     /// Parses, checks and pulls through the API the caller chose (the tests': the emulator).
     static func run(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws -> ExitCode {
-        let options = try parse(&arguments, context: context)
-        try arguments.finish()
-        try options.validate()
-        return try await pull(options, context: context, provider: provider)
+        return try await pull(parsed(&arguments, context: context), context: context, provider: provider)
     }
 
     static func pull(_ parsed: Options, context: CommandContext, provider: APIProvider) async throws -> ExitCode {

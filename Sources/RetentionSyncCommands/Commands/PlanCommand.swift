@@ -93,10 +93,7 @@ struct PlanCommand: ParsedCommand {
 
     /// Parses, checks and plans against the API the caller chose (the tests': the emulator).
     static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
-        let options = try parse(&arguments, context: context)
-        try arguments.finish()
-        try options.validate()
-        return try await plan(options, context: context, provider: provider)
+        return try await plan(parsed(&arguments, context: context), context: context, provider: provider)
     }
 
     static func plan(_ parsed: Options, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {

@@ -52,10 +52,7 @@ struct StatusCommand: ParsedCommand {
 
     /// Parses, checks and reports against the API the caller chose (the tests': the emulator).
     static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
-        let options = try parse(&arguments, context: context)
-        try arguments.finish()
-        try options.validate()
-        return try await report(options, context: context, provider: provider)
+        return try await report(parsed(&arguments, context: context), context: context, provider: provider)
     }
 
     static func report(_ options: Options, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {

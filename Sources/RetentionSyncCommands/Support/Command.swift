@@ -69,10 +69,16 @@ protocol ParsedCommand: Command {
 
 extension ParsedCommand {
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
+        try await run(parsed(&arguments, context: context), context: context)
+    }
+
+    /// The first two steps: the options read (nothing else left on the line) and checked. Callers
+    /// that run a command in-process with an API of their own (the demo, the tests) start here too.
+    static func parsed(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
         let options = try parse(&arguments, context: context)
         try arguments.finish()
         try options.validate()
-        return try await run(options, context: context)
+        return options
     }
 }
 
