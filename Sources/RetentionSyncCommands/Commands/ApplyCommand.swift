@@ -75,9 +75,8 @@ struct ApplyCommand: ParsedCommand {
         ApplyOptions(
             environment: try EnvironmentOptions.parse(&arguments, context: context),
             planPath: try arguments.value(Self.planOption), reportPath: try arguments.value(Self.report),
-            prune: arguments.flag(Self.prune), pruneForce: arguments.flag(Self.pruneForce),
-            pruneNamed: try RollbackOptions.named(&arguments), rollbackVersions: try RollbackOptions.versions(&arguments),
-            pruneGraceDays: try RollbackOptions.graceDays(&arguments), firstPublish: arguments.flag(Self.firstPublish),
+            pruneSettings: try PruneSettings.parse(&arguments, prune: Self.prune, pruneForce: Self.pruneForce),
+            firstPublish: arguments.flag(Self.firstPublish),
             replanIfStale: arguments.flag(Self.replanIfStale), onlyUploads: arguments.flag(Self.onlyUploads),
             // Read without its default, so that giving it without --only-uploads is noticed.
             reserveText: try arguments.value(Self.submissionReserve),
@@ -330,11 +329,7 @@ struct ApplyOptions: CommandOptions {
     var environment: EnvironmentOptions
     var planPath: String?
     var reportPath: String?
-    var prune: Bool
-    var pruneForce: Bool
-    var pruneNamed: Set<String>
-    var rollbackVersions: Int
-    var pruneGraceDays: Int
+    var pruneSettings: PruneSettings
     var firstPublish: Bool
     var replanIfStale: Bool
     var onlyUploads: Bool
@@ -347,12 +342,8 @@ struct ApplyOptions: CommandOptions {
 
     var maxDuration: Double? { maxDurationText.flatMap(ApplyCommand.duration) }
     var reserve: Int? { reserveText.flatMap { Int($0).flatMap { $0 >= 0 ? $0 : nil } } }
-    var pruning: Bool { prune || pruneForce || !pruneNamed.isEmpty }
-
-    var planOptions: PlanOptions {
-        PlanOptions(prune: pruning, pruneForce: pruneForce, pruneNamed: pruneNamed, rollbackVersions: rollbackVersions,
-                    pruneGraceDays: pruneGraceDays)
-    }
+    var pruning: Bool { pruneSettings.deletes }
+    var planOptions: PlanOptions { pruneSettings.planOptions }
 
     func validate() throws(CommandError) {
         if let reserveText, reserve == nil {

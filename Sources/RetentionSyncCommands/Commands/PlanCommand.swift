@@ -49,11 +49,7 @@ struct PlanCommand: ParsedCommand {
         var out: String?
         var snapshotOut: String?
         var detailed: Bool
-        var prune: Bool
-        var pruneForce: Bool
-        var pruneNamed: Set<String>
-        var rollbackVersions: Int
-        var pruneGraceDays: Int
+        var pruneSettings: PruneSettings
         var maxCharactersText: String?
         var warnDays: Int
         var withResults: Bool
@@ -61,10 +57,7 @@ struct PlanCommand: ParsedCommand {
         /// `--markdown-max-chars`, 65,000 (a GitHub comment's room) unless given.
         var maxCharacters: Int { maxCharactersText.map { Int($0) ?? 0 } ?? 65_000 }
 
-        var planOptions: PlanOptions {
-            PlanOptions(prune: prune || pruneForce || !pruneNamed.isEmpty, pruneForce: pruneForce, pruneNamed: pruneNamed,
-                        rollbackVersions: rollbackVersions, pruneGraceDays: pruneGraceDays)
-        }
+        var planOptions: PlanOptions { pruneSettings.planOptions }
 
         func validate() throws(CommandError) {
             if let maxCharactersText, (Int(maxCharactersText) ?? 0) <= 0 {
@@ -80,9 +73,8 @@ struct PlanCommand: ParsedCommand {
         Options(environment: try EnvironmentOptions.parse(&arguments, context: context),
                 format: try arguments.value(Self.format, as: PlanFormat.self) ?? .text,
                 out: try arguments.value(Self.out), snapshotOut: try arguments.value(Self.snapshotOut),
-                detailed: arguments.flag(Self.detailedExitcode), prune: arguments.flag(Self.prune),
-                pruneForce: arguments.flag(Self.pruneForce), pruneNamed: try RollbackOptions.named(&arguments),
-                rollbackVersions: try RollbackOptions.versions(&arguments), pruneGraceDays: try RollbackOptions.graceDays(&arguments),
+                detailed: arguments.flag(Self.detailedExitcode),
+                pruneSettings: try PruneSettings.parse(&arguments, prune: Self.prune, pruneForce: Self.pruneForce),
                 maxCharactersText: try arguments.value(Self.markdownMaxChars), warnDays: try StatusCommand.parseWarnDays(&arguments),
                 withResults: arguments.flag(Self.results))
     }

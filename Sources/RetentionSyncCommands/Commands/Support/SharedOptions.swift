@@ -88,3 +88,26 @@ enum RollbackOptions {
             ?? PlanOptions.defaultRollbackVersions
     }
 }
+
+/// What `plan` and `apply` were told about deleting: `--prune`, `--prune-force` and the rollback
+/// options, read the same way for both.
+struct PruneSettings: Sendable {
+    var prune: Bool
+    var force: Bool
+    var named: Set<String>
+    var rollbackVersions: Int
+    var graceDays: Int
+
+    /// Whether anything may be deleted (`--prune-force` and `--prune-id` imply `--prune`).
+    var deletes: Bool { prune || force || !named.isEmpty }
+
+    var planOptions: PlanOptions {
+        PlanOptions(prune: deletes, pruneForce: force, pruneNamed: named, rollbackVersions: rollbackVersions, pruneGraceDays: graceDays)
+    }
+
+    /// Reads the settings; `prune` and `pruneForce` are the command's own declarations (their help differs).
+    static func parse(_ arguments: inout Arguments, prune: Option, pruneForce: Option) throws(CommandError) -> PruneSettings {
+        PruneSettings(prune: arguments.flag(prune), force: arguments.flag(pruneForce), named: try RollbackOptions.named(&arguments),
+                      rollbackVersions: try RollbackOptions.versions(&arguments), graceDays: try RollbackOptions.graceDays(&arguments))
+    }
+}
