@@ -1,4 +1,5 @@
 #if os(Linux)
+import Basics
 import CEventLoop
 import Foundation
 import Glibc
@@ -41,7 +42,7 @@ final class HTTPEventLoop: @unchecked Sendable {
 
     func start(name: String) {
         let thread = Thread { [self] in
-            ServerCore.nameCurrentThread(name)
+            ThreadName.setCurrent(name)
             run()
         }
         thread.stackSize = 1024 * 1024

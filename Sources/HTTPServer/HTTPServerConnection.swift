@@ -212,7 +212,7 @@ final class ServerCore: @unchecked Sendable {
         }
         #endif
         let thread = Thread { [self] in
-            Self.nameCurrentThread("rs-http-accept")
+            ThreadName.setCurrent("rs-http-accept")
             acceptLoop()
         }
         thread.start()
@@ -337,7 +337,7 @@ final class ServerCore: @unchecked Sendable {
                     continue
                 }
                 let thread = Thread { [self] in
-                    Self.nameCurrentThread(Self.connectionThreadName)
+                    ThreadName.setCurrent(Self.connectionThreadName)
                     serve(connection, activity: activity)
                 }
                 thread.stackSize = 512 * 1024
@@ -356,9 +356,6 @@ final class ServerCore: @unchecked Sendable {
     /// `top -H`, a debugger and the tests see.
     static let connectionThreadName = "rs-http-conn"
 
-    static func nameCurrentThread(_ name: String) {
-        ThreadName.setCurrent(name)
-    }
 
     private func serve(_ connection: Int32, activity: ConnectionActivity) {
         var session: TLSSession?

@@ -52,16 +52,6 @@ public struct CanonicalJSONWriter {
         needsComma = true
     }
 
-    /// A string member whose bytes need no escaping (ASCII digits and punctuation, such as a
-    /// timestamp), written between quotes as they are.
-    public mutating func member(_ key: String, plainASCII value: [UInt8]) {
-        member(key) { json in
-            json.bytes.append(UInt8(ascii: "\""))
-            json.bytes += value
-            json.bytes.append(UInt8(ascii: "\""))
-        }
-    }
-
     /// A member whose value the caller has already spelt as JSON (a number, say), written as it is.
     public mutating func member(_ key: String, literal value: String) {
         member(key) { $0.bytes.append(contentsOf: value.utf8) }
