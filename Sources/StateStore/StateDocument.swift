@@ -120,7 +120,7 @@ public struct StateOwner: Sendable, Hashable, CustomStringConvertible {
 
 /// One message or image the tool uploaded, and what review said about it over time.
 public struct ContentRecord: Codable, Sendable, Hashable {
-    public enum Kind: String, Codable, Sendable, Hashable { case message, image }
+    public typealias Kind = ContentKind
 
     /// Lowercase UUID, as derived by `retention-sync id`.
     public var identifier: String

@@ -15,7 +15,7 @@ struct PlanViewTests {
     static func hostilePlan(name: String) throws -> Plan {
         var plan = try GoldenPlanTests.everyActionPlan()
         plan.actions.append(PlanAction(id: .deleteMessage("2f2e2d2c-2b2a-4929-8827-262524232221"), reason: ActionReason(.unusedMessage),
-                                       change: .deleteMessage("2f2e2d2c-2b2a-4929-8827-262524232221", name: name)))
+                                       change: MessageChange.delete("2f2e2d2c-2b2a-4929-8827-262524232221", name: name)))
         return plan
     }
 
@@ -71,7 +71,7 @@ struct PlanViewTests {
         }
         // What apply publishes is what the label promised: a digest other than the one shown.
         let shown = plan.actions.first { $0.kind == .publishSnapshot }.flatMap { action -> String? in
-            if case .publishSnapshot(let compiled, _) = action.change { return compiled.snapshot.digest }
+            if let compiled = action.change.as(SnapshotChange.self)?.compiled { return compiled.snapshot.digest }
             return nil
         }
         let report = try await harness.apply()

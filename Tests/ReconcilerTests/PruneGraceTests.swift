@@ -1,5 +1,6 @@
 import Foundation
 import Reconciler
+import RetentionMessagingModels
 import StateStore
 import Testing
 

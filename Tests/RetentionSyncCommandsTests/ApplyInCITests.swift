@@ -111,7 +111,7 @@ struct ApplyInCITests {
     @Test("the estimate says what Apple's sustained rates cost, not 'at least 0 s'")
     func estimateAtSustainedRates() async throws {
         let estimate = Estimate(configureDefaultRequests: 0, otherRequests: 72, configureDefaultRate: 1, otherRate: 0.1,
-                                minimumSeconds: 0, messagesAfter: 72, messagesCap: 2000, imagesAfter: 0, imagesCap: 2000)
+                                minimumSeconds: 0, content: [.message: .init(after: 72, cap: 2000), .image: .init(after: 0, cap: 2000)])
         #expect(estimate.sustainedSeconds == 720)
         #expect(PlanView.estimateText(estimate).contains("~12 min at sandbox's 1 configure-default request/s and 0.1 other requests/s once this hour's budget is spent; messages 72/2000"))
         #expect(!PlanView.estimateText(estimate).contains("at least 0 s"))

@@ -129,12 +129,27 @@ public struct ApplyFailure: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
+extension Applier {
+    /// Per content kind, in the kinds' declared order: derived items APPROVED in `remote` that were not when planned.
+    static func newlyApproved(_ planned: PlanResult, after remote: RemoteState) -> [(ContentKind, Int)] {
+        ContentKind.allCases.map { kind in
+            let resource = RemoteResources.resource(of: kind)
+            let before = resource.remoteStates(in: planned.remote), after = resource.remoteStates(in: remote)
+            let count = resource.derived(in: planned.desired).filter {
+                after[$0.identifier] == .approved && before[$0.identifier] != .approved
+            }.count
+            return (kind, count)
+        }
+    }
+}
+
 /// Progress events for a person watching a long apply.
 public enum ApplyEvent: Sendable {
     /// An action finished; `done` of `total` actions are through.
     case finished(ActionResult, done: Int, total: Int)
     /// The apply re-listed (sandbox) and learnt new review states.
-    case relisted(approvedMessages: Int, approvedImages: Int)
+    /// `approved`: per content kind (every registered kind), how many derived items became APPROVED since upload.
+    case relisted(approved: [(ContentKind, Int)])
 }
 
 /// Performs a plan's actions in `ActionKind.applyOrder`, one loop over its steps (the sandbox
@@ -269,9 +284,7 @@ public struct Applier: Sendable {
                 let shown = Set(planned.plan.actions.filter { $0.state != .error }.map(\.id))
                 allowed = allowed?.intersection(shown) ?? shown
                 inPlan = Set(current.plan.actions.map(\.id))
-                let approvedMessages = planned.desired.messages.filter { remote.isApproved(message: $0.identifier) && !planned.remote.isApproved(message: $0.identifier) }.count
-                let approvedImages = planned.desired.images.filter { remote.isApproved(image: $0.identifier) && !planned.remote.isApproved(image: $0.identifier) }.count
-                progress(.relisted(approvedMessages: approvedMessages, approvedImages: approvedImages))
+                progress(.relisted(approved: Self.newlyApproved(planned, after: remote)))
                 let later = current.plan.actions.filter { $0.kind.effect != .upload }.count
                 let earlier = planned.plan.actions.filter { $0.kind.effect == .upload }.count
                 total = earlier + later

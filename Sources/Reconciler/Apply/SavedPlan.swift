@@ -42,7 +42,7 @@ public struct SavedPlan: Sendable, Hashable, Decodable {
     /// The options to re-plan with: the saved plan's prune, and its ready deletions allowed even
     /// past prune protection (they were planned); deletions it refused stay refused.
     public var planOptions: PlanOptions {
-        let deletes = actions.contains { $0.state == .ready && ($0.kind == .deleteMessage || $0.kind == .deleteImage) }
+        let deletes = actions.contains { $0.state == .ready && $0.kind.verb == .delete && RemoteResources.byID[$0.kind.resource]?.isContent == true }
         // Rollback targets the plan deleted were named when it was made; the re-plan names them again.
         let prefix = ActionKind.deleteMessage.rawValue + ":"
         let named = Set(actions.compactMap { action -> String? in

@@ -74,7 +74,7 @@ public struct Plan: Sendable, Hashable {
     public var snapshotDigestChangesInApply: Bool {
         guard environment == .sandbox, summary.toUpload > 0,
               let publish = actions.first(where: { $0.kind == .publishSnapshot }),
-              case .publishSnapshot(let compiled, _) = publish.change else { return false }
+              let compiled = publish.change.as(SnapshotChange.self)?.compiled else { return false }
         return compiled.outcomes.contains {
             ($0.outcome == .held || $0.outcome == .leftOut) && !$0.waitingFor.isEmpty
                 && $0.waitingFor.allSatisfy { $0.state == .notUploaded }
@@ -168,9 +168,30 @@ public struct RuleOutcome: Codable, Sendable, Hashable {
 
 /// Content that needs a change in the manifests.
 public struct PlanProblem: Codable, Sendable, Hashable {
-    public enum Kind: String, Codable, Sendable, Hashable {
-        case rejectedMessage = "rejected_message"
-        case rejectedImage = "rejected_image"
+    /// What is wrong: `rejected_<kind>` (the content of that kind was REJECTED by App Review).
+    public struct Kind: Codable, Sendable, Hashable {
+        public var rejected: ContentKind
+
+        public init(rejected: ContentKind) { self.rejected = rejected }
+
+        public static let rejectedMessage = Kind(rejected: .message)
+        public static let rejectedImage = Kind(rejected: .image)
+
+        public var rawValue: String { "rejected_\(rejected.rawValue)" }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard text.hasPrefix("rejected_"), let kind = ContentKind(rawValue: String(text.dropFirst(9))) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "unknown problem kind '\(text)'")
+            }
+            rejected = kind
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(rawValue)
+        }
     }
 
     public var kind: Kind
@@ -190,7 +211,7 @@ public struct PlanProblem: Codable, Sendable, Hashable {
 
 /// Remote content the current manifests do not derive.
 public struct InventoryItem: Sendable, Hashable {
-    public enum Kind: String, Codable, Sendable, Hashable { case message, image }
+    public typealias Kind = ContentKind
     public enum Label: String, Codable, Sendable, Hashable {
         /// Nothing known about it: uploaded by hand or by other manifests.
         case unmanaged
@@ -258,29 +279,73 @@ public struct Estimate: Codable, Sendable, Hashable {
     /// hour's budget (3600 × rate) divided by the rate, counting the plan's own reads as already
     /// spent (an apply right after its plan).
     public var minimumSeconds: Double
-    public var messagesAfter: Int
-    public var messagesCap: Int
-    public var imagesAfter: Int
-    public var imagesCap: Int
+    /// Per content kind: how many the environment holds after apply, and Apple's cap.
+    public var content: [ContentKind: ContentCount]
+
+    public struct ContentCount: Sendable, Hashable {
+        public var after: Int
+        public var cap: Int
+
+        public init(after: Int, cap: Int) {
+            self.after = after
+            self.cap = cap
+        }
+    }
 
     enum CodingKeys: String, CodingKey {
         case configureDefaultRequests = "configure_default_requests", otherRequests = "other_requests"
         case configureDefaultRate = "configure_default_rate", otherRate = "other_rate"
-        case minimumSeconds = "minimum_seconds", messagesAfter = "messages_after", messagesCap = "messages_cap"
-        case imagesAfter = "images_after", imagesCap = "images_cap"
+        case minimumSeconds = "minimum_seconds"
+    }
+
+    /// `<kind>s_after` and `<kind>s_cap` for every content kind (`messages_after`, `images_cap`).
+    struct ContentKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+        static func after(_ kind: ContentKind) -> ContentKey { ContentKey(stringValue: "\(kind.rawValue)s_after") }
+        static func cap(_ kind: ContentKind) -> ContentKey { ContentKey(stringValue: "\(kind.rawValue)s_cap") }
     }
 
     public init(configureDefaultRequests: Int, otherRequests: Int, configureDefaultRate: Double, otherRate: Double,
-                minimumSeconds: Double, messagesAfter: Int, messagesCap: Int, imagesAfter: Int, imagesCap: Int) {
+                minimumSeconds: Double, content: [ContentKind: ContentCount]) {
         self.configureDefaultRequests = configureDefaultRequests
         self.otherRequests = otherRequests
         self.configureDefaultRate = configureDefaultRate
         self.otherRate = otherRate
         self.minimumSeconds = minimumSeconds
-        self.messagesAfter = messagesAfter
-        self.messagesCap = messagesCap
-        self.imagesAfter = imagesAfter
-        self.imagesCap = imagesCap
+        self.content = content
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        configureDefaultRequests = try container.decode(Int.self, forKey: .configureDefaultRequests)
+        otherRequests = try container.decode(Int.self, forKey: .otherRequests)
+        configureDefaultRate = try container.decode(Double.self, forKey: .configureDefaultRate)
+        otherRate = try container.decode(Double.self, forKey: .otherRate)
+        minimumSeconds = try container.decode(Double.self, forKey: .minimumSeconds)
+        let counts = try decoder.container(keyedBy: ContentKey.self)
+        var content: [ContentKind: ContentCount] = [:]
+        for kind in ContentKind.allCases {
+            guard let after = try counts.decodeIfPresent(Int.self, forKey: .after(kind)) else { continue }
+            content[kind] = ContentCount(after: after, cap: try counts.decodeIfPresent(Int.self, forKey: .cap(kind)) ?? kind.cap)
+        }
+        self.content = content
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(configureDefaultRequests, forKey: .configureDefaultRequests)
+        try container.encode(otherRequests, forKey: .otherRequests)
+        try container.encode(configureDefaultRate, forKey: .configureDefaultRate)
+        try container.encode(otherRate, forKey: .otherRate)
+        try container.encode(minimumSeconds, forKey: .minimumSeconds)
+        var counts = encoder.container(keyedBy: ContentKey.self)
+        for (kind, count) in content {
+            try counts.encode(count.after, forKey: .after(kind))
+            try counts.encode(count.cap, forKey: .cap(kind))
+        }
     }
 
     public var totalRequests: Int { configureDefaultRequests + otherRequests }

@@ -92,31 +92,70 @@ public enum ActionState: String, Codable, Sendable, Hashable {
     case ready, blocked, error
 }
 
-/// What an action changes, with everything apply needs to do it.
-public enum Change: Sendable, Hashable {
-    case uploadImage(DesiredImage)
-    case uploadMessage(DesiredMessage)
-    /// `name` is the assigned message's manifest name; `current` what is configured now (keeps serving while blocked).
-    case setDefault(ProductLocale, to: String, name: String, current: String?)
-    case deleteDefault(ProductLocale, current: String)
-    case publishSnapshot(CompiledSnapshot, current: String?)
-    case setRealtimeURL(String, current: String?)
-    /// `name`: the message name the published snapshot gives it, if any.
-    case deleteMessage(String, name: String?)
-    case deleteImage(String, size: ImageSize?)
+/// What an action of one resource changes, with everything apply needs to do it. Each resource
+/// declares its own change type beside itself (`MessageChange`, `DefaultChange`, …), so its
+/// `perform` handles exactly its own changes; the planner, the plan and the views see them through
+/// `AnyChange`.
+public protocol ResourceChange: Sendable, Hashable {
+    var kind: ActionKind { get }
+    /// The content identifier the action uploads or deletes; nil for configuration.
+    var identifier: String? { get }
+    /// A short description of the target, as the views and the apply report name it.
+    var title: String { get }
+    /// What plan JSON shows of it, besides the action's id, kind, state and reason.
+    var fields: ChangeFields { get }
+    /// The manifest an action comes from, so annotations can point at it.
+    var source: ManifestSource? { get }
+}
 
-    public var kind: ActionKind {
-        switch self {
-        case .uploadImage: .uploadImage
-        case .uploadMessage: .uploadMessage
-        case .setDefault: .setDefault
-        case .deleteDefault: .deleteDefault
-        case .publishSnapshot: .publishSnapshot
-        case .setRealtimeURL: .setRealtimeURL
-        case .deleteMessage: .deleteMessage
-        case .deleteImage: .deleteImage
-        }
-    }
+extension ResourceChange {
+    public var identifier: String? { nil }
+    public var source: ManifestSource? { nil }
+}
+
+/// The fields of one change in plan JSON; what does not apply to its kind stays nil (absent).
+public struct ChangeFields: Sendable, Hashable {
+    public var identifier: String?
+    public var name: String?
+    public var locale: String?
+    public var imageSize: ImageSize?
+    public var productId: String?
+    public var messageIdentifier: String?
+    public var currentMessageIdentifier: String?
+    public var url: String?
+    public var currentURL: String?
+    public var snapshotDigest: String?
+    public var currentSnapshotDigest: String?
+    public var rules: [RuleOutcome]?
+
+    public init() {}
+}
+
+/// The manifest place an action comes from. The GitHub view resolves each case against the loaded
+/// manifests, with an exhaustive switch: a new source cannot be forgotten there.
+public enum ManifestSource: Sendable, Hashable {
+    case message(name: String, locale: String)
+    case image(names: [String])
+    case defaultAssignment(ProductLocale)
+    case app
+}
+
+/// Any resource's change: what a `PlanAction` carries. `as(_:)` gives the resource its own type back.
+public struct AnyChange: Sendable, Hashable {
+    public let base: any ResourceChange
+
+    public init(_ base: some ResourceChange) { self.base = base }
+
+    public func `as`<Change: ResourceChange>(_ type: Change.Type) -> Change? { base as? Change }
+
+    public var kind: ActionKind { base.kind }
+    public var identifier: String? { base.identifier }
+    public var title: String { base.title }
+    public var fields: ChangeFields { base.fields }
+    public var source: ManifestSource? { base.source }
+
+    public static func == (lhs: AnyChange, rhs: AnyChange) -> Bool { AnyHashable(lhs.base) == AnyHashable(rhs.base) }
+    public func hash(into hasher: inout Hasher) { AnyHashable(base).hash(into: &hasher) }
 }
 
 /// Why an action is in the plan. The views word it.
@@ -164,7 +203,7 @@ public struct ActionReason: Sendable, Hashable {
 /// what to do, with the flags that do it.
 public enum ActionError: Sendable, Hashable, CustomStringConvertible {
     /// Apple's cap would be exceeded: `existing` remote + `uploading`.
-    case overCap(ReviewItem.Kind, existing: Int, uploading: Int, environment: Environment)
+    case overCap(ContentKind, existing: Int, uploading: Int, environment: Environment)
     /// The message's picture is over the image cap.
     case pictureOverCap(imageName: String)
     /// The action would use REJECTED content.
@@ -175,8 +214,7 @@ public enum ActionError: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .overCap(let kind, let existing, let uploading, let environment):
-            let cap = kind == .message ? RetentionLimits.messages : RetentionLimits.images
-            return "over Apple's cap of \(cap) \(kind.rawValue)s: \(existing) in \(environment.rawValue) + \(uploading) to upload = \(existing + uploading)"
+            return "over Apple's cap of \(kind.cap) \(kind.rawValue)s: \(existing) in \(environment.rawValue) + \(uploading) to upload = \(existing + uploading)"
         case .pictureOverCap(let name):
             return "its picture '\(name)' cannot be uploaded: over Apple's cap of \(RetentionLimits.images) images"
         case .usesRejected(let items):
@@ -192,7 +230,7 @@ public struct PlanAction: Sendable, Hashable {
     public var id: ActionID
     public var state: ActionState
     public var reason: ActionReason
-    public var change: Change
+    public var change: AnyChange
     /// For `blocked` and `error`: the content whose review state holds the action back.
     public var waitingFor: [ReviewItem]
     /// For `error`: what is wrong.
@@ -202,12 +240,12 @@ public struct PlanAction: Sendable, Hashable {
     /// A message upload that replaces a recorded version: what changes in its text.
     public var textChanges: TextChanges?
 
-    public init(id: ActionID, state: ActionState = .ready, reason: ActionReason, change: Change,
+    public init(id: ActionID, state: ActionState = .ready, reason: ActionReason, change: some ResourceChange,
                 waitingFor: [ReviewItem] = [], error: ActionError? = nil, dependsOn: [ActionID] = []) {
         self.id = id
         self.state = state
         self.reason = reason
-        self.change = change
+        self.change = AnyChange(change)
         self.waitingFor = waitingFor
         self.error = error
         self.dependsOn = dependsOn
@@ -216,34 +254,13 @@ public struct PlanAction: Sendable, Hashable {
     public var kind: ActionKind { change.kind }
 
     /// The message or image identifier the action uploads or deletes.
-    public var identifier: String? {
-        switch change {
-        case .uploadImage(let image): image.identifier
-        case .uploadMessage(let message): message.identifier
-        case .deleteMessage(let id, _), .deleteImage(let id, _): id
-        case .setDefault, .deleteDefault, .publishSnapshot, .setRealtimeURL: nil
-        }
-    }
+    public var identifier: String? { change.identifier }
 
     /// `publish_snapshot`: what happens to each rule; empty for every other kind.
-    public var rules: [RuleOutcome] {
-        if case .publishSnapshot(let compiled, _) = change { return compiled.outcomes }
-        return []
-    }
+    public var rules: [RuleOutcome] { change.as(SnapshotChange.self)?.compiled.outcomes ?? [] }
 
     /// A short description of the target, as the views and the apply report name it.
-    public var title: String {
-        switch change {
-        case .uploadImage(let image): "upload image \(image.name) (\(image.size.rawValue)) \(image.identifier)"
-        case .uploadMessage(let message): "upload message \(message.name) (\(message.locale)) \(message.identifier)"
-        case .setDefault(let pair, let id, let name, _): "set default \(pair) → \(name) \(id)"
-        case .deleteDefault(let pair, _): "delete default \(pair)"
-        case .publishSnapshot(let compiled, _): "publish snapshot \(Self.shortDigest(compiled.snapshot.digest))"
-        case .setRealtimeURL(let url, _): "set realtime URL \(url)"
-        case .deleteMessage(let id, let name): "delete message \(id)" + (name.map { " (\($0))" } ?? "")
-        case .deleteImage(let id, _): "delete image \(id)"
-        }
-    }
+    public var title: String { change.title }
 
     public static func shortDigest(_ digest: String) -> String {
         digest.hasPrefix("sha256:") ? "sha256:" + digest.dropFirst(7).prefix(12) : digest

@@ -87,11 +87,15 @@ public enum Planner {
         plan.rollbackVersions = options.rollbackVersions == PlanOptions.defaultRollbackVersions ? nil : options.rollbackVersions
         plan.pruneGraceDays = options.pruneGraceDays == PlanOptions.defaultPruneGraceDays ? nil : options.pruneGraceDays
         if remote.isFirstPublish, let store = remote.stateStoreName {
-            let atApple = desired.messages.filter { remote.messages[$0.identifier] != nil }.count
-                + desired.images.filter { remote.images[$0.identifier] != nil }.count
+            var atApple = 0, derived = 0
+            for resource in RemoteResources.content {
+                let states = resource.remoteStates(in: remote)
+                let items = resource.derived(in: desired)
+                atApple += items.filter { states[$0.identifier] != nil }.count
+                derived += items.count
+            }
             if atApple > 0 {
-                plan.missingState = MissingState(store: store, contentAtApple: atApple,
-                                                 contentDerived: desired.messages.count + desired.images.count)
+                plan.missingState = MissingState(store: store, contentAtApple: atApple, contentDerived: derived)
             }
         }
         return PlanResult(plan: plan, desired: desired, remote: remote, snapshot: compiled, options: options, usage: usage)
@@ -117,7 +121,7 @@ public enum Planner {
     /// A prune that deletes more than `PlanOptions.pruneProtectionShare` of the remote content is
     /// refused without `pruneForce`.
     static func protectFromMassPrune(_ deletes: inout ArraySlice<PlanAction>, remote: RemoteState, options: PlanOptions) {
-        let remoteTotal = remote.messages.count + remote.images.count
+        let remoteTotal = RemoteResources.content.map { $0.remoteStates(in: remote).count }.reduce(0, +)
         guard !deletes.isEmpty, !options.pruneForce,
               Double(deletes.count) > PlanOptions.pruneProtectionShare * Double(remoteTotal) else { return }
         for index in deletes.indices {
@@ -127,8 +131,10 @@ public enum Planner {
     }
 
     static func health(desired: DesiredState, remote: RemoteState) -> Health {
-        let states = desired.messages.map { ReviewState(remote.messages[$0.identifier]) }
-            + desired.images.map { ReviewState(remote.images[$0.identifier]?.state) }
+        let states = RemoteResources.content.flatMap { resource in
+            let remoteStates = resource.remoteStates(in: remote)
+            return resource.derived(in: desired).map { remoteStates[$0.identifier] ?? .notUploaded }
+        }
         if states.contains(.rejected) { return .degraded }
         if states.contains(.pending) { return .progressing }
         return .healthy
@@ -158,8 +164,13 @@ public enum Planner {
         let uploads = running.filter { $0.kind.effect == .upload }.count
         if sandbox && uploads > 0 { other += 2 }
         let rates = Estimate.rates(for: desired.environment)
-        let deletedMessages = running.filter { $0.kind == .deleteMessage }.count
-        let deletedImages = running.filter { $0.kind == .deleteImage }.count
+        var content: [ContentKind: Estimate.ContentCount] = [:]
+        for resource in RemoteResources.content {
+            let uploaded = running.filter { $0.kind == resource.uploadKind }.count
+            let deleted = running.filter { $0.kind == resource.deleteKind }.count
+            content[resource.contentKind] = Estimate.ContentCount(
+                after: resource.remoteStates(in: remote).count + uploaded - deleted, cap: resource.contentKind.cap)
+        }
         return Estimate(
             configureDefaultRequests: defaults, otherRequests: other,
             configureDefaultRate: rates.configureDefault, otherRate: rates.other,
@@ -167,9 +178,6 @@ public enum Planner {
             minimumSeconds: Estimate.floorSeconds(requests: defaults, rate: rates.configureDefault)
                 + max(0, Estimate.floorSeconds(requests: other + remote.apiCalls, rate: rates.other)
                          - Estimate.floorSeconds(requests: remote.apiCalls, rate: rates.other)),
-            messagesAfter: remote.messages.count + running.filter { $0.kind == .uploadMessage }.count - deletedMessages,
-            messagesCap: RetentionLimits.messages,
-            imagesAfter: remote.images.count + running.filter { $0.kind == .uploadImage }.count - deletedImages,
-            imagesCap: RetentionLimits.images)
+            content: content)
     }
 }

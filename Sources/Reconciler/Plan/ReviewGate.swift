@@ -1,8 +1,10 @@
 import RetentionMessaging
 import RetentionMessagingModels
+import Runtime
 
-/// Decides whether content may be used (design.md, idea 2): a message is usable when it and
-/// every image it references are APPROVED in the environment.
+/// Decides whether content may be used (design.md, idea 2): a piece of content is usable when it
+/// and everything it references (a message's images) are APPROVED in the environment. It knows the
+/// kinds only through the registered content resources.
 struct ReviewGate {
     enum Readiness: Equatable {
         case approved
@@ -17,43 +19,49 @@ struct ReviewGate {
         }
     }
 
-    let desired: DesiredState
-    let remote: RemoteState
-    let messages: [String: DesiredMessage]
-    let imageNames: [String: String]
+    /// What the manifests derive, by kind and identifier.
+    let derived: [ContentKind: [String: DerivedContent]]
+    /// What the remote holds, by kind and identifier.
+    let states: [ContentKind: [String: ReviewState]]
 
     init(desired: DesiredState, remote: RemoteState) {
-        self.desired = desired
-        self.remote = remote
-        messages = desired.messageIndex
-        imageNames = Dictionary(desired.images.map { ($0.identifier, $0.name) }, uniquingKeysWith: { first, _ in first })
+        var derived: [ContentKind: [String: DerivedContent]] = [:]
+        var states: [ContentKind: [String: ReviewState]] = [:]
+        for resource in RemoteResources.content {
+            derived[resource.contentKind] = Dictionary(resource.derived(in: desired).map { ($0.identifier, $0) },
+                                                       uniquingKeysWith: { first, _ in first })
+            states[resource.contentKind] = resource.remoteStates(in: remote)
+        }
+        self.derived = derived
+        self.states = states
     }
 
-    func readiness(ofMessages identifiers: some Sequence<String>) -> Readiness {
+    func readiness(of references: some Sequence<ContentReference>) -> Readiness {
         var items = Set<ReviewItem>()
-        for id in identifiers { items.formUnion(blockers(ofMessage: id)) }
+        for reference in references { items.formUnion(blockers(of: reference)) }
         let sorted = items.sorted()
         if sorted.isEmpty { return .approved }
         return sorted.contains { $0.state == .rejected } ? .rejected(sorted) : .waiting(sorted)
     }
 
-    /// The message and images that keep a message from being usable. For a message the manifests
-    /// do not derive, only its own state is known (its images are unknown).
-    func blockers(ofMessage id: String) -> [ReviewItem] {
-        let known = messages[id]
+    /// What a snapshot rule shows, of every kind.
+    func readiness(ofRule rule: SnapshotRule) -> Readiness {
+        readiness(of: RemoteResources.content.flatMap { resource in
+            resource.used(byRule: rule).map { ContentReference(kind: resource.contentKind, identifier: $0) }
+        })
+    }
+
+    /// The content that keeps a piece of content from being usable. For content the manifests do
+    /// not derive, only its own state is known (what it references is unknown).
+    func blockers(of reference: ContentReference) -> [ReviewItem] {
+        let known = derived[reference.kind]?[reference.identifier]
+        let state = states[reference.kind]?[reference.identifier] ?? .notUploaded
         var items: [ReviewItem] = []
-        let state = remote.messages[id]
         if state != .approved {
-            items.append(ReviewItem(kind: .message, identifier: id, name: known?.name, locale: known?.locale,
-                                    state: ReviewState(state)))
+            items.append(ReviewItem(kind: reference.kind, identifier: reference.identifier, name: known?.name,
+                                    locale: known?.locale, state: state))
         }
-        for imageId in known?.imageIdentifiers ?? [] {
-            let imageState = remote.images[imageId]?.state
-            if imageState != .approved {
-                items.append(ReviewItem(kind: .image, identifier: imageId, name: imageNames[imageId],
-                                        locale: nil, state: ReviewState(imageState)))
-            }
-        }
+        for dependency in known?.references ?? [] { items += blockers(of: dependency) }
         return items
     }
 }

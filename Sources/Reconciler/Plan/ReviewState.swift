@@ -39,7 +39,7 @@ public enum ReviewState: Sendable, Hashable, Codable, CustomStringConvertible {
 
 /// A message or image whose review state matters to an action.
 public struct ReviewItem: Codable, Sendable, Hashable, Comparable, CustomStringConvertible {
-    public enum Kind: String, Codable, Sendable, Hashable { case message, image }
+    public typealias Kind = ContentKind
 
     public var kind: Kind
     public var identifier: String

@@ -10,8 +10,8 @@ public struct CompiledSnapshot: Sendable, Hashable {
     public var outcomes: [RuleOutcome]
 }
 
-/// Compiles the desired rules into a snapshot that holds only rules whose every message and image
-/// is APPROVED. A blocked rule keeps its previously published version (same rule id) when that
+/// Compiles the desired rules into a snapshot that holds only rules whose every piece of content
+/// (of every registered content kind, with what it references) is APPROVED. A blocked rule keeps its previously published version (same rule id) when that
 /// version is still usable; otherwise it is left out until review passes.
 enum SnapshotCompiler {
     static func compile(desired: DesiredState, remote: RemoteState, gate: ReviewGate) throws -> CompiledSnapshot {
@@ -21,13 +21,13 @@ enum SnapshotCompiler {
         var outcomes: [RuleOutcome] = []
         for rule in desired.rules {
             let before = previous[rule.id]
-            let readiness = gate.readiness(ofMessages: (rule.response.messageIdentifiers ?? [:]).values.sorted())
+            let readiness = gate.readiness(ofRule: rule)
             if readiness == .approved {
                 rules.append(rule)
                 let outcome: RuleOutcome.Outcome = before == nil ? .added : (before == rule ? .unchanged : .updated)
                 outcomes.append(RuleOutcome(id: rule.id, outcome: outcome, version: rule.version,
                                             publishedVersion: before?.version))
-            } else if let before, gate.readiness(ofMessages: (before.response.messageIdentifiers ?? [:]).values.sorted()) == .approved {
+            } else if let before, gate.readiness(ofRule: before) == .approved {
                 rules.append(before)
                 outcomes.append(RuleOutcome(id: rule.id, outcome: .held, version: rule.version,
                                             publishedVersion: before.version, waitingFor: readiness.items))

@@ -20,6 +20,9 @@ public struct ResourceID: RawRepresentable, Codable, Sendable, Hashable, CustomS
 /// actions (through the review gate), and perform one of those actions. Each resource lives in its
 /// own folder under `Resources/` and is listed once in `RemoteResources.all`.
 protocol RemoteResource: Sendable {
+    /// What this resource's actions change: its own type, so `perform` handles only its own changes.
+    associatedtype Change: ResourceChange
+
     static var id: ResourceID { get }
     /// Content is immutable and uploaded before anything refers to it; pruned after everything
     /// else ran. Configuration (defaults, the snapshot, the realtime URL) is set in between.
@@ -37,19 +40,37 @@ protocol RemoteResource: Sendable {
 
     /// Performs one action. Returns nil when it was done, or the outcome when Apple's answer means
     /// it needs no doing (already there, already gone) or cannot be done now; throws when it failed.
-    static func perform(_ action: PlanAction, in planned: PlanResult, api: any RetentionMessagingAPI,
+    static func perform(_ change: Change, in planned: PlanResult, api: any RetentionMessagingAPI,
                         report: inout ApplyReport, recorder: inout StateRecorder?) async throws -> Refusal?
     /// Adds what a successful (or already done) action changed to the state record.
-    static func recordDone(_ action: PlanAction, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date)
+    static func recordDone(_ change: Change, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date)
     /// Records a refusal that later plans must know of.
-    static func recordRefusal(_ refusal: Refusal, of action: PlanAction, recorder: inout StateRecorder?, at time: Date)
+    static func recordRefusal(_ refusal: Refusal, of change: Change, recorder: inout StateRecorder?, at time: Date)
 }
 
 extension RemoteResource {
     static func annotate(_ context: inout PlanContext) {}
     static func prune(_ context: inout PlanContext) {}
-    static func recordDone(_ action: PlanAction, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {}
-    static func recordRefusal(_ refusal: Refusal, of action: PlanAction, recorder: inout StateRecorder?, at time: Date) {}
+    static func recordDone(_ change: Change, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {}
+    static func recordRefusal(_ refusal: Refusal, of change: Change, recorder: inout StateRecorder?, at time: Date) {}
+
+    /// Performs an action of this resource: the one place a type-erased change meets its type. The
+    /// registry hands each action to the resource of its kind, so the mismatch cannot happen in a plan.
+    static func perform(_ action: PlanAction, in planned: PlanResult, api: any RetentionMessagingAPI,
+                        report: inout ApplyReport, recorder: inout StateRecorder?) async throws -> Refusal? {
+        guard let change = action.change.as(Change.self) else { return Refusal(.error, "\(action.kind) is not an action on \(id)") }
+        return try await perform(change, in: planned, api: api, report: &report, recorder: &recorder)
+    }
+
+    static func recordDone(_ action: PlanAction, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {
+        guard let change = action.change.as(Change.self) else { return }
+        recordDone(change, in: planned, recorder: &recorder, at: time)
+    }
+
+    static func recordRefusal(_ refusal: Refusal, of action: PlanAction, recorder: inout StateRecorder?, at time: Date) {
+        guard let change = action.change.as(Change.self) else { return }
+        recordRefusal(refusal, of: change, recorder: &recorder, at: time)
+    }
 
     /// The action kinds of this resource.
     static var actionKinds: [ActionKind] { verbs.map { ActionKind($0, id) } }
@@ -80,4 +101,51 @@ struct PlanContext {
     }
 
     var environment: Environment { desired.environment }
+}
+
+/// A resource whose items Apple reviews before they may be shown (messages, images): everything
+/// the planner's health, caps, review gate, prune protection, estimate and missing-state check,
+/// review ages and the state record need, declared by the kind itself. Each `ContentKind` has
+/// exactly one registered content resource (a test holds the registry to it).
+protocol ContentResource: RemoteResource {
+    static var contentKind: ContentKind { get }
+    /// The content of this kind the manifests derive, in the desired state's order.
+    static func derived(in desired: DesiredState) -> [DerivedContent]
+    /// Every item of this kind the remote holds, with its review state.
+    static func remoteStates(in remote: RemoteState) -> [String: ReviewState]
+    /// The items of this kind a snapshot rule shows directly.
+    static func used(byRule rule: SnapshotRule) -> [String]
+}
+
+/// One piece of content the manifests derive, as plans name it.
+struct DerivedContent: Sendable, Hashable {
+    var identifier: String
+    var name: String?
+    var locale: String?
+    /// `name (locale)` for a message, the image's names for an image.
+    var label: String
+    /// What else must be usable for this item to be usable (a message's images).
+    var references: [ContentReference] = []
+}
+
+/// A piece of content of some kind, by identifier.
+struct ContentReference: Sendable, Hashable {
+    var kind: ContentKind
+    var identifier: String
+}
+
+extension ContentResource {
+    /// Apple's cap counts what is already there, and uploads come before deletions in apply: over
+    /// the cap, every upload of the kind is an error.
+    static func capUploads(_ uploads: inout [PlanAction], existing: Int, environment: Environment) {
+        guard existing + uploads.count > contentKind.cap else { return }
+        for index in uploads.indices {
+            uploads[index].state = .error
+            uploads[index].error = .overCap(contentKind, existing: existing, uploading: uploads.count, environment: environment)
+        }
+    }
+
+    /// The action kinds of this content: its upload and its deletion.
+    static var uploadKind: ActionKind { ActionKind(.upload, id) }
+    static var deleteKind: ActionKind { ActionKind(.delete, id) }
 }

@@ -1,3 +1,4 @@
+import RetentionMessagingModels
 /// Every remote resource, in dependency order (what is referred to before what refers to it):
 /// the planner folds over this list and the applier's order is derived from it. Adding a
 /// resource is a folder under `Resources/` and one line here.
@@ -9,6 +10,18 @@ enum RemoteResources {
         SnapshotResource.self,
         RealtimeURLResource.self,
     ]
+
+    /// The resources Apple reviews, in dependency order.
+    static let content: [any ContentResource.Type] = all.compactMap { $0 as? any ContentResource.Type }
+
+    /// The content resource of each kind.
+    static let contentByKind: [ContentKind: any ContentResource.Type] =
+        Dictionary(content.map { ($0.contentKind, $0) }, uniquingKeysWith: { first, _ in first })
+
+    static func resource(of kind: ContentKind) -> any ContentResource.Type {
+        guard let resource = contentByKind[kind] else { preconditionFailure("no registered content resource for '\(kind)'") }
+        return resource
+    }
 
     static let byID: [ResourceID: any RemoteResource.Type] = Dictionary(uniqueKeysWithValues: all.map { ($0.id, $0) })
 

@@ -1,5 +1,5 @@
 public import Foundation
-import RetentionMessagingModels
+public import RetentionMessagingModels
 import StateStore
 
 /// How long one piece of content the manifests derive has been PENDING or REJECTED, from the
@@ -29,8 +29,12 @@ public struct ReviewAge: Codable, Sendable, Hashable {
     /// The derived content that is PENDING or REJECTED and has a record, oldest first.
     public static func compute(_ planned: PlanResult, now: Date, warnDays: Int) -> [ReviewAge] {
         guard let document = planned.remote.state?.document else { return [] }
-        let items = planned.desired.messages.map { (ReviewItem.Kind.message, $0.identifier, $0.label, ReviewState(planned.remote.messages[$0.identifier])) }
-            + planned.desired.images.map { (ReviewItem.Kind.image, $0.identifier, $0.names.joined(separator: ", "), ReviewState(planned.remote.images[$0.identifier]?.state)) }
+        let items = RemoteResources.content.flatMap { resource in
+            let states = resource.remoteStates(in: planned.remote)
+            return resource.derived(in: planned.desired).map {
+                (resource.contentKind, $0.identifier, $0.label, states[$0.identifier] ?? .notUploaded)
+            }
+        }
         var ages: [ReviewAge] = []
         for (kind, identifier, label, state) in items where state == .pending || state == .rejected {
             guard let record = document.record(for: identifier) else { continue }

@@ -120,10 +120,9 @@ public enum Status {
         }
         var upcoming: [String: [StatusEntry.Upcoming]] = [:]
         for action in plan.actions {
-            switch action.change {
-            case .setDefault(let pair, let id, _, _):
+            if case .set(let pair, let id, _, _)? = action.change.as(DefaultChange.self) {
                 upcoming[id, default: []].append(.becomesDefault(pair, now: action.state == .ready))
-            case .publishSnapshot(let compiled, _):
+            } else if let compiled = action.change.as(SnapshotChange.self)?.compiled {
                 let now = action.state == .ready
                 for rule in compiled.outcomes where [.added, .updated, .held, .leftOut].contains(rule.outcome) {
                     let waits = !now || rule.outcome == .held || rule.outcome == .leftOut
@@ -133,11 +132,10 @@ public enum Status {
                         }
                     }
                 }
-            case .uploadImage, .uploadMessage, .deleteDefault, .setRealtimeURL, .deleteMessage, .deleteImage:
-                break
             }
         }
-        let deletes = Set(plan.actions.filter { $0.kind == .deleteMessage || $0.kind == .deleteImage }.compactMap(\.identifier))
+        let deletes = Set(plan.actions.filter { $0.kind.verb == .delete && RemoteResources.byID[$0.kind.resource]?.isContent == true }
+            .compactMap(\.identifier))
         let inventory = Dictionary(plan.inventory.map { ($0.identifier, $0) }, uniquingKeysWith: { a, _ in a })
 
         func next(derived: Bool, state: ReviewState, identifier: String) -> StatusEntry.Next {
@@ -190,8 +188,8 @@ public enum Status {
                             messages: messages, images: images, publishedSnapshot: remote.publishedSnapshot?.digest,
                             realtimeURL: remote.realtimeURL,
                             realtimeURLAwaitingTest: plan.actions.lazy.compactMap { action -> String? in
-                                guard action.reason.wait == .performanceTest, case .setRealtimeURL(let url, _) = action.change else { return nil }
-                                return url
+                                guard action.reason.wait == .performanceTest else { return nil }
+                                return action.change.as(RealtimeURLChange.self)?.url
                             }.first)
     }
 }

@@ -37,7 +37,7 @@ final class ApplyProgressView: Sendable {
         var annotations: [String] = []
         var groupOpen = false
         /// What each action of the plan changes, to name its manifest location in an annotation.
-        var changes: [String: Change] = [:]
+        var changes: [String: AnyChange] = [:]
     }
     private let state = Mutex(State())
 
@@ -82,8 +82,9 @@ final class ApplyProgressView: Sendable {
             }
             guard result.outcome != .blocked && result.outcome != .notInRun else { return }
             console.print(TerminalText.safe("  [\(done)/\(total)] \(result.title): \(Self.outcomeText(result))"))
-        case .relisted(let messages, let images):
-            console.print("  re-listed: \(messages) message\(messages == 1 ? "" : "s") and \(images) image\(images == 1 ? "" : "s") approved since upload")
+        case .relisted(let approved):
+            let counts = approved.map { kind, count in "\(count) \(kind.rawValue)\(count == 1 ? "" : "s")" }
+            console.print("  re-listed: \(counts.joined(separator: " and ")) approved since upload")
         }
     }
 

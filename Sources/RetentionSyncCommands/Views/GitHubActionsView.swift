@@ -34,22 +34,20 @@ enum GitHubActions {
     /// The manifest place an action comes from, when one can be named: the message localization,
     /// the image, the default assignment. Paths are relative to `base` when under it, so GitHub
     /// can link them to the checkout.
-    static func location(of change: Change, in manifests: ManifestSet?, base: String) -> SourceLocation? {
-        guard let manifests else { return nil }
+    static func location(of change: AnyChange, in manifests: ManifestSet?, base: String) -> SourceLocation? {
+        guard let manifests, let source = change.source else { return nil }
         let found: SourceLocation?
-        switch change {
-        case .uploadMessage(let message):
-            let manifest = manifests.messages.first { $0.name == message.name }
-            found = manifest?.localizations.first { $0.locale == message.locale }?.location ?? manifest?.location
-        case .uploadImage(let image):
-            found = manifests.images.first { image.names.contains($0.name) }?.location
-        case .setDefault(let pair, _, _, _):
+        switch source {
+        case .message(let name, let locale):
+            let manifest = manifests.messages.first { $0.name == name }
+            found = manifest?.localizations.first { $0.locale == locale }?.location ?? manifest?.location
+        case .image(let names):
+            found = manifests.images.first { names.contains($0.name) }?.location
+        case .defaultAssignment(let pair):
             found = manifests.defaults.first { $0.productId == pair.productId && $0.locale == pair.locale }?.location
                 ?? manifests.defaults.first { $0.productId == pair.productId && $0.locale == "*" }?.location
-        case .setRealtimeURL:
+        case .app:
             found = manifests.app.location
-        default:
-            found = nil
         }
         guard var location = found else { return nil }
         let prefix = base.hasSuffix("/") ? base : base + "/"

@@ -125,39 +125,19 @@ enum PlanJSON {
             dependsOn = action.dependsOn.isEmpty ? nil : action.dependsOn
             replaces = action.textChanges?.replaces
             textChanges = action.textChanges?.fields
-            switch action.change {
-            case .uploadImage(let image):
-                identifier = image.identifier
-                name = image.name
-                imageSize = image.size
-            case .uploadMessage(let message):
-                identifier = message.identifier
-                name = message.name
-                locale = message.locale
-            case .setDefault(let pair, let id, let messageName, let current):
-                name = messageName
-                locale = pair.locale
-                productId = pair.productId
-                messageIdentifier = id
-                currentMessageIdentifier = current
-            case .deleteDefault(let pair, let current):
-                locale = pair.locale
-                productId = pair.productId
-                currentMessageIdentifier = current
-            case .publishSnapshot(let compiled, let current):
-                snapshotDigest = compiled.snapshot.digest
-                currentSnapshotDigest = current
-                rules = compiled.outcomes.isEmpty ? nil : compiled.outcomes
-            case .setRealtimeURL(let newURL, let current):
-                url = newURL
-                currentURL = current
-            case .deleteMessage(let id, let messageName):
-                identifier = id
-                name = messageName
-            case .deleteImage(let id, let size):
-                identifier = id
-                imageSize = size
-            }
+            let fields = action.change.fields
+            identifier = fields.identifier
+            name = fields.name
+            locale = fields.locale
+            imageSize = fields.imageSize
+            productId = fields.productId
+            messageIdentifier = fields.messageIdentifier
+            currentMessageIdentifier = fields.currentMessageIdentifier
+            url = fields.url
+            currentURL = fields.currentURL
+            snapshotDigest = fields.snapshotDigest
+            currentSnapshotDigest = fields.currentSnapshotDigest
+            rules = fields.rules
         }
     }
 

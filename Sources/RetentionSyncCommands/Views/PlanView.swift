@@ -77,7 +77,7 @@ enum PlanView {
                     out.append("      replaces \(safe(changes.replaces)):")
                     for field in changes.fields { out.append("        " + safe(Self.fieldChange(field))) }
                 }
-                if case .publishSnapshot(let compiled, _) = action.change {
+                if let compiled = action.change.as(SnapshotChange.self)?.compiled {
                     // Each rule says what it waits for; the action's list would repeat them.
                     for rule in compiled.outcomes where rule.outcome != .unchanged {
                         out.append("      rule \(safe(rule.id)): \(safe(ruleText(rule, waits: &waits)))")
@@ -197,7 +197,7 @@ enum PlanView {
                 if action.state == .blocked && action.kind != .publishSnapshot && !action.waitingFor.isEmpty {
                     reason = "waiting for " + escape(tableWaits.text(action.waitingFor, for: action.title))
                 }
-                if case .publishSnapshot(let compiled, _) = action.change {
+                if let compiled = action.change.as(SnapshotChange.self)?.compiled {
                     let rules = compiled.outcomes.filter { $0.outcome != .unchanged }
                         .map { "\(MarkdownText.code($0.id, inTable: true)) \(escape(ruleText($0, waits: &tableWaits)))" }
                     if !rules.isEmpty { reason += "<br>" + rules.joined(separator: "<br>") }
@@ -418,7 +418,9 @@ enum PlanView {
             + "and \(rate(estimate.otherRate)) other request\(estimate.otherRate == 1 ? "" : "s")/s once this hour's budget is spent"
             // Within the hour's budget the floor is 0 s, which says nothing.
             + (estimate.minimumSeconds > 0 ? ", at least \(seconds(estimate.minimumSeconds)) while it lasts; " : "; ")
-            + "messages \(estimate.messagesAfter)/\(estimate.messagesCap), images \(estimate.imagesAfter)/\(estimate.imagesCap) after apply."
+            + ContentKind.allCases.compactMap { kind in
+                estimate.content[kind].map { "\(kind.rawValue)s \($0.after)/\($0.cap)" }
+            }.joined(separator: ", ") + " after apply."
     }
 
     static func rate(_ value: Double) -> String {

@@ -18,6 +18,53 @@ extension ActionID {
     public static func deleteDefault(_ pair: ProductLocale) -> ActionID { ActionID(.deleteDefault, pair.description) }
 }
 
+/// What a default action changes.
+public enum DefaultChange: ResourceChange {
+    /// `name` is the assigned message's manifest name; `current` what is configured now (keeps serving while blocked).
+    case set(ProductLocale, to: String, name: String, current: String?)
+    case delete(ProductLocale, current: String)
+
+    public var kind: ActionKind {
+        switch self {
+        case .set: .setDefault
+        case .delete: .deleteDefault
+        }
+    }
+
+    public var pair: ProductLocale {
+        switch self {
+        case .set(let pair, _, _, _), .delete(let pair, _): pair
+        }
+    }
+
+    public var title: String {
+        switch self {
+        case .set(let pair, let id, let name, _): "set default \(pair) → \(name) \(id)"
+        case .delete(let pair, _): "delete default \(pair)"
+        }
+    }
+
+    public var fields: ChangeFields {
+        var fields = ChangeFields()
+        fields.locale = pair.locale
+        fields.productId = pair.productId
+        switch self {
+        case .set(_, let id, let name, let current):
+            fields.name = name
+            fields.messageIdentifier = id
+            fields.currentMessageIdentifier = current
+        case .delete(_, let current):
+            fields.currentMessageIdentifier = current
+        }
+        return fields
+    }
+
+    public var source: ManifestSource? {
+        guard case .set(let pair, _, _, _) = self else { return nil }
+        return .defaultAssignment(pair)
+    }
+}
+
 /// The default message of each declared (product, locale) pair: set what the manifests assign,
 /// delete what they no longer do.
 enum DefaultResource: RemoteResource {
@@ -37,39 +84,35 @@ enum DefaultResource: RemoteResource {
                     id: .setDefault(pair, to: wanted.messageIdentifier),
                     reason: ActionReason(current == nil ? .noDefault(pair, assigned: wanted.messageName)
                                                         : .otherDefault(pair, assigned: wanted.messageName)),
-                    change: .setDefault(pair, to: wanted.messageIdentifier, name: wanted.messageName, current: current),
+                    change: DefaultChange.set(pair, to: wanted.messageIdentifier, name: wanted.messageName, current: current),
                     dependsOn: remote.messages[wanted.messageIdentifier] == nil ? [.uploadMessage(wanted.messageIdentifier)] : [])
-                Planner.applyGate(context.gate.readiness(ofMessages: [wanted.messageIdentifier]), to: &action,
+                Planner.applyGate(context.gate.readiness(of: [ContentReference(kind: .message, identifier: wanted.messageIdentifier)]), to: &action,
                                   serving: current == nil ? .nothingYet : .currentDefault, environment: context.environment)
                 context.actions.append(action)
             } else if let current {
                 context.actions.append(PlanAction(id: .deleteDefault(pair), reason: ActionReason(.defaultNoLongerAssigned(pair)),
-                                                  change: .deleteDefault(pair, current: current)))
+                                                  change: DefaultChange.delete(pair, current: current)))
             }
         }
     }
 
-    static func perform(_ action: PlanAction, in planned: PlanResult, api: any RetentionMessagingAPI,
+    static func perform(_ change: DefaultChange, in planned: PlanResult, api: any RetentionMessagingAPI,
                         report: inout ApplyReport, recorder: inout StateRecorder?) async throws -> Refusal? {
-        switch action.change {
-        case .setDefault(let pair, let identifier, _, _):
+        switch change {
+        case .set(let pair, let identifier, _, _):
             try await api.configureDefaultMessage(productId: pair.productId, locale: pair.locale, messageIdentifier: identifier)
-        case .deleteDefault(let pair, _):
+        case .delete(let pair, _):
             try await api.deleteDefaultMessage(productId: pair.productId, locale: pair.locale)
-        default:
-            return Refusal(.error, "not a default action")
         }
         return nil
     }
 
-    static func recordDone(_ action: PlanAction, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {
-        switch action.change {
-        case .setDefault(let pair, let identifier, _, _):
+    static func recordDone(_ change: DefaultChange, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {
+        switch change {
+        case .set(let pair, let identifier, _, _):
             recorder?.record { $0.recordDefault(productId: pair.productId, locale: pair.locale, messageIdentifier: identifier, at: time) }
-        case .deleteDefault(let pair, _):
+        case .delete(let pair, _):
             recorder?.record { $0.recordDefault(productId: pair.productId, locale: pair.locale, messageIdentifier: nil, at: time) }
-        default:
-            break
         }
     }
 }

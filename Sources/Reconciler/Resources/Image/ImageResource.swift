@@ -1,6 +1,7 @@
 import Foundation
 import RetentionMessaging
-import RetentionMessagingModels
+public import RetentionMessagingModels
+import Runtime
 import StateStore
 
 extension ResourceID {
@@ -17,11 +18,70 @@ extension ActionID {
     public static func deleteImage(_ identifier: String) -> ActionID { ActionID(.deleteImage, identifier) }
 }
 
+/// What an image action changes.
+public enum ImageChange: ResourceChange {
+    case upload(DesiredImage)
+    case delete(String, size: ImageSize?)
+
+    public var kind: ActionKind {
+        switch self {
+        case .upload: .uploadImage
+        case .delete: .deleteImage
+        }
+    }
+
+    public var identifier: String? {
+        switch self {
+        case .upload(let image): image.identifier
+        case .delete(let identifier, _): identifier
+        }
+    }
+
+    public var title: String {
+        switch self {
+        case .upload(let image): "upload image \(image.name) (\(image.size.rawValue)) \(image.identifier)"
+        case .delete(let identifier, _): "delete image \(identifier)"
+        }
+    }
+
+    public var fields: ChangeFields {
+        var fields = ChangeFields()
+        switch self {
+        case .upload(let image):
+            fields.identifier = image.identifier
+            fields.name = image.name
+            fields.imageSize = image.size
+        case .delete(let identifier, let size):
+            fields.identifier = identifier
+            fields.imageSize = size
+        }
+        return fields
+    }
+
+    public var source: ManifestSource? {
+        guard case .upload(let image) = self else { return nil }
+        return .image(names: image.names)
+    }
+}
+
 /// Apple's images: uploaded once per content identifier, deleted only by prune.
-enum ImageResource: RemoteResource {
+enum ImageResource: ContentResource {
     static let id = ResourceID.image
     static let isContent = true
     static let verbs: [PlanVerb] = [.upload, .delete]
+    static let contentKind = ContentKind.image
+
+    static func derived(in desired: DesiredState) -> [DerivedContent] {
+        desired.images.map {
+            DerivedContent(identifier: $0.identifier, name: $0.name, locale: nil, label: $0.names.joined(separator: ", "))
+        }
+    }
+
+    static func remoteStates(in remote: RemoteState) -> [String: ReviewState] {
+        remote.images.mapValues { ReviewState($0.state) }
+    }
+
+    static func used(byRule rule: SnapshotRule) -> [String] { [] }
 
     static func plan(_ context: inout PlanContext) throws {
         let remote = context.remote
@@ -32,7 +92,7 @@ enum ImageResource: RemoteResource {
                 uploads.append(PlanAction(
                     id: .uploadImage(image.identifier),
                     reason: ActionReason(.imageNotUploaded(name: image.name, environment: context.environment)),
-                    change: .uploadImage(image)))
+                    change: ImageChange.upload(image)))
             case .rejected?:
                 context.problems.append(PlanProblem(kind: .rejectedImage, identifier: image.identifier, name: image.name, locale: nil,
                                                     message: "image '\(image.name)' (\(image.identifier)) was REJECTED by App Review; replace the PNG to upload a new version"))
@@ -40,17 +100,8 @@ enum ImageResource: RemoteResource {
                 break
             }
         }
-        capUploads(&uploads, kind: .image, existing: remote.images.count, cap: RetentionLimits.images, environment: context.environment)
+        capUploads(&uploads, existing: remote.images.count, environment: context.environment)
         context.actions += uploads
-    }
-
-    /// Apple's caps count what is already there; uploads come before deletions in apply.
-    static func capUploads(_ uploads: inout [PlanAction], kind: ReviewItem.Kind, existing: Int, cap: Int, environment: Environment) {
-        guard existing + uploads.count > cap else { return }
-        for index in uploads.indices {
-            uploads[index].state = .error
-            uploads[index].error = .overCap(kind, existing: existing, uploading: uploads.count, environment: environment)
-        }
     }
 
     // The list calls never say which images a message uses, so an image is provably unused only
@@ -80,16 +131,16 @@ enum ImageResource: RemoteResource {
             context.inventory.append(item)
             if context.options.prune && verdict == .deletable {
                 context.actions.append(PlanAction(id: .deleteImage(id), reason: ActionReason(.unusedImage),
-                                                  change: .deleteImage(id, size: remote.images[id]?.size),
+                                                  change: ImageChange.delete(id, size: remote.images[id]?.size),
                                                   dependsOn: deletableMessages.map(ActionID.deleteMessage)))
             }
         }
     }
 
-    static func perform(_ action: PlanAction, in planned: PlanResult, api: any RetentionMessagingAPI,
+    static func perform(_ change: ImageChange, in planned: PlanResult, api: any RetentionMessagingAPI,
                         report: inout ApplyReport, recorder: inout StateRecorder?) async throws -> Refusal? {
-        switch action.change {
-        case .uploadImage(let image):
+        switch change {
+        case .upload(let image):
             guard let png = planned.desired.pngs[image.identifier], !png.isEmpty else {
                 return Refusal(.error, "the PNG of image '\(image.name)' was not loaded with the manifests; nothing was uploaded")
             }
@@ -98,7 +149,7 @@ enum ImageResource: RemoteResource {
             } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.imageAlreadyExists {
                 return Refusal(.alreadyDone, "the image was already there")
             }
-        case .deleteImage(let identifier, _):
+        case .delete(let identifier, _):
             do {
                 try await api.deleteImage(identifier: identifier)
             } catch let error as RetentionMessagingError where error.isAlreadyGone {
@@ -106,14 +157,12 @@ enum ImageResource: RemoteResource {
             } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.imageInUse {
                 return Refusal(.skipped, "Apple says the image is still in use by a message; kept")
             }
-        default:
-            return Refusal(.error, "not an image action")
         }
         return nil
     }
 
-    static func recordDone(_ action: PlanAction, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {
-        guard case .uploadImage(let image) = action.change else { return }
+    static func recordDone(_ change: ImageChange, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {
+        guard case .upload(let image) = change else { return }
         let png = planned.desired.pngs[image.identifier]
         recorder?.record {
             $0.recordUpload(.image(image, png: png, at: time))

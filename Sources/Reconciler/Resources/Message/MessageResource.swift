@@ -1,6 +1,7 @@
 import Foundation
 import RetentionMessaging
 import RetentionMessagingModels
+import Runtime
 import StateStore
 
 extension ResourceID {
@@ -17,11 +18,74 @@ extension ActionID {
     public static func deleteMessage(_ identifier: String) -> ActionID { ActionID(.deleteMessage, identifier) }
 }
 
+/// What a message action changes.
+public enum MessageChange: ResourceChange {
+    case upload(DesiredMessage)
+    /// `name`: the message name the published snapshot gives it, if any.
+    case delete(String, name: String?)
+
+    public var kind: ActionKind {
+        switch self {
+        case .upload: .uploadMessage
+        case .delete: .deleteMessage
+        }
+    }
+
+    public var identifier: String? {
+        switch self {
+        case .upload(let message): message.identifier
+        case .delete(let identifier, _): identifier
+        }
+    }
+
+    public var title: String {
+        switch self {
+        case .upload(let message): "upload message \(message.name) (\(message.locale)) \(message.identifier)"
+        case .delete(let identifier, let name): "delete message \(identifier)" + (name.map { " (\($0))" } ?? "")
+        }
+    }
+
+    public var fields: ChangeFields {
+        var fields = ChangeFields()
+        switch self {
+        case .upload(let message):
+            fields.identifier = message.identifier
+            fields.name = message.name
+            fields.locale = message.locale
+        case .delete(let identifier, let name):
+            fields.identifier = identifier
+            fields.name = name
+        }
+        return fields
+    }
+
+    public var source: ManifestSource? {
+        guard case .upload(let message) = self else { return nil }
+        return .message(name: message.name, locale: message.locale)
+    }
+}
+
 /// Apple's messages, one per localization: uploaded once per content identifier, deleted only by prune.
-enum MessageResource: RemoteResource {
+enum MessageResource: ContentResource {
     static let id = ResourceID.message
     static let isContent = true
     static let verbs: [PlanVerb] = [.upload, .delete]
+    static let contentKind = ContentKind.message
+
+    static func derived(in desired: DesiredState) -> [DerivedContent] {
+        desired.messages.map {
+            DerivedContent(identifier: $0.identifier, name: $0.name, locale: $0.locale, label: $0.label,
+                           references: $0.imageIdentifiers.map { ContentReference(kind: .image, identifier: $0) })
+        }
+    }
+
+    static func remoteStates(in remote: RemoteState) -> [String: ReviewState] {
+        remote.messages.mapValues { ReviewState($0) }
+    }
+
+    static func used(byRule rule: SnapshotRule) -> [String] {
+        (rule.response.messageIdentifiers ?? [:]).values.sorted()
+    }
 
     static func plan(_ context: inout PlanContext) throws {
         let remote = context.remote
@@ -34,7 +98,7 @@ enum MessageResource: RemoteResource {
                     id: .uploadMessage(message.identifier),
                     reason: ActionReason(.messageNotUploaded(name: message.name, locale: message.locale,
                                                              version: message.contentVersion, environment: context.environment)),
-                    change: .uploadMessage(message), dependsOn: needs.sorted()))
+                    change: MessageChange.upload(message), dependsOn: needs.sorted()))
             case .rejected?:
                 context.problems.append(PlanProblem(kind: .rejectedMessage, identifier: message.identifier, name: message.name,
                                                     locale: message.locale,
@@ -43,12 +107,11 @@ enum MessageResource: RemoteResource {
                 break
             }
         }
-        ImageResource.capUploads(&uploads, kind: .message, existing: remote.messages.count, cap: RetentionLimits.messages,
-                                 environment: context.environment)
+        capUploads(&uploads, existing: remote.messages.count, environment: context.environment)
         // A message whose new picture is over the image cap cannot be uploaded either.
         var capped: [ActionID: String] = [:]
         for action in context.actions where action.state == .error {
-            if case .uploadImage(let image) = action.change, capped[action.id] == nil { capped[action.id] = image.name }
+            if case .upload(let image)? = action.change.as(ImageChange.self), capped[action.id] == nil { capped[action.id] = image.name }
         }
         for index in uploads.indices where uploads[index].state == .ready {
             guard let image = uploads[index].dependsOn.first(where: { capped[$0] != nil }) else { continue }
@@ -61,7 +124,7 @@ enum MessageResource: RemoteResource {
     /// A message upload that replaces a recorded version shows what changes in its text.
     static func annotate(_ context: inout PlanContext) {
         for index in context.actions.indices {
-            if case .uploadMessage(let message) = context.actions[index].change {
+            if case .upload(let message)? = context.actions[index].change.as(MessageChange.self) {
                 context.actions[index].textChanges = TextChanges.find(for: message, remote: context.remote, usage: context.usage)
             }
         }
@@ -89,34 +152,32 @@ enum MessageResource: RemoteResource {
             context.inventory.append(item)
             if context.options.prune && verdict == .deletable {
                 context.actions.append(PlanAction(id: .deleteMessage(id), reason: ActionReason(.unusedMessage),
-                                                  change: .deleteMessage(id, name: name)))
+                                                  change: MessageChange.delete(id, name: name)))
             }
         }
     }
 
-    static func perform(_ action: PlanAction, in planned: PlanResult, api: any RetentionMessagingAPI,
+    static func perform(_ change: MessageChange, in planned: PlanResult, api: any RetentionMessagingAPI,
                         report: inout ApplyReport, recorder: inout StateRecorder?) async throws -> Refusal? {
-        switch action.change {
-        case .uploadMessage(let message):
+        switch change {
+        case .upload(let message):
             do {
                 try await api.uploadMessage(identifier: message.identifier, body: message.body)
             } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.messageAlreadyExists {
                 return Refusal(.alreadyDone, "the message was already there")
             }
-        case .deleteMessage(let identifier, _):
+        case .delete(let identifier, _):
             do {
                 try await api.deleteMessage(identifier: identifier)
             } catch let error as RetentionMessagingError where error.isAlreadyGone {
                 return Refusal(.alreadyDone, "the message was already gone")
             }
-        default:
-            return Refusal(.error, "not a message action")
         }
         return nil
     }
 
-    static func recordDone(_ action: PlanAction, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {
-        guard case .uploadMessage(let message) = action.change else { return }
+    static func recordDone(_ change: MessageChange, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {
+        guard case .upload(let message) = change else { return }
         // Every upload starts PENDING; the review age counts from here.
         recorder?.record {
             $0.recordUpload(.message(message, at: time))

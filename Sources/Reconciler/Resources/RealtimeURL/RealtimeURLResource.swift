@@ -15,6 +15,28 @@ extension ActionID {
     public static func setRealtimeURL(_ url: String) -> ActionID { ActionID(.setRealtimeURL, url) }
 }
 
+/// What setting the realtime URL changes.
+public struct RealtimeURLChange: ResourceChange {
+    public var url: String
+    public var current: String?
+
+    public init(_ url: String, current: String?) {
+        self.url = url
+        self.current = current
+    }
+
+    public var kind: ActionKind { .setRealtimeURL }
+    public var title: String { "set realtime URL \(url)" }
+    public var source: ManifestSource? { .app }
+
+    public var fields: ChangeFields {
+        var fields = ChangeFields()
+        fields.url = url
+        fields.currentURL = current
+        return fields
+    }
+}
+
 /// The realtime URL Apple calls. Production takes it only once a sandbox performance test passed.
 enum RealtimeURLResource: RemoteResource {
     static let id = ResourceID.realtimeURL
@@ -27,7 +49,7 @@ enum RealtimeURLResource: RemoteResource {
         var action = PlanAction(
             id: .setRealtimeURL(url),
             reason: ActionReason(remote.realtimeURL == nil ? .noRealtimeURL : .otherRealtimeURL),
-            change: .setRealtimeURL(url, current: remote.realtimeURL))
+            change: RealtimeURLChange(url, current: remote.realtimeURL))
         // The state records a URL Apple refused until a sandbox performance test passes (403 4030026).
         if context.environment == .production && remote.state?.document?.realtimeURLAwaitingPerformanceTest?.url == url {
             action.state = .blocked
@@ -36,19 +58,18 @@ enum RealtimeURLResource: RemoteResource {
         context.actions.append(action)
     }
 
-    static func perform(_ action: PlanAction, in planned: PlanResult, api: any RetentionMessagingAPI,
+    static func perform(_ change: RealtimeURLChange, in planned: PlanResult, api: any RetentionMessagingAPI,
                         report: inout ApplyReport, recorder: inout StateRecorder?) async throws -> Refusal? {
-        guard case .setRealtimeURL(let url, _) = action.change else { return Refusal(.error, "not a realtime URL action") }
         do {
-            try await api.configureRealtimeURL(url)
+            try await api.configureRealtimeURL(change.url)
         } catch let error as RetentionMessagingError where error.errorCode == AppleErrorCode.realtimeURLNeedsPerformanceTest {
             return Refusal(.blocked, ActionResult.realtimeURLAwaitingTest, awaiting: .performanceTest)
         }
         return nil
     }
 
-    static func recordDone(_ action: PlanAction, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {
-        guard case .setRealtimeURL(let url, _) = action.change else { return }
+    static func recordDone(_ change: RealtimeURLChange, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {
+        let url = change.url
         recorder?.record {
             $0.realtimeURL = RealtimeURLRecord(url: url, appliedAt: time)
             $0.realtimeURLAwaitingPerformanceTest = nil
@@ -57,8 +78,9 @@ enum RealtimeURLResource: RemoteResource {
 
     /// Records that Apple refused the realtime URL until a sandbox performance test passes, so that
     /// every later plan that shares the store shows it waiting, on any runner.
-    static func recordRefusal(_ refusal: Refusal, of action: PlanAction, recorder: inout StateRecorder?, at time: Date) {
-        guard refusal.awaiting == .performanceTest, case .setRealtimeURL(let url, _) = action.change else { return }
+    static func recordRefusal(_ refusal: Refusal, of change: RealtimeURLChange, recorder: inout StateRecorder?, at time: Date) {
+        guard refusal.awaiting == .performanceTest else { return }
+        let url = change.url
         recorder?.record { document in
             if document.realtimeURLAwaitingPerformanceTest?.url != url {
                 document.realtimeURLAwaitingPerformanceTest = RealtimeURLRefusal(url: url, refusedAt: time)

@@ -15,6 +15,28 @@ extension ActionID {
     public static let publishSnapshot = ActionID(rawValue: ActionKind.publishSnapshot.rawValue)
 }
 
+/// What publishing changes: the compiled snapshot replaces the one published (`current`, its digest).
+public struct SnapshotChange: ResourceChange {
+    public var compiled: CompiledSnapshot
+    public var current: String?
+
+    public init(_ compiled: CompiledSnapshot, current: String?) {
+        self.compiled = compiled
+        self.current = current
+    }
+
+    public var kind: ActionKind { .publishSnapshot }
+    public var title: String { "publish snapshot \(PlanAction.shortDigest(compiled.snapshot.digest))" }
+
+    public var fields: ChangeFields {
+        var fields = ChangeFields()
+        fields.snapshotDigest = compiled.snapshot.digest
+        fields.currentSnapshotDigest = current
+        fields.rules = compiled.outcomes.isEmpty ? nil : compiled.outcomes
+        return fields
+    }
+}
+
 /// The published runtime snapshot: compiled from the flows with only approved content, each rule
 /// held at its previous version while its new content waits for review.
 enum SnapshotResource: RemoteResource {
@@ -33,7 +55,7 @@ enum SnapshotResource: RemoteResource {
         // An empty snapshot where none is published changes nothing a customer sees.
         let changes = snapshot.snapshot.digest != publishedDigest
             && !(publishedDigest == nil && snapshot.snapshot.rules.isEmpty)
-        let change = Change.publishSnapshot(snapshot, current: publishedDigest)
+        let change = SnapshotChange(snapshot, current: publishedDigest)
         if changes {
             let changed = snapshot.outcomes.filter { [.added, .updated, .removed].contains($0.outcome) }.count
             context.actions.append(PlanAction(
@@ -49,9 +71,9 @@ enum SnapshotResource: RemoteResource {
         }
     }
 
-    static func perform(_ action: PlanAction, in planned: PlanResult, api: any RetentionMessagingAPI,
+    static func perform(_ change: SnapshotChange, in planned: PlanResult, api: any RetentionMessagingAPI,
                         report: inout ApplyReport, recorder: inout StateRecorder?) async throws -> Refusal? {
-        guard case .publishSnapshot(let compiled, _) = action.change else { return Refusal(.error, "not a snapshot action") }
+        let compiled = change.compiled
         guard var writer = recorder else {
             return Refusal(.error, "there is no state store to publish to; nothing was written")
         }

@@ -15,7 +15,7 @@ enum PlanEvidence {
     static func touchedRules(_ plan: Plan) -> Set<String> {
         var touched: Set<String> = []
         for action in plan.actions {
-            guard case .publishSnapshot(let compiled, _) = action.change else { continue }
+            guard let compiled = action.change.as(SnapshotChange.self)?.compiled else { continue }
             for outcome in compiled.outcomes where outcome.outcome != .unchanged { touched.insert(outcome.id) }
         }
         return touched
