@@ -1,6 +1,7 @@
 import RetentionMessaging
 public import RetentionMessagingModels
 import Runtime
+public import StateStore
 
 /// Stable across runs: derived from the kind and its target, e.g. `upload_message:<uuid>`. Built
 /// only by the factories each resource declares beside itself, so every kind spells its id one way.
@@ -106,11 +107,22 @@ public protocol ResourceChange: Sendable, Hashable {
     var fields: ChangeFields { get }
     /// The manifest an action comes from, so annotations can point at it.
     var source: ManifestSource? { get }
+    /// When done: the drift it set back — what the state record says an earlier apply set, which
+    /// someone changed since. Nil for changes that never correct drift (content is immutable).
+    func drift(against document: StateDocument?) -> Drift?
 }
 
-extension ResourceChange {
-    public var identifier: String? { nil }
-    public var source: ManifestSource? { nil }
+/// Drift an apply set back: `what` was found as `found` and set back to `correctedTo`.
+public struct Drift: Sendable, Hashable {
+    public var what: String
+    public var found: String
+    public var correctedTo: String
+
+    public init(what: String, found: String, correctedTo: String) {
+        self.what = what
+        self.found = found
+        self.correctedTo = correctedTo
+    }
 }
 
 /// The fields of one change in plan JSON; what does not apply to its kind stays nil (absent).
@@ -153,6 +165,7 @@ public struct AnyChange: Sendable, Hashable {
     public var title: String { base.title }
     public var fields: ChangeFields { base.fields }
     public var source: ManifestSource? { base.source }
+    public func drift(against document: StateDocument?) -> Drift? { base.drift(against: document) }
 
     public static func == (lhs: AnyChange, rhs: AnyChange) -> Bool { AnyHashable(lhs.base) == AnyHashable(rhs.base) }
     public func hash(into hasher: inout Hasher) { AnyHashable(base).hash(into: &hasher) }

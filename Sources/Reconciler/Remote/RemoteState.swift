@@ -48,16 +48,26 @@ public struct RemoteState: Encodable, Sendable, Hashable {
         self.apiCalls = apiCalls
     }
 
-    // Encoded only for the fingerprint: the snapshot by its digest, defaults keyed `product/locale`.
+    // Encoded only for the fingerprint: each content kind's lists under `<kind>s`, the snapshot by
+    // its digest, defaults keyed `product/locale`.
     enum CodingKeys: String, CodingKey {
-        case environment, messages, images, defaults, realtimeURL, publishedSnapshot
+        case environment, defaults, realtimeURL, publishedSnapshot
+    }
+
+    struct ContentKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 
     public func encode(to encoder: any Encoder) throws {
+        var content = encoder.container(keyedBy: ContentKey.self)
+        for resource in RemoteResources.content {
+            try content.encode(resource.fingerprinted(self), forKey: ContentKey(stringValue: "\(resource.contentKind.rawValue)s"))
+        }
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(environment, forKey: .environment)
-        try container.encode(messages, forKey: .messages)
-        try container.encode(images, forKey: .images)
         try container.encode(Dictionary(uniqueKeysWithValues: defaults.map { ($0.key.description, $0.value) }), forKey: .defaults)
         try container.encodeIfPresent(realtimeURL, forKey: .realtimeURL)
         try container.encodeIfPresent(publishedSnapshot?.digest, forKey: .publishedSnapshot)
@@ -127,15 +137,10 @@ public enum RemoteStateReader {
         return state
     }
 
-    /// The two list calls; apply uses them alone to learn the review states after uploading.
+    /// The list call of every content kind, in the kinds' declared order; apply uses them alone to
+    /// learn the review states after uploading.
     public static func readLists(_ api: any RetentionMessagingAPI, into state: inout RemoteState) async throws {
-        let messages = try await api.getMessageList()
-        state.messages = Dictionary(messages.messageIdentifiers.map { ($0.messageIdentifier.lowercased(), $0.messageState) },
-                                    uniquingKeysWith: { first, _ in first })
-        let images = try await api.getImageList()
-        state.images = Dictionary(images.imageIdentifiers.map {
-            ($0.imageIdentifier.lowercased(), RemoteImage(state: $0.imageState, size: $0.imageSize))
-        }, uniquingKeysWith: { first, _ in first })
+        for kind in ContentKind.allCases { try await RemoteResources.resource(of: kind).list(api, into: &state) }
     }
 }
 

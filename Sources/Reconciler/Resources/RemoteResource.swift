@@ -115,6 +115,11 @@ protocol ContentResource: RemoteResource {
     static func remoteStates(in remote: RemoteState) -> [String: ReviewState]
     /// The items of this kind a snapshot rule shows directly.
     static func used(byRule rule: SnapshotRule) -> [String]
+    /// Reads this kind's list call into the remote state: what a plan reads, and what a sandbox
+    /// apply re-lists to learn the review states its uploads got.
+    static func list(_ api: any RetentionMessagingAPI, into state: inout RemoteState) async throws
+    /// What the remote fingerprint holds of this kind (under `<kind>s`).
+    static func fingerprinted(_ remote: RemoteState) -> any Encodable & Sendable
 }
 
 /// One piece of content the manifests derive, as plans name it.

@@ -71,19 +71,9 @@ enum RunNotifications {
         let byId = Dictionary(planned.plan.actions.map { ($0.id.rawValue, $0) }, uniquingKeysWith: { a, _ in a })
         for result in report.results where result.outcome == .done {
             guard let action = byId[result.id] else { continue }
-            if case .set(let pair, let id, _, let current)? = action.change.as(DefaultChange.self), current != id {
-                // Drift: the record says an apply set this pair to `id`, and someone changed or removed it since.
-                if document?.lastAppliedDefault(productId: pair.productId, locale: pair.locale)?.messageIdentifier == id {
-                    events.append(.driftCorrected(bundleId: owner.bundleId, environment: owner.environment,
-                                                  what: "default \(pair.productId)/\(pair.locale)", found: current ?? "(no default)",
-                                                  correctedTo: id, at: now))
-                }
-            } else if let change = action.change.as(RealtimeURLChange.self), change.current != change.url {
-                let url = change.url, current = change.current
-                if document?.realtimeURL?.url == url {
-                    events.append(.driftCorrected(bundleId: owner.bundleId, environment: owner.environment,
-                                                  what: "realtime URL", found: current ?? "(no URL)", correctedTo: url, at: now))
-                }
+            if let drift = action.change.drift(against: document) {
+                events.append(.driftCorrected(bundleId: owner.bundleId, environment: owner.environment,
+                                              what: drift.what, found: drift.found, correctedTo: drift.correctedTo, at: now))
             }
         }
         let done = report.results.filter { $0.outcome == .done || $0.outcome == .alreadyDone }.count

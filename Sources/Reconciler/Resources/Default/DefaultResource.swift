@@ -1,7 +1,7 @@
 import Foundation
 import RetentionMessaging
 import RetentionMessagingModels
-import StateStore
+public import StateStore
 
 extension ResourceID {
     /// A (product, locale) pair's default message.
@@ -42,6 +42,15 @@ public enum DefaultChange: ResourceChange {
         case .set(let pair, let id, let name, _): "set default \(pair) → \(name) \(id)"
         case .delete(let pair, _): "delete default \(pair)"
         }
+    }
+
+    public var identifier: String? { nil }
+
+    /// The record says an apply set this pair to the message, and someone changed or removed it since.
+    public func drift(against document: StateDocument?) -> Drift? {
+        guard case .set(let pair, let id, _, let current) = self, current != id,
+              document?.lastAppliedDefault(productId: pair.productId, locale: pair.locale)?.messageIdentifier == id else { return nil }
+        return Drift(what: "default \(pair.productId)/\(pair.locale)", found: current ?? "(no default)", correctedTo: id)
     }
 
     public var fields: ChangeFields {

@@ -2,7 +2,7 @@ import Foundation
 import RetentionMessaging
 public import RetentionMessagingModels
 import Runtime
-import StateStore
+public import StateStore
 
 extension ResourceID {
     public static let image = ResourceID(rawValue: "image")
@@ -44,6 +44,8 @@ public enum ImageChange: ResourceChange {
         }
     }
 
+    public func drift(against document: StateDocument?) -> Drift? { nil }
+
     public var fields: ChangeFields {
         var fields = ChangeFields()
         switch self {
@@ -82,6 +84,15 @@ enum ImageResource: ContentResource {
     }
 
     static func used(byRule rule: SnapshotRule) -> [String] { [] }
+
+    static func list(_ api: any RetentionMessagingAPI, into state: inout RemoteState) async throws {
+        let images = try await api.getImageList()
+        state.images = Dictionary(images.imageIdentifiers.map {
+            ($0.imageIdentifier.lowercased(), RemoteImage(state: $0.imageState, size: $0.imageSize))
+        }, uniquingKeysWith: { first, _ in first })
+    }
+
+    static func fingerprinted(_ remote: RemoteState) -> any Encodable & Sendable { remote.images }
 
     static func plan(_ context: inout PlanContext) throws {
         let remote = context.remote

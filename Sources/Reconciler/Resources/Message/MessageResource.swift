@@ -2,7 +2,7 @@ import Foundation
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
-import StateStore
+public import StateStore
 
 extension ResourceID {
     public static let message = ResourceID(rawValue: "message")
@@ -45,6 +45,8 @@ public enum MessageChange: ResourceChange {
         }
     }
 
+    public func drift(against document: StateDocument?) -> Drift? { nil }
+
     public var fields: ChangeFields {
         var fields = ChangeFields()
         switch self {
@@ -86,6 +88,14 @@ enum MessageResource: ContentResource {
     static func used(byRule rule: SnapshotRule) -> [String] {
         (rule.response.messageIdentifiers ?? [:]).values.sorted()
     }
+
+    static func list(_ api: any RetentionMessagingAPI, into state: inout RemoteState) async throws {
+        let messages = try await api.getMessageList()
+        state.messages = Dictionary(messages.messageIdentifiers.map { ($0.messageIdentifier.lowercased(), $0.messageState) },
+                                    uniquingKeysWith: { first, _ in first })
+    }
+
+    static func fingerprinted(_ remote: RemoteState) -> any Encodable & Sendable { remote.messages }
 
     static func plan(_ context: inout PlanContext) throws {
         let remote = context.remote

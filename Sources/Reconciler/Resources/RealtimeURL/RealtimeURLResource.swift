@@ -1,7 +1,7 @@
 import Foundation
 import RetentionMessaging
 import RetentionMessagingModels
-import StateStore
+public import StateStore
 
 extension ResourceID {
     public static let realtimeURL = ResourceID(rawValue: "realtime_url")
@@ -28,6 +28,13 @@ public struct RealtimeURLChange: ResourceChange {
     public var kind: ActionKind { .setRealtimeURL }
     public var title: String { "set realtime URL \(url)" }
     public var source: ManifestSource? { .app }
+
+    public var identifier: String? { nil }
+
+    public func drift(against document: StateDocument?) -> Drift? {
+        guard current != url, document?.realtimeURL?.url == url else { return nil }
+        return Drift(what: "realtime URL", found: current ?? "(no URL)", correctedTo: url)
+    }
 
     public var fields: ChangeFields {
         var fields = ChangeFields()

@@ -1,6 +1,7 @@
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
+public import StateStore
 
 extension ResourceID {
     /// The runtime snapshot in the state store, which `serve` answers from.
@@ -27,6 +28,11 @@ public struct SnapshotChange: ResourceChange {
 
     public var kind: ActionKind { .publishSnapshot }
     public var title: String { "publish snapshot \(PlanAction.shortDigest(compiled.snapshot.digest))" }
+
+    public var identifier: String? { nil }
+    public var source: ManifestSource? { nil }
+    /// The snapshot lives in the state store itself: nobody else changes it.
+    public func drift(against document: StateDocument?) -> Drift? { nil }
 
     public var fields: ChangeFields {
         var fields = ChangeFields()
