@@ -197,143 +197,21 @@ public struct Applier: Sendable {
         return true
     }
 
+    /// Runs the plan's steps in `ActionKind.applyOrder`: each kind's actions through their resource,
+    /// and the sandbox re-list between uploads and the rest.
     public func apply(_ planned: PlanResult) async throws(ApplyFailure) -> ApplyReport {
-        let start = api.requestCounts
-        var report = ApplyReport(environment: planned.desired.environment,
-                                 publishedSnapshot: planned.remote.publishedSnapshot?.digest)
-        var total = planned.plan.actions.count
-        var done = 0
-
-        var succeeded = Set<ActionID>()
-        var inPlan = Set(planned.plan.actions.map(\.id))
-        func record(_ action: PlanAction, _ outcome: ActionResult.Outcome, _ detail: String? = nil,
-                    awaiting: ActionResult.Awaiting? = nil) {
-            var result = ActionResult(id: action.id.rawValue, kind: action.kind, title: action.title, outcome: outcome, detail: detail)
-            result.awaiting = awaiting
-            report.results.append(result)
-            if outcome == .done || outcome == .alreadyDone { succeeded.insert(action.id) }
-            done += 1
-            progress(.finished(result, done: done, total: max(total, done)))
-        }
-
-        func fail(_ action: PlanAction, _ error: any Error) -> ApplyFailure {
-            record(action, .failed, "\(error)")
-            report.requests = counts(since: start)
-            report.failure = "\(action.title): \(error)"
-            let succeededText = "\(report.performed) action\(report.performed == 1 ? "" : "s") succeeded before it"
-            // Running apply again cannot grant API access; only the account holder's request can.
-            if let error = error as? RetentionMessagingError, error.isNoAPIAccess {
-                return ApplyFailure(report: report, message: "apply stopped at '\(action.title)': \(error) \(succeededText); "
-                                    + "once Apple grants access, apply finishes the rest")
-            }
-            return ApplyFailure(report: report, message: "apply stopped at '\(action.title)': \(error). \(succeededText); "
-                                + "run apply again to finish (it is safe to repeat)")
-        }
-
-        func stop(_ reason: ApplyStop) -> ApplyReport {
-            report.requests = counts(since: start)
-            report.stopped = reason
-            report.remaining = max(0, total - done)
-            return report
-        }
-
-        var allowed = allowedActions
-        func runnable(_ action: PlanAction) -> Bool {
-            // An upload-only run says of every other action that it is not in this run, blocked or not.
-            if let notAllowedDetail, let allowedActions, !allowedActions.contains(action.id) {
-                record(action, .notInRun, notAllowedDetail)
-                return false
-            }
-            // A URL waiting for a performance test is tried anyway: only Apple knows whether one has passed since.
-            if action.state == .blocked && action.reason.wait != .performanceTest { record(action, .blocked, action.waitingFor.map(\.description).joined(separator: "; ")); return false }
-            if action.state == .error { record(action, .error, action.error?.description ?? "the plan holds it as an error"); return false }
-            if let allowed, !allowed.contains(action.id) {
-                record(action, .blocked, allowedActions == nil ? "not ready or blocked in the plan; the next plan shows it"
-                       : notAllowedDetail ?? "not in the saved plan")
-                return false
-            }
-            // What an action depends on must have succeeded: no message upload without its new
-            // picture (over the image cap), no image delete while a message that may show it remains.
-            if let unmet = action.dependsOn.first(where: { inPlan.contains($0) && !succeeded.contains($0) }) {
-                record(action, .blocked, "needs \(unmet) first, which did not run")
-                return false
-            }
-            return true
-        }
-
-        var recorder = state.map { StateRecorder(binding: $0, read: planned.remote.state, owner: planned.desired.owner, clock: clock) }
-        var current = planned
+        var run = ApplyRun(applier: self, planned: planned)
         for step in ActionKind.applyOrder {
-            guard case .perform(let kind) = step else {
-                // The re-list boundary: only sandbox approves at once, and only after an upload.
-                let uploaded = report.results.contains { $0.kind.effect == .upload && ($0.outcome == .done || $0.outcome == .alreadyDone) }
-                guard planned.desired.environment == .sandbox && uploaded else { continue }
-                var remote = planned.remote
-                do {
-                    try await RemoteStateReader.readLists(api, into: &remote)
-                    current = try Planner.plan(desired: planned.desired, remote: remote, options: planned.options,
-                                               hasSnapshotStore: state != nil)
-                } catch {
-                    report.requests = counts(since: start)
-                    report.failure = "re-listing after the uploads: \(error)"
-                    throw ApplyFailure(report: report, message: "apply stopped re-listing after the uploads: \(error); run apply again to finish")
-                }
-                // The re-list only teaches review states, so the re-plan may promote a blocked action,
-                // never one the plan held as an error (prune protection counted the remote before these
-                // uploads) or did not show at all (content someone added meanwhile).
-                let shown = Set(planned.plan.actions.filter { $0.state != .error }.map(\.id))
-                allowed = allowed?.intersection(shown) ?? shown
-                inPlan = Set(current.plan.actions.map(\.id))
-                progress(.relisted(approved: Self.newlyApproved(planned, after: remote)))
-                let later = current.plan.actions.filter { $0.kind.effect != .upload }.count
-                let earlier = planned.plan.actions.filter { $0.kind.effect == .upload }.count
-                total = earlier + later
-                continue
-            }
-            for action in current.plan.actions where action.kind == kind {
-                guard runnable(action) else { continue }
-                if let reason = shouldStop() {
-                    if var recorder { try? await recorder.write() }
-                    return stop(reason)
-                }
-                let resource = RemoteResources.resource(of: kind)
-                do {
-                    if let refusal = try await resource.perform(action, in: current, api: api, report: &report, recorder: &recorder) {
-                        record(action, refusal.outcome, refusal.detail, awaiting: refusal.awaiting)
-                        if refusal.outcome == .alreadyDone, recorder != nil {
-                            resource.recordDone(action, in: current, recorder: &recorder, at: clock.date())
-                        }
-                        if refusal.awaiting != nil { resource.recordRefusal(refusal, of: action, recorder: &recorder, at: clock.date()) }
-                    } else {
-                        record(action, .done)
-                        if recorder != nil { resource.recordDone(action, in: current, recorder: &recorder, at: clock.date()) }
-                    }
-                } catch {
-                    // What was done before the failure or stop is still recorded, so nothing is lost.
-                    if var recorder { try? await recorder.write() }
-                    // A stop that cut a wait short abandons this action; it is idempotent, so the next run redoes it.
-                    if let reason = shouldStop() { return stop(reason) }
-                    throw fail(action, error)
+            switch step {
+            case .relist:
+                try await run.relist()
+            case .perform(let kind):
+                for action in run.current.plan.actions where action.kind == kind {
+                    if let stopped = try await run.perform(action) { return stopped }
                 }
             }
         }
-
-        if var recorder {
-            recorder.recordObservations(desired: current.desired, remote: current.remote, time: clock.date(), merging: merging)
-            if recorder.hasChanges {
-                do {
-                    try await recorder.write()
-                } catch {
-                    report.requests = counts(since: start)
-                    report.failure = "\(error)"
-                    throw ApplyFailure(report: report, message: "the apply's actions are done, but recording them failed: \(error). "
-                                       + "Run apply again: it reads Apple and the store again and records what it finds")
-                }
-            }
-        }
-        report.requests = counts(since: start)
-        report.completed = true
-        return report
+        return try await run.finish()
     }
 
     func counts(since start: RequestCounts) -> RequestCounts {
