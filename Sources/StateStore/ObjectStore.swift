@@ -17,20 +17,6 @@ public protocol ObjectStore: Sendable {
     func list(prefix: String) async throws(StateStoreError) -> [String]
 }
 
-extension StateBackend {
-    /// The object store rooted at `root` (the folder or prefix the state lives in).
-    public func objectStore(at root: StateLocation, environment: [String: String],
-                            transport: () -> any HTTPTransport) throws(StateStoreError) -> any ObjectStore {
-        switch root {
-        case .file(let path):
-            return FolderObjectStore(root: URL(fileURLWithPath: path, isDirectory: true))
-        case .s3(let bucket, let key):
-            let configuration = try S3Configuration.fromEnvironment(environment, store: root.description)
-            return S3ObjectStore(bucket: bucket, prefix: key, configuration: configuration, transport: transport())
-        }
-    }
-}
-
 /// Objects as files under a folder; a put writes a hidden temporary file, flushes it and renames it.
 public struct FolderObjectStore: ObjectStore {
     public let root: URL

@@ -12,15 +12,18 @@ public enum StateStores {
 
     /// The backend that serves a location's scheme.
     public static func backend(for location: StateLocation) -> any StateBackend {
-        // Every scheme has a backend (a test checks), so the search always finds one.
-        all.first { $0.scheme == location.scheme } ?? FileStateBackend()
+        // Every scheme has exactly one backend (a test checks), so the search always finds it.
+        guard let backend = all.first(where: { $0.scheme == location.scheme }) else {
+            preconditionFailure("no registered state backend for '\(location.scheme)'")
+        }
+        return backend
     }
 
     /// The store of `owner`'s document at `location` (a folder or prefix is expanded to
     /// `<environment>.json`). S3 locations read the AWS variables from `environment` and send
     /// through `transport` (a `CurlHTTPClient` in real runs).
     public static func open(_ location: StateLocation, owner: StateOwner, environment: [String: String],
-                            transport: @autoclosure () -> any HTTPTransport) throws(StateStoreError) -> any StateStore {
+                            transport: @autoclosure () -> any HTTPTransport) throws(StateStoreError) -> any CompleteStateStore {
         let document = location.document(for: owner.environment)
         return try backend(for: document).stateStore(at: document, owner: owner, environment: environment, transport: transport)
     }

@@ -4,13 +4,13 @@ public import StateStore
 
 /// The state store of one environment as plan, apply and status use it.
 public struct StateBinding: Sendable {
-    public var store: any StateStore
+    public var store: any CompleteStateStore
     /// A runtime snapshot file from before the state store (`snapshotPath`), migrated on first read.
     public var legacySnapshotPath: String?
     /// Recorded in each version this binding writes (`written_by`), with the next `serial`; nil writes neither.
     public var writer: StateWriter?
 
-    public init(store: any StateStore, legacySnapshotPath: String? = nil, writer: StateWriter? = nil) {
+    public init(store: any CompleteStateStore, legacySnapshotPath: String? = nil, writer: StateWriter? = nil) {
         self.store = store
         self.legacySnapshotPath = legacySnapshotPath
         self.writer = writer

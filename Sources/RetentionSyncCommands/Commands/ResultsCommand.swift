@@ -133,7 +133,7 @@ struct ResultsCommand: ParsedCommand {
             context.console.error("warning: notifications: not sent: the manifests in \(manifestsPath) cannot be read for the App's identity")
             return
         }
-        var store: (any StateStore)?
+        var store: (any StateSideDocuments)?
         if let location = Workspace.declaredStateLocation(of: workspace.app, environment: environment) {
             store = try? SnapshotSourceOptions.open(location, owner: StateOwner(bundleId: workspace.app.bundleId, appAppleId: workspace.app.appAppleId,
                                                                                  environment: environment), context: context)
@@ -142,19 +142,28 @@ struct ResultsCommand: ParsedCommand {
                                     store: store, context: context)
     }
 
-    /// The folder to read: `location` itself, or for S3 a local copy brought up to date.
+    /// The folder to read: the backend's own folder for `location`, or a local copy brought up to date.
     static func localFolder(_ location: StateLocation, context: CommandContext) async throws(CommandError) -> URL {
-        guard case .s3(let bucket, let key) = location else { return URL(fileURLWithPath: location.description) }
-        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("retention-sync/events/\(bucket)/\(key)", isDirectory: true)
+        let backend = StateStores.backend(for: location)
+        if let folder = backend.localFolder(of: location) { return folder }
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "retention-sync/events/\(Self.copyName(location))", isDirectory: true)
         do {
             let configuration = try EnvironmentOptions.transportConfiguration(context)
-            let store = try StateStores.backend(for: location).objectStore(at: location, environment: context.environment,
-                                                                           transport: { CurlHTTPClient(configuration: configuration) })
+            let store = try backend.objectStore(at: location, environment: context.environment,
+                                                transport: { CurlHTTPClient(configuration: configuration) })
             try await EventMirror.update(copy, from: store)
         } catch {
             throw CommandError("cannot read the events in \(location): \(error)")
         }
         return copy
+    }
+
+    /// A folder name for the local copy of a remote location: its bucket and prefix as path components.
+    static func copyName(_ location: StateLocation) -> String {
+        let text = location.description
+        guard let range = text.range(of: "://") else { return text }
+        return String(text[range.upperBound...])
     }
 
     /// Where the environment's state lives: the folder a file store is in, or an S3 store's prefix.

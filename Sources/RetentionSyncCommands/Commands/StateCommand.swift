@@ -176,19 +176,12 @@ struct StateCommand: ParsedCommand {
                         transport: any HTTPTransport) async throws(CommandError) -> ExitCode {
         let versions: [StoredStateVersion]
         let name: String
-        do {
+        do throws(StateStoreError) {
             let store = try StateStores.open(location, owner: owner, environment: context.environment, transport: transport)
             name = store.location.description
-            guard let keeper = store as? any StateHistoryKeeping else {
-                throw CommandError("\(name) keeps no history")
-            }
-            versions = try await keeper.versions()
-        } catch let error as CommandError {
-            throw error
-        } catch let error as StateStoreError {
-            throw CommandError(error.description)
+            versions = try await store.versions()
         } catch {
-            throw CommandError("\(error)")
+            throw CommandError(error.description)
         }
         if let version {
             guard let found = versions.first(where: { $0.number == version }) else {

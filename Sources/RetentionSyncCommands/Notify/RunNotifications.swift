@@ -91,7 +91,7 @@ enum RunNotifications {
     }
 
     /// Sends `events` when a webhook is configured; warnings go to standard error and never fail the run.
-    static func send(_ events: [NotificationEvent], store: (any StateStore)?, context: CommandContext,
+    static func send(_ events: [NotificationEvent], store: (any StateSideDocuments)?, context: CommandContext,
                      transport: @autoclosure () -> any HTTPTransport = CurlHTTPClient()) async {
         let webhook: Webhook
         do {
@@ -115,7 +115,7 @@ enum RunNotifications {
         }
     }
 
-    static func ledger(for store: (any StateStore)?, context: CommandContext) -> (any NotificationLedger)? {
-        (store as? any StateSideDocuments).map { StateStoreNotificationLedger(store: $0) }
+    static func ledger(for store: (any StateSideDocuments)?, context: CommandContext) -> (any NotificationLedger)? {
+        store.map { StateStoreNotificationLedger(store: $0) }
     }
 }

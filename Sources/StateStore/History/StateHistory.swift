@@ -3,6 +3,8 @@ public import Foundation
 /// A store that keeps the versions its writes replaced, so `state history` can list them and
 /// `state show --version N` print one: the audit trail of which snapshot served when.
 public protocol StateHistoryKeeping: StateStore {
+    /// How many replaced versions the store keeps; older ones are dropped.
+    var historyLimit: Int { get set }
     /// Every version kept, the current one last; oldest first.
     func versions() async throws(StateStoreError) -> [StoredStateVersion]
 }

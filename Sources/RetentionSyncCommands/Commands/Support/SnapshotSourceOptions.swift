@@ -136,7 +136,7 @@ struct SnapshotSourceOptions: Sendable {
     }
 
     /// The store of a resolved place, opened as `plan` and `apply` open it.
-    static func open(_ location: StateLocation, owner: StateOwner, context: CommandContext) throws(CommandError) -> any StateStore {
+    static func open(_ location: StateLocation, owner: StateOwner, context: CommandContext) throws(CommandError) -> any CompleteStateStore {
         let configuration = try EnvironmentOptions.transportConfiguration(context)
         do {
             return try StateStores.open(location, owner: owner, environment: context.environment,
