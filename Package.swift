@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Tiers, bottom to top (imports only point downwards, and every edge is declared here):
+// Tiers, bottom to top (imports only point downwards; every edge is declared here and only edges the
+// code imports, which ModuleGraphTests checks against the import lines):
 //   1. C wrappers: CYAML, COpenSSL, CCurl — each C library wrapped once; CEventLoop, the C
 //      library's epoll and eventfd headers for the HTTP server's event loops and its thread-naming
 //      call (nothing linked).
@@ -54,12 +55,14 @@ let package = Package(
         .target(name: "Emulator", dependencies: ["Basics", "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto"]),
         .target(name: "Runtime", dependencies: ["Basics", "RetentionMessagingModels", "Crypto"]),
         .target(name: "Experiments"),
+        // Writes PNG files for the tests and the benchmarks; the product only reads images.
+        .target(name: "SyntheticImages", dependencies: ["RetentionMessagingModels"]),
         .target(name: "StateStore", dependencies: ["RetentionMessagingModels", "StateLocations", "Runtime", "HTTPCore", "HTTPClient", "Crypto"]),
         .target(name: "EventStore", dependencies: ["Basics", "RetentionMessagingModels", "StateStore", "Experiments", "Crypto", "Runtime"]),
         .target(name: "Notifications", dependencies: ["RetentionMessagingModels", "HTTPCore", "HTTPClient", "StateStore"]),
-        .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "EventStore", "RetentionMessagingModels", "HTTPCore", "HTTPServer", "TLS", "Crypto", "StateLocations", "StateStore"]),
+        .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "EventStore", "RetentionMessagingModels", "HTTPCore", "HTTPServer", "Crypto", "StateLocations", "StateStore"]),
         .target(name: "Reconciler",
-                dependencies: ["Basics", "YAML", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateLocations", "StateStore"]),
+                dependencies: ["Basics", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateLocations", "StateStore"]),
 
         .target(name: "RetentionSyncCommands",
                 dependencies: ["Basics", "Reconciler", "Manifests", "Runtime", "StateLocations", "StateStore", "Emulator", "RetentionMessagingModels",
@@ -69,33 +72,31 @@ let package = Package(
         .executableTarget(name: "retention-sync-bench",
                           dependencies: ["RetentionSyncCommands", "Reconciler", "Manifests", "Runtime", "Emulator",
                                          "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "Basics",
-                                         "RealtimeServer", "Experiments", "EventStore", "StateStore", "TestSupport"]),
+                                         "RealtimeServer", "Experiments", "EventStore", "StateStore", "SyntheticImages", "YAML"]),
 
-        .target(name: "TestSupport", dependencies: ["Basics", "RetentionMessagingModels", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Basics", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto"], path: "Tests/TestSupport"),
         .testTarget(name: "WorkflowTests", dependencies: ["TestSupport", "YAML"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML", "Basics"]),
         .testTarget(name: "CryptoTests", dependencies: ["TestSupport", "Crypto"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["TestSupport", "HTTPCore", "HTTPClient", "HTTPServer"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["TestSupport", "Basics", "HTTPCore", "HTTPClient", "HTTPServer", "TLS"]),
         .testTarget(name: "RetentionMessagingTests",
-                    dependencies: ["TestSupport", "Basics", "RetentionMessagingModels", "RetentionMessaging", "Emulator", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto"]),
+                    dependencies: ["TestSupport", "Basics", "RetentionMessagingModels", "RetentionMessaging", "Emulator", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "SyntheticImages"]),
         .testTarget(name: "ManifestsTests", dependencies: ["TestSupport", "Manifests", "YAML", "Basics", "RetentionMessagingModels", "StateLocations",
                                                           "RetentionSyncCommands"]),
         .testTarget(name: "ExperimentsTests", dependencies: ["TestSupport", "Experiments"]),
         .testTarget(name: "EventStoreTests",
-                    dependencies: ["TestSupport", "EventStore", "Experiments", "StateStore", "StateLocations", "Crypto", "HTTPCore", "HTTPClient", "Runtime", "RetentionMessagingModels"]),
+                    dependencies: ["TestSupport", "EventStore", "Experiments", "StateStore", "StateLocations", "HTTPClient"]),
         .testTarget(name: "RuntimeTests", dependencies: ["TestSupport", "Basics", "Runtime", "Crypto", "RetentionMessagingModels"]),
         .testTarget(name: "RealtimeServerTests",
-                    dependencies: ["TestSupport", "Basics", "RealtimeServer", "Runtime", "HTTPCore", "HTTPClient", "HTTPServer", "TLS", "Crypto", "RetentionMessagingModels",
-                                   "EventStore", "Experiments"]),
+                    dependencies: ["TestSupport", "RealtimeServer", "Runtime", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "RetentionMessagingModels", "EventStore", "Experiments"]),
         .testTarget(name: "ReconcilerTests",
-                    dependencies: ["TestSupport", "Basics", "Reconciler", "RetentionSyncCommands", "Emulator", "Manifests", "Runtime", "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "Crypto"]),
-        .testTarget(name: "StateStoreTests", dependencies: ["TestSupport", "Basics", "StateLocations", "StateStore", "RealtimeServer", "Runtime", "RetentionMessagingModels", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto"]),
+                    dependencies: ["TestSupport", "Basics", "Reconciler", "RetentionSyncCommands", "Emulator", "Manifests", "Runtime", "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "Crypto", "StateStore", "YAML"]),
+        .testTarget(name: "StateStoreTests", dependencies: ["TestSupport", "StateLocations", "StateStore", "RealtimeServer", "Runtime", "RetentionMessagingModels", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto"]),
         .testTarget(name: "NotificationsTests",
                     dependencies: ["TestSupport", "Notifications", "HTTPCore", "HTTPClient", "HTTPServer", "StateStore", "RetentionMessagingModels"]),
         .testTarget(name: "RetentionSyncCommandsTests",
-                    dependencies: ["TestSupport", "Basics", "RetentionSyncCommands", "Notifications", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer", "Runtime", "RetentionMessagingModels",
-                                   "RealtimeServer", "EventStore", "Experiments", "RetentionMessaging"]),
+                    dependencies: ["TestSupport", "Basics", "RetentionSyncCommands", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer", "Runtime", "RetentionMessagingModels", "RealtimeServer", "EventStore", "Experiments", "RetentionMessaging", "Reconciler"]),
     ],
     swiftLanguageModes: [.v6]
 )

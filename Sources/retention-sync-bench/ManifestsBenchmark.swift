@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import SyntheticImages
 import RetentionSyncCommands
 import Manifests
 import RetentionMessaging

@@ -2,7 +2,7 @@ import Basics
 import Crypto
 import Emulator
 import Foundation
-import TestSupport
+import SyntheticImages
 import Manifests
 import Reconciler
 import RetentionMessaging

@@ -1,3 +1,4 @@
+import SyntheticImages
 import Emulator
 import Foundation
 import TestSupport

@@ -1,3 +1,4 @@
+import SyntheticImages
 import Foundation
 import TestSupport
 import RetentionMessaging

@@ -1,3 +1,4 @@
+import SyntheticImages
 import Basics
 import Crypto
 import Emulator

@@ -5,7 +5,7 @@ public import Manifests
 import RetentionMessaging
 public import RetentionMessagingModels
 import Runtime
-import YAML
+
 
 /// Content-addressed identifiers (design.md, idea 1). Every identifier is a UUIDv5 in one fixed
 /// namespace over a name string that holds everything that makes the content what it is, so anyone

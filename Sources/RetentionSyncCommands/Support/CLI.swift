@@ -1,6 +1,6 @@
 import Basics
 import Foundation
-import YAML
+
 
 /// The whole command line: picks the subcommand, runs it, turns errors into messages and exit codes.
 public enum CLI {

@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Package.swift declares every edge between the project's modules, and only edges the code uses:
+/// each target's `import` lines name exactly its declared dependencies. The manual's module graph
+/// (docs/development.md) is made from the same declarations.
+@Suite("The module graph")
+struct ModuleGraphTests {
+    struct Target: Equatable {
+        var name: String
+        var kind: String
+        var path: String
+        var dependencies: [String]
+    }
+
+    /// The targets of Package.swift, read from its text: the `name:`, `dependencies:` and `path:` of
+    /// every `.target`, `.executableTarget`, `.testTarget` and `.systemLibrary`.
+    static func targets() throws -> [Target] {
+        let manifest = try Repository.text("Package.swift")
+        let start = /\.(target|executableTarget|testTarget|systemLibrary)\(\s*name:\s*"([^"]+)"/
+        var targets: [Target] = []
+        for match in manifest.matches(of: start) {
+            // The declaration runs to the parenthesis that closes it.
+            var depth = 0
+            var end = match.range.lowerBound
+            for index in manifest[match.range.lowerBound...].indices {
+                let character = manifest[index]
+                if character == "(" { depth += 1 }
+                if character == ")" {
+                    depth -= 1
+                    if depth == 0 { end = index; break }
+                }
+            }
+            let declaration = String(manifest[match.range.lowerBound..<end])
+            var dependencies: [String] = []
+            if let list = declaration.firstMatch(of: /dependencies:\s*\[([^\]]*)\]/) {
+                dependencies = list.1.matches(of: /"([^"]+)"/).map { String($0.1) }
+            }
+            let kind = String(match.1), name = String(match.2)
+            let path = declaration.firstMatch(of: /path:\s*"([^"]+)"/).map { String($0.1) }
+                ?? (kind == "testTarget" ? "Tests/\(name)" : "Sources/\(name)")
+            targets.append(Target(name: name, kind: kind, path: path, dependencies: dependencies))
+        }
+        return targets
+    }
+
+    /// The project modules a target's Swift files import.
+    static func imports(of target: Target, among modules: Set<String>) throws -> Set<String> {
+        let folder = Repository.url(target.path)
+        let files = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
+        var found = Set<String>()
+        let line = /^\s*(?:@testable\s+)?(?:(?:public|package|internal|fileprivate|private)\s+)?import\s+([A-Za-z_][A-Za-z0-9_]*)/
+            .anchorsMatchLineEndings()
+        for file in files {
+            let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            for match in text.matches(of: line) where modules.contains(String(match.1)) { found.insert(String(match.1)) }
+        }
+        return found
+    }
+
+    @Test("every target imports exactly the modules Package.swift declares for it: no undeclared edge, none unused")
+    func importsMatchDeclarations() throws {
+        let targets = try Self.targets()
+        #expect(targets.count > 20, "Package.swift was not read")
+        let modules = Set(targets.map(\.name))
+        for target in targets where target.kind != "systemLibrary" {
+            let imported = try Self.imports(of: target, among: modules)
+            let declared = Set(target.dependencies)
+            let undeclared = imported.subtracting(declared).sorted()
+            let unused = declared.subtracting(imported).sorted()
+            #expect(undeclared.isEmpty, "\(target.name) imports \(undeclared) without declaring them in Package.swift")
+            #expect(unused.isEmpty, "\(target.name) declares \(unused) in Package.swift but imports none of them")
+        }
+    }
+
+    @Test("the shipped executables depend on no test support")
+    func shippedProductsHaveNoTestSupport() throws {
+        for target in try Self.targets() where target.kind == "executableTarget" {
+            #expect(!target.dependencies.contains("TestSupport"), "\(target.name) depends on TestSupport")
+        }
+    }
+
+    /// The manual's table of modules and what each depends on, made from Package.swift.
+    static func graph(_ targets: [Target]) -> String {
+        var lines = ["| Module | Kind | Depends on |", "|---|---|---|"]
+        for target in targets {
+            let kind = switch target.kind {
+            case "systemLibrary": "C library"
+            case "executableTarget": "executable"
+            case "testTarget": "tests"
+            default: target.path.hasPrefix("Tests/") ? "test support" : "library"
+            }
+            let dependencies = target.dependencies.map { "`\($0)`" }.joined(separator: ", ")
+            lines.append("| `\(target.name)` | \(kind) | \(dependencies.isEmpty ? "—" : dependencies) |")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    @Test("docs/development.md shows the module graph Package.swift declares (UPDATE_GOLDEN=1 rewrites it)")
+    func manualShowsTheGraph() throws {
+        let path = "docs/development.md"
+        let page = try Repository.text(path)
+        let begin = "<!-- module-graph: made from Package.swift by ModuleGraphTests -->\n", end = "\n<!-- module-graph: end -->"
+        guard let from = page.range(of: begin), let to = page.range(of: end, range: from.upperBound..<page.endIndex) else {
+            Issue.record("\(path) has no module-graph section")
+            return
+        }
+        let expected = Self.graph(try Self.targets())
+        if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] == "1" {
+            try (page[..<from.upperBound] + expected + page[to.lowerBound...]).write(to: Repository.url(path), atomically: true, encoding: .utf8)
+            return
+        }
+        #expect(String(page[from.upperBound..<to.lowerBound]) == expected)
+    }
+}
