@@ -120,6 +120,8 @@ protocol ContentResource: RemoteResource {
     static func list(_ api: any RetentionMessagingAPI, into state: inout RemoteState) async throws
     /// What the remote fingerprint holds of this kind (under `<kind>s`).
     static func fingerprinted(_ remote: RemoteState) -> any Encodable & Sendable
+    /// For `status`: the version a remote item shows when the manifests do not derive it (an image's size).
+    static func remoteVersion(of identifier: String, in remote: RemoteState) -> String?
 }
 
 /// One piece of content the manifests derive, as plans name it.
@@ -129,6 +131,10 @@ struct DerivedContent: Sendable, Hashable {
     var locale: String?
     /// `name (locale)` for a message, the image's names for an image.
     var label: String
+    /// How `status` names it: a message's name, an image's names.
+    var statusName: String
+    /// A message's content version, an image's size.
+    var version: String
     /// What else must be usable for this item to be usable (a message's images).
     var references: [ContentReference] = []
 }

@@ -12,10 +12,9 @@ public struct StatusReport: Sendable, Hashable {
     public var bundleId: String
     public var converged: Bool
     public var health: Health
-    /// Sorted by name, locale, then identifier (content the manifests do not derive last).
-    public var messages: [StatusEntry]
-    /// Sorted the same way.
-    public var images: [StatusEntry]
+    /// Every content kind's entries, in the kinds' declared order: derived content in the manifests'
+    /// order, then what the manifests do not derive, by identifier.
+    public var content: [ContentKind: [StatusEntry]]
     public var publishedSnapshot: String?
     public var realtimeURL: String?
     /// The production realtime URL that waits for a passed sandbox performance test, if any.
@@ -26,7 +25,10 @@ public struct StatusReport: Sendable, Hashable {
     public var pendingWarnDays: Int = Status.defaultPendingWarnDays
 
     /// Entries that need a person: REJECTED, or PENDING longer than `pendingWarnDays`.
-    public var needingAttention: [StatusEntry] { (messages + images).filter(\.needsAttention) }
+    public var needingAttention: [StatusEntry] { ContentKind.allCases.flatMap { content[$0] ?? [] }.filter(\.needsAttention) }
+
+    public var messages: [StatusEntry] { content[.message] ?? [] }
+    public var images: [StatusEntry] { content[.image] ?? [] }
 }
 
 public struct StatusEntry: Sendable, Hashable {
@@ -92,8 +94,9 @@ public enum Status {
             entry.needsAttention = entry.derived && (entry.state == .rejected
                 || (entry.state == .pending && (entry.stateAgeDays ?? 0) > pendingWarnDays))
         }
-        for index in report.messages.indices { age(&report.messages[index]) }
-        for index in report.images.indices { age(&report.images[index]) }
+        for kind in report.content.keys {
+            for index in report.content[kind, default: []].indices { age(&report.content[kind, default: []][index]) }
+        }
         report.pendingWarnDays = pendingWarnDays
         report.stateStore = planned.remote.stateStoreName
         return report
@@ -114,9 +117,12 @@ public enum Status {
                 }
             }
         }
-        var imageUsers: [String: Set<StatusEntry.Use>] = [:]
-        for message in desired.messages where inUse[message.identifier] != nil {
-            for image in message.imageIdentifiers { imageUsers[image, default: []].insert(.shownBy(message.label)) }
+        // What in-use content shows (an in-use message's images) is in use through it.
+        var shownBy: [String: Set<StatusEntry.Use>] = [:]
+        for resource in RemoteResources.content {
+            for item in resource.derived(in: desired) where inUse[item.identifier] != nil {
+                for reference in item.references { shownBy[reference.identifier, default: []].insert(.shownBy(item.label)) }
+            }
         }
         var upcoming: [String: [StatusEntry.Upcoming]] = [:]
         for action in plan.actions {
@@ -149,43 +155,30 @@ public enum Status {
             }
         }
 
-        var messages: [StatusEntry] = []
-        var seen = Set<String>()
-        for message in desired.messages {
-            seen.insert(message.identifier)
-            let state = ReviewState(remote.messages[message.identifier])
-            messages.append(StatusEntry(identifier: message.identifier, state: state, derived: true, name: message.name,
-                                        locale: message.locale, version: message.contentVersion,
-                                        inUse: inUse[message.identifier] ?? [],
-                                        next: next(derived: true, state: state, identifier: message.identifier)))
-        }
-        for (id, state) in remote.messages.sorted(by: { $0.key < $1.key }) where !seen.contains(id) {
-            let state = ReviewState(state)
-            messages.append(StatusEntry(identifier: id, state: state, derived: false, name: inventory[id]?.name,
-                                        locale: nil, version: nil, inUse: inUse[id] ?? [],
-                                        next: next(derived: false, state: state, identifier: id)))
-        }
-
-        var images: [StatusEntry] = []
-        seen = []
-        for image in desired.images {
-            seen.insert(image.identifier)
-            let state = ReviewState(remote.images[image.identifier]?.state)
-            images.append(StatusEntry(identifier: image.identifier, state: state, derived: true,
-                                      name: image.names.joined(separator: ", "), locale: nil, version: image.size.rawValue,
-                                      inUse: Array(imageUsers[image.identifier] ?? []),
-                                      next: next(derived: true, state: state, identifier: image.identifier)))
-        }
-        for (id, image) in remote.images.sorted(by: { $0.key < $1.key }) where !seen.contains(id) {
-            let state = ReviewState(image.state)
-            images.append(StatusEntry(identifier: id, state: state, derived: false, name: nil, locale: nil,
-                                      version: image.size?.rawValue, inUse: [],
-                                      next: next(derived: false, state: state, identifier: id)))
+        var content: [ContentKind: [StatusEntry]] = [:]
+        for resource in RemoteResources.content {
+            var entries: [StatusEntry] = []
+            var seen = Set<String>()
+            let states = resource.remoteStates(in: remote)
+            for item in resource.derived(in: desired) {
+                seen.insert(item.identifier)
+                let state = states[item.identifier] ?? .notUploaded
+                entries.append(StatusEntry(identifier: item.identifier, state: state, derived: true, name: item.statusName,
+                                           locale: item.locale, version: item.version,
+                                           inUse: (inUse[item.identifier] ?? []) + Array(shownBy[item.identifier] ?? []),
+                                           next: next(derived: true, state: state, identifier: item.identifier)))
+            }
+            for (id, state) in states.sorted(by: { $0.key < $1.key }) where !seen.contains(id) {
+                entries.append(StatusEntry(identifier: id, state: state, derived: false, name: inventory[id]?.name,
+                                           locale: nil, version: resource.remoteVersion(of: id, in: remote), inUse: inUse[id] ?? [],
+                                           next: next(derived: false, state: state, identifier: id)))
+            }
+            content[resource.contentKind] = entries
         }
 
         return StatusReport(formatVersion: Plan.currentFormatVersion, environment: desired.environment,
                             bundleId: desired.bundleId, converged: plan.converged, health: plan.health,
-                            messages: messages, images: images, publishedSnapshot: remote.publishedSnapshot?.digest,
+                            content: content, publishedSnapshot: remote.publishedSnapshot?.digest,
                             realtimeURL: remote.realtimeURL,
                             realtimeURLAwaitingTest: plan.actions.lazy.compactMap { action -> String? in
                                 guard action.reason.wait == .performanceTest else { return nil }

@@ -38,14 +38,15 @@ enum RunNotifications {
     /// REJECTED content the manifests derive, and derived content PENDING longer than the report's threshold.
     static func events(_ report: StatusReport) -> [NotificationEvent] {
         var events: [NotificationEvent] = []
-        for (kind, entries) in [("message", report.messages), ("image", report.images)] {
+        for kind in ContentKind.allCases {
+            let entries = report.content[kind] ?? []
             for entry in entries where entry.derived {
                 let name = entry.name ?? entry.identifier
                 if entry.state == .rejected {
-                    events.append(.contentRejected(bundleId: report.bundleId, environment: report.environment, contentKind: kind,
+                    events.append(.contentRejected(bundleId: report.bundleId, environment: report.environment, contentKind: kind.rawValue,
                                                    identifier: entry.identifier, name: name, locale: entry.locale))
                 } else if entry.state == .pending, entry.needsAttention, let since = entry.stateSince, let days = entry.stateAgeDays {
-                    events.append(.contentPending(bundleId: report.bundleId, environment: report.environment, contentKind: kind,
+                    events.append(.contentPending(bundleId: report.bundleId, environment: report.environment, contentKind: kind.rawValue,
                                                   identifier: entry.identifier, name: name, locale: entry.locale, since: since,
                                                   days: days, thresholdDays: report.pendingWarnDays))
                 }

@@ -26,7 +26,7 @@ enum StatusView {
         if !attention.isEmpty {
             out.append(painter.color(.red, "Needs attention: \(attention.count) item\(attention.count == 1 ? "" : "s") REJECTED or PENDING longer than \(report.pendingWarnDays) days"))
         }
-        for (title, entries) in [("Messages", report.messages), ("Images", report.images)] {
+        for (title, entries) in sections(report) {
             out.append("")
             out.append(painter.bold("\(title) (\(entries.count))"))
             for entry in entries {
@@ -70,7 +70,7 @@ enum StatusView {
                       : "**⚠ \(attention.count) item\(attention.count == 1 ? "" : "s") need\(attention.count == 1 ? "s" : "") attention** (REJECTED, or PENDING longer than \(report.pendingWarnDays) days)."))
         out.append("")
         out.append("Published snapshot: `\(report.publishedSnapshot ?? "none")` · realtime URL: `\(cell(report.realtimeURL ?? "none"))` · state store: `\(cell(report.stateStore ?? "none"))`")
-        for (title, entries) in [("Messages", report.messages), ("Images", report.images)] where !entries.isEmpty {
+        for (title, entries) in sections(report) where !entries.isEmpty {
             out.append("")
             out.append("#### \(title) (\(entries.count))")
             out.append("")
@@ -121,14 +121,19 @@ enum StatusView {
         }.joined(separator: "; ")
     }
 
+    /// One section per content kind, in the kinds' declared order: "Messages", "Images".
+    static func sections(_ report: StatusReport) -> [(String, [StatusEntry])] {
+        ContentKind.allCases.map { kind in (kind.rawValue.prefix(1).uppercased() + kind.rawValue.dropFirst() + "s", report.content[kind] ?? []) }
+    }
+
     struct Document: Encodable {
         var formatVersion: String
         var environment: Environment
         var bundleId: String
         var converged: Bool
         var health: Health
-        var messages: [Entry]
-        var images: [Entry]
+        /// Under `<kind>s` (`messages`, `images`).
+        var content: [ContentKind: [Entry]]
         var publishedSnapshot: String?
         var realtimeURL: String?
         var realtimeURLAwaitingTest: String?
@@ -137,7 +142,7 @@ enum StatusView {
         var needsAttention: Int
 
         enum CodingKeys: String, CodingKey {
-            case formatVersion = "format_version", environment, bundleId = "bundle_id", converged, health, messages, images
+            case formatVersion = "format_version", environment, bundleId = "bundle_id", converged, health
             case publishedSnapshot = "published_snapshot", realtimeURL = "realtime_url"
             case stateStore = "state_store", pendingWarnDays = "pending_warn_days", needsAttention = "needs_attention"
             case realtimeURLAwaitingTest = "realtime_url_awaiting_performance_test"
@@ -149,14 +154,37 @@ enum StatusView {
             bundleId = report.bundleId
             converged = report.converged
             health = report.health
-            messages = report.messages.map(Entry.init)
-            images = report.images.map(Entry.init)
+            content = Dictionary(uniqueKeysWithValues: ContentKind.allCases.map { ($0, (report.content[$0] ?? []).map(Entry.init)) })
             publishedSnapshot = report.publishedSnapshot
             realtimeURLAwaitingTest = report.realtimeURLAwaitingTest
             realtimeURL = report.realtimeURL
             stateStore = report.stateStore
             pendingWarnDays = report.pendingWarnDays
             needsAttention = report.needingAttention.count
+        }
+
+        struct ContentKey: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var entries = encoder.container(keyedBy: ContentKey.self)
+            for (kind, list) in content { try entries.encode(list, forKey: ContentKey(stringValue: "\(kind.rawValue)s")) }
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(formatVersion, forKey: .formatVersion)
+            try container.encode(environment, forKey: .environment)
+            try container.encode(bundleId, forKey: .bundleId)
+            try container.encode(converged, forKey: .converged)
+            try container.encode(health, forKey: .health)
+            try container.encodeIfPresent(publishedSnapshot, forKey: .publishedSnapshot)
+            try container.encodeIfPresent(realtimeURL, forKey: .realtimeURL)
+            try container.encodeIfPresent(realtimeURLAwaitingTest, forKey: .realtimeURLAwaitingTest)
+            try container.encodeIfPresent(stateStore, forKey: .stateStore)
+            try container.encode(pendingWarnDays, forKey: .pendingWarnDays)
+            try container.encode(needsAttention, forKey: .needsAttention)
         }
     }
 

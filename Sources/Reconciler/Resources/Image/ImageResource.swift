@@ -75,7 +75,8 @@ enum ImageResource: ContentResource {
 
     static func derived(in desired: DesiredState) -> [DerivedContent] {
         desired.images.map {
-            DerivedContent(identifier: $0.identifier, name: $0.name, locale: nil, label: $0.names.joined(separator: ", "))
+            DerivedContent(identifier: $0.identifier, name: $0.name, locale: nil, label: $0.names.joined(separator: ", "),
+                           statusName: $0.names.joined(separator: ", "), version: $0.size.rawValue)
         }
     }
 
@@ -93,6 +94,8 @@ enum ImageResource: ContentResource {
     }
 
     static func fingerprinted(_ remote: RemoteState) -> any Encodable & Sendable { remote.images }
+
+    static func remoteVersion(of identifier: String, in remote: RemoteState) -> String? { remote.images[identifier]?.size?.rawValue }
 
     static func plan(_ context: inout PlanContext) throws {
         let remote = context.remote

@@ -77,7 +77,7 @@ enum MessageResource: ContentResource {
     static func derived(in desired: DesiredState) -> [DerivedContent] {
         desired.messages.map {
             DerivedContent(identifier: $0.identifier, name: $0.name, locale: $0.locale, label: $0.label,
-                           references: $0.imageIdentifiers.map { ContentReference(kind: .image, identifier: $0) })
+                           statusName: $0.name, version: $0.contentVersion, references: $0.imageIdentifiers.map { ContentReference(kind: .image, identifier: $0) })
         }
     }
 
@@ -96,6 +96,9 @@ enum MessageResource: ContentResource {
     }
 
     static func fingerprinted(_ remote: RemoteState) -> any Encodable & Sendable { remote.messages }
+
+    /// The list call says nothing of a message's content.
+    static func remoteVersion(of identifier: String, in remote: RemoteState) -> String? { nil }
 
     static func plan(_ context: inout PlanContext) throws {
         let remote = context.remote
