@@ -57,7 +57,7 @@ struct EmulatorCommand: ParsedCommand {
                                 help: ["Log one line per request to standard error (never headers or bodies)"])
 
     /// What `--rate-limit` takes.
-    enum RateLimitChoice: String, CaseIterable {
+    enum RateLimitChoice: String, CaseIterable, ArgumentValue {
         case apple, off
         var mode: RateLimitMode { self == .apple ? .apple : .off }
     }
@@ -128,7 +128,7 @@ struct EmulatorCommand: ParsedCommand {
     }
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
-        Options(portText: try arguments.value(orDefault: Self.port),
+        Options(portText: try arguments.value(Self.port, as: String.self),
                 environment: try arguments.value(Self.env, as: Environment.self) ?? .sandbox,
                 review: try arguments.value(Self.review, as: ReviewMode.self) ?? .manual,
                 rateLimit: (try arguments.value(Self.rateLimit, as: RateLimitChoice.self) ?? .off).mode,
@@ -138,7 +138,7 @@ struct EmulatorCommand: ParsedCommand {
                 bundleId: try arguments.value(Self.bundleId),
                 serverErrors: try fraction(arguments.value(Self.serverErrors), Self.serverErrors.name),
                 drops: try fraction(arguments.value(Self.drops), Self.drops.name),
-                latencyText: try arguments.value(orDefault: Self.latency), seedText: try arguments.value(orDefault: Self.seed),
+                latencyText: try arguments.value(Self.latency, as: String.self), seedText: try arguments.value(Self.seed, as: String.self),
                 verbose: arguments.flag(Self.verbose), testSettings: try performanceTestSettings(&arguments),
                 caBundle: try arguments.value(Self.caBundle).map { context.url($0).path },
                 appAppleIdText: try arguments.value(Self.appAppleId))

@@ -124,7 +124,7 @@ struct Demo {
         let options = try EnvironmentOptions.parse(&arguments, context: context)
         let plan = try await ReconcileSession.open(options, context: show ? context : quiet, provider: provider).plan(PlanOptions()).plan
         if show {
-            try PlanCommand.render(plan, format: "text", context: context)
+            try PlanCommand.render(plan, format: .text, context: context)
             try expect(PlanCommand.exitCode(plan, detailed: false) != .failure, "the \(environment.rawValue) plan to have no errors")
         }
         return plan
