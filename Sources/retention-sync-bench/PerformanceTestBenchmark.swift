@@ -50,7 +50,7 @@ import Darwin
         .sealed().encoded().write(to: directory.appendingPathComponent("snapshot.json"))
     let server = Process()
     server.executableURL = URL(fileURLWithPath: binary)
-    server.arguments = ["serve", "--env", "sandbox", "--snapshot-store", "snapshot.json", "--root", "root.pem",
+    server.arguments = ["serve", "--env", "sandbox", "--snapshot", "snapshot.json", "--root", "root.pem",
                         "--listen", "127.0.0.1:0", "--max-connections", "256"]
     server.currentDirectoryURL = directory
     server.environment = [:]

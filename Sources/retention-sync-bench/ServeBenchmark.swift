@@ -230,7 +230,7 @@ private final class ServeProcess {
 
     init(binary: String, directory: URL, name: String, arguments: [String] = [], environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["serve", "--env", "production", "--snapshot-store", "snapshot.json", "--root", "root.pem",
+        process.arguments = ["serve", "--env", "production", "--snapshot", "snapshot.json", "--root", "root.pem",
                              "--listen", "127.0.0.1:0", "--path", "/apple", "--max-connections", "256"] + arguments
         process.currentDirectoryURL = directory
         process.environment = ["RETENTION_SYNC_KEY_ID": "BENCHKEY01", "RETENTION_SYNC_ISSUER_ID": "57246542-96fe-1a63-e053-0824d011072a",

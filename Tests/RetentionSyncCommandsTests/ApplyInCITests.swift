@@ -150,12 +150,12 @@ struct ApplyInCITests {
 
     @Test("--max-duration takes 90s, 320m, 2h and 1h30m, and refuses anything else")
     func maxDurationSpelling() async throws {
-        #expect(ApplyCommand.duration("90s") == 90)
-        #expect(ApplyCommand.duration("320m") == 19_200)
-        #expect(ApplyCommand.duration("2h") == 7200)
-        #expect(ApplyCommand.duration("1h30m") == 5400)
-        #expect(ApplyCommand.duration("45") == 45)
-        for bad in ["", "0s", "soon", "5d", "1h30"] { #expect(ApplyCommand.duration(bad) == nil, "\(bad)") }
+        #expect(TimeSpan.seconds("90s") == 90)
+        #expect(TimeSpan.seconds("320m") == 19_200)
+        #expect(TimeSpan.seconds("2h") == 7200)
+        #expect(TimeSpan.seconds("1h30m") == 5400)
+        #expect(TimeSpan.seconds("45") == 45)
+        for bad in ["", "0s", "soon", "5d", "1h30"] { #expect(TimeSpan.seconds(bad) == nil, "\(bad)") }
         let harness = try CommandHarness()
         let run = await harness.run(["apply", "--env", "sandbox", "--max-duration", "soon"])
         #expect(run.code == .usage)

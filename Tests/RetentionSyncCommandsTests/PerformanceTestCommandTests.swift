@@ -73,7 +73,7 @@ struct PerformanceTestCommandTests {
         let snapshot = try RuntimeSnapshot(bundleId: "com.example.stillpoint", appAppleId: GoLive.appAppleId, environment: .sandbox,
                                            localeFallbacks: [:], rules: []).sealed()
         try snapshot.encoded().write(to: golive.directory.appendingPathComponent("snapshot.json"))
-        let serve = try ChildProcess(["serve", "--env", "sandbox", "--snapshot-store", "snapshot.json", "--root", "root.pem",
+        let serve = try ChildProcess(["serve", "--env", "sandbox", "--snapshot", "snapshot.json", "--root", "root.pem",
                                       "--listen", "127.0.0.1:0"],
                                      in: golive.directory, environment: ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? ""], name: "serve")
         let prefix = "serving sandbox on "

@@ -39,7 +39,7 @@ private struct ServeSetup: Sendable {
     }
 
     func start(_ extra: [String] = [], name: String) async throws -> (ChildProcess, URL) {
-        let child = try ChildProcess(["serve", "--env", "production", "--snapshot-store", "snapshot.json", "--root", "root.pem",
+        let child = try ChildProcess(["serve", "--env", "production", "--snapshot", "snapshot.json", "--root", "root.pem",
                                       "--listen", "127.0.0.1:0"] + extra,
                                      in: directory, environment: ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? ""], name: name)
         let prefix = "serving production on "
@@ -166,10 +166,10 @@ struct ServeCommandTests {
     @Test("serve without --root, with --tls-cert alone, or with --workers 0, is a usage error")
     func usageErrors() async throws {
         let directory = FileManager.default.temporaryDirectory
-        for arguments in [["serve", "--env", "production", "--snapshot-store", "s.json"],
-                          ["serve", "--env", "production", "--snapshot-store", "s.json", "--root", "r.pem", "--tls-cert", "c.pem"],
+        for arguments in [["serve", "--env", "production", "--snapshot", "s.json"],
+                          ["serve", "--env", "production", "--snapshot", "s.json", "--root", "r.pem", "--tls-cert", "c.pem"],
                           ["serve", "--env", "staging", "--root", "r.pem"],
-                          ["serve", "--env", "production", "--snapshot-store", "s.json", "--root", "r.pem", "--workers", "0"]] {
+                          ["serve", "--env", "production", "--snapshot", "s.json", "--root", "r.pem", "--workers", "0"]] {
             let console = CapturedConsole()
             let code = await CLI.run(arguments, context: CommandContext(console: console.console, environment: [:], currentDirectory: directory))
             #expect(code == .usage, "\(arguments)")

@@ -33,7 +33,7 @@ struct ServeRecordingProcessTests {
                                  response: SnapshotResponse(kind: .message, message: "stay", messageIdentifiers: ["en-US": Self.messageId]))]).sealed()
         try snapshot.encoded().write(to: directory.appendingPathComponent("snapshot.json"))
         // A flush interval far longer than the test: only the flush at SIGTERM can store the events.
-        let child = try ChildProcess(["serve", "--env", "production", "--snapshot-store", "snapshot.json", "--root", "root.pem",
+        let child = try ChildProcess(["serve", "--env", "production", "--snapshot", "snapshot.json", "--root", "root.pem",
                                       "--listen", "127.0.0.1:0", "--events", "events-root", "--event-spool", "spool", "--flush-interval", "300"],
                                      in: directory, environment: ["RETENTION_SYNC_PSEUDONYM_SECRET": Self.secret], name: "recording")
         let prefix = "serving production on "
@@ -109,7 +109,7 @@ struct ServeRecordingProcessTests {
         let snapshot = try RuntimeSnapshot(bundleId: "com.example.app", appAppleId: 1_234_567_890, environment: .production,
                                            localeFallbacks: [:], rules: []).sealed()
         try snapshot.encoded().write(to: directory.appendingPathComponent("snapshot.json"))
-        let child = try ChildProcess(["serve", "--env", "production", "--snapshot-store", "snapshot.json", "--root", "root.pem",
+        let child = try ChildProcess(["serve", "--env", "production", "--snapshot", "snapshot.json", "--root", "root.pem",
                                       "--listen", "127.0.0.1:0"], in: directory, environment: [:], name: "plain")
         _ = try #require(await child.line(startingWith: "serving production on ", within: 20), "serve did not start: \(child.errors)")
         #expect(child.errors.contains("RETENTION_SYNC_PSEUDONYM_SECRET is not set: decisions are not recorded"))

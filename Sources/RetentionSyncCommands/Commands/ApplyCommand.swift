@@ -14,8 +14,7 @@ struct ApplyCommand: ParsedCommand {
         "With --plan: when the saved plan no longer holds, say why, plan again and",
         "apply the fresh plan (the merge job's fallback) instead of refusing",
     ])
-    static let prune = Option("--prune", help: ["Delete remote content that nothing derives or uses"])
-    static let pruneForce = Option("--prune-force", help: ["Allow a prune that deletes more than 25% of the remote content"])
+    static let prune = PruneOptions.prune(help: ["Delete remote content that nothing derives or uses"])
     static let firstPublish = Option("--first-publish", help: [
         "Confirm that an empty state store starts this environment afresh although",
         "Apple already holds content these manifests derive (else apply refuses)",
@@ -34,7 +33,7 @@ struct ApplyCommand: ParsedCommand {
         "content for App Review before the merge; never defaults, the snapshot, the",
         "realtime URL or deletions. Records the submission in the state",
     ])
-    static let submissionReserve = Option("--submission-reserve", value: "N", default: String(SubmissionHeadroom.defaultReserve), help: [
+    static let submissionReserve = Option("--submission-reserve", value: "N", of: Int.self, default: SubmissionHeadroom.defaultReserve, help: [
         "With --only-uploads: refuse (nothing uploaded) when the uploads would leave",
         "fewer than N of Apple's 2,000 messages or images free",
     ])
@@ -46,7 +45,7 @@ struct ApplyCommand: ParsedCommand {
         "With --only-uploads: also write the summary line as Markdown to FILE (for",
         "the pull request's comment)",
     ])
-    static let maxDuration = Option("--max-duration", value: "TIME", help: [
+    static let maxDuration = Option("--max-duration", value: "TIME", of: TimeSpan.self, help: [
         "Stop cleanly before the next action once TIME (90s, 320m, 2h) has",
         "passed; exit 0 and leave the rest to the next apply",
     ])
@@ -65,9 +64,8 @@ struct ApplyCommand: ParsedCommand {
         a check that the environment keeps room below Apple's limits; the state records who
         submitted, so that --prune keeps that content for the --prune-grace period.
         """,
-        options: EnvironmentOptions.options + [planOption, replanIfStale, prune, pruneForce, RollbackOptions.pruneId, RollbackOptions.rollbackVersions,
-                                                RollbackOptions.pruneGrace, onlyUploads, submissionReserve, submittedBy, summaryFile,
-                                                firstPublish, report, autoApprove, format, maxDuration],
+        options: EnvironmentOptions.options + [planOption, replanIfStale, prune] + PruneOptions.following
+            + [onlyUploads, submissionReserve, submittedBy, summaryFile, firstPublish, report, autoApprove, format, maxDuration],
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
@@ -75,14 +73,14 @@ struct ApplyCommand: ParsedCommand {
         ApplyOptions(
             environment: try EnvironmentOptions.parse(&arguments, context: context),
             planPath: try arguments.value(Self.planOption), reportPath: try arguments.value(Self.report),
-            pruneSettings: try PruneSettings.parse(&arguments, prune: Self.prune, pruneForce: Self.pruneForce),
+            pruneSettings: try PruneSettings.parse(&arguments, prune: Self.prune),
             firstPublish: arguments.flag(Self.firstPublish),
             replanIfStale: arguments.flag(Self.replanIfStale), onlyUploads: arguments.flag(Self.onlyUploads),
             // Read without its default, so that giving it without --only-uploads is noticed.
-            reserveText: try arguments.value(Self.submissionReserve),
+            reserve: try arguments.given(Self.submissionReserve, as: Int.self, in: 0..., expected: "a whole number, 0 or more"),
             submittedBy: try arguments.value(Self.submittedBy), summaryPath: try arguments.value(Self.summaryFile),
             autoApprove: arguments.flag(Self.autoApprove), format: try arguments.value(Self.format, as: ApplyFormat.self) ?? .text,
-            maxDurationText: try arguments.value(Self.maxDuration))
+            maxDuration: try arguments.value(Self.maxDuration, as: TimeSpan.self))
     }
 
     static func run(_ options: ApplyOptions, context: CommandContext) async throws -> ExitCode {
@@ -108,7 +106,7 @@ struct ApplyCommand: ParsedCommand {
         }
         // The time counts from here, so that the plan's reads are inside the limit too.
         let view = progressView(session: session, format: options.format, context: context)
-        let deadline = options.maxDuration.map { (at: view.clock.now() + $0, text: options.maxDurationText ?? "") }
+        let deadline = options.maxDuration.map { (at: view.clock.now() + $0.seconds, text: $0.text) }
         let planned = try await session.plan(saved?.planOptions ?? options.planOptions)
         if let missing = planned.plan.missingState, !options.firstPublish {
             throw CommandError("refusing to apply: \(missing.explanation) Nothing was changed.")
@@ -192,33 +190,6 @@ struct ApplyCommand: ParsedCommand {
         let clock = (session.reconciler.api as? RetentionMessagingClient)?.clock ?? SystemClock()
         return ApplyProgressView(console: context.console, format: format, clock: clock, manifests: session.manifests,
                                  base: context.currentDirectory.path)
-    }
-
-    /// `90s`, `320m`, `2h`, `1h30m`, or plain seconds; nil when it is none of these or not positive.
-    static func duration(_ text: String) -> Double? {
-        var total = 0.0
-        var number = ""
-        var sawUnit = false
-        for character in text.lowercased() {
-            if character.isNumber || character == "." {
-                number.append(character)
-            } else {
-                guard let value = Double(number) else { return nil }
-                switch character {
-                case "s": total += value
-                case "m": total += value * 60
-                case "h": total += value * 3600
-                default: return nil
-                }
-                number = ""
-                sawUnit = true
-            }
-        }
-        if !number.isEmpty {
-            guard !sawUnit, let value = Double(number) else { return nil }
-            total += value
-        }
-        return total > 0 ? total : nil
     }
 
     /// Runs the apply with progress lines, writes the report, and prints the outcome.
@@ -333,30 +304,22 @@ struct ApplyOptions: CommandOptions {
     var firstPublish: Bool
     var replanIfStale: Bool
     var onlyUploads: Bool
-    var reserveText: String?
+    /// `--submission-reserve` as given: it goes with `--only-uploads` only.
+    var reserve: Int?
     var submittedBy: String?
     var summaryPath: String?
     var autoApprove: Bool
     var format: ApplyFormat
-    var maxDurationText: String?
+    var maxDuration: TimeSpan?
 
-    var maxDuration: Double? { maxDurationText.flatMap(ApplyCommand.duration) }
-    var reserve: Int? { reserveText.flatMap { Int($0).flatMap { $0 >= 0 ? $0 : nil } } }
     var pruning: Bool { pruneSettings.deletes }
     var planOptions: PlanOptions { pruneSettings.planOptions }
 
     func validate() throws(CommandError) {
-        if let reserveText, reserve == nil {
-            throw CommandError("--submission-reserve must be a whole number, 0 or more, not '\(reserveText)'", exitCode: .usage)
-        }
-        if let maxDurationText, maxDuration == nil {
-            throw CommandError("--max-duration '\(maxDurationText)' is not a duration: write a number with s, m or h (90s, 320m, 2h, 1h30m)",
-                               exitCode: .usage)
-        }
         if onlyUploads && pruning {
             throw CommandError("--only-uploads does not go with --prune, --prune-force or --prune-id: it never deletes", exitCode: .usage)
         }
-        if !onlyUploads && (reserveText != nil || submittedBy != nil || summaryPath != nil) {
+        if !onlyUploads && (reserve != nil || submittedBy != nil || summaryPath != nil) {
             throw CommandError("--submission-reserve, --submitted-by and --summary go with --only-uploads", exitCode: .usage)
         }
         if let submittedBy, submittedBy.trimmingCharacters(in: .whitespaces).isEmpty {

@@ -17,22 +17,23 @@ struct CompletionsCommand: ParsedCommand {
         """)
 
     struct Options: CommandOptions {
-        var name: String?
+        var shell: Shell?
 
         func validate() throws(CommandError) {
-            guard let name else {
-                throw CommandError("completions needs a shell: \(Option.list(Shell.allCases.map(\.rawValue)))", exitCode: .usage)
+            guard shell != nil else {
+                throw CommandError("completions needs a shell: \(Option.list(Shell.allValueStrings))", exitCode: .usage)
             }
-            _ = try Arguments.choice(name, of: Shell.self, for: "SHELL")
         }
     }
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
-        Options(name: arguments.positional())
+        Options(shell: try arguments.positional().map { name throws(CommandError) in
+            try Arguments.read(name, as: Shell.self, for: Option("SHELL", help: []), relativeTo: nil)
+        })
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
-        let shell = try Arguments.choice(options.name ?? "", of: Shell.self, for: "SHELL")
+        guard let shell = options.shell else { return .usage }
         context.console.print(Completions.script(for: shell))
         return .success
     }

@@ -29,7 +29,7 @@ struct DecideCommand: ParsedCommand {
         "Apple's signedPayload (the JWS, or the {\"signedPayload\": …} body), verified",
         "before deciding: x5c chain, Apple's OIDs, appAppleId and environment.",
     ])
-    static let root = Option("--root", value: "FILE[,FILE…]", completion: .file, help: [
+    static let root = TrustRootsOption.declaration(help: [
         "Root certificates to trust for --signed-payload (PEM or DER; in production",
         "Apple Root CA - G3 from https://www.apple.com/certificateauthority/).",
     ])
@@ -63,7 +63,7 @@ struct DecideCommand: ParsedCommand {
         var environment: RetentionMessagingModels.Environment?
         var request: String?
         var signedPayload: String?
-        var roots: String?
+        var roots: [String]?
         var explain: Bool
 
         func validate() throws(CommandError) {
@@ -87,10 +87,10 @@ struct DecideCommand: ParsedCommand {
     }
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
-        let sources = try SnapshotSourceOptions.parse(&arguments, manifests: Self.manifests, snapshotFile: Self.snapshot)
+        let sources = try SnapshotSourceOptions.parse(&arguments, manifests: Self.manifests, snapshotFile: Self.snapshot, context: context)
         return Options(sources: sources, environment: try arguments.value(Self.env, as: RetentionMessagingModels.Environment.self),
                        request: try arguments.value(Self.request), signedPayload: try arguments.value(Self.signedPayload),
-                       roots: try arguments.value(Self.root), explain: arguments.flag(Self.explain))
+                       roots: try TrustRootsOption.read(&arguments, Self.root), explain: arguments.flag(Self.explain))
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {

@@ -45,7 +45,7 @@ struct DemoCommand: ParsedCommand {
     }
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
-        Options(source: try arguments.value(orDefault: Self.manifests) ?? Option.defaultManifests, keep: arguments.flag(Self.keep))
+        Options(source: try arguments.value(Self.manifests, as: String.self) ?? Option.defaultManifests, keep: arguments.flag(Self.keep))
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {

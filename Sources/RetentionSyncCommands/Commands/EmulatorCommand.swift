@@ -14,7 +14,8 @@ import Darwin
 struct EmulatorCommand: ParsedCommand {
     static let name = "emulator"
     static let summary = "Run the API emulator on loopback"
-    static let port = Option("--port", value: "N", default: "8089", help: ["Port to listen on, 0 for a free one"])
+    static let defaultPort = 8089
+    static let port = Option("--port", value: "N", of: Int.self, default: defaultPort, help: ["Port to listen on, 0 for a free one"])
     static let env = Option("--env", aliases: ["--environment"], value: "ENV", of: Environment.self,
                             help: ["sandbox (default) or production (also --environment ENV)"])
     static let review = Option("--review", value: "auto|manual", choices: ReviewMode.allCases.map(\.rawValue), help: [
@@ -30,13 +31,13 @@ struct EmulatorCommand: ParsedCommand {
         "derived from RETENTION_SYNC_PRIVATE_KEY_FILE or RETENTION_SYNC_PRIVATE_KEY;",
         "with neither, a throwaway key is generated and its export lines printed",
     ])
-    static let testRequests = Option("--test-requests", value: "N",
+    static let testRequests = Option("--test-requests", value: "N", of: Int.self,
                                      help: ["Requests per sandbox performance test (default 100)"])
-    static let testConcurrency = Option("--test-concurrency", value: "N",
+    static let testConcurrency = Option("--test-concurrency", value: "N", of: Int.self,
                                         help: ["Performance-test requests in flight at once (default 10)"])
-    static let testDuration = Option("--test-duration", value: "MS",
+    static let testDuration = Option("--test-duration", value: "MS", of: Int64.self,
                                      help: ["Milliseconds a performance test spreads its requests over (default 20000)"])
-    static let appAppleId = Option("--app-apple-id", value: "N",
+    static let appAppleId = Option("--app-apple-id", value: "N", of: Int64.self,
                                    help: ["appAppleId in the performance test's signed requests (default 0)"])
     static let caBundle = Option("--ca-bundle", value: "FILE", completion: .file, help: [
         "PEM authorities an https:// realtime URL is verified against (default:",
@@ -47,17 +48,18 @@ struct EmulatorCommand: ParsedCommand {
     static let issuerId = Option("--issuer-id", value: "ID",
                                  help: ["Accept only tokens with this iss (default: RETENTION_SYNC_ISSUER_ID if set)"])
     static let bundleId = Option("--bundle-id", value: "ID", help: ["Accept only tokens with this bid"])
-    static let serverErrors = Option("--server-errors", value: "FRACTION",
+    static let serverErrors = Option("--server-errors", value: "FRACTION", of: Double.self,
                                      help: ["Answer this fraction of requests with 500 (fault injection)"])
-    static let drops = Option("--drops", value: "FRACTION",
+    static let drops = Option("--drops", value: "FRACTION", of: Double.self,
                               help: ["Drop this fraction of connections after processing (fault injection)"])
-    static let latency = Option("--latency", value: "SECONDS", default: "0", help: ["Delay every answer"])
-    static let seed = Option("--seed", value: "N", default: "1", help: ["Seed for the injected faults"])
+    static let latency = Option("--latency", value: "SECONDS", of: Seconds.self, default: Seconds(0), help: ["Delay every answer"])
+    static let defaultSeed: UInt64 = 1
+    static let seed = Option("--seed", value: "N", of: UInt64.self, default: defaultSeed, help: ["Seed for the injected faults"])
     static let verbose = Option("--verbose",
                                 help: ["Log one line per request to standard error (never headers or bodies)"])
 
     /// What `--rate-limit` takes.
-    enum RateLimitChoice: String, CaseIterable {
+    enum RateLimitChoice: String, CaseIterable, ArgumentValue {
         case apple, off
         var mode: RateLimitMode { self == .apple ? .apple : .off }
     }
@@ -87,7 +89,7 @@ struct EmulatorCommand: ParsedCommand {
         """)
 
     struct Options: CommandOptions {
-        var portText: String?
+        var port: UInt16
         var environment: Environment
         var review: ReviewMode
         var rateLimit: RateLimitMode
@@ -98,37 +100,22 @@ struct EmulatorCommand: ParsedCommand {
         var bundleId: String?
         var serverErrors: Double
         var drops: Double
-        var latencyText: String?
-        var seedText: String?
+        var latency: Double
+        var seed: UInt64
         var verbose: Bool
         var testSettings: PerformanceTestSettings
         var caBundle: String?
-        var appAppleIdText: String?
-
-        var port: UInt16? { portText.flatMap(UInt16.init) }
-        var latency: Double? {
-            latencyText.flatMap(Double.init).flatMap { $0.isFinite && (0...EmulatorCommand.maximumLatency).contains($0) ? $0 : nil }
-        }
-        var seed: UInt64? { seedText.flatMap(UInt64.init) }
-        var appAppleId: Int64? { Int64(appAppleIdText ?? "0").flatMap { $0 >= 0 ? $0 : nil } }
+        var appAppleId: Int64
 
         func validate() throws(CommandError) {
-            guard appAppleId != nil else {
-                throw CommandError("--app-apple-id must be the App's numeric Apple ID", exitCode: .usage)
-            }
             if let caBundle, !FileManager.default.isReadableFile(atPath: caBundle) {
                 throw CommandError("--ca-bundle: cannot read \(caBundle); give a PEM file of trusted certificate authorities")
             }
-            guard port != nil else { throw CommandError("--port must be a number from 0 to 65535", exitCode: .usage) }
-            guard latency != nil else {
-                throw CommandError("--latency must be a number of seconds from 0 to \(Int(EmulatorCommand.maximumLatency))", exitCode: .usage)
-            }
-            guard seed != nil else { throw CommandError("--seed must be a whole number", exitCode: .usage) }
         }
     }
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
-        Options(portText: try arguments.value(orDefault: Self.port),
+        Options(port: UInt16(try arguments.value(Self.port, as: Int.self, in: 0...Int(UInt16.max), expected: "a number from 0 to 65535") ?? defaultPort),
                 environment: try arguments.value(Self.env, as: Environment.self) ?? .sandbox,
                 review: try arguments.value(Self.review, as: ReviewMode.self) ?? .manual,
                 rateLimit: (try arguments.value(Self.rateLimit, as: RateLimitChoice.self) ?? .off).mode,
@@ -136,12 +123,13 @@ struct EmulatorCommand: ParsedCommand {
                 keyId: try arguments.value(Self.keyId) ?? nonEmpty(context.environment[Credentials.keyIdVariable]),
                 issuerId: try arguments.value(Self.issuerId) ?? nonEmpty(context.environment[Credentials.issuerIdVariable]),
                 bundleId: try arguments.value(Self.bundleId),
-                serverErrors: try fraction(arguments.value(Self.serverErrors), Self.serverErrors.name),
-                drops: try fraction(arguments.value(Self.drops), Self.drops.name),
-                latencyText: try arguments.value(orDefault: Self.latency), seedText: try arguments.value(orDefault: Self.seed),
+                serverErrors: try fraction(&arguments, Self.serverErrors), drops: try fraction(&arguments, Self.drops),
+                latency: try arguments.value(Self.latency, as: Seconds.self, in: Seconds(0)...Seconds(maximumLatency),
+                                             expected: "a number of seconds from 0 to \(Int(maximumLatency))")?.value ?? 0,
+                seed: try arguments.value(Self.seed, as: UInt64.self) ?? defaultSeed,
                 verbose: arguments.flag(Self.verbose), testSettings: try performanceTestSettings(&arguments),
                 caBundle: try arguments.value(Self.caBundle).map { context.url($0).path },
-                appAppleIdText: try arguments.value(Self.appAppleId))
+                appAppleId: try arguments.value(Self.appAppleId, as: Int64.self, in: 0..., expected: "the App's numeric Apple ID") ?? 0)
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
@@ -149,8 +137,7 @@ struct EmulatorCommand: ParsedCommand {
         let (publicKeyPath, keyId, issuerId, bundleId) = (options.publicKeyPath, options.keyId, options.issuerId, options.bundleId)
         let (serverErrors, drops, verbose, testSettings, caBundle) = (options.serverErrors, options.drops, options.verbose,
                                                                       options.testSettings, options.caBundle)
-        guard let port = options.port, let latency = options.latency, let seed = options.seed,
-              let appAppleId = options.appAppleId else { return .usage }
+        let (port, latency, seed, appAppleId) = (options.port, options.latency, options.seed, options.appAppleId)
 
         let stateURL = statePath.map { context.url($0) }
         if let stateURL { try checkStateDirectory(stateURL) }
@@ -268,18 +255,9 @@ struct EmulatorCommand: ParsedCommand {
     /// The performance-test settings the options give, checked against the emulator's bounds.
     private static func performanceTestSettings(_ arguments: inout Arguments) throws(CommandError) -> PerformanceTestSettings {
         var settings = PerformanceTestSettings.default
-        if let text = try arguments.value(Self.testRequests) {
-            guard let value = Int(text) else { throw CommandError("--test-requests must be a whole number", exitCode: .usage) }
-            settings.totalRequests = value
-        }
-        if let text = try arguments.value(Self.testConcurrency) {
-            guard let value = Int(text) else { throw CommandError("--test-concurrency must be a whole number", exitCode: .usage) }
-            settings.maxConcurrentRequests = value
-        }
-        if let text = try arguments.value(Self.testDuration) {
-            guard let value = Int64(text) else { throw CommandError("--test-duration must be a whole number of milliseconds", exitCode: .usage) }
-            settings.totalDuration = value
-        }
+        if let value = try arguments.value(Self.testRequests, as: Int.self) { settings.totalRequests = value }
+        if let value = try arguments.value(Self.testConcurrency, as: Int.self) { settings.maxConcurrentRequests = value }
+        if let value = try arguments.value(Self.testDuration, as: Int64.self) { settings.totalDuration = value }
         if let problem = settings.problem { throw CommandError("performance-test settings: \(problem)", exitCode: .usage) }
         return settings
     }
@@ -329,12 +307,8 @@ struct EmulatorCommand: ParsedCommand {
         return text.trimmingCharacters(in: .whitespaces)
     }
 
-    private static func fraction(_ text: String?, _ name: String) throws(CommandError) -> Double {
-        guard let text else { return 0 }
-        guard let value = Double(text), (0...1).contains(value) else {
-            throw CommandError("\(name) must be a fraction between 0 and 1", exitCode: .usage)
-        }
-        return value
+    private static func fraction(_ arguments: inout Arguments, _ option: Option) throws(CommandError) -> Double {
+        try arguments.value(option, as: Double.self, in: 0...1, expected: "a fraction between 0 and 1") ?? 0
     }
 
     /// The key to verify tokens with, or nil when none is given (the caller then makes a throwaway one).

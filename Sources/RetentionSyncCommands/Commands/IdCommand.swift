@@ -56,7 +56,7 @@ struct IdCommand: ParsedCommand {
     }
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
-        Options(path: try arguments.value(orDefault: Self.manifests) ?? Option.defaultManifests,
+        Options(path: try arguments.value(Self.manifests, as: String.self) ?? Option.defaultManifests,
                 only: try arguments.value(Self.env, as: Environment.self),
                 format: try arguments.value(Self.format, as: StatusFormat.self) ?? .text)
     }

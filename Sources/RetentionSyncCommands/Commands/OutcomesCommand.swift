@@ -15,14 +15,14 @@ struct OutcomesCommand: ParsedCommand {
     static let name = "outcomes"
     static let summary = "Read customers' outcomes from Apple's Notification History into the event store"
     static let positional: Positional? = Positional("ACTION", choices: ["pull"])
-    static let root = Option("--root", value: "FILE[,FILE…]", completion: .file, help: [
+    static let root = TrustRootsOption.declaration(help: [
         "Root certificates Apple's notifications must chain to (Apple Root CA - G3)",
     ])
-    static let since = Option("--since", value: "DATE", help: [
+    static let since = Option("--since", value: "DATE", of: DateArgument.self, help: [
         "Read from this day (YYYY-MM-DD) or time instead of from the cursor",
         "(a backfill; history reaches 180 days back in production, 30 in sandbox)",
     ])
-    static let until = Option("--until", value: "DATE", help: [
+    static let until = Option("--until", value: "DATE", of: DateArgument.self, help: [
         "Read up to this time (default: now; Apple reads a future end as now)",
     ])
 
@@ -40,8 +40,7 @@ struct OutcomesCommand: ParsedCommand {
         transaction id. A forged or foreign notification is refused and counted, never recorded. The
         first run backfills as far as Apple keeps history; fit for the scheduled reconcile job.
         """,
-        options: [EnvironmentOptions.manifests, EnvironmentOptions.env, EnvironmentOptions.endpoint, EnvironmentOptions.stateStoreOption,
-                  root, since, until] + EventStoreOptions.all,
+        options: EnvironmentOptions.connection + [root, since, until] + EventStoreOptions.all,
         column: 27,
         footer: EnvironmentOptions.credentialsHelp + """
 
@@ -50,13 +49,12 @@ struct OutcomesCommand: ParsedCommand {
         """)
 
     struct Options: CommandOptions {
-        var manifestsPath: String
-        var environment: Environment
-        var endpoint: String?
-        var stateStore: String?
-        var roots: String?
-        var sinceText: String?
-        var untilText: String?
+        var environment: EnvironmentOptions
+        var roots: [String]?
+        /// Where to read from instead of the cursor (or the backfill).
+        var since: DateArgument?
+        /// Where to read up to; now unless given.
+        var until: DateArgument?
         var events: EventStoreOptions
         var action: String?
 
@@ -69,33 +67,14 @@ struct OutcomesCommand: ParsedCommand {
                 throw CommandError("outcomes pull needs --root FILE: the root certificate(s) Apple's notifications chain to (Apple Root CA - G3)",
                                    exitCode: .usage)
             }
-            _ = try since
-            _ = try until
-        }
-
-        /// `--since` in milliseconds since 1970; nil for the cursor (or the backfill).
-        var since: Int64? { get throws(CommandError) { try Self.millis(sinceText, "--since") } }
-        /// `--until` in milliseconds since 1970; now unless given.
-        var until: Int64 {
-            get throws(CommandError) { try Self.millis(untilText, "--until") ?? Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
-        }
-
-        private static func millis(_ text: String?, _ option: String) throws(CommandError) -> Int64? {
-            guard let text else { return nil }
-            guard let parsed = ResultsCommand.date(text) else {
-                throw CommandError("\(option) '\(text)' is not a date: write 2026-11-01 or 2026-11-01T12:00:00Z", exitCode: .usage)
-            }
-            return Int64((parsed.timeIntervalSince1970 * 1000).rounded(.down))
         }
     }
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
-        Options(manifestsPath: try arguments.value(orDefault: EnvironmentOptions.manifests) ?? Option.defaultManifests,
-                environment: try arguments.required(EnvironmentOptions.env, as: Environment.self),
-                endpoint: try arguments.value(EnvironmentOptions.endpoint) ?? context.environment["RETENTION_SYNC_ENDPOINT"],
-                stateStore: try arguments.value(EnvironmentOptions.stateStoreOption), roots: try arguments.value(Self.root),
-                sinceText: try arguments.value(Self.since), untilText: try arguments.value(Self.until),
-                events: try EventStoreOptions.parse(&arguments), action: arguments.positional())
+        Options(environment: try EnvironmentOptions.parse(&arguments, context: context),
+                roots: try TrustRootsOption.read(&arguments, Self.root),
+                since: try arguments.value(Self.since, as: DateArgument.self), until: try arguments.value(Self.until, as: DateArgument.self),
+                events: try EventStoreOptions.parse(&arguments, context: context), action: arguments.positional())
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
@@ -108,19 +87,18 @@ struct OutcomesCommand: ParsedCommand {
     }
 
     static func pull(_ parsed: Options, context: CommandContext, provider: APIProvider) async throws -> ExitCode {
-        let (manifestsPath, environment, endpoint, stateStore) = (parsed.manifestsPath, parsed.environment, parsed.endpoint, parsed.stateStore)
-        let (roots, events, since, until) = (parsed.roots ?? "", parsed.events, try parsed.since, try parsed.until)
+        let (options, environment, roots, events) = (parsed.environment, parsed.environment.environment, parsed.roots ?? [], parsed.events)
+        let since = parsed.since?.milliseconds
+        let until = parsed.until?.milliseconds ?? Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
         guard let pseudonyms = try EventStoreOptions.pseudonyms(context) else {
             throw CommandError("\(PseudonymKey.environmentVariable) is not set: outcomes are recorded under the same keyed pseudonym as "
                                + "serve's decisions; give it the same secret serve has", exitCode: .usage)
         }
 
-        let options = EnvironmentOptions(manifestsPath: manifestsPath, environment: environment, endpoint: endpoint, stateStore: stateStore)
         let workspace = try options.openWorkspace(context: context)
         let app = workspace.manifests.app
         let trusted = try TrustRootsOption.load(roots, context: context)
-        guard let root = try events.location(fallback: workspace.stateLocation.map { StateStores.backend(for: $0).root(of: $0) },
-                                             context: context) else {
+        guard let root = events.location(fallback: workspace.stateLocation.map { StateStores.backend(for: $0).root(of: $0) }) else {
             throw CommandError("the App declares no stateStore for \(environment.rawValue): give --events LOCATION", exitCode: .usage)
         }
         let console = context.console

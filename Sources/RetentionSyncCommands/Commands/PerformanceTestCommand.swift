@@ -17,8 +17,9 @@ struct PerformanceTestCommand: ParsedCommand {
     ])
     static let requestId = Option("--request-id", value: "ID", help: ["Follow a test already started instead of starting one"])
     static let format = Option("--format", value: "FORMAT", of: StatusFormat.self, help: ["text (default) or json"])
-    static let pollInterval = Option("--poll-interval", value: "SECONDS",
-                                     help: ["Seconds between result calls (default 5, at least 2)"])
+    static let defaultPollInterval = Seconds(5)
+    static let pollInterval = Option("--poll-interval", value: "SECONDS", of: Seconds.self, default: defaultPollInterval,
+                                     help: ["Seconds between result calls, at least 2"])
 
     static let helpPage = HelpPage(
         usage: "Usage: \(invocation) [options]",
@@ -30,28 +31,23 @@ struct PerformanceTestCommand: ParsedCommand {
         PASS. Exits 0 on PASS, 1 on FAIL or error. Every poll spends rate-limit budget: polls are
         paced and counted. Sandbox only (Apple runs the test there).
         """,
-        options: [EnvironmentOptions.manifests, EnvironmentOptions.env, EnvironmentOptions.endpoint,
-                  EnvironmentOptions.stateStoreOption, originalTransactionId, requestId, format, pollInterval],
+        options: EnvironmentOptions.connection + [originalTransactionId, requestId, format, pollInterval],
         column: 34,
         footer: EnvironmentOptions.credentialsHelp)
 
     struct Options: CommandOptions {
-        var manifestsPath: String
-        var environment: Environment
-        var endpoint: String?
-        var stateStore: String?
+        var environment: EnvironmentOptions
         var transaction: String?
         var followed: String?
-        var json: Bool
-        var intervalText: String?
+        var format: StatusFormat
+        /// `--poll-interval`, in seconds.
+        var interval: Double
         /// The shortest `--poll-interval` allowed: 2 s against Apple; the demo and tests poll an
         /// in-process emulator faster.
         var minimumPoll: Double = 2
 
-        var interval: Double { Double(intervalText ?? "5") ?? -1 }
-
         func validate() throws(CommandError) {
-            guard environment == .sandbox else {
+            guard environment.environment == .sandbox else {
                 throw CommandError("""
                 performance-test runs in sandbox only: Apple tests the sandbox realtime URL, and a PASS there is what lets \
                 production accept its realtime URL. Run: \(PerformanceTestCommand.invocation)
@@ -60,20 +56,18 @@ struct PerformanceTestCommand: ParsedCommand {
             guard transaction != nil || followed != nil else {
                 throw CommandError("give --original-transaction-id ID (a sandbox subscription) to start a test, or --request-id ID to follow one", exitCode: .usage)
             }
-            guard interval.isFinite, interval >= minimumPoll, interval <= 600 else {
+            // Checked here rather than while reading: the in-process callers set a lower minimum after parsing.
+            guard interval >= minimumPoll, interval <= 600 else {
                 throw CommandError("--poll-interval must be a number of seconds from \(Int(minimumPoll)) to 600", exitCode: .usage)
             }
         }
     }
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
-        Options(manifestsPath: try arguments.value(orDefault: EnvironmentOptions.manifests) ?? Option.defaultManifests,
-                environment: try arguments.required(EnvironmentOptions.env, as: Environment.self),
-                endpoint: try arguments.value(EnvironmentOptions.endpoint) ?? context.environment["RETENTION_SYNC_ENDPOINT"],
-                stateStore: try arguments.value(EnvironmentOptions.stateStoreOption),
+        Options(environment: try EnvironmentOptions.parse(&arguments, context: context),
                 transaction: try arguments.value(Self.originalTransactionId), followed: try arguments.value(Self.requestId),
-                json: (try arguments.value(Self.format, as: StatusFormat.self) ?? .text) == .json,
-                intervalText: try arguments.value(Self.pollInterval))
+                format: try arguments.value(Self.format, as: StatusFormat.self) ?? .text,
+                interval: try arguments.value(Self.pollInterval, as: Seconds.self)?.value ?? defaultPollInterval.value)
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
@@ -91,9 +85,9 @@ struct PerformanceTestCommand: ParsedCommand {
     }
 
     static func test(_ parsed: Options, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
-        let (manifestsPath, environment, endpoint, stateStore) = (parsed.manifestsPath, parsed.environment, parsed.endpoint, parsed.stateStore)
-        let (transaction, followed, json, interval) = (parsed.transaction, parsed.followed, parsed.json, parsed.interval)
-        let options = EnvironmentOptions(manifestsPath: manifestsPath, environment: environment, endpoint: endpoint, stateStore: stateStore)
+        let (options, environment, stateStore) = (parsed.environment, parsed.environment.environment, parsed.environment.stateStore)
+        let (transaction, followed, interval) = (parsed.transaction, parsed.followed, parsed.interval)
+        let json = parsed.format == .json
         let workspace = try options.openWorkspace(context: context)
         guard let client = try provider.make(environment, workspace.desired.bundleId, options, context) as? RetentionMessagingClient else {
             throw CommandError("performance-test needs the Retention Messaging client")

@@ -20,10 +20,11 @@ struct PlanCommand: ParsedCommand {
         "Exit 0 when nothing can be done now (in sync, or only waiting for",
         "review), 2 when ready actions are pending, 1 on error",
     ])
-    static let prune = Option("--prune", help: ["Also plan deleting remote content nothing derives or uses"])
-    static let pruneForce = Option("--prune-force", help: ["Allow a prune that deletes more than 25% of the remote content"])
-    static let markdownMaxChars = Option("--markdown-max-chars", value: "N",
-                                         help: ["Split the Markdown into comments of at most N characters (default 65000)"])
+    static let prune = PruneOptions.prune(help: ["Also plan deleting remote content nothing derives or uses"])
+    /// A GitHub comment's room.
+    static let defaultMarkdownMaxChars = 65_000
+    static let markdownMaxChars = Option("--markdown-max-chars", value: "N", of: Int.self, default: defaultMarkdownMaxChars,
+                                         help: ["Split the Markdown into comments of at most N characters"])
 
     static let results = Option("--results", help: [
         "Also show the current results (from the events beside the state) of the",
@@ -38,8 +39,8 @@ struct PlanCommand: ParsedCommand {
         would do: each action with its reason and state (ready, blocked waiting for App Review, or
         error), what the remote holds that the manifests do not derive, and what the apply will cost.
         """,
-        options: EnvironmentOptions.options + [format, out, snapshotOut, detailedExitcode, prune, pruneForce, RollbackOptions.pruneId, RollbackOptions.rollbackVersions, RollbackOptions.pruneGrace, markdownMaxChars, results,
-                                                StatusCommand.pendingWarnDays],
+        options: EnvironmentOptions.options + [format, out, snapshotOut, detailedExitcode, prune] + PruneOptions.following
+            + [markdownMaxChars, results, PendingWarnDaysOption.option],
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
@@ -50,23 +51,14 @@ struct PlanCommand: ParsedCommand {
         var snapshotOut: String?
         var detailed: Bool
         var pruneSettings: PruneSettings
-        var maxCharactersText: String?
+        /// `--markdown-max-chars`.
+        var maxCharacters: Int
         var warnDays: Int
         var withResults: Bool
 
-        /// `--markdown-max-chars`, 65,000 (a GitHub comment's room) unless given.
-        var maxCharacters: Int { maxCharactersText.map { Int($0) ?? 0 } ?? 65_000 }
-
         var planOptions: PlanOptions { pruneSettings.planOptions }
 
-        func validate() throws(CommandError) {
-            if let maxCharactersText, (Int(maxCharactersText) ?? 0) <= 0 {
-                throw CommandError("--markdown-max-chars needs a positive number", exitCode: .usage)
-            }
-            guard maxCharacters >= PlanView.minimumMarkdownCharacters else {
-                throw CommandError("--markdown-max-chars must be at least \(PlanView.minimumMarkdownCharacters): a comment needs room for a section's fold and one line", exitCode: .usage)
-            }
-        }
+        func validate() throws(CommandError) {}
     }
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
@@ -74,9 +66,18 @@ struct PlanCommand: ParsedCommand {
                 format: try arguments.value(Self.format, as: PlanFormat.self) ?? .text,
                 out: try arguments.value(Self.out), snapshotOut: try arguments.value(Self.snapshotOut),
                 detailed: arguments.flag(Self.detailedExitcode),
-                pruneSettings: try PruneSettings.parse(&arguments, prune: Self.prune, pruneForce: Self.pruneForce),
-                maxCharactersText: try arguments.value(Self.markdownMaxChars), warnDays: try StatusCommand.parseWarnDays(&arguments),
+                pruneSettings: try PruneSettings.parse(&arguments, prune: Self.prune),
+                maxCharacters: try markdownCharacters(&arguments), warnDays: try PendingWarnDaysOption.read(&arguments),
                 withResults: arguments.flag(Self.results))
+    }
+
+    /// `--markdown-max-chars`: positive, and room for a section's fold and one line.
+    static func markdownCharacters(_ arguments: inout Arguments) throws(CommandError) -> Int {
+        let count = try arguments.value(markdownMaxChars, as: Int.self, in: 1..., expected: "a positive number") ?? defaultMarkdownMaxChars
+        guard count >= PlanView.minimumMarkdownCharacters else {
+            throw CommandError("--markdown-max-chars must be at least \(PlanView.minimumMarkdownCharacters): a comment needs room for a section's fold and one line", exitCode: .usage)
+        }
+        return count
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
@@ -89,21 +90,23 @@ struct PlanCommand: ParsedCommand {
     }
 
     static func plan(_ parsed: Options, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
-        let (options, format, out, snapshotOut) = (parsed.environment, parsed.format.rawValue, parsed.out, parsed.snapshotOut)
+        let (options, format, out, snapshotOut) = (parsed.environment, parsed.format, parsed.out, parsed.snapshotOut)
         let (maxCharacters, warnDays, withResults, detailed) = (parsed.maxCharacters, parsed.warnDays, parsed.withResults, parsed.detailed)
         var session = try ReconcileSession.open(options, context: context, provider: provider)
         session.reconciler.pendingWarnDays = warnDays
         let planned = try await session.plan(parsed.planOptions)
         try render(planned.plan, format: format, maxCharacters: maxCharacters, context: context, manifests: session.manifests)
         // How long App Review takes for this app, beside a plan whose content waits for it.
-        if format == "text" || format == "markdown", planned.plan.actions.contains(where: { $0.state == .blocked }),
-           let document = planned.remote.state?.document {
+        if planned.plan.actions.contains(where: { $0.state == .blocked }), let document = planned.remote.state?.document {
             let times = ReviewTimes.measure(document, now: session.reconciler.clock.date())
-            if format == "markdown" {
+            switch format {
+            case .markdown:
                 if let text = ReviewTimeView.markdown(times) { context.console.write("\n" + text + "\n") }
-            } else {
+            case .text:
                 let lines = ReviewTimeView.textLines(times)
                 if !lines.isEmpty { context.console.write("\n" + lines.joined(separator: "\n") + "\n") }
+            case .json, .github:
+                break
             }
         }
         if withResults {
@@ -125,19 +128,19 @@ struct PlanCommand: ParsedCommand {
         return exitCode(planned.plan, detailed: detailed)
     }
 
-    static func render(_ plan: Plan, format: String, maxCharacters: Int = 65_000, context: CommandContext,
+    static func render(_ plan: Plan, format: PlanFormat, maxCharacters: Int = defaultMarkdownMaxChars, context: CommandContext,
                        manifests: ManifestSet? = nil) throws(CommandError) {
         switch format {
-        case "github":
+        case .github:
             context.console.print(GitHubActions.group("Plan: " + PlanView.summaryLine(plan)))
             context.console.write(PlanView.text(plan, for: context.console.withoutColor()))
             context.console.print(GitHubActions.endGroup)
             for line in GitHubActions.planAnnotations(plan, manifests: manifests, base: context.currentDirectory.path) {
                 context.console.print(line)
             }
-        case "json": context.console.write(try json(plan))
-        case "markdown": context.console.write(PlanView.markdown(plan, maxCharacters: maxCharacters).joined(separator: PlanView.commentSeparator))
-        default: context.console.write(PlanView.text(plan, for: context.console))
+        case .json: context.console.write(try json(plan))
+        case .markdown: context.console.write(PlanView.markdown(plan, maxCharacters: maxCharacters).joined(separator: PlanView.commentSeparator))
+        case .text: context.console.write(PlanView.text(plan, for: context.console))
         }
     }
 

@@ -15,15 +15,15 @@ struct ResultsCommand: ParsedCommand {
     static let summary = "Report save rates per flow, rule and split arm from recorded events"
     static let env = Option("--env", value: "ENV", of: Environment.self, help: ["sandbox or production"])
     static let manifests = Option.manifests(help: ["The manifest directory, for where the state (and so the events) live"])
-    static let events = Option("--events", value: "LOCATION", completion: .directory, help: [
+    static let events = Option("--events", value: "LOCATION", of: StateLocation.self, completion: .directory, help: [
         "A folder or s3://bucket/prefix holding events/v1/… (default: beside the",
         "environment's state, where serve and outcomes pull write them)",
     ])
-    static let asOf = Option("--as-of", value: "DATE", help: [
+    static let asOf = Option("--as-of", value: "DATE", of: DateArgument.self, help: [
         "Report as of this time instead of now (what was pending then stays pending)",
     ])
     static let flow = Option("--flow", value: "NAME", help: ["Only this flow"])
-    static let since = Option("--since", value: "DATE", help: [
+    static let since = Option("--since", value: "DATE", of: DateArgument.self, help: [
         "Only exposures from this day (YYYY-MM-DD, UTC) or time (ISO 8601) on",
     ])
     static let format = Option("--format", value: "FORMAT", of: ResultsFormat.self, help: [
@@ -55,49 +55,33 @@ struct ResultsCommand: ParsedCommand {
     struct Options: CommandOptions {
         var manifestsPath: String
         var environment: Environment
-        var eventsOption: String?
+        var events: StateLocation?
         var flow: String?
-        var sinceText: String?
-        var asOfText: String?
+        var since: DateArgument?
+        var asOf: DateArgument?
         var format: ResultsFormat
         var breakdown: ResultsBreakdown?
 
-        var since: Date? { sinceText.flatMap(ResultsCommand.date) }
         /// The end of the window: `--as-of`, else now.
-        var now: Date { asOfText.flatMap(ResultsCommand.date) ?? Date() }
+        var now: Date { asOf?.date ?? Date() }
 
-        func validate() throws(CommandError) {
-            if let sinceText, since == nil {
-                throw CommandError("--since '\(sinceText)' is not a date: write 2026-11-01 or 2026-11-01T12:00:00Z", exitCode: .usage)
-            }
-            if let asOfText, ResultsCommand.date(asOfText) == nil {
-                throw CommandError("--as-of '\(asOfText)' is not a date: write 2026-11-01 or 2026-11-01T12:00:00Z", exitCode: .usage)
-            }
-        }
+        func validate() throws(CommandError) {}
     }
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
-        Options(manifestsPath: try arguments.value(orDefault: Self.manifests) ?? "",
+        Options(manifestsPath: try arguments.value(Self.manifests, as: String.self) ?? Option.defaultManifests,
                 environment: try arguments.required(Self.env, as: Environment.self),
-                eventsOption: try arguments.value(Self.events), flow: try arguments.value(Self.flow),
-                sinceText: try arguments.value(Self.since), asOfText: try arguments.value(Self.asOf),
+                events: try arguments.value(Self.events, as: StateLocation.self, relativeTo: context.currentDirectory),
+                flow: try arguments.value(Self.flow),
+                since: try arguments.value(Self.since, as: DateArgument.self), asOf: try arguments.value(Self.asOf, as: DateArgument.self),
                 format: try arguments.value(Self.format, as: ResultsFormat.self) ?? .text,
                 breakdown: try arguments.value(Self.by, as: ResultsBreakdown.self))
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
-        let (manifestsPath, environment, eventsOption, flow) = (options.manifestsPath, options.environment, options.eventsOption, options.flow)
-        let (since, now, format, breakdown) = (options.since, options.now, options.format, options.breakdown)
-        let location: StateLocation
-        if let eventsOption {
-            do {
-                location = try StateLocation.parse(eventsOption, from: .commandLine(workingDirectory: context.url(".")))
-            } catch {
-                throw CommandError("--events \(eventsOption): \(error.description)", exitCode: .usage)
-            }
-        } else {
-            location = try Self.defaultRoot(manifestsPath: manifestsPath, environment: environment, context: context)
-        }
+        let (manifestsPath, environment, flow) = (options.manifestsPath, options.environment, options.flow)
+        let (since, now, format, breakdown) = (options.since?.date, options.now, options.format, options.breakdown)
+        let location = try options.events ?? Self.defaultRoot(manifestsPath: manifestsPath, environment: environment, context: context)
         let root = try await Self.localFolder(location, context: context)
         let report: ResultsReport
         do {
@@ -178,6 +162,7 @@ struct ResultsCommand: ParsedCommand {
         return root
     }
 
+    /// The date parser behind `DateArgument`, the one way a command-line date is read.
     static func date(_ text: String) -> Date? {
         let day = DateFormatter()
         day.locale = Locale(identifier: "en_US_POSIX")
@@ -193,6 +178,6 @@ struct ResultsCommand: ParsedCommand {
 }
 
 /// What `results --format` takes.
-enum ResultsFormat: String, CaseIterable, Sendable {
+enum ResultsFormat: String, CaseIterable, Sendable, ArgumentValue {
     case text, markdown, json
 }

@@ -22,10 +22,10 @@ import Darwin
 struct ServeCommand: ParsedCommand {
     static let name = "serve"
     static let summary = "Answer Apple's realtime requests (the realtime URL)"
-    static let env = Option("--env", value: "ENV[,ENV]", help: [
+    static let env = Option("--env", value: "ENV[,ENV]", of: ArgumentList<RetentionMessagingModels.Environment>.self, help: [
         "sandbox, production, or both (each on its own path; both needs --manifests)",
     ])
-    static let root = Option("--root", value: "FILE[,FILE…]", completion: .file, help: [
+    static let root = TrustRootsOption.declaration(help: [
         "Root certificates Apple's chain must lead to (Apple Root CA - G3, PEM or DER,",
         "from https://www.apple.com/certificateauthority/)",
     ])
@@ -33,9 +33,12 @@ struct ServeCommand: ParsedCommand {
         "Serve the snapshot in the App's environments.<env>.stateStore (or its older",
         "snapshotPath) under DIR; also fixes bundle id and appAppleId",
     ])
-    static let snapshotStore = Option("--snapshot-store", value: "FILE", completion: .file,
-                                      help: ["Serve the snapshot in FILE instead (one environment only)"])
-    static let listen = Option("--listen", value: "HOST:PORT", default: "127.0.0.1:8080", help: [
+    /// Spelt as `decide` spells the same file. Its old spelling, `--snapshot-store`, means the state
+    /// store everywhere else, so here it is only accepted with a notice until it goes.
+    static let snapshot = Option("--snapshot", value: "FILE", completion: .file,
+                                 help: ["Serve the snapshot in FILE instead (one environment only)"])
+        .deprecated([StateStoreOption.oldSpelling], note: "elsewhere \(StateStoreOption.oldSpelling) means --state-store")
+    static let listen = Option("--listen", value: "HOST:PORT", of: ListenAddress.self, default: ServeDefaults.listen, help: [
         "Address to listen on: 0.0.0.0:8443 for every IPv4 interface,",
         "[::]:8443 for IPv6",
     ])
@@ -50,30 +53,28 @@ struct ServeCommand: ParsedCommand {
         "Its PEM private key; both files are re-read on SIGHUP. Without the two:",
         "plain HTTP, for a TLS proxy or load balancer in front",
     ])
-    static let maxAge = Option("--max-age", value: "SECONDS", default: number(RealtimeService.Configuration.defaultMaxAge),
+    static let maxAge = Option("--max-age", value: "SECONDS", of: Seconds.self, default: Seconds(RealtimeService.Configuration.defaultMaxAge),
                                help: ["Refuse a signedDate further than this from now"])
-    static let pollInterval = Option("--poll-interval", value: "SECONDS", default: number(RealtimeService.Configuration.defaultPollInterval),
+    static let pollInterval = Option("--poll-interval", value: "SECONDS", of: Seconds.self,
+                                     default: Seconds(RealtimeService.Configuration.defaultPollInterval),
                                      help: ["How often to look for a new snapshot"])
-    /// The cap on open connections, before the open-file limit lowers it (see `SocketPlatform.connectionLimit`).
-    static let defaultMaxConnections = 4096
-    static let maxConnections = Option("--max-connections", value: "N", default: String(defaultMaxConnections), help: [
+    static let maxConnections = Option("--max-connections", value: "N", of: Int.self, default: ServeDefaults.maxConnections, help: [
         "Connections held at once, lowered to fit the open-file limit; at the cap",
         "the longest-idle connection makes room for a newcomer",
     ])
-    static let defaultHeadTimeout: Double = 5
-    static let headTimeout = Option("--head-timeout", value: "SECONDS", default: number(defaultHeadTimeout), help: [
+    static let headTimeout = Option("--head-timeout", value: "SECONDS", of: Seconds.self, default: Seconds(ServeDefaults.headTimeout), help: [
         "Close a new connection that has not sent a complete request head by then",
     ])
-    static let defaultIdleTimeout: Double = 60
-    static let idleTimeout = Option("--idle-timeout", value: "SECONDS", default: number(defaultIdleTimeout), help: [
+    static let idleTimeout = Option("--idle-timeout", value: "SECONDS", of: Seconds.self, default: Seconds(ServeDefaults.idleTimeout), help: [
         "Close a kept-alive connection idle this long between requests",
     ])
-    static let shedAfter = Option("--shed-after", value: "MS", default: number(RealtimeService.Configuration.defaultShedAfter * 1000), help: [
+    static let shedAfter = Option("--shed-after", value: "MS", of: Milliseconds.self,
+                                  default: Milliseconds(RealtimeService.Configuration.defaultShedAfter * 1000), help: [
         "Answer {} at once to a request that already waited this long behind other",
         "work, so Apple shows its fallback in time (0 never sheds)",
     ])
     /// Its default depends on the machine, so help words it rather than printing a number.
-    static let workers = Option("--workers", value: "N", help: [
+    static let workers = Option("--workers", value: "N", of: Int.self, help: [
         "Threads answering requests, each serving many connections",
         "(default: one per processor)",
     ])
@@ -83,7 +84,7 @@ struct ServeCommand: ParsedCommand {
         "Where App Store Server Notifications V2 are accepted (sent by Apple or",
         "forwarded by the team's own endpoint); needs the pseudonym secret",
     ])
-    static let forwardNotifications = Option("--forward-notifications", value: "URL", help: [
+    static let forwardNotifications = Option("--forward-notifications", value: "URL", of: HTTPURLArgument.self, help: [
         "Also POST every notification that verified, as received, to this URL",
         "(the team's existing notification endpoint)",
     ])
@@ -91,7 +92,7 @@ struct ServeCommand: ParsedCommand {
     static let helpPage = HelpPage(
         usage: """
         Usage: retention-sync serve --env ENV[,ENV] --root FILE[,FILE…]
-                                    [--manifests DIR | --state-store LOCATION --bundle-id ID | --snapshot-store FILE]
+                                    [--manifests DIR | --state-store LOCATION --bundle-id ID | --snapshot FILE]
                                     [--listen HOST:PORT] [--path PATH] [--tls-cert FILE --tls-key FILE]
                                     [--max-age SECONDS] [--poll-interval SECONDS] [--max-connections N] [--workers N]
                                     [--head-timeout SECONDS] [--idle-timeout SECONDS] [--shed-after MS]
@@ -107,7 +108,7 @@ struct ServeCommand: ParsedCommand {
         one keeps serving. Until a first snapshot loads, Apple gets {} and /readyz answers 503.
         """,
         options: [env, root, manifests, SnapshotSourceOptions.stateStore, SnapshotSourceOptions.bundleId,
-                  SnapshotSourceOptions.appAppleId, snapshotStore, listen, path, tlsCert, tlsKey, maxAge, pollInterval, maxConnections,
+                  SnapshotSourceOptions.appAppleId, snapshot, listen, path, tlsCert, tlsKey, maxAge, pollInterval, maxConnections,
                   headTimeout, idleTimeout, shedAfter, workers] + EventStoreOptions.all + [notificationsPath, forwardNotifications],
         column: 27,
         footer: """
@@ -129,25 +130,26 @@ struct ServeCommand: ParsedCommand {
 
     struct Options: CommandOptions {
         var environments: [RetentionMessagingModels.Environment]
-        var roots: String?
+        var roots: [String]?
         var sources: SnapshotSourceOptions
-        var listen: String
+        var listen: ListenAddress
         var path: String?
         var tlsCertificate: String?
         var tlsKey: String?
         var maxAge: Double
         var pollInterval: Double
-        var maxConnections: Double
+        var maxConnections: Int
         var headTimeout: Double
         var idleTimeout: Double
-        /// Milliseconds; 0 never sheds.
-        var shedAfter: Double
-        var workers: Double
+        /// 0 never sheds.
+        var shedAfter: Milliseconds
+        var workers: Int
         var events: EventStoreOptions
         var notificationsPath: String
-        var forwardNotifications: String?
+        var forwardNotifications: URL?
 
         func validate() throws(CommandError) {
+            let snapshot = ServeCommand.snapshot.name
             guard environments.count > 0 else {
                 throw CommandError("serve needs --env sandbox, production, or sandbox,production", exitCode: .usage)
             }
@@ -157,11 +159,11 @@ struct ServeCommand: ParsedCommand {
             }
             if let file = sources.snapshotFile {
                 if sources.manifests != nil || sources.stateStore != nil {
-                    throw CommandError("--snapshot-store serves a snapshot file on its own: give it without --manifests and --state-store",
+                    throw CommandError("\(snapshot) serves a snapshot file on its own: give it without --manifests and --state-store",
                                        exitCode: .usage)
                 }
                 if file.contains("://") {
-                    throw CommandError("--snapshot-store takes a snapshot file; for s3:// give --state-store", exitCode: .usage)
+                    throw CommandError("\(snapshot) takes a snapshot file; for s3:// give --state-store", exitCode: .usage)
                 }
             }
             if sources.stateStore != nil, sources.manifests == nil, sources.bundleId == nil {
@@ -169,84 +171,63 @@ struct ServeCommand: ParsedCommand {
                                    + "(and --app-apple-id N for production)", exitCode: .usage)
             }
             if environments.count > 1, sources.snapshotFile != nil || path != nil {
-                throw CommandError("--snapshot-store and --path serve one environment; for both, use --manifests", exitCode: .usage)
+                throw CommandError("\(snapshot) and --path serve one environment; for both, use --manifests", exitCode: .usage)
             }
             if (tlsCertificate == nil) != (tlsKey == nil) {
                 throw CommandError("--tls-cert and --tls-key go together", exitCode: .usage)
             }
-            guard maxConnections >= 1, maxConnections == maxConnections.rounded() else {
-                throw CommandError("--max-connections must be a whole number of at least 1", exitCode: .usage)
-            }
-            guard workers >= 1, workers <= 256, workers == workers.rounded() else {
-                throw CommandError("--workers must be a whole number from 1 to 256", exitCode: .usage)
-            }
-            guard pollInterval > 0 else { throw CommandError("--poll-interval must be more than 0", exitCode: .usage) }
-            guard headTimeout > 0, idleTimeout > 0 else {
-                throw CommandError("--head-timeout and --idle-timeout must be more than 0 seconds", exitCode: .usage)
-            }
-            _ = try ServeCommand.listenAddress(listen)
-            guard notificationsPath.hasPrefix("/"), !["/healthz", "/readyz", "/metrics"].contains(notificationsPath) else {
+            guard notificationsPath.hasPrefix("/"), !ServeDefaults.operationsPaths.contains(notificationsPath) else {
                 throw CommandError("--notifications-path \(notificationsPath): give a path such as /notifications", exitCode: .usage)
-            }
-            if let forwardNotifications {
-                guard let url = URL(string: forwardNotifications), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
-                    throw CommandError("--forward-notifications \(forwardNotifications): give an http(s) URL", exitCode: .usage)
-                }
             }
         }
     }
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
-        let environmentText = try arguments.value(Self.env)
-        let roots = try arguments.value(Self.root)
-        let sources = try SnapshotSourceOptions.parse(&arguments, manifests: Self.manifests, snapshotFile: Self.snapshotStore)
-        func seconds(_ option: Option) throws(CommandError) -> Double? {
-            try arguments.value(option, { Double($0).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil } }, expected: "a number")
-        }
-        let listen = try arguments.value(orDefault: Self.listen) ?? ""
+        let environments = try arguments.value(Self.env, as: ArgumentList<RetentionMessagingModels.Environment>.self)?.elements ?? []
+        let roots = try TrustRootsOption.read(&arguments, Self.root)
+        let sources = try SnapshotSourceOptions.parse(&arguments, manifests: Self.manifests, snapshotFile: Self.snapshot, context: context)
+        let positive = Seconds(.leastNonzeroMagnitude)...
+        let listen = try arguments.value(Self.listen, as: ListenAddress.self) ?? ServeDefaults.listen
         let path = try arguments.value(Self.path)
         let certificate = try arguments.value(Self.tlsCert)
         let key = try arguments.value(Self.tlsKey)
-        let maxAge = try seconds(Self.maxAge) ?? RealtimeService.Configuration.defaultMaxAge
-        let pollInterval = try seconds(Self.pollInterval) ?? RealtimeService.Configuration.defaultPollInterval
-        let maxConnections = try seconds(Self.maxConnections) ?? Double(SocketPlatform.connectionLimit(wanted: Self.defaultMaxConnections))
-        let headTimeout = try seconds(Self.headTimeout) ?? Self.defaultHeadTimeout
-        let idleTimeout = try seconds(Self.idleTimeout) ?? Self.defaultIdleTimeout
-        let shedAfter = try seconds(Self.shedAfter) ?? RealtimeService.Configuration.defaultShedAfter * 1000
-        let workers = try seconds(Self.workers) ?? Double(ProcessInfo.processInfo.activeProcessorCount)
-        let events = try EventStoreOptions.parse(&arguments)
-        let notificationsPath = try arguments.value(orDefault: Self.notificationsPath) ?? RealtimeService.Configuration.defaultNotificationsPath
-        let forwardNotifications = try arguments.value(Self.forwardNotifications)
-        var environments: [RetentionMessagingModels.Environment] = []
-        if let environmentText {
-            for name in environmentText.split(separator: ",") {
-                guard let environment = RetentionMessagingModels.Environment(rawValue: name.lowercased()) else {
-                    throw CommandError("unknown environment '\(name)'; use sandbox or production", exitCode: .usage)
-                }
-                if !environments.contains(environment) { environments.append(environment) }
-            }
-            guard !environments.isEmpty else { throw CommandError("--env names no environment", exitCode: .usage) }
-        }
+        let maxAge = try arguments.value(Self.maxAge, as: Seconds.self) ?? Seconds(RealtimeService.Configuration.defaultMaxAge)
+        let pollInterval = try arguments.value(Self.pollInterval, as: Seconds.self, in: positive, expected: "more than 0")
+            ?? Seconds(RealtimeService.Configuration.defaultPollInterval)
+        // Absent, the cap is lowered to fit the open-file limit; given, it is taken as it is.
+        let maxConnections = try arguments.given(Self.maxConnections, as: Int.self, in: 1..., expected: "a whole number of at least 1")
+            ?? SocketPlatform.connectionLimit(wanted: ServeDefaults.maxConnections)
+        let headTimeout = try arguments.value(Self.headTimeout, as: Seconds.self, in: positive, expected: "more than 0 seconds")
+            ?? Seconds(ServeDefaults.headTimeout)
+        let idleTimeout = try arguments.value(Self.idleTimeout, as: Seconds.self, in: positive, expected: "more than 0 seconds")
+            ?? Seconds(ServeDefaults.idleTimeout)
+        let shedAfter = try arguments.value(Self.shedAfter, as: Milliseconds.self)
+            ?? Milliseconds(RealtimeService.Configuration.defaultShedAfter * 1000)
+        let workers = try arguments.value(Self.workers, as: Int.self, in: 1...256, expected: "a whole number from 1 to 256")
+            ?? ProcessInfo.processInfo.activeProcessorCount
+        let events = try EventStoreOptions.parse(&arguments, context: context)
+        let notificationsPath = try arguments.value(Self.notificationsPath, as: String.self) ?? RealtimeService.Configuration.defaultNotificationsPath
+        let forwardNotifications = try arguments.value(Self.forwardNotifications, as: HTTPURLArgument.self)?.url
         return Options(environments: environments, roots: roots, sources: sources, listen: listen, path: path,
-                       tlsCertificate: certificate, tlsKey: key, maxAge: maxAge, pollInterval: pollInterval,
-                       maxConnections: maxConnections, headTimeout: headTimeout, idleTimeout: idleTimeout, shedAfter: shedAfter,
+                       tlsCertificate: certificate, tlsKey: key, maxAge: maxAge.value, pollInterval: pollInterval.value,
+                       maxConnections: maxConnections, headTimeout: headTimeout.value, idleTimeout: idleTimeout.value, shedAfter: shedAfter,
                        workers: workers, events: events, notificationsPath: notificationsPath, forwardNotifications: forwardNotifications)
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
-        let (host, port) = try listenAddress(options.listen)
-        let roots = try TrustRootsOption.load(options.roots ?? "", context: context)
+        let roots = try TrustRootsOption.load(options.roots ?? [], context: context)
         let resolved = try options.sources.resolve(options.environments, context: context)
         let endpoints = try resolved.map { source throws(CommandError) in try endpoint(source, path: options.path, context: context) }
         if Set(endpoints.map(\.path)).count != endpoints.count {
             throw CommandError("both environments would be served on \(endpoints[0].path); give them different "
                                + "realtimeURL paths in the App manifest", exitCode: .usage)
         }
-        for endpoint in endpoints where ["/healthz", "/readyz", "/metrics"].contains(endpoint.path) || !endpoint.path.hasPrefix("/") {
+        for endpoint in endpoints where ServeDefaults.operationsPaths.contains(endpoint.path) || !endpoint.path.hasPrefix("/") {
             throw CommandError("\(endpoint.path) cannot be the realtime path; choose another --path", exitCode: .usage)
         }
         // The bundle id signed into each offer comes from the snapshot being served.
-        let signingKey = try SigningKeyOption.credentials(bundleId: resolved.first?.bundleId ?? "serve", context: context, unsetHint: "")
+        let signingKey = try SigningKeyOption.credentials(bundleId: resolved.first?.bundleId ?? ServeDefaults.placeholderBundleId,
+                                                          context: context, unsetHint: "")
             .map { OfferSigningKey(keyId: $0.keyId, issuerId: $0.issuerId, privateKey: $0.privateKey) }
         if signingKey == nil {
             context.console.error("warning: no In-App Purchase key (RETENTION_SYNC_KEY_ID, RETENTION_SYNC_ISSUER_ID, "
@@ -261,20 +242,18 @@ struct ServeCommand: ParsedCommand {
         let recording = try ServeRecording.start(options, sources: resolved, context: context)
         var configuration = RealtimeService.Configuration(endpoints: endpoints, trustedRoots: roots, maxAge: options.maxAge,
                                                           signingKey: signingKey, pollInterval: options.pollInterval,
-                                                          shedAfter: options.shedAfter > 0 ? options.shedAfter / 1000 : nil)
+                                                          shedAfter: options.shedAfter.value > 0 ? options.shedAfter.seconds : nil)
         configuration.recording = recording
         configuration.notificationsPath = options.notificationsPath
         configuration.onNotification = try ServeRecording.forwarder(options.forwardNotifications, context: context)
         let service = RealtimeService(configuration: configuration, log: RequestLog(sink: { console.error($0) }))
         let server: HTTPServer
         do {
-            server = try HTTPServer(host: host, port: port, configuration: HTTPServerConfiguration(
-                maxBodySize: RealtimeService.maxBodySize, maxHeaderSize: 16 * 1024, maxConnections: Int(options.maxConnections),
-                idleTimeout: options.idleTimeout, requestTimeout: 10, writeTimeout: 10, allowNonLoopback: true, tls: tls,
-                eventLoops: Int(options.workers), headTimeout: options.headTimeout),
-                synchronousHandler: { service.handle($0) })
+            server = try HTTPServer(host: options.listen.host, port: options.listen.port,
+                                    configuration: ServeDefaults.http(options, tls: tls),
+                                    synchronousHandler: { service.handle($0) })
         } catch {
-            throw CommandError("cannot listen on \(options.listen): \(error.message)")
+            throw CommandError("cannot listen on \(options.listen.argumentDescription): \(error.message)")
         }
         service.metrics.showConnections { server.statistics }
         service.startPolling()
@@ -295,12 +274,12 @@ struct ServeCommand: ParsedCommand {
         }
         let reason = await untilStopped(signalEvents.stream, server: server, options: options, context: context)
         service.stopPolling()
-        let drained = server.drain(timeout: 25)
+        let drained = server.drain(timeout: ServeDefaults.drainTimeout)
         if let recording {
             let counters = await recording.recorder.close()
             context.console.print("events: \(ServeRecording.summary(counters))")
         }
-        context.console.print("stopped (\(reason))\(drained ? "" : ": some connections did not finish in 25 seconds")")
+        context.console.print("stopped (\(reason))\(drained ? "" : ": some connections did not finish in \(ServeDefaults.drainTimeout.argumentDescription) seconds")")
         return .success
     }
 
@@ -313,11 +292,11 @@ struct ServeCommand: ParsedCommand {
             snapshots = FileSnapshotSource(path: context.url(file).path)
         case .store(let location, let owner):
             guard #available(macOS 15.0, *) else {
-                throw CommandError("--state-store needs macOS 15 or later; use --snapshot-store FILE")
+                throw CommandError("--state-store needs macOS 15 or later; use \(snapshot.name) FILE")
             }
             snapshots = StateSnapshotSource(store: try SnapshotSourceOptions.open(location, owner: owner, context: context))
         }
-        return RealtimeEndpoint(path: path ?? source.realtimePath ?? "/apple/\(source.environment.rawValue)",
+        return RealtimeEndpoint(path: path ?? source.realtimePath ?? ServeDefaults.realtimePath(for: source.environment),
                                 environment: source.environment, source: snapshots,
                                 appAppleId: source.appAppleId, bundleId: source.bundleId)
     }
@@ -346,19 +325,38 @@ struct ServeCommand: ParsedCommand {
         }
         return "stopped"
     }
-
-    static func number(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(value)
-    }
-
-    /// `HOST:PORT`, `[IPv6]:PORT` or `:PORT` (every IPv4 interface).
-    static func listenAddress(_ text: String) throws(CommandError) -> (String, UInt16) {
-        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
-            throw CommandError("--listen \(text): expected HOST:PORT, e.g. 0.0.0.0:8443 or [::]:8443", exitCode: .usage)
-        }
-        var host = String(text[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return (host.isEmpty ? "0.0.0.0" : host, port)
-    }
 }
 
+/// What `serve` runs with when nothing says otherwise, in one place: help prints these, the command
+/// reads them, and the demo serves on the same default path.
+enum ServeDefaults {
+    static let listen = ListenAddress(host: "127.0.0.1", port: 8080)
+    /// The cap on open connections, before the open-file limit lowers it (see `SocketPlatform.connectionLimit`).
+    static let maxConnections = 4096
+    static let headTimeout: Double = 5
+    static let idleTimeout: Double = 60
+    /// A request must arrive whole, and its answer be written, within these (slow clients are cut off).
+    static let requestTimeout: Double = 10
+    static let writeTimeout: Double = 10
+    static let maxHeaderSize = 16 * 1024
+    /// How long SIGTERM waits for the requests in flight (the Kubernetes example gives the pod 35 s).
+    static let drainTimeout: Double = 25
+    /// The operations routes; neither the realtime path nor the notifications path may take one.
+    static let operationsPaths = ["/healthz", "/readyz", "/metrics"]
+    /// The bundle id the signing key is read for when no source names one (a snapshot file not read yet);
+    /// each offer is signed for the bundle id of the snapshot being served.
+    static let placeholderBundleId = "serve"
+
+    /// The realtime path of an environment whose App names no `realtimeURL`.
+    static func realtimePath(for environment: RetentionMessagingModels.Environment) -> String {
+        "/apple/\(environment.rawValue)"
+    }
+
+    /// The HTTP server's settings for `options`.
+    static func http(_ options: ServeCommand.Options, tls: TLSContext?) -> HTTPServerConfiguration {
+        HTTPServerConfiguration(
+            maxBodySize: RealtimeService.maxBodySize, maxHeaderSize: maxHeaderSize, maxConnections: options.maxConnections,
+            idleTimeout: options.idleTimeout, requestTimeout: requestTimeout, writeTimeout: writeTimeout, allowNonLoopback: true, tls: tls,
+            eventLoops: options.workers, headTimeout: options.headTimeout)
+    }
+}

@@ -11,18 +11,23 @@ import StateStore
 struct StateCommand: ParsedCommand {
     static let name = "state"
     static let summary = "Show the state document an environment's store holds"
-    static let positional: Positional? = Positional("ACTION", choices: ["show", "history", "migrate"])
+    static let positional: Positional? = Positional("ACTION", choices: Action.allValueStrings)
+
+    /// What `state` does.
+    enum Action: String, CaseIterable, Sendable, ArgumentValue {
+        case show, history, migrate
+    }
     static let env = Option("--env", value: "ENV", of: Environment.self, help: ["sandbox or production"])
-    static let stateStore = Option("--state-store", value: "LOCATION", completion: .file, help: [
+    static let stateStore = StateStoreOption.declaration(help: [
         "s3://bucket/prefix or a file path (default: the App's",
         "environments.<env>.stateStore, else its snapshotPath)",
     ])
     static let manifests = Option.manifests()
     static let format = Option("--format", value: "FORMAT", of: StatusFormat.self, help: ["text (default) or json"])
-    static let version = Option("--version", value: "N", help: [
+    static let version = Option("--version", value: "N", of: Int.self, help: [
         "show: print version N of the document, as 'state history' numbers them",
     ])
-    static let from = Option("--from", value: "LOCATION", completion: .file, help: [
+    static let from = Option("--from", value: "LOCATION", of: StateLocation.self, completion: .file, help: [
         "migrate: the store that holds the state now (s3://bucket/prefix or a file)",
     ])
 
@@ -76,53 +81,55 @@ struct StateCommand: ParsedCommand {
     struct Options: CommandOptions {
         var manifestsPath: String
         var environment: Environment
-        var storeOption: String?
+        var store: StateLocation?
         var format: StatusFormat
-        var fromOption: String?
+        var from: StateLocation?
         var versionNumber: Int?
-        var action: String?
+        var action: Action?
 
         func validate() throws(CommandError) {
             guard let action else {
                 throw CommandError("state needs an action: retention-sync state show --env ENV", exitCode: .usage)
             }
-            guard ["show", "history", "migrate"].contains(action) else {
-                throw CommandError("unknown state action '\(action)'; the actions are 'show', 'history' and 'migrate'", exitCode: .usage)
-            }
-            if versionNumber != nil, action != "show" {
+            if versionNumber != nil, action != .show {
                 throw CommandError("--version goes with 'state show'", exitCode: .usage)
             }
-            if action == "migrate", fromOption == nil {
+            if action == .migrate, from == nil {
                 throw CommandError("state migrate needs --from LOCATION: the store that holds the state now", exitCode: .usage)
             }
-            if action != "migrate", fromOption != nil {
+            if action != .migrate, from != nil {
                 throw CommandError("--from goes with 'state migrate'", exitCode: .usage)
             }
         }
     }
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
-        Options(manifestsPath: try arguments.value(orDefault: Self.manifests) ?? Option.defaultManifests,
+        Options(manifestsPath: try arguments.value(Self.manifests, as: String.self) ?? Option.defaultManifests,
                 environment: try arguments.required(Self.env, as: Environment.self),
-                storeOption: try arguments.value(Self.stateStore),
+                store: try StateStoreOption.read(&arguments, Self.stateStore, context: context),
                 format: try arguments.value(Self.format, as: StatusFormat.self) ?? .text,
-                fromOption: try arguments.value(Self.from),
-                versionNumber: try arguments.value(Self.version, { Int($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a version number"),
+                from: try arguments.value(Self.from, as: StateLocation.self, relativeTo: context.currentDirectory),
+                versionNumber: try arguments.value(Self.version, as: Int.self, in: 0..., expected: "a version number"),
                 // Options first: `positional()` would otherwise take an option's value for the action.
-                action: arguments.positional())
+                action: try arguments.positional().map { text throws(CommandError) in
+                    guard let action = Action(rawValue: text) else {
+                        throw CommandError("unknown state action '\(text)'; the actions are 'show', 'history' and 'migrate'", exitCode: .usage)
+                    }
+                    return action
+                })
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
-        let (manifestsPath, environment, storeOption, format) = (options.manifestsPath, options.environment, options.storeOption, options.format)
-        let (fromOption, versionNumber, action) = (options.fromOption, options.versionNumber, options.action ?? "show")
+        let (manifestsPath, environment, format) = (options.manifestsPath, options.environment, options.format)
+        let (versionNumber, action) = (options.versionNumber, options.action ?? .show)
         let manifests = try EnvironmentOptions.workspaceStep(context: context) { () throws(Workspace.Failure) in
             try Workspace.load(directory: context.url(manifestsPath), displayPath: manifestsPath)
         }
         let owner = StateOwner(bundleId: manifests.app.bundleId, appAppleId: manifests.app.appAppleId, environment: environment)
         let snapshotPath = manifests.app.settings(for: environment)?.snapshotPath
         let location: StateLocation
-        if let storeOption {
-            location = try SnapshotSourceOptions.location(storeOption, context: context)
+        if let store = options.store {
+            location = store
         } else if let declared = Workspace.declaredStateLocation(of: manifests.app, environment: environment) {
             location = declared
         } else {
@@ -130,17 +137,11 @@ struct StateCommand: ParsedCommand {
         }
 
         let configuration = try EnvironmentOptions.transportConfiguration(context)
-        if action == "migrate", let fromOption {
-            let source: StateLocation
-            do throws(StateLocationError) {
-                source = try StateLocation.parse(fromOption, relativeTo: context.currentDirectory)
-            } catch {
-                throw CommandError("--from \(error.description)", exitCode: .usage)
-            }
+        if action == .migrate, let source = options.from {
             return try await migrate(from: source, to: location, owner: owner, context: context,
                                      transport: CurlHTTPClient(configuration: configuration))
         }
-        if action == "history" || versionNumber != nil {
+        if action == .history || versionNumber != nil {
             return try await history(location: location, owner: owner, version: versionNumber, format: format, context: context,
                                      transport: CurlHTTPClient(configuration: configuration))
         }
@@ -155,7 +156,8 @@ struct StateCommand: ParsedCommand {
             throw CommandError(error.description)
         }
 
-        if format == .json {
+        switch format {
+        case .json:
             let shown = Shown(store: store.location.description, version: read.version?.rawValue,
                               migratedFrom: read.migratedFrom, document: try read.document?.sealed())
             let encoder = JSONEncoder()
@@ -165,7 +167,7 @@ struct StateCommand: ParsedCommand {
                 try container.encode(StateTime.format(date))
             }
             context.console.write(String(decoding: try encoder.encode(shown), as: UTF8.self) + "\n")
-        } else {
+        case .text:
             context.console.write(text(read, owner: owner, store: store.location.description))
         }
         return .success

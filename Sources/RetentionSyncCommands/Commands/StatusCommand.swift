@@ -10,10 +10,6 @@ struct StatusCommand: ParsedCommand {
     static let summary = "Show remote content, review states and use"
     static let format = Option("--format", value: "FORMAT", of: StatusReportFormat.self,
                                help: ["text (default), markdown (for a job summary or comment) or json"])
-    static let pendingWarnDays = Option("--pending-warn-days", value: "N", help: [
-        "Flag items PENDING in App Review for longer than N days (default 7);",
-        "every REJECTED item is flagged",
-    ])
     static let detailedExitcode = Option("--detailed-exitcode", help: [
         "Exit 3 when something needs attention (REJECTED, or PENDING too", "long), else 0",
     ])
@@ -27,7 +23,7 @@ struct StatusCommand: ParsedCommand {
         same few read calls as plan. With a state store, shows how long each item has been in its
         review state (PENDING for how many days) from the state record.
         """,
-        options: EnvironmentOptions.options + [format, pendingWarnDays, detailedExitcode],
+        options: EnvironmentOptions.options + [format, PendingWarnDaysOption.option, detailedExitcode],
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
@@ -43,7 +39,7 @@ struct StatusCommand: ParsedCommand {
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
         Options(environment: try EnvironmentOptions.parse(&arguments, context: context),
                 format: try arguments.value(Self.format, as: StatusReportFormat.self) ?? .text,
-                warnDays: try parseWarnDays(&arguments), detailed: arguments.flag(Self.detailedExitcode))
+                warnDays: try PendingWarnDaysOption.read(&arguments), detailed: arguments.flag(Self.detailedExitcode))
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
@@ -62,13 +58,13 @@ struct StatusCommand: ParsedCommand {
         let report = Status.report(planned, now: session.reconciler.clock.date(), pendingWarnDays: options.warnDays)
         // How long App Review takes for this app, from the review states the state record observed.
         let reviewTimes = planned.remote.state?.document.map { ReviewTimes.measure($0, now: session.reconciler.clock.date()) }
-        switch options.format.rawValue {
-        case "json":
+        switch options.format {
+        case .json:
             do { context.console.write(try StatusView.json(report)) } catch { throw CommandError("cannot encode the status: \(error)") }
-        case "markdown":
+        case .markdown:
             context.console.write(StatusView.markdown(report))
             if let times = ReviewTimeView.markdown(reviewTimes) { context.console.write("\n" + times + "\n") }
-        default:
+        case .text:
             context.console.write(StatusView.text(report, for: context.console))
             let lines = ReviewTimeView.textLines(reviewTimes)
             if !lines.isEmpty { context.console.write("\n" + lines.joined(separator: "\n") + "\n") }
@@ -77,13 +73,16 @@ struct StatusCommand: ParsedCommand {
                                     context: context)
         return options.detailed && !report.needingAttention.isEmpty ? .needsAttention : .success
     }
+}
 
-    static func parseWarnDays(_ arguments: inout Arguments) throws(CommandError) -> Int {
-        try arguments.value(pendingWarnDays).map { text throws(CommandError) -> Int in
-            guard let value = Int(text), value >= 0 else {
-                throw CommandError("--pending-warn-days needs a number of days (0 or more), not '\(text)'", exitCode: .usage)
-            }
-            return value
-        } ?? Status.defaultPendingWarnDays
+/// `--pending-warn-days N`, which `status` and `plan` read alike.
+enum PendingWarnDaysOption {
+    static let option = Option("--pending-warn-days", value: "N", of: Int.self, default: Status.defaultPendingWarnDays, help: [
+        "Flag every REJECTED item, and items PENDING in App Review for longer",
+        "than N days",
+    ])
+
+    static func read(_ arguments: inout Arguments) throws(CommandError) -> Int {
+        try arguments.value(option, as: Int.self, in: 0..., expected: "a number of days, 0 or more") ?? Status.defaultPendingWarnDays
     }
 }

@@ -30,7 +30,7 @@ struct ValidateCommand: ParsedCommand {
     }
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
-        Options(directory: try arguments.value(orDefault: Self.manifests) ?? Option.defaultManifests,
+        Options(directory: try arguments.value(Self.manifests, as: String.self) ?? Option.defaultManifests,
                 format: try arguments.value(Self.format, as: DiagnosticFormat.self) ?? .text,
                 strict: arguments.flag(Self.strict))
     }

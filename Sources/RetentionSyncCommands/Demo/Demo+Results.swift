@@ -87,7 +87,7 @@ extension Demo {
         shell(serveCommand + " --events manifests/.retention-sync")
         let server = try startServe(recording: RealtimeService.Recording(recorder: recorder, pseudonyms: pseudonyms))
         defer { server.stop() }
-        let realtimeURL = server.baseURL.absoluteString + "/apple/sandbox"
+        let realtimeURL = server.baseURL.absoluteString + ServeDefaults.realtimePath(for: .sandbox)
         let pushURL = server.baseURL.absoluteString + RealtimeService.Configuration.defaultNotificationsPath
         console.print("recording decisions to manifests/.retention-sync (pseudonym key \(pseudonyms.keyId)); serving sandbox on \(realtimeURL), notifications on \(pushURL)")
 

@@ -124,7 +124,7 @@ struct Demo {
         let options = try EnvironmentOptions.parse(&arguments, context: context)
         let plan = try await ReconcileSession.open(options, context: show ? context : quiet, provider: provider).plan(PlanOptions()).plan
         if show {
-            try PlanCommand.render(plan, format: "text", context: context)
+            try PlanCommand.render(plan, format: .text, context: context)
             try expect(PlanCommand.exitCode(plan, detailed: false) != .failure, "the \(environment.rawValue) plan to have no errors")
         }
         return plan
@@ -258,7 +258,7 @@ struct Demo {
         shell(serveCommand)
         let server = try startServe(recording: nil)
         defer { server.stop() }
-        let target = server.baseURL.absoluteString + "/apple/sandbox"
+        let target = server.baseURL.absoluteString + ServeDefaults.realtimePath(for: .sandbox)
         console.print("serving sandbox on \(target)")
 
         // Against Apple the sandbox URL is the public one in app.yaml; here the emulator's admin route points it at loopback.
@@ -292,7 +292,7 @@ struct Demo {
             throw CommandError("demo: cannot open the sandbox state at \(snapshot.path): \(error)")
         }
         var configuration = RealtimeService.Configuration(
-            endpoints: [RealtimeEndpoint(path: "/apple/sandbox", environment: .sandbox, source: source,
+            endpoints: [RealtimeEndpoint(path: ServeDefaults.realtimePath(for: .sandbox), environment: .sandbox, source: source,
                                          appAppleId: appAppleId, bundleId: bundleId)],
             trustedRoots: [chain.root],
             signingKey: OfferSigningKey(keyId: "DEMOKEY123", issuerId: "57246542-96fe-1a63-e053-0824d011072a", privateKey: ES256PrivateKey.generate()))

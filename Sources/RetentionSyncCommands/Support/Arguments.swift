@@ -1,4 +1,5 @@
 import Basics
+import Foundation
 
 /// One option a command accepts, declared once: parsing, `--help` and the shell completions all read
 /// the same declaration, so none of them can drift from the others.
@@ -12,6 +13,11 @@ public struct Option: Sendable, Hashable {
     public var name: String
     /// Other accepted spellings, e.g. `--environment` for the emulator's `--env`.
     public var aliases: [String]
+    /// Spellings still accepted but no longer offered (not in help or completions); using one prints
+    /// a one-line notice naming the option's own spelling and `deprecationNote`.
+    public var deprecatedAliases: [String] = []
+    /// Why the old spelling went, for that notice.
+    public var deprecationNote: String = ""
     /// The value's placeholder in help (`DIR`, `FILE`); nil for a flag.
     public var valueName: String?
     /// The help text, one element per printed line.
@@ -20,7 +26,7 @@ public struct Option: Sendable, Hashable {
     public var choices: [String]
     public var completion: Completion
     /// The value used when the option is absent, as help prints it after the text: `(default: X)`.
-    /// Declared here once; `Arguments.value(orDefault:)` reads the same text.
+    /// Declared here once; `Arguments.value(_:as:)` reads the same text when the option is absent.
     public var defaultValue: String?
 
     public init(_ name: String, aliases: [String] = [], value valueName: String? = nil, choices: [String] = [],
@@ -34,12 +40,20 @@ public struct Option: Sendable, Hashable {
         self.defaultValue = defaultValue
     }
 
-    /// An option whose value is one case of `T`, spelled as its raw value.
-    public init<T: RawRepresentable & CaseIterable>(_ name: String, aliases: [String] = [], value valueName: String,
-                                                     of type: T.Type, default defaultValue: T? = nil, help: [String])
-    where T.RawValue == String {
-        self.init(name, aliases: aliases, value: valueName, choices: T.allCases.map(\.rawValue),
-                  default: defaultValue?.rawValue, help: help)
+    /// An option whose value is a `T`: its choices (for an enum) and its default are declared as `T`
+    /// and printed as they would be written.
+    init<T: ArgumentValue>(_ name: String, aliases: [String] = [], value valueName: String, of type: T.Type,
+                                  completion: Completion = .none, default defaultValue: T? = nil, help: [String]) {
+        self.init(name, aliases: aliases, value: valueName, choices: T.allValueStrings, completion: completion,
+                  default: defaultValue?.argumentDescription, help: help)
+    }
+
+    /// The same option, also accepting `spellings` with a notice that says why they went.
+    func deprecated(_ spellings: [String], note: String) -> Option {
+        var option = self
+        option.deprecatedAliases = spellings
+        option.deprecationNote = note
+        return option
     }
 
     /// The help lines as printed: the declared default follows the text.
@@ -50,7 +64,10 @@ public struct Option: Sendable, Hashable {
     }
 
     public var takesValue: Bool { valueName != nil }
-    public var spellings: [String] { [name] + aliases }
+    /// Every spelling parsing accepts, the deprecated ones included.
+    public var spellings: [String] { [name] + aliases + deprecatedAliases }
+    /// The spellings completions offer.
+    public var offeredSpellings: [String] { [name] + aliases }
     /// The left column of help: `--manifests DIR`.
     public var label: String { valueName.map { "\(name) \($0)" } ?? name }
 
@@ -66,6 +83,8 @@ public struct Option: Sendable, Hashable {
 public struct Arguments: Sendable {
     private var remaining: [String]
     private var declared: [Option]
+    /// One line for each deprecated spelling the command line used, for standard error.
+    public private(set) var notices: [String] = []
 
     /// Arguments read without a declaration (tests and the demo build them by hand).
     public init(_ arguments: [String]) {
@@ -89,6 +108,11 @@ public struct Arguments: Sendable {
                 let spellings = options.flatMap(\.spellings)
                 let suggestion = EditDistance.nearest(name, in: spellings, maxDistance: 3).map { " (did you mean '\($0)'?)" } ?? ""
                 throw CommandError("unknown option '\(name)'\(suggestion)", exitCode: .usage)
+            }
+            if option.deprecatedAliases.contains(name) {
+                let notice = "warning: \(name) is deprecated here; write \(option.label)"
+                    + (option.deprecationNote.isEmpty ? "" : " (\(option.deprecationNote))")
+                if !notices.contains(notice) { notices.append(notice) }
             }
             let inline = name.count < argument.count
             if option.takesValue && !inline {
@@ -151,26 +175,45 @@ public struct Arguments: Sendable {
         flag(option.name)
     }
 
-    /// The value as one case of `T`; every "must be one of" error reads the same.
-    public mutating func value<T: RawRepresentable & CaseIterable>(_ option: Option, as type: T.Type) throws(CommandError) -> T?
-    where T.RawValue == String {
-        guard let text = try self.option(option.name) ?? option.defaultValue else { return nil }
-        return try Self.choice(text, of: T.self, for: option.name)
+    /// The value read as `T`, else the option's declared default read the same way; nil when absent
+    /// without a default. A relative path in it is under `directory` (see `ArgumentValue.parse`).
+    mutating func value<T: ArgumentValue>(_ option: Option, as type: T.Type,
+                                                 relativeTo directory: URL? = nil) throws(CommandError) -> T? {
+        guard let text = try value(option) ?? option.defaultValue else { return nil }
+        return try Self.read(text, as: T.self, for: option, relativeTo: directory)
     }
 
-    /// The value, or the option's declared default when it is absent.
-    public mutating func value(orDefault option: Option) throws(CommandError) -> String? {
-        try value(option) ?? option.defaultValue
+    /// The value read as `T` when it was given, ignoring a declared default: for an option whose
+    /// presence matters to a combination (`--submission-reserve` goes with `--only-uploads`).
+    mutating func given<T: ArgumentValue>(_ option: Option, as type: T.Type) throws(CommandError) -> T? {
+        guard let text = try value(option) else { return nil }
+        return try Self.read(text, as: T.self, for: option, relativeTo: nil)
     }
 
-    /// The value read as `T` by `convert`, or the declared default read the same way; nil when
-    /// absent without a default. Every conversion error names the option.
-    public mutating func value<T>(_ option: Option, _ convert: (String) -> T?, expected: String) throws(CommandError) -> T? {
-        guard let text = try value(orDefault: option) else { return nil }
-        guard let converted = convert(text) else {
-            throw CommandError("\(option.name) must be \(expected), not '\(text)'", exitCode: .usage)
+    /// The value (or the declared default) read as `T` and within `range`; `expected` words the range
+    /// for the error (`a whole number from 1 to 256`).
+    mutating func value<T: ArgumentValue & Comparable, R: RangeExpression>(
+        _ option: Option, as type: T.Type, in range: R, expected: String
+    ) throws(CommandError) -> T? where R.Bound == T {
+        try Self.within(range, expected: expected, option: option, text: try value(option) ?? option.defaultValue)
+    }
+
+    /// `given(_:as:)` within `range`.
+    mutating func given<T: ArgumentValue & Comparable, R: RangeExpression>(
+        _ option: Option, as type: T.Type, in range: R, expected: String
+    ) throws(CommandError) -> T? where R.Bound == T {
+        try Self.within(range, expected: expected, option: option, text: try value(option))
+    }
+
+    private static func within<T: ArgumentValue & Comparable, R: RangeExpression>(
+        _ range: R, expected: String, option: Option, text: String?
+    ) throws(CommandError) -> T? where R.Bound == T {
+        guard let text else { return nil }
+        let value = try read(text, as: T.self, for: option, relativeTo: nil)
+        guard range.contains(value) else {
+            throw CommandError(ArgumentError.mustBe(expected).message(option: option.name, text: text), exitCode: .usage)
         }
-        return converted
+        return value
     }
 
     /// A required value; the error says what it may be.
@@ -182,18 +225,19 @@ public struct Arguments: Sendable {
         return text
     }
 
-    public mutating func required<T: RawRepresentable & CaseIterable>(_ option: Option, as type: T.Type) throws(CommandError) -> T
-    where T.RawValue == String {
-        try Self.choice(try required(option), of: T.self, for: option.name)
+    mutating func required<T: ArgumentValue>(_ option: Option, as type: T.Type) throws(CommandError) -> T {
+        try Self.read(try required(option), as: T.self, for: option, relativeTo: nil)
     }
 
-    /// Matches `text` against `T`'s raw values (exactly, else ignoring case).
-    public static func choice<T: RawRepresentable & CaseIterable>(_ text: String, of type: T.Type, for name: String) throws(CommandError) -> T
-    where T.RawValue == String {
-        if let value = T(rawValue: text) ?? T.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) {
-            return value
+    /// Reads `text` as `T`; every error names the option and repeats the text.
+    static func read<T: ArgumentValue>(_ text: String, as type: T.Type, for option: Option,
+                                              relativeTo directory: URL?) throws(CommandError) -> T {
+        do throws(ArgumentError) {
+            if let directory { return try T.parse(text, relativeTo: directory) }
+            return try T(argument: text)
+        } catch {
+            throw CommandError(error.message(option: option.name, text: text), exitCode: .usage)
         }
-        throw CommandError("\(name) must be \(Option.list(T.allCases.map(\.rawValue))), not '\(text)'", exitCode: .usage)
     }
 
     /// Removes and returns the next argument that is not an option, if any.

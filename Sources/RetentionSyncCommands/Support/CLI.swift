@@ -69,6 +69,7 @@ public enum CLI {
         do {
             let rest = argv.drop { $0 != name }.dropFirst()
             var declared = try Arguments(Array(rest), options: command.options)
+            for notice in declared.notices { context.console.error(notice) }
             return try await command.run(&declared, context: context)
         } catch let error as CommandError {
             return fail(error, context: context)

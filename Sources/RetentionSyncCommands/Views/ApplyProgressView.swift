@@ -8,7 +8,7 @@ import Runtime
 import Synchronization
 
 /// What `apply --format` takes.
-enum ApplyFormat: String, CaseIterable, Sendable {
+enum ApplyFormat: String, CaseIterable, Sendable, ArgumentValue {
     case text, github
 }
 

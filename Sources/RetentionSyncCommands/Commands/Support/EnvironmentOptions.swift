@@ -7,22 +7,25 @@ import RetentionMessagingModels
 import StateLocations
 import StateStore
 
-/// The options `id`, `plan`, `apply` and `status` share: where the manifests are, which
-/// environment, which API endpoint, and where the published snapshot lives.
+/// The options `plan`, `apply`, `status`, `outcomes` and `performance-test` share: where the
+/// manifests are, which environment, which API endpoint, and where the environment's state lives.
+/// The one place that reads them, `RETENTION_SYNC_ENDPOINT` included.
 struct EnvironmentOptions: Sendable {
     var manifestsPath: String
     var environment: Environment
-    var endpoint: String?
-    var stateStore: String?
+    /// The API to talk to instead of Apple's, from `--endpoint` or `RETENTION_SYNC_ENDPOINT`.
+    var endpoint: APIEndpoint?
+    var stateStore: StateLocation?
     var refreshDefaults: DefaultsRefresh = .standard
 
     static let manifests = Option.manifests()
     static let env = Option("--env", value: "ENV", of: Environment.self, help: ["sandbox or production"])
+    static let endpointVariable = "RETENTION_SYNC_ENDPOINT"
     static let endpoint = Option("--endpoint", value: "URL", help: [
         "Talk to this API endpoint instead of Apple (e.g. `retention-sync",
-        "emulator`); also RETENTION_SYNC_ENDPOINT. Plain http:// only on loopback.",
+        "emulator`); also \(endpointVariable). Plain http:// only on loopback.",
     ])
-    static let stateStoreOption = Option("--state-store", aliases: ["--snapshot-store"], value: "LOCATION", completion: .file, help: [
+    static let stateStoreOption = StateStoreOption.declaration(help: [
         "s3://bucket/prefix or a file: the environment's state document (default:",
         "the App's environments.<env>.stateStore, else its snapshotPath)",
     ])
@@ -30,8 +33,10 @@ struct EnvironmentOptions: Sendable {
         "Re-read N of the defaults the state records as applied (default 10,",
         "rotating with each apply), or 'all'; unrecorded pairs are always read",
     ])
+    /// What `outcomes` and `performance-test` take: the environment without the defaults refresh.
+    static let connection = [manifests, env, endpoint, stateStoreOption]
     /// The options `plan`, `apply` and `status` begin with, in help order.
-    static let options = [manifests, env, endpoint, stateStoreOption, refreshDefaultsOption]
+    static let options = connection + [refreshDefaultsOption]
 
     static let credentialsHelp = """
         Credentials come from RETENTION_SYNC_KEY_ID, RETENTION_SYNC_ISSUER_ID and RETENTION_SYNC_PRIVATE_KEY_FILE
@@ -41,21 +46,16 @@ struct EnvironmentOptions: Sendable {
         """
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> EnvironmentOptions {
-        let manifestsPath = try arguments.value(orDefault: manifests) ?? Option.defaultManifests
+        let manifestsPath = try arguments.value(manifests, as: String.self) ?? Option.defaultManifests
         let environment = try arguments.required(env, as: Environment.self)
-        return EnvironmentOptions(manifestsPath: manifestsPath, environment: environment,
-                                  endpoint: try arguments.value(endpoint) ?? context.environment["RETENTION_SYNC_ENDPOINT"],
-                                  stateStore: try arguments.value(stateStoreOption),
-                                  refreshDefaults: try parseRefresh(try arguments.value(refreshDefaultsOption)))
-    }
-
-    static func parseRefresh(_ text: String?) throws(CommandError) -> DefaultsRefresh {
-        guard let text else { return .standard }
-        if text == "all" { return .all }
-        guard let count = Int(text), count >= 0 else {
-            throw CommandError("--refresh-defaults takes a number of pairs (0 or more) or 'all', not '\(text)'", exitCode: .usage)
+        // An empty endpoint, on the command line or in the variable, means Apple's.
+        let endpointText = try arguments.value(endpoint) ?? context.environment[endpointVariable]
+        let endpoint = try endpointText.flatMap { text throws(CommandError) in
+            text.isEmpty ? nil : try Arguments.read(text, as: APIEndpoint.self, for: Self.endpoint, relativeTo: nil)
         }
-        return .window(count)
+        return EnvironmentOptions(manifestsPath: manifestsPath, environment: environment, endpoint: endpoint,
+                                  stateStore: try StateStoreOption.read(&arguments, stateStoreOption, context: context),
+                                  refreshDefaults: try arguments.value(refreshDefaultsOption, as: DefaultsRefresh.self) ?? .standard)
     }
 
     /// libcurl's settings for real runs: the process environment (for proxies) and an optional CA bundle.
@@ -70,13 +70,6 @@ struct EnvironmentOptions: Sendable {
             configuration.caBundlePath = path
         }
         return configuration
-    }
-
-    static func parseEnvironment(_ name: String) throws(CommandError) -> Environment {
-        guard let environment = Environment(rawValue: name.lowercased()) else {
-            throw CommandError("--env must be sandbox or production, not '\(name)'", exitCode: .usage)
-        }
-        return environment
     }
 
     /// Runs one workspace step, printing its diagnostics and wording its failure.
@@ -94,17 +87,9 @@ struct EnvironmentOptions: Sendable {
     /// Opens the manifests for this environment, printing every diagnostic; fails before any
     /// request when there is an error.
     func openWorkspace(context: CommandContext) throws(CommandError) -> Workspace {
-        let location: StateLocation?
-        do throws(StateLocationError) {
-            location = try stateStore.map { text throws(StateLocationError) in
-                try StateLocation.parse(text, from: .commandLine(workingDirectory: context.currentDirectory))
-            }
-        } catch {
-            throw CommandError("--state-store \(error.description)", exitCode: .usage)
-        }
         do {
             let workspace = try Workspace.open(directory: context.url(manifestsPath), displayPath: manifestsPath,
-                                               environment: environment, stateStore: location)
+                                               environment: environment, stateStore: stateStore)
             DiagnosticsView.print(workspace.diagnostics, to: context.console)
             return workspace
         } catch {
@@ -121,14 +106,6 @@ struct APIProvider: Sendable {
                          _ context: CommandContext) throws(CommandError) -> any RetentionMessagingAPI
 
     static let live = APIProvider { environment, bundleId, options, context throws(CommandError) in
-        var endpoint: URL?
-        if let text = options.endpoint, !text.isEmpty {
-            guard var url = URL(string: text), url.scheme != nil, url.host != nil else {
-                throw CommandError("--endpoint '\(text)' is not an absolute URL (like http://127.0.0.1:8080)", exitCode: .usage)
-            }
-            if url.path.isEmpty || url.path == "/" { url = url.appendingPathComponent(String(RetentionMessagingPaths.base.dropFirst())) }
-            endpoint = url
-        }
         let credentials: Credentials
         do {
             credentials = try Credentials.fromEnvironment(context.environment, bundleId: bundleId)
@@ -137,22 +114,55 @@ struct APIProvider: Sendable {
         }
         let client = RetentionMessagingClient(environment: environment, credentials: credentials,
                                               transport: CurlHTTPClient(configuration: try EnvironmentOptions.transportConfiguration(context)),
-                                              endpoint: endpoint)
+                                              endpoint: options.endpoint?.url)
         return client
     }
 }
 
+/// `--endpoint`: an absolute URL; one without a path means the API's base path on that host.
+struct APIEndpoint: ArgumentValue, Hashable {
+    var url: URL
+
+    init(argument text: String) throws(ArgumentError) {
+        guard var url = URL(string: text), url.scheme != nil, url.host != nil else {
+            throw .reason("'\(text)' is not an absolute URL (like http://127.0.0.1:8080)")
+        }
+        if url.path.isEmpty || url.path == "/" { url = url.appendingPathComponent(String(RetentionMessagingPaths.base.dropFirst())) }
+        self.url = url
+    }
+
+    var argumentDescription: String { url.absoluteString }
+}
+
+/// `--state-store LOCATION`: one declaration (spelling, value, completion, the old `--snapshot-store`
+/// spelling) for every command that reads an environment's state; each command words its help.
+enum StateStoreOption {
+    static let name = "--state-store"
+    /// The spelling before `--state-store`; `serve` keeps it for its snapshot file until that goes.
+    static let oldSpelling = "--snapshot-store"
+
+    static func declaration(help: [String], oldSpelling: Bool = true) -> Option {
+        Option(name, aliases: oldSpelling ? [Self.oldSpelling] : [], value: "LOCATION", of: StateLocation.self,
+               completion: .file, help: help)
+    }
+
+    /// The location, a relative path resolved against the working directory.
+    static func read(_ arguments: inout Arguments, _ option: Option, context: CommandContext) throws(CommandError) -> StateLocation? {
+        try arguments.value(option, as: StateLocation.self, relativeTo: context.currentDirectory)
+    }
+}
+
 /// What `plan --format` takes.
-enum PlanFormat: String, CaseIterable, Sendable {
+enum PlanFormat: String, CaseIterable, Sendable, ArgumentValue {
     case text, markdown, json, github
 }
 
 /// What `status --format` takes.
-enum StatusReportFormat: String, CaseIterable, Sendable {
+enum StatusReportFormat: String, CaseIterable, Sendable, ArgumentValue {
     case text, markdown, json
 }
 
 /// What `id --format` and `state show --format` take.
-enum StatusFormat: String, CaseIterable, Sendable {
+enum StatusFormat: String, CaseIterable, Sendable, ArgumentValue {
     case text, json
 }

@@ -8,7 +8,7 @@ import StateStore
 /// Where `serve` and `outcomes pull` write decision and outcome events, and how they spool them:
 /// one option group, so both write where `results` reads.
 struct EventStoreOptions: Sendable {
-    static let events = Option("--events", value: "LOCATION", help: [
+    static let events = Option("--events", value: "LOCATION", of: StateLocation.self, help: [
         "Where events are written: a folder or s3://bucket/prefix (default: beside",
         "the environment's state, where results reads them)",
     ])
@@ -17,38 +17,35 @@ struct EventStoreOptions: Sendable {
         "store under $TMPDIR/retention-sync/spool; put it on a volume that outlives restarts)",
     ])
     static let defaultFlushInterval = EventRecorder.Settings.defaultFlushInterval
-    static let flushInterval = Option("--flush-interval", value: "SECONDS", default: ServeCommand.number(defaultFlushInterval), help: [
+    static let flushInterval = Option("--flush-interval", value: "SECONDS", of: Seconds.self, default: Seconds(defaultFlushInterval), help: [
         "How often queued events are written (kill -9 loses at most this much)",
     ])
     static let defaultSpoolLimitMB = Double(EventRecorder.Settings.defaultSpoolLimitBytes >> 20)
-    static let spoolLimit = Option("--spool-limit", value: "MB", default: ServeCommand.number(defaultSpoolLimitMB), help: [
+    static let spoolLimit = Option("--spool-limit", value: "MB", of: Double.self, default: defaultSpoolLimitMB, help: [
         "Spool size at most; past it events are dropped and counted, never silently",
     ])
 
     static let all = [events, spool, flushInterval, spoolLimit]
 
-    var events: String?
+    var events: StateLocation?
     var spool: String?
     var flushInterval: Double
     var spoolLimitMB: Double
 
-    static func parse(_ arguments: inout Arguments) throws(CommandError) -> EventStoreOptions {
-        func number(_ option: Option) throws(CommandError) -> Double? {
-            try arguments.value(option, { Double($0).flatMap { $0.isFinite && $0 > 0 ? $0 : nil } }, expected: "a number above 0")
-        }
-        return EventStoreOptions(events: try arguments.value(Self.events), spool: try arguments.value(Self.spool),
-                                 flushInterval: try number(Self.flushInterval) ?? Self.defaultFlushInterval,
-                                 spoolLimitMB: try number(Self.spoolLimit) ?? Self.defaultSpoolLimitMB)
+    static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> EventStoreOptions {
+        // Above 0: a recorder that never flushes, or a spool that holds nothing, would lose every event.
+        let flushInterval = try arguments.value(Self.flushInterval, as: Seconds.self, in: Seconds(.leastNonzeroMagnitude)...,
+                                                expected: "a number above 0")
+        let spoolLimit = try arguments.value(Self.spoolLimit, as: Double.self, in: .leastNonzeroMagnitude..., expected: "a number above 0")
+        return EventStoreOptions(events: try arguments.value(Self.events, as: StateLocation.self, relativeTo: context.currentDirectory),
+                                 spool: try arguments.value(Self.spool),
+                                 flushInterval: flushInterval?.value ?? Self.defaultFlushInterval,
+                                 spoolLimitMB: spoolLimit ?? Self.defaultSpoolLimitMB)
     }
 
     /// `--events` when given, else `fallback` (the state's root); nil when neither names a place.
-    func location(fallback: StateLocation?, context: CommandContext) throws(CommandError) -> StateLocation? {
-        guard let events else { return fallback }
-        do {
-            return try StateLocation.parse(events, from: .commandLine(workingDirectory: context.url(".")))
-        } catch {
-            throw CommandError("--events \(events): \(error.description)", exitCode: .usage)
-        }
+    func location(fallback: StateLocation?) -> StateLocation? {
+        events ?? fallback
     }
 
     /// The recorder writing to `root`, named `<purpose>-<host>-<random>`.

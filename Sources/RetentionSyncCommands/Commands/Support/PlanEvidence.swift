@@ -21,9 +21,9 @@ enum PlanEvidence {
         return touched
     }
 
-    static func show(_ plan: Plan, format: String, environment: Environment, root: StateLocation?, context: CommandContext) async {
+    static func show(_ plan: Plan, format: PlanFormat, environment: Environment, root: StateLocation?, context: CommandContext) async {
         let touched = touchedRules(plan)
-        let markdown = format == "markdown"
+        let markdown = format == .markdown
         func say(_ text: String) {
             context.console.print(markdown ? "\n#### Evidence\n\n" + text : "\nEvidence: " + text)
         }

@@ -25,7 +25,7 @@ enum ServeRecording {
             throw CommandError("the environments' states live in different places (\(roots.map(\.description).sorted().joined(separator: ", "))); "
                                + "give --events LOCATION for the events of both", exitCode: .usage)
         }
-        guard let root = try options.events.location(fallback: roots.first, context: context) else {
+        guard let root = options.events.location(fallback: roots.first) else {
             console.error("warning: a snapshot file has no state beside it: decisions are not recorded; give --events LOCATION")
             return nil
         }
@@ -49,8 +49,8 @@ enum ServeRecording {
 
     /// Posts each verified notification's body to `url`, at most 64 at a time (more are dropped with a
     /// log line: Apple's retries and Notification History still have them).
-    static func forwarder(_ url: String?, context: CommandContext) throws(CommandError) -> (@Sendable (Data) -> Void)? {
-        guard let url, let target = URL(string: url) else { return nil }
+    static func forwarder(_ target: URL?, context: CommandContext) throws(CommandError) -> (@Sendable (Data) -> Void)? {
+        guard let target else { return nil }
         let client = CurlHTTPClient(configuration: try EnvironmentOptions.transportConfiguration(context))
         let inFlight = InFlight()
         let console = context.console

@@ -14,12 +14,21 @@ extension Option {
     }
 }
 
-/// `--root FILE[,FILE…]`: the certificates Apple's chains must lead to, read the same way by `serve`
-/// and `decide`.
+/// `--root FILE[,FILE…]`: the certificates Apple's chains must lead to, declared and read the same
+/// way by `serve`, `decide` and `outcomes pull`; each command words its help.
 enum TrustRootsOption {
-    static func load(_ paths: String, context: CommandContext) throws -> [X509Certificate] {
+    static func declaration(help: [String]) -> Option {
+        Option("--root", value: "FILE[,FILE…]", of: ArgumentList<String>.self, completion: .file, help: help)
+    }
+
+    /// The files named, in order; nil when the option is absent.
+    static func read(_ arguments: inout Arguments, _ option: Option) throws(CommandError) -> [String]? {
+        try arguments.value(option, as: ArgumentList<String>.self)?.elements
+    }
+
+    static func load(_ paths: [String], context: CommandContext) throws -> [X509Certificate] {
         var roots: [X509Certificate] = []
-        for path in paths.split(separator: ",").map(String.init) where !path.isEmpty {
+        for path in paths {
             _ = try readFile(path, what: "the root certificate", context: context)
             do {
                 roots += try X509Certificate.load(contentsOfFile: context.url(path).path)
@@ -27,7 +36,6 @@ enum TrustRootsOption {
                 throw CommandError("\(path): cannot read a root certificate (PEM or DER): \(error.description)")
             }
         }
-        guard !roots.isEmpty else { throw CommandError("--root names no certificate file", exitCode: .usage) }
         return roots
     }
 }
@@ -55,38 +63,31 @@ enum SigningKeyOption {
     }
 }
 
-/// `--prune-id`, `--rollback-versions` and `--prune-grace`, declared once for `plan` and `apply`.
-enum RollbackOptions {
+/// `--prune`, `--prune-force`, `--prune-id`, `--rollback-versions` and `--prune-grace`, declared once
+/// for `plan` and `apply` and read into one `PruneSettings`.
+enum PruneOptions {
+    /// The share of the remote content a prune may delete without `--prune-force`, as help words it.
+    static let protectedShare = "\(Int((PlanOptions.pruneProtectionShare * 100).rounded()))%"
+
+    /// `--prune`; each command says what it does with it (plan plans, apply deletes).
+    static func prune(help: [String]) -> Option { Option("--prune", help: help) }
+    static let pruneForce = Option("--prune-force", help: ["Allow a prune that deletes more than \(protectedShare) of the remote content"])
     static let pruneId = Option("--prune-id", value: "ID[,ID…]", help: [
         "Also delete these rollback targets (approved versions a revert would use,",
         "which --prune keeps); implies --prune",
     ])
-    static let rollbackVersions = Option("--rollback-versions", value: "N", default: String(PlanOptions.defaultRollbackVersions), help: [
+    static let rollbackVersions = Option("--rollback-versions", value: "N", of: Int.self, default: PlanOptions.defaultRollbackVersions, help: [
         "Approved earlier versions of each message localization that --prune keeps",
         "for a revert (0 keeps none)",
     ])
-
-    static let pruneGrace = Option("--prune-grace", value: "DAYS", default: String(PlanOptions.defaultPruneGraceDays), help: [
+    static let pruneGrace = Option("--prune-grace", value: "DAYS", of: Int.self, default: PlanOptions.defaultPruneGraceDays, help: [
         "Content submitted from a pull request (apply --only-uploads) that no",
         "manifest derives is kept by --prune until DAYS after its last submission",
         "(0 keeps none)",
     ])
 
-    static func graceDays(_ arguments: inout Arguments) throws(CommandError) -> Int {
-        try arguments.value(pruneGrace, { Int($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a whole number of days, 0 or more")
-            ?? PlanOptions.defaultPruneGraceDays
-    }
-
-    /// The identifiers `--prune-id` names, lower-cased.
-    static func named(_ arguments: inout Arguments) throws(CommandError) -> Set<String> {
-        Set((try arguments.value(pruneId) ?? "").split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty })
-    }
-
-    static func versions(_ arguments: inout Arguments) throws(CommandError) -> Int {
-        try arguments.value(rollbackVersions, { Int($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a whole number, 0 or more")
-            ?? PlanOptions.defaultRollbackVersions
-    }
+    /// In help order, after the command's own `--prune`.
+    static let following = [pruneForce, pruneId, rollbackVersions, pruneGrace]
 }
 
 /// What `plan` and `apply` were told about deleting: `--prune`, `--prune-force` and the rollback
@@ -105,9 +106,16 @@ struct PruneSettings: Sendable {
         PlanOptions(prune: deletes, pruneForce: force, pruneNamed: named, rollbackVersions: rollbackVersions, pruneGraceDays: graceDays)
     }
 
-    /// Reads the settings; `prune` and `pruneForce` are the command's own declarations (their help differs).
-    static func parse(_ arguments: inout Arguments, prune: Option, pruneForce: Option) throws(CommandError) -> PruneSettings {
-        PruneSettings(prune: arguments.flag(prune), force: arguments.flag(pruneForce), named: try RollbackOptions.named(&arguments),
-                      rollbackVersions: try RollbackOptions.versions(&arguments), graceDays: try RollbackOptions.graceDays(&arguments))
+    /// Reads the settings; `prune` is the command's own declaration (its help differs).
+    static func parse(_ arguments: inout Arguments, prune: Option) throws(CommandError) -> PruneSettings {
+        // Identifiers are compared lower-cased; an empty list names nothing to delete.
+        let named = (try arguments.value(PruneOptions.pruneId) ?? "").split(separator: ",")
+        return PruneSettings(
+            prune: arguments.flag(prune), force: arguments.flag(PruneOptions.pruneForce),
+            named: Set(named.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }),
+            rollbackVersions: try arguments.value(PruneOptions.rollbackVersions, as: Int.self, in: 0..., expected: "a whole number, 0 or more")
+                ?? PlanOptions.defaultRollbackVersions,
+            graceDays: try arguments.value(PruneOptions.pruneGrace, as: Int.self, in: 0..., expected: "a whole number of days, 0 or more")
+                ?? PlanOptions.defaultPruneGraceDays)
     }
 }

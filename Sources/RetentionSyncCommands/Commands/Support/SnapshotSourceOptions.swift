@@ -14,23 +14,25 @@ import StateStore
 /// `--manifests` or `--bundle-id`/`--app-apple-id`; else the App's `environments.<env>.stateStore`,
 /// else its `snapshotPath` (`Workspace.declaredStateLocation`, as `plan` and `apply` find it).
 struct SnapshotSourceOptions: Sendable {
-    static let stateStore = Option("--state-store", value: "LOCATION", help: [
+    /// Without the old `--snapshot-store` spelling: `serve` still reads that as its snapshot file
+    /// until the deprecated spelling goes.
+    static let stateStore = StateStoreOption.declaration(help: [
         "Serve the snapshot published in this state store (s3://bucket/prefix or a",
         "path); default: the App's environments.<env>.stateStore",
-    ])
+    ], oldSpelling: false)
     static let bundleId = Option("--bundle-id", value: "ID", help: [
         "The App's bundle id, for --state-store without --manifests",
     ])
-    static let appAppleId = Option("--app-apple-id", value: "N", help: [
+    static let appAppleId = Option("--app-apple-id", value: "N", of: Int64.self, help: [
         "The App's appAppleId, for --state-store without --manifests (production)",
     ])
 
     /// `--manifests` when it was given; the default directory is used only when nothing else names a source.
     var manifests: String?
-    var stateStore: String?
+    var stateStore: StateLocation?
     var bundleId: String?
     var appAppleId: Int64?
-    /// `serve --snapshot-store FILE` or `decide --snapshot FILE`, and how that option is spelt.
+    /// `serve --snapshot FILE` or `decide --snapshot FILE`, and how that option is spelt.
     var snapshotFile: String?
     var snapshotFileOption: String
 
@@ -51,10 +53,11 @@ struct SnapshotSourceOptions: Sendable {
         var realtimePath: String?
     }
 
-    static func parse(_ arguments: inout Arguments, manifests: Option, snapshotFile: Option) throws(CommandError) -> SnapshotSourceOptions {
-        let appAppleId = try arguments.value(Self.appAppleId, { text in Int64(text).flatMap { $0 > 0 ? $0 : nil } },
-                                             expected: "a positive whole number")
-        return SnapshotSourceOptions(manifests: try arguments.value(manifests), stateStore: try arguments.value(Self.stateStore),
+    static func parse(_ arguments: inout Arguments, manifests: Option, snapshotFile: Option,
+                      context: CommandContext) throws(CommandError) -> SnapshotSourceOptions {
+        let appAppleId = try arguments.value(Self.appAppleId, as: Int64.self, in: 1..., expected: "a positive whole number")
+        return SnapshotSourceOptions(manifests: try arguments.value(manifests),
+                                     stateStore: try StateStoreOption.read(&arguments, Self.stateStore, context: context),
                                      bundleId: try arguments.value(Self.bundleId), appAppleId: appAppleId,
                                      snapshotFile: try arguments.value(snapshotFile), snapshotFileOption: snapshotFile.name)
     }
@@ -77,7 +80,7 @@ struct SnapshotSourceOptions: Sendable {
                                        exitCode: .usage)
                 }
                 let owner = StateOwner(bundleId: bundleId, appAppleId: appAppleId, environment: environment)
-                return Resolved(environment: environment, place: .store(try Self.location(stateStore, context: context), owner),
+                return Resolved(environment: environment, place: .store(stateStore, owner),
                                 bundleId: bundleId, appAppleId: appAppleId)
             }
         }
@@ -88,7 +91,7 @@ struct SnapshotSourceOptions: Sendable {
             let owner = StateOwner(bundleId: app.bundleId, appAppleId: app.appAppleId, environment: environment)
             let location: StateLocation
             if let stateStore {
-                location = try Self.location(stateStore, context: context)
+                location = stateStore
             } else if let declared = Workspace.declaredStateLocation(of: app, environment: environment) {
                 location = declared
             } else {
@@ -125,14 +128,6 @@ struct SnapshotSourceOptions: Sendable {
                                + (details.isEmpty ? "" : "\n" + details.trimmingCharacters(in: .newlines)))
         }
         return app
-    }
-
-    static func location(_ text: String, context: CommandContext) throws(CommandError) -> StateLocation {
-        do {
-            return try StateLocation.parse(text, from: .commandLine(workingDirectory: context.currentDirectory))
-        } catch {
-            throw CommandError("--state-store \(text): \(error)", exitCode: .usage)
-        }
     }
 
     /// The store of a resolved place, opened as `plan` and `apply` open it.
