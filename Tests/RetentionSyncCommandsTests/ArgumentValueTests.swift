@@ -88,10 +88,14 @@ struct ArgumentValueTests {
 
     @Test("--snapshot-store means --state-store in every command but serve's deprecated spelling")
     func snapshotStoreHasOneMeaning() {
+        var commands: [String] = []
         for entry in CommandRegistry.all where entry.name != "serve" {
             for option in entry.options where option.spellings.contains(StateStoreOption.oldSpelling) {
                 #expect(option.name == "--state-store", "\(entry.name)")
+                commands.append(entry.name)
             }
         }
+        // The commands that read a state store all accept the old spelling, as the same option.
+        #expect(Set(commands).isSuperset(of: ["plan", "apply", "status", "state"]), "\(commands)")
     }
 }
