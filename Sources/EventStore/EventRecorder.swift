@@ -1,5 +1,5 @@
 import Basics
-import Experiments
+import EventContract
 public import Foundation
 import Synchronization
 

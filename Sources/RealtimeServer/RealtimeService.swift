@@ -4,6 +4,7 @@ public import Foundation
 public import HTTPCore
 public import HTTPServer
 public import EventStore
+import EventContract
 import RetentionMessagingModels
 import Runtime
 import Synchronization
@@ -193,11 +194,11 @@ public final class RealtimeService: Sendable {
         var facts: DecisionFacts? = recording.map {
             DecisionFacts(time: 0, environment: environment, requestIdentifier: nil, customer: nil, keyId: $0.pseudonyms.keyId,
                           productId: nil, localeRequested: nil, localeServed: nil, flow: nil, rule: nil, splitGroup: nil,
-                          splitControl: false, answer: "refused", messageIdentifier: nil, offerIdentifier: nil,
+                          splitControl: false, answer: .refused, messageIdentifier: nil, offerIdentifier: nil,
                           alternateProductId: nil, snapshot: nil, latencyMicros: 0)
         }
         if let shedAfter, ContinuousClock.now - started > shedAfter {
-            facts?.answer = "shed"
+            facts?.answer = .shed
             return finish("shed", Self.empty, entry: &entry, started: started, facts: &facts)
         }
         guard let signedPayload = Self.signedPayload(in: request.body) else {
@@ -220,7 +221,7 @@ public final class RealtimeService: Sendable {
             facts?.customer = recording.pseudonyms.pseudonym(decoded.originalTransactionId)
             facts?.productId = decoded.productId
             facts?.localeRequested = decoded.userLocale
-            facts?.answer = "not_ready"
+            facts?.answer = .notReady
         }
         guard let serving = state.current else {
             return finish("not_ready", Self.empty, entry: &entry, started: started, facts: &facts)
@@ -232,48 +233,48 @@ public final class RealtimeService: Sendable {
             decision = try serving.engine.decide(decoded)
         } catch {
             // Apple counts any non-2xx as a failure; `{}` lets it show the default message instead.
-            facts?.answer = "error"
+            facts?.answer = .error
             return finish("internal_error", Self.empty, entry: &entry, started: started, facts: &facts)
         }
         switch decision {
         case .noAnswer:
-            facts?.answer = "none"
+            facts?.answer = DecisionAnswer.none
             return finish("no_answer", Self.empty, entry: &entry, started: started, facts: &facts)
         case .ruleAnswersNone(let ruleId):
             entry.rule = ruleId
             let rule = serving.rules[ruleId]
-            Self.describe(rule, ruleId: ruleId, answer: "none", messageIdentifier: nil, locale: decoded.userLocale, into: &facts)
-            metrics.decision(environment: environment, rule: ruleId, kind: "none", split: rule?.match.split)
+            Self.describe(rule, ruleId: ruleId, answer: DecisionAnswer.none, messageIdentifier: nil, locale: decoded.userLocale, into: &facts)
+            metrics.decision(environment: environment, rule: ruleId, kind: DecisionAnswer.none.rawValue, split: rule?.match.split)
             return finish("no_answer", Self.empty, entry: &entry, started: started, facts: &facts)
         case .respond(let answer, let ruleId):
-            let kind: String
+            let kind: DecisionAnswer
             let messageIdentifier: String
             if let message = answer.message {
-                (kind, messageIdentifier) = ("message", message.messageIdentifier)
+                (kind, messageIdentifier) = (.message, message.messageIdentifier)
             } else if let alternate = answer.alternateProduct {
-                (kind, messageIdentifier) = ("alternateProduct", alternate.messageIdentifier)
+                (kind, messageIdentifier) = (.alternateProduct, alternate.messageIdentifier)
             } else if let offer = answer.promotionalOffer {
-                (kind, messageIdentifier) = ("promotionalOffer", offer.messageIdentifier)
+                (kind, messageIdentifier) = (.promotionalOffer, offer.messageIdentifier)
             } else {
-                facts?.answer = "none"
+                facts?.answer = DecisionAnswer.none
                 return finish("no_answer", Self.empty, entry: &entry, started: started, facts: &facts)
             }
             entry.rule = ruleId
-            entry.kind = kind
+            entry.kind = kind.rawValue
             entry.messageIdentifier = messageIdentifier
             let rule = serving.rules[ruleId]
             if let split = rule?.match.split {
                 entry.splitGroup = "\(split.lowerBucket)-\(split.upperBucket)"
             }
             Self.describe(rule, ruleId: ruleId, answer: kind, messageIdentifier: messageIdentifier, locale: decoded.userLocale, into: &facts)
-            metrics.decision(environment: environment, rule: ruleId, kind: kind, split: rule?.match.split)
+            metrics.decision(environment: environment, rule: ruleId, kind: kind.rawValue, split: rule?.match.split)
             return finish("answered", HTTPResponse(status: 200, headers: [("Content-Type", "application/json")],
                                                    body: Data(answer.canonicalJSON)), entry: &entry, started: started, facts: &facts)
         }
     }
 
     /// Fills the decision event's rule, split arm and answer from the snapshot rule that answered.
-    private static func describe(_ rule: SnapshotRule?, ruleId: String, answer: String, messageIdentifier: String?,
+    private static func describe(_ rule: SnapshotRule?, ruleId: String, answer: DecisionAnswer, messageIdentifier: String?,
                                  locale: String, into facts: inout DecisionFacts?) {
         guard facts != nil else { return }
         let slash = ruleId.firstIndex(of: "/")

@@ -102,12 +102,12 @@ public enum EventTime {
         return (String(characters[0..<10]), String(characters[11..<13]))
     }
 
-    static func pad(_ value: Int64, _ width: Int) -> String {
+    public static func pad(_ value: Int64, _ width: Int) -> String {
         let text = String(value)
         return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
     }
 
-    static func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
+    public static func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
         let q = a >= 0 ? a / b : -((-a + b - 1) / b)
         return (q, a - q * b)
     }
