@@ -1,4 +1,5 @@
 public import EventContract
+import Basics
 import Foundation
 import Crypto
 import Synchronization
@@ -22,7 +23,7 @@ public struct EventRecord: Sendable {
 
     /// The UTC hour the record is filed under (milliseconds since 1970 divided by an hour, floored).
     public var hourBucket: Int64 {
-        EventTime.floorDivide(time, EventTime.hour).0
+        UTCTime.floorDivide(time, UTCTime.hour).quotient
     }
 
     /// The segment folder this record belongs to, relative to the store's root.

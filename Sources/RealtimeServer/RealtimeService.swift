@@ -75,6 +75,7 @@ public final class RealtimeService: Sendable {
     private let states: [String: EndpointState]
     private let ordered: [EndpointState]
     private let log: RequestLog
+    private let clock: any RetentionClock
     private let pollInterval: TimeInterval
     private let polling = Mutex(false)
     private let shedAfter: Duration?
@@ -86,6 +87,7 @@ public final class RealtimeService: Sendable {
 
     public init(configuration: Configuration, log: RequestLog = RequestLog()) {
         self.log = log
+        clock = configuration.clock
         shedAfter = configuration.shedAfter.map { .milliseconds(Int64(($0 * 1000).rounded())) }
         pollInterval = configuration.pollInterval
         recording = configuration.recording
@@ -168,7 +170,7 @@ public final class RealtimeService: Sendable {
         case "/metrics":
             guard isRead else { return HTTPResponse(status: 405, headers: [("Allow", "GET, HEAD")]) }
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
-                                body: Data(metrics.render().utf8))
+                                body: Data(metrics.render(now: clock.date()).utf8))
         default:
             return HTTPResponse(status: 404)
         }
@@ -305,11 +307,11 @@ public final class RealtimeService: Sendable {
         entry.outcome = outcome
         entry.status = response.status
         entry.latencyMs = (seconds * 1e6).rounded() / 1000
-        let now = Date()
-        entry.time = timestamp(now)
+        let now = UTCTime(now: clock)
+        entry.time = now.formatted()
         log.write(entry)
         if var event = facts, let recording {
-            event.time = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
+            event.time = now.milliseconds
             event.latencyMicros = Int64((seconds * 1e6).rounded())
             recording.recorder.record(event.record())
         }
@@ -338,7 +340,7 @@ public final class RealtimeService: Sendable {
         } catch {
             metrics.verificationFailure(environment: environment.rawValue, reason: "notification_" + error.reason)
             metrics.notification(environment: environment.rawValue, outcome: "refused")
-            log.event("notification_refused", "a notification was refused: \(error.description)")
+            log.event("notification_refused", "a notification was refused: \(error.description)", time: UTCTime(now: clock))
             return HTTPResponse(status: 401)
         }
         if let facts = OutcomeFacts(verified, environment: environment, pseudonyms: recording.pseudonyms, source: "push") {

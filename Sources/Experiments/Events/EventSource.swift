@@ -19,7 +19,7 @@ public struct EventPartition: Sendable, Hashable, Comparable {
     }
 
     public var path: String {
-        "date=\(date)/hour=\(EventTime.pad(Int64(hour), 2))"
+        "date=\(date)/hour=\(hour < 10 ? "0" : "")\(hour)"
     }
 
     public static func < (lhs: EventPartition, rhs: EventPartition) -> Bool {

@@ -113,7 +113,7 @@ struct ResultsJoin {
             counts.late += 1
             return
         }
-        let hour = event.time - EventTime.floorDivide(event.time, EventTime.hour).1
+        let hour = EventTime.hourStart(event.time)
         for (bucketHour, bucket) in seen where bucketHour != hour && bucket.contains(event.id.high, event.id.low) {
             counts.duplicates += 1
             return
