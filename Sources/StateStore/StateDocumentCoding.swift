@@ -55,8 +55,7 @@ extension StateDocument {
 
     /// Reads a state document (or migrates a legacy runtime snapshot) and checks its version, its
     /// digest and, when given, that it belongs to `owner`.
-    public static func decode(_ data: Data, expecting owner: StateOwner?,
-                              now: Date = Date()) throws(StateDocumentError) -> (document: StateDocument, source: StateDocumentSource) {
+    public static func decode(_ data: Data, expecting owner: StateOwner?) throws(StateDocumentError) -> (document: StateDocument, source: StateDocumentSource) {
         struct Probe: Decodable {
             var formatVersion: String?
             var schemaVersion: Int?
