@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 public import Foundation
 import HTTPClient
@@ -55,7 +56,7 @@ public struct CustomerSimulation: Sendable {
     /// Makes the customers, delivers their period-start notifications, sends one realtime request
     /// per customer (at most `concurrency` at once), draws the outcomes and schedules what follows.
     public func run() async -> CustomerSimulationSummary {
-        let start = milliseconds(emulator.now)
+        let start = UTCTime(emulator.now).milliseconds
         let customers = makeCustomers(now: start)
         emulator.schedule(customers.map(periodStartNotification))
         await emulator.advanceClock(to: emulator.now)
@@ -174,7 +175,7 @@ public struct CustomerSimulation: Sendable {
         let payload = DecodedRealtimeRequestBody(
             originalTransactionId: customer.originalTransactionId, appAppleId: appAppleId, productId: customer.product.productId,
             userLocale: customer.locale, requestIdentifier: UUID().uuidString.lowercased(), environment: settings.environment.appleName,
-            signedDate: milliseconds(Date()))
+            signedDate: UTCTime(now: emulator.configuration.realtimeClock).milliseconds)
         let body: Data
         do {
             body = try CanonicalJSON.encode(SignedBody(signedPayload: try signer.sign(payload)))
@@ -191,7 +192,7 @@ public struct CustomerSimulation: Sendable {
         }
         guard response.status == 200 else { return .failure(.unsuccessfulHTTPResponseCode) }
         guard let answer = Self.answer(response.body) else { return .failure(.invalidResponse) }
-        return .success(Exposure(answer: answer, time: milliseconds(emulator.now)))
+        return .success(Exposure(answer: answer, time: UTCTime(emulator.now).milliseconds))
     }
 
     /// The model key of a RealtimeResponseBody; nil when the body is not one. An empty body or `{}` is `none`.
@@ -350,7 +351,6 @@ public struct CustomerSimulation: Sendable {
         return parts.joined(separator: "-")
     }
 
-    private func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
 }
 
 /// Why a customer simulation cannot start.
