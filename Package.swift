@@ -7,14 +7,15 @@ import PackageDescription
 //      library's epoll and eventfd headers for the HTTP server's event loops and its thread-naming
 //      call (nothing linked).
 //   2. Foundation-only vocabulary: Basics (source locations, edit distance, the clock, thread names),
-//      RetentionMessagingModels (Apple's models, limits, PNG facts, canonical JSON), and above them
+//      RetentionMessagingModels (Apple's models, limits, PNG facts, canonical JSON), EventContract (the
+//      members, streams, times and answers of decision and outcome events), and above them
 //      StateLocations (where state lives: the one location grammar, shared by Manifests and StateStore) and
 //      HTTPCore (the request and response values, errors and header redaction both HTTP sides speak).
 //   3. YAML (libyaml), Crypto (OpenSSL libcrypto), TLS (OpenSSL libssl), HTTPClient (libcurl, SigV4)
 //      and HTTPServer (event loops, parser, sockets, serving over TLS; no libcurl).
 //   4. Manifests (offline: YAML + Crypto + models) and Runtime (embeddable: Crypto + models) —
 //      neither links libcurl; RetentionMessaging, the API client (HTTPCore + Crypto + models);
-//      Experiments (Foundation only: the results readout of decision and outcome events).
+//      Experiments (the results readout of decision and outcome events: the contract and Apple's models only).
 //   5. Emulator, StateStore (the state document and the registry of its backends: file, S3; plain objects
 //      beside the state), EventStore (decision and outcome events: keyed pseudonyms, the spooling
 //      recorder, segments beside the state), Reconciler,
@@ -54,29 +55,31 @@ let package = Package(
 
         .target(name: "Emulator", dependencies: ["Basics", "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto"]),
         .target(name: "Runtime", dependencies: ["Basics", "RetentionMessagingModels", "Crypto"]),
-        .target(name: "Experiments"),
+        .target(name: "EventContract", dependencies: ["Basics"]),
         // Writes PNG files for the tests and the benchmarks; the product only reads images.
         .target(name: "SyntheticImages", dependencies: ["RetentionMessagingModels"]),
-        .target(name: "StateStore", dependencies: ["RetentionMessagingModels", "StateLocations", "Runtime", "HTTPCore", "HTTPClient", "Crypto"]),
-        .target(name: "EventStore", dependencies: ["Basics", "RetentionMessagingModels", "StateStore", "Experiments", "Crypto", "Runtime"]),
-        .target(name: "Notifications", dependencies: ["RetentionMessagingModels", "HTTPCore", "HTTPClient", "StateStore"]),
-        .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "EventStore", "RetentionMessagingModels", "HTTPCore", "HTTPServer", "Crypto", "StateLocations", "StateStore"]),
+        .target(name: "Experiments", dependencies: ["EventContract", "RetentionMessagingModels"]),
+        .target(name: "StateStore", dependencies: ["Basics", "RetentionMessagingModels", "StateLocations", "Runtime", "HTTPCore", "HTTPClient", "Crypto"]),
+        .target(name: "EventStore", dependencies: ["Basics", "RetentionMessagingModels", "StateStore", "EventContract", "Crypto", "Runtime"]),
+        .target(name: "Notifications", dependencies: ["Basics", "RetentionMessagingModels", "HTTPCore", "HTTPClient", "StateStore"]),
+        .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "EventStore", "EventContract", "RetentionMessagingModels", "HTTPCore", "HTTPServer", "Crypto", "StateLocations", "StateStore"]),
         .target(name: "Reconciler",
                 dependencies: ["Basics", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateLocations", "StateStore"]),
 
         .target(name: "RetentionSyncCommands",
                 dependencies: ["Basics", "Reconciler", "Manifests", "Runtime", "StateLocations", "StateStore", "Emulator", "RetentionMessagingModels",
-                               "Experiments", "EventStore", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "YAML", "RealtimeServer", "TLS",
+                               "EventContract", "Experiments", "EventStore", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "YAML", "RealtimeServer", "TLS",
                                "Notifications"]),
         .executableTarget(name: "retention-sync", dependencies: ["RetentionSyncCommands"]),
         .executableTarget(name: "retention-sync-bench",
                           dependencies: ["RetentionSyncCommands", "Reconciler", "Manifests", "Runtime", "Emulator",
-                                         "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "Basics",
-                                         "RealtimeServer", "Experiments", "EventStore", "StateStore", "SyntheticImages", "YAML"]),
+                                         "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "Basics", "YAML",
+                                         "RealtimeServer", "EventContract", "Experiments", "EventStore", "StateStore", "SyntheticImages"]),
 
         .target(name: "TestSupport", dependencies: ["Basics", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto"], path: "Tests/TestSupport"),
         .testTarget(name: "WorkflowTests", dependencies: ["TestSupport", "YAML"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML", "Basics"]),
+        .testTarget(name: "BasicsTests", dependencies: ["Basics"]),
         .testTarget(name: "CryptoTests", dependencies: ["TestSupport", "Crypto"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["TestSupport", "HTTPCore", "HTTPClient", "HTTPServer"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["TestSupport", "Basics", "HTTPCore", "HTTPClient", "HTTPServer", "TLS"]),
@@ -84,19 +87,22 @@ let package = Package(
                     dependencies: ["TestSupport", "Basics", "RetentionMessagingModels", "RetentionMessaging", "Emulator", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "SyntheticImages"]),
         .testTarget(name: "ManifestsTests", dependencies: ["TestSupport", "Manifests", "YAML", "Basics", "RetentionMessagingModels", "StateLocations",
                                                           "RetentionSyncCommands"]),
-        .testTarget(name: "ExperimentsTests", dependencies: ["TestSupport", "Experiments"]),
+        .testTarget(name: "ExperimentsTests", dependencies: ["TestSupport", "EventContract", "Experiments"]),
         .testTarget(name: "EventStoreTests",
-                    dependencies: ["TestSupport", "EventStore", "Experiments", "StateStore", "StateLocations", "HTTPClient"]),
+                    dependencies: ["TestSupport", "EventContract", "EventStore", "Experiments", "StateStore", "StateLocations", "HTTPClient", "RetentionMessagingModels"]),
         .testTarget(name: "RuntimeTests", dependencies: ["TestSupport", "Basics", "Runtime", "Crypto", "RetentionMessagingModels"]),
         .testTarget(name: "RealtimeServerTests",
-                    dependencies: ["TestSupport", "RealtimeServer", "Runtime", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "RetentionMessagingModels", "EventStore", "Experiments"]),
+                    dependencies: ["TestSupport", "RealtimeServer", "Runtime", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "RetentionMessagingModels",
+                                   "EventStore", "EventContract"]),
         .testTarget(name: "ReconcilerTests",
-                    dependencies: ["TestSupport", "Basics", "Reconciler", "RetentionSyncCommands", "Emulator", "Manifests", "Runtime", "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "Crypto", "StateStore", "YAML"]),
+                    dependencies: ["TestSupport", "Basics", "Reconciler", "RetentionSyncCommands", "Emulator", "Manifests", "Runtime", "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "Crypto",
+                                   "StateStore", "YAML"]),
         .testTarget(name: "StateStoreTests", dependencies: ["TestSupport", "StateLocations", "StateStore", "RealtimeServer", "Runtime", "RetentionMessagingModels", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto"]),
         .testTarget(name: "NotificationsTests",
                     dependencies: ["TestSupport", "Notifications", "HTTPCore", "HTTPClient", "HTTPServer", "StateStore", "RetentionMessagingModels"]),
         .testTarget(name: "RetentionSyncCommandsTests",
-                    dependencies: ["TestSupport", "Basics", "RetentionSyncCommands", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer", "Runtime", "RetentionMessagingModels", "RealtimeServer", "EventStore", "Experiments", "RetentionMessaging", "Reconciler"]),
+                    dependencies: ["TestSupport", "Basics", "RetentionSyncCommands", "Reconciler", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer", "Runtime", "RetentionMessagingModels",
+                                   "RealtimeServer", "EventStore", "EventContract", "Experiments", "RetentionMessaging"]),
     ],
     swiftLanguageModes: [.v6]
 )

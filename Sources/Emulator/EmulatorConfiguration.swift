@@ -52,6 +52,10 @@ public struct EmulatorConfiguration: Sendable {
     /// Signs the App Store Server Notifications simulated customers produce (`useTestChain` sets
     /// it to the realtime requests' chain); without one, a customer simulation cannot start.
     public var notificationSigner: NotificationSigner? = nil
+    /// The time on the realtime requests the emulator signs (performance tests, simulated customers):
+    /// the App's server checks their `signedDate` against its own clock, which `clock` (virtual in
+    /// tests and the demo) is not.
+    public var realtimeClock: any RetentionClock = SystemClock()
 
     public init(publicKey: ES256PublicKey, keyId: String? = nil, issuerId: String? = nil, bundleId: String? = nil,
                 productionReview: ReviewMode = .manual, rateLimit: RateLimitMode = .off,

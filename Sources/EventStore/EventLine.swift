@@ -1,4 +1,5 @@
-public import Experiments
+public import EventContract
+import Basics
 import Foundation
 import Crypto
 import Synchronization
@@ -22,7 +23,7 @@ public struct EventRecord: Sendable {
 
     /// The UTC hour the record is filed under (milliseconds since 1970 divided by an hour, floored).
     public var hourBucket: Int64 {
-        time >= 0 ? time / 3_600_000 : -((-time + 3_599_999) / 3_600_000)
+        UTCTime.floorDivide(time, UTCTime.hour).quotient
     }
 
     /// The segment folder this record belongs to, relative to the store's root.
@@ -90,13 +91,15 @@ public enum EventLine {
         .string(EventTime.format(millis))
     }
 
-    /// The line of `members`, keys sorted bytewise.
-    public static func encode(_ members: [String: EventValue]) -> [UInt8] {
+    /// The line of `stream` with `members`: every field the contract declares for the stream, in its
+    /// order; a declared member missing from `members` is a programming error, caught here.
+    public static func encode(_ stream: EventStream, _ members: [EventField: EventValue]) -> [UInt8] {
+        precondition(Set(members.keys) == Set(stream.fields), "a \(stream.lineType) line has exactly the contract's members")
         var writer = CanonicalJSONWriter(capacity: 640)
-        let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         writer.object { object in
-            for key in keys {
-                switch members[key]! {
+            for field in stream.fields {
+                let key = field.rawValue
+                switch members[field]! {
                 case .string(let text): object.member(key, string: text)
                 case .integer(let number): object.member(key, integer: number)
                 case .bool(let flag): object.member(key, literal: flag ? "true" : "false")
@@ -122,9 +125,7 @@ public struct DecisionFacts: Sendable {
     public var rule: String?
     public var splitGroup: String?
     public var splitControl: Bool
-    /// `message`, `promotionalOffer`, `alternateProduct`, `none` (the rule answers nothing, or no rule
-    /// matched), `refused` (the request failed verification) or `shed`/`not_ready`/`error`.
-    public var answer: String
+    public var answer: DecisionAnswer
     public var messageIdentifier: String?
     public var offerIdentifier: String?
     public var alternateProductId: String?
@@ -133,7 +134,7 @@ public struct DecisionFacts: Sendable {
 
     public init(time: Int64, environment: String, requestIdentifier: String?, customer: String?, keyId: String,
                 productId: String?, localeRequested: String?, localeServed: String?, flow: String?, rule: String?,
-                splitGroup: String?, splitControl: Bool, answer: String, messageIdentifier: String?, offerIdentifier: String?,
+                splitGroup: String?, splitControl: Bool, answer: DecisionAnswer, messageIdentifier: String?, offerIdentifier: String?,
                 alternateProductId: String?, snapshot: String?, latencyMicros: Int64) {
         self.time = time
         self.environment = environment
@@ -157,13 +158,14 @@ public struct DecisionFacts: Sendable {
 
     /// The decision line (`arm` is the rule's name when the rule belongs to a split group). Written on
     /// `serve`'s answering path: the keys, in sorted order, are constant bytes copied as they are, and
-    /// only the values are escaped; a test holds it to `EventLine.encode` of the same members.
+    /// only the values are escaped; a test holds it to `recordByDictionary`, which names every member
+    /// through `EventField`.
     public func record(eventId: String = EventLine.newEventId()) -> EventRecord {
         var line = LineWriter(capacity: 768)
         line.raw("{\"alternateProductId\":")
         line.string(alternateProductId)
         line.raw(",\"answer\":")
-        line.string(answer)
+        line.string(answer.rawValue)
         line.raw(",\"arm\":")
         line.string(splitGroup == nil ? nil : rule)
         line.raw(",\"customer\":")
@@ -206,18 +208,22 @@ public struct DecisionFacts: Sendable {
 
     /// The same line through the generic encoder: what `record` must equal, byte for byte.
     public func recordByDictionary(eventId: String) -> EventRecord {
-        let line = EventLine.encode([
-            "alternateProductId": EventValue(alternateProductId), "answer": .string(answer),
-            "arm": splitGroup == nil ? .null : EventValue(rule), "customer": EventValue(customer),
-            "environment": .string(environment), "eventId": .string(eventId), "flow": EventValue(flow),
-            "keyId": .string(keyId), "latencyMicros": .integer(latencyMicros), "localeRequested": EventValue(localeRequested),
-            "localeServed": EventValue(localeServed), "messageIdentifier": EventValue(messageIdentifier),
-            "offerIdentifier": EventValue(offerIdentifier), "productId": EventValue(productId),
-            "requestIdentifier": EventValue(requestIdentifier), "rule": EventValue(rule), "schema": .integer(EventLine.schema),
-            "snapshot": EventValue(snapshot), "splitControl": .bool(splitControl), "splitGroup": EventValue(splitGroup),
-            "time": EventLine.time(time), "type": .string("decision"),
-        ])
-        return EventRecord(stream: .decisions, environment: environment, time: time, line: line)
+        EventRecord(stream: .decisions, environment: environment, time: time, line: EventLine.encode(.decisions, members(eventId: eventId)))
+    }
+
+    /// The decision line's members, each named by the contract.
+    public func members(eventId: String) -> [EventField: EventValue] {
+        [
+            .alternateProductId: EventValue(alternateProductId), .answer: .string(answer.rawValue),
+            .arm: splitGroup == nil ? .null : EventValue(rule), .customer: EventValue(customer),
+            .environment: .string(environment), .eventId: .string(eventId), .flow: EventValue(flow),
+            .keyId: .string(keyId), .latencyMicros: .integer(latencyMicros), .localeRequested: EventValue(localeRequested),
+            .localeServed: EventValue(localeServed), .messageIdentifier: EventValue(messageIdentifier),
+            .offerIdentifier: EventValue(offerIdentifier), .productId: EventValue(productId),
+            .requestIdentifier: EventValue(requestIdentifier), .rule: EventValue(rule), .schema: .integer(EventLine.schema),
+            .snapshot: EventValue(snapshot), .splitControl: .bool(splitControl), .splitGroup: EventValue(splitGroup),
+            .time: EventLine.time(time), .type: .string(EventStream.decisions.lineType),
+        ]
     }
 }
 
@@ -268,18 +274,22 @@ public struct OutcomeFacts: Sendable {
     /// The outcome line. Its `eventId` is Apple's `notificationUUID`, so the same notification read by
     /// push and by pull (or retried by Apple) is one event to every reader.
     public func record() -> EventRecord {
-        let line = EventLine.encode([
-            "autoRenewProductId": EventValue(autoRenewProductId), "autoRenewStatus": EventValue(autoRenewStatus),
-            "currency": EventValue(currency), "customer": .string(customer),
-            "effectiveDate": effectiveDate.map(EventLine.time) ?? .null, "environment": .string(environment),
-            "eventId": .string(notificationUUID.lowercased()), "expiresDate": expiresDate.map(EventLine.time) ?? .null,
-            "keyId": .string(keyId), "notificationType": .string(notificationType),
-            "notificationUUID": .string(notificationUUID.lowercased()), "offerIdentifier": EventValue(offerIdentifier),
-            "offerType": EventValue(offerType), "price": EventValue(price), "productId": EventValue(productId),
-            "schema": .integer(EventLine.schema), "source": .string(source), "subtype": EventValue(subtype),
-            "time": EventLine.time(time), "type": .string("outcome"),
-        ])
-        return EventRecord(stream: .outcomes, environment: environment, time: time, line: line)
+        EventRecord(stream: .outcomes, environment: environment, time: time, line: EventLine.encode(.outcomes, members))
+    }
+
+    /// The outcome line's members, each named by the contract.
+    public var members: [EventField: EventValue] {
+        [
+            .autoRenewProductId: EventValue(autoRenewProductId), .autoRenewStatus: EventValue(autoRenewStatus),
+            .currency: EventValue(currency), .customer: .string(customer),
+            .effectiveDate: effectiveDate.map(EventLine.time) ?? .null, .environment: .string(environment),
+            .eventId: .string(notificationUUID.lowercased()), .expiresDate: expiresDate.map(EventLine.time) ?? .null,
+            .keyId: .string(keyId), .notificationType: .string(notificationType),
+            .notificationUUID: .string(notificationUUID.lowercased()), .offerIdentifier: EventValue(offerIdentifier),
+            .offerType: EventValue(offerType), .price: EventValue(price), .productId: EventValue(productId),
+            .schema: .integer(EventLine.schema), .source: .string(source), .subtype: EventValue(subtype),
+            .time: EventLine.time(time), .type: .string(EventStream.outcomes.lineType),
+        ]
     }
 }
 

@@ -1,5 +1,5 @@
 import Basics
-import Experiments
+import EventContract
 public import Foundation
 import Synchronization
 
@@ -196,8 +196,9 @@ public final class EventRecorder: Sendable {
                     onNotice("\(sink.location) answers again; the spooled events are stored")
                 }
                 if closing {
-                    let deadline = Date().addingTimeInterval(settings.closeTimeout)
-                    while leftovers, Date() < deadline {
+                    // A deadline on the monotonic clock: a wall clock set back must not stretch the close.
+                    let deadline = ContinuousClock.now + .milliseconds(Int64((settings.closeTimeout * 1000).rounded()))
+                    while leftovers, ContinuousClock.now < deadline {
                         leftovers = !uploadSpooled(outage: &outage)
                         if leftovers { Thread.sleep(forTimeInterval: 0.2) }
                     }

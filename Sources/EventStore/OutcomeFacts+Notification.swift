@@ -4,7 +4,7 @@ public import Runtime
 extension OutcomeFacts {
     /// The notification types whose transaction's `purchaseDate` is when the outcome took effect (a
     /// renewal, a purchase, a redeemed offer); for every other type it is the notification's own date.
-    static let datedByPurchase: Set<String> = ["DID_RENEW", "SUBSCRIBED", "OFFER_REDEEMED"]
+    static let datedByPurchase: Set<NotificationType> = [.didRenew, .subscribed, .offerRedeemed]
 
     /// The outcome a verified notification records, or nil when it is about no customer (a `TEST`).
     /// The customer is the keyed pseudonym of the `originalTransactionId`; the raw id goes no further.
@@ -13,7 +13,7 @@ extension OutcomeFacts {
         let payload = notification.payload
         let transaction = notification.transaction
         let renewal = notification.renewalInfo
-        let effective = Self.datedByPurchase.contains(payload.notificationType) ? transaction?.purchaseDate : nil
+        let effective = Self.datedByPurchase.contains(NotificationType(rawValue: payload.notificationType)) ? transaction?.purchaseDate : nil
         self.init(time: payload.signedDate, environment: environment.rawValue, notificationUUID: payload.notificationUUID,
                   notificationType: payload.notificationType, subtype: payload.subtype, customer: pseudonyms.pseudonym(original),
                   keyId: pseudonyms.keyId, productId: transaction?.productId ?? renewal?.productId,

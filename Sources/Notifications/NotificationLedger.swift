@@ -1,4 +1,5 @@
 public import Foundation
+import Basics
 public import StateStore
 
 /// Which events were already told, kept beside the state document so that every run — a laptop, a
@@ -41,23 +42,13 @@ public struct NotificationLedgerDocument: Codable, Sendable, Hashable {
     public func encoded() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(StateTime.format(date))
-        }
+        encoder.dateEncodingStrategy = .utcMilliseconds
         return try encoder.encode(self) + Data("\n".utf8)
     }
 
     public static func decode(_ data: Data) throws -> NotificationLedgerDocument {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let container = try decoder.singleValueContainer()
-            let text = try container.decode(String.self)
-            guard let date = StateTime.parse(text) else {
-                throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(text)' is not a UTC time like 2026-01-31T12:00:00.000Z")
-            }
-            return date
-        }
+        decoder.dateDecodingStrategy = .utcMilliseconds
         let document = try decoder.decode(NotificationLedgerDocument.self, from: data)
         guard document.formatVersion.hasPrefix("1.") else {
             throw NotificationLedgerError("format_version \(document.formatVersion) is newer than this retention-sync reads (1.x)")

@@ -25,7 +25,7 @@ public struct Notifier: Sendable {
         self.transport = transport
     }
 
-    public func send(_ events: [NotificationEvent], now: Date = Date()) async -> NotificationOutcome {
+    public func send(_ events: [NotificationEvent], now: Date) async -> NotificationOutcome {
         var outcome = NotificationOutcome()
         var seen = Set<String>()
         // One message per key per run, in a stable order.

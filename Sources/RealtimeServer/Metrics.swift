@@ -99,7 +99,7 @@ public final class RealtimeMetrics: Sendable {
     }
 
     /// The Prometheus exposition text, lines sorted within each metric.
-    public func render(now: Date = Date()) -> String {
+    public func render(now: Date) -> String {
         let state = state.withLock { $0 }
         var requests: [String: Int] = [:]
         for (key, count) in state.requests {

@@ -4,9 +4,6 @@ import Foundation
 public import RetentionMessagingModels
 import Runtime
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// One environment served on one path, from one snapshot source.
 public struct RealtimeEndpoint: Sendable {
@@ -157,7 +154,7 @@ final class EndpointState: Sendable {
         metrics.snapshotLoaded(environment: environment, digest: snapshot.digest, at: clock.date())
         log.write(["event": "snapshot_loaded", "environment": .text(environment), "digest": .text(snapshot.digest),
                    "rules": .integer(Int64(snapshot.rules.count)), "source": .text(endpoint.source.location),
-                   "time": .text(timestamp(clock.date()))])
+                   "time": .text(UTCTime(now: clock).formatted())])
     }
 
     private func refuse(_ reason: String, _ message: String) {
@@ -168,21 +165,8 @@ final class EndpointState: Sendable {
 
     private func logEvent(_ event: String, _ message: String, reason: String? = nil) {
         var fields: [String: LogValue] = ["event": .text(event), "environment": .text(endpoint.environment.rawValue),
-                                          "message": .text(message), "time": .text(timestamp(clock.date()))]
+                                          "message": .text(message), "time": .text(UTCTime(now: clock).formatted())]
         if let reason { fields["reason"] = .text(reason) }
         log.write(fields)
     }
-}
-
-func timestamp(_ date: Date) -> String {
-    var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
-    var parts = tm()
-    gmtime_r(&seconds, &parts)
-    let millis = Int((date.timeIntervalSince1970 - Double(seconds)) * 1000)
-    func pad(_ value: Int32, _ width: Int) -> String {
-        let text = String(value)
-        return String(repeating: "0", count: max(0, width - text.count)) + text
-    }
-    return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-        + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
 }

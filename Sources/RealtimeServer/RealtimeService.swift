@@ -4,6 +4,7 @@ public import Foundation
 public import HTTPCore
 public import HTTPServer
 public import EventStore
+import EventContract
 import RetentionMessagingModels
 import Runtime
 import Synchronization
@@ -74,6 +75,7 @@ public final class RealtimeService: Sendable {
     private let states: [String: EndpointState]
     private let ordered: [EndpointState]
     private let log: RequestLog
+    private let clock: any RetentionClock
     private let pollInterval: TimeInterval
     private let polling = Mutex(false)
     private let shedAfter: Duration?
@@ -85,6 +87,7 @@ public final class RealtimeService: Sendable {
 
     public init(configuration: Configuration, log: RequestLog = RequestLog()) {
         self.log = log
+        clock = configuration.clock
         shedAfter = configuration.shedAfter.map { .milliseconds(Int64(($0 * 1000).rounded())) }
         pollInterval = configuration.pollInterval
         recording = configuration.recording
@@ -167,7 +170,7 @@ public final class RealtimeService: Sendable {
         case "/metrics":
             guard isRead else { return HTTPResponse(status: 405, headers: [("Allow", "GET, HEAD")]) }
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
-                                body: Data(metrics.render().utf8))
+                                body: Data(metrics.render(now: clock.date()).utf8))
         default:
             return HTTPResponse(status: 404)
         }
@@ -193,11 +196,11 @@ public final class RealtimeService: Sendable {
         var facts: DecisionFacts? = recording.map {
             DecisionFacts(time: 0, environment: environment, requestIdentifier: nil, customer: nil, keyId: $0.pseudonyms.keyId,
                           productId: nil, localeRequested: nil, localeServed: nil, flow: nil, rule: nil, splitGroup: nil,
-                          splitControl: false, answer: "refused", messageIdentifier: nil, offerIdentifier: nil,
+                          splitControl: false, answer: .refused, messageIdentifier: nil, offerIdentifier: nil,
                           alternateProductId: nil, snapshot: nil, latencyMicros: 0)
         }
         if let shedAfter, ContinuousClock.now - started > shedAfter {
-            facts?.answer = "shed"
+            facts?.answer = .shed
             return finish("shed", Self.empty, entry: &entry, started: started, facts: &facts)
         }
         guard let signedPayload = Self.signedPayload(in: request.body) else {
@@ -220,7 +223,7 @@ public final class RealtimeService: Sendable {
             facts?.customer = recording.pseudonyms.pseudonym(decoded.originalTransactionId)
             facts?.productId = decoded.productId
             facts?.localeRequested = decoded.userLocale
-            facts?.answer = "not_ready"
+            facts?.answer = .notReady
         }
         guard let serving = state.current else {
             return finish("not_ready", Self.empty, entry: &entry, started: started, facts: &facts)
@@ -232,48 +235,48 @@ public final class RealtimeService: Sendable {
             decision = try serving.engine.decide(decoded)
         } catch {
             // Apple counts any non-2xx as a failure; `{}` lets it show the default message instead.
-            facts?.answer = "error"
+            facts?.answer = .error
             return finish("internal_error", Self.empty, entry: &entry, started: started, facts: &facts)
         }
         switch decision {
         case .noAnswer:
-            facts?.answer = "none"
+            facts?.answer = DecisionAnswer.none
             return finish("no_answer", Self.empty, entry: &entry, started: started, facts: &facts)
         case .ruleAnswersNone(let ruleId):
             entry.rule = ruleId
             let rule = serving.rules[ruleId]
-            Self.describe(rule, ruleId: ruleId, answer: "none", messageIdentifier: nil, locale: decoded.userLocale, into: &facts)
-            metrics.decision(environment: environment, rule: ruleId, kind: "none", split: rule?.match.split)
+            Self.describe(rule, ruleId: ruleId, answer: DecisionAnswer.none, messageIdentifier: nil, locale: decoded.userLocale, into: &facts)
+            metrics.decision(environment: environment, rule: ruleId, kind: DecisionAnswer.none.rawValue, split: rule?.match.split)
             return finish("no_answer", Self.empty, entry: &entry, started: started, facts: &facts)
         case .respond(let answer, let ruleId):
-            let kind: String
+            let kind: DecisionAnswer
             let messageIdentifier: String
             if let message = answer.message {
-                (kind, messageIdentifier) = ("message", message.messageIdentifier)
+                (kind, messageIdentifier) = (.message, message.messageIdentifier)
             } else if let alternate = answer.alternateProduct {
-                (kind, messageIdentifier) = ("alternateProduct", alternate.messageIdentifier)
+                (kind, messageIdentifier) = (.alternateProduct, alternate.messageIdentifier)
             } else if let offer = answer.promotionalOffer {
-                (kind, messageIdentifier) = ("promotionalOffer", offer.messageIdentifier)
+                (kind, messageIdentifier) = (.promotionalOffer, offer.messageIdentifier)
             } else {
-                facts?.answer = "none"
+                facts?.answer = DecisionAnswer.none
                 return finish("no_answer", Self.empty, entry: &entry, started: started, facts: &facts)
             }
             entry.rule = ruleId
-            entry.kind = kind
+            entry.kind = kind.rawValue
             entry.messageIdentifier = messageIdentifier
             let rule = serving.rules[ruleId]
             if let split = rule?.match.split {
                 entry.splitGroup = "\(split.lowerBucket)-\(split.upperBucket)"
             }
             Self.describe(rule, ruleId: ruleId, answer: kind, messageIdentifier: messageIdentifier, locale: decoded.userLocale, into: &facts)
-            metrics.decision(environment: environment, rule: ruleId, kind: kind, split: rule?.match.split)
+            metrics.decision(environment: environment, rule: ruleId, kind: kind.rawValue, split: rule?.match.split)
             return finish("answered", HTTPResponse(status: 200, headers: [("Content-Type", "application/json")],
                                                    body: Data(answer.canonicalJSON)), entry: &entry, started: started, facts: &facts)
         }
     }
 
     /// Fills the decision event's rule, split arm and answer from the snapshot rule that answered.
-    private static func describe(_ rule: SnapshotRule?, ruleId: String, answer: String, messageIdentifier: String?,
+    private static func describe(_ rule: SnapshotRule?, ruleId: String, answer: DecisionAnswer, messageIdentifier: String?,
                                  locale: String, into facts: inout DecisionFacts?) {
         guard facts != nil else { return }
         let slash = ruleId.firstIndex(of: "/")
@@ -304,11 +307,11 @@ public final class RealtimeService: Sendable {
         entry.outcome = outcome
         entry.status = response.status
         entry.latencyMs = (seconds * 1e6).rounded() / 1000
-        let now = Date()
-        entry.time = timestamp(now)
+        let now = UTCTime(now: clock)
+        entry.time = now.formatted()
         log.write(entry)
         if var event = facts, let recording {
-            event.time = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
+            event.time = now.milliseconds
             event.latencyMicros = Int64((seconds * 1e6).rounded())
             recording.recorder.record(event.record())
         }
@@ -337,7 +340,7 @@ public final class RealtimeService: Sendable {
         } catch {
             metrics.verificationFailure(environment: environment.rawValue, reason: "notification_" + error.reason)
             metrics.notification(environment: environment.rawValue, outcome: "refused")
-            log.event("notification_refused", "a notification was refused: \(error.description)")
+            log.event("notification_refused", "a notification was refused: \(error.description)", time: UTCTime(now: clock))
             return HTTPResponse(status: 401)
         }
         if let facts = OutcomeFacts(verified, environment: environment, pseudonyms: recording.pseudonyms, source: "push") {

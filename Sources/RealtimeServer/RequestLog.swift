@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 import Foundation
 import RetentionMessagingModels
@@ -25,8 +26,8 @@ public struct RequestLog: Sendable {
     }
 
     /// A line about the service itself (`{"event": …, "message": …, "time": …}`).
-    func event(_ name: String, _ message: String) {
-        write(["event": .text(name), "message": .text(message), "time": .text(timestamp(Date()))])
+    func event(_ name: String, _ message: String, time: UTCTime) {
+        write(["event": .text(name), "message": .text(message), "time": .text(time.formatted())])
     }
 
     func write(_ fields: [String: LogValue]) {

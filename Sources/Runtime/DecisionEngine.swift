@@ -1,3 +1,4 @@
+import Basics
 public import RetentionMessagingModels
 import Foundation
 import Synchronization
@@ -432,8 +433,5 @@ private func list(_ values: [String]?) -> String { "[" + (values ?? []).joined(s
 
 /// UNIX milliseconds as RFC 3339 UTC, for explanations people read.
 private func timestamp(_ milliseconds: Int64) -> String {
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-    formatter.timeZone = TimeZone(identifier: "UTC")
-    return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+    UTCTime(milliseconds: milliseconds).formatted()
 }

@@ -86,7 +86,7 @@ public struct SnapshotSplit: Codable, Sendable, Hashable {
 }
 
 public struct SnapshotResponse: Codable, Sendable, Hashable {
-    public enum Kind: String, Codable, Sendable, Hashable {
+    public enum Kind: String, Codable, Sendable, Hashable, CaseIterable {
         case message, alternateProduct, promotionalOffer, none
     }
 

@@ -123,14 +123,15 @@ public struct FileStateStore: StateStore {
         guard descriptor >= 0 else {
             throw StateStoreError(.io, store: path, "cannot open the lock file \(lockPath): \(String(cString: strerror(errno)))")
         }
-        let deadline = Date().addingTimeInterval(lockTimeout)
+        // A deadline on the monotonic clock: a wall clock set back must not stretch the wait.
+        let deadline = ContinuousClock.now + .milliseconds(Int64((lockTimeout * 1000).rounded()))
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
             guard code == EWOULDBLOCK || code == EINTR else {
                 close(descriptor)
                 throw StateStoreError(.io, store: path, "cannot lock \(lockPath): \(String(cString: strerror(code)))")
             }
-            guard Date() < deadline else {
+            guard ContinuousClock.now < deadline else {
                 close(descriptor)
                 throw StateStoreError(.conflict, store: path, "another writer has held \(lockPath) for \(Int(lockTimeout)) s; try again when it has finished")
             }

@@ -1,4 +1,5 @@
 public import Foundation
+import Basics
 import Crypto
 import RetentionMessagingModels
 import Runtime
@@ -54,8 +55,7 @@ extension StateDocument {
 
     /// Reads a state document (or migrates a legacy runtime snapshot) and checks its version, its
     /// digest and, when given, that it belongs to `owner`.
-    public static func decode(_ data: Data, expecting owner: StateOwner?,
-                              now: Date = Date()) throws(StateDocumentError) -> (document: StateDocument, source: StateDocumentSource) {
+    public static func decode(_ data: Data, expecting owner: StateOwner?) throws(StateDocumentError) -> (document: StateDocument, source: StateDocumentSource) {
         struct Probe: Decodable {
             var formatVersion: String?
             var schemaVersion: Int?
@@ -140,23 +140,13 @@ extension StateDocument {
     static func encoder(pretty: Bool) -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted] : [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(StateTime.format(date))
-        }
+        encoder.dateEncodingStrategy = .utcMilliseconds
         return encoder
     }
 
     static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let container = try decoder.singleValueContainer()
-            let text = try container.decode(String.self)
-            guard let date = StateTime.parse(text) else {
-                throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(text)' is not a UTC time like 2026-01-31T12:00:00.000Z")
-            }
-            return date
-        }
+        decoder.dateDecodingStrategy = .utcMilliseconds
         return decoder
     }
 
@@ -175,49 +165,15 @@ extension StateDocument {
     }
 }
 
-/// Times in the document: UTC, millisecond precision, `2026-01-31T12:00:00.000Z`.
+/// Times in the document: UTC, millisecond precision, `2026-01-31T12:00:00.000Z` (`UTCTime`'s
+/// millisecond form).
 public enum StateTime {
     public static func format(_ date: Date) -> String {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        let seconds = milliseconds.quotientAndRemainder(dividingBy: 1000)
-        var whole = Int64(seconds.quotient)
-        var fraction = seconds.remainder
-        if fraction < 0 { fraction += 1000; whole -= 1 }
-        var time = time_t(whole)
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-                      Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(fraction))
+        UTCTime(date).formatted()
     }
 
     /// Exactly the form `format` writes; anything else is nil.
     public static func parse(_ text: String) -> Date? {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 24, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
-              bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[19] == UInt8(ascii: "."),
-              bytes[23] == UInt8(ascii: "Z") else { return nil }
-        func number(_ range: Range<Int>) -> Int? {
-            var value = 0
-            for byte in bytes[range] {
-                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-                value = value * 10 + Int(byte - UInt8(ascii: "0"))
-            }
-            return value
-        }
-        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
-              let minute = number(14..<16), let second = number(17..<19), let millisecond = number(20..<23),
-              (1...12).contains(month), day >= 1, hour < 24, minute < 60, second < 60 else { return nil }
-        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
-        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-        guard day <= days[month - 1] else { return nil }
-        var parts = tm()
-        parts.tm_year = Int32(year - 1900)
-        parts.tm_mon = Int32(month - 1)
-        parts.tm_mday = Int32(day)
-        parts.tm_hour = Int32(hour)
-        parts.tm_min = Int32(minute)
-        parts.tm_sec = Int32(second)
-        let seconds = timegm(&parts)
-        return Date(timeIntervalSince1970: Double(Int64(seconds) * 1000 + Int64(millisecond)) / 1000)
+        UTCTime.parse(text, exactly: .milliseconds)?.date
     }
 }

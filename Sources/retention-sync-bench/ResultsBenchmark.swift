@@ -1,5 +1,7 @@
+import EventContract
 import Experiments
 import Foundation
+import RetentionMessagingModels
 
 /// `results` over a generated event store: by default 10 million decisions and about 3 million outcomes
 /// over 180 days (1.25 million customers, eight decisions each, outcomes for renewals, cancellations
@@ -59,6 +61,7 @@ struct ResultsEventGenerator {
     private var random: UInt64 = 0x5EED
     private var counter: UInt64 = 0
     private var buckets: [Int64: [Record]] = [:]
+    private var checked: Set<EventStream> = []
 
     init(root: URL, customers: Int) {
         self.root = root
@@ -78,11 +81,11 @@ struct ResultsEventGenerator {
         var rule: UInt8
     }
 
-    static let rules: [(flow: String, rule: String, answer: String, group: String?, control: Bool, offer: String?, keep: Double)] = [
-        ("cancel-flow", "keep-message", "message", "save-offer", true, nil, 0.62),
-        ("cancel-flow", "half-price", "promotionalOffer", "save-offer", false, "half-price-3-months", 0.68),
-        ("cancel-flow", "holdout", "none", "save-offer", false, nil, 0.58),
-        ("billing-issue", "update-payment", "message", nil, false, nil, 0.7),
+    static let rules: [(flow: String, rule: String, answer: DecisionAnswer, group: String?, control: Bool, offer: String?, keep: Double)] = [
+        ("cancel-flow", "keep-message", .message, "save-offer", true, nil, 0.62),
+        ("cancel-flow", "half-price", .promotionalOffer, "save-offer", false, "half-price-3-months", 0.68),
+        ("cancel-flow", "holdout", DecisionAnswer.none, "save-offer", false, nil, 0.58),
+        ("billing-issue", "update-payment", .message, nil, false, nil, 0.7),
     ]
 
     private mutating func next() -> UInt64 {
@@ -162,20 +165,40 @@ struct ResultsEventGenerator {
                 appendOutcome(record, to: &outcomeLines)
             }
         }
-        try write(decisionLines, stream: "decisions", hour: hour)
-        try write(outcomeLines, stream: "outcomes", hour: hour)
+        try write(decisionLines, stream: .decisions, hour: hour)
+        try write(outcomeLines, stream: .outcomes, hour: hour)
     }
 
-    private mutating func write(_ lines: [UInt8], stream: String, hour: Int64) throws {
+    private mutating func write(_ lines: [UInt8], stream: EventStream, hour: Int64) throws {
         guard !lines.isEmpty else { return }
+        if !checked.contains(stream) {
+            try Self.checkAgainstContract(lines, stream)
+            checked.insert(stream)
+        }
         let time = Self.format(hour)
-        let folder = root.appendingPathComponent("events/v1/\(stream)/environment=production/date=\(time.prefix(10))/hour=\(time.dropFirst(11).prefix(2))")
+        let folder = root.appendingPathComponent("events/v1/\(stream.rawValue)/environment=production/date=\(time.prefix(10))/hour=\(time.dropFirst(11).prefix(2))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try Data(lines).write(to: folder.appendingPathComponent("bench-a1b2-0000000001.ndjson"))
         bytes += lines.count
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    struct OffContract: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The lines are spelled out by hand for speed, so the first line of each stream is held to the
+    /// contract's members once, before any is written.
+    private static func checkAgainstContract(_ lines: [UInt8], _ stream: EventStream) throws {
+        let first = Data(lines.prefix { $0 != 0x0A })
+        let keys = (try JSONSerialization.jsonObject(with: first) as? [String: Any]).map { Set($0.keys) } ?? []
+        let declared = Set(stream.fields.map(\.rawValue))
+        guard keys == declared else {
+            throw OffContract(description: "the generated \(stream.lineType) line's members differ from the contract: "
+                              + "extra \(keys.subtracting(declared).sorted()), missing \(declared.subtracting(keys).sorted())")
+        }
+    }
 
     private static func appendHex(_ value: UInt64, digits: Int, to out: inout [UInt8]) {
         var shift = (digits - 1) * 4
@@ -230,7 +253,7 @@ struct ResultsEventGenerator {
     private mutating func appendDecision(_ record: Record, to out: inout [UInt8]) {
         let rule = Self.rules[Int(record.rule)]
         Self.append(#"{"alternateProductId":null,"answer":""#, to: &out)
-        out.append(contentsOf: rule.answer.utf8)
+        out.append(contentsOf: rule.answer.rawValue.utf8)
         Self.append(#"","arm":"#, to: &out)
         if rule.group != nil { out.append(contentsOf: "\"\(rule.rule)\"".utf8) } else { Self.append("null", to: &out) }
         Self.append(#","customer":""#, to: &out)
@@ -242,7 +265,7 @@ struct ResultsEventGenerator {
         Self.append(#"","keyId":"0badc0de","latencyMicros":"#, to: &out)
         out.append(contentsOf: String(600 + record.time % 500).utf8)
         Self.append(#","localeRequested":"en-GB","localeServed":"en-GB","messageIdentifier":"#, to: &out)
-        if rule.answer == "message" || rule.answer == "promotionalOffer" {
+        if rule.answer == .message || rule.answer == .promotionalOffer {
             out.append(UInt8(ascii: "\""))
             Self.appendHex(Self.mix(UInt64(record.rule)), digits: 8, to: &out)
             Self.append("-1111-4222-8333-", to: &out)
@@ -268,11 +291,11 @@ struct ResultsEventGenerator {
     }
 
     private mutating func appendOutcome(_ record: Record, to out: inout [UInt8]) {
-        let (type, subtype): (StaticString, StaticString?) = switch record.kind {
-        case .renewal: ("DID_RENEW", nil)
-        case .disabled: ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED")
-        case .expired: ("EXPIRED", "VOLUNTARY")
-        case .offerRedeemed, .decision: ("OFFER_REDEEMED", nil)
+        let (type, subtype): (NotificationType, NotificationSubtype?) = switch record.kind {
+        case .renewal: (.didRenew, nil)
+        case .disabled: (.didChangeRenewalStatus, .autoRenewDisabled)
+        case .expired: (.expired, .voluntary)
+        case .offerRedeemed, .decision: (.offerRedeemed, nil)
         }
         let priced = record.kind == .renewal || record.kind == .offerRedeemed
         Self.append(#"{"autoRenewProductId":"com.example.stillpoint.monthly","autoRenewStatus":"#, to: &out)
@@ -290,7 +313,7 @@ struct ResultsEventGenerator {
         Self.append(#"","expiresDate":""#, to: &out)
         Self.appendTime(record.expires, to: &out)
         Self.append(#"","keyId":"0badc0de","notificationType":""#, to: &out)
-        Self.append(type, to: &out)
+        out.append(contentsOf: type.rawValue.utf8)
         Self.append(#"","notificationUUID":""#, to: &out)
         out.append(contentsOf: id)
         Self.append(#"","offerIdentifier":"#, to: &out)
@@ -304,7 +327,7 @@ struct ResultsEventGenerator {
         Self.append(#","productId":"com.example.stillpoint.monthly","schema":1,"source":"pull","subtype":"#, to: &out)
         if let subtype {
             out.append(UInt8(ascii: "\""))
-            Self.append(subtype, to: &out)
+            out.append(contentsOf: subtype.rawValue.utf8)
             out.append(UInt8(ascii: "\""))
         } else {
             Self.append("null", to: &out)

@@ -1,4 +1,5 @@
 import Crypto
+import EventContract
 import EventStore
 import Foundation
 import RetentionMessagingModels
@@ -326,7 +327,7 @@ private func componentCosts(chain: AppleStyleSigningChain, snapshot: URL) throws
         time: Int64(Date().timeIntervalSince1970 * 1000), environment: "production", requestIdentifier: request.requestIdentifier,
         customer: pseudonyms.pseudonym(request.originalTransactionId), keyId: pseudonyms.keyId, productId: request.productId,
         localeRequested: "en-US", localeServed: "en-US", flow: "monthly", rule: "message", splitGroup: nil, splitControl: false,
-        answer: "message", messageIdentifier: "00000000-0000-5000-8000-000000000998", offerIdentifier: nil,
+        answer: .message, messageIdentifier: "00000000-0000-5000-8000-000000000998", offerIdentifier: nil,
         alternateProductId: nil, snapshot: String(repeating: "0", count: 64), latencyMicros: 120)
     measure("decision event line (canonical JSON)") { _ = facts.record() }
     measure("  of which: a fresh event id") { _ = EventLine.newEventId() }

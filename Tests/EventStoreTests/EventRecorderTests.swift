@@ -1,4 +1,5 @@
 @testable import EventStore
+import EventContract
 import Experiments
 import Foundation
 import TestSupport
@@ -28,7 +29,7 @@ func decision(_ index: Int, at time: Int64, environment: String = "sandbox") -> 
     DecisionFacts(time: time, environment: environment, requestIdentifier: "req-\(index)", customer: String(repeating: "a", count: 63) + "\(index % 10)",
                   keyId: "0badc0de", productId: "com.example.monthly", localeRequested: "en-US", localeServed: "en-US",
                   flow: "cancel-flow", rule: index % 2 == 0 ? "arm-a" : "arm-b", splitGroup: "test", splitControl: index % 2 == 0,
-                  answer: "message", messageIdentifier: "m-\(index % 2)", offerIdentifier: nil, alternateProductId: nil,
+                  answer: .message, messageIdentifier: "m-\(index % 2)", offerIdentifier: nil, alternateProductId: nil,
                   snapshot: "sha256:00", latencyMicros: 900).record()
 }
 

@@ -1,5 +1,5 @@
 import EventStore
-import Experiments
+import EventContract
 import Foundation
 import Testing
 
@@ -44,14 +44,14 @@ struct EventLineTests {
         let facts = [
             DecisionFacts(time: 1_795_000_000_123, environment: "production", requestIdentifier: "r-\"1\"\n", customer: String(repeating: "ab", count: 32),
                           keyId: "0badc0de", productId: "com.example.monthly", localeRequested: "de-AT", localeServed: "de-DE", flow: "cancel",
-                          rule: "arm-a", splitGroup: "upsell", splitControl: true, answer: "message", messageIdentifier: "m\\1",
+                          rule: "arm-a", splitGroup: "upsell", splitControl: true, answer: .message, messageIdentifier: "m\\1",
                           offerIdentifier: nil, alternateProductId: nil, snapshot: "sha256:00", latencyMicros: 812),
             DecisionFacts(time: 0, environment: "sandbox", requestIdentifier: nil, customer: nil, keyId: "k", productId: nil,
                           localeRequested: nil, localeServed: nil, flow: nil, rule: nil, splitGroup: nil, splitControl: false,
-                          answer: "refused", messageIdentifier: nil, offerIdentifier: nil, alternateProductId: nil, snapshot: nil, latencyMicros: 0),
+                          answer: .refused, messageIdentifier: nil, offerIdentifier: nil, alternateProductId: nil, snapshot: nil, latencyMicros: 0),
             DecisionFacts(time: -1, environment: "production", requestIdentifier: "r", customer: "c", keyId: "k", productId: "p",
                           localeRequested: "ja", localeServed: "ja", flow: "f", rule: "r", splitGroup: nil, splitControl: false,
-                          answer: "alternateProduct", messageIdentifier: "m", offerIdentifier: "o\u{1}", alternateProductId: "é",
+                          answer: .alternateProduct, messageIdentifier: "m", offerIdentifier: "o\u{1}", alternateProductId: "é",
                           snapshot: "s", latencyMicros: 9_223_372_036_854_775_807),
         ]
         for fact in facts {

@@ -1,5 +1,4 @@
 import EventStore
-import Experiments
 import Foundation
 import HTTPClient
 import StateLocations

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import EventContract
 @testable import Experiments
 
 /// The SQL in docs/results-sql.md, run by DuckDB (installed by `.ci/setup --test` into `.build/tools`)

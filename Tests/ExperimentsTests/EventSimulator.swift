@@ -1,4 +1,5 @@
 import Foundation
+import EventContract
 @testable import Experiments
 
 /// Writes decision and outcome events by the event contract for simulated customers whose true
@@ -112,12 +113,9 @@ struct EventSimulator {
     }
 
     /// Every line of a stream has the same keys, so their byte order is worked out once.
-    static let decisionKeys = ["alternateProductId", "answer", "arm", "customer", "environment", "eventId", "flow", "keyId", "latencyMicros",
-                               "localeRequested", "localeServed", "messageIdentifier", "offerIdentifier", "productId", "requestIdentifier",
-                               "rule", "schema", "snapshot", "splitControl", "splitGroup", "time", "type"].sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-    static let outcomeKeys = ["autoRenewProductId", "autoRenewStatus", "currency", "customer", "effectiveDate", "environment", "eventId",
-                              "expiresDate", "keyId", "notificationType", "notificationUUID", "offerIdentifier", "offerType", "price",
-                              "productId", "schema", "source", "subtype", "time", "type"].sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    /// Every line of a stream has the contract's keys, in the contract's order.
+    static let decisionKeys = EventStream.decisions.fields.map(\.rawValue)
+    static let outcomeKeys = EventStream.outcomes.fields.map(\.rawValue)
 
     private mutating func write(_ random: inout SplitMix64, _ stream: String, _ time: Int64, _ fields: [String: Field]) {
         var line = "{"

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import EventContract
 @testable import Experiments
 
 /// The join's definitions, one hand-written story each.

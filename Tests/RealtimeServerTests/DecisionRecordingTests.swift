@@ -1,6 +1,6 @@
 import Crypto
 import EventStore
-import Experiments
+import EventContract
 import Foundation
 import HTTPCore
 import RealtimeServer
@@ -164,5 +164,15 @@ struct DecisionRecordingTests {
         #expect(try await running.postNotification("x.y.z").status == 404)
         #expect(try await running.post(requestBody(product: monthly)).status == 200)
         #expect(!String(decoding: try await running.get("/metrics").body, as: UTF8.self).contains("retention_sync_events_recorded_total"))
+    }
+}
+
+@Suite("Decision answers")
+struct DecisionAnswerSpellingTests {
+    @Test("every kind of snapshot response is spelt as the decision event's answer")
+    func snapshotKindsAreDecisionAnswers() {
+        for kind in SnapshotResponse.Kind.allCases {
+            #expect(DecisionAnswer(rawValue: kind.rawValue) != nil, "\(kind.rawValue)")
+        }
     }
 }

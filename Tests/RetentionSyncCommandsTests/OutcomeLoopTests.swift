@@ -1,6 +1,7 @@
 import Crypto
 import Emulator
 import EventStore
+import EventContract
 import Experiments
 import Foundation
 import HTTPClient

@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 public import Foundation
 import HTTPClient
@@ -55,7 +56,7 @@ public struct CustomerSimulation: Sendable {
     /// Makes the customers, delivers their period-start notifications, sends one realtime request
     /// per customer (at most `concurrency` at once), draws the outcomes and schedules what follows.
     public func run() async -> CustomerSimulationSummary {
-        let start = milliseconds(emulator.now)
+        let start = UTCTime(emulator.now).milliseconds
         let customers = makeCustomers(now: start)
         emulator.schedule(customers.map(periodStartNotification))
         await emulator.advanceClock(to: emulator.now)
@@ -174,7 +175,7 @@ public struct CustomerSimulation: Sendable {
         let payload = DecodedRealtimeRequestBody(
             originalTransactionId: customer.originalTransactionId, appAppleId: appAppleId, productId: customer.product.productId,
             userLocale: customer.locale, requestIdentifier: UUID().uuidString.lowercased(), environment: settings.environment.appleName,
-            signedDate: milliseconds(Date()))
+            signedDate: UTCTime(now: emulator.configuration.realtimeClock).milliseconds)
         let body: Data
         do {
             body = try CanonicalJSON.encode(SignedBody(signedPayload: try signer.sign(payload)))
@@ -191,7 +192,7 @@ public struct CustomerSimulation: Sendable {
         }
         guard response.status == 200 else { return .failure(.unsuccessfulHTTPResponseCode) }
         guard let answer = Self.answer(response.body) else { return .failure(.invalidResponse) }
-        return .success(Exposure(answer: answer, time: milliseconds(emulator.now)))
+        return .success(Exposure(answer: answer, time: UTCTime(emulator.now).milliseconds))
     }
 
     /// The model key of a RealtimeResponseBody; nil when the body is not one. An empty body or `{}` is `none`.
@@ -248,7 +249,7 @@ public struct CustomerSimulation: Sendable {
         if !kept {
             let at = t + 1 + Int64(delayDraw * Double(min(Self.day, end - t - 1) - 1))
             renewal = renewalInfo(customer, autoRenew: false, renewsTo: customer.product.productId, renewalDate: nil)
-            notifications.append(make(customer, at: at, "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", transaction: current, renewal: renewal,
+            notifications.append(make(customer, at: at, .didChangeRenewalStatus, .autoRenewDisabled, transaction: current, renewal: renewal,
                                       random: &random))
         } else if redeemed, let offer = exposure.answer.offerIdentifier {
             let at = t + 1 + Int64(delayDraw * Double(min(Self.hour, (end - t) / 2)))
@@ -261,12 +262,12 @@ public struct CustomerSimulation: Sendable {
             transaction.transactionReason = "PURCHASE"
             renewal.offerType = 2
             renewal.offerIdentifier = offer
-            notifications.append(make(customer, at: at, "OFFER_REDEEMED", nil, transaction: transaction, renewal: renewal, random: &random))
+            notifications.append(make(customer, at: at, .offerRedeemed, nil, transaction: transaction, renewal: renewal, random: &random))
         } else if redeemed, let alternate = exposure.answer.alternateProductId {
             let at = t + 1 + Int64(delayDraw * Double(min(Self.hour, (end - t) / 2)))
             let alternatePrice = settings.products.first { $0.productId == alternate }?.price ?? customer.product.price
             renewal.autoRenewProductId = alternate
-            notifications.append(make(customer, at: at, "DID_CHANGE_RENEWAL_PREF", alternatePrice > customer.product.price ? "UPGRADE" : "DOWNGRADE",
+            notifications.append(make(customer, at: at, .didChangeRenewalPref, alternatePrice > customer.product.price ? .upgrade : .downgrade,
                                       transaction: current, renewal: renewal, random: &random))
         }
 
@@ -283,19 +284,19 @@ public struct CustomerSimulation: Sendable {
                 transactionReason: "RENEWAL", environment: settings.environment.appleName, signedDate: 0)
             var nextRenewal = renewalInfo(customer, autoRenew: true, renewsTo: product.productId, renewalDate: end + period)
             nextRenewal.productId = product.productId
-            notifications.append(make(customer, at: end, "DID_RENEW", nil, transaction: next, renewal: nextRenewal, random: &random))
+            notifications.append(make(customer, at: end, .didRenew, nil, transaction: next, renewal: nextRenewal, random: &random))
         } else {
             if kept && end - t > Self.day + 60_000 {
                 // A customer who keeps past the first day but does not renew turns auto-renew off later.
                 let at = t + Self.day + 1 + Int64(delayDraw * Double(end - t - Self.day - 60_000))
                 renewal.autoRenewStatus = 0
                 renewal.renewalDate = nil
-                notifications.append(make(customer, at: at, "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", transaction: current,
+                notifications.append(make(customer, at: at, .didChangeRenewalStatus, .autoRenewDisabled, transaction: current,
                                           renewal: renewal, random: &random))
             }
             renewal.autoRenewStatus = 0
             renewal.renewalDate = nil
-            notifications.append(make(customer, at: end, "EXPIRED", "VOLUNTARY", transaction: current, renewal: renewal, status: 2,
+            notifications.append(make(customer, at: end, .expired, .voluntary, transaction: current, renewal: renewal, status: 2,
                                       random: &random))
         }
         return (Truth(kept: kept, redeemed: redeemed, renewed: renewed), notifications)
@@ -305,8 +306,8 @@ public struct CustomerSimulation: Sendable {
     /// purchase, else `DID_RENEW`, carrying the period's `expiresDate`.
     func periodStartNotification(_ customer: Customer) -> ScheduledNotification {
         var random = SeededGenerator(seed: customer.seed ^ 0x5EED)
-        return make(customer, at: customer.periodStart, customer.startsWithPurchase ? "SUBSCRIBED" : "DID_RENEW",
-                    customer.startsWithPurchase ? "INITIAL_BUY" : nil, transaction: currentTransaction(customer),
+        return make(customer, at: customer.periodStart, customer.startsWithPurchase ? .subscribed : .didRenew,
+                    customer.startsWithPurchase ? .initialBuy : nil, transaction: currentTransaction(customer),
                     renewal: renewalInfo(customer, autoRenew: true, renewsTo: customer.product.productId, renewalDate: customer.periodEnd),
                     random: &random)
     }
@@ -326,9 +327,9 @@ public struct CustomerSimulation: Sendable {
                            environment: settings.environment.appleName, signedDate: 0)
     }
 
-    private func make(_ customer: Customer, at date: Int64, _ type: String, _ subtype: String?, transaction: TransactionPayload,
+    private func make(_ customer: Customer, at date: Int64, _ type: NotificationType, _ subtype: NotificationSubtype?, transaction: TransactionPayload,
                       renewal: RenewalInfoPayload, status: Int = 1, random: inout SeededGenerator) -> ScheduledNotification {
-        ScheduledNotification(date: date, environment: settings.environment, notificationType: type, subtype: subtype,
+        ScheduledNotification(date: date, environment: settings.environment, notificationType: type.rawValue, subtype: subtype?.rawValue,
                               notificationUUID: Self.uuid(&random), appAppleId: appAppleId, bundleId: bundleId, status: status,
                               transaction: transaction, renewal: renewal, pushURL: pushURL, pushTimeout: settings.timeout)
     }
@@ -350,7 +351,6 @@ public struct CustomerSimulation: Sendable {
         return parts.joined(separator: "-")
     }
 
-    private func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
 }
 
 /// Why a customer simulation cannot start.

@@ -39,6 +39,7 @@ extension Emulator {
             maxConcurrentTransfers: job.settings.maxConcurrentRequests, environment: [:], userAgent: "retention-sync-emulator"))
         let runner = PerformanceTestRunner(settings: job.settings, transport: transport, signer: job.signer)
         let appAppleId = configuration.appAppleId
+        let realtimeClock = configuration.realtimeClock
         let transaction = job.transaction
         let requestId = job.requestId
         let target = job.target.absoluteString
@@ -51,7 +52,7 @@ extension Emulator {
                         originalTransactionId: transaction.originalTransactionId, appAppleId: appAppleId,
                         productId: transaction.productId, userLocale: transaction.locale,
                         requestIdentifier: UUID().uuidString.lowercased(), environment: "Sandbox",
-                        signedDate: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+                        signedDate: UTCTime(now: realtimeClock).milliseconds)
                 },
                 judge: { [self] body in isValidRealtimeAnswer(body) },
                 progress: { [self] tally in record(tally, requestId: requestId, settings: job.settings, target: target, final: false) })

@@ -1,3 +1,5 @@
+import EventContract
+
 /// A pseudonymous customer: the 256-bit HMAC of the contract as four words, with the key that made it
 /// (pseudonyms made with different secrets are different customers, never joined).
 struct CustomerKey: Hashable {
@@ -19,17 +21,31 @@ struct EventKey: Hashable {
     var low: UInt64
 }
 
-/// What a decision answered (`answer` in the contract).
+/// What a decision answered (`answer` in the contract), as the join counts it: the contract's answers
+/// that say what a rule gave, and `other` for the rest (`shed`, `not_ready`, `error`, or unknown).
+/// The case order is the order a report lists a rule's answers in.
 enum Answer: UInt8 {
     case message, promotionalOffer, alternateProduct, none, refused, other
 
-    static let names: [(String, Answer)] = [
-        ("message", .message), ("promotionalOffer", .promotionalOffer), ("alternateProduct", .alternateProduct),
-        ("none", .none), ("refused", .refused),
-    ]
+    init(_ answer: DecisionAnswer) {
+        switch answer {
+        case .message: self = .message
+        case .promotionalOffer: self = .promotionalOffer
+        case .alternateProduct: self = .alternateProduct
+        case .none: self = .none
+        case .refused: self = .refused
+        case .shed, .notReady, .error: self = .other
+        }
+    }
+
+    /// The contract's spelling of each answer the join tells apart.
+    static let names: [(name: [UInt8], answer: Answer)] = DecisionAnswer.allCases.compactMap { answer in
+        let counted = Answer(answer)
+        return counted == .other ? nil : (Array(answer.rawValue.utf8), counted)
+    }
 
     var name: String {
-        Self.names.first { $0.1 == self }?.0 ?? "other"
+        Self.names.first { $0.answer == self }.map { String(decoding: $0.name, as: UTF8.self) } ?? "other"
     }
 
     /// The answers that expose a customer to a rule.

@@ -1,3 +1,5 @@
+import EventContract
+
 /// Reads one NDJSON line of either stream into an `Event`. A flat, allocation-free scanner rather than
 /// `JSONDecoder`, because the benchmark's thirteen million lines must parse in seconds; it accepts any
 /// JSON object (nested values of unknown keys are skipped: the contract is forward compatible) and
@@ -10,24 +12,17 @@ struct EventLineParser {
         var reason: String
     }
 
-    private enum Field {
-        case answer, arm, customer, eventId, flow, keyId, localeServed, messageIdentifier, offerIdentifier
-        case alternateProductId, productId, rule, splitControl, splitGroup, time
-        case autoRenewProductId, currency, effectiveDate, expiresDate, notificationType, offerType, price, subtype
-    }
+    /// The members the join reads; every other member of a line is skipped.
+    static let read: [EventField] = [
+        .answer, .arm, .customer, .eventId, .flow, .keyId, .localeServed, .messageIdentifier, .offerIdentifier,
+        .alternateProductId, .productId, .rule, .splitControl, .splitGroup, .time,
+        .autoRenewProductId, .currency, .effectiveDate, .expiresDate, .notificationType, .offerType, .price, .subtype,
+    ]
 
-    private static let fields: [[(name: [UInt8], field: Field)]] = {
-        let all: [(String, Field)] = [
-            ("answer", .answer), ("arm", .arm), ("customer", .customer), ("eventId", .eventId), ("flow", .flow),
-            ("keyId", .keyId), ("localeServed", .localeServed), ("messageIdentifier", .messageIdentifier),
-            ("offerIdentifier", .offerIdentifier), ("alternateProductId", .alternateProductId), ("productId", .productId),
-            ("rule", .rule), ("splitControl", .splitControl), ("splitGroup", .splitGroup), ("time", .time),
-            ("autoRenewProductId", .autoRenewProductId), ("currency", .currency), ("effectiveDate", .effectiveDate),
-            ("expiresDate", .expiresDate), ("notificationType", .notificationType), ("offerType", .offerType),
-            ("price", .price), ("subtype", .subtype),
-        ]
-        var table = Array(repeating: [([UInt8], Field)](), count: 32)
-        for (name, field) in all { table[name.utf8.count].append((Array(name.utf8), field)) }
+    /// `read` by name length, so a key is compared only with names of its own length.
+    private static let fields: [[(name: [UInt8], field: EventField)]] = {
+        var table = Array(repeating: [([UInt8], EventField)](), count: 32)
+        for field in read { table[field.rawValue.utf8.count].append((Array(field.rawValue.utf8), field)) }
         return table
     }()
 
@@ -82,7 +77,7 @@ struct EventLineParser {
         return event
     }
 
-    private static func field(_ line: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Field? {
+    private static func field(_ line: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> EventField? {
         guard range.count < fields.count else { return nil }
         for candidate in fields[range.count] where candidate.name[0] == line[range.lowerBound] {
             if candidate.name.withUnsafeBufferPointer({ name in
@@ -257,8 +252,8 @@ struct EventLineParser {
 
     private static let hexDigits: [UInt8] = (0 ... 255).map { hexValue(UInt8($0)) ?? 0xFF }
 
-    private mutating func assign(_ field: Field, _ value: Value, _ line: UnsafeBufferPointer<UInt8>, _ event: inout Event) throws(Refusal) {
-        func name(_ field: Field) -> String { "\(field)" }
+    private mutating func assign(_ field: EventField, _ value: Value, _ line: UnsafeBufferPointer<UInt8>, _ event: inout Event) throws(Refusal) {
+        func name(_ field: EventField) -> String { field.rawValue }
         switch value {
         case .null, .nested:
             return
@@ -336,13 +331,15 @@ struct EventLineParser {
                 case .subtype: event.subtype = interner.intern(bytes)
                 case .splitControl, .price, .offerType:
                     throw Refusal(reason: "\(name(field)) is a string; the contract has a \(field == .splitControl ? "boolean" : "integer")")
+                default:
+                    break
                 }
             }
         }
     }
 
     private static func answer(_ bytes: UnsafeBufferPointer<UInt8>) -> Answer {
-        for (name, answer) in Answer.names where name.utf8.count == bytes.count && name.utf8.elementsEqual(bytes) {
+        for (name, answer) in Answer.names where name.count == bytes.count && name.elementsEqual(bytes) {
             return answer
         }
         return .other

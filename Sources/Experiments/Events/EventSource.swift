@@ -1,10 +1,5 @@
 public import Foundation
-
-/// The two event streams of the contract (`events/v1/<stream>/…`).
-public enum EventStream: String, Sendable, CaseIterable, Hashable {
-    case decisions
-    case outcomes
-}
+public import EventContract
 
 /// One hour partition, `date=YYYY-MM-DD/hour=HH`. Orders by time.
 public struct EventPartition: Sendable, Hashable, Comparable {
@@ -24,7 +19,7 @@ public struct EventPartition: Sendable, Hashable, Comparable {
     }
 
     public var path: String {
-        "date=\(date)/hour=\(EventTime.pad(Int64(hour), 2))"
+        "date=\(date)/hour=\(hour < 10 ? "0" : "")\(hour)"
     }
 
     public static func < (lhs: EventPartition, rhs: EventPartition) -> Bool {

@@ -1,3 +1,6 @@
+import EventContract
+import RetentionMessagingModels
+
 /// The streaming join of decisions and outcomes into per-rule counts, by the definitions of the event
 /// contract (docs/results-sql.md spells the same definitions as SQL).
 ///
@@ -67,13 +70,13 @@ struct ResultsJoin {
     init(now: Int64, since: Int64, flow: String?, breakdown: ResultsBreakdown?) {
         self.now = now
         self.since = since
-        didChangeRenewalStatus = parser.interner.intern("DID_CHANGE_RENEWAL_STATUS")
-        autoRenewDisabled = parser.interner.intern("AUTO_RENEW_DISABLED")
-        didRenew = parser.interner.intern("DID_RENEW")
-        expired = parser.interner.intern("EXPIRED")
-        offerRedeemed = parser.interner.intern("OFFER_REDEEMED")
-        subscribed = parser.interner.intern("SUBSCRIBED")
-        didChangeRenewalPref = parser.interner.intern("DID_CHANGE_RENEWAL_PREF")
+        didChangeRenewalStatus = parser.interner.intern(NotificationType.didChangeRenewalStatus.rawValue)
+        autoRenewDisabled = parser.interner.intern(NotificationSubtype.autoRenewDisabled.rawValue)
+        didRenew = parser.interner.intern(NotificationType.didRenew.rawValue)
+        expired = parser.interner.intern(NotificationType.expired.rawValue)
+        offerRedeemed = parser.interner.intern(NotificationType.offerRedeemed.rawValue)
+        subscribed = parser.interner.intern(NotificationType.subscribed.rawValue)
+        didChangeRenewalPref = parser.interner.intern(NotificationType.didChangeRenewalPref.rawValue)
         if let flow {
             flowFilter = parser.interner.intern(flow)
         } else {
@@ -110,7 +113,7 @@ struct ResultsJoin {
             counts.late += 1
             return
         }
-        let hour = event.time - EventTime.floorDivide(event.time, EventTime.hour).1
+        let hour = EventTime.hourStart(event.time)
         for (bucketHour, bucket) in seen where bucketHour != hour && bucket.contains(event.id.high, event.id.low) {
             counts.duplicates += 1
             return

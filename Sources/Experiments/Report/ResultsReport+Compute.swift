@@ -1,3 +1,4 @@
+import EventContract
 public import Foundation
 
 /// A line of a segment that is not an event of the contract: where it is and why.

@@ -82,7 +82,7 @@ public struct StatusEntry: Sendable, Hashable {
 public enum Status {
     public static let defaultPendingWarnDays = 7
 
-    public static func report(_ planned: PlanResult, now: Date = Date(), pendingWarnDays: Int = defaultPendingWarnDays) -> StatusReport {
+    public static func report(_ planned: PlanResult, now: Date, pendingWarnDays: Int = defaultPendingWarnDays) -> StatusReport {
         var report = report(planned)
         let document = planned.remote.state?.document
         func age(_ entry: inout StatusEntry) {

@@ -1,5 +1,5 @@
 import EventStore
-import Experiments
+import EventContract
 import HTTPClient
 import StateStore
 import Foundation

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import HTTPClient
 import Reconciler
@@ -138,7 +139,7 @@ extension PerformanceTestCommand {
                 if !quiet { context.console.print("  (not recorded in the state store \(location): it holds no sandbox state yet; apply --env sandbox writes it)") }
                 return
             }
-            document.performanceTest = PerformanceTestRecord(requestId: outcome.requestId, result: outcome.result, observedAt: Date())
+            document.performanceTest = PerformanceTestRecord(requestId: outcome.requestId, result: outcome.result, observedAt: SystemClock().date())
             _ = try await store.write(document, condition: read.writeCondition)
             if !quiet { context.console.print("  recorded in the state store \(location)") }
             await RunNotifications.send(RunNotifications.events(performanceTest: document.performanceTest, owner: store.owner),
@@ -163,7 +164,7 @@ extension PerformanceTestCommand {
             guard var document = read.document, read.migratedFrom == nil,
                   let waiting = document.realtimeURLAwaitingPerformanceTest else { return }
             document.realtimeURLAwaitingPerformanceTest = nil
-            document.updatedAt = Date()
+            document.updatedAt = SystemClock().date()
             _ = try await store.write(document, condition: read.writeCondition)
             if !quiet {
                 context.console.print("  production's realtime URL \(waiting.url) no longer waits for a performance test (cleared in the state store \(location)); apply --env production sets it")
@@ -196,7 +197,7 @@ struct PerformanceTestRun: Sendable {
     func perform(originalTransactionId: String?, requestId: String?,
                  onEvent: (Event) -> Void) async throws -> Outcome {
         let before = client.requestCounts.total
-        let started = Date()
+        let started = ContinuousClock.now
         let id: String
         var config: PerformanceTestConfig?
         if let requestId {
@@ -212,7 +213,7 @@ struct PerformanceTestRun: Sendable {
         // Bounded: the test's own duration plus a generous margin for Apple's queue.
         let limit = Double(config?.totalDuration ?? 600_000) / 1000 + 600
         while result.result == nil || result.result == .pending {
-            let elapsed = Date().timeIntervalSince(started)
+            let elapsed = Self.seconds(since: started)
             onEvent(.progress(PerformanceTestView.progress(result, config: config, elapsed: elapsed)))
             if elapsed > limit {
                 throw CommandError("the test \(id) is still pending after \(Int(elapsed)) s; follow it later with --request-id \(id)")
@@ -220,7 +221,12 @@ struct PerformanceTestRun: Sendable {
             try? await Task.sleep(nanoseconds: UInt64(interval * 1_000_000_000))
             result = try await client.getPerformanceTestResult(requestId: id)
         }
-        return Outcome(requestId: id, result: result, seconds: Date().timeIntervalSince(started),
+        return Outcome(requestId: id, result: result, seconds: Self.seconds(since: started),
                        calls: client.requestCounts.total - before)
+    }
+
+    private static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 }

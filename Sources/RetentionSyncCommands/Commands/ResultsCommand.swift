@@ -1,3 +1,4 @@
+import Basics
 import EventStore
 import Experiments
 import HTTPClient
@@ -164,16 +165,7 @@ struct ResultsCommand: ParsedCommand {
 
     /// The date parser behind `DateArgument`, the one way a command-line date is read.
     static func date(_ text: String) -> Date? {
-        let day = DateFormatter()
-        day.locale = Locale(identifier: "en_US_POSIX")
-        day.timeZone = TimeZone(identifier: "UTC")
-        day.dateFormat = "yyyy-MM-dd"
-        if text.count == 10, let date = day.date(from: text) { return date }
-        let instant = ISO8601DateFormatter()
-        instant.formatOptions = [.withInternetDateTime]
-        if let date = instant.date(from: text) { return date }
-        instant.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return instant.date(from: text)
+        (UTCTime.parse(text, exactly: .date) ?? (try? UTCTime.parse(text)))?.date
     }
 }
 

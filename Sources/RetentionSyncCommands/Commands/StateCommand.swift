@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import HTTPClient
 import HTTPCore
@@ -162,10 +163,7 @@ struct StateCommand: ParsedCommand {
                               migratedFrom: read.migratedFrom, document: try read.document?.sealed())
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
-            encoder.dateEncodingStrategy = .custom { date, encoder in
-                var container = encoder.singleValueContainer()
-                try container.encode(StateTime.format(date))
-            }
+            encoder.dateEncodingStrategy = .utcMilliseconds
             context.console.write(String(decoding: try encoder.encode(shown), as: UTF8.self) + "\n")
         case .text:
             context.console.write(text(read, owner: owner, store: store.location.description))
@@ -192,10 +190,7 @@ struct StateCommand: ParsedCommand {
             }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
-            encoder.dateEncodingStrategy = .custom { date, encoder in
-                var container = encoder.singleValueContainer()
-                try container.encode(StateTime.format(date))
-            }
+            encoder.dateEncodingStrategy = .utcMilliseconds
             if format == .json {
                 let shown = Shown(store: name, version: String(version), migratedFrom: nil, document: found.document)
                 do { context.console.write(String(decoding: try encoder.encode(shown), as: UTF8.self) + "\n") } catch {

@@ -1,3 +1,4 @@
+import Basics
 import Emulator
 import EventStore
 import Experiments
@@ -106,7 +107,7 @@ extension Demo {
         }
         shell(#"curl -X POST $EMULATOR/emulator/customers -d '{"customers":\#(Self.simulatedCustomers),"seed":\#(Self.simulationSeed),"products":["\#(product)"],"locales":[\#(locales.map { "\"\($0)\"" }.joined(separator: ","))],"realtimeURL":"\#(realtimeURL)","pushURL":"\#(pushURL)","model":{…}}'"#)
         // serve stamps each decision with the wall clock, so the customers ask (and their outcomes are dated) from it too.
-        await simulation.advance(to: Date())
+        await simulation.advance(to: SystemClock().date())
         let truth = await simulation.run()
         try expect(truth.errors == 0, "serve to answer every simulated customer (\(truth.errorsByResult.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))")
         let drawn = split.arms.map { arm in

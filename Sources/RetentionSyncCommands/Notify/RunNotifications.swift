@@ -1,3 +1,4 @@
+import Basics
 import Experiments
 import Foundation
 import HTTPCore
@@ -108,7 +109,7 @@ enum RunNotifications {
                                   + "the state document); set environments.<env>.stateStore in the App manifest")
             return
         }
-        let outcome = await Notifier(webhook: webhook, ledger: ledger, transport: transport()).send(events)
+        let outcome = await Notifier(webhook: webhook, ledger: ledger, transport: transport()).send(events, now: SystemClock().date())
         for warning in outcome.warnings { context.console.error("warning: " + warning) }
         if !outcome.sent.isEmpty {
             context.console.error("Notified the \(webhook.format.rawValue) webhook of \(outcome.sent.count) event(s)"

@@ -83,7 +83,7 @@ enum PlanWording {
         case .rollbackTarget:
             "kept: an approved version a revert would use (delete it with --prune-id)"
         case .withinGrace(let until):
-            "kept until \(StateTime.format(until).prefix(10)): submitted from a pull request within --prune-grace"
+            "kept until \(UTCTime(until).formatted(.date)): submitted from a pull request within --prune-grace"
         }
     }
 

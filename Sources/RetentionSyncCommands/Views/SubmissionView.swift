@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import Reconciler
 import StateStore
@@ -22,5 +23,5 @@ enum SubmissionView {
     }
 
     /// To the second: a comment reader needs no milliseconds.
-    static func time(_ date: Date) -> String { StateTime.format(date).prefix(19) + "Z" }
+    static func time(_ date: Date) -> String { UTCTime(date).formatted(.seconds) }
 }

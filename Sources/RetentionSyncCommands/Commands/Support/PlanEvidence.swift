@@ -1,3 +1,4 @@
+import Basics
 import EventStore
 import Experiments
 import Foundation
@@ -39,7 +40,7 @@ enum PlanEvidence {
         do {
             let folder = try await ResultsCommand.localFolder(root, context: context)
             report = try ResultsReport.compute(source: FolderEventSource(root: folder), environment: environment.rawValue, flow: nil,
-                                               since: nil, now: Date(), breakdown: nil).restricted(to: touched)
+                                               since: nil, now: SystemClock().date(), breakdown: nil).restricted(to: touched)
         } catch {
             say("the events beside the state could not be read (\(error)); the plan above stands.")
             return
