@@ -1,3 +1,4 @@
+import Basics
 import EventStore
 import EventContract
 import HTTPClient
@@ -89,7 +90,7 @@ struct OutcomesCommand: ParsedCommand {
     static func pull(_ parsed: Options, context: CommandContext, provider: APIProvider) async throws -> ExitCode {
         let (options, environment, roots, events) = (parsed.environment, parsed.environment.environment, parsed.roots ?? [], parsed.events)
         let since = parsed.since?.milliseconds
-        let until = parsed.until?.milliseconds ?? Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+        let until = parsed.until?.milliseconds ?? UTCTime(now: SystemClock()).milliseconds
         guard let pseudonyms = try EventStoreOptions.pseudonyms(context) else {
             throw CommandError("\(PseudonymKey.environmentVariable) is not set: outcomes are recorded under the same keyed pseudonym as "
                                + "serve's decisions; give it the same secret serve has", exitCode: .usage)

@@ -64,7 +64,7 @@ struct ResultsCommand: ParsedCommand {
         var breakdown: ResultsBreakdown?
 
         /// The end of the window: `--as-of`, else now.
-        var now: Date { asOf?.date ?? Date() }
+        var now: Date { asOf?.date ?? SystemClock().date() }
 
         func validate() throws(CommandError) {}
     }
@@ -161,11 +161,6 @@ struct ResultsCommand: ParsedCommand {
             throw CommandError("the App declares no stateStore for \(environment.rawValue): pass --events LOCATION", exitCode: .usage)
         }
         return root
-    }
-
-    /// The date parser behind `DateArgument`, the one way a command-line date is read.
-    static func date(_ text: String) -> Date? {
-        (UTCTime.parse(text, exactly: .date) ?? (try? UTCTime.parse(text)))?.date
     }
 }
 

@@ -1,3 +1,4 @@
+import Basics
 import Emulator
 import Experiments
 import Foundation
@@ -67,19 +68,21 @@ struct ListenAddress: ArgumentValue, Hashable {
 
 /// `--since`, `--until`, `--as-of`: a day (`2026-11-01`, midnight UTC) or an ISO 8601 time.
 ///
-/// The one place a command-line date is read; the text is read by `ResultsCommand.date` until the
-/// project has a time type of its own to read it with.
+/// The one place a command-line date is read: a day (`2026-11-01`) or an RFC 3339 time, in UTC.
 struct DateArgument: ArgumentValue, Hashable {
-    var date: Date
+    var time: UTCTime
 
     init(argument text: String) throws(ArgumentError) {
-        guard let date = ResultsCommand.date(text) else { throw .isNot("a date: write 2026-11-01 or 2026-11-01T12:00:00Z") }
-        self.date = date
+        guard let time = UTCTime.parse(text, exactly: .date) ?? (try? UTCTime.parse(text)) else {
+            throw .isNot("a date: write 2026-11-01 or 2026-11-01T12:00:00Z")
+        }
+        self.time = time
     }
 
+    var date: Date { time.date }
     /// Milliseconds since 1970, as events count time.
-    var milliseconds: Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
-    var argumentDescription: String { ISO8601DateFormatter().string(from: date) }
+    var milliseconds: Int64 { time.milliseconds }
+    var argumentDescription: String { time.formatted(.seconds) }
 }
 
 /// `--forward-notifications`: an absolute http(s) URL.
