@@ -200,19 +200,17 @@ public final class RealtimeService: Sendable {
                           alternateProductId: nil, snapshot: nil, latencyMicros: 0)
         }
         if let shedAfter, ContinuousClock.now - started > shedAfter {
-            facts?.answer = .shed
-            return finish("shed", Self.empty, entry: &entry, started: started, facts: &facts)
+            return finish(.shed, Self.empty, entry: &entry, started: started, facts: &facts)
         }
         guard let signedPayload = Self.signedPayload(in: request.body) else {
-            return finish("bad_request", HTTPResponse(status: 400), entry: &entry, started: started, facts: &facts)
+            return finish(.badRequest, HTTPResponse(status: 400), entry: &entry, started: started, facts: &facts)
         }
         let decoded: DecodedRealtimeRequestBody
         do {
             decoded = try state.verifier.verify(signedPayload: signedPayload)
         } catch {
             metrics.verificationFailure(environment: environment, reason: error.reason)
-            entry.reason = error.reason
-            return finish("unauthorized", HTTPResponse(status: 401), entry: &entry, started: started, facts: &facts)
+            return finish(.unauthorized(reason: error.reason), HTTPResponse(status: 401), entry: &entry, started: started, facts: &facts)
         }
         entry.requestIdentifier = decoded.requestIdentifier
         entry.productId = decoded.productId
@@ -223,10 +221,9 @@ public final class RealtimeService: Sendable {
             facts?.customer = recording.pseudonyms.pseudonym(decoded.originalTransactionId)
             facts?.productId = decoded.productId
             facts?.localeRequested = decoded.userLocale
-            facts?.answer = .notReady
         }
         guard let serving = state.current else {
-            return finish("not_ready", Self.empty, entry: &entry, started: started, facts: &facts)
+            return finish(.notReady, Self.empty, entry: &entry, started: started, facts: &facts)
         }
         entry.snapshot = serving.snapshot.digest
         facts?.snapshot = serving.snapshot.digest
@@ -235,82 +232,37 @@ public final class RealtimeService: Sendable {
             decision = try serving.engine.decide(decoded)
         } catch {
             // Apple counts any non-2xx as a failure; `{}` lets it show the default message instead.
-            facts?.answer = .error
-            return finish("internal_error", Self.empty, entry: &entry, started: started, facts: &facts)
+            return finish(.internalError, Self.empty, entry: &entry, started: started, facts: &facts)
         }
         switch decision {
         case .noAnswer:
-            facts?.answer = DecisionAnswer.none
-            return finish("no_answer", Self.empty, entry: &entry, started: started, facts: &facts)
-        case .ruleAnswersNone(let ruleId):
-            entry.rule = ruleId
-            let rule = serving.rules[ruleId]
-            Self.describe(rule, ruleId: ruleId, answer: DecisionAnswer.none, messageIdentifier: nil, locale: decoded.userLocale, into: &facts)
-            metrics.decision(environment: environment, rule: ruleId, kind: DecisionAnswer.none.rawValue, split: rule?.match.split)
-            return finish("no_answer", Self.empty, entry: &entry, started: started, facts: &facts)
-        case .respond(let answer, let ruleId):
-            let kind: DecisionAnswer
-            let messageIdentifier: String
-            if let message = answer.message {
-                (kind, messageIdentifier) = (.message, message.messageIdentifier)
-            } else if let alternate = answer.alternateProduct {
-                (kind, messageIdentifier) = (.alternateProduct, alternate.messageIdentifier)
-            } else if let offer = answer.promotionalOffer {
-                (kind, messageIdentifier) = (.promotionalOffer, offer.messageIdentifier)
-            } else {
-                facts?.answer = DecisionAnswer.none
-                return finish("no_answer", Self.empty, entry: &entry, started: started, facts: &facts)
-            }
-            entry.rule = ruleId
-            entry.kind = kind.rawValue
-            entry.messageIdentifier = messageIdentifier
-            let rule = serving.rules[ruleId]
-            if let split = rule?.match.split {
-                entry.splitGroup = "\(split.lowerBucket)-\(split.upperBucket)"
-            }
-            Self.describe(rule, ruleId: ruleId, answer: kind, messageIdentifier: messageIdentifier, locale: decoded.userLocale, into: &facts)
-            metrics.decision(environment: environment, rule: ruleId, kind: kind.rawValue, split: rule?.match.split)
-            return finish("answered", HTTPResponse(status: 200, headers: [("Content-Type", "application/json")],
-                                                   body: Data(answer.canonicalJSON)), entry: &entry, started: started, facts: &facts)
+            return finish(.noAnswer, Self.empty, entry: &entry, started: started, facts: &facts)
+        case .ruleAnswersNone(let answered):
+            return finish(.ruleAnswersNone(answered), Self.empty, entry: &entry, started: started, facts: &facts)
+        case .respond(let body, let answered):
+            return finish(.answered(answered), HTTPResponse(status: 200, headers: [("Content-Type", "application/json")],
+                                                            body: Data(body.canonicalJSON)), entry: &entry, started: started, facts: &facts)
         }
     }
 
-    /// Fills the decision event's rule, split arm and answer from the snapshot rule that answered.
-    private static func describe(_ rule: SnapshotRule?, ruleId: String, answer: DecisionAnswer, messageIdentifier: String?,
-                                 locale: String, into facts: inout DecisionFacts?) {
-        guard facts != nil else { return }
-        let slash = ruleId.firstIndex(of: "/")
-        facts?.flow = slash.map { String(ruleId[..<$0]) }
-        facts?.rule = slash.map { String(ruleId[ruleId.index(after: $0)...]) } ?? ruleId
-        facts?.answer = answer
-        facts?.messageIdentifier = messageIdentifier
-        if let split = rule?.match.split {
-            facts?.splitGroup = split.salt
-            facts?.splitControl = split.control == true
-        }
-        if let response = rule?.response {
-            facts?.offerIdentifier = response.kind == .promotionalOffer ? response.offerIdentifier : nil
-            facts?.alternateProductId = response.kind == .alternateProduct ? response.productId : nil
-            if let messageIdentifier, let identifiers = response.messageIdentifiers {
-                facts?.localeServed = identifiers[locale] == messageIdentifier ? locale
-                    : identifiers.filter { $0.value == messageIdentifier }.map(\.key).sorted().first
-            }
-        }
-    }
-
-    /// Counts the request, writes its log line, records its decision event and hands the response back.
-    private func finish(_ outcome: String, _ response: HTTPResponse, entry: inout RequestLogEntry,
+    /// Counts the request, writes its log line, records its decision event and hands the response
+    /// back: the one place an outcome is worded for each of the three.
+    private func finish(_ outcome: RequestOutcome, _ response: HTTPResponse, entry: inout RequestLogEntry,
                         started: ContinuousClock.Instant, facts: inout DecisionFacts?) -> HTTPResponse {
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        metrics.request(environment: entry.environment, outcome: outcome, seconds: seconds)
-        entry.outcome = outcome
+        metrics.request(environment: entry.environment, outcome: outcome.logName, seconds: seconds)
+        if let answered = outcome.answered {
+            metrics.decision(environment: entry.environment, rule: answered.ruleId, kind: outcome.answer.rawValue, split: answered.split)
+        }
+        outcome.describe(into: &entry)
         entry.status = response.status
         entry.latencyMs = (seconds * 1e6).rounded() / 1000
         let now = UTCTime(now: clock)
         entry.time = now.formatted()
         log.write(entry)
         if var event = facts, let recording {
+            outcome.describe(into: &event)
             event.time = now.milliseconds
             event.latencyMicros = Int64((seconds * 1e6).rounded())
             recording.recorder.record(event.record())

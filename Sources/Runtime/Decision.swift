@@ -2,13 +2,69 @@ public import RetentionMessagingModels
 
 /// What to answer Apple's realtime request with.
 public enum Decision: Sendable, Hashable {
-    /// Send this body; `ruleId` is the snapshot rule that chose it.
-    case respond(RealtimeResponseBody, ruleId: String)
+    /// Send this body; `answered` says which rule chose it and what it is.
+    case respond(RealtimeResponseBody, Answered)
     /// Answer nothing (or an empty 200), so that Apple shows the default message.
     case noAnswer(reason: String)
-    /// The rule `ruleId` matched and answers `none`: an empty 200, so that Apple shows the default
-    /// message — recorded as that rule's answer (a `none` arm is an experiment's natural holdout).
-    case ruleAnswersNone(ruleId: String)
+    /// A rule matched and answers `none`: an empty 200, so that Apple shows the default message —
+    /// recorded as that rule's answer (a `none` arm is an experiment's natural holdout).
+    case ruleAnswersNone(Answered)
+
+    /// The rule that answered, if one did.
+    public var answered: Answered? {
+        switch self {
+        case .respond(_, let answered), .ruleAnswersNone(let answered): answered
+        case .noAnswer: nil
+        }
+    }
+}
+
+/// What the engine decided when a rule answered: everything the server logs, counts and records,
+/// so nothing downstream works it back out of the body or the rule's id.
+public struct Answered: Sendable, Hashable {
+    /// `<flow>/<rule>`.
+    public var ruleId: String
+    public var flow: String?
+    public var rule: String
+    public var kind: SnapshotResponse.Kind
+    /// The message shown; nil for `none`.
+    public var messageIdentifier: String?
+    /// The locale whose message was served: the customer's, or its declared fallback; nil for `none`.
+    public var localeServed: String?
+    /// The split arm the customer's bucket fell in, when the rule is one.
+    public var split: SnapshotSplit?
+    public var offerIdentifier: String?
+    public var alternateProductId: String?
+
+    public init(ruleId: String, kind: SnapshotResponse.Kind, messageIdentifier: String? = nil, localeServed: String? = nil,
+                split: SnapshotSplit? = nil, offerIdentifier: String? = nil, alternateProductId: String? = nil) {
+        self.ruleId = ruleId
+        let slash = ruleId.firstIndex(of: "/")
+        flow = slash.map { String(ruleId[..<$0]) }
+        rule = slash.map { String(ruleId[ruleId.index(after: $0)...]) } ?? ruleId
+        self.kind = kind
+        self.messageIdentifier = messageIdentifier
+        self.localeServed = localeServed
+        self.split = split
+        self.offerIdentifier = offerIdentifier
+        self.alternateProductId = alternateProductId
+    }
+
+    /// What a rule answers, before the request says which locale.
+    init(rule: SnapshotRule) {
+        let response = rule.response
+        self.init(ruleId: rule.id, kind: response.kind, split: rule.match.split,
+                  offerIdentifier: response.kind == .promotionalOffer ? response.offerIdentifier : nil,
+                  alternateProductId: response.kind == .alternateProduct ? response.productId : nil)
+    }
+
+    /// This rule's answer served in `locale` with `messageIdentifier`.
+    func served(_ messageIdentifier: String, in locale: String) -> Answered {
+        var answered = self
+        answered.messageIdentifier = messageIdentifier
+        answered.localeServed = locale
+        return answered
+    }
 }
 
 /// Why one rule did or did not answer a request, for `explain` and `retention-sync decide --explain`.

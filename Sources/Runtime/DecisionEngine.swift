@@ -71,12 +71,12 @@ public final class DecisionEngine: Sendable {
         // table, which a property test holds to the same decisions.
         let found = trace == nil ? compiled.table.firstAnswer(request, locales: locales, compiled: compiled)
                                  : compiled.firstAnswerExplained(request, locales: locales, trace: &trace)
-        if let (rule, answer) = found {
+        if let (rule, answer, locale) = found {
             switch answer {
             case .none:
-                return .ruleAnswersNone(ruleId: rule.id)
-            case .body(let body):
-                return .respond(body, ruleId: rule.id)
+                return .ruleAnswersNone(rule.answered)
+            case .body(let body, let messageIdentifier):
+                return .respond(body, rule.answered.served(messageIdentifier, in: locale))
             case .promotionalOffer(let messageIdentifier, let offerIdentifier):
                 guard let signOffer else { throw DecisionError.signerMissing(ruleId: rule.id) }
                 let signature: String
@@ -87,7 +87,7 @@ public final class DecisionEngine: Sendable {
                 }
                 let offer = PromotionalOffer(messageIdentifier: messageIdentifier,
                                              promotionalOfferSignatureV2: signature)
-                return .respond(RealtimeResponseBody(promotionalOffer: offer), ruleId: rule.id)
+                return .respond(RealtimeResponseBody(promotionalOffer: offer), rule.answered.served(messageIdentifier, in: locale))
             }
         }
         let tried = locales.count > 1 ? "locale \(locales[0]) or its fallback \(locales[1])" : "locale \(locales[0])"
@@ -136,7 +136,7 @@ private final class CompiledSnapshot: Sendable {
 
     /// The first rule that answers, walking every rule and recording why each did or did not.
     func firstAnswerExplained(_ request: DecodedRealtimeRequestBody, locales: [String],
-                              trace: inout [RuleTrace]?) -> (CompiledRule, CompiledRule.Answer)? {
+                              trace: inout [RuleTrace]?) -> (CompiledRule, CompiledRule.Answer, String)? {
         var context = EvaluationContext(request: request, product: productIds[request.productId],
                                         splitGroups: splitSalts.count)
         for (pass, locale) in locales.enumerated() {
@@ -148,7 +148,7 @@ private final class CompiledSnapshot: Sendable {
                 switch rule.evaluate(&context, trace: &trace) {
                 case .skip: continue
                 case .deferToFallback: break rules
-                case .answer(let answer): return (rule, answer)
+                case .answer(let answer): return (rule, answer, locale)
                 }
             }
         }
@@ -208,14 +208,14 @@ private struct RuleTable: Sendable {
 
     /// The same walk as the explained one, over only the rules whose product and locale match.
     func firstAnswer(_ request: DecodedRealtimeRequestBody, locales: [String],
-                     compiled: CompiledSnapshot) -> (CompiledRule, CompiledRule.Answer)? {
+                     compiled: CompiledSnapshot) -> (CompiledRule, CompiledRule.Answer, String)? {
         let productRow = compiled.productIds[request.productId] ?? otherProductRow
         let signedDate = request.signedDate
         var buckets = [Int](repeating: -1, count: compiled.splitSalts.count)
         for (pass, locale) in locales.enumerated() {
             let localeRow = compiled.localeIds[locale] ?? otherLocaleRow
             let hasPendingFallback = pass + 1 < locales.count
-            let found: (CompiledRule, CompiledRule.Answer)?? = productRows.withUnsafeBufferPointer { products in
+            let found: (CompiledRule, CompiledRule.Answer, String)?? = productRows.withUnsafeBufferPointer { products in
                 localeRows.withUnsafeBufferPointer { localeBits in
                     for word in 0..<words {
                         var bits = products[productRow * words + word] & localeBits[localeRow * words + word]
@@ -235,7 +235,7 @@ private struct RuleTable: Sendable {
                             switch rule.answer(locale: locale, fallbackPending: hasPendingFallback) {
                             case .skip: continue
                             case .deferToFallback: return .some(nil)
-                            case .answer(let answer): return (rule, answer)
+                            case .answer(let answer): return (rule, answer, locale)
                             }
                         }
                     }
@@ -299,7 +299,7 @@ private struct EvaluationContext {
 private final class CompiledRule: Sendable {
     enum Answer {
         case none
-        case body(RealtimeResponseBody)
+        case body(RealtimeResponseBody, messageIdentifier: String)
         case promotionalOffer(messageIdentifier: String, offerIdentifier: String)
     }
 
@@ -313,8 +313,8 @@ private final class CompiledRule: Sendable {
 
     enum Response: Sendable {
         case none
-        /// Locale → the finished body.
-        case fixed([String: RealtimeResponseBody])
+        /// Locale → the finished body and the message it shows.
+        case fixed([String: (body: RealtimeResponseBody, messageIdentifier: String)])
         /// Locale → message identifier; the signature is made per request.
         case promotionalOffer([String: String], offerIdentifier: String)
     }
@@ -328,10 +328,13 @@ private final class CompiledRule: Sendable {
     let splitGroup: Int
     let response: Response
     let source: SnapshotRule
+    /// What this rule answers, before the request says which locale.
+    let answered: Answered
 
     init(_ rule: SnapshotRule, products: IdSet?, locales: IdSet?, splitGroup: Int?) {
         id = rule.id
         source = rule
+        answered = Answered(rule: rule)
         self.products = products
         self.locales = locales
         notBefore = rule.match.notBefore
@@ -344,14 +347,14 @@ private final class CompiledRule: Sendable {
             response = .none
         case .message:
             response = .fixed(identifiers.mapValues {
-                RealtimeResponseBody(message: RealtimeMessage(messageIdentifier: $0))
+                (RealtimeResponseBody(message: RealtimeMessage(messageIdentifier: $0)), $0)
             })
         case .alternateProduct:
             let productId = rule.response.productId ?? ""
             let plan = rule.response.billingPlanType
             response = .fixed(identifiers.mapValues {
-                RealtimeResponseBody(alternateProduct: AlternateProduct(messageIdentifier: $0, productId: productId,
-                                                                        billingPlanType: plan))
+                (RealtimeResponseBody(alternateProduct: AlternateProduct(messageIdentifier: $0, productId: productId,
+                                                                         billingPlanType: plan)), $0)
             })
         case .promotionalOffer:
             response = .promotionalOffer(identifiers, offerIdentifier: rule.response.offerIdentifier ?? "")
@@ -366,7 +369,7 @@ private final class CompiledRule: Sendable {
             // locale is served is not everyone else, so the fallback pass decides first.
             return locales == nil && fallbackPending ? .deferToFallback : .answer(.none)
         case .fixed(let bodies):
-            return bodies[locale].map { .answer(.body($0)) } ?? .skip
+            return bodies[locale].map { .answer(.body($0.body, messageIdentifier: $0.messageIdentifier)) } ?? .skip
         case .promotionalOffer(let identifiers, let offerIdentifier):
             return identifiers[locale].map { .answer(.promotionalOffer(messageIdentifier: $0, offerIdentifier: offerIdentifier)) } ?? .skip
         }

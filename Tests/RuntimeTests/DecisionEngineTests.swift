@@ -118,6 +118,24 @@ struct DecisionEngineTests {
         ])
     }
 
+    @Test("a decision carries what the engine knew: flow, rule, kind, the locale served (a fallback too), the split and the offer")
+    func decisionCarriesWhatTheEngineKnew() throws {
+        let engine = DecisionEngine(snapshot: sampleSnapshot, signer: Self.signer)
+        let offered = try #require(try engine.decide(request(product: monthly, locale: "de-AT")).answered)
+        #expect(offered.ruleId == "winback/german-offer")
+        #expect(offered.flow == "winback" && offered.rule == "german-offer")
+        #expect(offered.kind == .promotionalOffer)
+        #expect(offered.messageIdentifier == uuid(2))
+        #expect(offered.localeServed == "de-DE")
+        #expect(offered.offerIdentifier != nil && offered.alternateProductId == nil)
+        let alternate = try #require(try engine.decide(request(product: yearly, locale: "en-US")).answered)
+        #expect(alternate.kind == .alternateProduct && alternate.alternateProductId == monthly && alternate.localeServed == "en-US")
+        let customer = transaction(inBuckets: 5000..<8000, salt: "price-test")
+        let arm = try #require(try engine.decide(request(product: monthly, locale: "ja-JP", transaction: customer)).answered)
+        #expect(arm.ruleId == "price-test/b" && arm.split?.salt == "price-test")
+        #expect(try engine.decide(request(product: monthly, locale: "de-CH")).answered == nil)
+    }
+
     @Test("explain shows the fallback pass after the exact locale found nothing")
     func explainShowsFallbackPass() throws {
         let engine = DecisionEngine(snapshot: sampleSnapshot, signer: Self.signer)
@@ -210,9 +228,10 @@ struct DecisionEngineTests {
         switch decision {
         case .noAnswer(let reason):
             return .noAnswer(containing: reason)
-        case .ruleAnswersNone(let ruleId):
-            return .noAnswer(containing: "rule \(ruleId) answers none")
-        case .respond(let body, let ruleId):
+        case .ruleAnswersNone(let answered):
+            return .noAnswer(containing: "rule \(answered.ruleId) answers none")
+        case .respond(let body, let answered):
+            let ruleId = answered.ruleId
             if let message = body.message { return .message(message.messageIdentifier, rule: ruleId) }
             if let alternate = body.alternateProduct {
                 return .alternate(alternate.messageIdentifier, product: alternate.productId,

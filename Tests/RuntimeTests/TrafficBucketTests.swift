@@ -93,9 +93,9 @@ struct TrafficBucketTests {
 
     private func ruleId(_ decision: Decision) -> String {
         switch decision {
-        case .respond(_, let ruleId): ruleId
+        case .respond(_, let answered): answered.ruleId
         case .noAnswer(let reason): "none: \(reason)"
-        case .ruleAnswersNone(let ruleId): "none: rule \(ruleId) answers none"
+        case .ruleAnswersNone(let answered): "none: rule \(answered.ruleId) answers none"
         }
     }
 }

@@ -122,8 +122,8 @@ struct DecideCommand: ParsedCommand {
         switch decision {
         case .noAnswer(let reason):
             context.console.print("no answer: \(reason) (Apple shows the default message)")
-        case .ruleAnswersNone(let ruleId):
-            context.console.print("no answer: rule \(ruleId) answers none (Apple shows the default message)")
+        case .ruleAnswersNone(let answered):
+            context.console.print("no answer: rule \(answered.ruleId) answers none (Apple shows the default message)")
         case .respond(let body, _):
             context.console.print(String(decoding: try CanonicalJSON.encodePretty(body), as: UTF8.self))
             if credentials == nil, body.promotionalOffer != nil {
