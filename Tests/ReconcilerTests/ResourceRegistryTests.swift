@@ -57,6 +57,6 @@ struct ResourceRegistryTests {
             #expect(String(decoding: data, as: UTF8.self) == "[\"rejected_\(kind.rawValue)\"]")
             #expect(try JSONDecoder().decode([PlanProblem.Kind].self, from: data) == [problem])
         }
-        #expect(throws: DecodingError.self) { try JSONDecoder().decode([PlanProblem.Kind].self, from: Data("[\"rejected_offer\"]".utf8)) }
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode([PlanProblem.Kind].self, from: Data("[\"rejected_unknown\"]".utf8)) }
     }
 }
