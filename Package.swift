@@ -74,7 +74,7 @@ let package = Package(
                                          "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "Basics",
                                          "RealtimeServer", "Experiments", "EventStore", "StateStore", "SyntheticImages", "YAML"]),
 
-        .target(name: "TestSupport", dependencies: ["Basics", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Basics", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "RetentionMessaging"], path: "Tests/TestSupport"),
         .testTarget(name: "WorkflowTests", dependencies: ["TestSupport", "YAML"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML", "Basics"]),
         .testTarget(name: "CryptoTests", dependencies: ["TestSupport", "Crypto"]),

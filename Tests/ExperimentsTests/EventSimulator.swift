@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 @testable import Experiments
 
 /// Writes decision and outcome events by the event contract for simulated customers whose true

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import Experiments
 
 /// Claims `results` makes, checked against simulated customers whose true behaviour is known.

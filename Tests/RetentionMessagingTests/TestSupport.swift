@@ -98,18 +98,6 @@ extension RetentionMessagingError {
     }
 }
 
-/// Runs `body` and returns the `RetentionMessagingError` it threw, or nil.
-func apiError(_ body: () async throws -> Void) async -> RetentionMessagingError? {
-    do {
-        try await body()
-        return nil
-    } catch let error as RetentionMessagingError {
-        return error
-    } catch {
-        return .decoding("unexpected error type: \(error)")
-    }
-}
-
 /// How a test reaches the emulator: in-process, or the real libcurl client over loopback HTTP.
 enum Face: String, CaseIterable, Sendable, CustomStringConvertible {
     case inProcess

@@ -238,15 +238,3 @@ struct EmulatorCommandTests {
         }
     }
 }
-
-/// Runs `body` and returns the `RetentionMessagingError` it threw, or nil.
-func apiError(_ body: () async throws -> Void) async -> RetentionMessagingError? {
-    do {
-        try await body()
-        return nil
-    } catch let error as RetentionMessagingError {
-        return error
-    } catch {
-        return .decoding("unexpected error type: \(error)")
-    }
-}
