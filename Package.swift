@@ -76,7 +76,7 @@ let package = Package(
                                          "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "Basics", "YAML",
                                          "RealtimeServer", "EventContract", "Experiments", "EventStore", "StateStore", "SyntheticImages"]),
 
-        .target(name: "TestSupport", dependencies: ["Basics", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Basics", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "RetentionMessaging"], path: "Tests/TestSupport"),
         .testTarget(name: "WorkflowTests", dependencies: ["TestSupport", "YAML"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML", "Basics"]),
         .testTarget(name: "BasicsTests", dependencies: ["Basics"]),

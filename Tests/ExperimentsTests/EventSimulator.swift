@@ -1,5 +1,6 @@
 import Foundation
 import EventContract
+import TestSupport
 @testable import Experiments
 
 /// Writes decision and outcome events by the event contract for simulated customers whose true

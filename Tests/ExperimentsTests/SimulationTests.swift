@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import EventContract
+import TestSupport
 @testable import Experiments
 
 /// Claims `results` makes, checked against simulated customers whose true behaviour is known.

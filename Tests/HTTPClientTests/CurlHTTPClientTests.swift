@@ -139,15 +139,15 @@ struct CurlHTTPClientTests {
 
     @Test("uppercase HTTPS_PROXY is used for https URLs")
     func uppercaseHTTPSProxy() async throws {
-        let seen = Recorder()
+        let seen = Locked<[String]>()
         let proxy = try HTTPServer { request in
-            seen.record("\(request.method) \(request.target)")
+            seen.append("\(request.method) \(request.target)")
             return HTTPResponse(status: 403)
         }
         let client = CurlHTTPClient(configuration: .init(environment: ["HTTPS_PROXY": proxy.baseURL.absoluteString]))
         let kind = await errorKind(client, HTTPRequest(method: "GET", url: URL(string: "https://api.example.invalid/")!))
         #expect(kind != nil)
-        #expect(seen.values == ["CONNECT api.example.invalid:443"])
+        #expect(seen.value == ["CONNECT api.example.invalid:443"])
     }
 
     @Test("uppercase NO_PROXY bypasses the proxy for the hosts it names")
@@ -196,19 +196,6 @@ struct CurlHTTPClientTests {
         task.cancel()
         // An answer would be no error at all: `.other` is the cancelled transfer.
         #expect(await task.value == .other)
-    }
-}
-
-final class Recorder: @unchecked Sendable {
-    private let lock = NSLock()
-    private var recorded: [String] = []
-
-    func record(_ value: String) {
-        lock.withLock { recorded.append(value) }
-    }
-
-    var values: [String] {
-        lock.withLock { recorded }
     }
 }
 

@@ -24,6 +24,7 @@ final class FullBacklogListener {
         }
         try #require(bound && listen(listener, 0) == 0)
         port = UInt16(bigEndian: address.sin_port)
+        var fillers: [pollfd] = []
         for _ in 0..<2 {
             let filler = SocketPlatform.streamSocket(family: AF_INET)
             _ = fcntl(filler, F_SETFL, fcntl(filler, F_GETFL) | O_NONBLOCK)
@@ -31,8 +32,17 @@ final class FullBacklogListener {
             _ = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
+            fillers.append(pollfd(fd: filler, events: Int16(POLLOUT), revents: 0))
         }
-        usleep(50_000)
+        // The queue is full once a filler's handshake has completed (it becomes writable); the
+        // kernel then drops the handshakes that follow, the other filler's among them.
+        let deadline = Date().addingTimeInterval(10)
+        var connected = false
+        while !connected, Date() < deadline {
+            _ = poll(&fillers, nfds_t(fillers.count), 100)
+            connected = fillers.contains { $0.revents & Int16(POLLOUT) != 0 }
+        }
+        try #require(connected, "no filler connection completed its handshake")
     }
 
     deinit {

@@ -1,6 +1,7 @@
 import Foundation
 @testable import RealtimeServer
 import Testing
+import TestSupport
 
 @Suite("A realtime request's body and log line")
 struct RequestLineTests {
@@ -28,12 +29,12 @@ struct RequestLineTests {
             entries.append(partial)
         }
         for entry in entries {
-            let direct = Captured()
-            let dictionary = Captured()
+            let direct = LogLines()
+            let dictionary = LogLines()
             RequestLog(sink: direct.append).write(entry)
             RequestLog(sink: dictionary.append).write(entry.fields)
-            #expect(direct.lines == dictionary.lines)
-            #expect(direct.lines.count == 1)
+            #expect(direct.value == dictionary.value)
+            #expect(direct.value.count == 1)
         }
     }
 
@@ -52,11 +53,4 @@ struct RequestLineTests {
             #expect(RealtimeService.signedPayload(in: data) == expected, "\(text)")
         }
     }
-}
-
-private final class Captured: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: [String] = []
-    var lines: [String] { lock.withLock { stored } }
-    func append(_ line: String) { lock.withLock { stored.append(line) } }
 }

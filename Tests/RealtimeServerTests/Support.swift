@@ -8,6 +8,7 @@ import RetentionMessagingModels
 import Runtime
 import Synchronization
 import Testing
+import TestSupport
 
 let appAppleId: Int64 = 1_234_567_890
 let bundleId = "com.example.app"
@@ -51,7 +52,7 @@ func requestBody(product: String = monthly, environment: String = "Production", 
 
 /// A running realtime service on a free loopback port, with its snapshot file, its Apple-style
 /// chain and the log lines it wrote.
-final class RunningService: @unchecked Sendable {
+final class RunningService: Sendable {
     let chain: AppleStyleSigningChain
     let offerKey = ES256PrivateKey.generate()
     let directory: URL
@@ -99,7 +100,7 @@ final class RunningService: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    var log: [String] { logLines.lines }
+    var log: [String] { logLines.value }
 
     func publish(_ snapshot: RuntimeSnapshot) throws {
         try publish(snapshot.encoded())
@@ -141,12 +142,4 @@ final class RunningService: @unchecked Sendable {
 
 func json(_ response: HTTPResponse) throws -> [String: Any] {
     try #require(try JSONSerialization.jsonObject(with: response.body) as? [String: Any])
-}
-
-final class LogLines: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: [String] = []
-
-    func append(_ line: String) { lock.withLock { stored.append(line) } }
-    var lines: [String] { lock.withLock { stored } }
 }

@@ -6,6 +6,7 @@ import HTTPCore
 import RetentionMessaging
 import RetentionMessagingModels
 import Testing
+import TestSupport
 
 @Suite("Request authentication")
 struct AuthenticationTests {
@@ -111,7 +112,7 @@ struct AuthenticationTests {
                                              environment: nil)
         #expect(response?.status == 401)
         #expect(response?.body.isEmpty == true)
-        #expect(lines.all.contains { $0.contains("401") && $0.contains("kid does not match") })
+        #expect(lines.value.contains { $0.contains("401") && $0.contains("kid does not match") })
     }
 
     @Test("the client's 401 lists the likely causes in order")
@@ -152,12 +153,4 @@ struct AuthenticationTests {
         #expect(error?.status == 401)
         #expect(emulator.requestCount(in: .sandbox) == 1)
     }
-}
-
-/// Lines a log handler received.
-final class LogLines: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lines: [String] = []
-    func append(_ line: String) { lock.withLock { lines.append(line) } }
-    var all: [String] { lock.withLock { lines } }
 }

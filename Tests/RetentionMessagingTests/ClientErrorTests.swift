@@ -4,6 +4,7 @@ import HTTPCore
 import RetentionMessaging
 import RetentionMessagingModels
 import Testing
+import TestSupport
 
 @Suite("What the client makes of Apple's answers")
 struct ClientErrorTests {

@@ -6,21 +6,14 @@ import HTTPCore
 import HTTPServer
 import RetentionMessaging
 import RetentionMessagingModels
-import Synchronization
 import Testing
-
-/// A list appended to from server handlers.
-final class Recorded<Element: Sendable>: Sendable {
-    private let items = Mutex<[Element]>([])
-    func append(_ item: Element) { items.withLock { $0.append(item) } }
-    var all: [Element] { items.withLock { $0 } }
-}
+import TestSupport
 
 /// A realtime server on loopback whose answer depends on the request: it verifies nothing, decodes
 /// each signedPayload and answers `answer(payload)` as JSON.
 final class CustomersTarget: Sendable {
     private let server: HTTPServer
-    private let seen = Recorded<String>()
+    private let seen = Locked<[String]>()
 
     init(status: Int = 200, answer: @escaping @Sendable (DecodedRealtimeRequestBody) -> String) throws {
         let seen = seen
@@ -39,13 +32,13 @@ final class CustomersTarget: Sendable {
     func stop() { server.stop() }
     var url: String { server.baseURL.absoluteString + "/retention" }
     /// Every signedPayload received, in arrival order.
-    var requests: [String] { seen.all }
+    var requests: [String] { seen.value }
 }
 
 /// An app's notification URL on loopback: records every body and answers `status`.
 final class PushReceiver: Sendable {
     private let server: HTTPServer
-    private let bodies = Recorded<Data>()
+    private let bodies = Locked<[Data]>()
 
     init(status: Int) throws {
         let bodies = bodies
@@ -57,7 +50,7 @@ final class PushReceiver: Sendable {
 
     func stop() { server.stop() }
     var url: String { server.baseURL.absoluteString + "/notifications" }
-    var received: [ResponseBodyV2] { bodies.all.compactMap { try? JSONDecoder().decode(ResponseBodyV2.self, from: $0) } }
+    var received: [ResponseBodyV2] { bodies.value.compactMap { try? JSONDecoder().decode(ResponseBodyV2.self, from: $0) } }
 }
 
 /// The one field every signed App Store payload carries, read to verify the chain at its date.

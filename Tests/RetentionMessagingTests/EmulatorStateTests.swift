@@ -4,6 +4,7 @@ import Foundation
 import RetentionMessaging
 import RetentionMessagingModels
 import Testing
+import TestSupport
 
 @Suite("Emulator state and persistence")
 struct EmulatorStateTests {

@@ -4,6 +4,7 @@ import HTTPCore
 import RetentionMessaging
 import RetentionMessagingModels
 import Testing
+import TestSupport
 
 @Suite("Every endpoint against the emulator")
 struct EndpointTests {

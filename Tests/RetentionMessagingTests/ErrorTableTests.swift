@@ -230,12 +230,11 @@ struct ErrorTableTests {
 }
 
 /// Answers with the given responses in order.
-final class StaticTransport: HTTPTransport, @unchecked Sendable {
-    private let lock = NSLock()
-    private var responses: [HTTPResponse]
-    init(responses: [HTTPResponse]) { self.responses = responses }
+final class StaticTransport: HTTPTransport {
+    private let responses: Locked<[HTTPResponse]>
+    init(responses: [HTTPResponse]) { self.responses = Locked(responses) }
     func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
-        let next = lock.withLock { responses.isEmpty ? nil : responses.removeFirst() }
+        let next = responses.withLock { $0.isEmpty ? nil : $0.removeFirst() }
         guard let next else { throw HTTPError(.other, "no more responses") }
         return next
     }

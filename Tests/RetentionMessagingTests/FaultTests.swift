@@ -5,17 +5,17 @@ import HTTPCore
 import RetentionMessaging
 import RetentionMessagingModels
 import Testing
+import TestSupport
 
 /// Passes requests on but loses the answer of the first one, as a dropped connection after the
 /// server acted would.
-final class LoseFirstAnswer: HTTPTransport, @unchecked Sendable {
-    private let lock = NSLock()
-    private var lost = false
+final class LoseFirstAnswer: HTTPTransport {
+    private let lost = Locked(false)
     let next: any HTTPTransport
     init(_ next: any HTTPTransport) { self.next = next }
     func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
         let response = try await next.send(request)
-        let lose = lock.withLock { () -> Bool in
+        let lose = lost.withLock { lost in
             defer { lost = true }
             return !lost
         }

@@ -5,13 +5,13 @@ import HTTPCore
 import RetentionMessaging
 import RetentionMessagingModels
 import Testing
+import TestSupport
 
 /// Collects what `onWait` reports.
-final class WaitLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var entries: [(seconds: Double, reason: String)] = []
-    func record(_ seconds: Double, _ reason: String) { lock.withLock { entries.append((seconds, reason)) } }
-    var waits: [(seconds: Double, reason: String)] { lock.withLock { entries } }
+final class WaitLog: Sendable {
+    private let entries = Locked<[(seconds: Double, reason: String)]>()
+    func record(_ seconds: Double, _ reason: String) { entries.append((seconds, reason)) }
+    var waits: [(seconds: Double, reason: String)] { entries.value }
 }
 
 @Suite("Pacing and rate limits")

@@ -309,10 +309,9 @@ struct PerformanceTestTests {
 
 /// A loopback listener that answers every connection with a plain-text HTTP response and closes
 /// it: a TLS client reading that as a handshake fails at once.
-final class PlainTextListener: @unchecked Sendable {
+final class PlainTextListener: Sendable {
     private let descriptor: Int32
     let port: UInt16
-    private let thread: Thread
 
     init() throws {
         let descriptor = SocketPlatform.streamSocket(family: AF_INET)
@@ -328,7 +327,8 @@ final class PlainTextListener: @unchecked Sendable {
         guard bound else { close(descriptor); throw HTTPError(.other, "cannot listen on loopback") }
         self.descriptor = descriptor
         port = UInt16(bigEndian: address.sin_port)
-        thread = Thread {
+        // A running thread keeps itself alive; the listener needs no handle on it.
+        let thread = Thread {
             // The accepting thread closes the listener when accept fails (after `stop`): closing
             // it from `stop` would let accept run on a number the system has since given to
             // another socket of the process.

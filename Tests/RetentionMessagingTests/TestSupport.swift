@@ -71,21 +71,20 @@ enum Fixtures {
 }
 
 /// Records every request a client sends and every answer it gets, passing both on.
-final class RecordingTransport: HTTPTransport, @unchecked Sendable {
-    private let lock = NSLock()
-    private var recorded: [HTTPRequest] = []
-    private var answers: [HTTPResponse] = []
+final class RecordingTransport: HTTPTransport {
+    private let recorded = Locked<[HTTPRequest]>()
+    private let answers = Locked<[HTTPResponse]>()
     let next: any HTTPTransport
 
     init(_ next: any HTTPTransport) { self.next = next }
 
-    var requests: [HTTPRequest] { lock.withLock { recorded } }
-    var responses: [HTTPResponse] { lock.withLock { answers } }
+    var requests: [HTTPRequest] { recorded.value }
+    var responses: [HTTPResponse] { answers.value }
 
     func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
-        lock.withLock { recorded.append(request) }
+        recorded.append(request)
         let response = try await next.send(request)
-        lock.withLock { answers.append(response) }
+        answers.append(response)
         return response
     }
 }
@@ -96,18 +95,6 @@ extension RetentionMessagingError {
         if case .api(let status, let code, _) = self { return "\(status) \(code.map(String.init) ?? "-")" }
         if case .noAPIAccess = self { return "404 no-access" }
         return description
-    }
-}
-
-/// Runs `body` and returns the `RetentionMessagingError` it threw, or nil.
-func apiError(_ body: () async throws -> Void) async -> RetentionMessagingError? {
-    do {
-        try await body()
-        return nil
-    } catch let error as RetentionMessagingError {
-        return error
-    } catch {
-        return .decoding("unexpected error type: \(error)")
     }
 }
 

@@ -10,17 +10,17 @@ import RetentionSyncCommands
 import Testing
 
 /// `retention-sync emulator` running in-process on a free port, until `stop()`.
-final class RunningEmulatorCommand: @unchecked Sendable {
+final class RunningEmulatorCommand: Sendable {
     let captured: CapturedConsole
     private let task: Task<ExitCode, Never>
-    private let lock = NSLock()
-    private var exitCode: ExitCode?
     let curl = CurlHTTPClient(configuration: .init(connectTimeout: 5, timeout: 20, environment: [:]))
-    private(set) var port = 0
+    /// Where it listens; 0 when it ended before saying so.
+    let port: Int
 
-    private init(captured: CapturedConsole, task: Task<ExitCode, Never>) {
+    private init(captured: CapturedConsole, task: Task<ExitCode, Never>, port: Int) {
         self.captured = captured
         self.task = task
+        self.port = port
     }
 
     /// Starts the command and waits until it prints where it listens (or ends early).
@@ -28,24 +28,22 @@ final class RunningEmulatorCommand: @unchecked Sendable {
                       directory: URL = FileManager.default.temporaryDirectory) async throws -> RunningEmulatorCommand {
         let captured = CapturedConsole()
         let context = CommandContext(console: captured.console, environment: environment, currentDirectory: directory)
-        let box = ExitBox()
+        let exit = Locked<ExitCode?>(nil)
         let task = Task { () -> ExitCode in
             let code = await CLI.run(["emulator", "--port", "0"] + arguments, context: context)
-            box.set(code)
+            exit.set(code)
             return code
         }
-        let running = RunningEmulatorCommand(captured: captured, task: task)
         for _ in 0..<400 {
             if let line = captured.stdout.split(separator: "\n").first(where: { $0.hasPrefix("listening on http://127.0.0.1:") }),
                let port = Int(line.dropFirst("listening on http://127.0.0.1:".count).prefix { $0.isNumber }) {
-                running.port = port
-                return running
+                return RunningEmulatorCommand(captured: captured, task: task, port: port)
             }
-            if box.value != nil { return running }
+            if exit.value != nil { return RunningEmulatorCommand(captured: captured, task: task, port: 0) }
             try await Task.sleep(nanoseconds: 25_000_000)
         }
         Issue.record("the emulator did not start: \(captured.stdout) \(captured.stderr)")
-        return running
+        return RunningEmulatorCommand(captured: captured, task: task, port: 0)
     }
 
     var endpoint: URL { URL(string: "http://127.0.0.1:\(port)/inApps/v1/messaging")! }
@@ -68,13 +66,6 @@ final class RunningEmulatorCommand: @unchecked Sendable {
 
     /// The exit code of a command that ended by itself.
     func finished() async -> ExitCode { await task.value }
-}
-
-final class ExitBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var code: ExitCode?
-    func set(_ code: ExitCode) { lock.withLock { self.code = code } }
-    var value: ExitCode? { lock.withLock { code } }
 }
 
 /// An app's key, and the environment variables a user would set for it.
@@ -245,17 +236,5 @@ struct EmulatorCommandTests {
         for option in ["--port", "--environment", "--review", "--rate-limit", "--state", "--public-key", "--verbose", "/emulator/approve-all"] {
             #expect(captured.stdout.contains(option))
         }
-    }
-}
-
-/// Runs `body` and returns the `RetentionMessagingError` it threw, or nil.
-func apiError(_ body: () async throws -> Void) async -> RetentionMessagingError? {
-    do {
-        try await body()
-        return nil
-    } catch let error as RetentionMessagingError {
-        return error
-    } catch {
-        return .decoding("unexpected error type: \(error)")
     }
 }

@@ -29,7 +29,7 @@ struct OutcomeLoopTests {
     static let day = 86_400.0
 
     /// One `serve` replica: the realtime service on a loopback port, recording to `store`.
-    final class Replica: @unchecked Sendable {
+    final class Replica: Sendable {
         let service: RealtimeService
         let server: HTTPServer
         let recorder: EventRecorder

@@ -111,7 +111,7 @@ final class CommandHarness: Sendable {
 
 /// A `retention-sync` process started from the binary `swift test` builds, with its output in
 /// files (no pipe to fill up) and every wait bounded; it is killed if still running when released.
-final class ChildProcess: @unchecked Sendable {
+final class ChildProcess: Sendable {
     let process = Process()
     let stdout: URL
     let stderr: URL

@@ -6,13 +6,13 @@ import RetentionMessaging
 import RetentionMessagingModels
 import RetentionSyncCommands
 import Testing
+import TestSupport
 
 /// Everything a run printed, logged or threw, in one place to search.
-final class Transcript: @unchecked Sendable {
-    private let lock = NSLock()
-    private var text = ""
-    func append(_ line: String) { lock.withLock { text += line + "\n" } }
-    var all: String { lock.withLock { text } }
+final class Transcript: Sendable {
+    private let text = Locked("")
+    func append(_ line: String) { text.withLock { $0 += line + "\n" } }
+    var all: String { text.value }
 }
 
 @Suite("Secrets never printed")

@@ -63,6 +63,31 @@ private struct ServeSetup: Sendable {
     }
 }
 
+/// Polls `condition` every 5 ms for at most `seconds`; blocks, so call it on a thread of its own.
+private func poll(within seconds: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        guard Date() < deadline else { return false }
+        usleep(5_000)
+    }
+    return true
+}
+
+/// The open connections serve's /metrics counts, asked over a connection of its own (counted too).
+private func openConnections(port: UInt16) -> Int? {
+    guard let probe = try? LoopbackConnection(port: port, timeout: 10) else { return nil }
+    let text = probe.exchange("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+    let line = text.split(separator: "\n").first { $0.hasPrefix("retention_sync_open_connections ") }
+    return line.flatMap { Int($0.dropFirst("retention_sync_open_connections ".count).trimmingCharacters(in: .whitespaces)) }
+}
+
+/// Whether a new connection to `port` is taken (then closed at once) rather than refused.
+private func acceptsConnections(port: UInt16) -> Bool {
+    guard let probe = try? LoopbackConnection(port: port, timeout: 1) else { return false }
+    probe.close()
+    return true
+}
+
 @Suite("retention-sync serve, as a process")
 struct ServeCommandTests {
     @Test("serving HTTPS with a certificate made by openssl answers Apple, and SIGHUP picks up a new certificate")
@@ -104,15 +129,20 @@ struct ServeCommandTests {
         // On a thread of its own: with the whole suite running, Swift's two pool threads can be
         // busy for seconds, and a Task.sleep stretched past serve's 10 s request timeout would
         // turn the request in flight into a slow client that is rightly cut off.
-        let answer = try await onOwnThread {
+        let probed = UInt16(port)
+        let (held, draining, answer) = try await onOwnThread { () -> (Bool, Bool, String) in
             connection.send(Array(head.utf8) + Array(body.prefix(half)))
-            // Give the server the first half before the signal, so the request is surely in flight.
-            usleep(500_000)
+            // The signal must find the request in flight. Connections are accepted in the order they
+            // arrive, so once /metrics, asked over a later connection, counts two open, serve holds this one.
+            let held = poll(within: 20) { (openConnections(port: probed) ?? 0) >= 2 }
             kill(pid, SIGTERM)
-            usleep(200_000)
+            // The rest goes once serve drains, which shuts its listener: new connections are refused.
+            let draining = poll(within: 20) { !acceptsConnections(port: probed) }
             connection.send(Array(body.dropFirst(half)))
-            return connection.readToEnd()
+            return (held, draining, connection.readToEnd())
         }
+        #expect(held, "serve did not take the connection: \(child.errors)")
+        #expect(draining, "serve did not start draining: \(child.errors)")
         #expect(answer.hasPrefix("HTTP/1.1 200 "))
         #expect(answer.contains("Connection: close"))
         #expect(answer.hasSuffix(#"{"message":{"messageIdentifier":"\#(ServeSetup.messageId)"}}"#))

@@ -2,22 +2,17 @@ import Foundation
 import RetentionMessagingModels
 import Runtime
 import Testing
+import TestSupport
 
 /// `decide` walks only the rules its product and locale index leaves; `explain` walks every rule
 /// one by one. Over many generated snapshots and requests both must reach the same decision.
 @Suite("Decision engine: the indexed walk decides as the full walk does")
 struct DecisionEngineEquivalenceTests {
-    /// SplitMix64, so every run generates the same snapshots.
+    /// Picks and percent chances over SplitMix64, so every run generates the same snapshots.
     struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+        var random: SplitMix64
+        init(seed: UInt64) { random = SplitMix64(seed: seed) }
+        mutating func below(_ bound: Int) -> Int { random.below(bound) }
         mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
         mutating func pick<T>(_ values: [T]) -> T { values[below(values.count)] }
         mutating func subset(_ values: [String]) -> [String] {
@@ -67,7 +62,7 @@ struct DecisionEngineEquivalenceTests {
 
     @Test("random snapshots of 1 to 300 rules: decide and explain agree on every request")
     func indexedWalkAgreesWithFullWalk() throws {
-        var generator = Generator(state: 20_261_123)
+        var generator = Generator(seed: 20_261_123)
         // A signature that depends only on its inputs, so whole decisions compare with ==.
         let signing: DecisionEngine.OfferSigning = { product, offer, transaction in "\(product)|\(offer)|\(transaction)" }
         var answered = 0

@@ -252,15 +252,16 @@ struct S3StateStoreTests {
 /// The exact requests the S3 store sends, captured without a server.
 @Suite("S3 requests")
 struct S3RequestTests {
-    final class Recorder: HTTPTransport, @unchecked Sendable {
-        let lock = NSLock()
-        var requests: [HTTPRequest] = []
+    final class Recorder: HTTPTransport {
+        private let recorded = Locked<[HTTPRequest]>()
         let response: HTTPResponse
 
         init(_ response: HTTPResponse) { self.response = response }
 
+        var requests: [HTTPRequest] { recorded.value }
+
         func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
-            lock.withLock { requests.append(request) }
+            recorded.append(request)
             return response
         }
     }

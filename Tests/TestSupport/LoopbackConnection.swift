@@ -11,10 +11,9 @@ import Darwin
 /// A blocking TCP connection to a server the test started on 127.0.0.1, for sending exactly the
 /// bytes a test wants (malformed requests, requests in pieces, keep-alive). Every read is bounded
 /// by a receive timeout. Use it from a thread of its own (`onOwnThread`): it blocks.
-public final class LoopbackConnection: @unchecked Sendable {
+public final class LoopbackConnection: Sendable {
     public let descriptor: Int32
-    private let closed = NSLock()
-    private var isClosed = false
+    private let isClosed = Locked(false)
 
     public struct Refused: Error, CustomStringConvertible {
         public var description: String
@@ -92,7 +91,7 @@ public final class LoopbackConnection: @unchecked Sendable {
 
     /// Closes once; later calls (and the deinit) do nothing, so a reused descriptor is never hit.
     public func close() {
-        let first = closed.withLock { () -> Bool in
+        let first = isClosed.withLock { isClosed in
             defer { isClosed = true }
             return !isClosed
         }

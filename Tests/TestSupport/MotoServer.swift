@@ -8,7 +8,7 @@ import Crypto
 ///
 /// With authentication on, moto checks every SigV4 signature and evaluates IAM policies; the first
 /// few requests are let through unauthenticated so the test can create its users and bucket.
-public final class MotoServer: @unchecked Sendable {
+public final class MotoServer: Sendable {
     public struct Identity: Sendable {
         public var accessKeyId: String
         public var secretAccessKey: String
@@ -22,9 +22,11 @@ public final class MotoServer: @unchecked Sendable {
     public let process: Process
     public let endpoint: URL
     /// May read and write the bucket (what `apply` needs).
-    public private(set) var writer = Identity(accessKeyId: "", secretAccessKey: "")
+    public var writer: Identity { identities.value.writer }
     /// May only read (what `plan` needs).
-    public private(set) var reader = Identity(accessKeyId: "", secretAccessKey: "")
+    public var reader: Identity { identities.value.reader }
+    /// Made by `provision`, after the server has started.
+    private let identities = Locked((writer: Identity(accessKeyId: "", secretAccessKey: ""), reader: Identity(accessKeyId: "", secretAccessKey: "")))
     public let bucket = "retention-state"
     private let stderr: Pipe
 
@@ -128,8 +130,9 @@ public final class MotoServer: @unchecked Sendable {
     }
 
     private func provision(versioning: Bool) async throws {
-        writer = try await createUser("apply", policy: Self.policy(write: true, bucket: bucket, versions: versioning))
-        reader = try await createUser("plan", policy: Self.policy(write: false, bucket: bucket))
+        let writer = try await createUser("apply", policy: Self.policy(write: true, bucket: bucket, versions: versioning))
+        let reader = try await createUser("plan", policy: Self.policy(write: false, bucket: bucket))
+        identities.set((writer: writer, reader: reader))
         let response = try await send(HTTPRequest(method: "PUT", url: endpoint.appendingPathComponent(bucket),
                                                   headers: [("x-amz-content-sha256", Self.emptyHash)],
                                                   awsSigV4: signing(service: "s3", Identity(accessKeyId: "setup", secretAccessKey: "setup"))))

@@ -8,7 +8,7 @@ import Darwin
 /// A loopback port that refuses every connection and that no other test can take while this
 /// exists: a socket bound to it but never listening. A stand-in for "a receiver that is down"
 /// which, unlike a stopped server's released port, cannot be reused by a server started meanwhile.
-public final class RefusingPort: @unchecked Sendable {
+public final class RefusingPort: Sendable {
     public let port: UInt16
     private let descriptor: Int32
 
