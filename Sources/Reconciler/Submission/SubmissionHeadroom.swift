@@ -9,8 +9,7 @@ public struct SubmissionHeadroom: Sendable, Hashable {
     public static let defaultReserve = 200
 
     public struct Count: Sendable, Hashable {
-        /// `message` or `image`.
-        public var kind: String
+        public var kind: ContentKind
         public var existing: Int
         public var uploading: Int
         public var cap: Int
@@ -22,12 +21,27 @@ public struct SubmissionHeadroom: Sendable, Hashable {
     public var reserve: Int
     public var counts: [Count]
 
-    public init(environment: Environment, existingMessages: Int, existingImages: Int, uploadingMessages: Int,
-                uploadingImages: Int, reserve: Int = SubmissionHeadroom.defaultReserve) {
+    public init(environment: Environment, counts: [Count], reserve: Int = SubmissionHeadroom.defaultReserve) {
         self.environment = environment
         self.reserve = reserve
-        counts = [Count(kind: "message", existing: existingMessages, uploading: uploadingMessages, cap: RetentionLimits.messages),
-                  Count(kind: "image", existing: existingImages, uploading: uploadingImages, cap: RetentionLimits.images)]
+        self.counts = counts
+    }
+
+    public init(environment: Environment, existingMessages: Int, existingImages: Int, uploadingMessages: Int,
+                uploadingImages: Int, reserve: Int = SubmissionHeadroom.defaultReserve) {
+        self.init(environment: environment,
+                  counts: [Count(kind: .message, existing: existingMessages, uploading: uploadingMessages, cap: ContentKind.message.cap),
+                           Count(kind: .image, existing: existingImages, uploading: uploadingImages, cap: ContentKind.image.cap)],
+                  reserve: reserve)
+    }
+
+    /// The room `uploads` (the ready uploads of `planned`) leave, for every content kind.
+    public init(_ planned: PlanResult, uploads: [PlanAction], reserve: Int = SubmissionHeadroom.defaultReserve) {
+        self.init(environment: planned.desired.environment, counts: ContentKind.allCases.map { kind in
+            let resource = RemoteResources.resource(of: kind)
+            return Count(kind: kind, existing: resource.remoteStates(in: planned.remote).count,
+                         uploading: uploads.filter { $0.kind == resource.uploadKind }.count, cap: kind.cap)
+        }, reserve: reserve)
     }
 
     /// The counts that would leave less than `reserve` free (only those that upload anything).
@@ -39,7 +53,7 @@ public struct SubmissionHeadroom: Sendable, Hashable {
     public var refusal: String? {
         guard !allowed else { return nil }
         let numbers = tooFull.map {
-            "\($0.existing) \($0.kind)s in \(environment.rawValue) + \($0.uploading) to upload = \($0.after), "
+            "\($0.existing) \($0.kind.rawValue)s in \(environment.rawValue) + \($0.uploading) to upload = \($0.after), "
                 + "more than \($0.cap - reserve) (Apple's cap of \($0.cap) less \(reserve) kept free for the main branch)"
         }
         return "not submitting: " + numbers.joined(separator: "; ")

@@ -1,5 +1,6 @@
 public import Basics
 public import Foundation
+public import RetentionMessagingModels
 public import StateStore
 
 /// What an upload-only apply (`apply --only-uploads`) submitted for App Review: the line a pull
@@ -10,8 +11,8 @@ public struct SubmissionSummary: Sendable, Hashable {
     public var at: Date
     /// The run that submitted (a GitHub Actions run URL), when known.
     public var run: String?
-    public var uploadedMessages: Int
-    public var uploadedImages: Int
+    /// Per content kind (every registered kind, in the kinds' declared order): how many this run uploaded.
+    public var uploaded: [(kind: ContentKind, count: Int)]
     /// Derived content that was already at Apple (an earlier push, or the main branch).
     public var alreadySubmitted: Int
     /// Every derived message and image now at Apple, sorted: what the state records as submitted.
@@ -24,16 +25,36 @@ public struct SubmissionSummary: Sendable, Hashable {
         self.run = run
         let succeeded = Set(report.results.filter { $0.outcome == .done || $0.outcome == .alreadyDone }.map(\.id))
         let uploadedNow = Set(report.results.filter { $0.outcome == .done }.map(\.id))
-        let messages = planned.desired.messages.map(\.identifier).filter {
-            planned.remote.messages[$0] != nil || succeeded.contains(ActionID.uploadMessage($0).rawValue)
+        var atApple: [String] = []
+        var uploaded: [(kind: ContentKind, count: Int)] = []
+        for kind in ContentKind.allCases {
+            let resource = RemoteResources.resource(of: kind)
+            let states = resource.remoteStates(in: planned.remote)
+            let upload = { (identifier: String) in ActionID(resource.uploadKind, identifier).rawValue }
+            let present = resource.derived(in: planned.desired).map(\.identifier).filter {
+                states[$0] != nil || succeeded.contains(upload($0))
+            }
+            uploaded.append((kind, Set(present.filter { uploadedNow.contains(upload($0)) }).count))
+            atApple += present
         }
-        let images = planned.desired.images.map(\.identifier).filter {
-            planned.remote.images[$0] != nil || succeeded.contains(ActionID.uploadImage($0).rawValue)
+        self.uploaded = uploaded
+        identifiers = Array(Set(atApple)).sorted()
+        alreadySubmitted = identifiers.count - uploaded.map(\.count).reduce(0, +)
+    }
+
+    public static func == (lhs: SubmissionSummary, rhs: SubmissionSummary) -> Bool {
+        (lhs.by, lhs.at, lhs.run, lhs.alreadySubmitted, lhs.identifiers) == (rhs.by, rhs.at, rhs.run, rhs.alreadySubmitted, rhs.identifiers)
+            && lhs.uploaded.elementsEqual(rhs.uploaded) { $0.kind == $1.kind && $0.count == $1.count }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(by)
+        hasher.combine(at)
+        hasher.combine(identifiers)
+        for (kind, count) in uploaded {
+            hasher.combine(kind)
+            hasher.combine(count)
         }
-        uploadedMessages = Set(messages.filter { uploadedNow.contains(ActionID.uploadMessage($0).rawValue) }).count
-        uploadedImages = Set(images.filter { uploadedNow.contains(ActionID.uploadImage($0).rawValue) }).count
-        identifiers = Array(Set(messages + images)).sorted()
-        alreadySubmitted = identifiers.count - uploadedMessages - uploadedImages
     }
 }
 

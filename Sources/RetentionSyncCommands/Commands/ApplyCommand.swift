@@ -176,11 +176,7 @@ struct ApplyCommand: ParsedCommand {
     static func uploadsOnly(_ planned: PlanResult, within allowed: Set<ActionID>?,
                             options: ApplyOptions) throws(CommandError) -> Set<ActionID> {
         let uploads = planned.plan.actions.filter { $0.kind.effect == .upload && $0.state == .ready }
-        let headroom = SubmissionHeadroom(environment: options.environment.environment, existingMessages: planned.remote.messages.count,
-                                          existingImages: planned.remote.images.count,
-                                          uploadingMessages: uploads.filter { $0.kind == .uploadMessage }.count,
-                                          uploadingImages: uploads.filter { $0.kind == .uploadImage }.count,
-                                          reserve: options.reserve ?? SubmissionHeadroom.defaultReserve)
+        let headroom = SubmissionHeadroom(planned, uploads: uploads, reserve: options.reserve ?? SubmissionHeadroom.defaultReserve)
         if let refusal = headroom.refusal { throw CommandError(refusal + ". Nothing was uploaded.") }
         return Set(uploads.map(\.id)).intersection(allowed ?? Set(planned.plan.actions.map(\.id)))
     }

@@ -1,6 +1,7 @@
 import Basics
 import Foundation
 import Reconciler
+import RetentionMessagingModels
 import StateStore
 
 /// The one line `apply --only-uploads` prints, and its Markdown form for the pull request's comment.
@@ -18,7 +19,7 @@ enum SubmissionView {
 
     static func counts(_ summary: SubmissionSummary) -> String {
         func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
-        return "\(count(summary.uploadedMessages, "message")), \(count(summary.uploadedImages, "image"))"
+        return summary.uploaded.map { count($0.count, $0.kind.rawValue) }.joined(separator: ", ")
             + " (\(summary.alreadySubmitted) already submitted)"
     }
 
