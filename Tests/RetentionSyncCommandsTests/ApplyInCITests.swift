@@ -1,4 +1,5 @@
 import Basics
+@testable import CLIKit
 import Emulator
 import Foundation
 import Reconciler

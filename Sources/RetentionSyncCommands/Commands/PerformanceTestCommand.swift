@@ -1,4 +1,5 @@
 import Basics
+import CLIKit
 import Foundation
 import HTTPClient
 import Reconciler

@@ -1,4 +1,5 @@
 import Basics
+public import CLIKit
 import Emulator
 import Experiments
 import Foundation
