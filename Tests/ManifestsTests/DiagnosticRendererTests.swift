@@ -3,6 +3,7 @@ import Foundation
 @testable import Manifests
 @testable import RetentionSyncCommands
 import Testing
+@testable import Views
 import YAML
 
 @Suite("Rendering diagnostics")

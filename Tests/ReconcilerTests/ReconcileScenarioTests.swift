@@ -8,6 +8,7 @@ import RetentionMessagingModels
 import Runtime
 @testable import RetentionSyncCommands
 import Testing
+@testable import Views
 
 @Suite("Reconciling, as a user does it")
 struct ReconcileScenarioTests {

@@ -6,6 +6,7 @@ import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
 import StateStore
+import Views
 
 struct ApplyCommand: ParsedCommand {
     static let name = "apply"

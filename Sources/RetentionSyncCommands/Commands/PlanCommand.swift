@@ -7,6 +7,7 @@ import StateStore
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
+import Views
 
 struct PlanCommand: ParsedCommand {
     static let name = "plan"

@@ -9,6 +9,7 @@ import RetentionMessagingModels
 import Runtime
 import StateLocations
 import StateStore
+import Views
 
 struct StateCommand: ParsedCommand {
     static let name = "state"

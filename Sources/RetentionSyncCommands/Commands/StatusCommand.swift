@@ -5,6 +5,7 @@ import Reconciler
 import StateStore
 import RetentionMessaging
 import RetentionMessagingModels
+import Views
 
 struct StatusCommand: ParsedCommand {
     static let name = "status"

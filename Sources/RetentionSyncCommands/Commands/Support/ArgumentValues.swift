@@ -6,6 +6,7 @@ import Foundation
 import Reconciler
 import RetentionMessagingModels
 import StateLocations
+public import Views
 
 // The project's values as options take them, each read in this one place.
 
