@@ -1,7 +1,6 @@
 import Basics
 import Foundation
 @testable import Manifests
-@testable import RetentionSyncCommands
 import Testing
 @testable import Views
 import YAML

@@ -1,6 +1,5 @@
 import Foundation
 import Manifests
-import RetentionSyncCommands
 import Testing
 import TestSupport
 import Views

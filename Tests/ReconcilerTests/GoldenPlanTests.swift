@@ -5,7 +5,6 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
-@testable import RetentionSyncCommands
 import TestSupport
 import Testing
 @testable import Views

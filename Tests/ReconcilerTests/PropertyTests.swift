@@ -6,7 +6,6 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
-@testable import RetentionSyncCommands
 import Testing
 @testable import Views
 
