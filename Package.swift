@@ -21,7 +21,9 @@ import PackageDescription
 //      recorder, segments beside the state), Reconciler,
 //      RealtimeServer (`serve`: Runtime behind HTTPServer) and Notifications (webhooks, and the
 //      ledger beside the state that tells each event once).
-//   6. RetentionSyncCommands, then the two executables.
+//   6. CLIKit (the command-line toolkit: options, arguments, commands, console; Basics only) and Views
+//      (plans, statuses, diagnostics and progress worded for people, JSON and CI; CLIKit and the engines).
+//   7. RetentionSyncCommands (the commands, the list of them, the demo), then the two executables.
 let package = Package(
     name: "retention-sync",
     products: [
