@@ -21,7 +21,9 @@ import PackageDescription
 //      recorder, segments beside the state), Reconciler,
 //      RealtimeServer (`serve`: Runtime behind HTTPServer) and Notifications (webhooks, and the
 //      ledger beside the state that tells each event once).
-//   6. RetentionSyncCommands, then the two executables.
+//   6. CLIKit (the command-line toolkit: options, arguments, commands, console; Basics only) and Views
+//      (plans, statuses, diagnostics and progress worded for people, JSON and CI; CLIKit and the engines).
+//   7. RetentionSyncCommands (the commands, the list of them, the demo), then the two executables.
 let package = Package(
     name: "retention-sync",
     products: [
@@ -66,13 +68,17 @@ let package = Package(
         .target(name: "Reconciler",
                 dependencies: ["Basics", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateLocations", "StateStore"]),
 
+        .target(name: "CLIKit", dependencies: ["Basics"]),
+        .target(name: "Views", dependencies: ["Basics", "CLIKit", "Manifests", "Reconciler", "RetentionMessaging", "RetentionMessagingModels", "Runtime",
+                                              "StateStore", "YAML"]),
+
         .target(name: "RetentionSyncCommands",
-                dependencies: ["Basics", "Reconciler", "Manifests", "Runtime", "StateLocations", "StateStore", "Emulator", "RetentionMessagingModels",
+                dependencies: ["Basics", "CLIKit", "Views", "Reconciler", "Manifests", "Runtime", "StateLocations", "StateStore", "Emulator", "RetentionMessagingModels",
                                "EventContract", "Experiments", "EventStore", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "YAML", "RealtimeServer", "TLS",
                                "Notifications"]),
-        .executableTarget(name: "retention-sync", dependencies: ["RetentionSyncCommands"]),
+        .executableTarget(name: "retention-sync", dependencies: ["RetentionSyncCommands", "CLIKit"]),
         .executableTarget(name: "retention-sync-bench",
-                          dependencies: ["RetentionSyncCommands", "Reconciler", "Manifests", "Runtime", "Emulator",
+                          dependencies: ["RetentionSyncCommands", "Views", "Reconciler", "Manifests", "Runtime", "Emulator",
                                          "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "Basics", "YAML",
                                          "RealtimeServer", "EventContract", "Experiments", "EventStore", "StateStore", "SyntheticImages"]),
 
@@ -86,7 +92,7 @@ let package = Package(
         .testTarget(name: "RetentionMessagingTests",
                     dependencies: ["TestSupport", "Basics", "RetentionMessagingModels", "RetentionMessaging", "Emulator", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "SyntheticImages"]),
         .testTarget(name: "ManifestsTests", dependencies: ["TestSupport", "Manifests", "YAML", "Basics", "RetentionMessagingModels", "StateLocations",
-                                                          "RetentionSyncCommands"]),
+                                                          "Views"]),
         .testTarget(name: "ExperimentsTests", dependencies: ["TestSupport", "EventContract", "Experiments"]),
         .testTarget(name: "EventStoreTests",
                     dependencies: ["TestSupport", "EventContract", "EventStore", "Experiments", "StateStore", "StateLocations", "HTTPClient", "RetentionMessagingModels"]),
@@ -95,13 +101,13 @@ let package = Package(
                     dependencies: ["TestSupport", "RealtimeServer", "Runtime", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "RetentionMessagingModels",
                                    "EventStore", "EventContract"]),
         .testTarget(name: "ReconcilerTests",
-                    dependencies: ["TestSupport", "Basics", "Reconciler", "RetentionSyncCommands", "Emulator", "Manifests", "Runtime", "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "Crypto",
+                    dependencies: ["TestSupport", "Basics", "Reconciler", "Views", "Emulator", "Manifests", "Runtime", "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "Crypto",
                                    "StateStore", "YAML"]),
         .testTarget(name: "StateStoreTests", dependencies: ["TestSupport", "StateLocations", "StateStore", "RealtimeServer", "Runtime", "RetentionMessagingModels", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto"]),
         .testTarget(name: "NotificationsTests",
                     dependencies: ["TestSupport", "Notifications", "HTTPCore", "HTTPClient", "HTTPServer", "StateStore", "RetentionMessagingModels"]),
         .testTarget(name: "RetentionSyncCommandsTests",
-                    dependencies: ["TestSupport", "Basics", "RetentionSyncCommands", "Reconciler", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer", "Runtime", "RetentionMessagingModels",
+                    dependencies: ["TestSupport", "Basics", "CLIKit", "Views", "RetentionSyncCommands", "Reconciler", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer", "Runtime", "RetentionMessagingModels",
                                    "RealtimeServer", "EventStore", "EventContract", "Experiments", "RetentionMessaging"]),
     ],
     swiftLanguageModes: [.v6]

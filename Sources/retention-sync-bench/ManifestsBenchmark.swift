@@ -1,9 +1,9 @@
 import Foundation
 import SyntheticImages
-import RetentionSyncCommands
 import Manifests
 import RetentionMessaging
 import RetentionMessagingModels
+import Views
 
 /// Load + validate time and peak memory for a generated app at Apple's limits: 2,000 messages
 /// (2,000 Message documents, one localization each: the 2,000 uploads Apple allows), 200 real PNG

@@ -1,8 +1,8 @@
 import Basics
 import Foundation
 @testable import Manifests
-@testable import RetentionSyncCommands
 import Testing
+@testable import Views
 import YAML
 
 @Suite("Rendering diagnostics")

@@ -1,8 +1,8 @@
 import Foundation
 import Manifests
-import RetentionSyncCommands
 import Testing
 import TestSupport
+import Views
 
 /// Every directory under fixtures/manifests/invalid holds a manifest set with one fault and, in
 /// expected.txt, the exact diagnostics `validate` prints for it. `UPDATE_GOLDEN=1` rewrites them (and fails).

@@ -5,9 +5,9 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
-@testable import RetentionSyncCommands
 import TestSupport
 import Testing
+@testable import Views
 
 /// The three renderings of one plan that holds every action kind and every state, pinned by
 /// golden files in fixtures/plans/. Run with UPDATE_GOLDEN=1 to rewrite them after a deliberate change.

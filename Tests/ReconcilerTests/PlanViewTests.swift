@@ -6,8 +6,8 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
-@testable import RetentionSyncCommands
 import Testing
+@testable import Views
 
 @Suite("Plan views: limits, escaping, and what a sandbox apply does in one run")
 struct PlanViewTests {

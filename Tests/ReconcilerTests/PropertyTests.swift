@@ -6,8 +6,8 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
-@testable import RetentionSyncCommands
 import Testing
+@testable import Views
 
 
 /// Random but valid manifests: every message covers every locale, so every default and rule resolves.

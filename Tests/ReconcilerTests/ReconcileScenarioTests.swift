@@ -6,8 +6,8 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
-@testable import RetentionSyncCommands
 import Testing
+@testable import Views
 
 @Suite("Reconciling, as a user does it")
 struct ReconcileScenarioTests {

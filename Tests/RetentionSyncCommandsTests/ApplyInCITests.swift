@@ -1,4 +1,5 @@
 import Basics
+@testable import CLIKit
 import Emulator
 import Foundation
 import Reconciler
@@ -6,6 +7,7 @@ import RetentionMessaging
 import RetentionMessagingModels
 @testable import RetentionSyncCommands
 import Testing
+@testable import Views
 
 /// A client budget that empties after one request and then allows one every 10 s (virtual), so an
 /// apply spends minutes waiting on the rate limit without a test spending real time.

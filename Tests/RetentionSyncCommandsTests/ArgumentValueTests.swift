@@ -1,3 +1,4 @@
+import CLIKit
 import Foundation
 @testable import RetentionSyncCommands
 import StateLocations
@@ -83,7 +84,7 @@ struct ArgumentValueTests {
         let options = try ServeCommand.parse(&arguments, context: CommandContext(console: console.console, environment: [:],
                                                                                 currentDirectory: Self.root))
         #expect(options.sources.snapshotFile == "s.json")
-        #expect(!Completions.script(for: .bash).contains("--snapshot-store FILE"))
+        #expect(!CLI.completions.script(for: .bash).contains("--snapshot-store FILE"))
     }
 
     @Test("--snapshot-store means --state-store in every command but serve's deprecated spelling")

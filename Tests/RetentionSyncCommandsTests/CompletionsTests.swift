@@ -1,3 +1,4 @@
+import CLIKit
 import Foundation
 @testable import RetentionSyncCommands
 import Testing

@@ -1,3 +1,4 @@
+import CLIKit
 import Crypto
 import Emulator
 import Foundation

@@ -1,3 +1,4 @@
+import CLIKit
 import Foundation
 import RetentionSyncCommands
 import Testing

@@ -1,3 +1,4 @@
+@testable import CLIKit
 import Foundation
 import TestSupport
 #if canImport(Glibc)

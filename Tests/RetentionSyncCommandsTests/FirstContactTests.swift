@@ -1,3 +1,4 @@
+import CLIKit
 import Foundation
 import TestSupport
 @testable import RetentionSyncCommands

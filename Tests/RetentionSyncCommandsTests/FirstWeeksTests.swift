@@ -1,4 +1,5 @@
 import Basics
+import CLIKit
 import Emulator
 import Foundation
 import RetentionMessaging

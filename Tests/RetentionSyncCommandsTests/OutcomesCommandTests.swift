@@ -1,4 +1,5 @@
 import Basics
+import CLIKit
 import Crypto
 import Emulator
 import EventStore

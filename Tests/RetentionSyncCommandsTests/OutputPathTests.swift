@@ -1,3 +1,4 @@
+@testable import CLIKit
 import Foundation
 #if canImport(Glibc)
 import Glibc

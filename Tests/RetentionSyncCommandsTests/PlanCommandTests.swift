@@ -1,4 +1,5 @@
 import Basics
+import CLIKit
 import Crypto
 import Emulator
 import Foundation
@@ -11,6 +12,7 @@ import RetentionMessagingModels
 import Runtime
 import Testing
 import TestSupport
+@testable import Views
 
 /// A copy of the example manifests in a temp directory, and the in-process emulator standing in
 /// for Apple, reached through the same commands a user runs.

@@ -1,3 +1,4 @@
+import CLIKit
 import Emulator
 import Foundation
 import RetentionMessagingModels

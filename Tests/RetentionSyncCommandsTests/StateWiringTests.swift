@@ -1,3 +1,4 @@
+import CLIKit
 import Emulator
 import Foundation
 @testable import RetentionSyncCommands

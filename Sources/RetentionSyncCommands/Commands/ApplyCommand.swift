@@ -1,10 +1,12 @@
 import Basics
+import CLIKit
 import Foundation
 import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
 import StateStore
+import Views
 
 struct ApplyCommand: ParsedCommand {
     static let name = "apply"

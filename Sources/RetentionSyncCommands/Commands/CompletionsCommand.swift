@@ -1,3 +1,4 @@
+import CLIKit
 import Foundation
 
 /// `retention-sync completions SHELL`: a completion script made from the commands' option declarations.
@@ -34,7 +35,7 @@ struct CompletionsCommand: ParsedCommand {
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
         guard let shell = options.shell else { return .usage }
-        context.console.print(Completions.script(for: shell))
+        context.console.print(CLI.completions.script(for: shell))
         return .success
     }
 }

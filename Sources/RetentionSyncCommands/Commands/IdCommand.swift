@@ -1,3 +1,4 @@
+import CLIKit
 import Foundation
 import Manifests
 import Reconciler

@@ -1,4 +1,5 @@
 import Basics
+import CLIKit
 import EventStore
 import EventContract
 import HTTPClient

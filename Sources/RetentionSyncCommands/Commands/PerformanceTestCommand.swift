@@ -1,4 +1,5 @@
 import Basics
+import CLIKit
 import Foundation
 import HTTPClient
 import Reconciler
@@ -6,12 +7,11 @@ import StateLocations
 import StateStore
 import RetentionMessaging
 import RetentionMessagingModels
+import Views
 
 struct PerformanceTestCommand: ParsedCommand {
     static let name = "performance-test"
     static let summary = "Run Apple's sandbox performance test against your realtime URL"
-    /// The command a person runs to pass the test, as every hint that asks for it words it.
-    static let invocation = "retention-sync performance-test --env sandbox --original-transaction-id ID"
     static let originalTransactionId = Option("--original-transaction-id", value: "ID", help: [
         "A sandbox subscription's original transaction id; Apple's requests carry",
         "its product and locale (never printed)",
@@ -23,7 +23,7 @@ struct PerformanceTestCommand: ParsedCommand {
                                      help: ["Seconds between result calls, at least 2"])
 
     static let helpPage = HelpPage(
-        usage: "Usage: \(invocation) [options]",
+        usage: "Usage: \(PerformanceTestView.invocation) [options]",
         about: """
         Asks Apple to load-test the sandbox realtime URL (POST /performanceTest), shows the test's
         config, polls its result with progress, and prints PASS or FAIL: the success rate against
@@ -51,7 +51,7 @@ struct PerformanceTestCommand: ParsedCommand {
             guard environment.environment == .sandbox else {
                 throw CommandError("""
                 performance-test runs in sandbox only: Apple tests the sandbox realtime URL, and a PASS there is what lets \
-                production accept its realtime URL. Run: \(PerformanceTestCommand.invocation)
+                production accept its realtime URL. Run: \(PerformanceTestView.invocation)
                 """, exitCode: .usage)
             }
             guard transaction != nil || followed != nil else {
@@ -183,13 +183,7 @@ struct PerformanceTestRun: Sendable {
         case progress(String)
     }
 
-    struct Outcome: Sendable {
-        var requestId: String
-        var result: PerformanceTestResultResponse
-        var seconds: Double
-        /// Calls this run made to Apple (start + polls, retries included).
-        var calls: Int
-    }
+    typealias Outcome = PerformanceTestOutcome
 
     let client: RetentionMessagingClient
     let interval: Double

@@ -1,4 +1,5 @@
 import Basics
+import CLIKit
 import Foundation
 import Manifests
 import Reconciler
@@ -6,6 +7,7 @@ import StateStore
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
+import Views
 
 struct PlanCommand: ParsedCommand {
     static let name = "plan"

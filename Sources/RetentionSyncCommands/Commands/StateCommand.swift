@@ -1,4 +1,5 @@
 import Basics
+import CLIKit
 import Foundation
 import HTTPClient
 import HTTPCore
@@ -8,6 +9,7 @@ import RetentionMessagingModels
 import Runtime
 import StateLocations
 import StateStore
+import Views
 
 struct StateCommand: ParsedCommand {
     static let name = "state"

@@ -1,9 +1,11 @@
 import Basics
+import CLIKit
 import Foundation
 import Reconciler
 import StateStore
 import RetentionMessaging
 import RetentionMessagingModels
+import Views
 
 struct StatusCommand: ParsedCommand {
     static let name = "status"

@@ -1,5 +1,7 @@
+import CLIKit
 import Foundation
 import Manifests
+import Views
 
 struct ValidateCommand: ParsedCommand {
     static let name = "validate"

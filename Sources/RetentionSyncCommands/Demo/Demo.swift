@@ -1,4 +1,5 @@
 import Basics
+import CLIKit
 import Crypto
 import Emulator
 import Foundation
@@ -13,6 +14,7 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
+import Views
 import YAML
 
 /// The story, step by step, with every expectation checked.

@@ -1,3 +1,4 @@
+import CLIKit
 import Foundation
 
 /// Runs `git` in the demo's working copy, when git is installed.

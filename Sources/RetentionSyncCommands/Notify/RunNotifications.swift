@@ -1,4 +1,5 @@
 import Basics
+import CLIKit
 import Experiments
 import Foundation
 import HTTPCore

@@ -1,3 +1,4 @@
+import CLIKit
 public import EventStore
 import Foundation
 public import RetentionMessagingModels

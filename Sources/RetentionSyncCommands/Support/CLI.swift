@@ -1,6 +1,6 @@
 import Basics
+public import CLIKit
 import Foundation
-
 
 /// The whole command line: picks the subcommand, runs it, turns errors into messages and exit codes.
 public enum CLI {
@@ -18,6 +18,8 @@ public enum CLI {
     static let noColorOption = Option("--no-color", help: ["Never colour, like NO_COLOR=1 (FORCE_COLOR=1 colours without a terminal)"])
     /// Options every invocation accepts, before or after the command.
     static let globalOptions = [helpOption, versionOption, noColorOption]
+    /// The shell completion scripts, from the same declarations.
+    static let completions = Completions(commands: commands, globalOptions: globalOptions, commonOptions: [helpOption, noColorOption])
 
     public static func run(_ argv: [String], context: CommandContext) async -> ExitCode {
         var context = context
@@ -121,4 +123,28 @@ struct VersionCommand: Command {
         context.console.print("retention-sync \(CLI.version)")
         return .success
     }
+}
+
+/// Every command with everything it declares, for tools that generate or check documentation:
+/// the same declarations parsing, `--help` and completions read.
+public enum CommandRegistry {
+    public struct Entry: Sendable {
+        public var name: String
+        public var summary: String
+        public var usage: String
+        public var positional: Positional?
+        /// In help order; each carries its help text, choices and declared default.
+        public var options: [Option]
+    }
+
+    /// In the order `retention-sync --help` lists them.
+    public static var all: [Entry] {
+        CLI.commands.map { command in
+            Entry(name: command.name, summary: command.summary, usage: command.helpPage.usage,
+                  positional: command.positional, options: command.options)
+        }
+    }
+
+    /// The options every invocation accepts (`--help`, `--version`, `--no-color`).
+    public static var globalOptions: [Option] { CLI.globalOptions }
 }

@@ -1,5 +1,7 @@
+import CLIKit
 import Foundation
 import Reconciler
+import Views
 
 /// Terraform's habit: a person at a terminal confirms an apply by typing `yes`; without a terminal
 /// (CI) nothing is asked, and `--auto-approve` skips the question.

@@ -1,3 +1,4 @@
+import CLIKit
 import Dispatch
 import Foundation
 import Reconciler

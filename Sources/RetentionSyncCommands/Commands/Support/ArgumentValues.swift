@@ -1,10 +1,12 @@
 import Basics
+public import CLIKit
 import Emulator
 import Experiments
 import Foundation
 import Reconciler
 import RetentionMessagingModels
 import StateLocations
+public import Views
 
 // The project's values as options take them, each read in this one place.
 

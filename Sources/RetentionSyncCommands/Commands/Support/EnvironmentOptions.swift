@@ -1,3 +1,4 @@
+import CLIKit
 import Foundation
 import HTTPClient
 import Manifests
@@ -6,6 +7,7 @@ import RetentionMessaging
 import RetentionMessagingModels
 import StateLocations
 import StateStore
+import Views
 
 /// The options `plan`, `apply`, `status`, `outcomes` and `performance-test` share: where the
 /// manifests are, which environment, which API endpoint, and where the environment's state lives.

@@ -1,4 +1,5 @@
 import Basics
+import CLIKit
 import Foundation
 import Manifests
 import Reconciler
@@ -7,6 +8,7 @@ import RetentionMessagingModels
 import StateStore
 import HTTPClient
 import Synchronization
+import Views
 
 /// Manifests loaded and derived for one environment, with a reconciler bound to its API client
 /// and snapshot store: the one service `plan`, `apply` and `status` call.

@@ -1,3 +1,4 @@
+import CLIKit
 import EventStore
 import Foundation
 import HTTPClient

@@ -1,3 +1,4 @@
+import CLIKit
 import Foundation
 import HTTPCore
 import HTTPClient
@@ -6,6 +7,7 @@ import Reconciler
 import RetentionMessagingModels
 import StateLocations
 import StateStore
+import Views
 
 /// Where `serve` and `decide` find each environment's published snapshot, and whose it is: one
 /// resolution for both, so `decide` previews exactly the snapshot `serve` answers from.

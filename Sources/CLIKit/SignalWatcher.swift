@@ -1,15 +1,15 @@
 import Dispatch
-import Foundation
+public import Foundation
 import Synchronization
 
 /// Turns signals into calls instead of their default disposition (which ends the process at once),
 /// for as long as it is not cancelled; `cancel` restores the defaults. One mechanism for `serve`
 /// (drain on SIGTERM, reload on SIGHUP), the emulator (write its state) and apply (write the report).
-final class SignalWatcher: Sendable {
+public final class SignalWatcher: Sendable {
     private let sources: Mutex<[any DispatchSourceSignal]>
     private let numbers: [Int32]
 
-    static func name(of number: Int32) -> String {
+    public static func name(of number: Int32) -> String {
         switch number {
         case SIGINT: "SIGINT"
         case SIGTERM: "SIGTERM"
@@ -18,7 +18,7 @@ final class SignalWatcher: Sendable {
         }
     }
 
-    init(_ numbers: [Int32] = [SIGINT, SIGTERM], handler: @escaping @Sendable (Int32) -> Void) {
+    public init(_ numbers: [Int32] = [SIGINT, SIGTERM], handler: @escaping @Sendable (Int32) -> Void) {
         self.numbers = numbers
         sources = Mutex(numbers.map { number in
             signal(number, SIG_IGN)
@@ -29,7 +29,7 @@ final class SignalWatcher: Sendable {
         })
     }
 
-    func cancel() {
+    public func cancel() {
         let cancelled = sources.withLock { sources -> [any DispatchSourceSignal] in
             defer { sources = [] }
             return sources

@@ -1,7 +1,8 @@
 import Basics
+public import CLIKit
 import Foundation
 import Manifests
-import Reconciler
+public import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
@@ -9,9 +10,9 @@ import StateStore
 
 /// The plan as a person reads it: on a terminal, and as Markdown for a pull-request comment.
 /// Each rendering is a pure function of the plan, so equal plans print equal bytes.
-enum PlanView {
+public enum PlanView {
     /// `Plan (production): 3 to upload, 1 to set, 2 blocked, 0 to delete`, plus errors when any.
-    static func summaryLine(_ plan: Plan) -> String {
+    public static func summaryLine(_ plan: Plan) -> String {
         let s = plan.summary
         var line = "Plan (\(plan.environment.rawValue)): \(s.toUpload) to upload, \(s.toSet) to set, \(s.blocked) blocked, \(s.toDelete) to delete"
         if s.errors > 0 { line += ", \(s.errors) error\(s.errors == 1 ? "" : "s")" }
@@ -49,7 +50,7 @@ enum PlanView {
         return "\(change.field): \(quoted(change.before)) → \(quoted(change.after))"
     }
 
-    static func text(_ plan: Plan, for console: Console) -> String { text(plan, painter: Painter(console)) }
+    public static func text(_ plan: Plan, for console: Console) -> String { text(plan, painter: Painter(console)) }
 
     static func text(_ plan: Plan, painter: Painter) -> String {
         let safe = TerminalText.safe
@@ -112,14 +113,14 @@ enum PlanView {
     }
 
     /// The separator between Markdown comments when the plan does not fit in one.
-    static let commentSeparator = "\n<!-- retention-sync: next comment -->\n"
+    public static let commentSeparator = "\n<!-- retention-sync: next comment -->\n"
 
     /// The least `--markdown-max-chars` that leaves room for a section's fold, a table head and a line.
-    static let minimumMarkdownCharacters = 500
+    public static let minimumMarkdownCharacters = 500
 
     /// The Markdown for a pull-request comment, split into several comments when one would
     /// exceed `maxCharacters` (GitHub's limit is 65,535); no comment ever does.
-    static func markdown(_ plan: Plan, maxCharacters: Int = 65_000) -> [String] {
+    public static func markdown(_ plan: Plan, maxCharacters: Int = 65_000) -> [String] {
         let escape = MarkdownText.escape
         var waits = WaitingLists()
         var head: [String] = []
@@ -427,7 +428,7 @@ enum PlanView {
         value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
     }
 
-    static func seconds(_ value: Double) -> String {
+    public static func seconds(_ value: Double) -> String {
         if value < 60 { return "\(Int(value.rounded(.up))) s" }
         if value < 3600 { return "\(Int((value / 60).rounded(.up))) min" }
         return String(format: "%.1f h", value / 3600)

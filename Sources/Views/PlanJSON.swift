@@ -1,7 +1,7 @@
 import Basics
 import Foundation
 import Manifests
-import Reconciler
+public import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
@@ -10,8 +10,8 @@ import StateStore
 /// The plan's JSON (`plan --format json`, `--out`): snake_case keys documented in the README,
 /// `format_version` in semver, sorted keys. A projection of the typed plan, kept apart from it so
 /// the plan can change shape without changing these bytes; `SavedPlan` reads it back.
-enum PlanJSON {
-    static func encode(_ plan: Plan) throws -> String {
+public enum PlanJSON {
+    public static func encode(_ plan: Plan) throws -> String {
         String(decoding: try CanonicalJSON.encodePretty(Document(plan)), as: UTF8.self) + "\n"
     }
 

@@ -1,16 +1,17 @@
 import Basics
+public import CLIKit
 import Foundation
 import Manifests
-import Reconciler
+public import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
 import StateStore
 
 /// `retention-sync status` as a person and a program read it.
-enum StatusView {
+public enum StatusView {
     /// Coloured only where the console allows it.
-    static func text(_ report: StatusReport, for console: Console) -> String { text(report, painter: Painter(console)) }
+    public static func text(_ report: StatusReport, for console: Console) -> String { text(report, painter: Painter(console)) }
 
     static func text(_ report: StatusReport, painter: Painter) -> String {
         let safe = TerminalText.safe
@@ -19,7 +20,7 @@ enum StatusView {
         out.append(safe("Published snapshot: \(report.publishedSnapshot ?? "none")"))
         out.append(safe("Realtime URL: \(report.realtimeURL ?? "none")"))
         if let waiting = report.realtimeURLAwaitingTest {
-            out.append(safe("  \(waiting) waits for a sandbox performance test to pass (Apple refused it: 403 4030026); run '\(PerformanceTestCommand.invocation)', then apply"))
+            out.append(safe("  \(waiting) waits for a sandbox performance test to pass (Apple refused it: 403 4030026); run '\(PerformanceTestView.invocation)', then apply"))
         }
         out.append(safe("State store: \(report.stateStore ?? "none (review ages are not recorded)")"))
         let attention = report.needingAttention
@@ -57,7 +58,7 @@ enum StatusView {
     }
 
     /// For a pull-request or job-summary comment: what needs attention first, then every item.
-    static func markdown(_ report: StatusReport) -> String {
+    public static func markdown(_ report: StatusReport) -> String {
         func cell(_ text: String) -> String {
             TerminalText.safe(text).replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ")
         }
@@ -85,7 +86,7 @@ enum StatusView {
         return out.joined(separator: "\n") + "\n"
     }
 
-    static func json(_ report: StatusReport) throws -> String {
+    public static func json(_ report: StatusReport) throws -> String {
         String(decoding: try CanonicalJSON.encodePretty(Document(report)), as: UTF8.self) + "\n"
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -96,7 +96,7 @@ public enum FileProblem {
 }
 
 /// Reads a file named on the command line; `what` names it for the message ("the saved plan").
-func readFile(_ path: String, what: String, context: CommandContext) throws(CommandError) -> Data {
+public func readFile(_ path: String, what: String, context: CommandContext) throws(CommandError) -> Data {
     let url = context.url(path)
     var isDirectory: ObjCBool = false
     if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {

@@ -1,9 +1,9 @@
-import Foundation
+public import Foundation
 
 /// A value an option takes, read from its text by the type itself: every command that takes one reads
 /// it the same way, help prints a declared default as it would be written, and a bad value is a usage
 /// error while the command line is read, before anything is opened or sent.
-protocol ArgumentValue: Sendable {
+public protocol ArgumentValue: Sendable {
     /// Reads the value, or says what the option takes.
     init(argument text: String) throws(ArgumentError)
     /// Reads the value where a relative path means one under `directory`, the command's working
@@ -16,29 +16,29 @@ protocol ArgumentValue: Sendable {
 }
 
 extension ArgumentValue {
-    static func parse(_ text: String, relativeTo directory: URL) throws(ArgumentError) -> Self {
+    public static func parse(_ text: String, relativeTo directory: URL) throws(ArgumentError) -> Self {
         try Self(argument: text)
     }
 
-    static var allValueStrings: [String] { [] }
+    public static var allValueStrings: [String] { [] }
 }
 
 /// A choice among an enum's cases, spelt as their raw values (exactly, else ignoring case).
 extension ArgumentValue where Self: RawRepresentable & CaseIterable, RawValue == String {
-    init(argument text: String) throws(ArgumentError) {
+    public init(argument text: String) throws(ArgumentError) {
         guard let value = Self(rawValue: text) ?? Self.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) else {
             throw .mustBe(Option.list(Self.allValueStrings))
         }
         self = value
     }
 
-    var argumentDescription: String { rawValue }
-    static var allValueStrings: [String] { allCases.map(\.rawValue) }
+    public var argumentDescription: String { rawValue }
+    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
 }
 
 /// Why a text is not a value of an option's type. The option's name and the text are added where
 /// the message is printed, so every message about the same kind of value reads the same.
-struct ArgumentError: Error, Sendable {
+public struct ArgumentError: Error, Sendable {
     enum Shape: Sendable {
         case mustBe(String), isNot(String), reason(String)
     }
@@ -46,11 +46,11 @@ struct ArgumentError: Error, Sendable {
     let shape: Shape
 
     /// `--format must be text or json, not 'xml'`.
-    static func mustBe(_ expected: String) -> ArgumentError { ArgumentError(shape: .mustBe(expected)) }
+    public static func mustBe(_ expected: String) -> ArgumentError { ArgumentError(shape: .mustBe(expected)) }
     /// `--max-duration 'soon' is not a duration: write …`.
-    static func isNot(_ what: String) -> ArgumentError { ArgumentError(shape: .isNot(what)) }
+    public static func isNot(_ what: String) -> ArgumentError { ArgumentError(shape: .isNot(what)) }
     /// `--listen 8080: expected HOST:PORT …`: a reason that names the text itself where it needs to.
-    static func reason(_ text: String) -> ArgumentError { ArgumentError(shape: .reason(text)) }
+    public static func reason(_ text: String) -> ArgumentError { ArgumentError(shape: .reason(text)) }
 
     /// The whole message, for `option` given `text`.
     func message(option: String, text: String) -> String {
@@ -65,79 +65,79 @@ struct ArgumentError: Error, Sendable {
 // The plain values options take.
 
 extension String: ArgumentValue {
-    init(argument text: String) { self = text }
-    var argumentDescription: String { self }
+    public init(argument text: String) { self = text }
+    public var argumentDescription: String { self }
 }
 
 /// Any whole number; an option that allows fewer says so with its range (`Arguments.value(_:as:in:)`).
 extension Int: ArgumentValue {
-    init(argument text: String) throws(ArgumentError) {
+    public init(argument text: String) throws(ArgumentError) {
         guard let value = Int(text) else { throw .mustBe("a whole number") }
         self = value
     }
-    var argumentDescription: String { String(self) }
+    public var argumentDescription: String { String(self) }
 }
 
 extension Int64: ArgumentValue {
-    init(argument text: String) throws(ArgumentError) {
+    public init(argument text: String) throws(ArgumentError) {
         guard let value = Int64(text) else { throw .mustBe("a whole number") }
         self = value
     }
-    var argumentDescription: String { String(self) }
+    public var argumentDescription: String { String(self) }
 }
 
 extension UInt64: ArgumentValue {
-    init(argument text: String) throws(ArgumentError) {
+    public init(argument text: String) throws(ArgumentError) {
         guard let value = UInt64(text) else { throw .mustBe("a whole number, 0 or more") }
         self = value
     }
-    var argumentDescription: String { String(self) }
+    public var argumentDescription: String { String(self) }
 }
 
 /// A finite number (a fraction, a size in MB); seconds and milliseconds have types of their own.
 extension Double: ArgumentValue {
-    init(argument text: String) throws(ArgumentError) {
+    public init(argument text: String) throws(ArgumentError) {
         guard let value = Double(text), value.isFinite else { throw .mustBe("a number") }
         self = value
     }
     /// Whole numbers without a fraction: `300`, not `300.0`.
-    var argumentDescription: String { self == rounded() ? String(Int(self)) : String(self) }
+    public var argumentDescription: String { self == rounded() ? String(Int(self)) : String(self) }
 }
 
 /// A span of time in seconds, written as a plain number (`--max-age 300`, `--poll-interval 0.5`), 0 or more.
-struct Seconds: ArgumentValue, Hashable, Comparable {
-    var value: Double
-    init(_ value: Double) { self.value = value }
+public struct Seconds: ArgumentValue, Hashable, Comparable {
+    public var value: Double
+    public init(_ value: Double) { self.value = value }
 
-    init(argument text: String) throws(ArgumentError) {
+    public init(argument text: String) throws(ArgumentError) {
         guard let value = Double(text), value.isFinite, value >= 0 else { throw .mustBe("a number of seconds, 0 or more") }
         self.value = value
     }
-    var argumentDescription: String { value.argumentDescription }
-    static func < (left: Seconds, right: Seconds) -> Bool { left.value < right.value }
+    public var argumentDescription: String { value.argumentDescription }
+    public static func < (left: Seconds, right: Seconds) -> Bool { left.value < right.value }
 }
 
 /// A span of time in milliseconds, written as a plain number (`--shed-after 500`), 0 or more.
-struct Milliseconds: ArgumentValue, Hashable, Comparable {
-    var value: Double
-    init(_ value: Double) { self.value = value }
+public struct Milliseconds: ArgumentValue, Hashable, Comparable {
+    public var value: Double
+    public init(_ value: Double) { self.value = value }
 
-    init(argument text: String) throws(ArgumentError) {
+    public init(argument text: String) throws(ArgumentError) {
         guard let value = Double(text), value.isFinite, value >= 0 else { throw .mustBe("a number of milliseconds, 0 or more") }
         self.value = value
     }
-    var seconds: Double { value / 1000 }
-    var argumentDescription: String { value.argumentDescription }
-    static func < (left: Milliseconds, right: Milliseconds) -> Bool { left.value < right.value }
+    public var seconds: Double { value / 1000 }
+    public var argumentDescription: String { value.argumentDescription }
+    public static func < (left: Milliseconds, right: Milliseconds) -> Bool { left.value < right.value }
 }
 
 /// A longer span written with units, `90s`, `320m`, `2h`, `1h30m`, or plain seconds; more than 0.
-struct TimeSpan: ArgumentValue, Hashable {
-    var seconds: Double
+public struct TimeSpan: ArgumentValue, Hashable {
+    public var seconds: Double
     /// As written, for messages that repeat what was asked (`stopped after 2h`).
-    var text: String
+    public var text: String
 
-    init(argument text: String) throws(ArgumentError) {
+    public init(argument text: String) throws(ArgumentError) {
         guard let seconds = Self.seconds(text) else {
             throw .isNot("a duration: write a number with s, m or h (90s, 320m, 2h, 1h30m)")
         }
@@ -145,7 +145,7 @@ struct TimeSpan: ArgumentValue, Hashable {
         self.text = text
     }
 
-    var argumentDescription: String { text }
+    public var argumentDescription: String { text }
 
     /// The seconds `text` spells, or nil when it is none of the forms above or not positive.
     static func seconds(_ text: String) -> Double? {
@@ -177,14 +177,14 @@ struct TimeSpan: ArgumentValue, Hashable {
 
 /// Comma-separated values, `FILE[,FILE…]` or `ENV[,ENV]`: each read as `Element`, empty parts skipped,
 /// repeats kept once in the order first written.
-struct ArgumentList<Element: ArgumentValue & Hashable>: ArgumentValue, Hashable {
-    var elements: [Element]
+public struct ArgumentList<Element: ArgumentValue & Hashable>: ArgumentValue, Hashable {
+    public var elements: [Element]
 
-    init(argument text: String) throws(ArgumentError) {
+    public init(argument text: String) throws(ArgumentError) {
         try self.init(text) { part throws(ArgumentError) in try Element(argument: part) }
     }
 
-    static func parse(_ text: String, relativeTo directory: URL) throws(ArgumentError) -> ArgumentList<Element> {
+    public static func parse(_ text: String, relativeTo directory: URL) throws(ArgumentError) -> ArgumentList<Element> {
         try ArgumentList(text) { part throws(ArgumentError) in try Element.parse(part, relativeTo: directory) }
     }
 
@@ -198,6 +198,6 @@ struct ArgumentList<Element: ArgumentValue & Hashable>: ArgumentValue, Hashable 
         self.elements = elements
     }
 
-    var argumentDescription: String { elements.map(\.argumentDescription).joined(separator: ",") }
-    static var allValueStrings: [String] { Element.allValueStrings }
+    public var argumentDescription: String { elements.map(\.argumentDescription).joined(separator: ",") }
+    public static var allValueStrings: [String] { Element.allValueStrings }
 }

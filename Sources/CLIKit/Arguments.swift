@@ -1,5 +1,5 @@
 import Basics
-import Foundation
+public import Foundation
 
 /// One option a command accepts, declared once: parsing, `--help` and the shell completions all read
 /// the same declaration, so none of them can drift from the others.
@@ -42,14 +42,14 @@ public struct Option: Sendable, Hashable {
 
     /// An option whose value is a `T`: its choices (for an enum) and its default are declared as `T`
     /// and printed as they would be written.
-    init<T: ArgumentValue>(_ name: String, aliases: [String] = [], value valueName: String, of type: T.Type,
+    public init<T: ArgumentValue>(_ name: String, aliases: [String] = [], value valueName: String, of type: T.Type,
                                   completion: Completion = .none, default defaultValue: T? = nil, help: [String]) {
         self.init(name, aliases: aliases, value: valueName, choices: T.allValueStrings, completion: completion,
                   default: defaultValue?.argumentDescription, help: help)
     }
 
     /// The same option, also accepting `spellings` with a notice that says why they went.
-    func deprecated(_ spellings: [String], note: String) -> Option {
+    public func deprecated(_ spellings: [String], note: String) -> Option {
         var option = self
         option.deprecatedAliases = spellings
         option.deprecationNote = note
@@ -177,7 +177,7 @@ public struct Arguments: Sendable {
 
     /// The value read as `T`, else the option's declared default read the same way; nil when absent
     /// without a default. A relative path in it is under `directory` (see `ArgumentValue.parse`).
-    mutating func value<T: ArgumentValue>(_ option: Option, as type: T.Type,
+    public mutating func value<T: ArgumentValue>(_ option: Option, as type: T.Type,
                                                  relativeTo directory: URL? = nil) throws(CommandError) -> T? {
         guard let text = try value(option) ?? option.defaultValue else { return nil }
         return try Self.read(text, as: T.self, for: option, relativeTo: directory)
@@ -185,21 +185,21 @@ public struct Arguments: Sendable {
 
     /// The value read as `T` when it was given, ignoring a declared default: for an option whose
     /// presence matters to a combination (`--submission-reserve` goes with `--only-uploads`).
-    mutating func given<T: ArgumentValue>(_ option: Option, as type: T.Type) throws(CommandError) -> T? {
+    public mutating func given<T: ArgumentValue>(_ option: Option, as type: T.Type) throws(CommandError) -> T? {
         guard let text = try value(option) else { return nil }
         return try Self.read(text, as: T.self, for: option, relativeTo: nil)
     }
 
     /// The value (or the declared default) read as `T` and within `range`; `expected` words the range
     /// for the error (`a whole number from 1 to 256`).
-    mutating func value<T: ArgumentValue & Comparable, R: RangeExpression>(
+    public mutating func value<T: ArgumentValue & Comparable, R: RangeExpression>(
         _ option: Option, as type: T.Type, in range: R, expected: String
     ) throws(CommandError) -> T? where R.Bound == T {
         try Self.within(range, expected: expected, option: option, text: try value(option) ?? option.defaultValue)
     }
 
     /// `given(_:as:)` within `range`.
-    mutating func given<T: ArgumentValue & Comparable, R: RangeExpression>(
+    public mutating func given<T: ArgumentValue & Comparable, R: RangeExpression>(
         _ option: Option, as type: T.Type, in range: R, expected: String
     ) throws(CommandError) -> T? where R.Bound == T {
         try Self.within(range, expected: expected, option: option, text: try value(option))
@@ -225,12 +225,12 @@ public struct Arguments: Sendable {
         return text
     }
 
-    mutating func required<T: ArgumentValue>(_ option: Option, as type: T.Type) throws(CommandError) -> T {
+    public mutating func required<T: ArgumentValue>(_ option: Option, as type: T.Type) throws(CommandError) -> T {
         try Self.read(try required(option), as: T.self, for: option, relativeTo: nil)
     }
 
     /// Reads `text` as `T`; every error names the option and repeats the text.
-    static func read<T: ArgumentValue>(_ text: String, as type: T.Type, for option: Option,
+    public static func read<T: ArgumentValue>(_ text: String, as type: T.Type, for option: Option,
                                               relativeTo directory: URL?) throws(CommandError) -> T {
         do throws(ArgumentError) {
             if let directory { return try T.parse(text, relativeTo: directory) }

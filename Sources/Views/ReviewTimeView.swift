@@ -1,11 +1,11 @@
 import Foundation
-import Reconciler
+public import Reconciler
 import RetentionMessagingModels
 import StateStore
 
 /// How long App Review takes, as `status` and `plan` show it (text, Markdown, JSON). The
 /// definitions are `ReviewTimes`'; this only words them.
-enum ReviewTimeView {
+public enum ReviewTimeView {
     /// `36 h` under two days, `3.4 d` from there.
     static func duration(_ seconds: TimeInterval) -> String {
         let hours = seconds / 3600
@@ -44,7 +44,7 @@ enum ReviewTimeView {
     }
 
     /// Nothing when there is neither a finished review nor pending content.
-    static func textLines(_ times: ReviewTimes?) -> [String] {
+    public static func textLines(_ times: ReviewTimes?) -> [String] {
         guard let times, times.overall != nil || !times.pending.isEmpty else { return [] }
         var out = ["Review time (\(times.environment.rawValue), uploads of the last \(times.windowDays) days): "
             + (times.overall.map(figures) ?? "no review finished yet")]
@@ -57,7 +57,7 @@ enum ReviewTimeView {
         return out
     }
 
-    static func markdown(_ times: ReviewTimes?) -> String? {
+    public static func markdown(_ times: ReviewTimes?) -> String? {
         guard let times, times.overall != nil || !times.pending.isEmpty else { return nil }
         var lines = ["<details><summary>Review time (\(times.environment.rawValue)): "
             + (times.overall.map { "median \(duration($0.median)), 90th percentile \(duration($0.p90)) over \($0.count) reviews" } ?? "no review finished yet")

@@ -1,14 +1,15 @@
-import Basics
+public import Basics
+public import CLIKit
 import Foundation
 
 extension Painter {
     /// Paints only where the console allows colour: `Console.useColor` is the one TTY/`NO_COLOR` decision.
-    init(_ console: Console) { self.init(enabled: console.useColor) }
+    public init(_ console: Console) { self.init(enabled: console.useColor) }
 }
 
 /// Text that reaches a Markdown comment: user-supplied strings cannot close a table cell, open
 /// HTML (`</details>`, the comment split marker) or break a line.
-enum MarkdownText {
+public enum MarkdownText {
     /// For running text and table cells.
     static func escape(_ text: String) -> String {
         TerminalText.safe(text).replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "<", with: "&lt;")

@@ -1,7 +1,7 @@
 import Basics
 import Foundation
 import Manifests
-import Reconciler
+public import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
@@ -9,7 +9,7 @@ import StateStore
 
 /// The words for the plan's typed values, shared by the plan's JSON and its terminal and
 /// Markdown views. Hints name the commands and flags that fix a problem.
-enum PlanWording {
+public enum PlanWording {
     static func reason(_ reason: ActionReason) -> String {
         var text: String
         switch reason.cause {
@@ -51,7 +51,7 @@ enum PlanWording {
             }
             text += "; waiting for review (\(meanwhile))"
         case .performanceTest:
-            text += "; waiting for a sandbox performance test to pass: Apple refused this production realtime URL until one has (403 4030026); run '\(PerformanceTestCommand.invocation)', then apply"
+            text += "; waiting for a sandbox performance test to pass: Apple refused this production realtime URL until one has (403 4030026); run '\(PerformanceTestView.invocation)', then apply"
         }
         return text
     }
@@ -98,5 +98,5 @@ enum PlanWording {
     }
 
     /// A reconciler error as a person reads it: what, where, and what to do.
-    static func describe(_ error: ReconcilerError) -> String { error.description + hint(error) }
+    public static func describe(_ error: ReconcilerError) -> String { error.description + hint(error) }
 }

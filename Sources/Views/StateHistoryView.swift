@@ -1,11 +1,11 @@
 import Basics
 import Foundation
-import StateStore
+public import StateStore
 
 /// `retention-sync state history` as a person and a program read it: one line per kept version,
 /// oldest first.
-enum StateHistoryView {
-    static func text(_ entries: [StateHistoryEntry], store: String) -> String {
+public enum StateHistoryView {
+    public static func text(_ entries: [StateHistoryEntry], store: String) -> String {
         guard !entries.isEmpty else { return "No state document in \(store) yet; apply writes the first.\n" }
         var out = ["History of \(store): \(entries.count) version\(entries.count == 1 ? "" : "s") kept, oldest first"]
         for entry in entries {
@@ -41,7 +41,7 @@ enum StateHistoryView {
         }
     }
 
-    static func json(_ entries: [StateHistoryEntry], store: String) throws -> String {
+    public static func json(_ entries: [StateHistoryEntry], store: String) throws -> String {
         struct Document: Encodable {
             var store: String
             var versions: [JSONEntry]

@@ -1,9 +1,29 @@
+import CLIKit
 import Foundation
 import RetentionMessaging
-import RetentionMessagingModels
+public import RetentionMessagingModels
+
+/// What a finished performance test run found: the result and what it took to get it.
+public struct PerformanceTestOutcome: Sendable {
+    public var requestId: String
+    public var result: PerformanceTestResultResponse
+    public var seconds: Double
+    /// Calls this run made to Apple (start + polls, retries included).
+    public var calls: Int
+
+    public init(requestId: String, result: PerformanceTestResultResponse, seconds: Double, calls: Int) {
+        self.requestId = requestId
+        self.result = result
+        self.seconds = seconds
+        self.calls = calls
+    }
+}
 
 /// How `performance-test` words the test's config, its progress and its result.
-enum PerformanceTestView {
+public enum PerformanceTestView {
+    /// The command a person runs to pass the test, as every hint that asks for it words it.
+    public static let invocation = "retention-sync performance-test --env sandbox --original-transaction-id ID"
+
     /// What each of Apple's `SendAttemptResult`s usually means for the realtime server.
     static let meanings: [String: String] = [
         "SUCCESS": "answered 200 with a valid body within the threshold",
@@ -18,7 +38,7 @@ enum PerformanceTestView {
         "OTHER": "something else went wrong: check the server's log for the request",
     ]
 
-    static func config(_ config: PerformanceTestConfig?) -> String {
+    public static func config(_ config: PerformanceTestConfig?) -> String {
         guard let config else { return "config: (not given)" }
         var parts: [String] = []
         if let value = config.totalRequests { parts.append("\(value) requests") }
@@ -29,7 +49,7 @@ enum PerformanceTestView {
         return "config: " + parts.joined(separator: ", ")
     }
 
-    static func progress(_ result: PerformanceTestResultResponse, config: PerformanceTestConfig?, elapsed: Double) -> String {
+    public static func progress(_ result: PerformanceTestResultResponse, config: PerformanceTestConfig?, elapsed: Double) -> String {
         var line = "PENDING"
         if let total = config?.totalRequests, let pending = result.numPending {
             line += ": \(max(0, total - pending))/\(total) done, \(pending) pending"
@@ -41,7 +61,7 @@ enum PerformanceTestView {
         return line
     }
 
-    static func text(_ outcome: PerformanceTestRun.Outcome) -> String {
+    public static func text(_ outcome: PerformanceTestOutcome) -> String {
         let result = outcome.result
         let config = result.config
         let passed = result.result == .pass
@@ -76,7 +96,7 @@ enum PerformanceTestView {
     }
 
     /// The result in Apple's shape plus the request id and the calls made, with sorted keys.
-    static func json(_ outcome: PerformanceTestRun.Outcome) -> String {
+    public static func json(_ outcome: PerformanceTestOutcome) -> String {
         struct Document: Encodable {
             var requestId: String
             var result: PerformanceTestResultResponse
@@ -89,7 +109,7 @@ enum PerformanceTestView {
         return ((try? encoder.encode(document)).map { String(decoding: $0, as: UTF8.self) } ?? "{}") + "\n"
     }
 
-    static func describe(_ error: any Error) -> String {
+    public static func describe(_ error: any Error) -> String {
         if let error = error as? CommandError { return error.message }
         guard let error = error as? RetentionMessagingError else { return "performance test: \(error)" }
         if error.isNoAPIAccess { return "performance test: \(error)\n\(RetentionMessagingError.requestAccessHint)" }

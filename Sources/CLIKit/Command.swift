@@ -54,54 +54,30 @@ extension Command {
 
 /// A command's options as a value: read from the command line, then checked on their own before
 /// anything is read, opened or sent, so every usage error comes first.
-protocol CommandOptions: Sendable {
+public protocol CommandOptions: Sendable {
     /// Usage errors only: combinations that cannot work, whatever the files and stores hold.
     func validate() throws(CommandError)
 }
 
 /// A command in three steps: `parse` reads its declared options, `validate` checks them, `run` does
 /// the work with values that are already typed and checked.
-protocol ParsedCommand: Command {
+public protocol ParsedCommand: Command {
     associatedtype Options: CommandOptions
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode
 }
 
 extension ParsedCommand {
-    static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
+    public static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
         try await run(parsed(&arguments, context: context), context: context)
     }
 
     /// The first two steps: the options read (nothing else left on the line) and checked. Callers
     /// that run a command in-process with an API of their own (the demo, the tests) start here too.
-    static func parsed(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
+    public static func parsed(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
         let options = try parse(&arguments, context: context)
         try arguments.finish()
         try options.validate()
         return options
     }
-}
-
-/// Every command with everything it declares, for tools that generate or check documentation:
-/// the same declarations parsing, `--help` and completions read.
-public enum CommandRegistry {
-    public struct Entry: Sendable {
-        public var name: String
-        public var summary: String
-        public var usage: String
-        public var positional: Positional?
-        /// In help order; each carries its help text, choices and declared default.
-        public var options: [Option]
-    }
-
-    /// In the order `retention-sync --help` lists them.
-    public static var all: [Entry] {
-        CLI.commands.map { command in
-            Entry(name: command.name, summary: command.summary, usage: command.helpPage.usage,
-                  positional: command.positional, options: command.options)
-        }
-    }
-
-    /// The options every invocation accepts (`--help`, `--version`, `--no-color`).
-    public static var globalOptions: [Option] { CLI.globalOptions }
 }

@@ -1,17 +1,17 @@
-import Basics
+public import Basics
 import Foundation
-import Manifests
-import Reconciler
+public import Manifests
+public import Reconciler
 
 /// GitHub Actions workflow commands (`::group::`, `::error …::`), escaped as the runner expects:
 /// `%`, CR and LF in every value, and also `:` and `,` in properties.
-enum GitHubActions {
-    static func group(_ title: String) -> String { "::group::" + escapeData(title) }
-    static let endGroup = "::endgroup::"
+public enum GitHubActions {
+    public static func group(_ title: String) -> String { "::group::" + escapeData(title) }
+    public static let endGroup = "::endgroup::"
 
-    enum Level: String { case error, warning, notice }
+    public enum Level: String { case error, warning, notice }
 
-    static func annotation(_ level: Level, _ message: String, title: String? = nil, location: SourceLocation? = nil) -> String {
+    public static func annotation(_ level: Level, _ message: String, title: String? = nil, location: SourceLocation? = nil) -> String {
         var properties: [String] = []
         if let location {
             properties.append("file=" + escapeProperty(location.file))
@@ -56,7 +56,7 @@ enum GitHubActions {
     }
 
     /// Annotations for a plan: errors (rejected content, limits, prune protection) and blocked actions.
-    static func planAnnotations(_ plan: Plan, manifests: ManifestSet?, base: String, problems: Bool = true) -> [String] {
+    public static func planAnnotations(_ plan: Plan, manifests: ManifestSet?, base: String, problems: Bool = true) -> [String] {
         var lines: [String] = []
         if let missing = plan.missingState {
             lines.append(annotation(.error, missing.explanation, title: "missing state"))

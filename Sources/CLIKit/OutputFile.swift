@@ -13,7 +13,7 @@ import Darwin
 /// symbolic link — is opened and written like a shell's `>` does, and never replaced: renaming over
 /// it would put a regular file where the system or the user keeps something else. A directory is
 /// refused.
-enum OutputFile {
+public enum OutputFile {
     enum Destination: Equatable {
         case standardOutput
         case replaceAtomically(URL)
@@ -43,7 +43,7 @@ enum OutputFile {
         }
     }
 
-    static func write(_ text: String, to path: String, context: CommandContext) throws(CommandError) {
+    public static func write(_ text: String, to path: String, context: CommandContext) throws(CommandError) {
         switch try destination(for: path, context: context) {
         case .standardOutput:
             context.console.write(text)

@@ -1,20 +1,21 @@
 import Basics
+public import CLIKit
 import Foundation
-import Manifests
-import Reconciler
+public import Manifests
+public import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
 
 /// Validation diagnostics and workspace failures as the commands that read manifests print them.
-enum DiagnosticsView {
-    static func print(_ diagnostics: [Diagnostic], to console: Console) {
+public enum DiagnosticsView {
+    public static func print(_ diagnostics: [Diagnostic], to console: Console) {
         guard !diagnostics.isEmpty else { return }
         console.error(DiagnosticRenderer.render(diagnostics, format: .text, color: console.useColor)
             .trimmingCharacters(in: .newlines))
     }
 
-    static func describe(_ failure: Workspace.Failure) -> String {
+    public static func describe(_ failure: Workspace.Failure) -> String {
         switch failure.reason {
         case .noDirectory(let path):
             "\(path): no such manifest directory (use --manifests DIR, or run 'retention-sync init \(path)')"
@@ -30,7 +31,7 @@ enum DiagnosticsView {
     }
 
     /// The warning for flows that have nowhere to be published.
-    static func flowsUnpublished(_ environment: String) -> String {
+    public static func flowsUnpublished(_ environment: String) -> String {
         "warning: the flows are not published in \(environment): no state store "
             + "(set environments.\(environment).stateStore in the App manifest, or pass --state-store LOCATION)"
     }

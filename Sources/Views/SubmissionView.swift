@@ -1,18 +1,18 @@
 import Basics
 import Foundation
-import Reconciler
+public import Reconciler
 import RetentionMessagingModels
 import StateStore
 
 /// The one line `apply --only-uploads` prints, and its Markdown form for the pull request's comment.
-enum SubmissionView {
+public enum SubmissionView {
     /// `Submitted for App Review by pr-12 at 2026-11-26T10:00:00Z: 3 messages, 1 image (2 already submitted)`.
-    static func line(_ summary: SubmissionSummary) -> String {
+    public static func line(_ summary: SubmissionSummary) -> String {
         "Submitted for App Review by \(summary.by) at \(time(summary.at)): \(counts(summary))"
     }
 
     /// The same line for a pull request comment, with a link to the run when there is one.
-    static func markdown(_ summary: SubmissionSummary) -> String {
+    public static func markdown(_ summary: SubmissionSummary) -> String {
         let run = summary.run.map { " ([run](\($0)))" } ?? ""
         return "**Submitted for App Review** by \(MarkdownText.escape(summary.by)) at \(time(summary.at)): \(counts(summary))\(run)\n"
     }

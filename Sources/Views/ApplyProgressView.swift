@@ -1,14 +1,15 @@
-import Basics
+public import Basics
+public import CLIKit
 import Foundation
-import Manifests
-import Reconciler
+public import Manifests
+public import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
 import Synchronization
 
 /// What `apply --format` takes.
-enum ApplyFormat: String, CaseIterable, Sendable, ArgumentValue {
+public enum ApplyFormat: String, CaseIterable, Sendable, ArgumentValue {
     case text, github
 }
 
@@ -16,10 +17,10 @@ enum ApplyFormat: String, CaseIterable, Sendable, ArgumentValue {
 /// Apple's rate limits, the outcome. Without a terminal (CI logs) the waits are condensed into a
 /// heartbeat at most every `heartbeatInterval` seconds; with `--format github` the log is a
 /// collapsible group and failures and blocked actions become annotations.
-final class ApplyProgressView: Sendable {
+public final class ApplyProgressView: Sendable {
     let console: Console
     let format: ApplyFormat
-    let clock: any RetentionClock
+    public let clock: any RetentionClock
     let manifests: ManifestSet?
     let base: String
 
@@ -27,7 +28,7 @@ final class ApplyProgressView: Sendable {
     static let listedLeft = 20
 
     /// Seconds between two heartbeats in a log: often enough to show life, rarely enough to read.
-    static let heartbeatInterval: Double = 30
+    public static let heartbeatInterval: Double = 30
 
     private struct State {
         var done = 0
@@ -41,7 +42,7 @@ final class ApplyProgressView: Sendable {
     }
     private let state = Mutex(State())
 
-    init(console: Console, format: ApplyFormat = .text, clock: any RetentionClock = SystemClock(),
+    public init(console: Console, format: ApplyFormat = .text, clock: any RetentionClock = SystemClock(),
          manifests: ManifestSet? = nil, base: String = "") {
         self.console = console
         self.format = format
@@ -50,7 +51,7 @@ final class ApplyProgressView: Sendable {
         self.base = base
     }
 
-    func starting(_ planned: PlanResult) {
+    public func starting(_ planned: PlanResult) {
         let title = "Applying to \(planned.desired.environment.rawValue):"
         let now = clock.now()
         state.withLock {
@@ -62,7 +63,7 @@ final class ApplyProgressView: Sendable {
         if format == .github { console.print(GitHubActions.group(title)) } else { console.print(title) }
     }
 
-    func nothingToApply(_ plan: Plan) {
+    public func nothingToApply(_ plan: Plan) {
         console.print(plan.converged ? "No changes. Nothing to apply." : "Nothing to apply now.")
         // No action runs, so the blocked and error actions are annotated from the plan itself.
         if format == .github {
@@ -70,7 +71,7 @@ final class ApplyProgressView: Sendable {
         }
     }
 
-    func show(_ event: ApplyEvent) {
+    public func show(_ event: ApplyEvent) {
         switch event {
         case .finished(let result, let done, let total):
             state.withLock {
@@ -90,7 +91,7 @@ final class ApplyProgressView: Sendable {
 
     /// The client is about to wait `seconds` (pacing, `Retry-After`, backoff). A terminal shows
     /// every noticeable wait; a log gets a heartbeat at most every `heartbeatInterval`.
-    func waiting(_ seconds: Double, reason: String) {
+    public func waiting(_ seconds: Double, reason: String) {
         let now = clock.now()
         let line: String? = state.withLock { state in
             if console.isTerminal {
@@ -112,7 +113,7 @@ final class ApplyProgressView: Sendable {
         return "  … \(done)/\(total) done; waiting \(PlanView.seconds(wait)) (\(reason)); about \(PlanView.seconds(perAction * Double(remaining))) left"
     }
 
-    func finished(_ report: ApplyReport) {
+    public func finished(_ report: ApplyReport) {
         closeGroup()
         let blocked = report.count(.blocked)
         console.print("")
@@ -124,7 +125,7 @@ final class ApplyProgressView: Sendable {
     }
 
     /// The apply stopped on purpose before its end: what was done and what is left.
-    func stopped(_ report: ApplyReport, plan: Plan, reason: ApplyStop, maxDuration: String?) {
+    public func stopped(_ report: ApplyReport, plan: Plan, reason: ApplyStop, maxDuration: String?) {
         closeGroup()
         let remaining = report.remaining ?? 0
         let why = switch reason {
@@ -151,7 +152,7 @@ final class ApplyProgressView: Sendable {
     }
 
     /// Closes the log group (also before a failure is reported) and prints the annotations collected.
-    func closeGroup() {
+    public func closeGroup() {
         let (wasOpen, annotations) = state.withLock { state in
             defer { state.groupOpen = false; state.annotations = [] }
             return (state.groupOpen, state.annotations)
@@ -174,10 +175,10 @@ final class ApplyProgressView: Sendable {
 
     /// An action's detail as a person reads it: the Reconciler's words, and the command to run where
     /// the next step is one (the Reconciler names no command-line flag).
-    static func detail(_ result: ActionResult) -> String {
+    public static func detail(_ result: ActionResult) -> String {
         let detail = result.detail ?? ""
         if result.isRealtimeURLAwaitingTest {
-            return detail + "; run '\(PerformanceTestCommand.invocation)', then apply again"
+            return detail + "; run '\(PerformanceTestView.invocation)', then apply again"
         }
         return detail
     }
