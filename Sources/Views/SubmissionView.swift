@@ -23,6 +23,18 @@ public enum SubmissionView {
             + " (\(summary.alreadySubmitted) already submitted)"
     }
 
+    /// Why a pull request's submission is refused, with the numbers and what to do; nil when it is allowed.
+    public static func refusal(_ headroom: SubmissionHeadroom) -> String? {
+        guard !headroom.allowed else { return nil }
+        let reserve = headroom.reserve
+        let numbers = headroom.tooFull.map {
+            "\($0.existing) \($0.kind.rawValue)s in \(headroom.environment.rawValue) + \($0.uploading) to upload = \($0.after), "
+                + "more than \($0.cap - reserve) (Apple's cap of \($0.cap) less \(reserve) kept free for the main branch)"
+        }
+        return "not submitting: " + numbers.joined(separator: "; ")
+            + "; prune what abandoned pull requests left (apply --prune --prune-grace DAYS on the main branch), then push again"
+    }
+
     /// To the second: a comment reader needs no milliseconds.
     static func time(_ date: Date) -> String { UTCTime(date).formatted(.seconds) }
 }

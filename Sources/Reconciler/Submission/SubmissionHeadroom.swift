@@ -48,15 +48,4 @@ public struct SubmissionHeadroom: Sendable, Hashable {
     public var tooFull: [Count] { counts.filter { $0.uploading > 0 && $0.after > $0.cap - reserve } }
 
     public var allowed: Bool { tooFull.isEmpty }
-
-    /// Why the submission is refused, with the numbers and what to do; nil when it is allowed.
-    public var refusal: String? {
-        guard !allowed else { return nil }
-        let numbers = tooFull.map {
-            "\($0.existing) \($0.kind.rawValue)s in \(environment.rawValue) + \($0.uploading) to upload = \($0.after), "
-                + "more than \($0.cap - reserve) (Apple's cap of \($0.cap) less \(reserve) kept free for the main branch)"
-        }
-        return "not submitting: " + numbers.joined(separator: "; ")
-            + "; prune what abandoned pull requests left (apply --prune --prune-grace DAYS on the main branch), then push again"
-    }
 }

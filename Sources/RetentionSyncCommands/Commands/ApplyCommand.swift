@@ -179,7 +179,7 @@ struct ApplyCommand: ParsedCommand {
                             options: ApplyOptions) throws(CommandError) -> Set<ActionID> {
         let uploads = planned.plan.actions.filter { $0.kind.effect == .upload && $0.state == .ready }
         let headroom = SubmissionHeadroom(planned, uploads: uploads, reserve: options.reserve ?? SubmissionHeadroom.defaultReserve)
-        if let refusal = headroom.refusal { throw CommandError(refusal + ". Nothing was uploaded.") }
+        if let refusal = SubmissionView.refusal(headroom) { throw CommandError(refusal + ". Nothing was uploaded.") }
         return Set(uploads.map(\.id)).intersection(allowed ?? Set(planned.plan.actions.map(\.id)))
     }
 
