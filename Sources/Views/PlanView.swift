@@ -121,6 +121,16 @@ public enum PlanView {
     /// The Markdown for a pull-request comment, split into several comments when one would
     /// exceed `maxCharacters` (GitHub's limit is 65,535); no comment ever does.
     public static func markdown(_ plan: Plan, maxCharacters: Int = 65_000) -> [String] {
+        var sections = [Section(open: [], lines: markdownHead(plan), close: [])] + markdownActionTables(plan)
+        sections += [markdownReviewAges(plan), markdownTextChanges(plan), markdownInventory(plan)].compactMap { $0 }
+        sections.append(Section(open: ["", "<details><summary>Estimate</summary>", ""],
+                                lines: [estimateText(plan.estimate)], close: ["", "</details>"]))
+        return pack(sections, maxCharacters: max(minimumMarkdownCharacters, maxCharacters))
+    }
+
+    /// Above the folds: the summary, what needs a person (missing state, deletions, errors), what
+    /// waits for a performance test or for App Review, and what sandbox approves in the same apply.
+    static func markdownHead(_ plan: Plan) -> [String] {
         let escape = MarkdownText.escape
         var waits = WaitingLists()
         var head: [String] = []
@@ -189,8 +199,14 @@ public enum PlanView {
             head.append("No changes: \(plan.environment.rawValue) matches the manifests.")
         }
 
+        return head
+    }
+
+    /// One folded table per group of actions, with each rule a published snapshot changes.
+    static func markdownActionTables(_ plan: Plan) -> [Section] {
+        let escape = MarkdownText.escape
         var tableWaits = WaitingLists()
-        var sections: [Section] = [Section(open: [], lines: head, close: [])]
+        var sections: [Section] = []
         for group in groups(plan) where !group.actions.isEmpty && (group.title != "Blocked" || group.actions.count > Self.unfoldedBlocked) {
             var lines = ["| Action | State | Reason |", "|---|---|---|"]
             for action in group.actions {
@@ -208,48 +224,57 @@ public enum PlanView {
             sections.append(Section(open: ["", "<details><summary>\(group.title) (\(group.actions.count))</summary>", ""],
                                     lines: lines, close: ["", "</details>"]))
         }
-        if !plan.reviewAges.isEmpty {
-            let flagged = plan.reviewAges.filter(\.flagged).count
-            var lines = ["| | Kind | Content | State | For |", "|---|---|---|---|---|"]
-            for age in plan.reviewAges {
-                lines.append("| \(age.flagged ? "⚠" : "") | \(age.kind.rawValue) | \(escape(age.label)) | \(age.state.rawValue) | \(escape(Self.ageText(age))) |")
-            }
-            sections.append(Section(open: ["", "<details><summary>In review (\(plan.reviewAges.count)\(flagged > 0 ? ", ⚠ \(flagged) need attention" : ""))</summary>", ""],
-                                    lines: lines, close: ["", "</details>"]))
+        return sections
+    }
+
+    /// Derived content in review and for how long (format 1.1), folded.
+    static func markdownReviewAges(_ plan: Plan) -> Section? {
+        let escape = MarkdownText.escape
+        guard !plan.reviewAges.isEmpty else { return nil }
+        let flagged = plan.reviewAges.filter(\.flagged).count
+        var lines = ["| | Kind | Content | State | For |", "|---|---|---|---|---|"]
+        for age in plan.reviewAges {
+            lines.append("| \(age.flagged ? "⚠" : "") | \(age.kind.rawValue) | \(escape(age.label)) | \(age.state.rawValue) | \(escape(Self.ageText(age))) |")
         }
+        return Section(open: ["", "<details><summary>In review (\(plan.reviewAges.count)\(flagged > 0 ? ", ⚠ \(flagged) need attention" : ""))</summary>", ""],
+                       lines: lines, close: ["", "</details>"])
+    }
+
+    /// What each replaced message's text changes, as one-line diffs, folded.
+    static func markdownTextChanges(_ plan: Plan) -> Section? {
         let changed = plan.actions.filter { $0.textChanges != nil }
-        if !changed.isEmpty {
-            var lines: [String] = []
-            for action in changed {
-                guard let changes = action.textChanges else { continue }
-                lines.append("")
-                lines.append("\(MarkdownText.code(title(action, in: plan), inTable: false)) replaces \(MarkdownText.code(changes.replaces, inTable: false)):")
-                lines.append("")
-                lines.append("```diff")
-                for field in changes.fields {
-                    // One line each, so no text can close the fence or start a new diff line.
-                    func line(_ text: String?) -> String {
-                        (text ?? "(none)").replacingOccurrences(of: "\n", with: "⏎").replacingOccurrences(of: "```", with: "ʼʼʼ")
-                    }
-                    if field.before != nil { lines.append("- \(field.field): \(line(field.before))") }
-                    if field.after != nil { lines.append("+ \(field.field): \(line(field.after))") }
+        guard !changed.isEmpty else { return nil }
+        var lines: [String] = []
+        for action in changed {
+            guard let changes = action.textChanges else { continue }
+            lines.append("")
+            lines.append("\(MarkdownText.code(title(action, in: plan), inTable: false)) replaces \(MarkdownText.code(changes.replaces, inTable: false)):")
+            lines.append("")
+            lines.append("```diff")
+            for field in changes.fields {
+                // One line each, so no text can close the fence or start a new diff line.
+                func line(_ text: String?) -> String {
+                    (text ?? "(none)").replacingOccurrences(of: "\n", with: "⏎").replacingOccurrences(of: "```", with: "ʼʼʼ")
                 }
-                lines.append("```")
+                if field.before != nil { lines.append("- \(field.field): \(line(field.before))") }
+                if field.after != nil { lines.append("+ \(field.field): \(line(field.after))") }
             }
-            sections.append(Section(open: ["", "<details><summary>Text changes (\(changed.count))</summary>"],
-                                    lines: lines, close: ["", "</details>"]))
+            lines.append("```")
         }
-        if !plan.inventory.isEmpty {
-            var lines = ["| Kind | Identifier | State | Label | In use | Prune |", "|---|---|---|---|---|---|"]
-            for item in plan.inventory {
-                lines.append("| \(item.kind.rawValue) | \(MarkdownText.code(item.identifier, inTable: true)) | \(escape(item.state.rawValue)) | \(escape(labelText(item))) | \(escape(item.usedBy.map(\.description).joined(separator: ", "))) | \(escape(PlanWording.prune(item.prune))) |")
-            }
-            sections.append(Section(open: ["", "<details><summary>Not derived by the manifests (\(plan.inventory.count))</summary>", ""],
-                                    lines: lines, close: ["", "</details>"]))
+        return Section(open: ["", "<details><summary>Text changes (\(changed.count))</summary>"],
+                       lines: lines, close: ["", "</details>"])
+    }
+
+    /// Remote content the manifests do not derive, and what a prune would do with it, folded.
+    static func markdownInventory(_ plan: Plan) -> Section? {
+        let escape = MarkdownText.escape
+        guard !plan.inventory.isEmpty else { return nil }
+        var lines = ["| Kind | Identifier | State | Label | In use | Prune |", "|---|---|---|---|---|---|"]
+        for item in plan.inventory {
+            lines.append("| \(item.kind.rawValue) | \(MarkdownText.code(item.identifier, inTable: true)) | \(escape(item.state.rawValue)) | \(escape(labelText(item))) | \(escape(item.usedBy.map(\.description).joined(separator: ", "))) | \(escape(PlanWording.prune(item.prune))) |")
         }
-        sections.append(Section(open: ["", "<details><summary>Estimate</summary>", ""],
-                                lines: [estimateText(plan.estimate)], close: ["", "</details>"]))
-        return pack(sections, maxCharacters: max(minimumMarkdownCharacters, maxCharacters))
+        return Section(open: ["", "<details><summary>Not derived by the manifests (\(plan.inventory.count))</summary>", ""],
+                       lines: lines, close: ["", "</details>"])
     }
 
     /// Blocked actions listed above the fold; a longer list is folded in full below.
