@@ -5,7 +5,7 @@ public import HTTPCore
 public import HTTPServer
 public import EventStore
 import EventContract
-import RetentionMessagingModels
+public import RetentionMessagingModels
 import Runtime
 import Synchronization
 
@@ -160,14 +160,14 @@ public final class RealtimeService: Sendable {
         }
         let isRead = request.method == "GET" || request.method == "HEAD"
         switch request.path {
-        case "/healthz":
+        case Self.healthPath:
             guard isRead else { return HTTPResponse(status: 405, headers: [("Allow", "GET, HEAD")]) }
             return text(200, "ok\n")
-        case "/readyz":
+        case Self.readinessPath:
             guard isRead else { return HTTPResponse(status: 405, headers: [("Allow", "GET, HEAD")]) }
             let reasons = readiness
             return reasons.isEmpty ? text(200, "ready\n") : text(503, "not ready:\n" + reasons.map { "  \($0)\n" }.joined())
-        case "/metrics":
+        case Self.metricsPath:
             guard isRead else { return HTTPResponse(status: 405, headers: [("Allow", "GET, HEAD")]) }
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
                                 body: Data(metrics.render(now: clock.date()).utf8))
@@ -175,6 +175,13 @@ public final class RealtimeService: Sendable {
             return HTTPResponse(status: 404)
         }
     }
+
+    /// The operations routes; neither the realtime path nor the notifications path may take one.
+    public static let healthPath = "/healthz", readinessPath = "/readyz", metricsPath = "/metrics"
+    public static let operationsPaths = [healthPath, readinessPath, metricsPath]
+
+    /// The realtime path of an environment whose App names no `realtimeURL`.
+    public static func defaultRealtimePath(for environment: Environment) -> String { "/apple/\(environment.rawValue)" }
 
     private static let empty = HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data("{}".utf8))
 

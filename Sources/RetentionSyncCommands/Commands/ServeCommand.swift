@@ -343,14 +343,14 @@ enum ServeDefaults {
     /// How long SIGTERM waits for the requests in flight (the Kubernetes example gives the pod 35 s).
     static let drainTimeout: Double = 25
     /// The operations routes; neither the realtime path nor the notifications path may take one.
-    static let operationsPaths = ["/healthz", "/readyz", "/metrics"]
+    static let operationsPaths = RealtimeService.operationsPaths
     /// The bundle id the signing key is read for when no source names one (a snapshot file not read yet);
     /// each offer is signed for the bundle id of the snapshot being served.
     static let placeholderBundleId = "serve"
 
     /// The realtime path of an environment whose App names no `realtimeURL`.
     static func realtimePath(for environment: RetentionMessagingModels.Environment) -> String {
-        "/apple/\(environment.rawValue)"
+        RealtimeService.defaultRealtimePath(for: environment)
     }
 
     /// The HTTP server's settings for `options`.
