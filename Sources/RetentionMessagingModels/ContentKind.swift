@@ -14,3 +14,16 @@ public enum ContentKind: String, Codable, Sendable, Hashable, CaseIterable, Comp
 
     public static func < (lhs: ContentKind, rhs: ContentKind) -> Bool { lhs.rawValue < rhs.rawValue }
 }
+
+/// A JSON key named after a content kind, for documents that hold one member per kind:
+/// `messages`, `images`, `messages_after`, `images_cap`.
+public struct ContentKindKey: CodingKey {
+    public var stringValue: String
+    public var intValue: Int? { nil }
+
+    public init(stringValue: String) { self.stringValue = stringValue }
+    public init?(intValue: Int) { nil }
+
+    /// `<kind>s` followed by `suffix`.
+    public init(_ kind: ContentKind, suffix: String = "") { stringValue = "\(kind.rawValue)s\(suffix)" }
+}

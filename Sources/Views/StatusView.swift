@@ -164,16 +164,9 @@ public enum StatusView {
             needsAttention = report.needingAttention.count
         }
 
-        struct ContentKey: CodingKey {
-            var stringValue: String
-            var intValue: Int? { nil }
-            init(stringValue: String) { self.stringValue = stringValue }
-            init?(intValue: Int) { nil }
-        }
-
         func encode(to encoder: any Encoder) throws {
-            var entries = encoder.container(keyedBy: ContentKey.self)
-            for (kind, list) in content { try entries.encode(list, forKey: ContentKey(stringValue: "\(kind.rawValue)s")) }
+            var entries = encoder.container(keyedBy: ContentKindKey.self)
+            for (kind, list) in content { try entries.encode(list, forKey: ContentKindKey(kind)) }
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(formatVersion, forKey: .formatVersion)
             try container.encode(environment, forKey: .environment)

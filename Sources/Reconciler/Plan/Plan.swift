@@ -298,16 +298,6 @@ public struct Estimate: Codable, Sendable, Hashable {
         case minimumSeconds = "minimum_seconds"
     }
 
-    /// `<kind>s_after` and `<kind>s_cap` for every content kind (`messages_after`, `images_cap`).
-    struct ContentKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-        static func after(_ kind: ContentKind) -> ContentKey { ContentKey(stringValue: "\(kind.rawValue)s_after") }
-        static func cap(_ kind: ContentKind) -> ContentKey { ContentKey(stringValue: "\(kind.rawValue)s_cap") }
-    }
-
     public init(configureDefaultRequests: Int, otherRequests: Int, configureDefaultRate: Double, otherRate: Double,
                 minimumSeconds: Double, content: [ContentKind: ContentCount]) {
         self.configureDefaultRequests = configureDefaultRequests
@@ -325,11 +315,11 @@ public struct Estimate: Codable, Sendable, Hashable {
         configureDefaultRate = try container.decode(Double.self, forKey: .configureDefaultRate)
         otherRate = try container.decode(Double.self, forKey: .otherRate)
         minimumSeconds = try container.decode(Double.self, forKey: .minimumSeconds)
-        let counts = try decoder.container(keyedBy: ContentKey.self)
+        let counts = try decoder.container(keyedBy: ContentKindKey.self)
         var content: [ContentKind: ContentCount] = [:]
         for kind in ContentKind.allCases {
-            guard let after = try counts.decodeIfPresent(Int.self, forKey: .after(kind)) else { continue }
-            content[kind] = ContentCount(after: after, cap: try counts.decodeIfPresent(Int.self, forKey: .cap(kind)) ?? kind.cap)
+            guard let after = try counts.decodeIfPresent(Int.self, forKey: ContentKindKey(kind, suffix: "_after")) else { continue }
+            content[kind] = ContentCount(after: after, cap: try counts.decodeIfPresent(Int.self, forKey: ContentKindKey(kind, suffix: "_cap")) ?? kind.cap)
         }
         self.content = content
     }
@@ -341,10 +331,11 @@ public struct Estimate: Codable, Sendable, Hashable {
         try container.encode(configureDefaultRate, forKey: .configureDefaultRate)
         try container.encode(otherRate, forKey: .otherRate)
         try container.encode(minimumSeconds, forKey: .minimumSeconds)
-        var counts = encoder.container(keyedBy: ContentKey.self)
+        // `<kind>s_after` and `<kind>s_cap` for every content kind.
+        var counts = encoder.container(keyedBy: ContentKindKey.self)
         for (kind, count) in content {
-            try counts.encode(count.after, forKey: .after(kind))
-            try counts.encode(count.cap, forKey: .cap(kind))
+            try counts.encode(count.after, forKey: ContentKindKey(kind, suffix: "_after"))
+            try counts.encode(count.cap, forKey: ContentKindKey(kind, suffix: "_cap"))
         }
     }
 

@@ -54,17 +54,10 @@ public struct RemoteState: Encodable, Sendable, Hashable {
         case environment, defaults, realtimeURL, publishedSnapshot
     }
 
-    struct ContentKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
     public func encode(to encoder: any Encoder) throws {
-        var content = encoder.container(keyedBy: ContentKey.self)
+        var content = encoder.container(keyedBy: ContentKindKey.self)
         for resource in RemoteResources.content {
-            try content.encode(resource.fingerprinted(self), forKey: ContentKey(stringValue: "\(resource.contentKind.rawValue)s"))
+            try content.encode(resource.fingerprinted(self), forKey: ContentKindKey(resource.contentKind))
         }
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(environment, forKey: .environment)
