@@ -361,3 +361,15 @@ public final class EventRecorder: Sendable {
     }
 }
 
+extension EventRecorder.Counters {
+    /// One line for a person: what was recorded, stored, dropped (and why) and left in the spool.
+    public var summary: String {
+        let recorded = self.recorded.values.reduce(0, +)
+        let stored = self.stored.values.reduce(0, +)
+        let dropped = self.dropped.values.reduce(0, +)
+        var text = "\(recorded) recorded, \(stored) stored"
+        if dropped > 0 { text += ", \(dropped) dropped (\(self.dropped.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))" }
+        if spooledSegments > 0 { text += ", \(spooledSegments) segment(s) left in the spool for the next start" }
+        return text
+    }
+}

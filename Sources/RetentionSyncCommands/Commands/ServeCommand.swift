@@ -278,7 +278,7 @@ struct ServeCommand: ParsedCommand {
         let drained = server.drain(timeout: ServeDefaults.drainTimeout)
         if let recording {
             let counters = await recording.recorder.close()
-            context.console.print("events: \(ServeRecording.summary(counters))")
+            context.console.print("events: \(counters.summary)")
         }
         context.console.print("stopped (\(reason))\(drained ? "" : ": some connections did not finish in \(ServeDefaults.drainTimeout.argumentDescription) seconds")")
         return .success
@@ -321,7 +321,7 @@ struct ServeCommand: ParsedCommand {
                 if let reloaded = try tlsContext(options, context: context) { server.replaceTLS(reloaded) }
                 context.console.error(#"{"event":"tls_reloaded"}"#)
             } catch {
-                context.console.error(#"{"event":"tls_reload_failed","message":"# + ServeRecording.jsonString(error.description) + "}")
+                context.console.error(#"{"event":"tls_reload_failed","message":"# + JSONLogText.string(error.description) + "}")
             }
         }
         return "stopped"

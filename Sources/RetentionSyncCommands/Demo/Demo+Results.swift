@@ -132,7 +132,7 @@ extension Demo {
         _ = server.drain(timeout: 5)
         let counters = await recorder.close()
         closed = true
-        console.print("serve stopped (SIGTERM): events: \(ServeRecording.summary(counters))")
+        console.print("serve stopped (SIGTERM): events: \(counters.summary)")
         try expect(counters.dropped.isEmpty && counters.spooledSegments == 0, "every event to be stored")
 
         let now = emulator.now
