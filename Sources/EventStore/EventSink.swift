@@ -92,9 +92,10 @@ public struct ObjectStoreEventSink: EventSink {
 
     public var location: String { store.location }
 
-    /// Blocks the calling thread (the recorder's own) until the store answers.
+    /// Blocks the calling thread (the recorder's own, never a pool thread) until the store answers.
     public func put(_ path: String, _ bytes: [UInt8]) throws(EventStoreError) {
-        let outcome = Mutex<Result<Void, EventStoreError>?>(nil)
+        // Until the task has answered, the outcome says so: a missing answer is an error, never a crash.
+        let outcome = Mutex<Result<Void, EventStoreError>>(.failure(EventStoreError("the store did not answer")))
         let done = DispatchSemaphore(value: 0)
         let store = store
         Task {
@@ -107,6 +108,6 @@ public struct ObjectStoreEventSink: EventSink {
             done.signal()
         }
         done.wait()
-        try outcome.withLock { $0 }!.get()
+        try outcome.withLock { $0 }.get()
     }
 }
