@@ -70,6 +70,18 @@ struct ArgumentValueTests {
         }
     }
 
+    @Test("an outcomes action is read as a word it knows: a wrong one or none is a usage error naming pull")
+    func outcomesActionIsTyped() async throws {
+        for (words, message) in [(["outcomes", "fetch"], "unknown outcomes action 'fetch'; the action is 'pull'"),
+                                 (["outcomes"], "outcomes needs an action: retention-sync outcomes pull --env ENV --root FILE")] {
+            let console = CapturedConsole()
+            let code = await CLI.run(words + ["--env", "sandbox"],
+                                     context: CommandContext(console: console.console, environment: [:], currentDirectory: Self.root))
+            #expect(code == .usage, "\(words)")
+            #expect(console.stderr.contains(message), "\(words): \(console.stderr)")
+        }
+    }
+
     @Test("serve's old --snapshot-store spelling still names its snapshot file, with one line saying to write --snapshot")
     func serveSnapshotStoreIsDeprecated() async throws {
         let console = CapturedConsole()

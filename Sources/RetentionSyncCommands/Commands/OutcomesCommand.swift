@@ -58,13 +58,17 @@ struct OutcomesCommand: ParsedCommand {
         /// Where to read up to; now unless given.
         var until: DateArgument?
         var events: EventStoreOptions
-        var action: String?
+        var action: Action?
+
+        /// What `outcomes` does; `pull` is the one action.
+        enum Action: String, CaseIterable, Sendable {
+            case pull
+        }
 
         func validate() throws(CommandError) {
-            guard let action else {
+            guard action != nil else {
                 throw CommandError("outcomes needs an action: retention-sync outcomes pull --env ENV --root FILE", exitCode: .usage)
             }
-            guard action == "pull" else { throw CommandError("unknown outcomes action '\(action)'; the action is 'pull'", exitCode: .usage) }
             guard roots != nil else {
                 throw CommandError("outcomes pull needs --root FILE: the root certificate(s) Apple's notifications chain to (Apple Root CA - G3)",
                                    exitCode: .usage)
@@ -76,7 +80,14 @@ struct OutcomesCommand: ParsedCommand {
         Options(environment: try EnvironmentOptions.parse(&arguments, context: context),
                 roots: try TrustRootsOption.read(&arguments, Self.root),
                 since: try arguments.value(Self.since, as: DateArgument.self), until: try arguments.value(Self.until, as: DateArgument.self),
-                events: try EventStoreOptions.parse(&arguments, context: context), action: arguments.positional())
+                events: try EventStoreOptions.parse(&arguments, context: context),
+                // Options first: `positional()` would otherwise take an option's value for the action.
+                action: try arguments.positional().map { text throws(CommandError) in
+                    guard let action = Options.Action(rawValue: text) else {
+                        throw CommandError("unknown outcomes action '\(text)'; the action is 'pull'", exitCode: .usage)
+                    }
+                    return action
+                })
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
