@@ -3,6 +3,7 @@ import Foundation
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
+import StateStore
 
 /// One apply in progress: what it did so far and the plan it works from, with one method per step
 /// of `Applier.apply` (gate an action, perform it, re-list, record, stop, fail).
@@ -22,6 +23,8 @@ struct ApplyRun {
     var inPlan: Set<ActionID>
     /// Beside a saved plan's `allowedActions`: after a re-list, only what the plan showed and did not hold as an error.
     var allowed: Set<ActionID>?
+    /// Whether a first publish has written its start into the empty store yet.
+    var firstPublishRecorded = false
 
     init(applier: Applier, planned: PlanResult) {
         self.applier = applier
@@ -85,6 +88,7 @@ struct ApplyRun {
             if var recorder { try? await recorder.write() }
             return stop(reason)
         }
+        try await recordFirstPublishStart()
         let resource = RemoteResources.resource(of: action.kind)
         let clock = applier.clock
         let time = { clock.date() }
@@ -107,6 +111,29 @@ struct ApplyRun {
             throw fail(action, error)
         }
         return nil
+    }
+
+    /// A first publish writes the state document before it changes anything, so that a run killed
+    /// part-way (kill -9, a runner that vanished) leaves the evidence that this store began the
+    /// publish: the next apply converges instead of taking Apple's content for a lost or moved store.
+    mutating func recordFirstPublishStart() async throws(ApplyFailure) {
+        guard !firstPublishRecorded, planned.remote.isFirstPublish, var writer = recorder else { return }
+        do {
+            try await writer.write()
+        } catch where error.kind == .conflict {
+            // Another apply began (or finished) a publish into this store first: the store is no
+            // longer empty, which is all this write is for. The recorder stays as it was, so this
+            // apply's own writes still meet the same check against what the other one published.
+            firstPublishRecorded = true
+            return
+        } catch {
+            report.requests = applier.counts(since: start)
+            report.failure = "recording the start of the first publish: \(error)"
+            throw ApplyFailure(report: report, message: "apply stopped before its first action: it could not write the start of the "
+                               + "first publish to the state store \(writer.binding.name): \(error.description); nothing was sent to Apple")
+        }
+        recorder = writer
+        firstPublishRecorded = true
     }
 
     /// The re-list boundary: only sandbox approves at once, and only after an upload. Re-lists,
