@@ -84,6 +84,12 @@ struct ResultsCommand: ParsedCommand {
         let (manifestsPath, environment, flow) = (options.manifestsPath, options.environment, options.flow)
         let (since, now, format, breakdown) = (options.since?.date, options.now, options.format, options.breakdown)
         let location = try options.events ?? Self.defaultRoot(manifestsPath: manifestsPath, environment: environment, context: context)
+        // A place that does not exist is a wrong path, never "no traffic".
+        if let folder = StateStores.backend(for: location).localFolder(of: location),
+           !FileManager.default.fileExists(atPath: folder.path) {
+            throw CommandError("no events at \(location): the folder does not exist; serve and outcomes pull write events beside the "
+                               + "environment's state (its folder or S3 prefix, under events/v1), or where their --events points")
+        }
         let root = try await Self.localFolder(location, context: context)
         let report: ResultsReport
         do {
@@ -91,6 +97,11 @@ struct ResultsCommand: ParsedCommand {
                                                flow: flow, since: since, now: now, breakdown: breakdown)
         } catch {
             throw CommandError("cannot read the events under \(root.path): \(error)")
+        }
+        if report.events.segments == 0 {
+            context.console.error("note: no event segments under \(location) for \(environment.rawValue) (0 read): nothing was recorded "
+                                  + "there yet; serve and outcomes pull write to events/v1 beside the environment's state, or where "
+                                  + "their --events points")
         }
         if context.environment[Webhook.urlVariable] != nil {
             await Self.notify(report, manifestsPath: manifestsPath, environment: environment, context: context)
