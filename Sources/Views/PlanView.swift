@@ -410,6 +410,20 @@ public enum PlanView {
 
     static func ruleText(_ rule: RuleOutcome, waits: inout WaitingLists) -> String {
         let waiting = rule.waitingFor.isEmpty ? "" : " (waiting for " + waits.text(rule.waitingFor, for: "rule \(rule.id)") + ")"
+        if !rule.heldBy.isEmpty {
+            // An arm of a split group that waits for another arm: the group goes live whole.
+            let arms = "split group held back by " + rule.heldBy.joined(separator: ", ")
+            switch rule.outcome {
+            case .held where rule.version == nil:
+                return "kept at version \(rule.publishedVersion ?? "") with its group until it publishes (removed from the manifests); \(arms)" + waiting
+            case .held:
+                return "held at previous version \(rule.publishedVersion ?? "") with its group; new version \(rule.version ?? "") ready; \(arms)" + waiting
+            case .leftOut:
+                return "left out with its group; \(arms)" + waiting
+            case .added, .updated, .unchanged, .removed:
+                break
+            }
+        }
         switch rule.outcome {
         case .added: return "added at version \(rule.version ?? "")"
         case .updated: return "updated \(rule.publishedVersion ?? "") → \(rule.version ?? "")"

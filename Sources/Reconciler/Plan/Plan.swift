@@ -134,17 +134,22 @@ public struct RuleOutcome: Codable, Sendable, Hashable {
     public var version: String?
     public var publishedVersion: String?
     public var waitingFor: [ReviewItem]
+    /// For an arm of a split group held (or left out) with its group: the arms that hold the group
+    /// back, by rule id; `waitingFor` then says what they wait for. Empty otherwise.
+    public var heldBy: [String] = []
 
     enum CodingKeys: String, CodingKey {
-        case id, outcome, version, publishedVersion = "published_version", waitingFor = "waiting_for"
+        case id, outcome, version, publishedVersion = "published_version", waitingFor = "waiting_for", heldBy = "held_by"
     }
 
-    public init(id: String, outcome: Outcome, version: String?, publishedVersion: String?, waitingFor: [ReviewItem] = []) {
+    public init(id: String, outcome: Outcome, version: String?, publishedVersion: String?, waitingFor: [ReviewItem] = [],
+                heldBy: [String] = []) {
         self.id = id
         self.outcome = outcome
         self.version = version
         self.publishedVersion = publishedVersion
         self.waitingFor = waitingFor
+        self.heldBy = heldBy
     }
 
     public init(from decoder: any Decoder) throws {
@@ -154,6 +159,7 @@ public struct RuleOutcome: Codable, Sendable, Hashable {
         version = try c.decodeIfPresent(String.self, forKey: .version)
         publishedVersion = try c.decodeIfPresent(String.self, forKey: .publishedVersion)
         waitingFor = try c.decodeIfPresent([ReviewItem].self, forKey: .waitingFor) ?? []
+        heldBy = try c.decodeIfPresent([String].self, forKey: .heldBy) ?? []
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -163,6 +169,7 @@ public struct RuleOutcome: Codable, Sendable, Hashable {
         try c.encodeIfPresent(version, forKey: .version)
         try c.encodeIfPresent(publishedVersion, forKey: .publishedVersion)
         if !waitingFor.isEmpty { try c.encode(waitingFor, forKey: .waitingFor) }
+        if !heldBy.isEmpty { try c.encode(heldBy, forKey: .heldBy) }
     }
 }
 
