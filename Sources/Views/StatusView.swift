@@ -118,6 +118,8 @@ public enum StatusView {
             switch step {
             case .becomesDefault(let pair, let now): (now ? "set as default " : "then becomes default ") + pair.description
             case .publishedInRule(let rule, let now): (now ? "published in rule " : "then published in rule ") + rule
+            case .publishedWithGroup(let rule, let heldBy):
+                "then published in rule \(rule) with its split group, which waits for " + heldBy.joined(separator: ", ")
             }
         }.joined(separator: "; ")
     }

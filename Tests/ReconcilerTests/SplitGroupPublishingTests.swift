@@ -58,6 +58,17 @@ struct SplitGroupPublishingTests {
         #expect(outcomes["retention/arm-winback"]?.heldBy == [])
         #expect(outcomes["retention/arm-winback"]?.waitingFor.contains { $0.name == "winback" && $0.state == .pending } == true)
         #expect(outcomes["retention/yearly"]?.outcome == .added)
+        // status says the same of the ready arm's message: it goes live with its group, once winback is approved.
+        let status = Status.report(planned, now: Date(), pendingWarnDays: 7)
+        let standard = status.messages.filter { $0.name == "standard" }
+        #expect(!standard.isEmpty)
+        for entry in standard {
+            guard case .proceed(let steps) = entry.next else {
+                Issue.record("standard (\(entry.locale ?? "")) is \(entry.next), not approved and waiting for its group")
+                continue
+            }
+            #expect(steps.contains(.publishedWithGroup("retention/arm-standard", heldBy: ["retention/arm-winback"])), "\(steps)")
+        }
 
         try await harness.apply()
         let published = try #require(try harness.published())

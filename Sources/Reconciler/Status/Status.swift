@@ -58,6 +58,8 @@ public struct StatusEntry: Sendable, Hashable {
         /// `now`: in this reconcile; otherwise once what it waits for is approved.
         case becomesDefault(ProductLocale, now: Bool)
         case publishedInRule(String, now: Bool)
+        /// The rule's content is ready, but its split group waits for the arms `heldBy`: the group goes live whole.
+        case publishedWithGroup(String, heldBy: [String])
     }
 
     public var identifier: String
@@ -134,7 +136,8 @@ public enum Status {
                     let waits = !now || rule.outcome == .held || rule.outcome == .leftOut
                     if let compiled = desired.rules.first(where: { $0.id == rule.id }) {
                         for id in Set((compiled.response.messageIdentifiers ?? [:]).values) {
-                            upcoming[id, default: []].append(.publishedInRule(rule.id, now: !waits))
+                            upcoming[id, default: []].append(rule.heldBy.isEmpty ? .publishedInRule(rule.id, now: !waits)
+                                                                                 : .publishedWithGroup(rule.id, heldBy: rule.heldBy))
                         }
                     }
                 }
