@@ -16,6 +16,7 @@ public struct NotificationEvent: Sendable, Hashable {
         case applyInterrupted = "apply_interrupted"
         case performanceTestResult = "performance_test_result"
         case experimentDistinguishable = "experiment_distinguishable"
+        case splitGroupHeld = "split_group_held"
     }
 
     public var kind: Kind
@@ -135,5 +136,18 @@ public struct NotificationEvent: Sendable, Hashable {
             details: ["flow": flow, "rule": rule, "arm": arm, "control": control, "metric": metric,
                       "difference": String(format: "%.6f", difference), "interval_low": String(format: "%.6f", low),
                       "interval_high": String(format: "%.6f", high), "method": method, "direction": direction])
+    }
+
+    /// A split group that stays as published because some of its arms wait for App Review, so its
+    /// ready arms do not go live piecemeal; told once per group, waiting arms and versions.
+    public static func splitGroupHeld(bundleId: String, environment: Environment, group: String, readyArms: [String],
+                                      heldBy: [String], versions: [String]) -> NotificationEvent {
+        NotificationEvent(
+            kind: .splitGroupHeld, bundleId: bundleId, environment: environment,
+            key: key(.splitGroupHeld, bundleId, environment, group, heldBy.joined(separator: ","), versions.joined(separator: ",")),
+            summary: "\(where_(bundleId, environment)): split group \(group) stays as published: \(readyArms.joined(separator: ", ")) "
+                + "\(readyArms.count == 1 ? "is" : "are") ready but \(readyArms.count == 1 ? "waits" : "wait") for \(heldBy.joined(separator: ", ")) "
+                + "to pass App Review, so no customer changes arm until every arm is approved",
+            details: ["group": group, "ready_arms": readyArms.joined(separator: ","), "held_by": heldBy.joined(separator: ",")])
     }
 }

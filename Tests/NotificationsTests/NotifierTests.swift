@@ -33,6 +33,8 @@ func everyKindOfEvent() -> [NotificationEvent] {
         .experimentDistinguishable(bundleId: bundle, environment: .production, flow: "cancel-flow", rule: "offer-split",
                                    arm: "offer", control: "none", metric: "kept_24h", difference: 0.042,
                                    low: 0.011, high: 0.073, method: "always-valid sequential interval"),
+        .splitGroupHeld(bundleId: bundle, environment: .production, group: "save-test", readyArms: ["retention/arm-standard"],
+                        heldBy: ["retention/arm-winback"], versions: ["0123456789abcdef"]),
     ]
 }
 
@@ -112,7 +114,7 @@ struct NotifierTests {
         #expect(outcome.warnings.count == 1)
         let warning = try #require(outcome.warnings.first)
         #expect(warning.hasPrefix("notifications: the webhook did not answer after 3 attempts ("))
-        #expect(warning.hasSuffix("7 notification(s) are sent by the next run"))
+        #expect(warning.hasSuffix("\(events.count) notification(s) are sent by the next run"))
         #expect(!warning.contains(secretPath) && !warning.contains("s3cr3t"))
 
         let receiver = try WebhookReceiver()

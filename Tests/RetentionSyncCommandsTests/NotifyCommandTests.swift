@@ -36,6 +36,29 @@ struct NotifyCommandTests {
         #expect(FileManager.default.fileExists(atPath: harness.file("manifests/.retention-sync/production-snapshot.notifications.json").path))
     }
 
+    @Test("a split group whose ready arm waits for another arm's review is told once: the group stays as published")
+    func heldSplitGroupToldOnce() async throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let harness = try CommandHarness()
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
+        // App Review approves everything but the upsell arm's message.
+        let status = try #require(try JSONSerialization.jsonObject(with: Data(await harness.run(["status", "--env", "production", "--format", "json"]).stdout.utf8)) as? [String: Any])
+        for message in try #require(status["messages"] as? [[String: Any]]) where message["name"] as? String != "switch-to-yearly" {
+            try harness.emulator.approveMessage(try #require(message["identifier"] as? String), in: .production)
+        }
+        for image in try #require(status["images"] as? [[String: Any]]) {
+            try harness.emulator.approveImage(try #require(image["identifier"] as? String), in: .production)
+        }
+        let environment = ["RETENTION_SYNC_WEBHOOK_URL": receiver.url(path: Self.secretPath).absoluteString]
+        #expect(await harness.run(["status", "--env", "production"], environment: environment).code == .success)
+        #expect(await harness.run(["status", "--env", "production"], environment: environment).code == .success)
+        let texts = receiver.received.compactMap { $0.json?["text"] as? String }.filter { $0.contains("split group") }
+        #expect(texts == ["[retention-sync] com.example.stillpoint production: split group yearly-upsell stays as published: "
+                          + "cancel-flow/upsell-control is ready but waits for cancel-flow/upsell-yearly to pass App Review, "
+                          + "so no customer changes arm until every arm is approved"])
+    }
+
     @Test("a webhook that is down leaves status successful with one warning")
     func downWebhookOnlyWarns() async throws {
         let down = try RefusingPort()

@@ -7,6 +7,7 @@ import HTTPClient
 import Notifications
 import Reconciler
 import RetentionMessagingModels
+import Runtime
 import StateStore
 
 /// What a run tells the team's webhook (`RETENTION_SYNC_WEBHOOK_URL`), and the sending of it.
@@ -35,6 +36,26 @@ enum RunNotifications {
     /// What a status run tells: its report's events and the state's last performance-test result.
     static func events(_ report: StatusReport, planned: PlanResult) -> [NotificationEvent] {
         events(report) + events(performanceTest: planned.remote.state?.document?.performanceTest, owner: planned.desired.owner)
+            + events(splitGroups: planned)
+    }
+
+    /// Split groups whose ready arms wait for other arms' review: the group stays as published.
+    static func events(splitGroups planned: PlanResult) -> [NotificationEvent] {
+        let groups = Dictionary(planned.desired.rules.compactMap { rule in rule.match.split.map { (rule.id, $0.salt) } },
+                                uniquingKeysWith: { first, _ in first })
+        var held: [String: (ready: [String], heldBy: [String], versions: [String])] = [:]
+        for rule in planned.snapshot?.outcomes ?? [] where !rule.heldBy.isEmpty {
+            guard let group = groups[rule.id] else { continue }
+            held[group, default: ([], rule.heldBy, [])].ready.append(rule.id)
+            held[group]?.versions.append(rule.version ?? "")
+        }
+        let owner = planned.desired.owner
+        return held.keys.sorted().compactMap { group in
+            held[group].map {
+                .splitGroupHeld(bundleId: owner.bundleId, environment: owner.environment, group: group, readyArms: $0.ready,
+                                heldBy: $0.heldBy, versions: $0.versions)
+            }
+        }
     }
 
     /// REJECTED content the manifests derive, and derived content PENDING longer than the report's threshold.
