@@ -69,7 +69,9 @@ public enum Planner {
         for resource in RemoteResources.all { resource.annotate(&context) }
         let pruneStart = context.actions.count
         for resource in RemoteResources.all.reversed() { resource.prune(&context) }
-        protectFromMassPrune(&context.actions[pruneStart...], remote: remote, options: options)
+        // The gate already read every kind's derived items and remote states once: the checks below reuse it.
+        let content = context.gate
+        protectFromMassPrune(&context.actions[pruneStart...], remoteCount: content.remoteCount, options: options)
         let actions = context.actions, problems = context.problems, compiled = context.compiled, usage = context.usage
         let inventory = context.inventory.sorted { ($0.kind.rawValue, $0.identifier) < ($1.kind.rawValue, $1.identifier) }
 
@@ -77,25 +79,20 @@ public enum Planner {
             // 1.1 adds `replaces` and `text_changes`; a plan without them reads as 1.0.
             formatVersion: actions.contains { $0.textChanges != nil } ? Plan.textChangesFormatVersion : Plan.currentFormatVersion,
             environment: environment, bundleId: desired.bundleId, prune: options.prune,
-            converged: actions.isEmpty, health: health(desired: desired, remote: remote),
+            converged: actions.isEmpty, health: health(content),
             summary: summary(actions, problems: problems), actions: actions,
             problems: problems.sorted { ($0.name, $0.locale ?? "", $0.identifier) < ($1.name, $1.locale ?? "", $1.identifier) },
             inventory: inventory,
-            estimate: estimate(actions, desired: desired, remote: remote),
+            estimate: estimate(actions, desired: desired, remote: remote, content: content),
             apiCalls: remote.apiCalls,
             fingerprints: Fingerprints(manifests: try desired.fingerprint(), remote: try remote.fingerprint()))
         plan.rollbackVersions = options.rollbackVersions == PlanOptions.defaultRollbackVersions ? nil : options.rollbackVersions
         plan.pruneGraceDays = options.pruneGraceDays == PlanOptions.defaultPruneGraceDays ? nil : options.pruneGraceDays
         if remote.isFirstPublish, let store = remote.stateStoreName {
-            var atApple = 0, derived = 0
-            for resource in RemoteResources.content {
-                let states = resource.remoteStates(in: remote)
-                let items = resource.derived(in: desired)
-                atApple += items.filter { states[$0.identifier] != nil }.count
-                derived += items.count
-            }
+            let derived = content.derivedStates
+            let atApple = derived.filter { $0 != .notUploaded }.count
             if atApple > 0 {
-                plan.missingState = MissingState(store: store, contentAtApple: atApple, contentDerived: derived)
+                plan.missingState = MissingState(store: store, contentAtApple: atApple, contentDerived: derived.count)
             }
         }
         return PlanResult(plan: plan, desired: desired, remote: remote, snapshot: compiled, options: options, usage: usage)
@@ -120,8 +117,7 @@ public enum Planner {
 
     /// A prune that deletes more than `PlanOptions.pruneProtectionShare` of the remote content is
     /// refused without `pruneForce`.
-    static func protectFromMassPrune(_ deletes: inout ArraySlice<PlanAction>, remote: RemoteState, options: PlanOptions) {
-        let remoteTotal = RemoteResources.content.map { $0.remoteStates(in: remote).count }.reduce(0, +)
+    static func protectFromMassPrune(_ deletes: inout ArraySlice<PlanAction>, remoteCount remoteTotal: Int, options: PlanOptions) {
         guard !deletes.isEmpty, !options.pruneForce,
               Double(deletes.count) > PlanOptions.pruneProtectionShare * Double(remoteTotal) else { return }
         for index in deletes.indices {
@@ -130,11 +126,8 @@ public enum Planner {
         }
     }
 
-    static func health(desired: DesiredState, remote: RemoteState) -> Health {
-        let states = RemoteResources.content.flatMap { resource in
-            let remoteStates = resource.remoteStates(in: remote)
-            return resource.derived(in: desired).map { remoteStates[$0.identifier] ?? .notUploaded }
-        }
+    static func health(_ content: ReviewGate) -> Health {
+        let states = content.derivedStates
         if states.contains(.rejected) { return .degraded }
         if states.contains(.pending) { return .progressing }
         return .healthy
@@ -150,7 +143,7 @@ public enum Planner {
             errors: actions.filter { $0.state == .error }.count + problems.count)
     }
 
-    static func estimate(_ actions: [PlanAction], desired: DesiredState, remote: RemoteState) -> Estimate {
+    static func estimate(_ actions: [PlanAction], desired: DesiredState, remote: RemoteState, content: ReviewGate) -> Estimate {
         let sandbox = desired.environment == .sandbox
         // In sandbox, uploads are approved at once and the apply re-lists, so blocked actions
         // waiting only on this apply's uploads are expected to run in the same apply.
@@ -164,12 +157,12 @@ public enum Planner {
         let uploads = running.filter { $0.kind.effect == .upload }.count
         if sandbox && uploads > 0 { other += 2 }
         let rates = Estimate.rates(for: desired.environment)
-        var content: [ContentKind: Estimate.ContentCount] = [:]
+        var counts: [ContentKind: Estimate.ContentCount] = [:]
         for resource in RemoteResources.content {
             let uploaded = running.filter { $0.kind == resource.uploadKind }.count
             let deleted = running.filter { $0.kind == resource.deleteKind }.count
-            content[resource.contentKind] = Estimate.ContentCount(
-                after: resource.remoteStates(in: remote).count + uploaded - deleted, cap: resource.contentKind.cap)
+            counts[resource.contentKind] = Estimate.ContentCount(
+                after: (content.states[resource.contentKind]?.count ?? 0) + uploaded - deleted, cap: resource.contentKind.cap)
         }
         return Estimate(
             configureDefaultRequests: defaults, otherRequests: other,
@@ -178,6 +171,6 @@ public enum Planner {
             minimumSeconds: Estimate.floorSeconds(requests: defaults, rate: rates.configureDefault)
                 + max(0, Estimate.floorSeconds(requests: other + remote.apiCalls, rate: rates.other)
                          - Estimate.floorSeconds(requests: remote.apiCalls, rate: rates.other)),
-            content: content)
+            content: counts)
     }
 }

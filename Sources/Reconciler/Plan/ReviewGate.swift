@@ -36,6 +36,14 @@ struct ReviewGate {
         self.states = states
     }
 
+    /// How many items of every kind the remote holds.
+    var remoteCount: Int { states.values.map(\.count).reduce(0, +) }
+
+    /// The review state of every derived item (NOT_UPLOADED when the remote does not hold it).
+    var derivedStates: [ReviewState] {
+        derived.flatMap { kind, items in items.keys.map { states[kind]?[$0] ?? .notUploaded } }
+    }
+
     func readiness(of references: some Sequence<ContentReference>) -> Readiness {
         var items = Set<ReviewItem>()
         for reference in references { items.formUnion(blockers(of: reference)) }
