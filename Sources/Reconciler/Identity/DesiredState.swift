@@ -136,9 +136,6 @@ public struct DesiredState: Codable, Sendable, Hashable {
         self.pngs = pngs
     }
 
-    var messageIndex: [String: DesiredMessage] {
-        Dictionary(messages.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
-    }
 
     /// `sha256:<hex>` over the canonical JSON of this desired state: what a saved plan was made from.
     public func fingerprint() throws -> String {

@@ -70,9 +70,6 @@ public struct RemoteState: Encodable, Sendable, Hashable {
     public func fingerprint() throws -> String {
         "sha256:" + Hashing.sha256Hex(try CanonicalJSON.encode(self))
     }
-
-    public func isApproved(message identifier: String) -> Bool { messages[identifier] == .approved }
-    public func isApproved(image identifier: String) -> Bool { images[identifier]?.state == .approved }
 }
 
 public struct RemoteImage: Codable, Sendable, Hashable {
