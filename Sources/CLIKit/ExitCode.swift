@@ -5,11 +5,13 @@ public struct ExitCode: Sendable, Hashable, CustomStringConvertible {
 
     /// Success; for `plan --detailed-exitcode`: nothing can be done now.
     public static let success = ExitCode(0)
-    /// An error (invalid manifests, rejected content, a failed request).
+    /// An error (invalid manifests, content these manifests take up already rejected, a failed request).
     public static let failure = ExitCode(1)
     /// `plan --detailed-exitcode`: ready actions are pending.
     public static let changesPending = ExitCode(2)
-    /// `status --detailed-exitcode`: something needs attention (REJECTED, or PENDING too long).
+    /// A remote condition needs a person, and nothing this run did failed: `plan --detailed-exitcode`
+    /// and `apply` (content App Review rejected after the main branch used it, a realtime URL
+    /// waiting for a performance test), `status --detailed-exitcode` (REJECTED, or PENDING too long).
     public static let needsAttention = ExitCode(3)
     /// The command line itself was wrong.
     public static let usage = ExitCode(64)

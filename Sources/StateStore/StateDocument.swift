@@ -148,6 +148,14 @@ public struct ContentRecord: Codable, Sendable, Hashable {
     /// `--only-uploads`) first found its manifests deriving it. Until then it is only a pull
     /// request's, never a version a revert would use; absent for content no pull request submitted.
     public var mergedAt: Date?
+    /// Whether the main branch's manifests derive this content: set by every apply of the main
+    /// branch (any apply but `--only-uploads`) — true when they derive it and App Review had not
+    /// rejected it when they began to, false when they no longer derive it or began to derive it
+    /// already REJECTED. Absent in records no such apply has seen since it was introduced; those
+    /// count as the main branch's when the main branch uploaded them or merged them.
+    /// What tells a remote condition (App Review rejected content the main branch already used:
+    /// attention) from a configuration error (manifests that take up REJECTED content: an error).
+    public var inMain: Bool?
 
     public init(identifier: String, kind: Kind, name: String, locale: String? = nil, productScope: String? = nil,
                 contentVersion: String, uploadBody: String? = nil, image: ImageFacts? = nil, firstUploadedAt: Date,
@@ -171,7 +179,13 @@ public struct ContentRecord: Codable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey {
         case identifier, kind, name, locale, productScope = "product_scope", contentVersion = "content_version"
         case uploadBody = "upload_body", image, firstUploadedAt = "first_uploaded_at", reviewStates = "review_states"
-        case submissions, mergedAt = "merged_at"
+        case submissions, mergedAt = "merged_at", inMain = "in_main"
+    }
+
+    /// Whether the main branch used this content before App Review rejected it (see `inMain`):
+    /// its rejection is then a remote condition, not something these manifests got wrong.
+    public var usedByMainBeforeRejection: Bool {
+        inMain ?? (submissions == nil || mergedAt != nil)
     }
 
     /// When the content was last submitted by anyone: its newest submission, else its upload.
@@ -326,6 +340,23 @@ extension StateDocument {
         guard let index = content.firstIndex(where: { $0.identifier == identifier }),
               content[index].submissions != nil, content[index].mergedAt == nil else { return }
         content[index].mergedAt = time
+    }
+
+    /// An apply of the main branch notes which content its manifests derive (`derived`), given the
+    /// content App Review has REJECTED (`rejected`): see `ContentRecord.inMain`.
+    public mutating func recordMainDerivation(derived: Set<String>, rejected: Set<String>) {
+        for index in content.indices {
+            let identifier = content[index].identifier
+            if !derived.contains(identifier) {
+                content[index].inMain = false
+            } else if !rejected.contains(identifier) {
+                content[index].inMain = true
+            } else if content[index].inMain == nil {
+                // Taken up by these manifests while it was already REJECTED, unless the main
+                // branch uploaded or merged it earlier (then it was in use before the rejection).
+                content[index].inMain = content[index].usedByMainBeforeRejection
+            }
+        }
     }
 
     public mutating func removeRecord(for identifier: String) {

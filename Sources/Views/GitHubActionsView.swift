@@ -62,7 +62,9 @@ public enum GitHubActions {
             lines.append(annotation(.error, missing.explanation, title: "missing state"))
         }
         for problem in plan.problems where problems {
-            lines.append(annotation(.error, problem.message, title: "\(problem.name)" + (problem.locale.map { " (\($0))" } ?? "")))
+            // A rejection the main branch already lived with is a warning: it is not this change's doing.
+            lines.append(annotation(problem.severity == .error ? .error : .warning, problem.message,
+                                    title: "\(problem.name)" + (problem.locale.map { " (\($0))" } ?? "")))
         }
         for action in plan.actions where action.state == .error {
             lines.append(annotation(.error, action.error?.description ?? "the plan holds this action as an error", title: action.title,

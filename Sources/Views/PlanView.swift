@@ -16,7 +16,27 @@ public enum PlanView {
         let s = plan.summary
         var line = "Plan (\(plan.environment.rawValue)): \(s.toUpload) to upload, \(s.toSet) to set, \(s.blocked) blocked, \(s.toDelete) to delete"
         if s.errors > 0 { line += ", \(s.errors) error\(s.errors == 1 ? "" : "s")" }
+        if s.attention > 0 { line += ", \(s.attention) needing attention" }
         return line
+    }
+
+    /// The `error:` line (without the prefix) of a plan with errors: how many, the first, and
+    /// that they are this configuration's to fix.
+    public static func errorLine(_ plan: Plan) -> String {
+        let problems = plan.problems.filter { $0.severity == .error }.map(\.message)
+        let actions = plan.actions.filter { $0.state == .error }.map { "\($0.title): " + ($0.error.map(PlanWording.error) ?? PlanWording.reason($0.reason)) }
+        let all = problems + actions
+        let more = all.count > 1 ? " (and \(all.count - 1) more, listed above)" : ""
+        return "the plan has \(all.count) error\(all.count == 1 ? "" : "s") these manifests must fix: " + TerminalText.safe(all.first ?? "") + more
+    }
+
+    /// The `attention:` line (without the prefix): remote conditions a person must act on, not
+    /// caused by the configuration planned.
+    public static func attentionLine(_ plan: Plan) -> String {
+        let all = plan.attention.map(\.description)
+        let more = all.count > 1 ? " (and \(all.count - 1) more, under “Needs attention” above)" : ""
+        return "\(all.count) remote condition\(all.count == 1 ? "" : "s") need\(all.count == 1 ? "s" : "") a person (not caused by this change): "
+            + TerminalText.safe(all.first ?? "") + more
     }
 
     /// One sentence on sync and health, the two axes.
@@ -24,6 +44,8 @@ public enum PlanView {
         let sync: String
         if plan.converged {
             sync = "in sync: the environment matches the manifests"
+        } else if !plan.hasReadyActions && !plan.hasErrors && plan.needsAttention {
+            sync = "nothing this run can do: waiting for a person (see “Needs attention”)"
         } else if !plan.hasReadyActions && !plan.hasErrors {
             sync = "nothing to do now: only waiting for App Review"
         } else {
@@ -88,10 +110,17 @@ public enum PlanView {
                 }
             }
         }
-        if !plan.problems.isEmpty {
+        let attention = plan.attention
+        if !attention.isEmpty {
             out.append("")
-            out.append(painter.bold(painter.color(.red, "Problems (\(plan.problems.count))")))
-            for problem in plan.problems { out.append("  " + painter.color(.red, "x " + safe(problem.message))) }
+            out.append(painter.bold(painter.color(.yellow, "Needs attention (\(attention.count)), not caused by this change")))
+            for item in attention { out.append("  " + painter.color(.yellow, "! " + safe(item.description))) }
+        }
+        let errorProblems = plan.problems.filter { $0.severity == .error }
+        if !errorProblems.isEmpty {
+            out.append("")
+            out.append(painter.bold(painter.color(.red, "Problems (\(errorProblems.count))")))
+            for problem in errorProblems { out.append("  " + painter.color(.red, "x " + safe(problem.message))) }
         }
         if !plan.reviewAges.isEmpty {
             out.append("")
@@ -153,11 +182,12 @@ public enum PlanView {
                         + (deletes.count > 5 ? " and \(deletes.count - 5) more" : "") + ".")
         }
         let errors = plan.actions.filter { $0.state == .error }
-        if !errors.isEmpty || !plan.problems.isEmpty {
+        let errorProblems = plan.problems.filter { $0.severity == .error }
+        if !errors.isEmpty || !errorProblems.isEmpty {
             head.append("")
             head.append("> [!CAUTION]")
             head.append("> Errors that need a change in the manifests:")
-            for problem in plan.problems { head.append("> - \(escape(problem.message))") }
+            for problem in errorProblems { head.append("> - \(escape(problem.message))") }
             for action in errors {
                 head.append("> - \(MarkdownText.code(action.title)): \(escape(action.error.map(PlanWording.error) ?? PlanWording.reason(action.reason)))")
             }
@@ -166,7 +196,18 @@ public enum PlanView {
         // heading of its own, with the whole reason (what to run).
         let allBlocked = plan.actions.filter { $0.state == .blocked && !plan.runsAfterRelist($0) }
         let waitingForTest = allBlocked.filter { $0.reason.wait == .performanceTest }
-        let blocked = allBlocked.filter { $0.reason.wait != .performanceTest }
+        let waitingForVersion = allBlocked.filter { if case .newVersion = $0.reason.wait { true } else { false } }
+        let blocked = allBlocked.filter { $0.reason.wait != .performanceTest && !waitingForVersion.contains($0) }
+        let rejectedInMain = plan.problems.filter { $0.severity == .attention }
+        if !rejectedInMain.isEmpty {
+            head.append("")
+            head.append("> [!WARNING]")
+            head.append("> **Needs attention** (App Review rejected content the main branch already uses; not caused by this change):")
+            for problem in rejectedInMain { head.append("> - \(escape(problem.message))") }
+            for action in waitingForVersion {
+                head.append("> - \(MarkdownText.code(action.title)) stays as it is until then")
+            }
+        }
         if !waitingForTest.isEmpty {
             head.append("")
             head.append("**Waiting for a sandbox performance test to pass:**")

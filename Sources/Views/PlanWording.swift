@@ -44,16 +44,21 @@ public enum PlanWording {
         case .sameApply:
             text += "; waiting for this apply's uploads, which sandbox approves at once, so apply does it in the same run"
         case .review(let serving):
-            let meanwhile = switch serving {
-            case .nothingYet: "no default is shown until then"
-            case .currentDefault: "the current default keeps serving until then"
-            case .publishedSnapshot: "the published snapshot keeps serving until then"
-            }
-            text += "; waiting for review (\(meanwhile))"
+            text += "; waiting for review (\(meanwhile(serving)))"
+        case .newVersion(let serving):
+            text += "; waiting for a new version of content App Review rejected after the main branch began using it (\(meanwhile(serving)))"
         case .performanceTest:
             text += "; waiting for a sandbox performance test to pass: Apple refused this production realtime URL until one has (403 4030026); run '\(PerformanceTestView.invocation)', then apply"
         }
         return text
+    }
+
+    static func meanwhile(_ serving: ActionReason.Serving) -> String {
+        switch serving {
+        case .nothingYet: "no default is shown until then"
+        case .currentDefault: "the current default keeps serving until then"
+        case .publishedSnapshot: "the published snapshot keeps serving until then"
+        }
     }
 
     static func rules(_ count: Int) -> String { "\(count) rule\(count == 1 ? "" : "s")" }

@@ -110,18 +110,20 @@ struct ReconcileScenarioTests {
         #expect(harness.publishedBytes() == original)
     }
 
-    @Test("a REJECTED message makes the plan an error that names the message and locale")
-    func rejectedMessageIsAnError() async throws {
+    @Test("App Review rejecting a message the main branch uses needs attention, naming the message and locale; the rest goes out")
+    func rejectedMessageNeedsAttention() async throws {
         let harness = Harness(environment: .production)
         try await harness.apply()
         let winbackDE = try #require(try harness.desired().messages.first { $0.name == "winback" && $0.locale == "de-DE" })
         try harness.apple.emulator.rejectMessage(winbackDE.identifier, in: .production)
         harness.approveAll()
         let planned = try await harness.plan()
-        #expect(planned.plan.hasErrors)
+        #expect(!planned.plan.hasErrors)
+        #expect(planned.plan.needsAttention)
         #expect(planned.plan.health == .degraded)
         let problem = try #require(planned.plan.problems.first)
         #expect(problem.name == "winback" && problem.locale == "de-DE")
+        #expect(problem.severity == .attention)
         #expect(problem.message.contains("'winback' (de-DE)"))
         #expect(PlanView.text(planned.plan, painter: Painter(enabled: false)).contains("message 'winback' (de-DE) version"))
         // The rest still goes out; the rejected rule stays out of the snapshot.

@@ -131,7 +131,8 @@ struct PerformanceTestCommandTests {
     func refusalLivesInTheState() async throws {
         let golive = try await GoLive()
         let apply = await golive.run(["apply", "--env", "production", "--auto-approve"])
-        #expect(apply.code == .success, "\(apply.stdout)\(apply.stderr)")
+        #expect(apply.code == .needsAttention, "\(apply.stdout)\(apply.stderr)")
+        #expect(apply.stderr.contains("attention: "), "\(apply.stderr)")
         let store = golive.directory.appendingPathComponent("manifests/.retention-sync/production-snapshot.json")
         let recorded = try String(contentsOf: store, encoding: .utf8)
         #expect(recorded.contains(#""realtime_url_awaiting_performance_test" : {"#), "\(recorded)")
@@ -148,7 +149,7 @@ struct PerformanceTestCommandTests {
         try? FileManager.default.removeItem(at: fresh.appendingPathComponent("manifests/.retention-sync"))
         let shared = ["--state-store", store.path]
         let waiting = await golive.run(["plan", "--env", "production", "--detailed-exitcode"] + shared, in: fresh)
-        #expect(waiting.code == .success, "only waiting (review, a performance test): \(waiting.stdout)\(waiting.stderr)")
+        #expect(waiting.code == .needsAttention, "a performance test needs a person: \(waiting.stdout)\(waiting.stderr)")
         #expect(waiting.stdout.contains("waiting for a sandbox performance test to pass"), "\(waiting.stdout)")
         let status = await golive.run(["status", "--env", "production", "--format", "json"] + shared, in: fresh)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status.stdout)")
@@ -171,15 +172,16 @@ struct PerformanceTestCommandTests {
         _ = try await golive.emulator.stop()
     }
 
-    @Test("production's realtime URL waits for a passed performance test (plan exit 0), then apply sets it")
+    @Test("production's realtime URL waits for a passed performance test (plan and apply exit 3, attention), then apply sets it")
     func productionURLWaitsForPass() async throws {
         let golive = try await GoLive()
         let apply = await golive.run(["apply", "--env", "production", "--auto-approve"])
-        #expect(apply.code == .success, "\(apply.stdout)\(apply.stderr)")
+        #expect(apply.code == .needsAttention, "\(apply.stdout)\(apply.stderr)")
         #expect(apply.stdout.contains("retention-sync performance-test --env sandbox --original-transaction-id ID"), "\(apply.stdout)")
 
         let plan = await golive.run(["plan", "--env", "production", "--detailed-exitcode"])
-        #expect(plan.code == .success, "only waiting (review, a performance test): \(plan.stdout)")
+        #expect(plan.code == .needsAttention, "a performance test needs a person: \(plan.stdout)")
+        #expect(plan.stderr.contains("attention: "), "\(plan.stderr)")
         #expect(plan.stdout.contains("waiting for a sandbox performance test to pass"))
         // Every rendering gives the whole reason, and none files it under App Review.
         let markdown = await golive.run(["plan", "--env", "production", "--format", "markdown"])

@@ -224,17 +224,82 @@ struct PlanCommandTests {
         #expect(synced.stdout.contains("No changes."))
     }
 
-    @Test("a REJECTED message makes plan exit 1 and name the message and locale")
-    func rejectedIsAnError() async throws {
+    @Test("App Review rejects a message the main branch already uses: plan and apply report it for attention (exit 3), not as an error")
+    func rejectedAfterUseNeedsAttention() async throws {
         let harness = try CommandHarness()
         #expect(await harness.run(["apply", "--env", "production"]).code == .success)
         let id = try await identifier(harness, named: "before-you-go", locale: "de-DE")
         try harness.emulator.rejectMessage(id, in: .production)
         harness.emulator.approveAllPending(in: .production)
+        // Ready actions are pending besides the rejection: 2 says there is something to apply.
+        let pending = await harness.run(["plan", "--env", "production", "--detailed-exitcode"])
+        #expect(pending.code == .changesPending)
+        #expect(pending.stdout.contains("Needs attention (1), not caused by this change"))
+        #expect(pending.stdout.contains("message 'before-you-go' (de-DE) version"))
+        #expect(pending.stdout.contains("REJECTED by App Review after the main branch began using it"))
+        #expect(!pending.stdout.contains("Problems ("))
+        #expect(pending.stderr.contains("attention: 1 remote condition needs a person"))
+        #expect(!pending.stderr.contains("error:"))
+        let markdown = await harness.run(["plan", "--env", "production", "--format", "markdown"])
+        #expect(markdown.stdout.contains("> [!WARNING]\n> **Needs attention**"))
+        #expect(!markdown.stdout.contains("[!CAUTION]"))
+        // apply does everything it can, then exits 3 with an attention line.
+        let apply = await harness.run(["apply", "--env", "production"])
+        #expect(apply.code == .needsAttention)
+        #expect(apply.stderr.contains("attention: "))
+        // Nothing is left to do but write a new version: plan says so with 3, and so does apply.
+        let waiting = await harness.run(["plan", "--env", "production", "--detailed-exitcode"])
+        #expect(waiting.code == .needsAttention)
+        #expect(waiting.stdout.contains("nothing this run can do: waiting for a person"))
+        let idle = await harness.run(["apply", "--env", "production"])
+        #expect(idle.code == .needsAttention)
+        #expect(idle.stderr.hasPrefix("attention: ") || idle.stderr.contains("\nattention: "))
+        // Without --detailed-exitcode a plan that only needs attention succeeds, and still says why.
+        let plain = await harness.run(["plan", "--env", "production"])
+        #expect(plain.code == .success)
+        #expect(plain.stderr.contains("attention: "))
+    }
+
+    @Test("a pull request that changes a message back to text App Review rejected fails its preview (exit 1, with an error line)")
+    func revertToRejectedTextIsAnError() async throws {
+        let harness = try CommandHarness()
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
+        let id = try await identifier(harness, named: "before-you-go", locale: "de-DE")
+        try harness.emulator.rejectMessage(id, in: .production)
+        harness.emulator.approveAllPending(in: .production)
+        // The team fixes the German text on main; the fix goes through review.
+        try harness.edit("manifests/messages.yaml", replacing: "header: Bevor du gehst", with: "header: Bevor du jetzt gehst")
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
+        // A later pull request brings the rejected text back.
+        try harness.edit("manifests/messages.yaml", replacing: "header: Bevor du jetzt gehst", with: "header: Bevor du gehst")
         let run = await harness.run(["plan", "--env", "production", "--detailed-exitcode"])
         #expect(run.code == .failure)
+        #expect(run.stdout.contains("Problems (1)"))
         #expect(run.stdout.contains("message 'before-you-go' (de-DE) version"))
-        #expect(run.stdout.contains("REJECTED"))
+        #expect(run.stdout.contains("was already REJECTED by App Review, and these manifests take it up"))
+        #expect(run.stderr.contains("error: the plan has"))
+        #expect(run.stderr.contains("these manifests must fix"))
+    }
+
+    @Test("a pull request whose own submission App Review rejects fails its preview; main, which never used it, is not asked to act")
+    func pullRequestsRejectedSubmissionIsAnError() async throws {
+        let harness = try CommandHarness()
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
+        harness.emulator.approveAllPending(in: .production)
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
+        try harness.edit("manifests/messages.yaml", replacing: "header: Bevor du gehst", with: "header: Warte kurz")
+        #expect(await harness.run(["apply", "--env", "production", "--only-uploads", "--submitted-by", "pr-7"]).code == .success)
+        let id = try await identifier(harness, named: "before-you-go", locale: "de-DE")
+        try harness.emulator.rejectMessage(id, in: .production)
+        let preview = await harness.run(["plan", "--env", "production", "--detailed-exitcode"])
+        #expect(preview.code == .failure)
+        #expect(preview.stdout.contains("was already REJECTED by App Review, and these manifests take it up"))
+        #expect(preview.stderr.contains("error: "))
+        // Main's manifests do not derive the pull request's text: main's plan is untouched by it.
+        try harness.edit("manifests/messages.yaml", replacing: "header: Warte kurz", with: "header: Bevor du gehst")
+        let main = await harness.run(["plan", "--env", "production", "--detailed-exitcode"])
+        #expect(main.code == .success)
+        #expect(!main.stderr.contains("attention:") && !main.stderr.contains("error:"))
     }
 
     /// The production identifier of a message localization, as `retention-sync id` prints it.

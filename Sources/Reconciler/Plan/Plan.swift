@@ -59,7 +59,16 @@ public struct Plan: Sendable, Hashable {
         self.fingerprints = fingerprints
     }
 
-    public var hasErrors: Bool { !problems.isEmpty || actions.contains { $0.state == .error } }
+    /// What this configuration got wrong or this run cannot do: exit 1.
+    public var hasErrors: Bool { problems.contains { $0.severity == .error } || actions.contains { $0.state == .error } }
+    /// Remote conditions a person must act on that this configuration did not cause (exit 3 where
+    /// the exit code reports them): content App Review rejected after the main branch used it,
+    /// and a production realtime URL Apple holds back until a sandbox performance test passes.
+    public var attention: [Attention] {
+        problems.filter { $0.severity == .attention }.map(Attention.rejected)
+            + actions.filter { $0.state == .blocked && $0.reason.wait == .performanceTest }.map { Attention.performanceTest($0.title) }
+    }
+    public var needsAttention: Bool { !attention.isEmpty }
     public var hasReadyActions: Bool { actions.contains { $0.state == .ready } }
     public func action(_ id: ActionID) -> PlanAction? { actions.first { $0.id == id } }
 
@@ -82,6 +91,21 @@ public struct Plan: Sendable, Hashable {
     }
 }
 
+/// A remote condition a person must act on, not caused by the configuration planned.
+public enum Attention: Sendable, Hashable, CustomStringConvertible {
+    /// App Review rejected content the main branch already used.
+    case rejected(PlanProblem)
+    /// Apple refused the production realtime URL until a sandbox performance test passes.
+    case performanceTest(String)
+
+    public var description: String {
+        switch self {
+        case .rejected(let problem): problem.message
+        case .performanceTest(let title): "\(title): Apple takes the production realtime URL once a sandbox performance test passes (retention-sync performance-test --env sandbox)"
+        }
+    }
+}
+
 /// Review health, the second axis beside sync.
 public enum Health: String, Codable, Sendable, Hashable {
     /// Every piece of content the manifests derive and the remote holds is APPROVED.
@@ -98,17 +122,31 @@ public struct PlanSummary: Codable, Sendable, Hashable {
     public var toDelete: Int
     public var blocked: Int
     public var errors: Int
+    /// Remote conditions a person must act on (see `Plan.attention`).
+    public var attention: Int
 
     enum CodingKeys: String, CodingKey {
-        case toUpload = "to_upload", toSet = "to_set", toDelete = "to_delete", blocked, errors
+        case toUpload = "to_upload", toSet = "to_set", toDelete = "to_delete", blocked, errors, attention
     }
 
-    public init(toUpload: Int, toSet: Int, toDelete: Int, blocked: Int, errors: Int) {
+    public init(toUpload: Int, toSet: Int, toDelete: Int, blocked: Int, errors: Int, attention: Int = 0) {
         self.toUpload = toUpload
         self.toSet = toSet
         self.toDelete = toDelete
         self.blocked = blocked
         self.errors = errors
+        self.attention = attention
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        toUpload = try c.decode(Int.self, forKey: .toUpload)
+        toSet = try c.decode(Int.self, forKey: .toSet)
+        toDelete = try c.decode(Int.self, forKey: .toDelete)
+        blocked = try c.decode(Int.self, forKey: .blocked)
+        errors = try c.decode(Int.self, forKey: .errors)
+        // Saved before attention was counted apart.
+        attention = try c.decodeIfPresent(Int.self, forKey: .attention) ?? 0
     }
 }
 
@@ -201,18 +239,51 @@ public struct PlanProblem: Codable, Sendable, Hashable {
         }
     }
 
+    /// Whose doing it is: these manifests' (an error, exit 1) or the remote's (attention, exit 3).
+    public enum Severity: String, Codable, Sendable, Hashable {
+        /// These manifests take up content App Review had already REJECTED (a pull request that
+        /// introduces it, or text changed back to a rejected version): the configuration is wrong.
+        case error
+        /// App Review rejected content the main branch already used: a remote condition a person
+        /// must act on (write a new version), not something this change did.
+        case attention
+    }
+
     public var kind: Kind
     public var identifier: String
     public var name: String
     public var locale: String?
     public var message: String
+    public var severity: Severity
 
-    public init(kind: Kind, identifier: String, name: String, locale: String?, message: String) {
+    public init(kind: Kind, identifier: String, name: String, locale: String?, message: String, severity: Severity = .error) {
         self.kind = kind
         self.identifier = identifier
         self.name = name
         self.locale = locale
         self.message = message
+        self.severity = severity
+    }
+
+    /// How a problem names a REJECTED item: whose doing the rejection is, by severity.
+    public static func rejectedWording(_ item: String, severity: Severity) -> String {
+        switch severity {
+        case .attention: "\(item) was REJECTED by App Review after the main branch began using it (not caused by this change)"
+        case .error: "\(item) was already REJECTED by App Review, and these manifests take it up"
+        }
+    }
+
+    enum CodingKeys: String, CodingKey { case kind, identifier, name, locale, message, severity }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        kind = try c.decode(Kind.self, forKey: .kind)
+        identifier = try c.decode(String.self, forKey: .identifier)
+        name = try c.decode(String.self, forKey: .name)
+        locale = try c.decodeIfPresent(String.self, forKey: .locale)
+        message = try c.decode(String.self, forKey: .message)
+        // Plans saved before severities existed held every problem as an error.
+        severity = try c.decodeIfPresent(Severity.self, forKey: .severity) ?? .error
     }
 }
 

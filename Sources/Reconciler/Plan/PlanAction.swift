@@ -197,6 +197,9 @@ public struct ActionReason: Sendable, Hashable {
         case review(serving: Serving)
         /// For a passed sandbox performance test: Apple refused the production realtime URL until then.
         case performanceTest
+        /// For a new version of content App Review rejected after the main branch used it (a
+        /// remote condition: see `Plan.attention`); `serving` says what customers see meanwhile.
+        case newVersion(serving: Serving)
     }
 
     public enum Serving: Sendable, Hashable {

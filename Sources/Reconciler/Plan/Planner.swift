@@ -99,7 +99,7 @@ public enum Planner {
     }
 
     static func applyGate(_ readiness: ReviewGate.Readiness, to action: inout PlanAction, serving: ActionReason.Serving,
-                          environment: Environment) {
+                          environment: Environment, remoteRejections: Set<String>) {
         switch readiness {
         case .approved:
             return
@@ -109,9 +109,16 @@ public enum Planner {
             action.reason.wait = environment == .sandbox && items.allSatisfy({ $0.state == .notUploaded })
                 ? .sameApply : .review(serving: serving)
         case .rejected(let items):
-            action.state = .error
             action.waitingFor = items
-            action.error = .usesRejected(items.filter { $0.state == .rejected })
+            let rejected = items.filter { $0.state == .rejected }
+            if rejected.allSatisfy({ remoteRejections.contains($0.identifier) }) {
+                // Rejected after the main branch used it: held until a new version is written.
+                action.state = .blocked
+                action.reason.wait = .newVersion(serving: serving)
+            } else {
+                action.state = .error
+                action.error = .usesRejected(rejected)
+            }
         }
     }
 
@@ -140,7 +147,9 @@ public enum Planner {
             toSet: count(.set),
             toDelete: count(.delete),
             blocked: actions.filter { $0.state == .blocked }.count,
-            errors: actions.filter { $0.state == .error }.count + problems.count)
+            errors: actions.filter { $0.state == .error }.count + problems.filter { $0.severity == .error }.count,
+            attention: problems.filter { $0.severity == .attention }.count
+                + actions.filter { $0.state == .blocked && $0.reason.wait == .performanceTest }.count)
     }
 
     static func estimate(_ actions: [PlanAction], desired: DesiredState, remote: RemoteState, content: ReviewGate) -> Estimate {

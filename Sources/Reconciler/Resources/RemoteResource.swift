@@ -2,6 +2,7 @@ import Foundation
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
+import StateStore
 
 /// What a plan action does to its resource: the small verb set every action is spelt with.
 public enum PlanVerb: String, Codable, Sendable, Hashable, CaseIterable {
@@ -90,6 +91,10 @@ struct PlanContext {
     /// Where remote content is in use; complete from `annotate` on.
     var usage: UsageIndex
     var inventory: [InventoryItem] = []
+    /// REJECTED content the main branch used before App Review rejected it (by the state record):
+    /// a remote condition, reported for attention; other REJECTED content these manifests take up
+    /// is an error of the configuration.
+    let remoteRejections: Set<String>
 
     init(desired: DesiredState, remote: RemoteState, options: PlanOptions, hasSnapshotStore: Bool) {
         self.desired = desired
@@ -98,9 +103,23 @@ struct PlanContext {
         self.hasSnapshotStore = hasSnapshotStore
         gate = ReviewGate(desired: desired, remote: remote)
         usage = UsageIndex(remote: remote)
+        let document = remote.state?.document
+        remoteRejections = Set(ContentKind.allCases.flatMap { kind in
+            RemoteResources.resource(of: kind).remoteStates(in: remote).filter { $0.value == .rejected }.map(\.key)
+        }.filter { document?.record(for: $0)?.usedByMainBeforeRejection == true })
     }
 
     var environment: Environment { desired.environment }
+
+    /// Holds `action` back, or marks it an error, by the review state of what it shows.
+    func applyGate(_ readiness: ReviewGate.Readiness, to action: inout PlanAction, serving: ActionReason.Serving) {
+        Planner.applyGate(readiness, to: &action, serving: serving, environment: environment, remoteRejections: remoteRejections)
+    }
+
+    /// The severity of a REJECTED derived item's problem: attention when the main branch used it first.
+    func rejectionSeverity(of identifier: String) -> PlanProblem.Severity {
+        remoteRejections.contains(identifier) ? .attention : .error
+    }
 }
 
 /// A resource whose items Apple reviews before they may be shown (messages, images): everything

@@ -104,6 +104,9 @@ extension StateRecorder {
         let remoteDefaults = remote.defaults
         let realtime = desired.realtimeURL.flatMap { $0 == remote.realtimeURL ? $0 : nil }
         let cursor = remote.nextRefreshCursor
+        let kinds = ContentKind.allCases.map(RemoteResources.resource(of:))
+        let derived = Set(kinds.flatMap { $0.derived(in: desired).map(\.identifier) })
+        let rejected = Set(kinds.flatMap { $0.remoteStates(in: remote).filter { $0.value == .rejected }.map(\.key) })
         record { document in
             for message in messages where document.record(for: message.identifier) == nil {
                 document.recordUpload(.message(message, at: time))
@@ -114,6 +117,7 @@ extension StateRecorder {
             for (identifier, state) in states { document.observeReviewState(state, of: identifier, at: time) }
             if merging {
                 for identifier in messages.map(\.identifier) + images.map(\.identifier) { document.recordMerge(of: identifier, at: time) }
+                document.recordMainDerivation(derived: derived, rejected: rejected)
             }
             for pair in inSync {
                 let recorded = document.lastAppliedDefault(productId: pair.productId, locale: pair.locale)

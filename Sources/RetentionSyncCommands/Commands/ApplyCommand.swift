@@ -138,7 +138,27 @@ struct ApplyCommand: ParsedCommand {
             context.console.print(options.format == .github ? GitHubActions.annotation(.notice, line, title: "realtime URL") : line)
         }
         if let stop = report.stopped { return stop.exitCode }
-        return planned.plan.hasErrors || report.count(.error) > 0 ? .failure : .success
+        return exitCode(planned.plan, report: report, context: context)
+    }
+
+    /// 1 when the plan holds errors of this configuration (every other action was applied); 3 when
+    /// everything this run could do is done but a remote condition needs a person; 0 otherwise.
+    /// A non-zero exit always says why on standard error.
+    static func exitCode(_ plan: Plan, report: ApplyReport, context: CommandContext) -> ExitCode {
+        if plan.hasErrors || report.count(.error) > 0 {
+            context.console.error("error: " + PlanView.errorLine(plan) + "; every other action was applied")
+            return .failure
+        }
+        let awaitingTest = report.results.filter(\.isRealtimeURLAwaitingTest)
+        if plan.needsAttention {
+            context.console.error("attention: " + PlanView.attentionLine(plan))
+            return .needsAttention
+        }
+        if let first = awaitingTest.first {
+            context.console.error("attention: \(first.title): Apple takes the production realtime URL once a sandbox performance test passes (retention-sync performance-test --env sandbox)")
+            return .needsAttention
+        }
+        return .success
     }
 
     /// The actions a saved plan allows (nil: every action); a plan that no longer holds is refused,
@@ -166,7 +186,7 @@ struct ApplyCommand: ParsedCommand {
         context.console.write(PlanView.text(plan, for: context.console))
         if format == .github {
             context.console.print(GitHubActions.endGroup)
-            for line in plan.problems.map({ GitHubActions.annotation(.error, $0.message, title: $0.name) }) {
+            for line in plan.problems.map({ GitHubActions.annotation($0.severity == .error ? .error : .warning, $0.message, title: $0.name) }) {
                 context.console.print(line)
             }
         }

@@ -20,7 +20,9 @@ struct PlanCommand: ParsedCommand {
                                     help: ["Write the runtime snapshot apply would publish (for 'decide' previews)"])
     static let detailedExitcode = Option("--detailed-exitcode", help: [
         "Exit 0 when nothing can be done now (in sync, or only waiting for",
-        "review), 2 when ready actions are pending, 1 on error",
+        "review), 2 when ready actions are pending, 3 when only a remote",
+        "condition needs a person (content rejected after the main branch used",
+        "it, a realtime URL waiting for a performance test), 1 on error",
     ])
     static let prune = PruneOptions.prune(help: ["Also plan deleting remote content nothing derives or uses"])
     /// A GitHub comment's room.
@@ -127,7 +129,11 @@ struct PlanCommand: ParsedCommand {
             do { encoded = try snapshot.encoded() } catch { throw CommandError("cannot encode the snapshot: \(error)") }
             try writeFile(String(decoding: encoded, as: UTF8.self), to: snapshotOut, context: context)
         }
-        return exitCode(planned.plan, detailed: detailed)
+        let code = exitCode(planned.plan, detailed: detailed)
+        // On standard error, so that JSON and Markdown on standard output stay whole.
+        if planned.plan.hasErrors { context.console.error("error: " + PlanView.errorLine(planned.plan)) }
+        if planned.plan.needsAttention { context.console.error("attention: " + PlanView.attentionLine(planned.plan)) }
+        return code
     }
 
     static func render(_ plan: Plan, format: PlanFormat, maxCharacters: Int = defaultMarkdownMaxChars, context: CommandContext,
@@ -150,11 +156,15 @@ struct PlanCommand: ParsedCommand {
         do { return try PlanJSON.encode(plan) } catch { throw CommandError("cannot encode the plan: \(error)") }
     }
 
-    /// 1 on error (REJECTED content, a limit, prune protection); with `--detailed-exitcode`, 2 when
-    /// ready actions are pending; otherwise 0 — also when only waiting for review.
+    /// 1 on an error of this configuration (content it takes up that App Review had already
+    /// REJECTED, a limit, prune protection); with `--detailed-exitcode`, 2 when ready actions are
+    /// pending, else 3 when a remote condition needs a person (content rejected after the main
+    /// branch used it, a realtime URL waiting for a performance test); otherwise 0 — also when
+    /// only waiting for review.
     static func exitCode(_ plan: Plan, detailed: Bool) -> ExitCode {
         if plan.hasErrors { return .failure }
         if detailed && plan.hasReadyActions { return .changesPending }
+        if detailed && plan.needsAttention { return .needsAttention }
         return .success
     }
 }

@@ -95,8 +95,8 @@ enum DefaultResource: RemoteResource {
                                                         : .otherDefault(pair, assigned: wanted.messageName)),
                     change: DefaultChange.set(pair, to: wanted.messageIdentifier, name: wanted.messageName, current: current),
                     dependsOn: remote.messages[wanted.messageIdentifier] == nil ? [.uploadMessage(wanted.messageIdentifier)] : [])
-                Planner.applyGate(context.gate.readiness(of: [ContentReference(kind: .message, identifier: wanted.messageIdentifier)]), to: &action,
-                                  serving: current == nil ? .nothingYet : .currentDefault, environment: context.environment)
+                context.applyGate(context.gate.readiness(of: [ContentReference(kind: .message, identifier: wanted.messageIdentifier)]), to: &action,
+                                  serving: current == nil ? .nothingYet : .currentDefault)
                 context.actions.append(action)
             } else if let current {
                 context.actions.append(PlanAction(id: .deleteDefault(pair), reason: ActionReason(.defaultNoLongerAssigned(pair)),

@@ -108,8 +108,11 @@ enum ImageResource: ContentResource {
                     reason: ActionReason(.imageNotUploaded(name: image.name, environment: context.environment)),
                     change: ImageChange.upload(image)))
             case .rejected?:
+                let severity = context.rejectionSeverity(of: image.identifier)
                 context.problems.append(PlanProblem(kind: .rejectedImage, identifier: image.identifier, name: image.name, locale: nil,
-                                                    message: "image '\(image.name)' (\(image.identifier)) was REJECTED by App Review; replace the PNG to upload a new version"))
+                                                    message: PlanProblem.rejectedWording("image '\(image.name)' (\(image.identifier))", severity: severity)
+                                                        + "; replace the PNG to upload a new version",
+                                                    severity: severity))
             default:
                 break
             }

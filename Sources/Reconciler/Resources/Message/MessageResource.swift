@@ -113,9 +113,13 @@ enum MessageResource: ContentResource {
                                                              version: message.contentVersion, environment: context.environment)),
                     change: MessageChange.upload(message), dependsOn: needs.sorted()))
             case .rejected?:
+                let severity = context.rejectionSeverity(of: message.identifier)
                 context.problems.append(PlanProblem(kind: .rejectedMessage, identifier: message.identifier, name: message.name,
                                                     locale: message.locale,
-                                                    message: "message '\(message.name)' (\(message.locale)) version \(message.contentVersion) was REJECTED by App Review; change its \(message.locale) text to upload a new version"))
+                                                    message: PlanProblem.rejectedWording("message '\(message.name)' (\(message.locale)) version \(message.contentVersion)",
+                                                                                         severity: severity)
+                                                        + "; change its \(message.locale) text to upload a new version",
+                                                    severity: severity))
             default:
                 break
             }

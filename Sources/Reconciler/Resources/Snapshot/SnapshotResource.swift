@@ -71,8 +71,8 @@ enum SnapshotResource: RemoteResource {
                 change: change, waitingFor: pending.isEmpty ? [] : waiting))
         } else if !pending.isEmpty {
             var action = PlanAction(id: .publishSnapshot, reason: ActionReason(.rulesWaiting(pending.count)), change: change)
-            Planner.applyGate(waiting.contains { $0.state == .rejected } ? .rejected(waiting) : .waiting(waiting),
-                              to: &action, serving: .publishedSnapshot, environment: context.environment)
+            context.applyGate(waiting.contains { $0.state == .rejected } ? .rejected(waiting) : .waiting(waiting),
+                              to: &action, serving: .publishedSnapshot)
             context.actions.append(action)
         }
     }
