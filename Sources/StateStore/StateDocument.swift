@@ -182,6 +182,12 @@ public struct ContentRecord: Codable, Sendable, Hashable {
         case submissions, mergedAt = "merged_at", inMain = "in_main"
     }
 
+    /// Content only pull requests submitted (`apply --only-uploads`): the main branch neither
+    /// uploaded, merged nor derives it.
+    public var isPullRequestsOnly: Bool {
+        submissions != nil && mergedAt == nil && inMain != true
+    }
+
     /// Whether the main branch used this content before App Review rejected it (see `inMain`):
     /// its rejection is then a remote condition, not something these manifests got wrong.
     public var usedByMainBeforeRejection: Bool {

@@ -39,6 +39,17 @@ public enum PlanView {
             + TerminalText.safe(all.first ?? "") + more
     }
 
+    /// `Review progressed since the plan was saved: publishing sha256:dc4e… instead of waiting (the saved plan showed sha256:85c8… blocked).`
+    public static func progressLine(_ progress: SavedPlan.Progress) -> String {
+        let safe = TerminalText.safe
+        if let digest = progress.digest {
+            let before = progress.savedDigest.map { $0 == digest ? "the saved plan showed it blocked" : "the saved plan showed \(PlanAction.shortDigest($0)) blocked" }
+                ?? "the saved plan showed it blocked"
+            return "Review progressed since the plan was saved: publishing \(PlanAction.shortDigest(digest)) instead of waiting (\(before))."
+        }
+        return "Review progressed since the plan was saved: \(safe(progress.title)) is ready now and is applied instead of waiting."
+    }
+
     /// One sentence on sync and health, the two axes.
     static func statusLine(_ plan: Plan) -> String {
         let sync: String

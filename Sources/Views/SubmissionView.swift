@@ -6,7 +6,8 @@ import StateStore
 
 /// The one line `apply --only-uploads` prints, and its Markdown form for the pull request's comment.
 public enum SubmissionView {
-    /// `Submitted for App Review by pr-12 at 2026-11-26T10:00:00Z: 3 messages, 1 image (2 already submitted)`.
+    /// `Submitted for App Review by pr-12 at 2026-11-26T10:00:00Z: 3 messages, 1 image (2 already submitted by
+    /// pull requests, 14 already the main branch's)`.
     public static func line(_ summary: SubmissionSummary) -> String {
         "Submitted for App Review by \(summary.by) at \(time(summary.at)): \(counts(summary))"
     }
@@ -20,7 +21,7 @@ public enum SubmissionView {
     static func counts(_ summary: SubmissionSummary) -> String {
         func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
         return summary.uploaded.map { count($0.count, $0.kind.rawValue) }.joined(separator: ", ")
-            + " (\(summary.alreadySubmitted) already submitted)"
+            + " (\(summary.alreadySubmitted) already submitted by pull requests, \(summary.alreadyOnMain) already the main branch's)"
     }
 
     /// Why a pull request's submission is refused, with the numbers and what to do; nil when it is allowed.

@@ -3,6 +3,7 @@ import Crypto
 import Emulator
 import Foundation
 import RetentionMessaging
+import Reconciler
 import RetentionMessagingModels
 @testable import RetentionSyncCommands
 import Testing
@@ -38,6 +39,28 @@ struct ApplyCommandTests {
         #expect(refused.code == .failure)
         #expect(refused.stderr.contains("the manifests changed since the plan was made"))
         #expect(harness.emulator.state(of: .sandbox).messages.count == 12)
+    }
+
+    @Test("applying a reviewed plan after App Review approved its waiting content says what it publishes instead of waiting")
+    func savedPlanAfterReviewProgressed() async throws {
+        let harness = try CommandHarness()
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
+        #expect(await harness.run(["plan", "--env", "production", "--out", "reviewed.json", "--detailed-exitcode"]).code == .success)
+        harness.emulator.approveAllPending(in: .production)
+        let fresh = await harness.run(["plan", "--env", "production", "--format", "json"])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(fresh.stdout.utf8)) as? [String: Any])
+        let publish = try #require((json["actions"] as? [[String: Any]])?.first { $0["kind"] as? String == "publish_snapshot" })
+        let digest = try #require(publish["snapshot_digest"] as? String)
+        let applied = await harness.run(["apply", "--env", "production", "--plan", "reviewed.json", "--format", "github"])
+        #expect(applied.code == .success, "\(applied.stdout)\(applied.stderr)")
+        #expect(applied.stdout.contains("Review progressed since the plan was saved: publishing \(PlanAction.shortDigest(digest)) instead of waiting (the saved plan showed sha256:"),
+                "\(applied.stdout)")
+        #expect(applied.stdout.contains("::notice title=Review progressed::"), "\(applied.stdout)")
+        #expect(applied.stdout.contains("Review progressed since the plan was saved: set default"), "\(applied.stdout)")
+        // A plan applied as it was saved says nothing of the kind.
+        #expect(await harness.run(["plan", "--env", "production", "--out", "again.json"]).code == .success)
+        let same = await harness.run(["apply", "--env", "production", "--plan", "again.json"])
+        #expect(!same.stdout.contains("Review progressed"))
     }
 
     @Test("a failed apply writes a report of what succeeded, and the next apply finishes the job")

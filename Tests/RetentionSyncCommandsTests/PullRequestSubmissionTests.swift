@@ -64,7 +64,8 @@ struct PullRequestSubmissionTests {
         #expect(publish["outcome"] as? String == "not_in_run")
         #expect((publish["detail"] as? String)?.hasPrefix("not in this run: --only-uploads performs only uploads") == true)
         let line = try #require(submitted.stdout.split(separator: "\n").first { $0.hasPrefix("Submitted for App Review by pr-12 at ") })
-        #expect(line.hasSuffix(": 1 message, 0 images (15 already submitted)"), "\(line)")
+        // The main branch's 15 were there before: not this pull request's, neither counted as its nor recorded.
+        #expect(line.hasSuffix(": 1 message, 0 images (0 already submitted by pull requests, 15 already the main branch's)"), "\(line)")
         let markdown = try String(contentsOf: harness.file("summary.md"), encoding: .utf8)
         #expect(markdown.hasPrefix("**Submitted for App Review** by pr-12 at "))
 
@@ -78,6 +79,11 @@ struct PullRequestSubmissionTests {
         let recorded = try await state(harness).read.document
         #expect(recorded?.snapshot?.digest == snapshotBefore)
         #expect(recorded?.record(for: new.first!)?.submissions?.map(\.by) == ["pr-12"])
+        #expect(recorded?.content.filter { $0.submissions != nil }.map(\.identifier) == [new.first!])
+        // A second push of the same pull request uploads nothing and names its own earlier submission.
+        let again = await submit(harness, manifests: pr, environment: ["GITHUB_REF": "refs/pull/12/merge"])
+        let second = try #require(again.stdout.split(separator: "\n").first { $0.hasPrefix("Submitted for App Review by pr-12 at ") })
+        #expect(second.hasSuffix(": 0 messages, 0 images (1 already submitted by pull requests, 15 already the main branch's)"), "\(second)")
 
         // The merge: the same edit on main uploads nothing, and publishes once App Review approves.
         try harness.edit("manifests/messages.yaml", replacing: "header: Before you go", with: "header: Wait a moment")

@@ -9,6 +9,26 @@ public struct SavedPlan: Sendable, Hashable, Decodable {
         public var id: ActionID
         public var kind: ActionKind
         public var state: ActionState
+        /// For a publish: the snapshot the saved plan would have published.
+        public var snapshotDigest: String?
+
+        enum CodingKeys: String, CodingKey { case id, kind, state, snapshotDigest = "snapshot_digest" }
+
+        init(id: ActionID, kind: ActionKind, state: ActionState, snapshotDigest: String?) {
+            self.id = id
+            self.kind = kind
+            self.state = state
+            self.snapshotDigest = snapshotDigest
+        }
+    }
+
+    /// An action the saved plan showed waiting that is ready now: App Review progressed since the
+    /// plan was made, so apply does what the reviewed plan said it would do once review allowed.
+    public struct Progress: Sendable, Hashable {
+        public var title: String
+        /// For a publish: the digest the saved plan showed, and the one published now.
+        public var savedDigest: String?
+        public var digest: String?
     }
 
     public var formatVersion: String
@@ -34,7 +54,7 @@ public struct SavedPlan: Sendable, Hashable, Decodable {
         bundleId = plan.bundleId
         prune = plan.prune
         fingerprints = plan.fingerprints
-        actions = plan.actions.map { Action(id: $0.id, kind: $0.kind, state: $0.state) }
+        actions = plan.actions.map { Action(id: $0.id, kind: $0.kind, state: $0.state, snapshotDigest: $0.change.fields.snapshotDigest) }
         rollbackVersions = plan.rollbackVersions
         pruneGraceDays = plan.pruneGraceDays
     }
@@ -89,5 +109,15 @@ public struct SavedPlan: Sendable, Hashable, Decodable {
                              + unexpected.map(\.title).joined(separator: "; "))
         }
         return allowed
+    }
+
+    /// The actions the saved plan held as blocked that the fresh plan finds ready: what apply now
+    /// does beyond what the saved plan showed as ready, to be said before it does it.
+    public static func progress(saved: SavedPlan, fresh: Plan) -> [Progress] {
+        let waiting = Dictionary(saved.actions.filter { $0.state == .blocked }.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        return fresh.actions.filter { $0.state == .ready }.compactMap { action in
+            guard let before = waiting[action.id] else { return nil }
+            return Progress(title: action.title, savedDigest: before.snapshotDigest, digest: action.change.fields.snapshotDigest)
+        }
     }
 }

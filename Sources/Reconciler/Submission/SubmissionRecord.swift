@@ -13,9 +13,16 @@ public struct SubmissionSummary: Sendable, Hashable {
     public var run: String?
     /// Per content kind (every registered kind, in the kinds' declared order): how many this run uploaded.
     public var uploaded: [(kind: ContentKind, count: Int)]
-    /// Derived content that was already at Apple (an earlier push, or the main branch).
+    /// Derived content pull requests had already submitted (an earlier push of this one, or another
+    /// open pull request) that the main branch does not use: recorded as submitted by this one too,
+    /// so a prune keeps it while any of them is open.
     public var alreadySubmitted: Int
-    /// Every derived message and image now at Apple, sorted: what the state records as submitted.
+    /// Derived content that was already at Apple as the main branch's (it uploaded or merged it, or
+    /// the state does not know it): neither counted nor recorded as this pull request's, so a prune
+    /// never labels the main branch's versions as a pull request's.
+    public var alreadyOnMain: Int
+    /// The derived content this run recorded as submitted by `by`, sorted: what it uploaded now,
+    /// and what only pull requests had submitted before.
     public var identifiers: [String]
 
     /// Counts the upload results of `report` against what `planned` derives and read.
@@ -25,25 +32,36 @@ public struct SubmissionSummary: Sendable, Hashable {
         self.run = run
         let succeeded = Set(report.results.filter { $0.outcome == .done || $0.outcome == .alreadyDone }.map(\.id))
         let uploadedNow = Set(report.results.filter { $0.outcome == .done }.map(\.id))
-        var atApple: [String] = []
+        let document = planned.remote.state?.document
+        var mine: Set<String> = [], shared: Set<String> = [], onMain: Set<String> = []
         var uploaded: [(kind: ContentKind, count: Int)] = []
         for kind in ContentKind.allCases {
             let resource = RemoteResources.resource(of: kind)
             let states = resource.remoteStates(in: planned.remote)
             let upload = { (identifier: String) in ActionID(resource.uploadKind, identifier).rawValue }
-            let present = resource.derived(in: planned.desired).map(\.identifier).filter {
+            let present = Set(resource.derived(in: planned.desired).map(\.identifier).filter {
                 states[$0] != nil || succeeded.contains(upload($0))
+            })
+            let now = present.filter { uploadedNow.contains(upload($0)) }
+            uploaded.append((kind, now.count))
+            mine.formUnion(now)
+            for identifier in present.subtracting(now) {
+                if let record = document?.record(for: identifier), record.isPullRequestsOnly {
+                    shared.insert(identifier)
+                } else {
+                    onMain.insert(identifier)
+                }
             }
-            uploaded.append((kind, Set(present.filter { uploadedNow.contains(upload($0)) }).count))
-            atApple += present
         }
         self.uploaded = uploaded
-        identifiers = Array(Set(atApple)).sorted()
-        alreadySubmitted = identifiers.count - uploaded.map(\.count).reduce(0, +)
+        identifiers = mine.union(shared).sorted()
+        alreadySubmitted = shared.count
+        alreadyOnMain = onMain.count
     }
 
     public static func == (lhs: SubmissionSummary, rhs: SubmissionSummary) -> Bool {
-        (lhs.by, lhs.at, lhs.run, lhs.alreadySubmitted, lhs.identifiers) == (rhs.by, rhs.at, rhs.run, rhs.alreadySubmitted, rhs.identifiers)
+        (lhs.by, lhs.at, lhs.run, lhs.alreadySubmitted, lhs.alreadyOnMain, lhs.identifiers)
+            == (rhs.by, rhs.at, rhs.run, rhs.alreadySubmitted, rhs.alreadyOnMain, rhs.identifiers)
             && lhs.uploaded.elementsEqual(rhs.uploaded) { $0.kind == $1.kind && $0.count == $1.count }
     }
 

@@ -169,6 +169,12 @@ struct ApplyCommand: ParsedCommand {
         do {
             let allowed = try SavedPlan.check(saved: saved, fresh: planned.plan)
             context.console.print("Applying the saved plan \(planPath).")
+            // What the reviewed plan showed waiting and is ready now is done, and said first.
+            for progress in SavedPlan.progress(saved: saved, fresh: planned.plan) {
+                let line = PlanView.progressLine(progress)
+                context.console.print(line)
+                if options.format == .github { context.console.print(GitHubActions.annotation(.notice, line, title: "Review progressed")) }
+            }
             return allowed
         } catch {
             guard options.replanIfStale else { throw CommandError("\(planPath): \(PlanWording.describe(error))") }
