@@ -87,6 +87,87 @@ extension ValidationRun {
                 unconditional = rule
             }
         }
+        checkArmsDiffer(in: flow)
+    }
+
+    /// What one arm shows a customer of one product in one locale: the response's kind and what it
+    /// offers, and the text and pictures of the localization shown — Apple's default message for a
+    /// `none` arm. Two arms with equal content there compare nothing.
+    private struct ShownContent: Hashable {
+        var offer: String
+        var text: [String]
+    }
+
+    private func shown(_ rule: FlowRule, product: String, locale: String) -> (content: ShownContent, words: String)? {
+        let offer: String, messageName: String, words: String
+        switch rule.response {
+        case .none:
+            guard let assignment = defaultPairs[product]?[locale] else { return nil }
+            (offer, messageName) = ("message", assignment.message)
+            words = "no answer: Apple shows the default '\(Diagnostic.visible(assignment.message))'"
+        case .message(let name):
+            (offer, messageName, words) = ("message", name, "message '\(Diagnostic.visible(name))'")
+        case .alternateProduct(let message, let productId, let plan):
+            (offer, messageName) = ("alternate \(productId) \(plan?.rawValue ?? "")", message)
+            words = "alternate product \(Diagnostic.visible(productId)) with message '\(Diagnostic.visible(message))'"
+        case .promotionalOffer(let message, let offerIdentifier):
+            (offer, messageName) = ("offer \(offerIdentifier)", message)
+            words = "promotional offer \(Diagnostic.visible(offerIdentifier)) with message '\(Diagnostic.visible(message))'"
+        }
+        guard let message = messagesByName[messageName],
+              let localization = message.localizations.first(where: { $0.locale == locale }) else { return nil }
+        var text = [message.headerPosition.map { "\($0)" } ?? "", localization.header, localization.body,
+                    localization.image?.name ?? "", localization.image?.altText ?? ""]
+        for bullet in localization.bulletPoints { text += [bullet.text, bullet.image, bullet.altText] }
+        return (ShownContent(offer: offer, text: text), words)
+    }
+
+    /// Warns when two arms of one split group show the same content to the same product and locale
+    /// (a `none` holdout whose default is the control's message, or two arms answering alike):
+    /// their comparison there measures nothing. Named per pair of arms, with the products and locales.
+    private mutating func checkArmsDiffer(in flow: FlowManifest) {
+        var groups: [String: [FlowRule]] = [:]
+        var order: [String] = []
+        for rule in flow.rules {
+            guard let group = rule.match.split?.group, !group.isEmpty else { continue }
+            if groups[group] == nil { order.append(group) }
+            groups[group, default: []].append(rule)
+        }
+        for group in order {
+            let arms = groups[group] ?? []
+            for (later, arm) in arms.enumerated() {
+                for earlier in arms[..<later] {
+                    var same: [(product: String, locales: [String])] = []
+                    var wording: (String, String)?
+                    let products = set.app.products.map(\.id).filter { product in
+                        (arm.match.products ?? [product]).contains(product) && (earlier.match.products ?? [product]).contains(product)
+                    }
+                    for product in products {
+                        let known = productLocales[product] ?? []
+                        let locales = (productsById[product]?.locales ?? []).filter { locale in
+                            known.contains(locale) && (arm.match.locales ?? [locale]).contains(locale)
+                                && (earlier.match.locales ?? [locale]).contains(locale)
+                        }
+                        var equal: [String] = []
+                        for locale in locales {
+                            guard let mine = shown(arm, product: product, locale: locale),
+                                  let theirs = shown(earlier, product: product, locale: locale),
+                                  mine.content == theirs.content else { continue }
+                            equal.append(locale)
+                            wording = wording ?? (theirs.words, mine.words)
+                        }
+                        if !equal.isEmpty { same.append((product, equal.sorted())) }
+                    }
+                    guard let (first, second) = wording else { continue }
+                    let places = same.map { "\(Diagnostic.visible($0.product)) in \($0.locales.joined(separator: ", "))" }.joined(separator: "; ")
+                    report(.warning("split-arms-identical", at: arm.location(of: .responseMessage),
+                                    "split group '\(Diagnostic.visible(group))': arms '\(earlier.name)' (\(first)) and '\(arm.name)' (\(second)) show the same content for \(places), so comparing them there measures nothing",
+                                    hint: arm.response == .none || earlier.response == .none
+                                        ? "a holdout (response: none) shows Apple's default message: give the other arm another message, or set a different default for these products and locales"
+                                        : "give one of the arms another message"))
+                }
+            }
+        }
     }
 
     /// A percentage as written in messages; any Double the YAML held, `.inf` and `1e300` included.
