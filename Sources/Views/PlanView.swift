@@ -115,6 +115,10 @@ public enum PlanView {
                     // Each rule says what it waits for; the action's list would repeat them.
                     for rule in compiled.outcomes where rule.outcome != .unchanged {
                         out.append("      rule \(safe(rule.id)): \(safe(ruleText(rule, waits: &waits)))")
+                        for change in rule.changes { out.append("        " + safe(Self.fieldChange(change))) }
+                    }
+                    for group in compiled.groupChanges {
+                        out.append("      " + painter.color(.yellow, "! " + safe(groupChangeText(group))))
                     }
                 } else if action.error == nil && !action.waitingFor.isEmpty {
                     out.append("      waiting for " + safe(waits.text(action.waitingFor, for: action.title)))
@@ -162,7 +166,7 @@ public enum PlanView {
     /// exceed `maxCharacters` (GitHub's limit is 65,535); no comment ever does.
     public static func markdown(_ plan: Plan, maxCharacters: Int = 65_000) -> [String] {
         var sections = [Section(open: [], lines: markdownHead(plan), close: [])] + markdownActionTables(plan)
-        sections += [markdownReviewAges(plan), markdownTextChanges(plan), markdownInventory(plan)].compactMap { $0 }
+        sections += [markdownReviewAges(plan), markdownTextChanges(plan), markdownRuleChanges(plan), markdownInventory(plan)].compactMap { $0 }
         sections.append(Section(open: ["", "<details><summary>Estimate</summary>", ""],
                                 lines: [estimateText(plan.estimate)], close: ["", "</details>"]))
         return pack(sections, maxCharacters: max(minimumMarkdownCharacters, maxCharacters))
@@ -191,6 +195,13 @@ public enum PlanView {
             head.append("> This plan **deletes \(deletes.count) item\(deletes.count == 1 ? "" : "s")**: "
                         + deletes.prefix(5).map { MarkdownText.code($0.title) }.joined(separator: ", ")
                         + (deletes.count > 5 ? " and \(deletes.count - 5) more" : "") + ".")
+        }
+        let groupChanges = plan.actions.compactMap { $0.change.as(SnapshotChange.self)?.compiled.groupChanges }.flatMap { $0 }
+        if !groupChanges.isEmpty {
+            head.append("")
+            head.append("> [!WARNING]")
+            head.append("> This plan changes a running experiment:")
+            for change in groupChanges { head.append("> - " + escape(groupChangeText(change))) }
         }
         let errors = plan.actions.filter { $0.state == .error }
         let errorProblems = plan.problems.filter { $0.severity == .error }
@@ -315,6 +326,28 @@ public enum PlanView {
         }
         return Section(open: ["", "<details><summary>Text changes (\(changed.count))</summary>"],
                        lines: lines, close: ["", "</details>"])
+    }
+
+    /// What each new version of a published rule changes, attribute by attribute, folded.
+    static func markdownRuleChanges(_ plan: Plan) -> Section? {
+        let rules = plan.actions.compactMap { $0.change.as(SnapshotChange.self)?.compiled.outcomes }.flatMap { $0 }.filter { !$0.changes.isEmpty }
+        guard !rules.isEmpty else { return nil }
+        var lines: [String] = []
+        for rule in rules {
+            lines.append("")
+            lines.append("rule \(MarkdownText.code(rule.id, inTable: false)) (\(rule.outcome.rawValue)):")
+            lines.append("")
+            lines.append("```diff")
+            for field in rule.changes {
+                func line(_ text: String?) -> String {
+                    (text ?? "(none)").replacingOccurrences(of: "\n", with: "⏎").replacingOccurrences(of: "```", with: "ʼʼʼ")
+                }
+                lines.append("- \(field.field): \(line(field.before))")
+                lines.append("+ \(field.field): \(line(field.after))")
+            }
+            lines.append("```")
+        }
+        return Section(open: ["", "<details><summary>Rule changes (\(rules.count))</summary>"], lines: lines, close: ["", "</details>"])
     }
 
     /// Remote content the manifests do not derive, and what a prune would do with it, folded.
@@ -458,6 +491,17 @@ public enum PlanView {
             seen[items] = owner
             return items.map(\.description).joined(separator: "; ")
         }
+    }
+
+    /// `split group yearly-upsell: 45/45/10 → 60/30/10; about 15% of its customers change arm …`.
+    static func groupChangeText(_ change: SplitGroupChange) -> String {
+        let percent = SplitGroupChange.percentText(change.reassignedBuckets)
+        let arms = change.after.map(\.rule).joined(separator: ", ")
+        return "split group \(change.group): \(SplitGroupChange.layout(change.before)) → \(SplitGroupChange.layout(change.after)) (\(arms)); "
+            + (change.reassignedBuckets == 0
+                ? "no customer of the running experiment changes arm"
+                : "about \(percent)% of its customers change arm in a running experiment")
+            + "; results report each configuration of the group as a period of its own"
     }
 
     static func ruleText(_ rule: RuleOutcome, waits: inout WaitingLists) -> String {

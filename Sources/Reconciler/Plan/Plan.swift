@@ -175,19 +175,23 @@ public struct RuleOutcome: Codable, Sendable, Hashable {
     /// For an arm of a split group held (or left out) with its group: the arms that hold the group
     /// back, by rule id; `waitingFor` then says what they wait for. Empty otherwise.
     public var heldBy: [String] = []
+    /// For a new version of a published rule (updated, or held): what it changes, attribute by
+    /// attribute (`split.percent`, `response.message`, …). Empty otherwise.
+    public var changes: [FieldChange] = []
 
     enum CodingKeys: String, CodingKey {
-        case id, outcome, version, publishedVersion = "published_version", waitingFor = "waiting_for", heldBy = "held_by"
+        case id, outcome, version, publishedVersion = "published_version", waitingFor = "waiting_for", heldBy = "held_by", changes
     }
 
     public init(id: String, outcome: Outcome, version: String?, publishedVersion: String?, waitingFor: [ReviewItem] = [],
-                heldBy: [String] = []) {
+                heldBy: [String] = [], changes: [FieldChange] = []) {
         self.id = id
         self.outcome = outcome
         self.version = version
         self.publishedVersion = publishedVersion
         self.waitingFor = waitingFor
         self.heldBy = heldBy
+        self.changes = changes
     }
 
     public init(from decoder: any Decoder) throws {
@@ -198,6 +202,7 @@ public struct RuleOutcome: Codable, Sendable, Hashable {
         publishedVersion = try c.decodeIfPresent(String.self, forKey: .publishedVersion)
         waitingFor = try c.decodeIfPresent([ReviewItem].self, forKey: .waitingFor) ?? []
         heldBy = try c.decodeIfPresent([String].self, forKey: .heldBy) ?? []
+        changes = try c.decodeIfPresent([FieldChange].self, forKey: .changes) ?? []
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -208,6 +213,7 @@ public struct RuleOutcome: Codable, Sendable, Hashable {
         try c.encodeIfPresent(publishedVersion, forKey: .publishedVersion)
         if !waitingFor.isEmpty { try c.encode(waitingFor, forKey: .waitingFor) }
         if !heldBy.isEmpty { try c.encode(heldBy, forKey: .heldBy) }
+        if !changes.isEmpty { try c.encode(changes, forKey: .changes) }
     }
 }
 

@@ -139,6 +139,8 @@ public struct ChangeFields: Sendable, Hashable {
     public var snapshotDigest: String?
     public var currentSnapshotDigest: String?
     public var rules: [RuleOutcome]?
+    /// Live split groups whose customers the publish moves between arms.
+    public var splitGroups: [SplitGroupChange]?
 
     public init() {}
 }

@@ -8,6 +8,8 @@ public struct CompiledSnapshot: Sendable, Hashable {
     public var snapshot: RuntimeSnapshot
     /// In evaluation order, then removed rules by id.
     public var outcomes: [RuleOutcome]
+    /// Live split groups whose arms this snapshot changes, by group name.
+    public var groupChanges: [SplitGroupChange] = []
 }
 
 /// Compiles the desired rules into a snapshot that holds only rules whose every piece of content
@@ -62,7 +64,7 @@ enum SnapshotCompiler {
                 } else if let before, gate.readiness(ofRule: before) == .approved {
                     rules.append(before)
                     outcomes.append(RuleOutcome(id: rule.id, outcome: .held, version: rule.version, publishedVersion: before.version,
-                                                waitingFor: waiting, heldBy: heldBy))
+                                                waitingFor: waiting, heldBy: heldBy, changes: RuleChanges.between(before, rule)))
                 } else {
                     outcomes.append(RuleOutcome(id: rule.id, outcome: .leftOut, version: rule.version, publishedVersion: before?.version,
                                                 waitingFor: waiting, heldBy: heldBy))
@@ -77,11 +79,13 @@ enum SnapshotCompiler {
             } else if candidate.readiness == .approved {
                 rules.append(rule)
                 let outcome: RuleOutcome.Outcome = before == nil ? .added : (before == rule ? .unchanged : .updated)
-                outcomes.append(RuleOutcome(id: rule.id, outcome: outcome, version: rule.version, publishedVersion: before?.version))
+                outcomes.append(RuleOutcome(id: rule.id, outcome: outcome, version: rule.version, publishedVersion: before?.version,
+                                            changes: before.map { RuleChanges.between($0, rule) } ?? []))
             } else if let before, gate.readiness(ofRule: before) == .approved {
                 rules.append(before)
                 outcomes.append(RuleOutcome(id: rule.id, outcome: .held, version: rule.version,
-                                            publishedVersion: before.version, waitingFor: candidate.readiness.items))
+                                            publishedVersion: before.version, waitingFor: candidate.readiness.items,
+                                            changes: RuleChanges.between(before, rule)))
             } else {
                 outcomes.append(RuleOutcome(id: rule.id, outcome: .leftOut, version: rule.version,
                                             publishedVersion: before?.version, waitingFor: candidate.readiness.items))
@@ -94,6 +98,7 @@ enum SnapshotCompiler {
         let snapshot = try RuntimeSnapshot(bundleId: desired.bundleId, appAppleId: desired.appAppleId,
                                            environment: desired.environment, localeFallbacks: desired.localeFallbacks,
                                            rules: rules).sealed()
-        return CompiledSnapshot(snapshot: snapshot, outcomes: outcomes)
+        return CompiledSnapshot(snapshot: snapshot, outcomes: outcomes,
+                                groupChanges: SplitGroupChange.between(published: published, next: snapshot))
     }
 }

@@ -39,6 +39,7 @@ public struct SnapshotChange: ResourceChange {
         fields.snapshotDigest = compiled.snapshot.digest
         fields.currentSnapshotDigest = current
         fields.rules = compiled.outcomes.isEmpty ? nil : compiled.outcomes
+        fields.splitGroups = compiled.groupChanges.isEmpty ? nil : compiled.groupChanges
         return fields
     }
 }

@@ -1,0 +1,113 @@
+import Foundation
+import Basics
+import RetentionMessagingModels
+public import Runtime
+
+/// What a new version of a rule changes, attribute by attribute — what it matches, its share of a
+/// split group, whether it is the control, what it answers — so that a reviewer reads `split.percent:
+/// "45%" → "60%"` instead of two version digests.
+enum RuleChanges {
+    static func between(_ before: SnapshotRule, _ after: SnapshotRule) -> [FieldChange] {
+        var changes: [FieldChange] = []
+        func note(_ field: String, _ old: String?, _ new: String?) {
+            if old != new { changes.append(FieldChange(field: field, before: old, after: new)) }
+        }
+        func list(_ values: [String]?, every: String) -> String { values.map { $0.joined(separator: ", ") } ?? every }
+        func time(_ milliseconds: Int64?) -> String? {
+            milliseconds.map { UTCTime(Date(timeIntervalSince1970: Double($0) / 1000)).formatted(.seconds) }
+        }
+        note("match.products", list(before.match.products, every: "every product"), list(after.match.products, every: "every product"))
+        note("match.locales", list(before.match.locales, every: "every locale"), list(after.match.locales, every: "every locale"))
+        note("match.window.from", time(before.match.notBefore), time(after.match.notBefore))
+        note("match.window.until", time(before.match.notAfter), time(after.match.notAfter))
+        note("split.group", before.match.split?.salt, after.match.split?.salt)
+        note("split.percent", before.match.split.map(share), after.match.split.map(share))
+        note("split.control", before.match.split.map { ($0.control ?? false) ? "true" : "false" },
+             after.match.split.map { ($0.control ?? false) ? "true" : "false" })
+        note("response.kind", before.response.kind.rawValue, after.response.kind.rawValue)
+        note("response.message", before.response.message, after.response.message)
+        note("response.product_id", before.response.productId, after.response.productId)
+        note("response.billing_plan_type", before.response.billingPlanType?.rawValue, after.response.billingPlanType?.rawValue)
+        note("response.offer_identifier", before.response.offerIdentifier, after.response.offerIdentifier)
+        // A message's new text is a new identifier; its words are in the upload's text changes.
+        let locales = Set((before.response.messageIdentifiers ?? [:]).keys).union((after.response.messageIdentifiers ?? [:]).keys)
+        for locale in locales.sorted() {
+            note("response.message (\(locale))", before.response.messageIdentifiers?[locale], after.response.messageIdentifiers?[locale])
+        }
+        return changes
+    }
+
+    /// `45% (buckets 0..<4500)`.
+    static func share(_ split: SnapshotSplit) -> String {
+        "\(SplitGroupChange.percentText(split.upperBucket - split.lowerBucket))% (buckets \(split.lowerBucket)..<\(split.upperBucket))"
+    }
+}
+
+/// A split group that is live and whose arms the publish changes: the layout before and after, and
+/// how many customers change arm (the share of the group's buckets whose arm differs). Results keep
+/// the configurations apart as periods of the experiment.
+public struct SplitGroupChange: Codable, Sendable, Hashable {
+    public struct Arm: Codable, Sendable, Hashable {
+        public var rule: String
+        /// Buckets of 10,000.
+        public var lowerBucket: Int
+        public var upperBucket: Int
+        public var control: Bool
+
+        enum CodingKeys: String, CodingKey { case rule, lowerBucket = "lower_bucket", upperBucket = "upper_bucket", control }
+
+        public var percent: Double { Double(upperBucket - lowerBucket) / 100 }
+    }
+
+    public var group: String
+    public var before: [Arm]
+    public var after: [Arm]
+    /// Buckets (of 10,000) whose customers are answered by another arm, or by none, after the publish.
+    public var reassignedBuckets: Int
+
+    enum CodingKeys: String, CodingKey { case group, before, after, reassignedBuckets = "reassigned_buckets" }
+
+    public var reassignedPercent: Double { Double(reassignedBuckets) / 100 }
+
+    /// `45/45/10`.
+    public static func layout(_ arms: [Arm]) -> String {
+        arms.map { percentText($0.upperBucket - $0.lowerBucket) }.joined(separator: "/")
+    }
+
+    /// Buckets as a percentage, without a needless fraction: 4500 → "45", 3333 → "33.33".
+    public static func percentText(_ buckets: Int) -> String {
+        buckets % 100 == 0 ? String(buckets / 100) : String(format: "%.2f", Double(buckets) / 100)
+    }
+
+    static let buckets = 10_000
+
+    /// Every group live in `published` whose arms differ in `next`, by group name. A group that
+    /// `next` no longer has ends; that is not a re-assignment, and the rule's removal says so.
+    static func between(published: RuntimeSnapshot?, next: RuntimeSnapshot) -> [SplitGroupChange] {
+        func groups(_ snapshot: RuntimeSnapshot?) -> [String: [Arm]] {
+            var arms: [String: [Arm]] = [:]
+            for rule in snapshot?.rules ?? [] {
+                guard let split = rule.match.split else { continue }
+                arms[split.salt, default: []].append(Arm(rule: rule.id, lowerBucket: split.lowerBucket, upperBucket: split.upperBucket,
+                                                         control: split.control ?? false))
+            }
+            return arms
+        }
+        let before = groups(published), after = groups(next)
+        return before.keys.sorted().compactMap { group in
+            guard let old = before[group], let new = after[group], old != new else { return nil }
+            func owner(_ arms: [Arm]) -> [String?] {
+                var owners = [String?](repeating: nil, count: buckets)
+                for arm in arms {
+                    for bucket in max(0, arm.lowerBucket)..<min(buckets, max(arm.lowerBucket, arm.upperBucket)) where owners[bucket] == nil {
+                        owners[bucket] = arm.rule
+                    }
+                }
+                return owners
+            }
+            let (was, will) = (owner(old), owner(new))
+            let moved = (0..<buckets).filter { was[$0] != nil && was[$0] != will[$0] }.count
+            return SplitGroupChange(group: group, before: old, after: new, reassignedBuckets: moved)
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import Basics
+import Foundation
+import Manifests
+@testable import Reconciler
+import RetentionMessagingModels
+import Runtime
+import Testing
+@testable import Views
+
+/// Re-weighting, adding or removing an arm of a live split group moves customers between arms in the
+/// middle of an experiment: the plan says which attributes changed and about how many customers
+/// change arm — a claim checked here against customers hashed the way `serve` hashes them.
+@Suite("Changes to a running experiment")
+struct RunningExperimentChangeTests {
+    /// The arm a customer gets from a snapshot's split rules of one group (nil: none of them).
+    static func arm(of customer: String, group: String, in snapshot: RuntimeSnapshot) -> String? {
+        let bucket = TrafficBucket.bucket(salt: group, originalTransactionId: customer)
+        return snapshot.rules.first { rule in
+            guard let split = rule.match.split, split.salt == group else { return false }
+            return split.lowerBucket <= bucket && bucket < split.upperBucket
+        }?.id
+    }
+
+    /// A live 45/45/10 group, then the manifests' new percents planned against it.
+    static func replanned(_ percents: (Double, Double, Double)) async throws -> (published: RuntimeSnapshot, planned: PlanResult) {
+        var harness = SplitGroupPublishingTests.harness()
+        try await harness.apply()
+        harness.approveAll()
+        try await harness.apply()
+        let published = try #require(try harness.published())
+        harness.manifests.flows = SplitGroupPublishingTests.harness(percents: percents).manifests.flows
+        return (published, try await harness.plan())
+    }
+
+    @Test("moving a running group from 45/45/10 to 60/30/10 shows each rule's percent before and after, and that about 15% of customers change arm")
+    func reweightIsShownAndMeasured() async throws {
+        let (published, planned) = try await Self.replanned((60, 30, 10))
+        let compiled = try #require(planned.snapshot)
+        let change = try #require(compiled.groupChanges.first)
+        #expect(compiled.groupChanges.count == 1)
+        #expect(change.group == "save-test")
+        #expect(SplitGroupChange.layout(change.before) == "45/45/10" && SplitGroupChange.layout(change.after) == "60/30/10")
+        #expect(change.reassignedBuckets == 1500)
+
+        let outcomes = SplitGroupPublishingTests.outcomes(planned)
+        #expect(outcomes["retention/arm-standard"]?.changes == [
+            FieldChange(field: "split.percent", before: "45% (buckets 0..<4500)", after: "60% (buckets 0..<6000)")])
+        #expect(outcomes["retention/arm-winback"]?.changes == [
+            FieldChange(field: "split.percent", before: "45% (buckets 4500..<9000)", after: "30% (buckets 6000..<9000)")])
+        #expect(outcomes["retention/holdout"]?.outcome == .unchanged)
+
+        let text = PlanView.text(planned.plan, painter: Painter(enabled: false))
+        #expect(text.contains(#"split.percent: "45% (buckets 0..<4500)" → "60% (buckets 0..<6000)""#), "\(text)")
+        #expect(text.contains("! split group save-test: 45/45/10 → 60/30/10 (retention/arm-standard, retention/arm-winback, retention/holdout); about 15% of its customers change arm in a running experiment"), "\(text)")
+        let markdown = PlanView.markdown(planned.plan).joined()
+        #expect(markdown.contains("> [!WARNING]\n> This plan changes a running experiment:"))
+        #expect(markdown.contains("- split.percent: 45% (buckets 4500..<9000)\n+ split.percent: 30% (buckets 6000..<9000)"))
+        let json = try PlanJSON.encode(planned.plan)
+        #expect(json.contains(#""reassigned_percent" : 15"#), "\(json)")
+
+        // The claim, against 20,000 customers hashed as serve hashes them.
+        var moved = 0
+        let customers = 20_000
+        for index in 0..<customers {
+            let id = "2000000\(100_000 + index)"
+            if let before = Self.arm(of: id, group: "save-test", in: published),
+               before != Self.arm(of: id, group: "save-test", in: compiled.snapshot) { moved += 1 }
+        }
+        let share = Double(moved) / Double(customers)
+        // Binomial standard error at 15% over 20,000 is 0.25 points: five of them is the bound.
+        #expect(abs(share - 0.15) < 5 * (0.15 * 0.85 / Double(customers)).squareRoot(), "\(share)")
+    }
+
+    @Test("shrinking the first arm by 5 points shifts every later arm: 15% of customers change arm; an unchanged layout says nothing")
+    func shrinkingAnArmShiftsTheOthers() async throws {
+        // 45/45/10 → 40/45/10: arms take consecutive ranges, so winback and the holdout slide down by
+        // 500 buckets each: 4000..<4500 standard → winback, 8500..<9000 winback → holdout, and
+        // 9500..<10000 leave the group.
+        let (_, shrunk) = try await Self.replanned((40, 45, 10))
+        let change = try #require(shrunk.snapshot?.groupChanges.first)
+        #expect(change.reassignedBuckets == 1500)
+        // The unchanged layout re-assigns nobody and says nothing.
+        let (_, same) = try await Self.replanned((45, 45, 10))
+        #expect(same.snapshot?.groupChanges.isEmpty == true)
+        #expect(!PlanView.text(same.plan, painter: Painter(enabled: false)).contains("split group save-test"))
+    }
+}
