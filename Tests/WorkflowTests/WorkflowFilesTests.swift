@@ -9,7 +9,7 @@ struct WorkflowFilesTests {
     static let folder = "examples/github-actions"
     static let files = ["plan-preview.yml", "reconcile.yml", "rollback.yml"]
     /// The repository's own workflows.
-    static let own = [".github/workflows/release.yml", ".github/workflows/ci.yml"]
+    static let own = [".github/workflows/release.yml", ".github/workflows/ci.yml", ".github/workflows/setup-action.yml"]
 
     @Test("the manual's Workflows page shows each workflow exactly as the file in examples/github-actions holds it")
     func manualShowsTheFiles() throws {
@@ -74,15 +74,67 @@ struct WorkflowFilesTests {
         #expect(preview.contains("marker=\"<!-- retention-sync plan: $RS_APP $RS_ENV -->\""))
         #expect(preview.contains("name: reviewed-plan-${{ steps.names.outputs.key }}-${{ matrix.environment }}"))
         let reconcile = try Repository.text("\(Self.folder)/reconcile.yml")
-        #expect(reconcile.contains("--name \"reviewed-plan-$KEY-$RS_ENV\""))
+        #expect(reconcile.contains("retention-sync-find-reviewed-plan \"reviewed-plan-$KEY-$RS_ENV\" reviewed"))
         #expect(reconcile.contains("title=\"retention-sync: $RS_APP $RS_ENV needs attention\""))
     }
 
-    @Test("the plan preview treats exit code 2 (changes pending) as a successful preview")
-    func planPreviewExitCodes() throws {
-        let text = try Repository.text("\(Self.folder)/plan-preview.yml")
-        #expect(text.contains("--detailed-exitcode"))
-        #expect(text.contains("case \"$code\" in 0|2) ;; *) exit \"$code\" ;; esac"))
+    @Test("the setup action is a composite action whose steps run scripts that exist, with the cache keyed by the route step")
+    func setupAction() throws {
+        let root = try WorkflowFile.root("action.yml")
+        #expect(root["runs"]?["using"]?.scalar?.text == "composite")
+        #expect(root["name"]?.scalar?.text == "setup-retention-sync" && root["description"] != nil)
+        let steps = try WorkflowFile.steps("action.yml")
+        let ids = Set(steps.compactMap { $0["id"]?.scalar?.text })
+        #expect(ids == ["route", "cache"])
+        for step in steps {
+            let name = step["name"]?.scalar?.text ?? "?"
+            if let script = step["run"]?.scalar?.text {
+                // A composite action's run steps must name their shell.
+                #expect(step["shell"]?.scalar?.text == "bash", "action.yml: step '\(name)' has no shell: bash")
+                for path in script.components(separatedBy: "$GITHUB_ACTION_PATH/").dropFirst().map({ String($0.prefix { $0 != "\"" && $0 != " " }) }) {
+                    #expect(FileManager.default.isExecutableFile(atPath: Repository.url(path).path), "action.yml runs \(path), which is missing or not executable")
+                }
+            } else {
+                #expect(step["uses"]?.scalar?.text == "actions/cache@v5", "action.yml: step '\(name)'")
+                #expect(step["with"]?["key"]?.scalar?.text == "${{ steps.route.outputs.cache-key }}")
+                #expect(step["with"]?["path"]?.scalar?.text == "${{ steps.route.outputs.bin-dir }}")
+            }
+            // Every step output it reads is one the route script writes, or the cache's own.
+            let text = [step["if"], step["env"], step["with"]].compactMap { $0 }.map { "\($0)" }.joined()
+            for reference in text.components(separatedBy: "steps.route.outputs.").dropFirst() {
+                let output = String(reference.prefix { $0.isLetter || $0 == "-" })
+                #expect(try Repository.text("scripts/retention-sync-setup").contains("output \(output) "), "action.yml reads route output '\(output)' the script never writes")
+            }
+        }
+        // The helper scripts the example workflows call are on the PATH the action sets, and exist.
+        #expect(steps.first?["run"]?.scalar?.text == #"echo "$GITHUB_ACTION_PATH/scripts" >> "$GITHUB_PATH""#)
+        for file in Self.files {
+            let text = try Repository.text("\(Self.folder)/\(file)")
+            for helper in ["retention-sync-find-reviewed-plan", "retention-sync-revert"] where text.contains(helper) {
+                #expect(FileManager.default.isExecutableFile(atPath: Repository.url("scripts/\(helper)").path))
+            }
+        }
+    }
+
+    @Test("shellcheck finds nothing in the scripts the action and the workflows run", .enabled(if: Repository.tool("shellcheck") != nil))
+    func shellcheckIsClean() async throws {
+        let tool = try #require(Repository.tool("shellcheck"))
+        let scripts = try FileManager.default.contentsOfDirectory(atPath: Repository.url("scripts").path).sorted().map { "scripts/\($0)" }
+        #expect(scripts.count == 3)
+        let (status, report) = try await onOwnThread { () throws -> (Int32, String) in
+            let process = Process()
+            process.executableURL = tool
+            process.currentDirectoryURL = Repository.root
+            process.arguments = scripts
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            let report = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, report)
+        }
+        #expect(status == 0, "shellcheck:\n\(report)")
     }
 
     @Test("the project's CI runs the README's test command on Linux for every supported Swift, the tests on macOS, and keeps benchmark figures")
@@ -100,10 +152,13 @@ struct WorkflowFilesTests {
         #expect(text.contains("retention-sync-bench") && text.contains("name: benchmark-figures"))
     }
 
-    @Test("actionlint finds nothing in the workflows", .enabled(if: Repository.tool("actionlint") != nil))
+    @Test("actionlint finds nothing in the workflows, nor in the action they use", .enabled(if: Repository.tool("actionlint") != nil))
     func actionlintIsClean() async throws {
         let tool = try #require(Repository.tool("actionlint"))
-        let arguments = Self.files.map { "\(Self.folder)/\($0)" } + Self.own
+        // setup-action.yml uses the action at the root (`uses: ./`), so actionlint reads action.yml too and
+        // checks the inputs given to it; with shellcheck (from .ci/setup --test) it checks every run: block.
+        let shellcheck = Repository.tool("shellcheck").map { ["-shellcheck", $0.path] } ?? []
+        let arguments = shellcheck + Self.files.map { "\(Self.folder)/\($0)" } + Self.own
         // Waited for on a thread of its own, never on Swift's small concurrency pool.
         let (status, report) = try await onOwnThread { () throws -> (Int32, String) in
             let process = Process()
