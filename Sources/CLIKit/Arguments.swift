@@ -106,7 +106,11 @@ public struct Arguments: Sendable {
             let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
             guard let option = options.first(where: { $0.spellings.contains(name) }) else {
                 let spellings = options.flatMap(\.spellings)
-                let suggestion = EditDistance.nearest(name, in: spellings, maxDistance: 3).map { " (did you mean '\($0)'?)" } ?? ""
+                // A near spelling, else a short spelling the mistyped one begins with: `--enviroment`
+                // (a long word misspelt) is `--env`.
+                let nearest = EditDistance.nearest(name, in: spellings, maxDistance: 3)
+                    ?? spellings.filter { $0.hasPrefix("--") && $0.count >= 5 && name.hasPrefix($0) }.max { $0.count < $1.count }
+                let suggestion = nearest.map { " (did you mean '\($0)'?)" } ?? ""
                 throw CommandError("unknown option '\(name)'\(suggestion)", exitCode: .usage)
             }
             if option.deprecatedAliases.contains(name) {

@@ -11,10 +11,14 @@ import StateStore
 /// The plan as a person reads it: on a terminal, and as Markdown for a pull-request comment.
 /// Each rendering is a pure function of the plan, so equal plans print equal bytes.
 public enum PlanView {
-    /// `Plan (production): 3 to upload, 1 to set, 2 blocked, 0 to delete`, plus errors when any.
+    /// `Plan (production): 3 to upload, 1 to set, 2 blocked, 0 to delete`, plus errors when any; in
+    /// sandbox `… 2 to set and 6 more after these uploads, 0 blocked …` for what the same apply does
+    /// once sandbox approved its uploads.
     public static func summaryLine(_ plan: Plan) -> String {
         let s = plan.summary
-        var line = "Plan (\(plan.environment.rawValue)): \(s.toUpload) to upload, \(s.toSet) to set, \(s.blocked) blocked, \(s.toDelete) to delete"
+        var line = "Plan (\(plan.environment.rawValue)): \(s.toUpload) to upload, \(s.toSet) to set"
+            + (s.afterUploads > 0 ? " and \(s.afterUploads) more after these uploads" : "")
+            + ", \(s.blocked) blocked, \(s.toDelete) to delete"
         if s.errors > 0 { line += ", \(s.errors) error\(s.errors == 1 ? "" : "s")" }
         if s.attention > 0 { line += ", \(s.attention) needing attention" }
         return line
@@ -549,11 +553,14 @@ public enum PlanView {
     static func estimateText(_ estimate: Estimate) -> String {
         let total = estimate.totalRequests
         let environment = estimate.otherRate < RateLimits.apple.perSecond(.other, in: .production) ? "sandbox" : "production"
+        let paced = "~\(seconds(estimate.sustainedSeconds)) at \(environment)'s \(rate(estimate.configureDefaultRate)) configure-default request\(estimate.configureDefaultRate == 1 ? "" : "s")/s "
+            + "and \(rate(estimate.otherRate)) other request\(estimate.otherRate == 1 ? "" : "s")/s"
         return "Estimate: \(total) request\(total == 1 ? "" : "s") (\(estimate.configureDefaultRequests) configure-default, \(estimate.otherRequests) other): "
-            + "~\(seconds(estimate.sustainedSeconds)) at \(environment)'s \(rate(estimate.configureDefaultRate)) configure-default request\(estimate.configureDefaultRate == 1 ? "" : "s")/s "
-            + "and \(rate(estimate.otherRate)) other request\(estimate.otherRate == 1 ? "" : "s")/s once this hour's budget is spent"
-            // Within the hour's budget the floor is 0 s, which says nothing.
-            + (estimate.minimumSeconds > 0 ? ", at least \(seconds(estimate.minimumSeconds)) while it lasts; " : "; ")
+            // Within the hour's budget the floor is 0 s: the apply is as fast as Apple answers, and the
+            // paced figure only holds when earlier runs already spent the budget.
+            + (estimate.minimumSeconds > 0
+                ? paced + " once this hour's budget is spent, at least \(seconds(estimate.minimumSeconds)) while it lasts; "
+                : "within this hour's budget, so as fast as Apple answers (\(paced) only if earlier runs this hour spent it); ")
             + ContentKind.allCases.compactMap { kind in
                 estimate.content[kind].map { "\(kind.rawValue)s \($0.after)/\($0.cap)" }
             }.joined(separator: ", ") + " after apply."

@@ -63,7 +63,7 @@ public enum PlanWording {
 
     static func rules(_ count: Int) -> String { "\(count) rule\(count == 1 ? "" : "s")" }
 
-    static func waitingRules(_ count: Int) -> String { count == 0 ? "" : "; \(rules(count)) wait for review" }
+    static func waitingRules(_ count: Int) -> String { count == 0 ? "" : "; \(rules(count)) wait\(count == 1 ? "s" : "") for review" }
 
     /// What is wrong, then what to do.
     static func error(_ error: ActionError) -> String {

@@ -15,7 +15,8 @@ public enum StateHistoryView {
             out.append("  \(number) \(time)  \(digest)  \(entry.current ? "(current) " : "")\(entry.summary)")
             out.append("         by \(entry.writer?.description ?? "an unnamed writer (before runs were recorded)")")
         }
-        return TerminalText.safe(out.joined(separator: "\n")) + "\n"
+        // Each line made safe on its own: the line breaks are the view's, not the store's.
+        return out.map(TerminalText.safe).joined(separator: "\n") + "\n"
     }
 
     struct JSONEntry: Encodable {

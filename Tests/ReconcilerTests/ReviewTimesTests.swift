@@ -75,6 +75,13 @@ struct ReviewTimesTests {
         #expect(p3.estimate == ReviewEstimate(statistic: .overdue, scope: .overall, sampleCount: 7, likelyBy: nil))
     }
 
+    @Test("content the plan reads as APPROVED or REJECTED is not listed as waiting, although the record still says PENDING")
+    func decidedSinceTheRecordIsNotWaiting() {
+        let times = ReviewTimes.measure(Self.document, now: Self.time("2026-11-20T00:00:00.000Z"),
+                                        observed: ["p1": .approved, "p3": .rejected, "p2": .pending])
+        #expect(times.pending.map(\.identifier) == ["p2"])
+    }
+
     @Test("with no review in the window there are no figures and no estimate")
     func noHistory() {
         let times = ReviewTimes.measure(Self.document, now: Self.time("2027-06-01T00:00:00.000Z"))

@@ -84,4 +84,10 @@ struct RunningExperimentChangeTests {
         #expect(same.snapshot?.groupChanges.isEmpty == true)
         #expect(!PlanView.text(same.plan, painter: Painter(enabled: false)).contains("split group save-test"))
     }
+
+    @Test("one rule waiting reads 'waits', several 'wait'")
+    func waitingRulesAgree() {
+        #expect(PlanWording.reason(ActionReason(.rulesChanged(2, waitingRules: 1))) == "2 rules changed since the published snapshot; 1 rule waits for review")
+        #expect(PlanWording.reason(ActionReason(.rulesChanged(1, waitingRules: 3))) == "1 rule changed since the published snapshot; 3 rules wait for review")
+    }
 }

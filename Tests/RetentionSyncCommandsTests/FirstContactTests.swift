@@ -45,6 +45,13 @@ struct FirstContactTests {
         #expect(run.stderr == "error: unknown option '--fromat' (did you mean '--format'?)\n")
     }
 
+    @Test("a misspelt long form of a short option (--enviroment) suggests the option it begins with (--env)")
+    func misspeltLongForm() async {
+        let run = await run(["plan", "--enviroment", "sandbox"])
+        #expect(run.code == .usage)
+        #expect(run.stderr == "error: unknown option '--enviroment' (did you mean '--env'?)\n")
+    }
+
     @Test("a mistyped option written --name=value is recognised and suggested too")
     func unknownInlineOption() async {
         let run = await run(["validate", "--manifest=manifests"])

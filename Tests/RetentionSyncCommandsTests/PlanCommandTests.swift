@@ -202,7 +202,8 @@ struct PlanCommandTests {
         let run = await harness.run(["plan", "--env", "sandbox"])
         #expect(run.code == .success)
         let lines = run.stdout.components(separatedBy: "\n")
-        #expect(lines[0] == "Plan (sandbox): 16 to upload, 2 to set, 6 blocked, 0 to delete")
+        // Sandbox approves this apply's uploads at once, so 6 actions run after them in the same apply: not blocked.
+        #expect(lines[0] == "Plan (sandbox): 16 to upload, 2 to set and 6 more after these uploads, 0 blocked, 0 to delete")
         // Two list calls, one GET /default per declared pair (2 products × 3 locales), the realtime URL.
         #expect(lines[1] == "Read sandbox with 9 API calls.")
         #expect(harness.emulator.requestCount(in: .sandbox) == 9)

@@ -29,6 +29,12 @@ struct StateHistoryCommandTests {
 
         let text = await harness.run(["state", "history", "--env", "sandbox"])
         #expect(text.stdout.contains("(current)"))
+        // One version per line pair, real line breaks (never an escaped "\u{A}").
+        #expect(!text.stdout.contains("\\u{A}"), "\(text.stdout)")
+        let lines = text.stdout.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("History of ") == true)
+        #expect(lines.count == 1 + 2 * versions.count, "\(text.stdout)")
+        #expect(lines.dropFirst().enumerated().allSatisfy { index, line in index % 2 == 0 ? line.hasPrefix("  #") : line.hasPrefix("         by ") })
         let missing = await harness.run(["state", "show", "--env", "sandbox", "--version", "999"])
         #expect(missing.code == .failure)
         #expect(missing.stderr.contains("keeps no version 999"))

@@ -120,20 +120,25 @@ public struct PlanSummary: Codable, Sendable, Hashable {
     public var toUpload: Int
     public var toSet: Int
     public var toDelete: Int
+    /// Held back past this apply: waiting for App Review, a performance test or a new version.
     public var blocked: Int
+    /// Sandbox: actions this apply performs once sandbox has approved its own uploads (after the
+    /// re-list); not blocked, since the same run does them.
+    public var afterUploads: Int
     public var errors: Int
     /// Remote conditions a person must act on (see `Plan.attention`).
     public var attention: Int
 
     enum CodingKeys: String, CodingKey {
-        case toUpload = "to_upload", toSet = "to_set", toDelete = "to_delete", blocked, errors, attention
+        case toUpload = "to_upload", toSet = "to_set", toDelete = "to_delete", blocked, afterUploads = "after_uploads", errors, attention
     }
 
-    public init(toUpload: Int, toSet: Int, toDelete: Int, blocked: Int, errors: Int, attention: Int = 0) {
+    public init(toUpload: Int, toSet: Int, toDelete: Int, blocked: Int, afterUploads: Int = 0, errors: Int, attention: Int = 0) {
         self.toUpload = toUpload
         self.toSet = toSet
         self.toDelete = toDelete
         self.blocked = blocked
+        self.afterUploads = afterUploads
         self.errors = errors
         self.attention = attention
     }
@@ -144,6 +149,7 @@ public struct PlanSummary: Codable, Sendable, Hashable {
         toSet = try c.decode(Int.self, forKey: .toSet)
         toDelete = try c.decode(Int.self, forKey: .toDelete)
         blocked = try c.decode(Int.self, forKey: .blocked)
+        afterUploads = try c.decodeIfPresent(Int.self, forKey: .afterUploads) ?? 0
         errors = try c.decode(Int.self, forKey: .errors)
         // Saved before attention was counted apart.
         attention = try c.decodeIfPresent(Int.self, forKey: .attention) ?? 0

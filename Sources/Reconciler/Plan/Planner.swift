@@ -53,6 +53,15 @@ public struct PlanResult: Sendable {
     public var options: PlanOptions
     /// Where remote content is in use (defaults, the published snapshot's rules).
     public var usage: UsageIndex
+
+    /// The review state of every item the remote holds, of every content kind, as this plan read it.
+    public var reviewStates: [String: ReviewState] {
+        var states: [String: ReviewState] = [:]
+        for kind in ContentKind.allCases {
+            states.merge(RemoteResources.resource(of: kind).remoteStates(in: remote)) { first, _ in first }
+        }
+        return states
+    }
 }
 
 /// Computes the plan: a pure function of the desired state, the remote state and the options,
@@ -146,7 +155,8 @@ public enum Planner {
             toUpload: count(.upload),
             toSet: count(.set),
             toDelete: count(.delete),
-            blocked: actions.filter { $0.state == .blocked }.count,
+            blocked: actions.filter { $0.state == .blocked && $0.reason.wait != .sameApply }.count,
+            afterUploads: actions.filter { $0.state == .blocked && $0.reason.wait == .sameApply }.count,
             errors: actions.filter { $0.state == .error }.count + problems.filter { $0.severity == .error }.count,
             attention: problems.filter { $0.severity == .attention }.count
                 + actions.filter { $0.state == .blocked && $0.reason.wait == .performanceTest }.count)

@@ -33,12 +33,17 @@ public struct ReviewTimes: Sendable, Hashable {
         byLocale.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 
-    public static func measure(_ document: StateDocument, now: Date, windowDays: Int = defaultWindowDays) -> ReviewTimes {
+    /// `observed`: the review states this run read from Apple, by identifier, which are newer than
+    /// the record's (a plan writes nothing); content Apple no longer holds as PENDING is not waiting.
+    public static func measure(_ document: StateDocument, now: Date, windowDays: Int = defaultWindowDays,
+                               observed: [String: ReviewState] = [:]) -> ReviewTimes {
         let horizon = now.addingTimeInterval(-Double(windowDays) * 86_400)
         var all: [Review] = []
         var pending: [ContentRecord] = []
         for record in document.content {
-            if record.currentReviewState?.state == "PENDING" {
+            if let seen = observed[record.identifier], seen != .pending {
+                if let review = Review(record), record.firstUploadedAt >= horizon { all.append(review) }
+            } else if record.currentReviewState?.state == "PENDING" {
                 pending.append(record)
             } else if let review = Review(record), record.firstUploadedAt >= horizon {
                 all.append(review)

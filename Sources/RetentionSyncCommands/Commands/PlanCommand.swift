@@ -102,7 +102,7 @@ struct PlanCommand: ParsedCommand {
         try render(planned.plan, format: format, maxCharacters: maxCharacters, context: context, manifests: session.manifests)
         // How long App Review takes for this app, beside a plan whose content waits for it.
         if planned.plan.actions.contains(where: { $0.state == .blocked }), let document = planned.remote.state?.document {
-            let times = ReviewTimes.measure(document, now: session.reconciler.clock.date())
+            let times = ReviewTimes.measure(document, now: session.reconciler.clock.date(), observed: planned.reviewStates)
             switch format {
             case .markdown:
                 if let text = ReviewTimeView.markdown(times) { context.console.write("\n" + text + "\n") }

@@ -59,7 +59,7 @@ struct StatusCommand: ParsedCommand {
         let planned = try await session.plan(PlanOptions())
         let report = Status.report(planned, now: session.reconciler.clock.date(), pendingWarnDays: options.warnDays)
         // How long App Review takes for this app, from the review states the state record observed.
-        let reviewTimes = planned.remote.state?.document.map { ReviewTimes.measure($0, now: session.reconciler.clock.date()) }
+        let reviewTimes = planned.remote.state?.document.map { ReviewTimes.measure($0, now: session.reconciler.clock.date(), observed: planned.reviewStates) }
         switch options.format {
         case .json:
             do { context.console.write(try StatusView.json(report)) } catch { throw CommandError("cannot encode the status: \(error)") }
