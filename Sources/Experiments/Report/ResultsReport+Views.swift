@@ -65,7 +65,7 @@ extension ResultsReport {
         ("renewed", "renewed before the renewal deadline: the end of the period current at the answer, plus 7 days"),
         ("pending", "not decided yet (inside those 24 hours, or before the deadline): in no rate"),
         ("(a–b)", "the 95% interval: the true rate lies in it 19 times in 20"),
-        ("higher/lower", "said only when the always-valid 95% interval on the difference excludes 0, which keeps the chance of a false winner in a split group under 5% however often you look; otherwise \"not distinguishable yet\""),
+        ("higher/lower", "said only when the always-valid 95% interval on the difference excludes 0, which keeps the chance of a false winner in a split group under 5% however often you look; until then the arms are not yet told apart"),
         ("net revenue", "revenue retained (renewals counted in renewed) less discount given (regular price less offer price), per currency"),
     ]
 

@@ -100,7 +100,7 @@ struct ResultsCommand: ParsedCommand {
         do {
             report = try ResultsReport.compute(source: FolderEventSource(root: root), environment: environment.rawValue,
                                                flow: flow, since: since, now: now, breakdown: breakdown,
-                                               configuration: configuration, clock: SystemClock().date())
+                                               configuration: configuration, clock: Self.clock(asOf: now))
         } catch {
             throw CommandError("cannot read the events under \(root.path): \(error)")
         }
@@ -125,6 +125,13 @@ struct ResultsCommand: ParsedCommand {
             context.console.write(report.text())
         }
         return .success
+    }
+
+    /// The clock outcomes must not be dated after: the real time, or `--as-of` when that is later — a
+    /// report as of a time ahead of this machine's is a rehearsal on an emulator's moved clock, whose
+    /// decisions and outcomes both live on that clock.
+    static func clock(asOf: Date) -> Date {
+        max(SystemClock().date(), asOf)
     }
 
     /// The rules the manifests configure for `environment`, for the checks on the data; nil when the
