@@ -16,6 +16,7 @@ public struct NotificationEvent: Sendable, Hashable {
         case applyInterrupted = "apply_interrupted"
         case performanceTestResult = "performance_test_result"
         case experimentDistinguishable = "experiment_distinguishable"
+        case experimentSampleRatioMismatch = "experiment_sample_ratio_mismatch"
         case splitGroupHeld = "split_group_held"
     }
 
@@ -136,6 +137,20 @@ public struct NotificationEvent: Sendable, Hashable {
             details: ["flow": flow, "rule": rule, "arm": arm, "control": control, "metric": metric,
                       "difference": String(format: "%.6f", difference), "interval_low": String(format: "%.6f", low),
                       "interval_high": String(format: "%.6f", high), "method": method, "direction": direction])
+    }
+
+    /// A split group whose exposures per arm do not match its configured percents (a chi-square test at
+    /// p < 0.001): the group's verdicts cannot be trusted. Told once per flow, group and configured
+    /// percents, so a reconfigured group that mismatches again is told again.
+    public static func experimentSampleRatioMismatch(bundleId: String, environment: Environment, flow: String, group: String,
+                                                     exposed: String, configured: String, pValue: Double) -> NotificationEvent {
+        NotificationEvent(
+            kind: .experimentSampleRatioMismatch, bundleId: bundleId, environment: environment,
+            key: key(.experimentSampleRatioMismatch, bundleId, environment, flow, group, configured),
+            summary: "\(where_(bundleId, environment)): flow \(flow), split group \(group): sample-ratio mismatch — exposed \(exposed) against "
+                + "\(configured) configured " + String(format: "(p = %.2g)", pValue)
+                + "; do not trust the group's verdicts until the cause is found (see retention-sync results)",
+            details: ["flow": flow, "group": group, "exposed": exposed, "configured": configured, "p_value": String(format: "%.6g", pValue)])
     }
 
     /// A split group that stays as published because some of its arms wait for App Review, so its

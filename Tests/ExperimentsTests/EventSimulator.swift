@@ -15,6 +15,8 @@ struct EventSimulator {
         var splitControl = false
         var answer = "message"
         var offer: String?
+        /// The arm's share of customers, relative to the other arms' (nil for all: an even split).
+        var weight: Double?
     }
 
     var flow = "cancel-flow"
@@ -29,6 +31,10 @@ struct EventSimulator {
     var duplicateShare = 0.02
     /// Share of customers whose period's expiry was never seen before their exposure.
     var unknownExpiryShare = 0.1
+    /// Added to every outcome's time: a clock that stamps outcomes differently from decisions.
+    var outcomeClockOffset: Int64 = 0
+    /// Added to every decision's time (the other direction of a clock mix-up).
+    var decisionClockOffset: Int64 = 0
 
     /// Lines per (stream, partition, writer).
     private(set) var segments: [String: [String]] = [:]
@@ -41,7 +47,13 @@ struct EventSimulator {
         segments = [:]
         for _ in 0 ..< customers {
             let customer = random.hex(64)
-            let arm = arms[Int(random.below(Int64(arms.count)))]
+            let arm: Arm
+            if arms.allSatisfy({ $0.weight == nil }) {
+                arm = arms[Int(random.below(Int64(arms.count)))]
+            } else {
+                var draw = random.uniform() * arms.reduce(0) { $0 + ($1.weight ?? 1) }
+                arm = arms.first { draw -= $0.weight ?? 1; return draw < 0 } ?? arms[arms.count - 1]
+            }
             let exposure = start + random.below(Int64(days) * EventTime.day)
             let expiry: Int64
             if random.chance(unknownExpiryShare) {
@@ -84,15 +96,19 @@ struct EventSimulator {
             "offerIdentifier": arm.offer.map { .string($0) } ?? .null, "productId": .string(Self.product),
             "requestIdentifier": .string(random.uuid()), "rule": .string(arm.rule), "schema": .integer(1),
             "snapshot": .string("sha256:" + String(repeating: "ab", count: 32)), "splitControl": .bool(arm.splitControl),
-            "splitGroup": splitGroup.map { .string($0) } ?? .null, "time": .string(EventTime.format(time)), "type": .string("decision"),
+            "splitGroup": splitGroup.map { .string($0) } ?? .null, "time": .string(EventTime.format(time + decisionClockOffset)),
+            "type": .string("decision"),
         ]
         if arm.answer == "none" { fields["messageIdentifier"] = .null }
-        write(&random, "decisions", time, fields)
+        write(&random, "decisions", time + decisionClockOffset, fields)
     }
 
     private mutating func outcome(_ random: inout SplitMix64, _ customer: String, _ type: String, _ subtype: String?, time: Int64,
                                   effective: Int64?, expires: Int64?, price: Int64?, offer: String? = nil) {
         let id = random.uuid()
+        let time = time + outcomeClockOffset
+        let effective = effective.map { $0 + outcomeClockOffset }
+        let expires = expires.map { $0 + outcomeClockOffset }
         let fields: [String: Field] = [
             "autoRenewProductId": .string(Self.product), "autoRenewStatus": .integer(subtype == "AUTO_RENEW_DISABLED" ? 0 : 1),
             "currency": price == nil ? .null : .string("USD"), "customer": .string(customer),

@@ -35,6 +35,8 @@ func everyKindOfEvent() -> [NotificationEvent] {
                                    low: 0.011, high: 0.073, method: "always-valid sequential interval"),
         .splitGroupHeld(bundleId: bundle, environment: .production, group: "save-test", readyArms: ["retention/arm-standard"],
                         heldBy: ["retention/arm-winback"], versions: ["0123456789abcdef"]),
+        .experimentSampleRatioMismatch(bundleId: bundle, environment: .production, flow: "cancel-flow", group: "offer-split",
+                                       exposed: "offer 9600 / control 10400", configured: "offer 50.0% / control 50.0%", pValue: 1.5e-8),
     ]
 }
 

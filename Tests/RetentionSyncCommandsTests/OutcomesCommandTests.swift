@@ -2,6 +2,7 @@ import Basics
 import CLIKit
 import Crypto
 import Emulator
+import EventContract
 import EventStore
 import RetentionMessaging
 import Foundation
@@ -68,5 +69,59 @@ struct OutcomesCommandTests {
         let withoutSecret = await harness.run(arguments)
         #expect(withoutSecret.code == .usage)
         #expect(withoutSecret.stderr.contains("RETENTION_SYNC_PSEUDONYM_SECRET is not set"))
+    }
+
+    @Test("outcomes pull refuses a window that starts after it ends, naming both times, before it calls Apple")
+    func reversedWindow() async throws {
+        let harness = try CommandHarness()
+        let chain = try AppleStyleSigningChain(name: "apple", notBefore: Date(timeIntervalSince1970: harness.clock.now() - 40 * 86_400))
+        try Data(chain.root.pem.utf8).write(to: harness.file("root.pem"))
+        let environment = [PseudonymKey.environmentVariable: Self.secret]
+        let reversed = await harness.run(["outcomes", "pull", "--env", "sandbox", "--root", "root.pem", "--since", "2026-12-03",
+                                          "--until", "2026-11-26", "--event-spool", "spool"], environment: environment)
+        #expect(reversed.code == .usage, "\(reversed.stderr)")
+        #expect(reversed.stderr.contains("starts after it ends: --since is 2026-12-03T00:00:00.000Z and --until is 2026-11-26T00:00:00.000Z"),
+                "\(reversed.stderr)")
+        // --since alone, later than now (an emulator's clock was moved ahead): the end is now.
+        let future = await harness.run(["outcomes", "pull", "--env", "sandbox", "--root", "root.pem", "--since", "2099-01-01",
+                                        "--event-spool", "spool"], environment: environment)
+        #expect(future.code == .usage, "\(future.stderr)")
+        #expect(future.stderr.contains("--since is 2099-01-01T00:00:00.000Z and it ends now ("), "\(future.stderr)")
+    }
+
+    /// A decision serve stored under the pseudonym key `keyId`, in the partition of `time`.
+    func storeDecision(_ harness: CommandHarness, keyId: String, at time: Int64) throws {
+        let (date, hour) = EventTime.partition(time)
+        let folder = harness.file("manifests/.retention-sync/events/v1/decisions/environment=sandbox/date=\(date)/hour=\(hour)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let line = #"{"alternateProductId":null,"answer":"message","arm":null,"customer":"\#(String(repeating: "c5", count: 32))","environment":"sandbox","eventId":"00000000-0000-4000-8000-000000000001","flow":"cancel-flow","keyId":"\#(keyId)","latencyMicros":800,"localeRequested":"en-US","localeServed":"en-US","messageIdentifier":"m","offerIdentifier":null,"productId":"com.example.stillpoint.monthly","requestIdentifier":"r1","rule":"stay","schema":1,"snapshot":"sha256:00","splitControl":false,"splitGroup":null,"time":"\#(EventTime.format(time))","type":"decision"}"#
+        try Data((line + "\n").utf8).write(to: folder.appendingPathComponent("serve-a-0000000001.ndjson"))
+    }
+
+    @Test("outcomes pull run with a different secret from serve's says so at once, by the keys of the decisions already stored")
+    func differentSecretFromServe() async throws {
+        let harness = try CommandHarness()
+        let now = Int64(harness.clock.now() * 1000)
+        let chain = try AppleStyleSigningChain(name: "apple", notBefore: Date(timeIntervalSince1970: harness.clock.now() - 40 * 86_400))
+        try Data(chain.root.pem.utf8).write(to: harness.file("root.pem"))
+        harness.emulator.appendNotificationHistory([try record(chain, original: "2000000000000777", at: now - 3_600_000)], in: .sandbox)
+        let until = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(now) / 1000 + 60))
+        let environment = [PseudonymKey.environmentVariable: Self.secret]
+        let arguments = ["outcomes", "pull", "--env", "sandbox", "--root", "root.pem", "--until", until, "--event-spool", "spool"]
+        let ours = try PseudonymKey(secret: Self.secret).keyId
+
+        // serve's decisions carry another key: two days ago is still "the newest decisions stored".
+        try storeDecision(harness, keyId: "c5deb78e", at: now - 2 * 86_400_000)
+        let mismatched = await harness.run(arguments, environment: environment)
+        #expect(mismatched.code == .needsAttention, "\(mismatched.stdout)\(mismatched.stderr)")
+        #expect(mismatched.stderr.contains("warning: this run's RETENTION_SYNC_PSEUDONYM_SECRET has key id \(ours), but the newest decisions "
+                                           + "serve stored carry c5deb78e"), "\(mismatched.stderr)")
+        #expect(mismatched.stdout.contains("warning: key id \(ours) is not the key of the newest decisions stored (c5deb78e)"), "\(mismatched.stdout)")
+
+        // Once serve records under the same secret, the same run is quiet.
+        try storeDecision(harness, keyId: ours, at: now - 60_000)
+        let matched = await harness.run(arguments, environment: environment)
+        #expect(matched.code == .success, "\(matched.stdout)\(matched.stderr)")
+        #expect(!matched.stderr.contains("key id"))
     }
 }

@@ -31,7 +31,7 @@ struct ResultsCommandTests {
         let json = await harness.run(["results", "--env", "sandbox", "--format", "json", "--since", "2026-11-01"])
         #expect(json.code == .success, "\(json.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
-        #expect(report["formatVersion"] as? String == "1.0", "\(json.stdout.prefix(400))")
+        #expect(report["formatVersion"] as? String == "1.1", "\(json.stdout.prefix(400))")
         #expect(json.stdout.contains("upsell-yearly") && json.stdout.contains("upsell-control"))
 
         let text = await harness.run(["results", "--env", "sandbox", "--since", "2026-11-01"])
@@ -99,6 +99,76 @@ struct ResultsCommandTests {
         #expect(receiver.received.count == 1)
         let text = try #require(receiver.received.first?.json?["text"] as? String)
         #expect(text.contains("arm upsell-yearly is distinguishably worse than upsell-control on kept at 24 h"), "\(text)")
+    }
+}
+
+@Suite("results checks the data before anyone reads a verdict")
+struct ResultsDataChecksTests {
+    private func decision(_ n: Int, rule: String, control: Bool, at time: String) -> String {
+        let customer = String(repeating: String(format: "%02x", n), count: 32)
+        return #"{"alternateProductId":null,"answer":"message","arm":"\#(rule)","customer":"\#(customer)","environment":"sandbox","eventId":"00000000-0000-4000-8000-\#(String(format: "%012d", n))","flow":"cancel-flow","keyId":"0badc0de","latencyMicros":800,"localeRequested":"en-US","localeServed":"en-US","messageIdentifier":"00000000-0000-5000-8000-000000000001","offerIdentifier":null,"productId":"com.example.stillpoint.monthly","requestIdentifier":"r\#(n)","rule":"\#(rule)","schema":1,"snapshot":"sha256:00","splitControl":\#(control),"splitGroup":"yearly-upsell","time":"\#(time)","type":"decision"}"#
+    }
+
+    private func write(_ lines: [String], _ harness: CommandHarness, stream: String, hour: String) throws {
+        let folder = harness.file("manifests/.retention-sync/events/v1/\(stream)/environment=sandbox/date=2026-11-20/hour=\(hour)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try (lines.joined(separator: "\n") + "\n").write(to: folder.appendingPathComponent("w-0000000001.ndjson"), atomically: true, encoding: .utf8)
+    }
+
+    @Test("a split configured 50/50 that exposed 60 and 20 is a sample-ratio mismatch in every format and in the webhook, told once")
+    func sampleRatioMismatch() async throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let harness = try CommandHarness()
+        var lines: [String] = []
+        for n in 1...80 {
+            let control = n > 60
+            lines.append(decision(n, rule: control ? "upsell-control" : "upsell-yearly", control: control,
+                                  at: "2026-11-20T10:\(String(format: "%02d", n % 60)):00.000Z"))
+        }
+        try write(lines, harness, stream: "decisions", hour: "10")
+        #expect(await harness.run(["apply", "--env", "sandbox", "--auto-approve"]).code == .success)
+
+        let text = await harness.run(["results", "--env", "sandbox", "--as-of", "2026-11-22"])
+        #expect(text.code == .success, "\(text.stderr)")
+        #expect(text.stdout.contains("sample ratio: upsell-control 20 / upsell-yearly 60 against 50% / 50% configured"), "\(text.stdout)")
+        #expect(text.stdout.contains("MISMATCH"))
+        #expect(text.stdout.contains("  warning: sample-ratio mismatch"))
+        let markdown = await harness.run(["results", "--env", "sandbox", "--as-of", "2026-11-22", "--format", "markdown"])
+        #expect(markdown.stdout.contains(":warning: sample ratio: upsell-control 20 / upsell-yearly 60"), "\(markdown.stdout)")
+        let json = await harness.run(["results", "--env", "sandbox", "--as-of", "2026-11-22", "--format", "json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let group = try #require((report["comparisons"] as? [[String: Any]])?.first)
+        #expect((group["sampleRatio"] as? [String: Any])?["mismatch"] as? Bool == true, "\(json.stdout)")
+        #expect((report["checks"] as? [String: Any])?["configuration"] as? String == "manifests in manifests")
+
+        let environment = ["RETENTION_SYNC_WEBHOOK_URL": receiver.url(path: "/hooks/results").absoluteString,
+                           "RETENTION_SYNC_WEBHOOK_FORMAT": "json"]
+        _ = await harness.run(["results", "--env", "sandbox", "--as-of", "2026-11-22"], environment: environment)
+        _ = await harness.run(["results", "--env", "sandbox", "--as-of", "2026-11-22"], environment: environment)
+        let told = receiver.received.compactMap { $0.json }.filter { $0["event"] as? String == "experiment_sample_ratio_mismatch" }
+        #expect(told.count == 1, "\(receiver.received.count) received")
+        #expect((told.first?["summary"] as? String)?.contains("split group yearly-upsell: sample-ratio mismatch") == true)
+    }
+
+    @Test("outcomes recorded under a pseudonym key no decision carries are named by results, with the secret to fix")
+    func outcomeKeyWithoutDecisions() async throws {
+        let harness = try CommandHarness()
+        var decisions: [String] = []
+        var outcomes: [String] = []
+        for n in 1...20 {
+            decisions.append(decision(n, rule: n % 2 == 0 ? "upsell-control" : "upsell-yearly", control: n % 2 == 0,
+                                      at: "2026-11-20T10:\(String(format: "%02d", n)):00.000Z"))
+            let customer = String(repeating: String(format: "%02x", n), count: 32)
+            outcomes.append(#"{"autoRenewProductId":"com.example.stillpoint.monthly","autoRenewStatus":0,"currency":null,"customer":"\#(customer)","effectiveDate":"2026-11-20T12:00:00.000Z","environment":"sandbox","eventId":"10000000-0000-4000-8000-\#(String(format: "%012d", n))","expiresDate":null,"keyId":"a50fe080","notificationType":"DID_CHANGE_RENEWAL_STATUS","notificationUUID":"10000000-0000-4000-8000-\#(String(format: "%012d", n))","offerIdentifier":null,"offerType":null,"price":null,"productId":"com.example.stillpoint.monthly","schema":1,"source":"pull","subtype":"AUTO_RENEW_DISABLED","time":"2026-11-20T12:\#(String(format: "%02d", n)):00.000Z","type":"outcome"}"#)
+        }
+        try write(decisions, harness, stream: "decisions", hour: "10")
+        try write(outcomes, harness, stream: "outcomes", hour: "12")
+        let run = await harness.run(["results", "--env", "sandbox", "--as-of", "2026-11-22"])
+        #expect(run.code == .success, "\(run.stderr)")
+        #expect(run.stdout.contains("warning: 20 outcomes carry pseudonym key a50fe080, which no decision in the window carries (decisions carry 0badc0de)"),
+                "\(run.stdout)")
+        #expect(run.stdout.contains("RETENTION_SYNC_PSEUDONYM_SECRET"))
     }
 }
 

@@ -35,6 +35,19 @@ struct ResultsJoin {
     private(set) var armInfo: [ArmKey: ArmInfo] = [:]
     private(set) var keyIds: Set<Int32> = []
     private(set) var counts = Counts()
+    /// Per pseudonym key: how many decisions (with a customer) and outcomes carry it in the window, and
+    /// when its first decision and its last outcome were — what the clock and secret checks compare.
+    private(set) var keyActivity: [Int32: KeyActivity] = [:]
+    /// Outcomes dated later than `futureLimit` (the clock of the run, plus a tolerance): a clock mix-up.
+    private(set) var futureOutcomes: Set<EventKey> = []
+    let futureLimit: Int64
+
+    struct KeyActivity {
+        var decisions = 0
+        var outcomes = 0
+        var firstDecision = Int64.max
+        var lastOutcome = Int64.min
+    }
 
     struct Counts {
         var decisions = 0
@@ -67,9 +80,10 @@ struct ResultsJoin {
     private let subscribed: Int32
     private let didChangeRenewalPref: Int32
 
-    init(now: Int64, since: Int64, flow: String?, breakdown: ResultsBreakdown?) {
+    init(now: Int64, since: Int64, flow: String?, breakdown: ResultsBreakdown?, futureLimit: Int64 = Int64.max) {
         self.now = now
         self.since = since
+        self.futureLimit = futureLimit
         didChangeRenewalStatus = parser.interner.intern(NotificationType.didChangeRenewalStatus.rawValue)
         autoRenewDisabled = parser.interner.intern(NotificationSubtype.autoRenewDisabled.rawValue)
         didRenew = parser.interner.intern(NotificationType.didRenew.rawValue)
@@ -95,6 +109,13 @@ struct ResultsJoin {
         counts.segments += 1
     }
 
+    /// Looks at an outcome of a partition the report does not read (later than its window) only to
+    /// count it when it is dated after the run's clock.
+    mutating func inspectFuture(_ event: Event) {
+        guard event.isOutcome, event.hasId, event.time != Event.absent, event.time > futureLimit else { return }
+        futureOutcomes.insert(event.id)
+    }
+
     func string(_ id: Int32) -> String? {
         parser.interner.string(id)
     }
@@ -105,6 +126,7 @@ struct ResultsJoin {
             counts.invalid += 1
             return
         }
+        if event.isOutcome, event.time > futureLimit { futureOutcomes.insert(event.id) }
         guard event.time >= since, event.time <= now else {
             counts.outsideWindow += 1
             return
@@ -165,6 +187,12 @@ struct ResultsJoin {
     private mutating func join(decision event: Event) {
         counts.decisions += 1
         keyIds.insert(event.customer.keyId)
+        if event.hasCustomer {
+            var activity = keyActivity[event.customer.keyId] ?? KeyActivity()
+            activity.decisions += 1
+            activity.firstDecision = min(activity.firstDecision, event.time)
+            keyActivity[event.customer.keyId] = activity
+        }
         guard event.answer.exposes, event.rule != Interner.null, event.hasCustomer else { return }
         if let flowFilter, event.flow != flowFilter { return }
         let arm = ArmKey(flow: event.flow, rule: event.rule)
@@ -205,12 +233,19 @@ struct ResultsJoin {
         counts.outcomes += 1
         keyIds.insert(event.customer.keyId)
         guard event.hasCustomer else { return }
+        var activity = keyActivity[event.customer.keyId] ?? KeyActivity()
+        activity.outcomes += 1
+        activity.lastOutcome = max(activity.lastOutcome, event.time)
+        keyActivity[event.customer.keyId] = activity
         let type = event.notificationType
         var cursor = heads[event.customer] ?? -1
         while cursor >= 0 {
             let t = event.time
             exposures[Int(cursor)].withMutable { x in
                 guard x.time < t else { return }
+                // Taking the offer counts until the renewal decides (a renewal that carries the offer or
+                // the product is itself the taking); later redemptions belong to another period.
+                let renewedBefore = x.renewed
                 if type == didChangeRenewalStatus, event.subtype == autoRenewDisabled, t <= x.time + Self.keptWindow {
                     x.turnedOff = true
                 }
@@ -222,7 +257,7 @@ struct ResultsJoin {
                     x.renewedCurrency = event.currency
                 }
                 if type == expired { x.expired = true }
-                if !x.took {
+                if !x.took, !renewedBefore {
                     if x.answer == .promotionalOffer, x.offer != Interner.null, event.offer == x.offer,
                        type == offerRedeemed || type == didRenew || type == subscribed {
                         x.took = true
@@ -289,9 +324,15 @@ struct ResultsJoin {
         } else {
             tally.kept += 1
         }
+        // Taking the offer is decided when renewing is — by the renewal, EXPIRED or the renewal deadline:
+        // until then a customer who has not taken it yet is pending, not a failure.
         if (x.answer == .promotionalOffer && x.offer != Interner.null) || (x.answer == .alternateProduct && x.alternateProduct != Interner.null) {
             tally.offered += 1
-            if x.took { tally.took += 1 }
+            if x.took {
+                tally.took += 1
+            } else if !(x.renewed || x.expired || now > x.deadline) {
+                tally.tookPending += 1
+            }
         }
         if x.took, x.discount != Event.absent {
             tally.discountGiven[x.discountCurrency, default: 0] += x.discount

@@ -6,6 +6,8 @@ struct Tally {
     var keptPending = 0
     var offered = 0
     var took = 0
+    /// Offered, not taken yet, and the renewal deadline not passed.
+    var tookPending = 0
     var renewed = 0
     var notRenewed = 0
     var renewedPending = 0

@@ -15,11 +15,18 @@ public struct EventReadError: Error, CustomStringConvertible {
 extension ResultsReport {
     /// Reads `environment`'s decisions and outcomes from `source` in one streaming pass and reports
     /// every rule (of `flow`, or of all flows) exposed between `since` and `now`, as things stand at `now`.
+    ///
+    /// `configuration` (the rules as configured now) turns on the checks that compare the data with it
+    /// (sample ratio, arms without exposures, rules not configured); `clock` is the time of the run,
+    /// which outcomes must not be dated after (default: `now`; `results --as-of` passes the real time).
     public static func compute(source: any EventSource, environment: String, flow: String? = nil, since: Date? = nil,
-                               now: Date, breakdown: ResultsBreakdown? = nil) throws -> ResultsReport {
+                               now: Date, breakdown: ResultsBreakdown? = nil, configuration: ResultsConfiguration? = nil,
+                               clock: Date? = nil) throws -> ResultsReport {
         let nowMillis = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
         let sinceMillis = since.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.up)) } ?? Int64.min
-        var join = ResultsJoin(now: nowMillis, since: sinceMillis, flow: flow, breakdown: breakdown)
+        let clockMillis = clock.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.down)) } ?? nowMillis
+        var join = ResultsJoin(now: nowMillis, since: sinceMillis, flow: flow, breakdown: breakdown,
+                               futureLimit: clockMillis + Checks.clockTolerance)
 
         var partitions: [EventPartition: Set<EventStream>] = [:]
         for stream in EventStream.allCases {
@@ -29,6 +36,14 @@ extension ResultsReport {
         }
         for partition in partitions.keys.sorted() {
             // A partition holds events of its hour, or up to the lateness bound before it.
+            if partition.start - ResultsJoin.lateness > nowMillis, partition.start + EventTime.hour > join.futureLimit,
+               partitions[partition]?.contains(.outcomes) == true {
+                // Later than the window, and later than the clock: read only to count outcomes from the future.
+                for segment in try source.segments(of: .outcomes, environment: environment, in: partition) {
+                    try read(segment, from: source, isOutcome: true, into: &join, inspectOnly: true)
+                }
+                continue
+            }
             guard partition.start + EventTime.hour > sinceMillis,
                   partition.start - ResultsJoin.lateness <= nowMillis else { continue }
             for stream in EventStream.allCases where partitions[partition]?.contains(stream) == true {
@@ -40,17 +55,21 @@ extension ResultsReport {
         }
         join.finish()
         return assemble(join, environment: environment, flow: flow, since: since.map { _ in EventTime.format(sinceMillis) },
-                        now: EventTime.format(nowMillis), breakdown: breakdown)
+                        now: EventTime.format(nowMillis), breakdown: breakdown, configuration: configuration,
+                        window: (sinceMillis, nowMillis), clock: clockMillis)
     }
 
-    private static func read(_ segment: EventSegment, from source: any EventSource, isOutcome: Bool, into join: inout ResultsJoin) throws {
-        join.countSegment()
+    private static func read(_ segment: EventSegment, from source: any EventSource, isOutcome: Bool, into join: inout ResultsJoin,
+                             inspectOnly: Bool = false) throws {
+        if !inspectOnly { join.countSegment() }
         var carry: [UInt8] = []
         var lineNumber = 0
         func handle(_ line: UnsafeBufferPointer<UInt8>) throws {
             lineNumber += 1
             do {
-                if let event = try join.parser.parse(line, isOutcome: isOutcome) { join.ingest(event) }
+                if let event = try join.parser.parse(line, isOutcome: isOutcome) {
+                    if inspectOnly { join.inspectFuture(event) } else { join.ingest(event) }
+                }
             } catch {
                 throw EventReadError(location: segment.location, line: lineNumber, reason: error.reason)
             }
@@ -82,7 +101,8 @@ extension ResultsReport {
     }
 
     private static func assemble(_ join: ResultsJoin, environment: String, flow: String?, since: String?, now: String,
-                                 breakdown: ResultsBreakdown?) -> ResultsReport {
+                                 breakdown: ResultsBreakdown?, configuration: ResultsConfiguration?,
+                                 window: (since: Int64, now: Int64), clock: Int64) -> ResultsReport {
         func name(_ id: Int32) -> String? { join.string(id) }
         func money(_ amounts: [Int32: Int64]) -> [String: Int64] {
             Dictionary(uniqueKeysWithValues: amounts.compactMap { key, value in name(key).map { ($0, value) } })
@@ -94,9 +114,11 @@ extension ResultsReport {
                        answers: info.answers.sorted().compactMap { Answer(rawValue: $0)?.name },
                        value: value, exposed: tally.exposed,
                        kept24h: Rate(successes: tally.kept, failures: tally.notKept, pending: tally.keptPending),
-                       tookOffer: tally.offered > 0 ? Rate(successes: tally.took, failures: tally.offered - tally.took, pending: 0) : nil,
+                       tookOffer: tally.offered > 0
+                           ? Rate(successes: tally.took, failures: tally.offered - tally.took - tally.tookPending, pending: tally.tookPending) : nil,
                        renewed: Rate(successes: tally.renewed, failures: tally.notRenewed, pending: tally.renewedPending),
-                       discountGiven: money(tally.discountGiven), revenueRetained: money(tally.revenueRetained))
+                       discountGiven: money(tally.discountGiven), revenueRetained: money(tally.revenueRetained),
+                       netRevenue: net(money(tally.revenueRetained), money(tally.discountGiven)))
         }
         let rows = join.tallies.map { row($0.key, $0.value, value: nil) }
             .sorted { ($0.flow, $0.rule) < ($1.flow, $1.rule) }
@@ -109,7 +131,9 @@ extension ResultsReport {
         }
         var warnings: [String] = []
         let keyIds = join.keyIds.compactMap(name).sorted()
-        if keyIds.count > 1 {
+        let outcomeOnlyKeys = Set(join.keyActivity.filter { $0.value.outcomes > 0 && $0.value.decisions == 0 }.keys.compactMap(name))
+        let decisionKeys = join.keyActivity.filter { $0.value.decisions > 0 }.keys.compactMap(name).sorted()
+        if keyIds.filter({ !outcomeOnlyKeys.contains($0) || decisionKeys.isEmpty }).count > 1 {
             warnings.append("events carry \(keyIds.count) pseudonym keys (\(keyIds.joined(separator: ", "))): customers are joined only within one key, so a customer seen before and after a rotation counts twice")
         }
         let counts = join.counts
@@ -119,7 +143,40 @@ extension ResultsReport {
         if counts.invalid > 0 {
             warnings.append("\(counts.invalid) events had no time or no eventId and were left out")
         }
-        let comparisons = compare(rows, warnings: &warnings)
+        var checks = Checks(configuration: configuration?.source, armsWithoutExposures: [], rulesNotConfigured: [],
+                            clock: EventTime.format(clock), clockToleranceSeconds: Int(Checks.clockTolerance / 1000),
+                            outcomesAfterClock: join.futureOutcomes.count, outcomesBeforeFirstDecision: [], outcomeKeysWithoutDecisions: [])
+        if !decisionKeys.isEmpty {
+            for key in join.keyActivity.keys.sorted() {
+                guard let activity = join.keyActivity[key], let keyId = name(key) else { continue }
+                if activity.outcomes > 0, activity.decisions == 0 {
+                    checks.outcomeKeysWithoutDecisions.append(KeyCount(keyId: keyId, outcomes: activity.outcomes, decisionKeyIds: decisionKeys))
+                } else if activity.outcomes > 0, activity.decisions > 0, activity.lastOutcome < activity.firstDecision,
+                          activity.firstDecision + EventTime.day <= window.now {
+                    checks.outcomesBeforeFirstDecision.append(KeyTimes(keyId: keyId, outcomes: activity.outcomes,
+                                                                       firstDecision: EventTime.format(activity.firstDecision),
+                                                                       lastOutcome: EventTime.format(activity.lastOutcome)))
+                }
+            }
+        }
+        let configured = configuration.map { configuration in
+            configuration.rules.filter { rule in flow == nil || rule.flow == flow }
+        }
+        if let configured {
+            let known = Set(configured.map { "\($0.flow)/\($0.rule)" })
+            checks.rulesNotConfigured = rows.filter { !known.contains("\($0.flow)/\($0.rule)") }
+                .map { ExposedRule(flow: $0.flow, rule: $0.rule, exposed: $0.exposed) }
+            let exposedRules = Set(rows.filter { $0.exposed > 0 }.map { "\($0.flow)/\($0.rule)" })
+            if !rows.isEmpty {
+                checks.armsWithoutExposures = configured.compactMap { rule in
+                    guard let group = rule.splitGroup, let percent = rule.percent, !exposedRules.contains("\(rule.flow)/\(rule.rule)"),
+                          rule.notBefore.map({ $0 <= window.now }) ?? true, rule.notAfter.map({ $0 > window.since }) ?? true else { return nil }
+                    return ConfiguredArm(flow: rule.flow, splitGroup: group, rule: rule.rule, percent: percent)
+                }
+            }
+        }
+        checks.warnings(into: &warnings)
+        let comparisons = compare(rows, configured: configured, warnings: &warnings)
         return ResultsReport(
             formatVersion: formatVersion, environment: environment, flow: flow, since: since, now: now,
             method: Method(
@@ -134,12 +191,12 @@ extension ResultsReport {
             events: EventCounts(decisions: counts.decisions, outcomes: counts.outcomes, duplicates: counts.duplicates,
                                 late: counts.late, invalid: counts.invalid, outsideWindow: counts.outsideWindow,
                                 segments: counts.segments, keyIds: keyIds),
-            warnings: warnings)
+            checks: checks, warnings: warnings)
     }
 
     /// Every split group's arms against its control: the rule marked `splitControl`, else the arm that
     /// answered `none` (the natural holdout), else none.
-    static func compare(_ rows: [Row], warnings: inout [String]) -> [SplitComparison] {
+    static func compare(_ rows: [Row], configured: [ResultsConfiguration.Rule]? = nil, warnings: inout [String]) -> [SplitComparison] {
         var groups: [String: [Row]] = [:]
         for row in rows {
             guard let group = row.splitGroup else { continue }
@@ -163,19 +220,32 @@ extension ResultsReport {
                 control = first
                 kind = "holdout"
             }
+            let sampleRatio = configured.flatMap { sampleRatioCheck(flow: flow, group: group, arms: arms, configured: $0) }
+            var verdictWarning: String?
+            if let sampleRatio, sampleRatio.mismatch {
+                let p = sampleRatio.pValue.map(Self.pValueText) ?? ""
+                verdictWarning = "sample-ratio mismatch (\(p) < \(SampleRatioTest.threshold)): customers did not reach the arms in the configured "
+                    + "shares, so these verdicts cannot be trusted until the cause is found"
+                warnings.append("\(flow) split group \(group): sample-ratio mismatch — exposed \(Self.ratioText(sampleRatio)), \(p); "
+                                + "something other than chance moves customers between arms: an arm not live (left out or held for App Review), "
+                                + "an earlier rule or a different match catching one arm's customers, the split changed during the window, "
+                                + "or events lost; the group's verdicts cannot be trusted until it is found")
+            }
             guard let control else {
                 return SplitComparison(flow: flow, splitGroup: group, control: nil, controlKind: nil, alpha: DifferenceConfidenceSequence.defaultAlpha, arms: [],
-                                       note: "no control: mark one rule of the group with `split: {control: true}`, or add an arm that answers none as a holdout")
+                                       note: "no control: mark one rule of the group with `split: {control: true}`, or add an arm that answers none as a holdout",
+                                       sampleRatio: sampleRatio, verdictWarning: verdictWarning)
             }
             let others = arms.filter { $0.rule != control.rule }
             let alpha = DifferenceConfidenceSequence.defaultAlpha / Double(max(1, others.count))
             let compared = others.map { arm in
                 ArmComparison(rule: arm.rule, arm: arm.arm,
                               kept24h: difference(arm.kept24h, control.kept24h, alpha: alpha),
-                              renewed: difference(arm.renewed, control.renewed, alpha: alpha))
+                              renewed: difference(arm.renewed, control.renewed, alpha: alpha),
+                              netRevenuePerExposedDifference: netPerExposedDifference(arm, control))
             }
             return SplitComparison(flow: flow, splitGroup: group, control: control.rule, controlKind: kind, alpha: rounded(alpha),
-                                   arms: compared, note: nil)
+                                   arms: compared, note: nil, sampleRatio: sampleRatio, verdictWarning: verdictWarning)
         }
     }
 
@@ -183,21 +253,27 @@ extension ResultsReport {
         let treatment = DifferenceConfidenceSequence.Arm(successes: arm.successes, trials: arm.successes + arm.failures)
         let base = DifferenceConfidenceSequence.Arm(successes: control.successes, trials: control.successes + control.failures)
         guard let interval = DifferenceConfidenceSequence.interval(treatment: treatment, control: base, alpha: alpha) else {
-            return Difference(difference: nil, interval: nil, verdict: .noData, customersPerArmNeeded: nil, moreCustomersPerArm: nil)
+            return Difference(difference: nil, interval: nil, verdict: .noData, customersPerArmNeeded: nil, moreCustomersPerArm: nil,
+                              estimateWithheld: nil)
         }
         let treatmentRate = Double(treatment.successes) / Double(treatment.trials)
         let controlRate = Double(base.successes) / Double(base.trials)
         let verdict = Verdict(difference: interval)
         var needed: Int?
         var more: Int?
-        if verdict == .notDistinguishableYet,
-           let estimate = SampleSizeEstimate.customersPerArm(treatmentRate: treatmentRate, controlRate: controlRate, alpha: alpha) {
-            needed = estimate
-            more = max(1, estimate - min(treatment.trials, base.trials))
+        var withheld: String?
+        if verdict == .notDistinguishableYet {
+            withheld = SampleSizeEstimate.withheld(arm: (decided: treatment.trials, pending: arm.pending),
+                                                   control: (decided: base.trials, pending: control.pending))
+            if withheld == nil,
+               let estimate = SampleSizeEstimate.customersPerArm(treatmentRate: treatmentRate, controlRate: controlRate, alpha: alpha) {
+                needed = estimate
+                more = max(1, estimate - min(treatment.trials, base.trials))
+            }
         }
         return Difference(difference: rounded(treatmentRate - controlRate),
                           interval: ProportionInterval(low: rounded(interval.low), high: rounded(interval.high)),
-                          verdict: verdict, customersPerArmNeeded: needed, moreCustomersPerArm: more)
+                          verdict: verdict, customersPerArmNeeded: needed, moreCustomersPerArm: more, estimateWithheld: withheld)
     }
 
     /// The report as JSON: sorted keys, two-space indentation, a final newline.

@@ -16,6 +16,12 @@ extension ResultsReport {
                  Self.describe(row.kept24h), row.tookOffer.map(Self.describe) ?? "-", Self.describe(row.renewed)]
             }
             lines += Self.align([header] + table).map { "  " + $0 }
+            let money = moneyTable(flow: flowName)
+            if !money.isEmpty {
+                lines.append("")
+                lines += Self.align([["RULE", "CURRENCY", "REVENUE RETAINED", "DISCOUNT GIVEN", "NET REVENUE", "NET PER EXPOSED"]] + money)
+                    .map { "  " + $0 }
+            }
         }
         if let breakdown, let breakdownRows, !breakdownRows.isEmpty {
             lines.append("")
@@ -28,8 +34,16 @@ extension ResultsReport {
         for comparison in comparisons {
             lines.append("")
             lines.append("Split group \(comparison.flow)/\(comparison.splitGroup): \(Self.controlPhrase(comparison))")
+            if let sampleRatio = comparison.sampleRatio {
+                lines.append("  sample ratio: \(Self.sampleRatioSentence(sampleRatio))")
+            }
             for arm in comparison.arms {
-                lines.append("  \(arm.rule) vs \(comparison.control ?? "-"): kept at 24 h \(Self.sentence(arm.kept24h)); renewed \(Self.sentence(arm.renewed))")
+                var line = "  \(arm.rule) vs \(comparison.control ?? "-"): kept at 24 h \(Self.sentence(arm.kept24h)); renewed \(Self.sentence(arm.renewed))"
+                if let net = Self.netSentence(arm.netRevenuePerExposedDifference) { line += "; \(net)" }
+                lines.append(line)
+            }
+            if let verdictWarning = comparison.verdictWarning {
+                lines.append("  warning: \(verdictWarning)")
             }
         }
         for warning in warnings {
@@ -38,7 +52,59 @@ extension ResultsReport {
         }
         lines.append("")
         lines.append("Rates: \(method.rateInterval). Differences: 95% always-valid intervals (valid however often you look); a winner only when the interval excludes 0.")
+        lines.append("")
+        lines.append("Legend")
+        lines += Self.align(Self.legend.map { [$0.term, $0.meaning] }).map { "  " + $0 }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// What every word of the report means, for the people who decide (the manual has the exact definitions).
+    static let legend: [(term: String, meaning: String)] = [
+        ("kept 24 h", "did not turn auto-renew off within 24 hours of seeing the rule's answer"),
+        ("took offer", "redeemed the promotional offer, or switched to the alternate product, before the renewal deadline"),
+        ("renewed", "renewed before the renewal deadline: the end of the period current at the answer, plus 7 days"),
+        ("pending", "not decided yet (inside those 24 hours, or before the deadline): in no rate"),
+        ("(a–b)", "the 95% interval: the true rate lies in it 19 times in 20"),
+        ("higher/lower", "said only when the always-valid 95% interval on the difference excludes 0, which keeps the chance of a false winner in a split group under 5% however often you look; until then the arms are not yet told apart"),
+        ("net revenue", "revenue retained (renewals counted in renewed) less discount given (regular price less offer price), per currency"),
+    ]
+
+    /// Rows of the flow's revenue table: one per rule and currency, where any money was seen.
+    private func moneyTable(flow flowName: String) -> [[String]] {
+        var table: [[String]] = []
+        for row in rows where row.flow == flowName {
+            for currency in Set(row.revenueRetained.keys).union(row.discountGiven.keys).sorted() {
+                let net = row.netRevenue[currency] ?? 0
+                let perExposed = row.exposed > 0 ? Double(net) / Double(row.exposed) : 0
+                table.append([row.rule + (row.splitControl ? " (control)" : ""), currency, Self.money(row.revenueRetained[currency] ?? 0),
+                              Self.money(row.discountGiven[currency] ?? 0), Self.money(net), String(format: "%.2f", perExposed / 1000)])
+            }
+        }
+        return table
+    }
+
+    /// Milliunits as an amount with two decimals and thousands separators: `12,345.68`.
+    static func money(_ milliunits: Int64) -> String {
+        let hundredths = (milliunits >= 0 ? milliunits + 5 : milliunits - 5) / 10
+        let whole = abs(hundredths) / 100
+        let fraction = abs(hundredths) % 100
+        return (hundredths < 0 ? "−" : "") + count(Int(whole)) + "." + (fraction < 10 ? "0" : "") + String(fraction)
+    }
+
+    static func netSentence(_ differences: [String: Double]) -> String? {
+        guard !differences.isEmpty else { return nil }
+        let parts = differences.keys.sorted().map { currency -> String in
+            let value = (differences[currency] ?? 0) / 1000
+            return "\(currency) \(value < 0 ? "−" : "+")\(String(format: "%.2f", abs(value)))"
+        }
+        return "net revenue per exposed customer \(parts.joined(separator: ", "))"
+    }
+
+    static func sampleRatioSentence(_ check: SampleRatio) -> String {
+        if let note = check.note { return "\(ratioText(check)); \(note)" }
+        let p = check.pValue.map(pValueText) ?? ""
+        let chi = check.chiSquare.map { String(format: "chi-square %.2f, %d df, ", $0, check.degreesOfFreedom ?? 0) } ?? ""
+        return "\(ratioText(check)): \(chi)\(p) — " + (check.mismatch ? "MISMATCH (below \(check.threshold))" : "as configured")
     }
 
     /// The pull-request comment: a summary line and one line per split group outside the fold, the
@@ -57,7 +123,17 @@ extension ResultsReport {
                     "`\(arm.rule)` vs `\(comparison.control ?? "")` kept at 24 h \(Self.sentence(arm.kept24h))"
                 }.joined(separator: "; ")
             }
+            if let net = comparison.arms.compactMap({ arm in Self.netSentence(arm.netRevenuePerExposedDifference).map { "`\(arm.rule)` \($0)" } })
+                .nilIfEmpty {
+                line += "; " + net.joined(separator: "; ")
+            }
             lines.append(line)
+            if let sampleRatio = comparison.sampleRatio {
+                lines.append("  - \(sampleRatio.mismatch ? ":warning: " : "")sample ratio: \(Self.sampleRatioSentence(sampleRatio))")
+            }
+            if let verdictWarning = comparison.verdictWarning {
+                lines.append("  - :warning: \(verdictWarning)")
+            }
         }
         for warning in warnings {
             lines.append("- :warning: \(warning)")
@@ -72,6 +148,19 @@ extension ResultsReport {
         }
         lines.append("")
         lines.append("</details>")
+        let moneyRows = orderedFlows.flatMap { flowName in moneyTable(flow: flowName).map { [flowName] + $0 } }
+        if !moneyRows.isEmpty {
+            lines.append("")
+            lines.append("<details><summary>Revenue per rule</summary>")
+            lines.append("")
+            lines.append("| Flow | Rule | Currency | Revenue retained | Discount given | Net revenue | Net per exposed customer |")
+            lines.append("|---|---|---|---:|---:|---:|---:|")
+            for row in moneyRows {
+                lines.append("| " + row.map(Self.cell).joined(separator: " | ") + " |")
+            }
+            lines.append("")
+            lines.append("</details>")
+        }
         if !comparisons.isEmpty {
             lines.append("")
             lines.append("<details><summary>Comparisons with the control</summary>")
@@ -87,11 +176,7 @@ extension ResultsReport {
             lines.append("</details>")
         }
         lines.append("")
-        lines.append("<details><summary>How to read this</summary>")
-        lines.append("")
-        lines.append("Rates carry 95% Wilson intervals. Each arm is compared with its control by an always-valid 95% interval on the difference (a mixture sequential test, valid however often you look); an arm is named better or worse only when that interval excludes 0. Pending customers (inside 24 h, or before their renewal date) are in no rate yet.")
-        lines.append("")
-        lines.append("</details>")
+        lines.append("**How to read this**: " + Self.legend.map { "*\($0.term)*: \($0.meaning)" }.joined(separator: "; ") + ".")
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -135,6 +220,9 @@ extension ResultsReport {
         case .worse: return "lower, \(range)"
         case .noData: return "no data yet"
         case .notDistinguishableYet:
+            if let withheld = difference.estimateWithheld {
+                return "not distinguishable yet, \(range); \(withheld)"
+            }
             if let more = difference.moreCustomersPerArm {
                 return "not distinguishable yet, \(range); about \(count(more)) more customers per arm at the current rates"
             }
@@ -163,4 +251,8 @@ extension ResultsReport {
             }.joined(separator: "  ")
         }
     }
+}
+
+extension Array {
+    var nilIfEmpty: Self? { isEmpty ? nil : self }
 }

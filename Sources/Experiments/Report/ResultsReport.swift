@@ -7,10 +7,12 @@ public enum ResultsBreakdown: String, Sendable, Codable, CaseIterable {
 
 /// The readout of decisions joined with outcomes: per flow and rule (each split arm is a rule), the
 /// rates with their intervals, and each split arm compared with its control. The JSON form (format
-/// version 1.0) is documented in docs/results-sql.md and the README; keys are sorted, lists ordered,
-/// so the same events and `now` give the same bytes.
+/// version 1.1; 1.1 added `checks`, `netRevenue`, the sample-ratio check per split group and the
+/// withheld estimates — fields are only ever added within 1.x) is documented in
+/// docs/outcomes-and-experiments.md; keys are sorted, lists ordered, so the same events, `now` and
+/// configuration give the same bytes.
 public struct ResultsReport: Sendable, Codable, Equatable {
-    public static let formatVersion = "1.0"
+    public static let formatVersion = "1.1"
 
     public var formatVersion: String
     public var environment: String
@@ -24,6 +26,8 @@ public struct ResultsReport: Sendable, Codable, Equatable {
     public var breakdownRows: [Row]?
     public var comparisons: [SplitComparison]
     public var events: EventCounts
+    /// Checks on the data itself (see `Checks`).
+    public var checks: Checks
     public var warnings: [String]
 
     /// The methods and windows behind every number, so a reader of the JSON alone can tell.
@@ -72,13 +76,17 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var value: String?
         public var exposed: Int
         public var kept24h: Rate
-        /// Only for rules that answered an offer or an alternate product; never pending.
+        /// Only for rules that answered an offer or an alternate product; pending until the renewal
+        /// deadline, as `renewed` is.
         public var tookOffer: Rate?
         public var renewed: Rate
         /// Currency → milliunits (Apple's price unit), where regular and paid prices are both known.
         public var discountGiven: [String: Int64]
         /// Currency → milliunits of the renewals counted in `renewed`, where the price is known.
         public var revenueRetained: [String: Int64]
+        /// Currency → `revenueRetained − discountGiven`, milliunits: what the renewals brought in, less what
+        /// the offers gave away.
+        public var netRevenue: [String: Int64]
     }
 
     public struct Difference: Sendable, Codable, Equatable {
@@ -91,6 +99,9 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         /// today's rates were the truth (see `SampleSizeEstimate`), and how many more that is.
         public var customersPerArmNeeded: Int?
         public var moreCustomersPerArm: Int?
+        /// Why no estimate is given although the arms are not distinguishable yet: too few decided
+        /// customers (see `SampleSizeEstimate.minimumDecidedPerArm`).
+        public var estimateWithheld: String?
     }
 
     public struct ArmComparison: Sendable, Codable, Equatable {
@@ -98,6 +109,9 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var arm: String?
         public var kept24h: Difference
         public var renewed: Difference
+        /// Currency → net revenue per exposed customer of the arm minus the control's, in milliunits
+        /// (`netRevenue / exposed`, rounded to a millionth); a point estimate without an interval.
+        public var netRevenuePerExposedDifference: [String: Double]
     }
 
     public struct SplitComparison: Sendable, Codable, Equatable {
@@ -111,6 +125,72 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var alpha: Double
         public var arms: [ArmComparison]
         public var note: String?
+        /// Exposures per arm against the configured percents; absent when the configuration was not read
+        /// or does not name the group.
+        public var sampleRatio: SampleRatio?
+        /// Set when the verdicts of this group should not be trusted (a sample-ratio mismatch).
+        public var verdictWarning: String?
+    }
+
+    /// The sample-ratio check of one split group (see `SampleRatioTest`).
+    public struct SampleRatio: Sendable, Codable, Equatable {
+        /// Rule → its configured percent, for the arms configured in this environment.
+        public var configuredPercents: [String: Double]
+        /// Rule → customers exposed in the window.
+        public var exposed: [String: Int]
+        public var chiSquare: Double?
+        public var degreesOfFreedom: Int?
+        public var pValue: Double?
+        public var threshold: Double
+        public var mismatch: Bool
+        /// Why the test was not run, when it was not.
+        public var note: String?
+    }
+
+    /// Checks on the data, as experimentation platforms run them. `configuration` names where the
+    /// configured rules came from (`manifests DIR`); when absent, the checks that need it were not run.
+    public struct Checks: Sendable, Codable, Equatable {
+        public var configuration: String?
+        /// Configured split arms (of groups whose window overlaps the report's) no customer was exposed to.
+        public var armsWithoutExposures: [ConfiguredArm]
+        /// Rules customers were exposed to that the configuration does not have (for this environment).
+        public var rulesNotConfigured: [ExposedRule]
+        /// The time outcomes are compared with (the clock of the run), and how many are dated after it
+        /// by more than `clockToleranceSeconds`.
+        public var clock: String
+        public var clockToleranceSeconds: Int
+        public var outcomesAfterClock: Int
+        /// Keys whose every outcome in the window is dated before their first decision, although that
+        /// decision is more than a day old.
+        public var outcomesBeforeFirstDecision: [KeyTimes]
+        /// Keys that outcomes carry and no decision in the window does.
+        public var outcomeKeysWithoutDecisions: [KeyCount]
+    }
+
+    public struct ConfiguredArm: Sendable, Codable, Equatable {
+        public var flow: String
+        public var splitGroup: String
+        public var rule: String
+        public var percent: Double
+    }
+
+    public struct ExposedRule: Sendable, Codable, Equatable {
+        public var flow: String
+        public var rule: String
+        public var exposed: Int
+    }
+
+    public struct KeyTimes: Sendable, Codable, Equatable {
+        public var keyId: String
+        public var outcomes: Int
+        public var firstDecision: String
+        public var lastOutcome: String
+    }
+
+    public struct KeyCount: Sendable, Codable, Equatable {
+        public var keyId: String
+        public var outcomes: Int
+        public var decisionKeyIds: [String]
     }
 
     public struct EventCounts: Sendable, Codable, Equatable {

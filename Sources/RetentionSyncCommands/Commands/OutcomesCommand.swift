@@ -103,6 +103,11 @@ struct OutcomesCommand: ParsedCommand {
         let (options, environment, roots, events) = (parsed.environment, parsed.environment.environment, parsed.roots ?? [], parsed.events)
         let since = parsed.since?.milliseconds
         let until = parsed.until?.milliseconds ?? UTCTime(now: SystemClock()).milliseconds
+        if let since, since > until {
+            let end = parsed.until == nil ? "it ends now (\(EventTime.format(until)))" : "--until is \(EventTime.format(until))"
+            throw CommandError("the window to read starts after it ends: --since is \(EventTime.format(since)) and \(end); give a --since "
+                               + "before the end", exitCode: .usage)
+        }
         guard let pseudonyms = try EventStoreOptions.pseudonyms(context) else {
             throw CommandError("\(PseudonymKey.environmentVariable) is not set: outcomes are recorded under the same keyed pseudonym as "
                                + "serve's decisions; give it the same secret serve has", exitCode: .usage)
@@ -124,21 +129,22 @@ struct OutcomesCommand: ParsedCommand {
         let store = try StateStores.backend(for: root).objectStore(at: root, environment: context.environment, transport: {
             CurlHTTPClient(configuration: (try? EnvironmentOptions.transportConfiguration(context)) ?? .init())
         })
-        let pull = OutcomePull(environment: environment,
+        var pull = OutcomePull(environment: environment,
                                verifier: NotificationVerifier(trustedRoots: trusted, bundleId: app.bundleId, appAppleId: app.appAppleId,
                                                               environment: environment),
                                pseudonyms: pseudonyms, recorder: recorder, store: store,
                                fetch: { request, token in try await client.notificationHistory(request, paginationToken: token) })
+        pull.warn = { console.error("warning: \($0)") }
         let callsBefore = client.notificationHistoryCalls
         let summary: OutcomePull.Summary
         do {
-            summary = try await pull.run(since: since, until: until)
+            summary = try await pull.run(since: since, until: until, untilGiven: parsed.until != nil)
         } catch let error as RetentionMessagingError {
             _ = await recorder.close()
             throw CommandError("Get Notification History failed: \(error.description); the cursor was not moved")
         }
         console.print(Self.describe(summary, calls: client.notificationHistoryCalls - callsBefore, root: root, environment: environment))
-        return summary.refused.isEmpty ? .success : .needsAttention
+        return summary.refused.isEmpty && summary.keyMismatch == nil ? .success : .needsAttention
     }
 
     static func describe(_ summary: OutcomePull.Summary, calls: Int, root: StateLocation, environment: Environment) -> String {
@@ -154,6 +160,10 @@ struct OutcomesCommand: ParsedCommand {
             lines.append("  warning: the last run ended \(EventTime.format(lost.lowerBound)); Apple keeps history for "
                          + "\(NotificationHistoryFacts.days(environment)) days, so outcomes until \(EventTime.format(lost.upperBound)) "
                          + "cannot be read any more — run outcomes pull at least weekly")
+        }
+        if let mismatch = summary.keyMismatch {
+            lines.append("  warning: key id \(mismatch.ours) is not the key of the newest decisions stored (\(mismatch.stored.joined(separator: ", "))): "
+                         + "a different pseudonym secret from serve's; the outcomes recorded now will not join")
         }
         if summary.restartedAfterExpiredToken { lines.append("  the pagination token expired once; the window was read again from its start") }
         return lines.joined(separator: "\n")

@@ -50,7 +50,7 @@ struct ResultsCommand: ParsedCommand {
         column: 22,
         footer: """
         Events in S3 are read through a local copy under $TMPDIR/retention-sync/events that only
-        fetches segments it does not hold yet. The JSON (format_version 1.0) and the definitions of every number are in the manual's
+        fetches segments it does not hold yet. The JSON (formatVersion 1.1) and the definitions of every number are in the manual's
         Outcomes and experiments page, with the same report as SQL for DuckDB, Athena, Trino and Spark.
         """)
 
@@ -91,10 +91,16 @@ struct ResultsCommand: ParsedCommand {
                                + "environment's state (its folder or S3 prefix, under events/v1), or where their --events points")
         }
         let root = try await Self.localFolder(location, context: context)
+        let configuration = Self.configuration(manifestsPath: manifestsPath, environment: environment, context: context)
+        if configuration == nil {
+            context.console.error("note: the manifests in \(manifestsPath) cannot be read, so the checks against the configuration (sample "
+                                  + "ratio, configured arms without exposures, rules not configured) were not run; give --manifests DIR")
+        }
         let report: ResultsReport
         do {
             report = try ResultsReport.compute(source: FolderEventSource(root: root), environment: environment.rawValue,
-                                               flow: flow, since: since, now: now, breakdown: breakdown)
+                                               flow: flow, since: since, now: now, breakdown: breakdown,
+                                               configuration: configuration, clock: Self.clock(asOf: now))
         } catch {
             throw CommandError("cannot read the events under \(root.path): \(error)")
         }
@@ -119,6 +125,31 @@ struct ResultsCommand: ParsedCommand {
             context.console.write(report.text())
         }
         return .success
+    }
+
+    /// The clock outcomes must not be dated after: the real time, or `--as-of` when that is later — a
+    /// report as of a time ahead of this machine's is a rehearsal on an emulator's moved clock, whose
+    /// decisions and outcomes both live on that clock.
+    static func clock(asOf: Date) -> Date {
+        max(SystemClock().date(), asOf)
+    }
+
+    /// The rules the manifests configure for `environment`, for the checks on the data; nil when the
+    /// manifests cannot be read.
+    static func configuration(manifestsPath: String, environment: Environment, context: CommandContext) -> ResultsConfiguration? {
+        guard let workspace = try? Workspace.load(directory: context.url(manifestsPath), displayPath: manifestsPath).0 else { return nil }
+        var rules: [ResultsConfiguration.Rule] = []
+        for flow in workspace.set.flows {
+            for rule in flow.rules where rule.match.environments?.contains(environment) ?? true {
+                let match = rule.match
+                let audience = [(match.products ?? []).sorted().joined(separator: ","), (match.locales ?? []).sorted().joined(separator: ","),
+                                match.notBefore.map(String.init) ?? "", match.notAfter.map(String.init) ?? ""].joined(separator: "|")
+                rules.append(ResultsConfiguration.Rule(flow: flow.name, rule: rule.name, splitGroup: match.split?.group,
+                                                       percent: match.split?.percent, audience: audience,
+                                                       notBefore: match.notBefore, notAfter: match.notAfter))
+            }
+        }
+        return ResultsConfiguration(source: "manifests in \(manifestsPath)", rules: rules)
     }
 
     /// Tells the webhook about arms that became distinguishable, once each (the ledger lives beside the state).

@@ -138,7 +138,11 @@ extension Demo {
         let now = emulator.now
         let report: ResultsReport
         do {
-            report = try ResultsReport.compute(source: FolderEventSource(root: events), environment: Environment.sandbox.rawValue, now: now)
+            // As `results` computes it, so that running it afterwards prints the same report.
+            report = try ResultsReport.compute(source: FolderEventSource(root: events), environment: Environment.sandbox.rawValue, now: now,
+                                               configuration: ResultsCommand.configuration(manifestsPath: "manifests", environment: .sandbox,
+                                                                                           context: context),
+                                               clock: ResultsCommand.clock(asOf: now))
         } catch {
             throw CommandError("demo: cannot read the events under \(events.path): \(error)")
         }

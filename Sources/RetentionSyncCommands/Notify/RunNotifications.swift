@@ -18,6 +18,13 @@ enum RunNotifications {
     static func events(results report: ResultsReport, bundleId: String, environment: Environment) -> [NotificationEvent] {
         var events: [NotificationEvent] = []
         for comparison in report.comparisons {
+            if let check = comparison.sampleRatio, check.mismatch, let p = check.pValue {
+                let rules = check.configuredPercents.keys.sorted()
+                events.append(.experimentSampleRatioMismatch(
+                    bundleId: bundleId, environment: environment, flow: comparison.flow, group: comparison.splitGroup,
+                    exposed: rules.map { "\($0) \(check.exposed[$0] ?? 0)" }.joined(separator: " / "),
+                    configured: rules.map { "\($0) \(check.configuredPercents[$0] ?? 0)%" }.joined(separator: " / "), pValue: p))
+            }
             guard let control = comparison.control else { continue }
             for arm in comparison.arms {
                 for (metric, difference) in [("kept at 24 h", arm.kept24h), ("renewed", arm.renewed)] {

@@ -1,4 +1,5 @@
 import CLIKit
+import EventContract
 public import EventStore
 import Foundation
 public import RetentionMessagingModels
@@ -22,6 +23,8 @@ public struct OutcomePull: Sendable {
     public var recorder: EventRecorder
     public var store: any ObjectStore
     public var fetch: Fetch
+    /// Told at once (before any page is read) when something about the run needs a person.
+    public var warn: @Sendable (String) -> Void = { _ in }
 
     public static let overlap: Int64 = 3_600_000
 
@@ -46,6 +49,16 @@ public struct OutcomePull: Sendable {
         public var restartedAfterExpiredToken = false
         /// Set when the cursor is older than Apple keeps history: outcomes in this span cannot be read any more.
         public var lostSpan: ClosedRange<Int64>?
+        /// Set when the newest decisions stored carry pseudonym keys and none is this run's: the secret differs.
+        public var keyMismatch: (ours: String, stored: [String])?
+
+        public static func == (lhs: Summary, rhs: Summary) -> Bool {
+            (lhs.startDate, lhs.endDate, lhs.pages, lhs.notifications, lhs.recorded, lhs.notAboutACustomer) ==
+                (rhs.startDate, rhs.endDate, rhs.pages, rhs.notifications, rhs.recorded, rhs.notAboutACustomer)
+                && lhs.refused == rhs.refused && lhs.restartedAfterExpiredToken == rhs.restartedAfterExpiredToken
+                && lhs.lostSpan == rhs.lostSpan && lhs.keyMismatch?.ours == rhs.keyMismatch?.ours
+                && lhs.keyMismatch?.stored == rhs.keyMismatch?.stored
+        }
     }
 
     public init(environment: Environment, verifier: NotificationVerifier, pseudonyms: PseudonymKey, recorder: EventRecorder,
@@ -59,6 +72,38 @@ public struct OutcomePull: Sendable {
     }
 
     var cursorKey: String { "events/v1/cursors/outcomes-pull/environment=\(environment.rawValue).json" }
+
+    /// How many days back from the window's end to look for the decisions serve stored.
+    static let decisionLookbackDays = 14
+
+    /// The pseudonym keys of the newest decisions stored for the environment — the newest three segments
+    /// of the latest day with any, within `decisionLookbackDays` of `time` — or nil when none are stored.
+    func storedDecisionKeys(near time: Int64) async throws -> Set<String>? {
+        let base = "events/v1/decisions/environment=\(environment.rawValue)/"
+        for daysBack in 0 ... Int64(Self.decisionLookbackDays) {
+            let (date, _) = EventTime.partition(time - daysBack * EventTime.day)
+            let segments = try await store.list(prefix: base + "date=\(date)/").filter { $0.hasSuffix(".ndjson") }
+            guard !segments.isEmpty else { continue }
+            var keys: Set<String> = []
+            for key in segments.sorted().suffix(3) {
+                guard let data = try await store.get(key) else { continue }
+                for line in data.split(separator: 0x0A) {
+                    guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                          object["customer"] is String, let keyId = object["keyId"] as? String else { continue }
+                    keys.insert(keyId)
+                }
+            }
+            if !keys.isEmpty { return keys }
+        }
+        return nil
+    }
+
+    static func keyMismatchText(ours: String, stored: [String]) -> String {
+        "this run's RETENTION_SYNC_PSEUDONYM_SECRET has key id \(ours), but the newest decisions serve stored carry "
+            + "\(stored.joined(separator: ", ")): with a different secret the outcomes recorded now never join a decision (results warns "
+            + "about them for as long as they are in its window); give the outcomes job the same secret as serve — unless the secret was just "
+            + "rotated on every replica, in which case this clears once serve records decisions under the new key"
+    }
 
     func readCursor() async throws -> Cursor? {
         guard let data = try await store.get(cursorKey) else { return nil }
@@ -78,11 +123,28 @@ public struct OutcomePull: Sendable {
         return (max(start, oldest), until, lost)
     }
 
-    public func run(since: Int64?, until: Int64) async throws -> Summary {
+    /// Reads and records the window. `untilGiven` says whether `until` came from the command line (a
+    /// window that starts after it is then the command line's mistake, exit 64) or is now.
+    public func run(since: Int64?, until: Int64, untilGiven: Bool = true) async throws -> Summary {
         let cursor = try await readCursor()
         let (start, end, lost) = window(since: since, until: until, cursor: cursor)
+        if start > end {
+            // Only the cursor can put the start there: `since` after `until` is refused before this.
+            if untilGiven {
+                throw CommandError("the window would start at \(EventTime.format(start)) (an hour before where the last run ended) but "
+                                   + "--until is \(EventTime.format(end)), earlier: give --since too to read an earlier window",
+                                   exitCode: .usage)
+            }
+            throw CommandError("the cursor \(store.location)/\(cursorKey) says the last run read up to \(EventTime.format(start + Self.overlap)), "
+                               + "later than now (\(EventTime.format(end))): an earlier run's --until lay in the future, or this machine's clock "
+                               + "is behind; give --since to choose the window (outcomes are de-duplicated), or move the cursor away")
+        }
         var summary = Summary(startDate: start, endDate: end)
         summary.lostSpan = lost
+        if let stored = try await storedDecisionKeys(near: end), !stored.contains(pseudonyms.keyId) {
+            summary.keyMismatch = (pseudonyms.keyId, stored.sorted())
+            warn(Self.keyMismatchText(ours: pseudonyms.keyId, stored: stored.sorted()))
+        }
         guard start < end else { return summary }
         let request = NotificationHistoryRequest(startDate: start, endDate: end)
         var token: String?

@@ -1,0 +1,128 @@
+import EventContract
+import Foundation
+
+extension ResultsReport.Checks {
+    /// How far an outcome may be dated after the run's clock before it counts as from the future:
+    /// Apple's `signedDate` and this machine's clock differ by seconds, not minutes.
+    public static let clockTolerance: Int64 = 5 * 60 * 1000
+
+    /// The checks' findings as warnings every format shows.
+    func warnings(into warnings: inout [String]) {
+        for key in outcomeKeysWithoutDecisions {
+            warnings.append("\(ResultsReport.count(key.outcomes)) outcome\(key.outcomes == 1 ? "" : "s") carry pseudonym key \(key.keyId), which no "
+                            + "decision in the window carries (decisions carry \(key.decisionKeyIds.joined(separator: ", "))): outcomes pull, or "
+                            + "the serve that received notifications, ran with a different RETENTION_SYNC_PSEUDONYM_SECRET than the serve that "
+                            + "recorded the decisions, so these outcomes never join a customer; give every serve replica and the outcomes job the same secret")
+        }
+        if outcomesAfterClock > 0 {
+            warnings.append("\(ResultsReport.count(outcomesAfterClock)) outcome\(outcomesAfterClock == 1 ? " is" : "s are") dated after this run's clock "
+                            + "(\(clock), by more than \(clockToleranceSeconds / 60) minutes): whatever stamped them runs on another clock — for "
+                            + "example an emulator whose clock was moved forward while serve stamps decisions with the real time; outcomes and "
+                            + "decisions from different clocks do not join correctly (--as-of does not fix it: stamp both with one clock)")
+        }
+        for key in outcomesBeforeFirstDecision {
+            warnings.append("pseudonym key \(key.keyId): all \(ResultsReport.count(key.outcomes)) outcomes in the window are dated before its first "
+                            + "decision (\(key.firstDecision); the last outcome is \(key.lastOutcome)): either nothing has recorded outcomes since "
+                            + "serve began (run outcomes pull, or send Apple's notifications to serve), or decisions and outcomes are stamped by "
+                            + "different clocks (an emulator's moved clock)")
+        }
+        if !armsWithoutExposures.isEmpty {
+            let arms = armsWithoutExposures.map { "\($0.flow)/\($0.rule) (\($0.splitGroup), \(ResultsReport.percentText($0.percent)))" }
+            warnings.append("configured split arm\(arms.count == 1 ? "" : "s") with no exposure in the window: \(arms.joined(separator: ", ")): "
+                            + "\(arms.count == 1 ? "it is" : "they are") not live (left out while content waits for App Review, not applied yet) "
+                            + "or an earlier rule answers \(arms.count == 1 ? "its" : "their") customers; see `retention-sync status`")
+        }
+        if !rulesNotConfigured.isEmpty {
+            let rules = rulesNotConfigured.map { "\($0.flow)/\($0.rule) (\(ResultsReport.count($0.exposed)) exposed)" }
+            warnings.append("exposures for rule\(rules.count == 1 ? "" : "s") the configuration (\(configuration ?? "")) does not have for this "
+                            + "environment: \(rules.joined(separator: ", ")): removed or renamed since, or the manifests read are not the ones served")
+        }
+    }
+}
+
+extension ResultsReport {
+    /// Revenue retained less discount given, per currency present in either.
+    static func net(_ revenue: [String: Int64], _ discount: [String: Int64]) -> [String: Int64] {
+        var net = revenue
+        for (currency, amount) in discount { net[currency, default: 0] -= amount }
+        return net
+    }
+
+    /// Per currency: the arm's net revenue per exposed customer minus the control's, in milliunits.
+    static func netPerExposedDifference(_ arm: Row, _ control: Row) -> [String: Double] {
+        guard arm.exposed > 0, control.exposed > 0 else { return [:] }
+        var result: [String: Double] = [:]
+        for currency in Set(arm.netRevenue.keys).union(control.netRevenue.keys) {
+            let armValue = Double(arm.netRevenue[currency] ?? 0) / Double(arm.exposed)
+            let controlValue = Double(control.netRevenue[currency] ?? 0) / Double(control.exposed)
+            result[currency] = rounded(armValue - controlValue)
+        }
+        return result
+    }
+
+    /// The sample-ratio check of one group against its configured arms, or nil when the configuration
+    /// does not name the group.
+    static func sampleRatioCheck(flow: String, group: String, arms: [Row], configured: [ResultsConfiguration.Rule]) -> SampleRatio? {
+        let configuredArms = configured.filter { $0.flow == flow && $0.splitGroup == group && $0.percent != nil }
+            .sorted { $0.rule < $1.rule }
+        guard !configuredArms.isEmpty else { return nil }
+        let exposedByRule = Dictionary(arms.map { ($0.rule, $0.exposed) }, uniquingKeysWith: +)
+        let observed = configuredArms.map { exposedByRule[$0.rule] ?? 0 }
+        var check = SampleRatio(configuredPercents: Dictionary(uniqueKeysWithValues: configuredArms.map { ($0.rule, $0.percent ?? 0) }),
+                                exposed: Dictionary(uniqueKeysWithValues: zip(configuredArms.map(\.rule), observed).map { ($0, $1) }),
+                                chiSquare: nil, degreesOfFreedom: nil, pValue: nil, threshold: SampleRatioTest.threshold, mismatch: false, note: nil)
+        if configuredArms.count < 2 {
+            check.note = "one arm configured in this environment: nothing to compare"
+        } else if Set(configuredArms.map(\.audience)).count > 1 {
+            check.note = "the arms match different customers (products, locales or window differ), so their exposures are not expected in "
+                + "the configured ratio; not tested"
+        } else if let outcome = SampleRatioTest.test(observed: observed, shares: configuredArms.map { $0.percent ?? 0 }) {
+            check.chiSquare = rounded(outcome.chiSquare)
+            check.degreesOfFreedom = outcome.degreesOfFreedom
+            check.pValue = outcome.pValue < 1e-12 ? 0 : (outcome.pValue * 1e12).rounded() / 1e12
+            check.mismatch = outcome.mismatch
+        } else {
+            check.note = "too few exposures to test (an arm expects fewer than \(Int(SampleRatioTest.minimumExpectedCount)))"
+        }
+        return check
+    }
+
+    static func pValueText(_ p: Double) -> String {
+        p < 0.000001 ? "p < 0.000001" : String(format: "p = %.6f", p)
+    }
+
+    /// `a 9,600 / b 10,400 against 50% / 50% configured`.
+    static func ratioText(_ check: SampleRatio) -> String {
+        let rules = check.configuredPercents.keys.sorted()
+        return rules.map { "\($0) \(count(check.exposed[$0] ?? 0))" }.joined(separator: " / ") + " against "
+            + rules.map { percentText(check.configuredPercents[$0] ?? 0) }.joined(separator: " / ") + " configured"
+    }
+
+    static func percentText(_ percent: Double) -> String {
+        percent == percent.rounded() ? "\(Int(percent))%" : String(format: "%.2f%%", percent)
+    }
+}
+
+extension SampleSizeEstimate {
+    /// The estimate is given only once the arm and the control each have this many customers with a
+    /// decided outcome. Below it the observed difference is mostly noise: at keep rates near 35% the
+    /// standard error of a difference between two arms of 100 is 6.7 points, more than the 2–10 points a
+    /// retention message moves, and the estimate (which grows as 1/difference²) swings by a factor of
+    /// ten from one day to the next.
+    public static let minimumDecidedPerArm = 100
+
+    /// Why there is no estimate for these arms yet, or nil when it can be given: each side needs
+    /// `minimumDecidedPerArm` decided customers and at least as many decided as pending — the first
+    /// customers to be decided are not a random sample (for "renewed": those whose period ended first,
+    /// or who let it lapse), so until most of an arm is decided its rate leans toward them.
+    public static func withheld(arm: (decided: Int, pending: Int), control: (decided: Int, pending: Int)) -> String? {
+        if arm.decided < minimumDecidedPerArm || control.decided < minimumDecidedPerArm {
+            return "too few decided customers for an estimate (\(ResultsReport.count(arm.decided)) and \(ResultsReport.count(control.decided)); "
+                + "it needs \(minimumDecidedPerArm) in each)"
+        }
+        if arm.decided < arm.pending || control.decided < control.pending {
+            return "most customers are still pending, and the first decided are not a fair sample; no estimate yet"
+        }
+        return nil
+    }
+}
