@@ -18,8 +18,8 @@ struct EmulatorCommand: ParsedCommand {
     static let defaultPort = 8089
     static let port = Option("--port", value: "N", of: Int.self, default: defaultPort, help: ["Port to listen on, 0 for a free one"])
     static let env = Option("--env", aliases: ["--environment"], value: "ENV", of: Environment.self,
-                            help: ["sandbox (default) or production (also --environment ENV): the environment",
-                                   "of admin routes without /sandbox/ or /production/, and of API calls naming none"])
+                            help: ["sandbox (default) or production (also --environment ENV): for admin",
+                                   "routes without /sandbox/ or /production/, and API calls naming none"])
     static let review = Option("--review", value: "auto|manual", choices: ReviewMode.allCases.map(\.rawValue), help: [
         "Production review: manual (default) keeps uploads PENDING until an",
         "admin call approves them; sandbox always approves at once",
