@@ -15,6 +15,8 @@ public struct ExitCode: Sendable, Hashable, CustomStringConvertible {
     public static let needsAttention = ExitCode(3)
     /// The command line itself was wrong.
     public static let usage = ExitCode(64)
+    /// `serve`: a place it was given cannot be used (an events folder it cannot write); EX_CONFIG.
+    public static let configuration = ExitCode(78)
 
     public var description: String { String(rawValue) }
 }

@@ -18,7 +18,11 @@ public final class Emulator: Sendable {
     private let persistence = Mutex(0)
 
     struct Core {
-        var stores: [Environment: Store] = [.sandbox: Store(), .production: Store()]
+        /// Each app's two stores, by bundle id, as Apple keeps apps apart by the token's `bid`. The
+        /// key "" holds the first app until a request names it (an emulator configured with no bundle id).
+        var apps: [String: [Environment: Store]] = ["": [.sandbox: Store(), .production: Store()]]
+        /// The app calls that name none act on: the configured `bundleId`, else the first that called.
+        var primary = ""
         var faults: FaultInjection
         var random: SeededGenerator
         /// API requests seen in both environments (for `haltAfterRequests`).
@@ -31,10 +35,33 @@ public final class Emulator: Sendable {
         /// Notifications simulated customers will produce once the clock reaches their dates.
         var scheduledNotifications: [ScheduledNotification] = []
 
+        /// The first app's store of `environment`.
         subscript(environment: Environment) -> Store {
-            get { stores[environment] ?? Store() }
-            set { stores[environment] = newValue }
+            get { self[primary, environment] }
+            set { self[primary, environment] = newValue }
         }
+
+        subscript(app: String, environment: Environment) -> Store {
+            get { apps[app]?[environment] ?? Store() }
+            set { apps[app, default: [:]][environment] = newValue }
+        }
+
+        /// The key of the app `bundleId` names (nil or empty: the first app), made when new: the
+        /// first app's unnamed stores take the first name given.
+        mutating func app(_ bundleId: String?) -> String {
+            guard let bundleId, !bundleId.isEmpty else { return primary }
+            if apps[bundleId] != nil { return bundleId }
+            if primary.isEmpty, let unnamed = apps.removeValue(forKey: "") {
+                apps[bundleId] = unnamed
+                primary = bundleId
+            } else {
+                apps[bundleId] = [.sandbox: Store(), .production: Store()]
+            }
+            return bundleId
+        }
+
+        /// Bundle ids of the apps, the first app first ("" for an unnamed first app).
+        var bundleIds: [String] { [primary] + apps.keys.filter { $0 != primary }.sorted() }
     }
 
     struct Store {
@@ -52,8 +79,23 @@ public final class Emulator: Sendable {
 
     public init(configuration: EmulatorConfiguration) {
         self.configuration = configuration
-        core = Mutex(Core(faults: configuration.faults, random: SeededGenerator(seed: configuration.faults.seed)))
+        var core = Core(faults: configuration.faults, random: SeededGenerator(seed: configuration.faults.seed))
+        for bundleId in configuration.knownBundleIds { _ = core.app(bundleId) }
+        self.core = Mutex(core)
     }
+
+    /// The apps the emulator holds, by bundle id, the first app first (an unnamed first app, of an
+    /// emulator that no request has reached yet, is left out).
+    public var bundleIds: [String] {
+        core.withLock { $0.bundleIds.filter { !$0.isEmpty } }
+    }
+
+    /// The header a `401` names the emulator's reason in (Apple's `401` has no body and no reason);
+    /// the client quotes it in its error.
+    public static let refusalHeader = "X-Emulator-Refusal"
+
+    /// The header every answer names the app (bundle id) it acted on in, when the emulator knows it.
+    public static let bundleIdHeader = "X-Emulator-Bundle-Id"
 
     /// An in-process transport: requests to Apple's production or sandbox hosts reach that
     /// environment's store; any other host whose path starts with `/inApps/v1/messaging` (or
@@ -88,29 +130,32 @@ public final class Emulator: Sendable {
 
     // MARK: Review and inspection
 
-    public func approveMessage(_ identifier: String, in environment: Environment) throws(EmulatorError) {
-        try review(message: identifier, to: .approved, in: environment)
+    // Each takes the app's bundle id; nil means the first app (see `EmulatorConfiguration.bundleId`).
+
+    public func approveMessage(_ identifier: String, in environment: Environment, bundleId: String? = nil) throws(EmulatorError) {
+        try review(message: identifier, to: .approved, in: environment, bundleId: bundleId)
     }
 
-    public func rejectMessage(_ identifier: String, in environment: Environment) throws(EmulatorError) {
-        try review(message: identifier, to: .rejected, in: environment)
+    public func rejectMessage(_ identifier: String, in environment: Environment, bundleId: String? = nil) throws(EmulatorError) {
+        try review(message: identifier, to: .rejected, in: environment, bundleId: bundleId)
     }
 
-    public func approveImage(_ identifier: String, in environment: Environment) throws(EmulatorError) {
-        try review(image: identifier, to: .approved, in: environment)
+    public func approveImage(_ identifier: String, in environment: Environment, bundleId: String? = nil) throws(EmulatorError) {
+        try review(image: identifier, to: .approved, in: environment, bundleId: bundleId)
     }
 
-    public func rejectImage(_ identifier: String, in environment: Environment) throws(EmulatorError) {
-        try review(image: identifier, to: .rejected, in: environment)
+    public func rejectImage(_ identifier: String, in environment: Environment, bundleId: String? = nil) throws(EmulatorError) {
+        try review(image: identifier, to: .rejected, in: environment, bundleId: bundleId)
     }
 
     /// Approves every `PENDING` message and image.
-    public func approveAllPending(in environment: Environment) {
+    public func approveAllPending(in environment: Environment, bundleId: String? = nil) {
         core.withLock { core in
-            var state = core[environment].state
+            let app = core.app(bundleId)
+            var state = core[app, environment].state
             for (id, message) in state.messages where message.state == .pending { state.messages[id]?.state = .approved }
             for (id, image) in state.images where image.state == .pending { state.images[id]?.state = .approved }
-            core[environment].state = state
+            core[app, environment].state = state
         }
         persist()
     }
@@ -123,38 +168,58 @@ public final class Emulator: Sendable {
         }
     }
 
-    /// API requests the emulator saw in `environment` (admin calls excluded), faulted ones included.
+    /// API requests the emulator saw in `environment` (admin calls excluded), faulted ones included,
+    /// for every app.
     public func requestCount(in environment: Environment) -> Int {
-        core.withLock { $0[environment].requests }
+        core.withLock { core in core.apps.values.reduce(0) { $0 + ($1[environment]?.requests ?? 0) } }
     }
 
-    public func state(of environment: Environment) -> EmulatorState {
-        core.withLock { $0[environment].state }
+    /// An app's state in `environment` (nil: the first app); empty for an app the emulator does not hold.
+    public func state(of environment: Environment, bundleId: String? = nil) -> EmulatorState {
+        core.withLock { core in core[bundleId.flatMap { $0.isEmpty ? nil : $0 } ?? core.primary, environment].state }
     }
 
-    /// Replaces an environment's state (for tests that start from a given remote state).
-    public func restore(_ state: EmulatorState, in environment: Environment) {
-        core.withLock { $0[environment].state = state }
+    /// Replaces an app's state in `environment` (for tests that start from a given remote state).
+    public func restore(_ state: EmulatorState, in environment: Environment, bundleId: String? = nil) {
+        core.withLock { core in core[core.app(bundleId), environment].state = state }
         persist()
     }
 
-    /// Both environments, as `--state FILE` keeps them.
+    /// Every app's environments, as `--state FILE` keeps them.
     public var stateFile: EmulatorStateFile {
-        core.withLock { EmulatorStateFile(sandbox: $0[.sandbox].state, production: $0[.production].state) }
+        core.withLock { core in
+            var file = EmulatorStateFile(sandbox: core[.sandbox].state, production: core[.production].state)
+            file.bundleId = core.primary.isEmpty ? nil : core.primary
+            for app in core.bundleIds where app != core.primary && !app.isEmpty {
+                file.otherApps[app] = EmulatorAppState(sandbox: core[app, .sandbox].state, production: core[app, .production].state)
+            }
+            return file
+        }
     }
 
-    /// Loads both environments from a file written by `save(to:)`.
+    /// Loads every app's environments from a file written by `save(to:)`.
     public func load(from url: URL) throws(EmulatorError) {
         let file = try EmulatorStateFile.read(from: url)
-        var sandbox = file.sandbox
         // A run that was PENDING when the last process stopped will never finish: it failed.
-        for (id, status) in sandbox.performanceTests where status == .pending {
-            sandbox.performanceTests[id] = .fail
-            sandbox.performanceTestResults[id]?.result = .fail
+        func settled(_ state: EmulatorState) -> EmulatorState {
+            var sandbox = state
+            for (id, status) in sandbox.performanceTests where status == .pending {
+                sandbox.performanceTests[id] = .fail
+                sandbox.performanceTestResults[id]?.result = .fail
+            }
+            return sandbox
         }
         core.withLock { core in
-            core[.sandbox].state = sandbox
-            core[.production].state = file.production
+            // The file's first app is this emulator's first app when it names none or the same one;
+            // otherwise (another --bundle-id now) it is kept as one more app.
+            let first = file.bundleId.map { core.app($0) } ?? core.primary
+            core[first, .sandbox].state = settled(file.sandbox)
+            core[first, .production].state = file.production
+            for (bundleId, app) in file.otherApps {
+                let key = core.app(bundleId)
+                core[key, .sandbox].state = settled(app.sandbox)
+                core[key, .production].state = app.production
+            }
         }
     }
 
@@ -162,24 +227,35 @@ public final class Emulator: Sendable {
         try persistence.withLock { _ throws(EmulatorError) in try stateFile.write(to: url) }
     }
 
-    private func review(message identifier: String, to newState: MessageState, in environment: Environment) throws(EmulatorError) {
-        let found = core.withLock { core -> Bool in
-            guard core[environment].state.messages[identifier] != nil else { return false }
-            core[environment].state.messages[identifier]?.state = newState
-            return true
+    private func review(message identifier: String, to newState: MessageState, in environment: Environment,
+                        bundleId: String?) throws(EmulatorError) {
+        let found = core.withLock { core -> String? in
+            let app = bundleId ?? core.primary
+            guard core[app, environment].state.messages[identifier] != nil else { return nil }
+            core[app, environment].state.messages[identifier]?.state = newState
+            return app
         }
-        guard found else { throw .notFound("no message \(identifier) in \(environment.rawValue)") }
+        guard found != nil else { throw .notFound("no message \(identifier) in \(place(environment, bundleId))") }
         persist()
     }
 
-    private func review(image identifier: String, to newState: ImageState, in environment: Environment) throws(EmulatorError) {
-        let found = core.withLock { core -> Bool in
-            guard core[environment].state.images[identifier] != nil else { return false }
-            core[environment].state.images[identifier]?.state = newState
-            return true
+    private func review(image identifier: String, to newState: ImageState, in environment: Environment,
+                        bundleId: String?) throws(EmulatorError) {
+        let found = core.withLock { core -> String? in
+            let app = bundleId ?? core.primary
+            guard core[app, environment].state.images[identifier] != nil else { return nil }
+            core[app, environment].state.images[identifier]?.state = newState
+            return app
         }
-        guard found else { throw .notFound("no image \(identifier) in \(environment.rawValue)") }
+        guard found != nil else { throw .notFound("no image \(identifier) in \(place(environment, bundleId))") }
         persist()
+    }
+
+    /// `production`, or `production of com.example.app` once the emulator holds more than one app.
+    func place(_ environment: Environment, _ bundleId: String?) -> String {
+        let (apps, primary) = core.withLock { ($0.apps.count, $0.primary) }
+        let app = bundleId ?? primary
+        return apps > 1 && !app.isEmpty ? "\(environment.rawValue) of \(app)" : environment.rawValue
     }
 
     /// Writes the state file when one is configured. A failure is logged, not fatal: the
@@ -236,11 +312,18 @@ public final class Emulator: Sendable {
         }
         let now = configuration.clock.now()
         // Token checks are pure and the slowest step, so they run outside the lock.
-        let result: RouteResult
-        if let reason = authenticationFailure(parsed.authorization, now: now) {
-            result = RouteResult(response: HTTPResponse(status: 401), note: reason)
-        } else {
-            result = core.withLock { core in route(parsed, environment: environment, core: &core, now: now) }
+        var result: RouteResult
+        switch authenticate(parsed.authorization, now: now) {
+        case .refused(let reason):
+            // No body, as Apple answers; the reason goes in a header of the emulator's own, for the client to quote.
+            result = RouteResult(response: HTTPResponse(status: 401, headers: [(name: Self.refusalHeader, value: reason)]), note: reason)
+        case .accepted(let bundleId):
+            result = core.withLock { core in
+                let app = core.app(bundleId)
+                var result = route(parsed, app: app, environment: environment, core: &core, now: now)
+                result.response.headers.append((name: Self.bundleIdHeader, value: app))
+                return result
+            }
         }
         if result.mutated { persist() }
         if let job = result.performanceTest { launch(job) }

@@ -14,8 +14,13 @@ public struct EmulatorConfiguration: Sendable {
     public var keyId: String?
     /// When set, the token's `iss` must match (else 401).
     public var issuerId: String?
-    /// When set, the token's `bid` must match (else 401).
+    /// The emulator's first app. When set, the token's `bid` must be it or one of
+    /// `additionalBundleIds` (else 401, as Apple answers a key for an app it does not know); when nil,
+    /// every bundle id is an app of its own, made at its first request. Calls that name no app
+    /// (admin routes without `?bundleId=`, `state(of:)`) act on the first app.
     public var bundleId: String?
+    /// More apps the emulator knows besides `bundleId` (only read when `bundleId` is set).
+    public var additionalBundleIds: [String] = []
     /// Sandbox approves every upload at once; production waits for an admin call unless `.auto`.
     public var productionReview: ReviewMode
     public var rateLimit: RateLimitMode
@@ -88,6 +93,19 @@ public struct EmulatorConfiguration: Sendable {
     /// largest valid PNG (3840 × 2160, 16-bit RGB, stored without compression) is about 50 MB, so
     /// no valid image reaches this.
     public static let maxBodySize = 64 * 1024 * 1024
+
+    /// The apps the emulator knows, the first one first; empty when it takes every bundle id.
+    public var knownBundleIds: [String] {
+        guard let bundleId, !bundleId.isEmpty else { return [] }
+        var seen: Set<String> = [bundleId]
+        return [bundleId] + additionalBundleIds.filter { !$0.isEmpty && seen.insert($0).inserted }
+    }
+
+    /// Whether requests for `bundleId` are served: a known app, or any app when none is configured.
+    public func accepts(bundleId: String) -> Bool {
+        let known = knownBundleIds
+        return known.isEmpty || known.contains(bundleId)
+    }
 }
 
 /// Whether production uploads wait for review (`manual`, Apple's behaviour) or are approved at once.

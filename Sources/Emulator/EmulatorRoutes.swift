@@ -21,16 +21,16 @@ enum EmulatorErrorCode {
 
 extension Emulator {
     /// Answers an authenticated API request: rate limit, then the route. Runs under the core's lock.
-    func route(_ request: ParsedRequest, environment: Environment, core: inout Core, now: Double) -> RouteResult {
+    func route(_ request: ParsedRequest, app: String, environment: Environment, core: inout Core, now: Double) -> RouteResult {
         guard request.isAPI else { return RouteResult(response: HTTPResponse(status: 404), note: "not an API path") }
-        if request.isNotificationHistory { return notificationHistoryRoute(request, environment: environment, core: &core, now: now) }
+        if request.isNotificationHistory { return notificationHistoryRoute(request, app: app, environment: environment, core: &core, now: now) }
 
         let endpointClass: EndpointClass = request.method == "PUT" && request.segments.first == "default" ? .configureDefault : .other
         if let perHour = configuration.rateLimit.perHour(endpointClass, in: environment), perHour > 0 {
-            var bucket = core[environment].buckets[endpointClass]
+            var bucket = core[app, environment].buckets[endpointClass]
                 ?? TokenBucket(capacity: Double(perHour), rate: Double(perHour) / 3600, now: now)
             let wait = bucket.take(now: now)
-            core[environment].buckets[endpointClass] = bucket
+            core[app, environment].buckets[endpointClass] = bucket
             if let wait {
                 let retryAfter = Int64(((now + wait) * 1000).rounded(.up))
                 var response = Responses.error(429, AppleErrorCode.rateLimitExceeded, "Rate limit exceeded.")
@@ -39,13 +39,57 @@ extension Emulator {
             }
         }
 
-        let sandboxTestPassed = core[.sandbox].state.performanceTestPassed
+        let sandboxTestPassed = core[app, .sandbox].state.performanceTestPassed
         // In place: a copy of the state would make every upload copy all stored messages.
-        return apiRoute(request, environment: environment, store: &core.stores[environment, default: Store()].state,
-                        sandboxTestPassed: sandboxTestPassed)
+        var result = apiRoute(request, environment: environment,
+                              store: &core.apps[app, default: [:]][environment, default: Store()].state,
+                              sandboxTestPassed: sandboxTestPassed)
+        result.performanceTest?.app = app
+        return result
     }
 
-    /// Checks the bearer token as Apple does; returns why it is refused, or nil.
+    /// What the token check decided: the app (bundle id) the request is for, or why it is refused.
+    enum Authentication {
+        case accepted(bundleId: String)
+        case refused(String)
+    }
+
+    /// Checks the bearer token as Apple does.
+    func authenticate(_ authorization: String?, now: Double) -> Authentication {
+        switch authenticationCheck(authorization, now: now) {
+        case .success(let bundleId): .accepted(bundleId: bundleId)
+        case .failure(let refusal): .refused(refusal.reason)
+        }
+    }
+
+    struct Refusal: Error {
+        var reason: String
+    }
+
+    private func authenticationCheck(_ authorization: String?, now: Double) -> Result<String, Refusal> {
+        func failure(_ reason: String) -> Result<String, Refusal> { .failure(Refusal(reason: reason)) }
+        if let reason = authenticationFailure(authorization, now: now) { return failure(reason) }
+        guard let bid = Self.bundleId(of: authorization) else { return failure("bid missing") }
+        guard configuration.accepts(bundleId: bid) else {
+            let known = configuration.knownBundleIds
+            return failure("the token's bundle id (bid) \(bid) is not an app of this emulator, which serves "
+                           + known.joined(separator: ", ") + "; give the emulator --bundle-id "
+                           + (known + [bid]).joined(separator: ",") + ", or none so that it keeps every app apart")
+        }
+        return .success(bid)
+    }
+
+    /// The `bid` claim of a token that was already verified.
+    private static func bundleId(of authorization: String?) -> String? {
+        struct Claims: Decodable { var bid: String? }
+        guard let authorization, authorization.hasPrefix("Bearer "),
+              let jws = try? JWS.decode(String(authorization.dropFirst("Bearer ".count))),
+              let claims = try? JSONDecoder().decode(Claims.self, from: Data(jws.payloadJSON)),
+              let bid = claims.bid, !bid.isEmpty else { return nil }
+        return bid
+    }
+
+    /// Checks the bearer token as Apple does, the app aside; returns why it is refused, or nil.
     func authenticationFailure(_ authorization: String?, now: Double) -> String? {
         guard let authorization, authorization.hasPrefix("Bearer ") else { return "no bearer token" }
         let token = String(authorization.dropFirst("Bearer ".count))
@@ -76,7 +120,6 @@ extension Emulator {
         guard let iss = claims.iss, !iss.isEmpty else { return "iss missing" }
         if let issuerId = configuration.issuerId, iss != issuerId { return "iss does not match the emulator's issuer id" }
         guard let bid = claims.bid, !bid.isEmpty else { return "bid missing" }
-        if let bundleId = configuration.bundleId, bid != bundleId { return "bid does not match the app" }
         return nil
     }
 
@@ -301,24 +344,49 @@ extension Emulator {
 
     // MARK: Admin
 
+    /// The app an admin call names with `?bundleId=` (nil: the first app), or the answer refusing an
+    /// app this emulator does not serve.
+    func adminApp(_ request: ParsedRequest) -> Result<String?, AdminRefusal> {
+        guard let requested = request.query["bundleId"], !requested.isEmpty else { return .success(nil) }
+        guard configuration.accepts(bundleId: requested) else {
+            return .failure(AdminRefusal(response: Responses.json(
+                ["error": "no app \(requested) in this emulator: it serves \(configuration.knownBundleIds.joined(separator: ", ")) (--bundle-id)"],
+                status: 404)))
+        }
+        return .success(requested)
+    }
+
+    struct AdminRefusal: Error {
+        var response: HTTPResponse
+    }
+
     func admin(_ request: ParsedRequest, environment: Environment) -> HTTPResponse {
         let segments = Array(request.segments.dropFirst())
         let line = "\(environment.rawValue) admin \(request.method) \(request.rawPath)"
-        let response: HTTPResponse
+        var response: HTTPResponse
+        let app: String?
+        switch adminApp(request) {
+        case .success(let named): app = named
+        case .failure(let refusal):
+            log("\(line) → \(refusal.response.status)")
+            return refusal.response
+        }
         switch (request.method, segments.count) {
         case ("GET", 1) where segments[0] == "state":
-            response = Responses.json(state(of: environment), pretty: true)
+            response = Responses.json(state(of: environment, bundleId: app), pretty: true)
+        case ("GET", 1) where segments[0] == "apps":
+            response = Responses.json(["bundleIds": bundleIds], pretty: true)
         case ("POST", 1) where segments[0] == "approve-all":
-            approveAllPending(in: environment)
-            response = Responses.json(state(of: environment), pretty: true)
+            approveAllPending(in: environment, bundleId: app)
+            response = Responses.json(state(of: environment, bundleId: app), pretty: true)
         case ("POST", 3) where (segments[0] == "messages" || segments[0] == "images") && (segments[2] == "approve" || segments[2] == "reject"):
             let id = segments[1]
             do {
                 switch (segments[0], segments[2]) {
-                case ("messages", "approve"): try approveMessage(id, in: environment)
-                case ("messages", _): try rejectMessage(id, in: environment)
-                case (_, "approve"): try approveImage(id, in: environment)
-                default: try rejectImage(id, in: environment)
+                case ("messages", "approve"): try approveMessage(id, in: environment, bundleId: app)
+                case ("messages", _): try rejectMessage(id, in: environment, bundleId: app)
+                case (_, "approve"): try approveImage(id, in: environment, bundleId: app)
+                default: try rejectImage(id, in: environment, bundleId: app)
                 }
                 response = Responses.json(["identifier": id, "state": segments[2] == "approve" ? "APPROVED" : "REJECTED"])
             } catch {
@@ -337,10 +405,10 @@ extension Emulator {
                                           status: 400)
                 break
             }
-            registerTestTransaction(transaction)
+            registerTestTransaction(transaction, bundleId: app)
             response = Responses.json(transaction)
         case ("GET", 1) where segments[0] == "transactions":
-            response = Responses.json(state(of: .sandbox).testTransactions.values.sorted { $0.originalTransactionId < $1.originalTransactionId },
+            response = Responses.json(state(of: .sandbox, bundleId: app).testTransactions.values.sorted { $0.originalTransactionId < $1.originalTransactionId },
                                       pretty: true)
         case ("PUT", 1) where segments[0] == "realtime-url":
             // Apple's PUT /realtime/url takes https:// only; this admin route also takes http:// on loopback (tests, demo).
@@ -353,12 +421,14 @@ extension Emulator {
                 response = Responses.json(["error": problem], status: 400)
                 break
             }
-            core.withLock { $0[environment].state.realtimeURL = body.realtimeURL }
+            core.withLock { core in core[core.app(app), environment].state.realtimeURL = body.realtimeURL }
             persist()
             response = Responses.json(RealtimeUrlResponse(realtimeURL: body.realtimeURL))
         default:
             response = Responses.json(["error": "unknown admin route; see 'retention-sync emulator --help'"], status: 404)
         }
+        let named = app ?? core.withLock { $0.primary }
+        if !named.isEmpty { response.headers.append((name: Self.bundleIdHeader, value: named)) }
         log("\(line) → \(response.status)")
         return response
     }

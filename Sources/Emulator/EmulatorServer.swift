@@ -4,9 +4,11 @@ import HTTPServer
 import RetentionMessaging
 public import RetentionMessagingModels
 
-/// The loopback HTTP/1.1 face of an `Emulator`: `environment` at `/inApps/v1/messaging`, either
-/// environment under `/sandbox/…` or `/production/…` (one process shares a sandbox pass with
-/// production), admin routes under `/emulator/`, and `POST /emulator/shutdown` to ask the owner to stop.
+/// The loopback HTTP/1.1 face of an `Emulator`: at `/inApps/v1/messaging` the environment the
+/// client names in `X-Retention-Sync-Environment` (what `RetentionMessagingClient` sends to any
+/// endpoint but Apple's), else `environment`; either environment under `/sandbox/…` or
+/// `/production/…` (one process shares a sandbox pass with production), admin routes under
+/// `/emulator/`, and `POST /emulator/shutdown` to ask the owner to stop.
 public final class EmulatorServer: Sendable {
     public let emulator: Emulator
     public let environment: Environment
@@ -27,8 +29,10 @@ public final class EmulatorServer: Sendable {
                                     body: Data(#"{"stopping":true}"#.utf8))
             }
             var target = request.target.hasPrefix("/") ? request.target : "/" + request.target
-            var chosen = environment
-            // `/sandbox/…` and `/production/…` reach that environment, so one process serves both.
+            // The client names its environment in a header (`--env`), so one base URL serves both;
+            // `/sandbox/…` and `/production/…` reach that environment whatever the header says.
+            var chosen = request.header(RetentionMessagingClient.environmentRequestHeader)
+                .flatMap { Environment(rawValue: $0.trimmingCharacters(in: .whitespaces).lowercased()) } ?? environment
             for other in Environment.allCases where target.hasPrefix("/\(other.rawValue)/") {
                 chosen = other
                 target.removeFirst(other.rawValue.count + 1)

@@ -170,16 +170,57 @@ public struct DefaultKey: Sendable, Hashable, Codable, Comparable {
     }
 }
 
-/// What `--state FILE` holds: both environments.
-public struct EmulatorStateFile: Sendable, Hashable, Codable {
-    public var formatVersion: Int
+/// One app's two environments.
+public struct EmulatorAppState: Sendable, Hashable, Codable {
     public var sandbox: EmulatorState
     public var production: EmulatorState
 
     public init(sandbox: EmulatorState, production: EmulatorState) {
-        formatVersion = 1
         self.sandbox = sandbox
         self.production = production
+    }
+}
+
+/// What `--state FILE` holds: the first app's two environments (`sandbox`, `production`, and its
+/// `bundleId` once known), and every other app's under `otherApps`, by bundle id. A file of an
+/// emulator that held one app reads as before.
+public struct EmulatorStateFile: Sendable, Hashable, Codable {
+    public var formatVersion: Int
+    /// The first app's bundle id; nil until a request named it.
+    public var bundleId: String?
+    public var sandbox: EmulatorState
+    public var production: EmulatorState
+    public var otherApps: [String: EmulatorAppState]
+
+    public init(sandbox: EmulatorState, production: EmulatorState, bundleId: String? = nil, otherApps: [String: EmulatorAppState] = [:]) {
+        formatVersion = 1
+        self.bundleId = bundleId
+        self.sandbox = sandbox
+        self.production = production
+        self.otherApps = otherApps
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case formatVersion, bundleId, sandbox, production, otherApps
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        formatVersion = try container.decode(Int.self, forKey: .formatVersion)
+        bundleId = try container.decodeIfPresent(String.self, forKey: .bundleId)
+        sandbox = try container.decode(EmulatorState.self, forKey: .sandbox)
+        production = try container.decode(EmulatorState.self, forKey: .production)
+        otherApps = try container.decodeIfPresent([String: EmulatorAppState].self, forKey: .otherApps) ?? [:]
+    }
+
+    /// `bundleId` and `otherApps` are written only when there is something, so a one-app file stays as it was.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(formatVersion, forKey: .formatVersion)
+        try container.encodeIfPresent(bundleId, forKey: .bundleId)
+        try container.encode(sandbox, forKey: .sandbox)
+        try container.encode(production, forKey: .production)
+        if !otherApps.isEmpty { try container.encode(otherApps, forKey: .otherApps) }
     }
 
     /// Reads a state file written by `write(to:)`.

@@ -58,6 +58,11 @@ public final class EventRecorder: Sendable {
         public var queued = 0
         public var spooledSegments = 0
         public var spooledBytes: Int64 = 0
+        /// Why the store refused the last segment, while it does; nil once it takes one again (or
+        /// before it was tried). The recorder is degraded while this is set: events wait in the spool.
+        public var storeProblem: String?
+        /// When the store began refusing (the first failure of the current outage).
+        public var storeFailingSince: Date?
     }
 
     public let sink: any EventSink
@@ -288,7 +293,11 @@ public final class EventRecorder: Sendable {
         do {
             try sink.put(segment.path, segment.bytes)
         } catch {
-            counters.withLock { $0.storeFailures += 1 }
+            counters.withLock {
+                $0.storeFailures += 1
+                $0.storeProblem = error.description
+                if $0.storeFailingSince == nil { $0.storeFailingSince = Date() }
+            }
             if !outage {
                 outage = true
                 onNotice("cannot store events at \(sink.location) (\(error.description)); they wait in the spool \(settings.spool.path) and are stored when it answers again")
@@ -298,6 +307,8 @@ public final class EventRecorder: Sendable {
         counters.withLock {
             $0.stored[segment.stream.rawValue, default: 0] += segment.lines
             $0.storedSegments += 1
+            $0.storeProblem = nil
+            $0.storeFailingSince = nil
         }
         return true
     }
@@ -362,6 +373,13 @@ public final class EventRecorder: Sendable {
 }
 
 extension EventRecorder.Counters {
+    /// Why the recorder is degraded, for `/readyz`; nil while the store takes what it is given.
+    public func degradation(store location: String, spool: URL) -> String? {
+        guard let storeProblem else { return nil }
+        return "events: the event store \(location) refuses segments (\(storeProblem)); \(spooledSegments) segment(s) "
+            + "(\(spooledBytes) bytes) wait in the spool \(spool.path) and are stored when it takes them again"
+    }
+
     /// One line for a person: what was recorded, stored, dropped (and why) and left in the spool.
     public var summary: String {
         let recorded = self.recorded.values.reduce(0, +)

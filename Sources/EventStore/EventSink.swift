@@ -55,7 +55,7 @@ enum AtomicFile {
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {
-            throw Failure(description: "cannot create the folder (\(error.localizedDescription))")
+            throw Failure(description: "cannot create the folder \(folder.path): \(WriteProblem.reason(writing: url, error: error))")
         }
         let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(UInt32.random(in: 0 ... .max)).tmp")
         let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL, 0o644)

@@ -133,6 +133,13 @@ public final class RealtimeService: Sendable {
     /// True when every endpoint has a snapshot and can sign what it may need to.
     public var isReady: Bool { readiness.isEmpty }
 
+    /// What works only in part while the service answers: the event recorder when its store
+    /// refuses segments (events then wait in the spool). `/readyz` stays 200 and lists them.
+    public var degradations: [String] {
+        guard let recorder = recording?.recorder else { return [] }
+        return recorder.snapshot.degradation(store: recorder.sink.location, spool: recorder.settings.spool).map { [$0] } ?? []
+    }
+
     /// Why the service is not ready, one line per endpoint; empty when it is.
     public var readiness: [String] {
         ordered.compactMap { state in
@@ -166,7 +173,10 @@ public final class RealtimeService: Sendable {
         case Self.readinessPath:
             guard isRead else { return HTTPResponse(status: 405, headers: [("Allow", "GET, HEAD")]) }
             let reasons = readiness
-            return reasons.isEmpty ? text(200, "ready\n") : text(503, "not ready:\n" + reasons.map { "  \($0)\n" }.joined())
+            // Customers are still answered while the recorder is degraded, so readiness holds; the body says what is wrong.
+            let found = degradations
+            let degraded = found.isEmpty ? "" : "degraded:\n" + found.map { "  \($0)\n" }.joined()
+            return reasons.isEmpty ? text(200, "ready\n" + degraded) : text(503, "not ready:\n" + reasons.map { "  \($0)\n" }.joined() + degraded)
         case Self.metricsPath:
             guard isRead else { return HTTPResponse(status: 405, headers: [("Allow", "GET, HEAD")]) }
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],

@@ -6,6 +6,9 @@ public enum RetentionMessagingError: Error, Sendable, Equatable, CustomStringCon
     /// Apple (or the emulator) answered with an error status; `errorCode`/`errorMessage` come from
     /// the JSON error body when there is one. Unknown codes are kept as they came.
     case api(status: Int, errorCode: Int?, errorMessage: String?)
+    /// 401: the token was refused. `bundleId` is the app the token was for (its `bid`); `refusal` is
+    /// the emulator's reason when it gave one (Apple's 401 has no body and no reason).
+    case unauthorized(bundleId: String?, refusal: String?)
     /// Apple answered 404 without an `errorCode` on an endpoint whose page documents that answer as
     /// "this developer account has no access to the Retention Messaging API": a setup problem, not a
     /// missing resource. `endpoint` is the path that answered (`PUT /realtime/url`).
@@ -27,6 +30,7 @@ public enum RetentionMessagingError: Error, Sendable, Equatable, CustomStringCon
     public var status: Int? {
         switch self {
         case .api(let status, _, _): status
+        case .unauthorized: 401
         case .noAPIAccess: 404
         default: nil
         }
@@ -48,8 +52,10 @@ public enum RetentionMessagingError: Error, Sendable, Equatable, CustomStringCon
 
     /// Apple refused the token (401): see `description` for the likely causes.
     public var isUnauthorized: Bool {
-        if case .api(401, _, _) = self { return true }
-        return false
+        switch self {
+        case .api(401, _, _), .unauthorized: return true
+        default: return false
+        }
     }
 
     /// The account lacks API access (404 without `errorCode` on the realtime-URL or performance-test endpoints).
@@ -66,17 +72,28 @@ public enum RetentionMessagingError: Error, Sendable, Equatable, CustomStringCon
     """
 
     /// The causes of a 401, most likely first.
-    public static let unauthorizedCauses = """
-    likely causes, most likely first: (1) the key is an App Store Connect API key, not an In-App Purchase key \
-    (App Store Connect → Users and Access → Integrations → In-App Purchase); (2) the key id (\(Credentials.keyIdVariable)) \
-    or the issuer id (\(Credentials.issuerIdVariable)) does not belong to that key; (3) this machine's clock is more than \
-    a minute off (check NTP)
-    """
+    public static let unauthorizedCauses = unauthorizedCauses(bundleId: nil)
+
+    /// The causes of a 401, most likely first, naming the app the token was for.
+    public static func unauthorizedCauses(bundleId: String?) -> String {
+        let app = bundleId.map { "the bundle id \($0) (the App's bundleId, sent as the token's bid)" } ?? "the App's bundle id (the token's bid)"
+        return """
+        likely causes, most likely first: (1) the key is an App Store Connect API key, not an In-App Purchase key \
+        (App Store Connect → Users and Access → Integrations → In-App Purchase); (2) the key id (\(Credentials.keyIdVariable)) \
+        or the issuer id (\(Credentials.issuerIdVariable)) does not belong to that key; (3) \(app) is not an app of that \
+        developer account (check the manifest's bundleId); (4) this machine's clock is more than a minute off (check NTP)
+        """
+    }
 
     public var description: String {
         switch self {
         case .api(401, _, _):
             "HTTP 401: Apple refused the request's token; " + Self.unauthorizedCauses
+        case .unauthorized(let bundleId, let refusal?):
+            "HTTP 401: the emulator refused the request's token" + (bundleId.map { " for \($0)" } ?? "") + ": " + refusal
+        case .unauthorized(let bundleId, nil):
+            "HTTP 401: Apple refused the request's token" + (bundleId.map { " for \($0)" } ?? "") + "; "
+                + Self.unauthorizedCauses(bundleId: bundleId)
         case .api(let status, let code, let message):
             // Apple's messages end with a period; callers add their own punctuation after this text.
             "HTTP \(status)" + (code.map { " errorCode \($0)" } ?? "") + (message.map { ": \(Self.withoutFinalPeriod($0))" } ?? "")

@@ -39,7 +39,7 @@ public struct FolderObjectStore: ObjectStore {
                     .write(to: url, options: .atomic)
             }
         } catch {
-            throw StateStoreError(.unreachable, store: url.path, "cannot be written (\(error.localizedDescription))")
+            throw StateStoreError(.unreachable, store: url.path, "cannot be written: \(WriteProblem.reason(writing: url, error: error))")
         }
     }
 

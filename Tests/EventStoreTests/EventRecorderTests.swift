@@ -3,6 +3,7 @@ import EventContract
 import Experiments
 import Foundation
 import TestSupport
+import StateStore
 import Synchronization
 import Testing
 
@@ -202,3 +203,24 @@ func waitUntil(_ condition: () -> Bool) throws {
 }
 
 struct WaitTimedOut: Error {}
+
+@Suite("The event store's own words")
+struct EventStoreWordingTests {
+    @Test("a folder store under a regular file says which path is a file and what to do, never Foundation's error 512")
+    func folderUnderAFile() async throws {
+        let base = try temporaryFolder("event-store-wording")
+        defer { try? FileManager.default.removeItem(at: base) }
+        try Data("x".utf8).write(to: base.appendingPathComponent("file"))
+        let sink = ObjectStoreEventSink(store: FolderObjectStore(root: base.appendingPathComponent("file/events")))
+        var said = ""
+        do {
+            try sink.put("events/v1/decisions/segment.ndjson", Array("{}\n".utf8))
+            Issue.record("a segment was written under a regular file")
+        } catch {
+            said = error.description
+        }
+        #expect(said.contains("\(base.appendingPathComponent("file").standardizedFileURL.path) is a file, not a folder"), "\(said)")
+        #expect(said.contains("choose a location"), "\(said)")
+        #expect(!said.contains("NSCocoaErrorDomain") && !said.contains("The operation could not be completed"), "\(said)")
+    }
+}

@@ -118,6 +118,63 @@ struct DecisionRecordingTests {
         #expect(metrics.contains(#"retention_sync_events_recorded_total{stream="decisions"} 41"#))
     }
 
+    @Test("when the events folder stops taking segments after start, /readyz and /metrics show a degraded recorder, in the tool's words, until it takes them again")
+    func degradedRecorder() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("degraded-\(UUID().uuidString)")
+        let events = folder.appendingPathComponent("events-root")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: events, withIntermediateDirectories: true)
+        let notices = Locked<[String]>()
+        let recorder = EventRecorder(sink: FolderEventSink(root: events),
+                                     settings: .init(writerId: "serve-test", spool: folder.appendingPathComponent("spool"), flushInterval: 0.05),
+                                     onNotice: { notices.append($0) })
+        recorder.start()
+        let recording = RealtimeService.Recording(recorder: recorder, pseudonyms: try PseudonymKey(secret: Self.secret))
+        let running = try RunningService(snapshot: try splitSnapshot(), recording: recording)
+        defer { recorder.close() }
+        func readiness() async throws -> (status: Int, body: String) {
+            let answer = try await running.get("/readyz")
+            return (answer.status, String(decoding: answer.body, as: UTF8.self))
+        }
+        func metrics() async throws -> String { String(decoding: try await running.get("/metrics").body, as: UTF8.self) }
+        /// Polls until `condition` holds, for at most 10 seconds (the recorder flushes every 50 ms).
+        func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while ContinuousClock.now < deadline {
+                if try await condition() { return true }
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+            return try await condition()
+        }
+
+        #expect(try await running.post(requestBody(transaction: "2000000000000101")).status == 200)
+        #expect(try await eventually { recorder.snapshot.storedSegments > 0 })
+        #expect(try await readiness() == (200, "ready\n"))
+        #expect(try await metrics().contains("retention_sync_event_store_up 1"))
+
+        // The folder becomes a regular file: nothing can be created under it, for root too.
+        try FileManager.default.removeItem(at: events)
+        try Data("not a folder\n".utf8).write(to: events)
+        #expect(try await running.post(requestBody(transaction: "2000000000000102")).status == 200)
+        #expect(try await eventually { try await readiness().body.contains("degraded:") })
+        let degraded = try await readiness()
+        #expect(degraded.status == 200, "customers are still answered")
+        #expect(degraded.body.contains("events: the event store \(events.path) refuses segments"), "\(degraded.body)")
+        #expect(degraded.body.contains("\(events.standardizedFileURL.path) is a file, not a folder"), "\(degraded.body)")
+        #expect(degraded.body.contains("wait in the spool \(folder.appendingPathComponent("spool").path)"), "\(degraded.body)")
+        #expect(try await metrics().contains("retention_sync_event_store_up 0"))
+        let said = notices.value.joined(separator: "\n") + degraded.body
+        #expect(!said.contains("NSCocoaErrorDomain") && !said.contains("The operation could not be completed"), "\(said)")
+
+        // Fixed: the spooled segment is stored, and the recorder is whole again.
+        try FileManager.default.removeItem(at: events)
+        try FileManager.default.createDirectory(at: events, withIntermediateDirectories: true)
+        #expect(try await running.post(requestBody(transaction: "2000000000000103")).status == 200)
+        #expect(try await eventually { try await readiness() == (200, "ready\n") })
+        #expect(try await metrics().contains("retention_sync_event_store_up 1"))
+        #expect(notices.value.contains { $0.contains("answers again") })
+    }
+
     @Test("a genuine notification becomes one outcome event; a forged, foreign or malformed one is refused, counted and never recorded")
     func notificationsRecorded() async throws {
         let recorded = try Recorded()

@@ -115,15 +115,44 @@ struct AuthenticationTests {
         #expect(lines.value.contains { $0.contains("401") && $0.contains("kid does not match") })
     }
 
-    @Test("the client's 401 lists the likely causes in order")
+    @Test("Apple's 401, which says nothing, gets the likely causes in order, the App's bundle id among them")
     func unauthorizedMessage() async {
-        let emulator = app.emulator(clock: clock)
-        let client = TestApp().client(transport: emulator.transport(), clock: clock)
+        // Apple's 401: no body, no reason.
+        let apple = AnsweringTransport(HTTPResponse(status: 401))
+        let client = TestApp().client(transport: apple, clock: clock)
         let text = (await apiError { _ = try await client.getMessageList() })?.description ?? ""
-        let causes = ["App Store Connect API key", "key id", "clock is more than a minute off"]
+        let causes = ["App Store Connect API key", "key id", "bundle id \(TestApp.bundleId)", "clock is more than a minute off"]
         let places = causes.compactMap { text.range(of: $0)?.lowerBound }
         #expect(places.count == causes.count, "\(text)")
         #expect(places == places.sorted(), "\(text)")
+    }
+
+    @Test("the emulator's 401 still has no body, and the client quotes the reason it names beside it")
+    func emulatorUnauthorizedReason() async {
+        let emulator = app.emulator(clock: clock)
+        let client = TestApp().client(transport: emulator.transport(), clock: clock)
+        let error = await apiError { _ = try await client.getMessageList() }
+        #expect(error?.status == 401 && error?.isUnauthorized == true)
+        #expect(error?.description.contains("the emulator refused the request's token for \(TestApp.bundleId): "
+                                            + "signature does not verify with the configured key") == true, "\(String(describing: error))")
+    }
+
+    @Test("a token for an app the emulator does not serve gets Apple's bare 401, and the client names the bundle id")
+    func unknownBundleId() async throws {
+        let emulator = app.emulator(clock: clock)
+        let stranger = Credentials(keyId: TestApp.keyId, issuerId: TestApp.issuerId, bundleId: "com.example.stranger", privateKey: app.key)
+        let client = RetentionMessagingClient(environment: .sandbox, credentials: stranger, transport: emulator.transport(),
+                                              pacing: .unlimited, clock: clock)
+        let error = await apiError { _ = try await client.getMessageList() }
+        #expect(error?.status == 401)
+        let text = error?.description ?? ""
+        #expect(text.contains("the token's bundle id (bid) com.example.stranger is not an app of this emulator, which serves \(TestApp.bundleId)"), "\(text)")
+        #expect(text.contains("--bundle-id \(TestApp.bundleId),com.example.stranger"), "\(text)")
+        let raw = await emulator.handle(HTTPRequest(method: "GET", url: listURL,
+                                                    headers: [(name: "Authorization", value: "Bearer " + (try token(bid: "com.example.stranger")))]),
+                                        environment: nil)
+        #expect(raw?.status == 401 && raw?.body.isEmpty == true)
+        #expect(emulator.bundleIds == [TestApp.bundleId])
     }
 
     @Test("a client whose issuer id is not a UUID sends nothing")
@@ -153,4 +182,11 @@ struct AuthenticationTests {
         #expect(error?.status == 401)
         #expect(emulator.requestCount(in: .sandbox) == 1)
     }
+}
+
+/// Answers every request with one response, as a server that says only that would.
+private struct AnsweringTransport: HTTPTransport {
+    let response: HTTPResponse
+    init(_ response: HTTPResponse) { self.response = response }
+    func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse { response }
 }

@@ -324,4 +324,30 @@ struct CustomerSimulationTests {
         #expect(try await post("/emulator/customers", #"{"customers": 1}"#).status == 400)
         #expect(try await post("/emulator/clock", #"{"advanceSeconds": -5}"#).status == 400)
     }
+
+    @Test("after POST /emulator/clock, more customers are refused with the reason, since the realtime endpoint stamps decisions with its own clock")
+    func customersRefusedOnAContradictingClock() async throws {
+        let target = try halfMessageTarget()
+        let emulator = emulator()
+        let server = try EmulatorServer(emulator: emulator, environment: .sandbox)
+        defer { target.stop(); server.stop() }
+        let client = CurlHTTPClient(configuration: .init(connectTimeout: 5, timeout: 60, environment: [:]))
+        func post(_ path: String, _ body: String) async throws -> HTTPResponse {
+            try await client.send(HTTPRequest(method: "POST", url: URL(string: server.baseURL.absoluteString + path)!,
+                                              headers: [(name: "Content-Type", value: "application/json")], body: Data(body.utf8)))
+        }
+        let settings = #"{"customers": 10, "products": ["com.example.monthly"], "realtimeURL": "\#(target.url)", "model": {"default": {"keep": 0.5}}}"#
+        #expect(try await post("/emulator/customers", settings).status == 200)
+        #expect(target.requests.count == 10)
+        #expect(try await post("/emulator/clock", #"{"advanceSeconds": 3024000}"#).status == 200)
+
+        let refused = try await post("/emulator/customers", settings)
+        #expect(refused.status == 409)
+        let reason = try #require(try JSONDecoder().decode([String: String].self, from: refused.body)["error"])
+        #expect(reason.contains("the emulator's clock is 35 days ahead of the realtime endpoint's"), "\(reason)")
+        #expect(reason.contains("count every customer as kept"), "\(reason)")
+        #expect(reason.contains("restart the emulator"), "\(reason)")
+        // Refused before any customer asked: the endpoint saw no request stamped on the wrong clock.
+        #expect(target.requests.count == 10)
+    }
 }

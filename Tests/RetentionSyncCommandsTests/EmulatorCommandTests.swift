@@ -88,11 +88,11 @@ struct EmulatorCommandTests {
 
     func temporaryDirectory() throws -> URL { try temporaryFolder("emulator-command") }
 
-    @Test("a client for production refuses the endpoint of a sandbox emulator, and every admin answer names its environment")
+    @Test("a client for production refuses the sandbox endpoint of an emulator, and every admin answer names its environment")
     func environmentsCannotMix() async throws {
         let app = CommandTestApp()
         let running = try await RunningEmulatorCommand.start([], environment: app.environment)
-        let base = URL(string: "http://127.0.0.1:\(running.port)/inApps/v1/messaging")!
+        let base = URL(string: "http://127.0.0.1:\(running.port)/sandbox/inApps/v1/messaging")!
         let production = RetentionMessagingClient(environment: .production, credentials: app.credentials, transport: running.curl,
                                                   endpoint: base, pacing: .unlimited, retry: .none)
         do {
@@ -112,7 +112,7 @@ struct EmulatorCommandTests {
         let app = CommandTestApp()
         let running = try await RunningEmulatorCommand.start([], environment: app.environment)
         #expect(running.captured.stdout.contains("listening on http://127.0.0.1:\(running.port) (sandbox)"))
-        #expect(running.captured.stdout.contains("API endpoint (sandbox): http://127.0.0.1:\(running.port)/sandbox/inApps/v1/messaging"))
+        #expect(running.captured.stdout.contains("API endpoint: http://127.0.0.1:\(running.port) (sandbox and production: each command's --env picks"))
         #expect(running.captured.stdout.contains("/emulator/messages/{id}/approve|reject"))
         #expect(running.captured.stdout.contains("GET  http://127.0.0.1:\(running.port)/sandbox/emulator/state"))
 
@@ -190,7 +190,8 @@ struct EmulatorCommandTests {
         }
         #expect(Set(exported.keys) == ["RETENTION_SYNC_PRIVATE_KEY_FILE", "RETENTION_SYNC_KEY_ID", "RETENTION_SYNC_ISSUER_ID",
                                        "RETENTION_SYNC_ENDPOINT"])
-        #expect(exported["RETENTION_SYNC_ENDPOINT"] == "http://127.0.0.1:\(running.port)/sandbox/inApps/v1/messaging")
+        // One base URL: the client's --env picks the environment.
+        #expect(exported["RETENTION_SYNC_ENDPOINT"] == "http://127.0.0.1:\(running.port)")
         let keyFile = try #require(exported["RETENTION_SYNC_PRIVATE_KEY_FILE"])
         #expect(keyFile.hasPrefix(directory.path))
         let permissions = try FileManager.default.attributesOfItem(atPath: keyFile)[.posixPermissions] as? Int

@@ -217,7 +217,10 @@ struct PerformanceTestCommandTests {
         #expect(ready.code == .changesPending, "the realtime URL is ready again: \(ready.stdout)")
         let after = await golive.run(["apply", "--env", "production", "--auto-approve"])
         #expect(after.code == .success, "\(after.stdout)\(after.stderr)")
-        let client = RetentionMessagingClient(environment: .production, credentials: golive.app.credentials, transport: golive.emulator.curl,
+        // The App's own bundle id: the emulator keeps apps apart by it.
+        var credentials = golive.app.credentials
+        credentials.bundleId = "com.example.stillpoint"
+        let client = RetentionMessagingClient(environment: .production, credentials: credentials, transport: golive.emulator.curl,
                                               endpoint: URL(string: "http://127.0.0.1:\(golive.emulator.port)/production/inApps/v1/messaging")!,
                                               pacing: .unlimited)
         let set = try await client.getRealtimeURL()

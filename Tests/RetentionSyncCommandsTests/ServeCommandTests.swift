@@ -194,6 +194,28 @@ struct ServeCommandTests {
         #expect(await child.finish(within: 30) == 0)
     }
 
+    @Test("serve --events under a regular file exits 78 at start, saying which path is a file and what to do")
+    func unwritableEventsExit78() async throws {
+        let setup = try ServeSetup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        // A path under a regular file: no user, root included, can create a folder there.
+        try Data("not a folder\n".utf8).write(to: setup.directory.appendingPathComponent("file"))
+        let events = setup.directory.appendingPathComponent("file/events").path
+        let child = try ChildProcess(["serve", "--env", "production", "--snapshot", "snapshot.json", "--root", "root.pem",
+                                      "--listen", "127.0.0.1:0", "--events", events],
+                                     in: setup.directory,
+                                     environment: ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "",
+                                                   "RETENTION_SYNC_PSEUDONYM_SECRET": String(repeating: "ab", count: 32)],
+                                     name: "serve-unwritable")
+        #expect(await child.finish(within: 20) == 78)
+        let errors = child.errors
+        #expect(errors.contains("--events \(events) cannot be written"), "\(errors)")
+        #expect(errors.contains("\(setup.directory.appendingPathComponent("file").standardizedFileURL.path) is a file, not a folder"), "\(errors)")
+        #expect(errors.contains("give --events a folder this user can write"), "\(errors)")
+        #expect(!errors.contains("NSCocoaErrorDomain") && !errors.contains("The operation could not be completed"), "\(errors)")
+        #expect(!String(decoding: child.output, as: UTF8.self).contains("serving production"), "serve must not start")
+    }
+
     @Test("serve without --root, with --tls-cert alone, or with --workers 0, is a usage error")
     func usageErrors() async throws {
         let directory = FileManager.default.temporaryDirectory

@@ -53,6 +53,37 @@ public struct CustomerSimulation: Sendable {
         self.signer = signer
     }
 
+    /// Seconds the emulator's clock and the realtime endpoint's may differ before a simulation is refused.
+    public static let clockTolerance: Double = 300
+
+    /// Why customers cannot be simulated now, or nil. The realtime endpoint (serve) stamps each
+    /// decision with its own clock, which the signed requests' `signedDate` follow
+    /// (`EmulatorConfiguration.realtimeClock`), while the customers' notifications are dated on the
+    /// emulator's clock (`now`). Once `POST /emulator/clock` moved that ahead, a customer's outcome
+    /// would land days after the decision it follows, and results would count every one as kept.
+    /// `POST /emulator/customers` refuses then (409) with this text; from Swift, check it before `run()`.
+    public var clockProblem: String? {
+        let gap = emulator.now.timeIntervalSince1970 - emulator.configuration.realtimeClock.now()
+        guard abs(gap) > Self.clockTolerance else { return nil }
+        let amount = Self.duration(abs(gap))
+        if gap > 0 {
+            return "the emulator's clock is \(amount) ahead of the realtime endpoint's (POST /emulator/clock moved it): the endpoint "
+                + "stamps each decision with its own clock while these customers' notifications would be dated on the emulator's, "
+                + "so results would pair each decision with outcomes \(amount) later and count every customer as kept. Simulate "
+                + "customers before moving the clock; for more customers later, restart the emulator (its clock starts at the real "
+                + "time again, and --state keeps its content) and give results --as-of for the outcomes dated ahead"
+        }
+        return "the emulator's clock is \(amount) behind the realtime endpoint's: the endpoint stamps each decision with its own "
+            + "clock while these customers' notifications would be dated \(amount) earlier; run the emulator on the endpoint's clock"
+    }
+
+    /// `35 days`, `5 hours`, `12 minutes`.
+    static func duration(_ seconds: Double) -> String {
+        if seconds >= 2 * 86_400 { return "\(Int((seconds / 86_400).rounded())) days" }
+        if seconds >= 2 * 3600 { return "\(Int((seconds / 3600).rounded())) hours" }
+        return "\(Int((seconds / 60).rounded())) minutes"
+    }
+
     /// Makes the customers, delivers their period-start notifications, sends one realtime request
     /// per customer (at most `concurrency` at once), draws the outcomes and schedules what follows.
     public func run() async -> CustomerSimulationSummary {

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import RetentionMessagingModels
+import Synchronization
 
 extension Emulator {
     /// The admin routes of simulated customers, or nil for any other admin route:
@@ -11,7 +12,7 @@ extension Emulator {
         let response: HTTPResponse
         switch (request.method, segments) {
         case ("POST", ["customers"]):
-            response = await startCustomers(request.body, environment: environment)
+            response = await startCustomers(request, environment: environment)
         case ("POST", ["clock"]):
             struct Body: Decodable {
                 var advanceSeconds: Double?
@@ -37,7 +38,8 @@ extension Emulator {
         return response
     }
 
-    private func startCustomers(_ body: Data, environment: Environment) async -> HTTPResponse {
+    private func startCustomers(_ request: ParsedRequest, environment: Environment) async -> HTTPResponse {
+        let body = request.body
         let settings: CustomerSimulationSettings
         do {
             settings = try JSONDecoder().decode(CustomerSimulationSettings.self, from: body)
@@ -49,8 +51,19 @@ extension Emulator {
         // Without an explicit environment, the customers belong to the environment the route was called in.
         let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
         if object?["environment"] == nil { chosen.environment = environment }
+        // Without a bundleId, they are customers of the app `?bundleId=` names, else of the first app.
+        if chosen.bundleId == nil, let named = request.query["bundleId"], !named.isEmpty { chosen.bundleId = named }
+        if let bundleId = chosen.bundleId, !configuration.accepts(bundleId: bundleId) {
+            return Responses.json(["error": "no app \(bundleId) in this emulator: it serves \(configuration.knownBundleIds.joined(separator: ", ")) (--bundle-id)"],
+                                  status: 400)
+        }
+        if chosen.bundleId == nil {
+            let first = core.withLock { $0.primary }
+            if !first.isEmpty { chosen.bundleId = first }
+        }
         do {
             let simulation = try CustomerSimulation(settings: chosen, emulator: self)
+            if let problem = simulation.clockProblem { return Responses.json(["error": problem], status: 409) }
             return Responses.json(await simulation.run(), pretty: true)
         } catch {
             return Responses.json(["error": error.description], status: 400)

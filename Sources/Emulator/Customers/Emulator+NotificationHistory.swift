@@ -23,27 +23,27 @@ extension Emulator {
         core.withLock { $0.clockOffset = max($0.clockOffset, seconds) }
     }
 
-    /// Every notification the emulator produced in `environment`, in the order produced.
-    public func notificationHistory(in environment: Environment) -> [NotificationHistoryRecord] {
-        core.withLock { $0[environment].state.notificationHistory }
+    /// Every notification the emulator produced for an app (nil: the first app) in `environment`, in the order produced.
+    public func notificationHistory(in environment: Environment, bundleId: String? = nil) -> [NotificationHistoryRecord] {
+        state(of: environment, bundleId: bundleId).notificationHistory
     }
 
-    /// Appends notifications to an environment's history (and writes the state file, if any).
-    public func appendNotificationHistory(_ records: [NotificationHistoryRecord], in environment: Environment) {
+    /// Appends notifications to an app's history in an environment (and writes the state file, if any).
+    public func appendNotificationHistory(_ records: [NotificationHistoryRecord], in environment: Environment, bundleId: String? = nil) {
         guard !records.isEmpty else { return }
-        core.withLock { $0[environment].state.notificationHistory.append(contentsOf: records) }
+        core.withLock { core in core[core.app(bundleId), environment].state.notificationHistory.append(contentsOf: records) }
         persist()
     }
 
     /// `POST /inApps/v1/notifications/history[?paginationToken=…]`. Runs under the core's lock,
     /// after the bearer token was accepted; `now` is the configured clock's.
-    func notificationHistoryRoute(_ request: ParsedRequest, environment: Environment, core: inout Core, now: Double) -> RouteResult {
+    func notificationHistoryRoute(_ request: ParsedRequest, app: String, environment: Environment, core: inout Core, now: Double) -> RouteResult {
         guard request.method == "POST" else { return RouteResult(response: HTTPResponse(status: 405), note: "method not allowed") }
         if let limits = configuration.rateLimit.limits {
             let perSecond = limits.perSecond(.notificationHistory, in: environment)
-            var bucket = core[environment].historyBucket ?? TokenBucket(capacity: perSecond * limits.window, rate: perSecond, now: now)
+            var bucket = core[app, environment].historyBucket ?? TokenBucket(capacity: perSecond * limits.window, rate: perSecond, now: now)
             let wait = bucket.take(now: now)
-            core[environment].historyBucket = bucket
+            core[app, environment].historyBucket = bucket
             if let wait {
                 var response = Responses.error(429, NotificationHistoryFacts.rateLimitExceeded, "Rate limit exceeded.")
                 response.headers.append((name: "Retry-After", value: String(Int64(((now + wait) * 1000).rounded(.up)))))
@@ -55,7 +55,7 @@ extension Emulator {
         case .failure(let refusal):
             return RouteResult(response: Responses.error(400, refusal.code, refusal.message), note: refusal.message)
         case .success(let query):
-            let page = query.page(of: core[environment].state.notificationHistory)
+            let page = query.page(of: core[app, environment].state.notificationHistory)
             return RouteResult(response: Responses.json(page))
         }
     }

@@ -26,6 +26,12 @@ struct ScheduledNotification: Sendable {
     var pushTimeout: Double
 }
 
+/// Whose Notification History a delivered notification joins: its app's, in its environment.
+private struct HistoryKey: Hashable {
+    var bundleId: String
+    var environment: Environment
+}
+
 extension Emulator {
     /// Moves the emulator's clock forward to `date` (never back) and delivers every scheduled
     /// notification whose date has come, in date order: each is signed with `signedDate` = its date
@@ -68,16 +74,18 @@ extension Emulator {
             }
         }
         let attempts = await push(signed)
-        var records: [Environment: [NotificationHistoryRecord]] = [:]
+        var records: [HistoryKey: [NotificationHistoryRecord]] = [:]
         for (index, item) in signed.enumerated() {
             let notification = item.notification
-            records[notification.environment, default: []].append(NotificationHistoryRecord(
+            records[HistoryKey(bundleId: notification.bundleId, environment: notification.environment), default: []].append(NotificationHistoryRecord(
                 signedPayload: item.payload, signedDate: item.signedDate, notificationType: notification.notificationType,
                 subtype: notification.subtype, notificationUUID: notification.notificationUUID,
                 transactionId: notification.transaction.transactionId, originalTransactionId: notification.transaction.originalTransactionId,
                 sendAttempts: attempts[index].map { [$0] } ?? []))
         }
-        for (environment, list) in records.sorted(by: { $0.key < $1.key }) { appendNotificationHistory(list, in: environment) }
+        for (key, list) in records.sorted(by: { ($0.key.bundleId, $0.key.environment) < ($1.key.bundleId, $1.key.environment) }) {
+            appendNotificationHistory(list, in: key.environment, bundleId: key.bundleId)
+        }
         return signed.count
     }
 

@@ -13,12 +13,15 @@ struct PerformanceTestJob: Sendable {
     var transaction: SandboxTransaction
     var settings: PerformanceTestSettings
     var signer: any RealtimeRequestSigner
+    /// The app (bundle id key) whose sandbox the run belongs to.
+    var app = ""
 }
 
 extension Emulator {
-    /// Registers (or replaces) a sandbox test transaction, as `POST /emulator/transactions` does.
-    public func registerTestTransaction(_ transaction: SandboxTransaction) {
-        core.withLock { $0[.sandbox].state.testTransactions[transaction.originalTransactionId] = transaction }
+    /// Registers (or replaces) a sandbox test transaction of an app (nil: the first app), as
+    /// `POST /emulator/transactions` does.
+    public func registerTestTransaction(_ transaction: SandboxTransaction, bundleId: String? = nil) {
+        core.withLock { core in core[core.app(bundleId), .sandbox].state.testTransactions[transaction.originalTransactionId] = transaction }
         persist()
     }
 
@@ -30,7 +33,7 @@ extension Emulator {
 
     /// The latest result of a performance test, in Apple's shape.
     public func performanceTestResult(_ requestId: String) -> PerformanceTestResultResponse? {
-        core.withLock { $0[.sandbox].state.performanceTestResults[requestId] }
+        core.withLock { core in core.apps.values.lazy.compactMap { $0[.sandbox]?.state.performanceTestResults[requestId] }.first }
     }
 
     func launch(_ job: PerformanceTestJob) {
@@ -54,9 +57,9 @@ extension Emulator {
                         requestIdentifier: UUID().uuidString.lowercased(), environment: "Sandbox",
                         signedDate: UTCTime(now: realtimeClock).milliseconds)
                 },
-                judge: { [self] body in isValidRealtimeAnswer(body) },
-                progress: { [self] tally in record(tally, requestId: requestId, settings: job.settings, target: target, final: false) })
-            record(tally, requestId: requestId, settings: job.settings, target: target, final: true)
+                judge: { [self] body in isValidRealtimeAnswer(body, app: job.app) },
+                progress: { [self] tally in record(tally, job: job, target: target, final: false) })
+            record(tally, job: job, target: target, final: true)
             if let refusal = tally.refusal { log("sandbox performance test \(requestId) not sent: \(refusal)") }
             let result = performanceTestResult(requestId)
             log("sandbox performance test \(requestId) → \(result?.result?.rawValue ?? "?"), success rate \(Int(result?.successRate ?? 0))%")
@@ -78,11 +81,12 @@ extension Emulator {
         core.withLock { $0.performanceTestTasks[requestId] = task }
     }
 
-    private func record(_ tally: PerformanceTestTally, requestId: String, settings: PerformanceTestSettings, target: String, final: Bool) {
-        let response = tally.response(settings: settings, target: target)
+    private func record(_ tally: PerformanceTestTally, job: PerformanceTestJob, target: String, final: Bool) {
+        let requestId = job.requestId
+        let response = tally.response(settings: job.settings, target: target)
         core.withLock { core in
-            core[.sandbox].state.performanceTestResults[requestId] = response
-            core[.sandbox].state.performanceTests[requestId] = response.result ?? .pending
+            core[job.app, .sandbox].state.performanceTestResults[requestId] = response
+            core[job.app, .sandbox].state.performanceTests[requestId] = response.result ?? .pending
             if final { core.performanceTestTasks[requestId] = nil }
         }
         // Progress is kept in memory; the file is written when the run ends.
@@ -92,7 +96,7 @@ extension Emulator {
     /// A valid RealtimeResponseBody: a JSON object with at most one of Apple's fields; a named
     /// message must exist in sandbox and be APPROVED (and carry no image for an alternate product
     /// or a promotional offer). `{}` is valid: it chooses nothing.
-    func isValidRealtimeAnswer(_ body: Data) -> Bool {
+    func isValidRealtimeAnswer(_ body: Data, app: String) -> Bool {
         guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return false }
         let fields = ["message", "alternateProduct", "promotionalOffer", "advancedCommerceInfo"]
         guard Set(object.keys).isSubset(of: fields), object.count <= 1 else { return false }
@@ -111,7 +115,7 @@ extension Emulator {
         }
         guard let named else { return object.isEmpty }
         return core.withLock { core in
-            guard let message = core[.sandbox].state.messages[named.id],
+            guard let message = core[app, .sandbox].state.messages[named.id],
                   message.state == .approved else { return false }
             return !(named.mustHaveNoImage && message.body.image != nil)
         }

@@ -21,6 +21,9 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
     private let retry: RetryPolicy
     private let endpointProblem: String?
     private let credentialsProblem: String?
+    /// Whether requests name their environment in `environmentRequestHeader`: only to an endpoint
+    /// that is not one of Apple's hosts (an emulator serving both environments at one base URL).
+    private let namesEnvironment: Bool
     private let slots: AsyncSemaphore
     private let state = Mutex(State())
 
@@ -44,6 +47,7 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
         let base = endpoint ?? Self.defaultEndpoint(for: environment)
         self.endpoint = base
         endpointProblem = Self.problem(with: base)
+        namesEnvironment = !Self.appleHosts.contains(base.host?.lowercased() ?? "")
         credentialsProblem = Credentials.isUUID(credentials.issuerId) ? nil
             : "the issuer id is not a UUID (like 57246542-96fe-1a63-e053-0824d011072a): copy it from App Store Connect → Users and Access → Integrations; nothing was sent"
         self.pacing = pacing
@@ -55,11 +59,25 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
     /// `https://api.storekit.apple.com/inApps/v1/messaging`, or the `storekit-sandbox` host.
     /// The header an emulator names its environment in; Apple's hosts serve one environment each.
     static let emulatorEnvironmentHeader = "X-Emulator-Environment"
+    /// The header an emulator's 401 names its reason in (Apple's has none).
+    static let emulatorRefusalHeader = "X-Emulator-Refusal"
+
+    /// The header a request names its environment in when it goes to an endpoint other than Apple's:
+    /// an emulator serves both environments at one base URL and routes each request by it (a path
+    /// that names an environment, `/sandbox/inApps/v1/messaging`, wins over it).
+    public static let environmentRequestHeader = "X-Retention-Sync-Environment"
+
+    /// Apple's API hosts, each serving one environment; requests to them never carry `environmentRequestHeader`.
+    static let appleHosts: Set<String> = [
+        "api.storekit.apple.com", "api.storekit.itunes.apple.com", "api.storekit-sandbox.apple.com", "api.storekit-sandbox.itunes.apple.com",
+    ]
 
     private func wrongEnvironment(served: String, url: URL) -> String {
-        "the endpoint \(endpoint.absoluteString) is an emulator serving its \(served) environment, but this run is for "
-            + "\(environment.rawValue). Use the endpoint the emulator prints for \(environment.rawValue) "
-            + "(http://HOST:PORT/\(environment.rawValue)/inApps/v1/messaging)"
+        let base = Self.serverAPIBase(endpoint).absoluteString
+        let root = base.hasSuffix("/\(served)") ? String(base.dropLast(served.count + 1)) : base
+        return "the endpoint \(endpoint.absoluteString) is an emulator serving its \(served) environment, but this run is for "
+            + "\(environment.rawValue). Give the emulator's base URL (\(root)), which serves both environments and is "
+            + "routed by --env, or the endpoint of \(environment.rawValue) (\(root)/\(environment.rawValue)/inApps/v1/messaging)"
     }
 
     public static func defaultEndpoint(for environment: Environment) -> URL {
@@ -261,6 +279,7 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
                 (name: "Accept", value: "application/json"),
             ]
             if let contentType { headers.append((name: "Content-Type", value: contentType)) }
+            if namesEnvironment { headers.append((name: Self.environmentRequestHeader, value: environment.rawValue)) }
             let request = HTTPRequest(method: method, url: url, headers: headers, body: body)
 
             log("→ \(method) \(path)" + (attempt > 1 ? " (attempt \(attempt))" : ""))
@@ -294,6 +313,8 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
                 transientFailures += 1
                 mayHaveLanded = true
                 try await backOff(transientFailures, reason: "\(method) \(path) answered \(response.status)")
+            case 401:
+                throw .unauthorized(bundleId: credentials.bundleId, refusal: response.header(Self.emulatorRefusalHeader))
             default:
                 let error = Self.apiError(response)
                 if noAccessOn404, error.status == 404, error.errorCode == nil {

@@ -18,7 +18,8 @@ struct EmulatorCommand: ParsedCommand {
     static let defaultPort = 8089
     static let port = Option("--port", value: "N", of: Int.self, default: defaultPort, help: ["Port to listen on, 0 for a free one"])
     static let env = Option("--env", aliases: ["--environment"], value: "ENV", of: Environment.self,
-                            help: ["sandbox (default) or production (also --environment ENV)"])
+                            help: ["sandbox (default) or production (also --environment ENV): for admin",
+                                   "routes without /sandbox/ or /production/, and API calls naming none"])
     static let review = Option("--review", value: "auto|manual", choices: ReviewMode.allCases.map(\.rawValue), help: [
         "Production review: manual (default) keeps uploads PENDING until an",
         "admin call approves them; sandbox always approves at once",
@@ -48,7 +49,10 @@ struct EmulatorCommand: ParsedCommand {
                               help: ["Accept only tokens with this kid (default: RETENTION_SYNC_KEY_ID if set)"])
     static let issuerId = Option("--issuer-id", value: "ID",
                                  help: ["Accept only tokens with this iss (default: RETENTION_SYNC_ISSUER_ID if set)"])
-    static let bundleId = Option("--bundle-id", value: "ID", help: ["Accept only tokens with this bid"])
+    static let bundleId = Option("--bundle-id", value: "ID[,ID…]", help: [
+        "The apps this emulator serves (the token's bid); others get 401. Without",
+        "it, every bundle id is an app of its own, kept apart as Apple does",
+    ])
     static let serverErrors = Option("--server-errors", value: "FRACTION", of: Double.self,
                                      help: ["Answer this fraction of requests with 500 (fault injection)"])
     static let drops = Option("--drops", value: "FRACTION", of: Double.self,
@@ -69,10 +73,12 @@ struct EmulatorCommand: ParsedCommand {
         usage: "Usage: retention-sync emulator [options]",
         about: """
         Serves an emulator of Apple's Retention Messaging API on 127.0.0.1 until SIGINT or SIGTERM.
-        Point the client at the printed API endpoint. Tokens must be signed with the key whose public
-        half the emulator is given; with no key at all, it generates a throwaway one and prints the
-        export lines that make the client use it. Both environments are served on one port under
-        /sandbox/… and /production/…, so production sees a sandbox performance test's pass.
+        Point the client at the printed API endpoint (RETENTION_SYNC_ENDPOINT): it serves sandbox and
+        production, and each command's --env picks one, so production sees a sandbox performance test's
+        pass. Apps are kept apart by the token's bundle id (bid), as Apple does. Tokens must be signed
+        with the key whose public half the emulator is given; with no key at all, it generates a
+        throwaway one and prints the export lines that make the client use it. /sandbox/… and
+        /production/… reach one environment whatever --env says.
         """,
         options: [port, env, review, rateLimit, state, publicKey, keyId, issuerId, bundleId, serverErrors, drops,
                   latency, seed, testRequests, testConcurrency, testDuration, appAppleId, caBundle, verbose],
@@ -84,6 +90,7 @@ struct EmulatorCommand: ParsedCommand {
           POST /emulator/approve-all              GET  /emulator/state
           POST /emulator/transactions             GET  /emulator/transactions
           PUT  /emulator/realtime-url             GET  /emulator/test-root.pem
+          GET  /emulator/apps                     (?bundleId=ID on any admin route: that app, else the first)
           POST /emulator/customers (simulated customers)  POST /emulator/clock   GET /emulator/clock
           POST /inApps/v1/notifications/history (Apple's Get Notification History)
           POST /emulator/shutdown
@@ -98,7 +105,7 @@ struct EmulatorCommand: ParsedCommand {
         var publicKeyPath: String?
         var keyId: String?
         var issuerId: String?
-        var bundleId: String?
+        var bundleIds: [String]
         var serverErrors: Double
         var drops: Double
         var latency: Double
@@ -123,7 +130,8 @@ struct EmulatorCommand: ParsedCommand {
                 statePath: try arguments.value(Self.state), publicKeyPath: try arguments.value(Self.publicKey),
                 keyId: try arguments.value(Self.keyId) ?? nonEmpty(context.environment[Credentials.keyIdVariable]),
                 issuerId: try arguments.value(Self.issuerId) ?? nonEmpty(context.environment[Credentials.issuerIdVariable]),
-                bundleId: try arguments.value(Self.bundleId),
+                bundleIds: (try arguments.value(Self.bundleId) ?? "").split(separator: ",")
+                    .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty },
                 serverErrors: try fraction(&arguments, Self.serverErrors), drops: try fraction(&arguments, Self.drops),
                 latency: try arguments.value(Self.latency, as: Seconds.self, in: Seconds(0)...Seconds(maximumLatency),
                                              expected: "a number of seconds from 0 to \(Int(maximumLatency))")?.value ?? 0,
@@ -135,7 +143,7 @@ struct EmulatorCommand: ParsedCommand {
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
         let (environment, review, rateLimit, statePath) = (options.environment, options.review, options.rateLimit, options.statePath)
-        let (publicKeyPath, keyId, issuerId, bundleId) = (options.publicKeyPath, options.keyId, options.issuerId, options.bundleId)
+        let (publicKeyPath, keyId, issuerId, bundleIds) = (options.publicKeyPath, options.keyId, options.issuerId, options.bundleIds)
         let (serverErrors, drops, verbose, testSettings, caBundle) = (options.serverErrors, options.drops, options.verbose,
                                                                       options.testSettings, options.caBundle)
         let (port, latency, seed, appAppleId) = (options.port, options.latency, options.seed, options.appAppleId)
@@ -156,9 +164,10 @@ struct EmulatorCommand: ParsedCommand {
             acceptedIssuerId = ThrowawayKey.issuerId
         }
         var configuration = EmulatorConfiguration(
-            publicKey: publicKey, keyId: acceptedKeyId, issuerId: acceptedIssuerId, bundleId: bundleId, productionReview: review,
+            publicKey: publicKey, keyId: acceptedKeyId, issuerId: acceptedIssuerId, bundleId: bundleIds.first, productionReview: review,
             rateLimit: rateLimit, faults: FaultInjection(serverErrorRate: serverErrors, dropRate: drops, latency: latency, seed: seed),
             stateFile: stateURL, performanceTest: testSettings, realtimeCABundlePath: caBundle, appAppleId: appAppleId)
+        configuration.additionalBundleIds = Array(bundleIds.dropFirst())
         configuration.useTestChain(try testChain(stateURL: stateURL))
         let emulator = try loadEmulator(configuration, stateURL: stateURL)
         if verbose {
@@ -227,10 +236,12 @@ struct EmulatorCommand: ParsedCommand {
     private static func printBanner(server: EmulatorServer, environment: Environment, throwaway: ThrowawayKey?, stateURL: URL?,
                                     emulator: Emulator, context: CommandContext) {
         context.console.print("listening on \(server.baseURL.absoluteString) (\(environment.rawValue))")
-        // Each printed route names its environment, so a client for the other one cannot use it by mistake.
-        let endpoint = server.apiEndpoint(for: environment)
+        // One base URL for both environments: the client names its --env in every request. Each printed
+        // admin route names its environment, so a curl for the other one cannot use it by mistake.
+        let endpoint = server.baseURL
         let admin = "\(server.baseURL.absoluteString)/\(environment.rawValue)/emulator"
-        context.console.print("API endpoint (\(environment.rawValue)): \(endpoint.absoluteString)")
+        context.console.print("API endpoint: \(endpoint.absoluteString) (sandbox and production: each command's --env picks; "
+                              + "apps are kept apart by the token's bundle id)")
         if let throwaway { context.console.print(throwaway.instructions(endpoint: endpoint)) }
         if let stateURL {
             let state = emulator.state(of: environment)
@@ -246,9 +257,11 @@ struct EmulatorCommand: ParsedCommand {
           POST \(server.baseURL.absoluteString)/sandbox/emulator/transactions   {"originalTransactionId","productId","locale"}
           PUT  \(admin)/realtime-url   {"realtimeURL"} (http:// on loopback too)
           GET  \(admin)/test-root.pem  (the root performance tests sign under: serve --root)
+          GET  \(server.baseURL.absoluteString)/emulator/apps   (the apps, by bundle id; add ?bundleId=ID to any admin route
+               for an app other than the first)
           POST \(server.baseURL.absoluteString)/emulator/shutdown
-        both environments on this port: \(server.apiEndpoint(for: .sandbox).absoluteString)
-                                        \(server.apiEndpoint(for: .production).absoluteString)
+        one environment each, whatever --env says: \(server.apiEndpoint(for: .sandbox).absoluteString)
+                                                   \(server.apiEndpoint(for: .production).absoluteString)
         """)
     }
 

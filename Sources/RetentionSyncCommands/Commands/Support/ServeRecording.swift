@@ -32,9 +32,39 @@ enum ServeRecording {
         let recorder = try options.events.recorder(root: root, purpose: "serve", context: context) { notice in
             console.error(#"{"event":"events","message":"# + JSONLogText.string(notice) + "}")
         }
+        let named = options.events.events != nil ? "--events \(root)" : "the events folder \(root) (beside the state; --events moves it)"
+        switch root {
+        case .file(let path):
+            // A folder that cannot be written would never take an event: serve would look ready while
+            // every decision piled up in the spool. Found now, it is a configuration error.
+            if let problem = probe(folder: context.url(path).appendingPathComponent("events")) {
+                throw CommandError("\(named) cannot be written: \(problem). serve records every decision there; "
+                                   + "give --events a folder this user can write (it is created when missing)", exitCode: .configuration)
+            }
+        case .s3:
+            // A store on the network may be down for a while by design: the spool takes the events until it answers.
+            console.print("events go to \(root) from the first flush; while it does not answer they wait in the spool "
+                          + "\(recorder.settings.spool.path), and /readyz and /metrics (retention_sync_event_store_up 0) say so")
+        }
         recorder.start()
         console.print("recording decisions to \(root) (pseudonym key \(pseudonyms.keyId), spool \(recorder.settings.spool.path))")
         return RealtimeService.Recording(recorder: recorder, pseudonyms: pseudonyms)
+    }
+
+    /// Writes and deletes a marker file in `folder` (made when missing), as a segment would be
+    /// written; returns why that failed, in the tool's words, or nil.
+    static func probe(folder: URL) -> String? {
+        let marker = folder.appendingPathComponent(".serve-probe-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0 ... .max))")
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            return WriteProblem.reason(writing: marker, error: error)
+        }
+        guard FileManager.default.createFile(atPath: marker.path, contents: Data("probe\n".utf8)) else {
+            return WriteProblem.reason(writing: marker)
+        }
+        try? FileManager.default.removeItem(at: marker)
+        return nil
     }
 
     /// The folder or prefix the state of `source` lives in.
