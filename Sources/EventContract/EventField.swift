@@ -5,7 +5,7 @@ public enum EventField: String, Sendable, CaseIterable, Hashable {
     case customer, environment, eventId, keyId, offerIdentifier, productId, schema, time, type
     // Decision lines.
     case alternateProductId, answer, arm, flow, latencyMicros, localeRequested, localeServed, messageIdentifier
-    case requestIdentifier, rule, snapshot, splitControl, splitGroup
+    case requestIdentifier, rule, snapshot, splitControl, splitGroup, splitLayout
     // Outcome lines.
     case autoRenewProductId, autoRenewStatus, currency, effectiveDate, expiresDate, notificationType, notificationUUID
     case offerType, price, source, subtype
@@ -14,7 +14,7 @@ public enum EventField: String, Sendable, CaseIterable, Hashable {
     public static let decisionLine: [EventField] = sortedByName([
         .alternateProductId, .answer, .arm, .customer, .environment, .eventId, .flow, .keyId, .latencyMicros,
         .localeRequested, .localeServed, .messageIdentifier, .offerIdentifier, .productId, .requestIdentifier,
-        .rule, .schema, .snapshot, .splitControl, .splitGroup, .time, .type,
+        .rule, .schema, .snapshot, .splitControl, .splitGroup, .splitLayout, .time, .type,
     ])
 
     /// Every member of an outcome line, bytewise by name.

@@ -125,6 +125,8 @@ public struct DecisionFacts: Sendable {
     public var rule: String?
     public var splitGroup: String?
     public var splitControl: Bool
+    /// The arm's whole group as the snapshot laid it out (`RuntimeSnapshot.splitLayouts`).
+    public var splitLayout: String?
     public var answer: DecisionAnswer
     public var messageIdentifier: String?
     public var offerIdentifier: String?
@@ -200,6 +202,8 @@ public struct DecisionFacts: Sendable {
         line.string(snapshot)
         line.raw(splitControl ? ",\"splitControl\":true,\"splitGroup\":" : ",\"splitControl\":false,\"splitGroup\":")
         line.string(splitGroup)
+        line.raw(",\"splitLayout\":")
+        line.string(splitGroup == nil ? nil : splitLayout)
         line.raw(",\"time\":\"")
         line.bytes.append(contentsOf: EventTime.formatBytes(time))
         line.raw("\",\"type\":\"decision\"}")
@@ -222,6 +226,7 @@ public struct DecisionFacts: Sendable {
             .offerIdentifier: EventValue(offerIdentifier), .productId: EventValue(productId),
             .requestIdentifier: EventValue(requestIdentifier), .rule: EventValue(rule), .schema: .integer(EventLine.schema),
             .snapshot: EventValue(snapshot), .splitControl: .bool(splitControl), .splitGroup: EventValue(splitGroup),
+            .splitLayout: splitGroup == nil ? .null : EventValue(splitLayout),
             .time: EventLine.time(time), .type: .string(EventStream.decisions.lineType),
         ]
     }

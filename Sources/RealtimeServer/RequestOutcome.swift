@@ -78,6 +78,7 @@ enum RequestOutcome {
         if let split = answered.split {
             facts.splitGroup = split.salt
             facts.splitControl = split.control == true
+            facts.splitLayout = answered.splitLayout
         }
     }
 }

@@ -33,6 +33,9 @@ public struct Answered: Sendable, Hashable {
     public var localeServed: String?
     /// The split arm the customer's bucket fell in, when the rule is one.
     public var split: SnapshotSplit?
+    /// The layout of that arm's whole group in this snapshot (`RuntimeSnapshot.splitLayouts`): what
+    /// tells one configuration of an experiment from the next.
+    public var splitLayout: String?
     public var offerIdentifier: String?
     public var alternateProductId: String?
 

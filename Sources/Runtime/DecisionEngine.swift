@@ -119,13 +119,15 @@ private final class CompiledSnapshot: Sendable {
             return table.count - 1
         }
         var compiled: [CompiledRule] = []
+        let layouts = snapshot.splitLayouts
         for rule in snapshot.rules {
             let match = rule.match
             compiled.append(CompiledRule(
                 rule,
                 products: match.products.map { IdSet($0.map { number($0, in: &products) }) },
                 locales: match.locales.map { IdSet($0.map { number($0, in: &locales) }) },
-                splitGroup: match.split.map { number($0.salt, in: &salts) }))
+                splitGroup: match.split.map { number($0.salt, in: &salts) },
+                splitLayout: match.split.flatMap { layouts[$0.salt] }))
         }
         productIds = products
         localeIds = locales
@@ -331,10 +333,12 @@ private final class CompiledRule: Sendable {
     /// What this rule answers, before the request says which locale.
     let answered: Answered
 
-    init(_ rule: SnapshotRule, products: IdSet?, locales: IdSet?, splitGroup: Int?) {
+    init(_ rule: SnapshotRule, products: IdSet?, locales: IdSet?, splitGroup: Int?, splitLayout: String?) {
         id = rule.id
         source = rule
-        answered = Answered(rule: rule)
+        var answered = Answered(rule: rule)
+        answered.splitLayout = splitLayout
+        self.answered = answered
         self.products = products
         self.locales = locales
         notBefore = rule.match.notBefore

@@ -111,3 +111,20 @@ public struct SnapshotResponse: Codable, Sendable, Hashable {
         self.offerIdentifier = offerIdentifier
     }
 }
+
+extension RuntimeSnapshot {
+    /// Each split group's layout, by group (salt): its arms in evaluation order as
+    /// `rule:lower-upper`, the control marked `*` — `arm-a*:0-4500,arm-b:4500-9000,holdout:9000-10000`.
+    /// Recorded on every decision of an arm (`splitLayout`), so `results` reports each configuration
+    /// of an experiment as a period of its own: re-weighting, adding or removing an arm, or changing
+    /// the control starts a new one.
+    public var splitLayouts: [String: String] {
+        var arms: [String: [String]] = [:]
+        for rule in rules {
+            guard let split = rule.match.split else { continue }
+            let name = rule.id.split(separator: "/", maxSplits: 1).last.map(String.init) ?? rule.id
+            arms[split.salt, default: []].append("\(name)\(split.control == true ? "*" : ""):\(split.lowerBucket)-\(split.upperBucket)")
+        }
+        return arms.mapValues { $0.joined(separator: ",") }
+    }
+}

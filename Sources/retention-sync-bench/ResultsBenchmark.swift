@@ -284,6 +284,9 @@ struct ResultsEventGenerator {
         if rule.control { Self.append("true", to: &out) } else { Self.append("false", to: &out) }
         Self.append(#","splitGroup":"#, to: &out)
         if let group = rule.group { out.append(contentsOf: "\"\(group)\"".utf8) } else { Self.append("null", to: &out) }
+        // The save-offer group's arms take even thirds of the buckets, as serve records the layout.
+        Self.append(#","splitLayout":"#, to: &out)
+        if rule.group != nil { Self.append(#""keep-message*:0-3334,half-price:3334-6667,holdout:6667-10000""#, to: &out) } else { Self.append("null", to: &out) }
         Self.append(#","time":""#, to: &out)
         Self.appendTime(record.time, to: &out)
         Self.append(#"","type":"decision"}"#, to: &out)

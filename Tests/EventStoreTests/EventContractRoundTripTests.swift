@@ -14,7 +14,8 @@ struct EventContractRoundTripTests {
         DecisionFacts(time: 1_795_000_000_123, environment: "production", requestIdentifier: "r-\"1\"\n", customer: String(repeating: "ab", count: 32),
                       keyId: "0badc0de", productId: "com.example.monthly", localeRequested: "de-AT", localeServed: "de-DE", flow: "cancel",
                       rule: "arm-a", splitGroup: "upsell", splitControl: true, answer: .promotionalOffer, messageIdentifier: "m\\1",
-                      offerIdentifier: "half-price", alternateProductId: nil, snapshot: "sha256:00", latencyMicros: 812),
+                      offerIdentifier: "half-price", alternateProductId: nil, snapshot: "sha256:00", latencyMicros: 812)
+            .withLayout("arm-a*:0-4500,arm-b:4500-9000,holdout:9000-10000"),
         DecisionFacts(time: 0, environment: "sandbox", requestIdentifier: nil, customer: nil, keyId: "k", productId: nil,
                       localeRequested: nil, localeServed: nil, flow: nil, rule: nil, splitGroup: nil, splitControl: false,
                       answer: .refused, messageIdentifier: nil, offerIdentifier: nil, alternateProductId: nil, snapshot: nil, latencyMicros: 0),
@@ -119,6 +120,7 @@ struct EventContractRoundTripTests {
         case .rule: return text(event.rule)
         case .splitControl: return .bool(event.splitControl)
         case .splitGroup: return text(event.splitGroup)
+        case .splitLayout: return text(event.splitLayout)
         case .time: return time(event.time)
         case .autoRenewProductId: return text(event.autoRenewProduct)
         case .currency: return text(event.currency)
@@ -130,5 +132,13 @@ struct EventContractRoundTripTests {
         case .subtype: return text(event.subtype)
         default: return nil
         }
+    }
+}
+
+extension DecisionFacts {
+    func withLayout(_ layout: String) -> DecisionFacts {
+        var facts = self
+        facts.splitLayout = layout
+        return facts
     }
 }

@@ -77,6 +77,8 @@ import TestSupport
         var control = Self.control
         control.weight = 52
         var simulator = EventSimulator(arms: [control, treatment], customers: 20_000)
+        // Serve answers under a 50/50 layout; something else moves customers to 48/52.
+        simulator.recordedLayout = "keep-message*:0-5000,upsell-yearly:5000-10000"
         simulator.run(seed: 48)
         let report = try ResultsReport.compute(source: simulator.source, environment: "production",
                                                now: Self.date(simulator.start + 80 * EventTime.day),
@@ -148,6 +150,8 @@ import TestSupport
 
     @Test func aConfiguredArmNobodySawAndARuleTheConfigurationDoesNotHaveAreBothWarned() throws {
         var simulator = EventSimulator(arms: [Self.control, Self.treatment], customers: 600)
+        // Serve answers under the configured 45/45/10 layout, but the holdout answers nobody.
+        simulator.recordedLayout = "keep-message*:0-4500,upsell-yearly:4500-9000,holdout:9000-10000"
         simulator.run(seed: 9)
         var other = EventSimulator(arms: [EventSimulator.Arm(rule: "old-offer", keepRate: 0.5)], customers: 50)
         other.flow = "win-back"
@@ -171,7 +175,8 @@ import TestSupport
         let unchecked = try ResultsReport.compute(source: source, environment: "production", now: Self.date(simulator.start + 80 * EventTime.day))
         #expect(unchecked.checks.configuration == nil)
         #expect(unchecked.checks.armsWithoutExposures.isEmpty && unchecked.checks.rulesNotConfigured.isEmpty)
-        #expect(unchecked.comparisons.first?.sampleRatio == nil)
+        // The decisions carry the layout serve answered under: the ratio is still checked, against it.
+        #expect(unchecked.comparisons.first?.sampleRatio?.mismatch == true)
     }
 
     // MARK: Took offer is pending until the deadline

@@ -36,6 +36,22 @@ struct EventSimulator {
     /// Added to every decision's time (the other direction of a clock mix-up).
     var decisionClockOffset: Int64 = 0
 
+    /// The layout serve records, when the test sets it apart from the arms' true weights (a split
+    /// configured 50/50 whose customers arrive 48/52).
+    var recordedLayout: String?
+
+    /// The group's layout as serve records it: by default the arms' weights as consecutive bucket ranges.
+    var layout: String {
+        if let recordedLayout { return recordedLayout }
+        let total = arms.reduce(0) { $0 + ($1.weight ?? 1) }
+        var lower = 0
+        return arms.enumerated().map { index, arm in
+            let upper = index == arms.count - 1 ? 10_000 : lower + Int((10_000 * (arm.weight ?? 1) / total).rounded())
+            defer { lower = upper }
+            return "\(arm.rule)\(arm.splitControl ? "*" : ""):\(lower)-\(upper)"
+        }.joined(separator: ",")
+    }
+
     /// Lines per (stream, partition, writer).
     private(set) var segments: [String: [String]] = [:]
 
@@ -96,7 +112,8 @@ struct EventSimulator {
             "offerIdentifier": arm.offer.map { .string($0) } ?? .null, "productId": .string(Self.product),
             "requestIdentifier": .string(random.uuid()), "rule": .string(arm.rule), "schema": .integer(1),
             "snapshot": .string("sha256:" + String(repeating: "ab", count: 32)), "splitControl": .bool(arm.splitControl),
-            "splitGroup": splitGroup.map { .string($0) } ?? .null, "time": .string(EventTime.format(time + decisionClockOffset)),
+            "splitGroup": splitGroup.map { .string($0) } ?? .null, "splitLayout": splitGroup == nil ? .null : .string(layout),
+            "time": .string(EventTime.format(time + decisionClockOffset)),
             "type": .string("decision"),
         ]
         if arm.answer == "none" { fields["messageIdentifier"] = .null }

@@ -70,6 +70,8 @@ struct Event {
     var flow: Int32 = 0
     var rule: Int32 = 0
     var splitGroup: Int32 = 0
+    /// The group's layout when the customer was decided (0: none recorded, events before it existed).
+    var splitLayout: Int32 = 0
     var arm: Int32 = 0
     var splitControl = false
     var message: Int32 = 0

@@ -15,7 +15,7 @@ struct EventLineParser {
     /// The members the join reads; every other member of a line is skipped.
     static let read: [EventField] = [
         .answer, .arm, .customer, .eventId, .flow, .keyId, .localeServed, .messageIdentifier, .offerIdentifier,
-        .alternateProductId, .productId, .rule, .splitControl, .splitGroup, .time,
+        .alternateProductId, .productId, .rule, .splitControl, .splitGroup, .splitLayout, .time,
         .autoRenewProductId, .currency, .effectiveDate, .expiresDate, .notificationType, .offerType, .price, .subtype,
     ]
 
@@ -320,6 +320,7 @@ struct EventLineParser {
                 case .flow: event.flow = interner.intern(bytes)
                 case .rule: event.rule = interner.intern(bytes)
                 case .splitGroup: event.splitGroup = interner.intern(bytes)
+                case .splitLayout: event.splitLayout = interner.intern(bytes)
                 case .localeServed: event.locale = interner.intern(bytes)
                 case .messageIdentifier: event.message = interner.intern(bytes)
                 case .offerIdentifier: event.offer = interner.intern(bytes)

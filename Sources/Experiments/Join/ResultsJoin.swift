@@ -195,14 +195,26 @@ struct ResultsJoin {
         }
         guard event.answer.exposes, event.rule != Interner.null, event.hasCustomer else { return }
         if let flowFilter, event.flow != flowFilter { return }
-        let arm = ArmKey(flow: event.flow, rule: event.rule)
+        let grouped = event.splitGroup != Interner.null
+        let arm = ArmKey(flow: event.flow, rule: event.rule, layout: grouped ? event.splitLayout : Interner.null)
+        // A customer counts once per split group, in the arm and period of their first exposure (a
+        // re-weight that moves them later starts no second count); once per rule outside a group.
+        let once = grouped ? ArmKey(flow: event.flow, rule: -1 - event.splitGroup) : arm
+        guard exposed.insert(Self.fingerprint(event.customer, once), 1) else {
+            // Seen before: the rule's description still follows its latest decisions.
+            if var info = armInfo[arm] {
+                info.answers.insert(event.answer.rawValue)
+                armInfo[arm] = info
+            }
+            return
+        }
         var info = armInfo[arm] ?? ArmInfo()
         info.splitGroup = event.splitGroup
         info.arm = event.arm
         info.splitControl = event.splitControl
         info.answers.insert(event.answer.rawValue)
+        info.firstExposure = min(info.firstExposure, event.time)
         armInfo[arm] = info
-        guard exposed.insert(Self.fingerprint(event.customer, arm), 1) else { return }
 
         let dimension = breakdown ? dimensionOf(event) : 0
         tallies[arm, default: Tally()].exposed += 1
@@ -366,7 +378,7 @@ struct ResultsJoin {
         h = mix(h ^ customer.c)
         h = mix(h ^ customer.d)
         h = mix(h ^ UInt64(UInt32(bitPattern: customer.keyId)))
-        return mix(h ^ (UInt64(UInt32(bitPattern: arm.flow)) << 32 | UInt64(UInt32(bitPattern: arm.rule))))
+        return mix(mix(h ^ (UInt64(UInt32(bitPattern: arm.flow)) << 32 | UInt64(UInt32(bitPattern: arm.rule)))) ^ UInt64(UInt32(bitPattern: arm.layout)))
     }
 }
 

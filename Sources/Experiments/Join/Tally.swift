@@ -16,13 +16,17 @@ struct Tally {
     var revenueRetained: [Int32: Int64] = [:]
 }
 
-/// A report row's identity: the snapshot rule `<flow>/<rule>` (the arm is the rule in its split group).
+/// A report row's identity: the snapshot rule `<flow>/<rule>` (the arm is the rule in its split group),
+/// and for an arm the layout of its group when the customer was first exposed: each configuration
+/// of a group is a period of its own.
 struct ArmKey: Hashable, Comparable {
     var flow: Int32
     var rule: Int32
+    /// The interned `splitLayout`; 0 outside a group, or for decisions recorded before layouts were.
+    var layout: Int32 = 0
 
     static func < (lhs: ArmKey, rhs: ArmKey) -> Bool {
-        (lhs.flow, lhs.rule) < (rhs.flow, rhs.rule)
+        (lhs.flow, lhs.rule, lhs.layout) < (rhs.flow, rhs.rule, rhs.layout)
     }
 }
 
@@ -33,6 +37,8 @@ struct ArmInfo {
     var arm: Int32 = 0
     var splitControl = false
     var answers: Set<UInt8> = []
+    /// The first exposure counted for this row.
+    var firstExposure = Int64.max
 }
 
 /// One customer's first exposure to one rule, open while outcomes can still change its counts.

@@ -107,9 +107,16 @@ extension ResultsReport {
         func money(_ amounts: [Int32: Int64]) -> [String: Int64] {
             Dictionary(uniqueKeysWithValues: amounts.compactMap { key, value in name(key).map { ($0, value) } })
         }
+        // A period starts at the first exposure of any arm under its layout.
+        var periodStart: [String: Int64] = [:]
+        for (key, info) in join.armInfo where key.layout != Interner.null {
+            let period = "\(key.flow)\u{0}\(info.splitGroup)\u{0}\(key.layout)"
+            periodStart[period] = min(periodStart[period] ?? .max, info.firstExposure)
+        }
         func row(_ key: ArmKey, _ tally: Tally, value: String?) -> Row {
             let info = join.armInfo[key] ?? ArmInfo()
-            return Row(flow: name(key.flow) ?? "", rule: name(key.rule) ?? "", splitGroup: name(info.splitGroup), arm: name(info.arm),
+            let start = periodStart["\(key.flow)\u{0}\(info.splitGroup)\u{0}\(key.layout)"]
+            var row = Row(flow: name(key.flow) ?? "", rule: name(key.rule) ?? "", splitGroup: name(info.splitGroup), arm: name(info.arm),
                        splitControl: info.splitControl,
                        answers: info.answers.sorted().compactMap { Answer(rawValue: $0)?.name },
                        value: value, exposed: tally.exposed,
@@ -119,15 +126,23 @@ extension ResultsReport {
                        renewed: Rate(successes: tally.renewed, failures: tally.notRenewed, pending: tally.renewedPending),
                        discountGiven: money(tally.discountGiven), revenueRetained: money(tally.revenueRetained),
                        netRevenue: net(money(tally.revenueRetained), money(tally.discountGiven)))
+            if key.layout != Interner.null {
+                row.splitLayout = name(key.layout)
+                row.periodSince = start.flatMap { $0 == .max ? nil : EventTime.format($0) }
+            }
+            return row
         }
-        let rows = join.tallies.map { row($0.key, $0.value, value: nil) }
-            .sorted { ($0.flow, $0.rule) < ($1.flow, $1.rule) }
+        func order(_ a: Row, _ b: Row) -> Bool {
+            (a.flow, a.rule, a.periodSince ?? "", a.splitLayout ?? "") < (b.flow, b.rule, b.periodSince ?? "", b.splitLayout ?? "")
+        }
+        let rows = join.tallies.map { row($0.key, $0.value, value: nil) }.sorted(by: order)
         var breakdownRows: [Row]?
         if breakdown != nil {
             breakdownRows = join.breakdownTallies.flatMap { key, byValue in
                 byValue.map { row(key, $0.value, value: name($0.key) ?? "(none)") }
             }
-            .sorted { ($0.flow, $0.rule, $0.value ?? "") < ($1.flow, $1.rule, $1.value ?? "") }
+            .sorted { ($0.flow, $0.rule, $0.periodSince ?? "", $0.splitLayout ?? "", $0.value ?? "")
+                < ($1.flow, $1.rule, $1.periodSince ?? "", $1.splitLayout ?? "", $1.value ?? "") }
         }
         var warnings: [String] = []
         let keyIds = join.keyIds.compactMap(name).sorted()
@@ -200,12 +215,21 @@ extension ResultsReport {
         var groups: [String: [Row]] = [:]
         for row in rows {
             guard let group = row.splitGroup else { continue }
-            groups["\(row.flow)\u{0}\(group)", default: []].append(row)
+            // One comparison per period: a configuration of the group, in the order the periods began.
+            groups["\(row.flow)\u{0}\(group)\u{0}\(row.periodSince ?? "")\u{0}\(row.splitLayout ?? "")", default: []].append(row)
         }
         return groups.keys.sorted().map { key in
             let arms = groups[key] ?? []
             let flow = arms[0].flow
             let group = arms[0].splitGroup ?? ""
+            let layout = arms[0].splitLayout
+            // A period's own layout says what its shares were; the manifests say only today's.
+            let configuredHere: [ResultsConfiguration.Rule]? = layout.map { layout in
+                SplitLayoutText.arms(layout).map { arm in
+                    let audience = configured?.first { $0.flow == flow && $0.rule == arm.rule }?.audience ?? ""
+                    return ResultsConfiguration.Rule(flow: flow, rule: arm.rule, splitGroup: group, percent: arm.percent, audience: audience)
+                }
+            } ?? configured
             let marked = arms.filter(\.splitControl)
             let holdouts = arms.filter { $0.answers == ["none"] }
             var control: Row?
@@ -220,7 +244,7 @@ extension ResultsReport {
                 control = first
                 kind = "holdout"
             }
-            let sampleRatio = configured.flatMap { sampleRatioCheck(flow: flow, group: group, arms: arms, configured: $0) }
+            let sampleRatio = configuredHere.flatMap { sampleRatioCheck(flow: flow, group: group, arms: arms, configured: $0) }
             var verdictWarning: String?
             if let sampleRatio, sampleRatio.mismatch {
                 let p = sampleRatio.pValue.map(Self.pValueText) ?? ""
@@ -234,7 +258,7 @@ extension ResultsReport {
             guard let control else {
                 return SplitComparison(flow: flow, splitGroup: group, control: nil, controlKind: nil, alpha: DifferenceConfidenceSequence.defaultAlpha, arms: [],
                                        note: "no control: mark one rule of the group with `split: {control: true}`, or add an arm that answers none as a holdout",
-                                       sampleRatio: sampleRatio, verdictWarning: verdictWarning)
+                                       sampleRatio: sampleRatio, verdictWarning: verdictWarning, splitLayout: layout, periodSince: arms[0].periodSince)
             }
             let others = arms.filter { $0.rule != control.rule }
             let alpha = DifferenceConfidenceSequence.defaultAlpha / Double(max(1, others.count))
@@ -245,7 +269,8 @@ extension ResultsReport {
                               netRevenuePerExposedDifference: netPerExposedDifference(arm, control))
             }
             return SplitComparison(flow: flow, splitGroup: group, control: control.rule, controlKind: kind, alpha: rounded(alpha),
-                                   arms: compared, note: nil, sampleRatio: sampleRatio, verdictWarning: verdictWarning)
+                                   arms: compared, note: nil, sampleRatio: sampleRatio, verdictWarning: verdictWarning,
+                                   splitLayout: layout, periodSince: arms[0].periodSince)
         }
     }
 

@@ -12,7 +12,7 @@ extension ResultsReport {
             lines.append("")
             lines.append(flowName)
             let table = rows.filter { $0.flow == flowName }.map { row in
-                [row.rule + (row.splitControl ? " (control)" : ""), row.arm ?? "-", Self.count(row.exposed),
+                [row.rule + (row.splitControl ? " (control)" : "") + (shownPeriod(row).map { ", \($0)" } ?? ""), row.arm ?? "-", Self.count(row.exposed),
                  Self.describe(row.kept24h), row.tookOffer.map(Self.describe) ?? "-", Self.describe(row.renewed)]
             }
             lines += Self.align([header] + table).map { "  " + $0 }
@@ -33,7 +33,7 @@ extension ResultsReport {
         }
         for comparison in comparisons {
             lines.append("")
-            lines.append("Split group \(comparison.flow)/\(comparison.splitGroup): \(Self.controlPhrase(comparison))")
+            lines.append("Split group \(comparison.flow)/\(comparison.splitGroup)\(periodPhrase(comparison)): \(Self.controlPhrase(comparison))")
             if let sampleRatio = comparison.sampleRatio {
                 lines.append("  sample ratio: \(Self.sampleRatioSentence(sampleRatio))")
             }
@@ -67,6 +67,7 @@ extension ResultsReport {
         ("(a–b)", "the 95% interval: the true rate lies in it 19 times in 20"),
         ("higher/lower", "said only when the always-valid 95% interval on the difference excludes 0, which keeps the chance of a false winner in a split group under 5% however often you look; until then the arms are not yet told apart"),
         ("net revenue", "revenue retained (renewals counted in renewed) less discount given (regular price less offer price), per currency"),
+        ("period", "one configuration of a split group (its arms and shares); a change of shares, arms or control starts the next, and each customer counts once, in the arm and period of their first exposure"),
     ]
 
     /// Rows of the flow's revenue table: one per rule and currency, where any money was seen.
@@ -115,7 +116,7 @@ extension ResultsReport {
         lines.append("**Results for \(environment)** as of \(now): \(Self.count(exposed)) customers exposed to \(rows.count) rule\(rows.count == 1 ? "" : "s") in \(orderedFlows.count) flow\(orderedFlows.count == 1 ? "" : "s").")
         lines.append("")
         for comparison in comparisons {
-            var line = "- **\(comparison.flow) / \(comparison.splitGroup)**: "
+            var line = "- **\(comparison.flow) / \(comparison.splitGroup)**\(periodPhrase(comparison)): "
             if comparison.control == nil {
                 line += comparison.note ?? "no control"
             } else {
@@ -144,7 +145,7 @@ extension ResultsReport {
         lines.append("| Flow | Rule | Arm | Exposed | Kept 24 h | Took offer | Renewed |")
         lines.append("|---|---|---|---:|---|---|---|")
         for row in rows {
-            lines.append("| \(Self.cell(row.flow)) | \(Self.cell(row.rule))\(row.splitControl ? " (control)" : "") | \(Self.cell(row.arm ?? "-")) | \(Self.count(row.exposed)) | \(Self.describe(row.kept24h)) | \(row.tookOffer.map(Self.describe) ?? "-") | \(Self.describe(row.renewed)) |")
+            lines.append("| \(Self.cell(row.flow)) | \(Self.cell(row.rule))\(row.splitControl ? " (control)" : "")\(shownPeriod(row).map { ", " + Self.cell($0) } ?? "") | \(Self.cell(row.arm ?? "-")) | \(Self.count(row.exposed)) | \(Self.describe(row.kept24h)) | \(row.tookOffer.map(Self.describe) ?? "-") | \(Self.describe(row.renewed)) |")
         }
         lines.append("")
         lines.append("</details>")
@@ -169,7 +170,7 @@ extension ResultsReport {
             lines.append("|---|---|---|---|---|")
             for comparison in comparisons {
                 for arm in comparison.arms {
-                    lines.append("| \(Self.cell(comparison.flow)) / \(Self.cell(comparison.splitGroup)) | \(Self.cell(arm.rule)) | \(Self.cell(comparison.control ?? "-")) (\(comparison.controlKind ?? "")) | \(Self.sentence(arm.kept24h)) | \(Self.sentence(arm.renewed)) |")
+                    lines.append("| \(Self.cell(comparison.flow)) / \(Self.cell(comparison.splitGroup))\(Self.cell(periodPhrase(comparison))) | \(Self.cell(arm.rule)) | \(Self.cell(comparison.control ?? "-")) (\(comparison.controlKind ?? "")) | \(Self.sentence(arm.kept24h)) | \(Self.sentence(arm.renewed)) |")
                 }
             }
             lines.append("")
@@ -228,6 +229,32 @@ extension ResultsReport {
             }
             return "not distinguishable yet, \(range)"
         }
+    }
+
+    /// Split groups (`flow/group`) whose customers the window shows under more than one layout: only
+    /// there do rows and comparisons name their period (the JSON always has it).
+    var groupsWithPeriods: Set<String> {
+        var layouts: [String: Set<String>] = [:]
+        for row in rows {
+            guard let group = row.splitGroup else { continue }
+            layouts["\(row.flow)/\(group)", default: []].insert(row.splitLayout ?? "")
+        }
+        return Set(layouts.filter { $0.value.count > 1 }.keys)
+    }
+
+    func shownPeriod(_ row: Row) -> String? {
+        guard let group = row.splitGroup, groupsWithPeriods.contains("\(row.flow)/\(group)") else { return nil }
+        return row.periodLabel ?? "period before layouts were recorded"
+    }
+
+    /// ` (period 45/45/10 since …: arm-a 45% (control), arm-b 45%, holdout 10%)` for a group seen in
+    /// several periods; empty otherwise.
+    func periodPhrase(_ comparison: SplitComparison) -> String {
+        guard groupsWithPeriods.contains("\(comparison.flow)/\(comparison.splitGroup)") else { return "" }
+        guard let layout = comparison.splitLayout, let label = Self.periodLabel(layout, since: comparison.periodSince) else {
+            return " (period before layouts were recorded)"
+        }
+        return " (\(label): \(Self.layoutText(layout)))"
     }
 
     static func controlPhrase(_ comparison: SplitComparison) -> String {

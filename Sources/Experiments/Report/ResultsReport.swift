@@ -87,6 +87,27 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         /// Currency → `revenueRetained − discountGiven`, milliunits: what the renewals brought in, less what
         /// the offers gave away.
         public var netRevenue: [String: Int64]
+        /// For an arm: its group's layout when these customers were first exposed (`splitLayout` of the
+        /// decisions: `arm-a*:0-4500,…`), absent for decisions recorded before layouts were. Each
+        /// configuration of a group is a period of its own, with rows and comparisons of its own.
+        public var splitLayout: String? = nil
+        /// The period's first exposure (ISO 8601 UTC), for an arm with a layout.
+        public var periodSince: String? = nil
+
+        /// `45/45/10 since 2026-11-20T10:00:00.000Z`, or nil outside a period.
+        public var periodLabel: String? { ResultsReport.periodLabel(splitLayout, since: periodSince) }
+    }
+
+    /// The arms of a layout with their shares: `arm-a 45% (control), arm-b 45%, holdout 10%`.
+    public static func layoutText(_ layout: String) -> String {
+        SplitLayoutText.arms(layout).map { "\($0.rule) \(SplitLayoutText.percentText($0.percent))%\($0.control ? " (control)" : "")" }
+            .joined(separator: ", ")
+    }
+
+    static func periodLabel(_ layout: String?, since: String?) -> String? {
+        guard let layout else { return nil }
+        let shares = SplitLayoutText.arms(layout).map { SplitLayoutText.percentText($0.percent) }.joined(separator: "/")
+        return "period \(shares)" + (since.map { " since \($0)" } ?? "")
     }
 
     public struct Difference: Sendable, Codable, Equatable {
@@ -130,6 +151,9 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var sampleRatio: SampleRatio?
         /// Set when the verdicts of this group should not be trusted (a sample-ratio mismatch).
         public var verdictWarning: String?
+        /// The period compared (see `Row.splitLayout`): absent for decisions recorded before layouts were.
+        public var splitLayout: String? = nil
+        public var periodSince: String? = nil
     }
 
     /// The sample-ratio check of one split group (see `SampleRatioTest`).
@@ -222,5 +246,33 @@ extension ResultsReport {
         narrowed.breakdownRows = breakdownRows?.filter(keep)
         narrowed.comparisons = comparisons.filter { groups.contains("\($0.flow)/\($0.splitGroup)") }
         return narrowed
+    }
+}
+
+/// Reads a decision's `splitLayout`: `rule*:lower-upper,…` over 10,000 buckets, `*` marking the control.
+enum SplitLayoutText {
+    struct Arm: Equatable {
+        var rule: String
+        var percent: Double
+        var control: Bool
+    }
+
+    static func arms(_ layout: String) -> [Arm] {
+        layout.split(separator: ",").compactMap { part in
+            guard let colon = part.lastIndex(of: ":") else { return nil }
+            var rule = String(part[..<colon])
+            let control = rule.hasSuffix("*")
+            if control { rule.removeLast() }
+            let bounds = part[part.index(after: colon)...].split(separator: "-").compactMap { Int($0) }
+            guard bounds.count == 2 else { return nil }
+            return Arm(rule: rule, percent: Double(bounds[1] - bounds[0]) / 100, control: control)
+        }
+    }
+
+    /// `45`, `33.33`: a share of 10,000 buckets is at most two decimals.
+    static func percentText(_ value: Double) -> String {
+        let hundredths = Int((value * 100).rounded())
+        let fraction = hundredths % 100
+        return fraction == 0 ? String(hundredths / 100) : "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
     }
 }
