@@ -23,6 +23,7 @@ struct InitCommandTests {
         #expect(created.code == .success)
         #expect(created.out == """
         Wrote a starting app to my-app:
+          my-app/.gitignore
           my-app/app.yaml
           my-app/messages.yaml
           my-app/defaults.yaml
@@ -35,6 +36,37 @@ struct InitCommandTests {
         let validated = await run(["validate", "--manifests", "my-app", "--strict"], in: work)
         #expect(validated.code == .success)
         #expect(validated.out == "my-app: no problems (1 product, 0 images, 1 message in 1 localization, 1 default, 1 flow)\n")
+    }
+
+    @Test("init's .gitignore keeps local state and events out of git, and validate warns when they are tracked anyway")
+    func stateStaysOutOfGit() async throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        func git(_ arguments: String...) throws {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["git", "-C", work.path, "-c", "user.name=t", "-c", "user.email=t@example.com"] + arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "git \(arguments)")
+        }
+        try git("init", "-q")
+        #expect(await run(["init", "app"], in: work).code == .success)
+        let state = work.appendingPathComponent("app/.retention-sync/events/v1")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: state.appendingPathComponent("segment.ndjson"))
+        // `git add` of the app leaves the state folder out.
+        try git("add", "app")
+        let clean = await run(["validate", "--manifests", "app", "--strict"], in: work)
+        #expect(clean.code == .success, "\(clean.out)\(clean.err)")
+        // Forced in, it is warned about, with the way out; --strict fails on it.
+        try git("add", "-f", "app/.retention-sync")
+        let warned = await run(["validate", "--manifests", "app", "--strict"], in: work)
+        #expect(warned.code == .failure)
+        #expect(warned.out.contains("warning: git tracks 1 file in app/.retention-sync/ (local state, and decision events with keyed customer pseudonyms)"), "\(warned.out)")
+        #expect(warned.out.contains("git rm -r --cached app/.retention-sync"), "\(warned.out)")
     }
 
     @Test("writes the same JSON Schema the example app ships")

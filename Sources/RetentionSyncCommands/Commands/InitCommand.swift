@@ -17,6 +17,13 @@ struct InitCommand: ParsedCommand {
 
     /// The files `init` writes, in the order it lists them.
     static let files: [(name: String, contents: String)] = [
+        (".gitignore", """
+        # The default file store of state and the decision and outcome events beside it: local to
+        # this checkout, and the events hold keyed customer pseudonyms. Never commit them; a team
+        # keeps both in S3 (environments.<env>.stateStore: s3://bucket/prefix in app.yaml).
+        .retention-sync/
+
+        """),
         ("app.yaml", """
         # yaml-language-server: $schema=retention-sync.schema.json
         # The app: its bundle id, the environments retention-sync manages, and its products.
