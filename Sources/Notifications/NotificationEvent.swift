@@ -114,12 +114,24 @@ public struct NotificationEvent: Sendable, Hashable {
         var details = ["request_id": requestId, "result": result]
         if let successRate { details["success_rate"] = String(format: "%.4f", successRate) }
         if let target { details["target"] = target }
-        let rate = successRate.map { String(format: ", %.1f%% answered in time", $0 * 100) } ?? ""
+        // Apple's successRate is already a percentage (an integer, 0–100).
+        let rate = successRate.map { ", " + Self.percentText($0) + "% answered in time" } ?? ""
         return NotificationEvent(
             kind: .performanceTestResult, bundleId: bundleId, environment: environment,
             key: key(.performanceTestResult, bundleId, environment, requestId),
             summary: "\(where_(bundleId, environment)): performance test \(result)\(rate)",
             details: details)
+    }
+
+    /// A rate difference (a fraction) in percentage points with its sign: 0.0795 → "+7.9".
+    static func points(_ fraction: Double) -> String {
+        let tenths = (fraction * 1000).rounded()
+        return (tenths >= 0 ? "+" : "-") + String(format: "%.1f", abs(tenths) / 10)
+    }
+
+    /// 100 → "100", 99.5 → "99.5".
+    static func percentText(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
     }
 
     /// An experiment arm whose difference from the control became distinguishable: the interval of
@@ -132,8 +144,9 @@ public struct NotificationEvent: Sendable, Hashable {
         return NotificationEvent(
             kind: .experimentDistinguishable, bundleId: bundleId, environment: environment,
             key: key(.experimentDistinguishable, bundleId, environment, flow, rule, arm, metric, direction),
+            // In points, as `results` words differences: +7.9 points (+1.8 to +14.1).
             summary: "\(where_(bundleId, environment)): flow \(flow), rule \(rule): arm \(arm) is distinguishably \(direction) than \(control) on \(metric) "
-                + String(format: "(%+.4f, interval %+.4f…%+.4f, %@)", difference, low, high, method),
+                + "(\(Self.points(difference)) points, interval \(Self.points(low)) to \(Self.points(high)), \(method))",
             details: ["flow": flow, "rule": rule, "arm": arm, "control": control, "metric": metric,
                       "difference": String(format: "%.6f", difference), "interval_low": String(format: "%.6f", low),
                       "interval_high": String(format: "%.6f", high), "method": method, "direction": direction])

@@ -124,6 +124,9 @@ final class EndpointState: Sendable {
                    + "but this endpoint serves \(environment)")
             return
         }
+        // The state document changes for other reasons too (a recorded review state, a performance
+        // test): the same snapshot is neither reloaded nor logged as loaded again.
+        if current?.snapshot.digest == snapshot.digest { return }
         let identity = loading.withLock { $0.identity }
         if let identity {
             guard snapshot.bundleId == identity.bundleId,

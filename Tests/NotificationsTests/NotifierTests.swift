@@ -29,7 +29,7 @@ func everyKindOfEvent() -> [NotificationEvent] {
         .applyInterrupted(bundleId: bundle, environment: .sandbox, run: "2026-11-20T08:00:00.000Z",
                           reason: "SIGTERM", completed: 1, remaining: 4),
         .performanceTestResult(bundleId: bundle, environment: .sandbox, requestId: "perf-1", result: "PASS",
-                               successRate: 0.996, target: "https://realtime.example.com/retention"),
+                               successRate: 100, target: "https://realtime.example.com/retention"),
         .experimentDistinguishable(bundleId: bundle, environment: .production, flow: "cancel-flow", rule: "offer-split",
                                    arm: "offer", control: "none", metric: "kept_24h", difference: 0.042,
                                    low: 0.011, high: 0.073, method: "always-valid sequential interval"),
@@ -90,6 +90,14 @@ struct NotifierTests {
         _ = await notifier(receiver.url(path: "/hook"), ledger: ledger).send([drift("https://b.example")], now: now)
         _ = await notifier(receiver.url(path: "/hook"), ledger: ledger).send([drift("https://c.example")], now: now)
         #expect(receiver.received.count == 2)
+    }
+
+    @Test("a performance test's rate and an experiment's difference read as percent and points, as the commands say them")
+    func numbersReadAsTheCommandsSayThem() {
+        let summaries = everyKindOfEvent().map(\.summary)
+        #expect(summaries.contains { $0.hasSuffix("performance test PASS, 100% answered in time") }, "\(summaries)")
+        #expect(summaries.contains { $0.contains("on kept_24h (+4.2 points, interval +1.1 to +7.3, always-valid sequential interval)") }, "\(summaries)")
+        #expect(!summaries.contains { $0.contains("10000") || $0.contains("+0.0420") })
     }
 
     @Test("the JSON format carries the event's kind, key and facts with sorted keys")

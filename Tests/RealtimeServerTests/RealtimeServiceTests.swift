@@ -162,6 +162,23 @@ struct RealtimeServiceTests {
         #expect((answer["message"] as? [String: Any])?["messageIdentifier"] as? String == otherMessageId)
     }
 
+    @Test("a store rewritten with the same snapshot (another field of the state changed) is not logged as a reload")
+    func sameSnapshotIsNoReload() async throws {
+        let running = try RunningService(snapshot: try snapshot())
+        func loads() -> Int { running.log.filter { $0.contains(#""event":"snapshot_loaded""#) }.count }
+        #expect(loads() == 1)
+        // The same snapshot in other bytes: the store's version changes, the digest does not.
+        let same = try snapshot().encoded()
+        let object = try JSONSerialization.jsonObject(with: same)
+        try running.publish(try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]))
+        running.service.reloadSnapshots()
+        #expect(loads() == 1, "\(running.log)")
+        // A different snapshot still loads and says so.
+        try running.publish(try snapshot(monthlyMessage: otherMessageId))
+        running.service.reloadSnapshots()
+        #expect(loads() == 2)
+    }
+
     @Test("a snapshot swapped while requests are running fails no request")
     func swapUnderLoad() async throws {
         let running = try RunningService(snapshot: try snapshot(), pollInterval: 0.02)

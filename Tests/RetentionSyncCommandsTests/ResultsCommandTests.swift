@@ -99,6 +99,8 @@ struct ResultsCommandTests {
         #expect(receiver.received.count == 1)
         let text = try #require(receiver.received.first?.json?["text"] as? String)
         #expect(text.contains("arm upsell-yearly is distinguishably worse than upsell-control on kept at 24 h"), "\(text)")
+        // In points, as results says it, never as a raw fraction.
+        #expect(text.range(of: #"on kept at 24 h \(-\d+\.\d points, interval -\d+\.\d to [-+]\d+\.\d"#, options: .regularExpression) != nil, "\(text)")
     }
 }
 
