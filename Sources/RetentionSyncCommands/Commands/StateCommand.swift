@@ -50,8 +50,9 @@ struct StateCommand: ParsedCommand {
         talks to Apple. A store that cannot be read is an error, never shown as empty.
 
         'migrate' copies the document from --from into the environment's store (--state-store, else
-        the App's stateStore) when that store holds nothing yet, reads it back and checks its digest:
-        how state moves from a file to S3 and back. The old document is left where it was.
+        the App's stateStore) when that store holds nothing yet, with the earlier versions the old
+        store kept (its history, replayed oldest first), reads it back and checks its digest: how
+        state moves from a file to S3 and back. The old document is left where it was.
 
         'history' lists every kept version of the document (number, time, digest, what changed, the
         run that wrote it): the audit trail of which snapshot served when.
@@ -215,7 +216,9 @@ struct StateCommand: ParsedCommand {
         return .success
     }
 
-    /// Copies the document into an empty store, then reads it back and compares digests.
+    /// Copies the document into an empty store with the versions the old store kept (its history,
+    /// replayed oldest first so the new store keeps them as its own), then reads it back and compares
+    /// digests.
     static func migrate(from source: StateLocation, to destination: StateLocation, owner: StateOwner, context: CommandContext,
                         transport: any HTTPTransport) async throws(CommandError) -> ExitCode {
         do {
@@ -231,12 +234,21 @@ struct StateCommand: ParsedCommand {
                 throw CommandError("\(to.location) already holds a state document (\(try existing.sealed().digest)); "
                                    + "refusing to overwrite it. Compare the two with 'state show', and move the one to keep into an empty store")
             }
-            _ = try await to.write(document, condition: .createOnly)
+            // The kept versions first, oldest first, each written over the one before: the new store
+            // keeps each replaced one in its own history, as if its writes had happened there.
+            let kept = try await (from as? any StateHistoryKeeping)?.versions().filter { !$0.current }.map(\.document) ?? []
+            var condition = StateWriteCondition.createOnly
+            for version in kept + [document] {
+                condition = .ifMatch(try await to.write(version, condition: condition))
+            }
             guard let copied = try await to.read().document?.sealed(), copied.digest == document.digest else {
                 throw CommandError("the copy in \(to.location) does not read back with digest \(document.digest); "
                                    + "check the store, and keep using \(from.location) until a migrate succeeds")
             }
-            context.console.print("Moved the state of \(owner) from \(from.location) to \(to.location) (digest \(copied.digest)).")
+            let carried = (to as? any StateHistoryKeeping).map { _ in kept.count } ?? 0
+            context.console.print("Moved the state of \(owner) from \(from.location) to \(to.location) (digest \(copied.digest)), "
+                                  + (kept.isEmpty ? "with no earlier version: the old store kept none."
+                                                  : "with its history: \(carried) earlier version\(carried == 1 ? "" : "s") ('state history' lists them)."))
             context.console.print("The document in \(from.location) is left as it was; point the App's stateStore (and serve) at "
                                   + "\(to.location), then remove the old one.")
             return .success
