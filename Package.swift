@@ -81,7 +81,7 @@ let package = Package(
                                "Notifications"]),
         .executableTarget(name: "retention-sync", dependencies: ["RetentionSyncCommands", "CLIKit"]),
         .executableTarget(name: "retention-sync-bench",
-                          dependencies: ["RetentionSyncCommands", "Views", "Preview", "Reconciler", "Manifests", "Runtime", "Emulator",
+                          dependencies: ["RetentionSyncCommands", "Views", "Reconciler", "Manifests", "Runtime", "Emulator",
                                          "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "Basics", "YAML",
                                          "RealtimeServer", "EventContract", "Experiments", "EventStore", "StateStore", "SyntheticImages"]),
 
@@ -111,7 +111,7 @@ let package = Package(
                     dependencies: ["TestSupport", "Notifications", "HTTPCore", "HTTPClient", "HTTPServer", "StateStore", "RetentionMessagingModels"]),
         .testTarget(name: "PreviewTests", dependencies: ["TestSupport", "Preview", "Manifests", "RetentionMessagingModels"]),
         .testTarget(name: "RetentionSyncCommandsTests",
-                    dependencies: ["TestSupport", "Basics", "CLIKit", "Views", "RetentionSyncCommands", "Reconciler", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer", "Runtime", "RetentionMessagingModels",
+                    dependencies: ["TestSupport", "Basics", "CLIKit", "Views", "RetentionSyncCommands", "Reconciler", "Manifests", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer", "Runtime", "RetentionMessagingModels",
                                    "RealtimeServer", "EventStore", "EventContract", "Experiments", "RetentionMessaging"]),
     ],
     swiftLanguageModes: [.v6]

@@ -11,7 +11,7 @@ import Views
 
 struct PreviewCommand: ParsedCommand {
     static let name = "preview"
-    static let summary = "Write a static HTML preview of every message as the cancellation sheet shows it"
+    static let summary = "Write a static HTML preview of the messages as the sheet shows them"
     static let defaultOut = "preview"
     static let manifests = Option.manifests()
     static let out = Option("--out", value: "DIR", completion: .directory, default: defaultOut, help: [
@@ -31,9 +31,9 @@ struct PreviewCommand: ParsedCommand {
         320 and 430 px, light and dark, right to left where the locale is. It is an approximation,
         and every page says so. No JavaScript, no request of any kind: images are embedded and a
         Content-Security-Policy forbids every fetch.
-        Review states come from the state document each environment's store holds (as `state show`
+        Review states come from the state document each environment's store holds (as 'state show'
         reads it), never from Apple; with --offline, or when the store cannot be read, they show as
-        unknown. Valid manifests only: an invalid one fails as in `validate`.
+        unknown. Valid manifests only: invalid ones fail as in 'validate'.
         """,
         options: [manifests, out, env, offline], column: 18,
         footer: "Exit status: 0 when the site was written, 1 when the manifests are invalid or the folder cannot be written, 64 for a wrong command line.")
