@@ -116,7 +116,7 @@ public struct PreviewSite: Sendable {
         html += "<h1>\(HTML.escape(message.name))</h1>\n"
         html += Self.approximation + "\n<ul class=\"facts\">\n"
         html += "<li>Product: \(HTML.escape(message.product ?? "every product (*)"))</li>\n"
-        html += "<li>headerPosition: \(HTML.escape((message.headerPosition ?? .aboveBody).rawValue))</li>\n"
+        html += "<li>headerPosition: \(message.headerPosition.map { HTML.escape($0.rawValue) } ?? "not set (Apple's default, ABOVE_BODY)")</li>\n"
         let usages = self.usages[message.name] ?? []
         if usages.isEmpty {
             html += "<li>Used by no default and no flow rule.</li>\n"
