@@ -21,8 +21,10 @@ import PackageDescription
 //      recorder, segments beside the state), Reconciler,
 //      RealtimeServer (`serve`: Runtime behind HTTPServer) and Notifications (webhooks, and the
 //      ledger beside the state that tells each event once).
-//   6. CLIKit (the command-line toolkit: options, arguments, commands, console; Basics only) and Views
-//      (plans, statuses, diagnostics and progress worded for people, JSON and CI; CLIKit and the engines).
+//   6. CLIKit (the command-line toolkit: options, arguments, commands, console; Basics only), Views
+//      (plans, statuses, diagnostics and progress worded for people, JSON and CI; CLIKit and the engines)
+//      and Preview (the static HTML site of the messages as the cancellation sheet shows them; the
+//      manifests and Apple's models only, no engine, no network).
 //   7. RetentionSyncCommands (the commands, the list of them, the demo), then the two executables.
 let package = Package(
     name: "retention-sync",
@@ -71,9 +73,10 @@ let package = Package(
         .target(name: "CLIKit", dependencies: ["Basics"]),
         .target(name: "Views", dependencies: ["Basics", "CLIKit", "Manifests", "Reconciler", "RetentionMessaging", "RetentionMessagingModels", "Runtime",
                                               "StateStore", "YAML"]),
+        .target(name: "Preview", dependencies: ["Manifests", "RetentionMessagingModels"]),
 
         .target(name: "RetentionSyncCommands",
-                dependencies: ["Basics", "CLIKit", "Views", "Reconciler", "Manifests", "Runtime", "StateLocations", "StateStore", "Emulator", "RetentionMessagingModels",
+                dependencies: ["Basics", "CLIKit", "Views", "Preview", "Reconciler", "Manifests", "Runtime", "StateLocations", "StateStore", "Emulator", "RetentionMessagingModels",
                                "EventContract", "Experiments", "EventStore", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "YAML", "RealtimeServer", "TLS",
                                "Notifications"]),
         .executableTarget(name: "retention-sync", dependencies: ["RetentionSyncCommands", "CLIKit"]),
@@ -106,8 +109,9 @@ let package = Package(
         .testTarget(name: "StateStoreTests", dependencies: ["TestSupport", "StateLocations", "StateStore", "RealtimeServer", "Runtime", "RetentionMessagingModels", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto"]),
         .testTarget(name: "NotificationsTests",
                     dependencies: ["TestSupport", "Notifications", "HTTPCore", "HTTPClient", "HTTPServer", "StateStore", "RetentionMessagingModels"]),
+        .testTarget(name: "PreviewTests", dependencies: ["TestSupport", "Preview", "Manifests", "RetentionMessagingModels"]),
         .testTarget(name: "RetentionSyncCommandsTests",
-                    dependencies: ["TestSupport", "Basics", "CLIKit", "Views", "RetentionSyncCommands", "Reconciler", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer", "Runtime", "RetentionMessagingModels",
+                    dependencies: ["TestSupport", "Basics", "CLIKit", "Views", "RetentionSyncCommands", "Reconciler", "Manifests", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer", "Runtime", "RetentionMessagingModels",
                                    "RealtimeServer", "EventStore", "EventContract", "Experiments", "RetentionMessaging"]),
     ],
     swiftLanguageModes: [.v6]

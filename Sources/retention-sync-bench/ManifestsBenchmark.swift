@@ -51,8 +51,8 @@ private struct BenchmarkFailure: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-/// The high-water mark of resident memory, in kilobytes (Linux reports ru_maxrss in KB).
-private func peakResidentKilobytes() -> Int {
+/// The high-water mark of resident memory, in kilobytes (Linux reports ru_maxrss in KB); the preview benchmark reads it too.
+func peakResidentKilobytes() -> Int {
     var usage = rusage()
     #if os(Linux)
     getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
@@ -62,7 +62,7 @@ private func peakResidentKilobytes() -> Int {
     return Int(usage.ru_maxrss)
 }
 
-private enum BenchmarkApp {
+enum BenchmarkApp {
     static let locales = AppStoreLocales.all.filter { !AppStoreLocales.isUnconfirmed($0) }
     static let productCount = 20
     static let messageCount = 2000

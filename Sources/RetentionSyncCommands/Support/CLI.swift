@@ -6,7 +6,7 @@ import Foundation
 public enum CLI {
     /// Every subcommand, in the order `--help` lists them.
     public static let commands: [any Command.Type] = [
-        InitCommand.self, ValidateCommand.self, IdCommand.self, PlanCommand.self, ApplyCommand.self,
+        InitCommand.self, ValidateCommand.self, IdCommand.self, PreviewCommand.self, PlanCommand.self, ApplyCommand.self,
         StatusCommand.self, ResultsCommand.self, OutcomesCommand.self, StateCommand.self, DecideCommand.self, ServeCommand.self, PerformanceTestCommand.self, EmulatorCommand.self, DemoCommand.self, CompletionsCommand.self,
         VersionCommand.self,
     ]

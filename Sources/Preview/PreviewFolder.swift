@@ -1,0 +1,71 @@
+public import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes a site into its output folder whole or not at all: every file goes into a fresh sibling
+/// folder first, which then takes the output folder's place by rename. A reader of the output folder
+/// sees the old preview or the new one, never half of one; a failure leaves the old one as it was.
+/// An existing folder is replaced only when it is a preview's (it holds `PreviewSite.markerFile`).
+public enum PreviewFolder {
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Writes `site` to `folder` (made if missing, its parent too); `displayPath` names it in errors.
+    /// Returns how many files and bytes were written.
+    @discardableResult
+    public static func write(_ site: PreviewSite, to folder: URL, displayPath: String) throws(Failure) -> (files: Int, bytes: Int) {
+        let manager = FileManager.default
+        let folder = folder.standardizedFileURL
+        let parent = folder.deletingLastPathComponent()
+        var isDirectory: ObjCBool = false
+        let exists = manager.fileExists(atPath: folder.path, isDirectory: &isDirectory)
+        if exists {
+            guard isDirectory.boolValue else {
+                throw Failure(description: "\(displayPath) is a file, not a folder; choose another --out")
+            }
+            guard manager.fileExists(atPath: folder.appendingPathComponent(PreviewSite.markerFile).path) else {
+                throw Failure(description: "\(displayPath) exists and is not a previous preview (it has no \(PreviewSite.markerFile)); refusing to replace it — choose another --out, or remove the folder")
+            }
+        }
+        do {
+            try manager.createDirectory(at: parent, withIntermediateDirectories: true)
+        } catch {
+            throw Failure(description: "cannot make the folder that holds \(displayPath): \(error.localizedDescription)")
+        }
+        let token = UUID().uuidString.lowercased()
+        let staging = parent.appendingPathComponent(".\(folder.lastPathComponent).new-\(token)", isDirectory: true)
+        let retired = parent.appendingPathComponent(".\(folder.lastPathComponent).old-\(token)", isDirectory: true)
+        var files = 0, bytes = 0
+        do {
+            try manager.createDirectory(at: staging.appendingPathComponent("messages"), withIntermediateDirectories: true)
+            try site.forEachFile { path, contents in
+                try contents.write(to: staging.appendingPathComponent(path))
+                files += 1
+                bytes += contents.count
+            }
+            try Data(PreviewSite.markerText.utf8).write(to: staging.appendingPathComponent(PreviewSite.markerFile))
+        } catch {
+            try? manager.removeItem(at: staging)
+            throw Failure(description: "cannot write the preview beside \(displayPath): \(error.localizedDescription); \(displayPath) is unchanged")
+        }
+        if exists {
+            guard rename(folder.path, retired.path) == 0 else {
+                let reason = String(cString: strerror(errno))
+                try? manager.removeItem(at: staging)
+                throw Failure(description: "cannot move the previous preview \(displayPath) aside: \(reason); \(displayPath) is unchanged")
+            }
+        }
+        guard rename(staging.path, folder.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            if exists { _ = rename(retired.path, folder.path) }
+            try? manager.removeItem(at: staging)
+            throw Failure(description: "cannot move the new preview into \(displayPath): \(reason); \(displayPath) is unchanged")
+        }
+        if exists { try? manager.removeItem(at: retired) }
+        return (files, bytes)
+    }
+}

@@ -1,0 +1,150 @@
+import CLIKit
+import Crypto
+import Foundation
+import Manifests
+import Testing
+import TestSupport
+
+/// The preview as a person sees it: Chromium opens the pages the command wrote, and the tests read
+/// what it laid out. Chromium is required — without it these tests fail and say how to install it.
+@Suite("Looking at the preview in a browser", .serialized)
+struct PreviewBrowserTests {
+    /// Screenshots every run leaves for a person to look at (gitignored with the rest of .build).
+    static let artifacts = Repository.url(".build/test-artifacts/preview")
+
+    /// `preview` of the harness's manifests into `site/`; the written pages, index first.
+    static func preview(_ harness: CommandHarness, _ extra: [String] = []) async throws -> [URL] {
+        let run = await harness.run(["preview", "--manifests", "manifests", "--out", "site"] + extra)
+        #expect(run.code == .success, "\(run.stderr)")
+        let site = harness.file("site")
+        let messages = try FileManager.default.contentsOfDirectory(atPath: site.appendingPathComponent("messages").path).sorted()
+        return [site.appendingPathComponent("index.html")] + messages.map { site.appendingPathComponent("messages/\($0)") }
+    }
+
+    static func manifests(_ harness: CommandHarness) throws -> ManifestSet {
+        let (set, diagnostics) = ManifestLoader.load(directory: harness.file("manifests"), displayPath: "manifests")
+        return try #require(set, "\(diagnostics)")
+    }
+
+    /// What every sheet must show: each localization's texts in the sheets of its locale (four of
+    /// them), every image loaded with its alt text, nothing outside the sheet, nothing fetched.
+    static func expectSheets(_ measure: PageMeasure, of message: MessageManifest, page: String) {
+        for localization in message.localizations {
+            let sheets = measure.sheets.filter { $0.lang == localization.locale }
+            #expect(sheets.count == 4, "\(page) \(localization.locale): two widths, light and dark")
+            #expect(Set(sheets.map(\.width)) == [320, 430], "\(page) \(localization.locale)")
+            let texts = [localization.header, localization.body] + localization.bulletPoints.map(\.text)
+            for sheet in sheets {
+                for text in texts { #expect(sheet.text.contains(text), "\(page) \(localization.locale) \(Int(sheet.width)) px lacks \(text)") }
+            }
+            let alts = (localization.image.map { [$0.altText] } ?? []) + localization.bulletPoints.map(\.altText)
+            for alt in alts {
+                #expect(measure.images.filter { $0.alt == alt }.count == 4, "\(page) \(localization.locale): the alt text \(alt)")
+            }
+        }
+        #expect(measure.images.allSatisfy { $0.naturalWidth > 0 }, "\(page): an image did not load")
+        #expect(measure.overflow.isEmpty, "\(page): \(measure.overflow)")
+        #expect(measure.resources.isEmpty, "\(page) fetched \(measure.resources)")
+        #expect(measure.violations.isEmpty, "\(page) tried \(measure.violations)")
+        #expect(measure.scripts == 1, "\(page): only the measuring script")
+    }
+
+    @Test("the example app's pages show every text and alt text, load every image, fit the sheet at 320 and 430 px, and request nothing")
+    func exampleAppInBrowser() async throws {
+        let chromium = try Chromium.require()
+        let harness = try CommandHarness()
+        let pages = try await Self.preview(harness, ["--offline"])
+        let set = try Self.manifests(harness)
+        #expect(pages.count == set.messages.count + 1)
+        try FileManager.default.createDirectory(at: Self.artifacts, withIntermediateDirectories: true)
+        for page in pages {
+            let html = try String(contentsOf: page, encoding: .utf8)
+            #expect(!html.contains("http://") && !html.contains("https://"), "\(page.lastPathComponent) names an address")
+            let measure = try await PageMeasure.measure(page, with: chromium)
+            if let message = set.messages.first(where: { page.lastPathComponent == "\($0.name).html" }) {
+                Self.expectSheets(measure, of: message, page: page.lastPathComponent)
+            } else {
+                #expect(measure.sheets.isEmpty && measure.resources.isEmpty && measure.violations.isEmpty)
+            }
+            // The page as shipped, unmodified: a screenshot to look at, and Chromium's log of every request.
+            let name = page.deletingPathExtension().lastPathComponent
+            let netLog = harness.file("\(name).netlog.json")
+            try await chromium.screenshot(page, to: Self.artifacts.appendingPathComponent("\(name).png"), width: 1700, height: 1400, netLog: netLog)
+            #expect(try Chromium.pageRequests(inNetLog: netLog) == [], "\(page.lastPathComponent) made requests")
+        }
+    }
+
+    @Test("a header of <script>, a right-to-left locale and a word too long for the line are drawn as text, right to left, inside the sheet")
+    func hostileAndRightToLeftInBrowser() async throws {
+        let chromium = try Chromium.require()
+        let harness = try CommandHarness()
+        let hostile = "<script>document.title='owned'</script></style><b>bold</b>"
+        let word = String(repeating: "Unkündbarkeitsversicherung", count: 2)
+        try harness.edit("manifests/messages.yaml", replacing: "    header: Before you go\n", with: """
+                header: "\(hostile)"
+            """ + "\n")
+        try harness.edit("manifests/messages.yaml", replacing: "    header: Bevor du gehst\n", with: "    header: \(word)\n")
+        try harness.edit("manifests/messages.yaml", replacing: "  ja:\n    header: その前に\n", with: """
+              ar-SA:
+                header: قبل أن تغادر
+                body: استراحة تنفس لمدة دقيقتين في انتظارك. جلساتك محفوظة.
+              ja:
+                header: その前に
+
+            """)
+        let pages = try await Self.preview(harness, ["--offline"])
+        let page = try #require(pages.first { $0.lastPathComponent == "before-you-go.html" })
+        let measure = try await PageMeasure.measure(page, with: chromium)
+        let message = try #require(try Self.manifests(harness).message(named: "before-you-go"))
+        Self.expectSheets(measure, of: message, page: "before-you-go.html (edited)")
+        #expect(measure.sheets.filter { $0.lang == "en-US" }.allSatisfy { $0.text.contains(hostile) }, "the header shows as its own text")
+        #expect(measure.sheets.filter { $0.lang == "ar-SA" }.map(\.direction) == ["rtl", "rtl", "rtl", "rtl"])
+        #expect(measure.sheets.filter { $0.lang == "en-US" }.map(\.direction) == ["ltr", "ltr", "ltr", "ltr"])
+        try FileManager.default.createDirectory(at: Self.artifacts, withIntermediateDirectories: true)
+        try await chromium.screenshot(page, to: Self.artifacts.appendingPathComponent("edited-before-you-go.png"), width: 1700, height: 1400)
+    }
+}
+
+/// The manual's pictures of the preview are made by `preview` from the example app, never by hand.
+/// Pixels differ between machines (fonts, Chromium versions), so they are not compared: the digest
+/// of the page each picture was taken from is recorded beside it, and a change to the pages fails
+/// here until `UPDATE_GOLDEN=1` takes the pictures again.
+@Suite("The manual's screenshots of the preview")
+struct PreviewScreenshotTests {
+    static let folder = "docs/images/preview"
+    static let record = "\(folder)/screenshots.sha256"
+    /// Picture, page of the site, window size.
+    static let shots: [(png: String, page: String, width: Int, height: Int)] = [
+        ("index.png", "index.html", 1280, 720),
+        ("everyday-calm.png", "messages/everyday-calm.html", 1700, 1340),
+        ("switch-to-yearly.png", "messages/switch-to-yearly.html", 1700, 800),
+    ]
+
+    @Test("the manual's screenshots were taken of the preview the example app gives today")
+    func screenshotsAreCurrent() async throws {
+        let harness = try CommandHarness()
+        let apply = await harness.run(["apply", "--env", "sandbox"])
+        #expect(apply.code == .success, "\(apply.stderr)")
+        let run = await harness.run(["preview", "--manifests", "manifests", "--out", "site"])
+        #expect(run.code == .success, "\(run.stderr)")
+        var lines: [String] = []
+        for shot in Self.shots {
+            let html = try Data(contentsOf: harness.file("site/\(shot.page)"))
+            lines.append("\(Digest.sha256Hex([UInt8](html)))  \(shot.png)  \(shot.page)")
+        }
+        let expected = lines.joined(separator: "\n") + "\n"
+        if Golden.isRecording {
+            let chromium = try Chromium.require()
+            try FileManager.default.createDirectory(at: Repository.url(Self.folder), withIntermediateDirectories: true)
+            for shot in Self.shots {
+                try await chromium.screenshot(harness.file("site/\(shot.page)"), to: Repository.url("\(Self.folder)/\(shot.png)"),
+                                              width: shot.width, height: shot.height)
+            }
+        }
+        Golden.expect(expected, matches: Self.record)
+        for shot in Self.shots {
+            let png = try? Data(contentsOf: Repository.url("\(Self.folder)/\(shot.png)"))
+            #expect(png?.starts(with: [0x89, 0x50, 0x4E, 0x47]) == true, "\(Self.folder)/\(shot.png) is missing: UPDATE_GOLDEN=1 takes it")
+        }
+    }
+}
