@@ -40,8 +40,22 @@ struct Scenario: Sendable {
     func write(_ text: String, to relative: String, executable: Bool = false) throws {
         let url = self.url(relative)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try text.write(to: url, atomically: true, encoding: .utf8)
-        if executable { try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path) }
+        guard executable else {
+            try text.write(to: url, atomically: true, encoding: .utf8)
+            return
+        }
+        // A program is written by a child `cp`, never through a descriptor of this process: a child
+        // forked meanwhile by another test would inherit that descriptor, and running the program
+        // would then fail with "Text file busy".
+        let source = url.appendingPathExtension("source")
+        try text.write(to: source, atomically: true, encoding: .utf8)
+        let copy = Process()
+        copy.executableURL = URL(fileURLWithPath: "/bin/cp")
+        copy.arguments = [source.path, url.path]
+        try copy.run()
+        copy.waitUntilExit()
+        guard copy.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path)
     }
 
     func read(_ relative: String) -> String {

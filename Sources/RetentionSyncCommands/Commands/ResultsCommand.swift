@@ -36,7 +36,7 @@ struct ResultsCommand: ParsedCommand {
     ])
 
     static let helpPage = HelpPage(
-        usage: "Usage: retention-sync results --env sandbox|production [--flow NAME] [--since DATE] [--format text|markdown|json]",
+        usage: "Usage: retention-sync results --env sandbox|production [--flow NAME] [--since DATE] [--as-of DATE] [--by message|locale|product] [--format text|markdown|json] [--events LOCATION] [--manifests DIR]",
         about: """
         Reads the decisions serve recorded and the outcomes Apple reported, joins them per customer
         (by the keyed pseudonym, never a raw transaction id), and reports per flow, rule and split arm:
