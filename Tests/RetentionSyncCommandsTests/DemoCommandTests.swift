@@ -47,6 +47,9 @@ struct DemoCommandTests {
         #expect(out.contains("→ exit 0: only waiting for App Review"))
         #expect(out.contains("still serves en-US with"))
         #expect(out.contains("The story held"))
+        // The 35 simulated days are said as days, never as "0 s of virtual time".
+        #expect(out.contains(", then 35 days of simulated customers measured by results."), "\(out.suffix(400))")
+        #expect(!out.contains("0 s of virtual time"))
         // The performance test really ran against serve on loopback, and production took the URL after it.
         #expect(out.contains("PASS performance test"))
         #expect(out.contains("% (needs 95%)"))

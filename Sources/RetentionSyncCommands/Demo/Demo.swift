@@ -236,11 +236,15 @@ struct Demo {
         try expect(try published(.production) == servedBefore, "the snapshot from before the edit to be the one serving")
         try expect(try await plan(.production, show: false).converged, "production to be in sync after the rollback")
 
+        // Steps 1–10 ran on the virtual clock from its start; Apple's rate limits are the only waits there.
+        let waited = Int((clock.now() - 1_790_000_000).rounded())
         heading(11, "Which answer keeps subscribers? serve records each decision, Apple's notifications bring the outcomes, results reads the split")
         try await measureSplitResults()
 
         console.print("")
-        console.print("The story held: validate, plan, apply, review, publish, edit, roll back, against the emulator in \(Int(clock.now() - 1_790_000_000)) s of virtual time.")
+        console.print("The story held: validate, plan, apply, review, publish, edit, roll back against the emulator "
+                      + (waited == 0 ? "(within Apple's rate limits: no wait)" : "(\(waited) s waiting on Apple's rate limits, on a virtual clock)")
+                      + ", then \(Int(Self.simulatedDays)) days of simulated customers measured by results.")
     }
 
     /// Where apply keeps the sandbox state document (the App's `snapshotPath`); recorded events live beside it.
