@@ -316,20 +316,25 @@ public enum PlanView {
             guard let changes = action.textChanges else { continue }
             lines.append("")
             lines.append("\(MarkdownText.code(title(action, in: plan), inTable: false)) replaces \(MarkdownText.code(changes.replaces, inTable: false)):")
-            lines.append("")
-            lines.append("```diff")
-            for field in changes.fields {
-                // One line each, so no text can close the fence or start a new diff line.
-                func line(_ text: String?) -> String {
-                    (text ?? "(none)").replacingOccurrences(of: "\n", with: "⏎").replacingOccurrences(of: "```", with: "ʼʼʼ")
-                }
-                if field.before != nil { lines.append("- \(field.field): \(line(field.before))") }
-                if field.after != nil { lines.append("+ \(field.field): \(line(field.after))") }
-            }
-            lines.append("```")
+            lines += diffBlock(changes.fields, absentSides: false)
         }
         return Section(open: ["", "<details><summary>Text changes (\(changed.count))</summary>"],
                        lines: lines, close: ["", "</details>"])
+    }
+
+    /// A ```` ```diff ```` block with one `- field: before` / `+ field: after` pair per change; a side
+    /// that is absent is written `(none)` when `absentSides`, else left out.
+    static func diffBlock(_ fields: [FieldChange], absentSides: Bool) -> [String] {
+        // One line each, so no text can close the fence or start a new diff line.
+        func line(_ text: String?) -> String {
+            (text ?? "(none)").replacingOccurrences(of: "\n", with: "⏎").replacingOccurrences(of: "```", with: "ʼʼʼ")
+        }
+        var lines = ["", "```diff"]
+        for field in fields {
+            if absentSides || field.before != nil { lines.append("- \(field.field): \(line(field.before))") }
+            if absentSides || field.after != nil { lines.append("+ \(field.field): \(line(field.after))") }
+        }
+        return lines + ["```"]
     }
 
     /// What each new version of a published rule changes, attribute by attribute, folded.
@@ -340,16 +345,7 @@ public enum PlanView {
         for rule in rules {
             lines.append("")
             lines.append("rule \(MarkdownText.code(rule.id, inTable: false)) (\(rule.outcome.rawValue)):")
-            lines.append("")
-            lines.append("```diff")
-            for field in rule.changes {
-                func line(_ text: String?) -> String {
-                    (text ?? "(none)").replacingOccurrences(of: "\n", with: "⏎").replacingOccurrences(of: "```", with: "ʼʼʼ")
-                }
-                lines.append("- \(field.field): \(line(field.before))")
-                lines.append("+ \(field.field): \(line(field.after))")
-            }
-            lines.append("```")
+            lines += diffBlock(rule.changes, absentSides: true)
         }
         return Section(open: ["", "<details><summary>Rule changes (\(rules.count))</summary>"], lines: lines, close: ["", "</details>"])
     }
