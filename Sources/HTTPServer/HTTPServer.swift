@@ -99,7 +99,7 @@ public final class HTTPServer: Sendable {
     }
 
     private init(host: String, port: UInt16, configuration: HTTPServerConfiguration, respond: ServerCore.Respond) throws(HTTPError) {
-        let address = try ListenAddress(host: host, port: port)
+        let address = try BindAddress(host: host, port: port)
         guard configuration.allowNonLoopback || address.isLoopback else {
             throw HTTPError(.invalidRequest,
                             "Refusing to listen on \(host): it is not a loopback address. Use 127.0.0.1 or ::1, or allow non-loopback addresses explicitly.")

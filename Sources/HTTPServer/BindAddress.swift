@@ -5,8 +5,9 @@ import Darwin
 #endif
 import HTTPCore
 
-/// A parsed listen address: IPv4, IPv6 or `localhost`.
-struct ListenAddress {
+/// The socket address a server binds: IPv4, IPv6 or `localhost`, resolved from a host and port
+/// (the command line's `--listen` text is parsed apart, by the commands' `ListenAddress`).
+struct BindAddress {
     var storage = sockaddr_storage()
     var length: socklen_t
     var family: Int32
