@@ -250,13 +250,13 @@ public struct OutcomeFacts: Sendable {
     public var currency: String?
     public var effectiveDate: Int64?
     public var expiresDate: Int64?
-    /// `push` (received by `serve`) or `pull` (read from Notification History).
-    public var source: String
+    /// Received by `serve`, or read from Notification History.
+    public var source: OutcomeSource
 
     public init(time: Int64, environment: String, notificationUUID: String, notificationType: String, subtype: String?,
                 customer: String, keyId: String, productId: String?, autoRenewProductId: String?, autoRenewStatus: Int64?,
                 offerType: Int64?, offerIdentifier: String?, price: Int64?, currency: String?, effectiveDate: Int64?,
-                expiresDate: Int64?, source: String) {
+                expiresDate: Int64?, source: OutcomeSource) {
         self.time = time
         self.environment = environment
         self.notificationUUID = notificationUUID
@@ -292,7 +292,7 @@ public struct OutcomeFacts: Sendable {
             .keyId: .string(keyId), .notificationType: .string(notificationType),
             .notificationUUID: .string(notificationUUID.lowercased()), .offerIdentifier: EventValue(offerIdentifier),
             .offerType: EventValue(offerType), .price: EventValue(price), .productId: EventValue(productId),
-            .schema: .integer(EventLine.schema), .source: .string(source), .subtype: EventValue(subtype),
+            .schema: .integer(EventLine.schema), .source: .string(source.rawValue), .subtype: EventValue(subtype),
             .time: EventLine.time(time), .type: .string(EventStream.outcomes.lineType),
         ]
     }

@@ -1,3 +1,4 @@
+public import EventContract
 public import RetentionMessagingModels
 public import Runtime
 
@@ -8,7 +9,7 @@ extension OutcomeFacts {
 
     /// The outcome a verified notification records, or nil when it is about no customer (a `TEST`).
     /// The customer is the keyed pseudonym of the `originalTransactionId`; the raw id goes no further.
-    public init?(_ notification: VerifiedNotification, environment: Environment, pseudonyms: PseudonymKey, source: String) {
+    public init?(_ notification: VerifiedNotification, environment: Environment, pseudonyms: PseudonymKey, source: OutcomeSource) {
         guard let original = notification.originalTransactionId else { return nil }
         let payload = notification.payload
         let transaction = notification.transaction

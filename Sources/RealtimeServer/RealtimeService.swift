@@ -312,7 +312,7 @@ public final class RealtimeService: Sendable {
             log.event("notification_refused", "a notification was refused: \(error.description)", time: UTCTime(now: clock))
             return HTTPResponse(status: 401)
         }
-        if let facts = OutcomeFacts(verified, environment: environment, pseudonyms: recording.pseudonyms, source: "push") {
+        if let facts = OutcomeFacts(verified, environment: environment, pseudonyms: recording.pseudonyms, source: .push) {
             recording.recorder.record(facts.record())
             metrics.notification(environment: environment.rawValue, outcome: "recorded")
         } else {

@@ -30,12 +30,12 @@ struct EventContractRoundTripTests {
                      notificationType: NotificationType.offerRedeemed.rawValue, subtype: nil, customer: String(repeating: "ab", count: 32),
                      keyId: "0badc0de", productId: "com.example.monthly", autoRenewProductId: "com.example.yearly", autoRenewStatus: 1,
                      offerType: 2, offerIdentifier: "half-price", price: 4990, currency: "EUR", effectiveDate: 1_795_000_099_000,
-                     expiresDate: 1_797_592_099_000, source: "push"),
+                     expiresDate: 1_797_592_099_000, source: .push),
         OutcomeFacts(time: 1_795_000_200_000, environment: "sandbox", notificationUUID: "9b7d3c1e-0000-4000-8000-00000000abcd",
                      notificationType: NotificationType.didChangeRenewalStatus.rawValue, subtype: NotificationSubtype.autoRenewDisabled.rawValue,
                      customer: String(repeating: "c3", count: 32), keyId: "k", productId: nil, autoRenewProductId: nil,
                      autoRenewStatus: 0, offerType: nil, offerIdentifier: nil, price: nil, currency: nil, effectiveDate: nil,
-                     expiresDate: nil, source: "pull"),
+                     expiresDate: nil, source: .pull),
     ]
 
     @Test("a decision line written by serve reads back equal, member by member")

@@ -166,7 +166,7 @@ public struct OutcomePull: Sendable {
                 summary.notifications += 1
                 do {
                     let verified = try verifier.verify(signedPayload: signed)
-                    if let facts = OutcomeFacts(verified, environment: environment, pseudonyms: pseudonyms, source: "pull") {
+                    if let facts = OutcomeFacts(verified, environment: environment, pseudonyms: pseudonyms, source: .pull) {
                         recorder.record(facts.record())
                         summary.recorded += 1
                     } else {
