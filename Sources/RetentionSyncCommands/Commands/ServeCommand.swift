@@ -59,14 +59,14 @@ struct ServeCommand: ParsedCommand {
     static let pollInterval = Option("--poll-interval", value: "SECONDS", of: Seconds.self,
                                      default: Seconds(RealtimeService.Configuration.defaultPollInterval),
                                      help: ["How often to look for a new snapshot"])
-    static let maxConnections = Option("--max-connections", value: "N", of: Int.self, default: ServeDefaults.maxConnections, help: [
+    static let maxConnections = Option("--max-connections", value: "N", of: Int.self, default: RealtimeHTTPProfile.maxConnections, help: [
         "Connections held at once, lowered to fit the open-file limit; at the cap",
         "the longest-idle connection makes room for a newcomer",
     ])
-    static let headTimeout = Option("--head-timeout", value: "SECONDS", of: Seconds.self, default: Seconds(ServeDefaults.headTimeout), help: [
+    static let headTimeout = Option("--head-timeout", value: "SECONDS", of: Seconds.self, default: Seconds(RealtimeHTTPProfile.headTimeout), help: [
         "Close a new connection that has not sent a complete request head by then",
     ])
-    static let idleTimeout = Option("--idle-timeout", value: "SECONDS", of: Seconds.self, default: Seconds(ServeDefaults.idleTimeout), help: [
+    static let idleTimeout = Option("--idle-timeout", value: "SECONDS", of: Seconds.self, default: Seconds(RealtimeHTTPProfile.idleTimeout), help: [
         "Close a kept-alive connection idle this long between requests",
     ])
     static let shedAfter = Option("--shed-after", value: "MS", of: Milliseconds.self,
@@ -197,11 +197,11 @@ struct ServeCommand: ParsedCommand {
             ?? Seconds(RealtimeService.Configuration.defaultPollInterval)
         // Absent, the cap is lowered to fit the open-file limit; given, it is taken as it is.
         let maxConnections = try arguments.given(Self.maxConnections, as: Int.self, in: 1..., expected: "a whole number of at least 1")
-            ?? SocketPlatform.connectionLimit(wanted: ServeDefaults.maxConnections)
+            ?? SocketPlatform.connectionLimit(wanted: RealtimeHTTPProfile.maxConnections)
         let headTimeout = try arguments.value(Self.headTimeout, as: Seconds.self, in: positive, expected: "more than 0 seconds")
-            ?? Seconds(ServeDefaults.headTimeout)
+            ?? Seconds(RealtimeHTTPProfile.headTimeout)
         let idleTimeout = try arguments.value(Self.idleTimeout, as: Seconds.self, in: positive, expected: "more than 0 seconds")
-            ?? Seconds(ServeDefaults.idleTimeout)
+            ?? Seconds(RealtimeHTTPProfile.idleTimeout)
         let shedAfter = try arguments.value(Self.shedAfter, as: Milliseconds.self)
             ?? Milliseconds(RealtimeService.Configuration.defaultShedAfter * 1000)
         let workers = try arguments.value(Self.workers, as: Int.self, in: 1...256, expected: "a whole number from 1 to 256")
@@ -275,12 +275,12 @@ struct ServeCommand: ParsedCommand {
         }
         let reason = await untilStopped(signalEvents.stream, server: server, options: options, context: context)
         service.stopPolling()
-        let drained = server.drain(timeout: ServeDefaults.drainTimeout)
+        let drained = server.drain(timeout: RealtimeHTTPProfile.drainTimeout)
         if let recording {
             let counters = await recording.recorder.close()
             context.console.print("events: \(counters.summary)")
         }
-        context.console.print("stopped (\(reason))\(drained ? "" : ": some connections did not finish in \(ServeDefaults.drainTimeout.argumentDescription) seconds")")
+        context.console.print("stopped (\(reason))\(drained ? "" : ": some connections did not finish in \(RealtimeHTTPProfile.drainTimeout.argumentDescription) seconds")")
         return .success
     }
 
@@ -332,16 +332,6 @@ struct ServeCommand: ParsedCommand {
 /// reads them, and the demo serves on the same default path.
 enum ServeDefaults {
     static let listen = ListenAddress(host: "127.0.0.1", port: 8080)
-    /// The cap on open connections, before the open-file limit lowers it (see `SocketPlatform.connectionLimit`).
-    static let maxConnections = 4096
-    static let headTimeout: Double = 5
-    static let idleTimeout: Double = 60
-    /// A request must arrive whole, and its answer be written, within these (slow clients are cut off).
-    static let requestTimeout: Double = 10
-    static let writeTimeout: Double = 10
-    static let maxHeaderSize = 16 * 1024
-    /// How long SIGTERM waits for the requests in flight (the Kubernetes example gives the pod 35 s).
-    static let drainTimeout: Double = 25
     /// The operations routes; neither the realtime path nor the notifications path may take one.
     static let operationsPaths = RealtimeService.operationsPaths
     /// The bundle id the signing key is read for when no source names one (a snapshot file not read yet);
@@ -353,11 +343,9 @@ enum ServeDefaults {
         RealtimeService.defaultRealtimePath(for: environment)
     }
 
-    /// The HTTP server's settings for `options`.
+    /// The HTTP server's settings for `options` (the realtime profile's limits, the operator's choices).
     static func http(_ options: ServeCommand.Options, tls: TLSContext?) -> HTTPServerConfiguration {
-        HTTPServerConfiguration(
-            maxBodySize: RealtimeService.maxBodySize, maxHeaderSize: maxHeaderSize, maxConnections: options.maxConnections,
-            idleTimeout: options.idleTimeout, requestTimeout: requestTimeout, writeTimeout: writeTimeout, allowNonLoopback: true, tls: tls,
-            eventLoops: options.workers, headTimeout: options.headTimeout)
+        RealtimeHTTPProfile.configuration(maxConnections: options.maxConnections, idleTimeout: options.idleTimeout,
+                                          headTimeout: options.headTimeout, eventLoops: options.workers, tls: tls)
     }
 }
