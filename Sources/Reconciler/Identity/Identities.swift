@@ -111,6 +111,8 @@ public enum Identities {
 
         let externals = manifests.externalMessages.map { $0.identifier(in: environment) }
         var defaults: [DesiredDefault] = []
+        // Pairs whose default is an external message without an identifier here: left as they are.
+        var leftAlone = Set<ProductLocale>()
         for (assignment, resolved) in zip(manifests.defaults, references.defaults) {
             let identifier: String
             switch resolved {
@@ -118,8 +120,8 @@ public enum Identities {
                 identifier = messageIds[position.message][position.localization]
             case .external(let position):
                 guard let id = externals[position] else {
-                    throw .manifest(location: assignment.location,
-                                    message: "external message '\(assignment.message)' has no \(environment.rawValue) identifier")
+                    leftAlone.insert(ProductLocale(productId: assignment.productId, locale: assignment.locale))
+                    continue
                 }
                 identifier = id
             }
@@ -132,6 +134,7 @@ public enum Identities {
             product.locales.map { ProductLocale(productId: product.id, locale: $0) }
         })
         pairs.formUnion(defaults.map { ProductLocale(productId: $0.productId, locale: $0.locale) })
+        pairs.subtract(leftAlone)
 
         let settings = app.settings(for: environment)
         let localizedIds = manifests.messages.enumerated().map { position, message in

@@ -30,8 +30,7 @@ extension ValidationRun {
             if let external {
                 // One identifier serves every locale; only its environments can be missing.
                 if externalChecked.insert("default:\(assignment.message)").inserted {
-                    checkExternalIdentifiers(external, environments: Array(declaredEnvironments), use: "a default",
-                                             at: assignment.location(of: .message))
+                    warnExternalDefaultOutside(external, at: assignment.location(of: .message))
                 }
                 if declaredLocales[product]?.contains(locale) != true, checkLocale(locale, at: assignment.location) {
                     report(.error("undeclared-locale", at: assignment.location,

@@ -104,6 +104,19 @@ extension ValidationRun {
         }
     }
 
+    /// A default naming an external message that has no identifier in a declared environment
+    /// leaves those pairs' defaults as Apple holds them there (what `import` of one environment
+    /// writes for an App with two): said once, as a warning.
+    mutating func warnExternalDefaultOutside(_ position: Int, at location: SourceLocation) {
+        let message = set.externalMessages[position]
+        let missing = declaredEnvironments.filter { message.identifiers[$0] == nil }.map(\.rawValue).sorted()
+        guard !missing.isEmpty else { return }
+        let names = missing.joined(separator: " and ")
+        report(.warning("external-not-in-environment", at: location,
+                        "external message '\(message.name)' has no \(names) identifier: in \(names), retention-sync leaves the defaults it is assigned to as they are",
+                        hint: "add its \(names) identifier under 'identifiers:' (\(message.location)) to manage those defaults there too"))
+    }
+
     /// Reports a use of an external message in an environment where it has no identifier.
     mutating func checkExternalIdentifiers(_ position: Int, environments: [Environment], use: String, at location: SourceLocation) {
         let message = set.externalMessages[position]
