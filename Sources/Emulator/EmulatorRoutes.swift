@@ -392,6 +392,18 @@ extension Emulator {
             } catch {
                 response = Responses.json(["error": error.description], status: 404)
             }
+        case ("POST", 1) where segments[0] == "seed":
+            guard let seed = try? JSONDecoder().decode(EmulatorSeed.self, from: request.body) else {
+                response = Responses.json(["error": #"expected {"messages": [{"identifier": UUID, "state": "APPROVED"}], "images": [{"identifier": UUID, "state": "PENDING", "size": "FULL_SIZE"}], "defaults": [{"productId": "…", "locale": "en-US", "messageIdentifier": UUID}], "realtimeURL": "https://…"}"#],
+                                          status: 400)
+                break
+            }
+            do {
+                try self.seed(seed, in: environment, bundleId: app)
+                response = Responses.json(seed.counts)
+            } catch {
+                response = Responses.json(["error": error.description], status: 400)
+            }
         case ("GET", 1) where segments[0] == "test-root.pem":
             if let pem = configuration.realtimeRootCertificatePEM {
                 response = HTTPResponse(status: 200, headers: [(name: "Content-Type", value: "application/x-pem-file")], body: Data(pem.utf8))

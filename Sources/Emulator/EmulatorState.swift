@@ -269,11 +269,14 @@ public struct EmulatorStateFile: Sendable, Hashable, Codable {
 public enum EmulatorError: Error, Sendable, Hashable, CustomStringConvertible {
     case notFound(String)
     case stateFile(String)
+    /// A `POST /emulator/seed` body that cannot be seeded.
+    case invalidSeed(String)
 
     public var description: String {
         switch self {
         case .notFound(let text): text
         case .stateFile(let text): text
+        case .invalidSeed(let text): text
         }
     }
 }

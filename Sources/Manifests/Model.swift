@@ -20,9 +20,11 @@ public struct ManifestSet: Sendable {
     public var defaults: [DefaultAssignment]
     /// Sorted by name.
     public var flows: [FlowManifest]
+    /// Messages the tool did not upload, known by identifier (`kind: ExternalMessage`), sorted by name.
+    public var externalMessages: [ExternalMessageManifest]
 
     public init(directory: URL, app: AppManifest, images: [ImageManifest], messages: [MessageManifest],
-                defaults: [DefaultAssignment], flows: [FlowManifest]) {
+                defaults: [DefaultAssignment], flows: [FlowManifest], externalMessages: [ExternalMessageManifest] = []) {
         self.directory = directory
         var app = app
         // The loader hands in resolved paths; a set built in memory may name them relative to `directory`.
@@ -36,10 +38,12 @@ public struct ManifestSet: Sendable {
         self.messages = messages
         self.defaults = defaults
         self.flows = flows
+        self.externalMessages = externalMessages
     }
 
     public func image(named name: String) -> ImageManifest? { images.first { $0.name == name } }
     public func message(named name: String) -> MessageManifest? { messages.first { $0.name == name } }
+    public func externalMessage(named name: String) -> ExternalMessageManifest? { externalMessages.first { $0.name == name } }
 }
 
 /// Types that remember where their fields were written.

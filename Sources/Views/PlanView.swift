@@ -533,6 +533,7 @@ public enum PlanView {
     static func labelText(_ item: InventoryItem) -> String {
         switch item.label {
         case .unmanaged: "unmanaged"
+        case .external: (item.name.map { "\($0) " } ?? "") + "external (content unknown)"
         case .olderVersion: "older version" + (item.name.map { " of \($0)" } ?? "")
         case .newerVersion: "newer version" + (item.name.map { " of \($0)" } ?? "")
         case .rollbackTarget: "rollback target" + (item.name.map { " for \($0)" } ?? "")

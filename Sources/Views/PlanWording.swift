@@ -76,6 +76,8 @@ public enum PlanWording {
             "\(error); change that content in the manifests"
         case .pruneProtection:
             "\(error); check the inventory, then run again with --prune-force"
+        case .externalNotAtApple:
+            "\(error); check its identifier in the ExternalMessage manifest"
         }
     }
 
@@ -89,6 +91,8 @@ public enum PlanWording {
             "kept: an approved version a revert would use (delete it with --prune-id)"
         case .withinGrace(let until):
             "kept until \(UTCTime(until).formatted(.date)): submitted from a pull request within --prune-grace"
+        case .external:
+            "kept: external (content unknown), deleted only when named with --prune-id"
         }
     }
 

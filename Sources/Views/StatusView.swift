@@ -33,6 +33,7 @@ public enum StatusView {
             for entry in entries {
                 let label = entry.derived
                     ? [entry.name, entry.locale, entry.version].compactMap { $0 }.joined(separator: " ")
+                    : entry.external ? (entry.name.map { "\($0) " } ?? "") + "external (content unknown)"
                     : "not derived by the manifests" + (entry.name.map { " (older version of \($0))" } ?? "")
                 let color: Painter.Color = entry.state == .approved ? .green : (entry.state == .rejected ? .red : .yellow)
                 out.append("  \(safe(entry.identifier))  \(painter.color(color, safe(entry.state.rawValue).padding(toLength: 12, withPad: " ", startingAt: 0)))  \(safe(label))"

@@ -81,6 +81,7 @@ final class CommandHarness: Sendable {
             case "plan": code = try await PlanCommand.execute(&arguments, context: context, provider: provider)
             case "apply": code = try await ApplyCommand.execute(&arguments, context: context, provider: provider)
             case "status": code = try await StatusCommand.execute(&arguments, context: context, provider: provider)
+            case "import": code = try await ImportCommand.execute(&arguments, context: context, provider: provider)
             case "outcomes":
                 let outcome: Result<ExitCode, CommandError>
                 do {

@@ -43,6 +43,7 @@ enum ManifestKinds {
         AppKind.self,
         ImageKind.self,
         MessageKind.self,
+        ExternalMessageKind.self,
         DefaultsKind.self,
         FlowKind.self,
     ]

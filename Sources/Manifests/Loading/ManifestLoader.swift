@@ -84,6 +84,7 @@ struct Loader {
     private var unparsedFiles = 0
     var images: [ImageManifest] = []
     var messages: [MessageManifest] = []
+    var externalMessages: [ExternalMessageManifest] = []
     var flows: [FlowManifest] = []
     var defaultDocuments: [RawDefaults] = []
     var defaults: [DefaultAssignment] = []
@@ -305,7 +306,8 @@ struct Loader {
                            images: Self.sortedByName(images, \.name),
                            messages: Self.sortedByName(messages, \.name),
                            defaults: defaults,
-                           flows: Self.sortedByName(flows, \.name))
+                           flows: Self.sortedByName(flows, \.name),
+                           externalMessages: Self.sortedByName(externalMessages, \.name))
     }
 
     /// Sorted by name; elements with the same name (an error the validator reports) stay in the order written.

@@ -75,6 +75,8 @@ struct ValidationRun {
     let imagePositions: [String: Int]
     let messagePositions: [String: Int]
     let messagesByName: [String: MessageManifest]
+    /// Where the first external message of each name is in `set.externalMessages`.
+    let externalPositions: [String: Int]
     let productsById: [String: ProductManifest]
     let productIds: [String]
     /// Each product's locales as declared (an invalid code is reported once, where it is declared).
@@ -89,6 +91,8 @@ struct ValidationRun {
     var usedMessages = Set<String>()
     /// Messages already checked for offer use, so each is reported once.
     var offerChecked = Set<String>()
+    /// External messages whose identifiers were checked for a use, so each is reported once.
+    var externalChecked = Set<String>()
     /// (product, locale) pairs already reported as lacking a default.
     var reportedMissingDefaults = Set<String>()
 
@@ -98,6 +102,7 @@ struct ValidationRun {
         imagePositions = Dictionary(set.images.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         messagePositions = Dictionary(set.messages.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         messagesByName = messagePositions.mapValues { set.messages[$0] }
+        externalPositions = Dictionary(set.externalMessages.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         references = ReferenceRecorder(set)
         productsById = Dictionary(set.app.products.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         productIds = set.app.products.map(\.id)

@@ -18,13 +18,23 @@ public struct ResolvedReferences: Sendable, Hashable {
         public var localization: Int
     }
 
+    /// What a default assigns: one localization of a managed message, or an external message
+    /// (its position in `ManifestSet.externalMessages`), which has one identifier for every locale.
+    public enum DefaultTarget: Sendable, Hashable {
+        case localization(LocalizationPosition)
+        case external(Int)
+    }
+
     /// Per message, per localization, in the set's order.
     public var localizationImages: [[LocalizationImages]]
-    /// Per entry of `ManifestSet.defaults`: the localization it assigns.
-    public var defaults: [LocalizationPosition]
+    /// Per entry of `ManifestSet.defaults`: what it assigns.
+    public var defaults: [DefaultTarget]
     /// Per flow, per rule: the position in `ManifestSet.messages` of the message its response
-    /// names; nil when the response names none.
+    /// names; nil when the response names none or an external message.
     public var ruleMessages: [[Int?]]
+    /// Per flow, per rule: the position in `ManifestSet.externalMessages` of the external message
+    /// its response names; nil otherwise.
+    public var ruleExternalMessages: [[Int?]] = []
 }
 
 /// A reference that names nothing, worded as the validator reports it.
@@ -60,8 +70,9 @@ public struct ManifestCheck: Sendable {
 /// The resolutions a validation pass gathers while it checks, slot by slot.
 struct ReferenceRecorder {
     var localizationImages: [[ResolvedReferences.LocalizationImages?]]
-    var defaults: [ResolvedReferences.LocalizationPosition?]
+    var defaults: [ResolvedReferences.DefaultTarget?]
     var ruleMessages: [[Int?]]
+    var ruleExternalMessages: [[Int?]]
     /// Rules whose response names a message, so a nil slot there means unresolved.
     var ruleNamesMessage: [[Bool]]
     var firstUnresolved: UnresolvedReference?
@@ -70,6 +81,7 @@ struct ReferenceRecorder {
         localizationImages = set.messages.map { Array(repeating: nil, count: $0.localizations.count) }
         defaults = Array(repeating: nil, count: set.defaults.count)
         ruleMessages = set.flows.map { Array(repeating: nil, count: $0.rules.count) }
+        ruleExternalMessages = ruleMessages
         ruleNamesMessage = set.flows.map { $0.rules.map { $0.response.messageName != nil } }
     }
 
@@ -88,17 +100,18 @@ struct ReferenceRecorder {
             }
             images.append(resolved)
         }
-        var assignments: [ResolvedReferences.LocalizationPosition] = []
+        var assignments: [ResolvedReferences.DefaultTarget] = []
         for slot in defaults {
             guard let slot else { return .failure(UnresolvedReference(location: nil, message: "a default was not checked")) }
             assignments.append(slot)
         }
         for (flow, rules) in ruleMessages.enumerated() {
-            for (rule, slot) in rules.enumerated() where slot == nil && ruleNamesMessage[flow][rule] {
+            for (rule, slot) in rules.enumerated() where slot == nil && ruleExternalMessages[flow][rule] == nil && ruleNamesMessage[flow][rule] {
                 return .failure(UnresolvedReference(location: nil, message: "a flow rule was not checked"))
             }
         }
         return .success(ValidatedManifests(set: set, references: ResolvedReferences(
-            localizationImages: images, defaults: assignments, ruleMessages: ruleMessages)))
+            localizationImages: images, defaults: assignments, ruleMessages: ruleMessages,
+            ruleExternalMessages: ruleExternalMessages)))
     }
 }

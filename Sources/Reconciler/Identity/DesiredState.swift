@@ -1,3 +1,4 @@
+public import Manifests
 import RetentionMessaging
 public import RetentionMessagingModels
 public import Runtime
@@ -50,6 +51,24 @@ public struct DesiredMessage: Codable, Sendable, Hashable {
 
     /// `name (locale)`, the way plans name a message localization.
     public var label: String { "\(name) (\(locale))" }
+}
+
+/// A message the tool did not upload (`kind: ExternalMessage`): known by its identifier in this
+/// environment, its content unknown. Never uploaded, never pruned unless named.
+public struct DesiredExternalMessage: Codable, Sendable, Hashable {
+    public var identifier: String
+    public var name: String
+    /// What the team believes it says, per locale: unverified.
+    public var assumedText: [AssumedText]?
+
+    public init(identifier: String, name: String, assumedText: [AssumedText]?) {
+        self.identifier = identifier
+        self.name = name
+        self.assumedText = assumedText
+    }
+
+    /// How plans and `status` name it.
+    public var label: String { "\(name) (external, content unknown)" }
 }
 
 /// A (product, locale) pair and the message the manifests assign to it.
@@ -106,6 +125,9 @@ public struct DesiredState: Codable, Sendable, Hashable {
     /// Every flow rule compiled as if all content were approved, in evaluation order.
     public var rules: [SnapshotRule]
     public var localeFallbacks: [String: String]
+    /// Messages used by identifier (`kind: ExternalMessage`) that have one in this environment,
+    /// sorted by name; nil when there are none (so older fingerprints stay the same).
+    public var externalMessages: [DesiredExternalMessage]?
 
     /// PNG bytes by image identifier; not part of the fingerprint (the SHA-256 already is).
     public var pngs: [String: [UInt8]] = [:]
@@ -114,13 +136,20 @@ public struct DesiredState: Codable, Sendable, Hashable {
     // must apply in another (CI jobs check out to different directories).
     enum CodingKeys: String, CodingKey {
         case environment, bundleId, appAppleId, identityNamespace, images, messages, declaredPairs
-        case defaults, realtimeURL, rules, localeFallbacks
+        case defaults, realtimeURL, rules, localeFallbacks, externalMessages
+    }
+
+    /// The external messages, by identifier.
+    public var externalByIdentifier: [String: DesiredExternalMessage] {
+        Dictionary((externalMessages ?? []).map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     public init(environment: Environment, bundleId: String, appAppleId: Int64?, identityNamespace: String,
                 images: [DesiredImage], messages: [DesiredMessage], declaredPairs: [ProductLocale],
                 defaults: [DesiredDefault], realtimeURL: String?, snapshotPath: String?,
-                rules: [SnapshotRule], localeFallbacks: [String: String], pngs: [String: [UInt8]]) {
+                rules: [SnapshotRule], localeFallbacks: [String: String],
+                externalMessages: [DesiredExternalMessage]? = nil, pngs: [String: [UInt8]]) {
+        self.externalMessages = externalMessages
         self.environment = environment
         self.bundleId = bundleId
         self.appAppleId = appAppleId

@@ -109,11 +109,24 @@ public enum Identities {
         }
         messages.sort { ($0.name, $0.locale) < ($1.name, $1.locale) }
 
+        let externals = manifests.externalMessages.map { $0.identifier(in: environment) }
         var defaults: [DesiredDefault] = []
+        // Pairs whose default is an external message without an identifier here: left as they are.
+        var leftAlone = Set<ProductLocale>()
         for (assignment, resolved) in zip(manifests.defaults, references.defaults) {
+            let identifier: String
+            switch resolved {
+            case .localization(let position):
+                identifier = messageIds[position.message][position.localization]
+            case .external(let position):
+                guard let id = externals[position] else {
+                    leftAlone.insert(ProductLocale(productId: assignment.productId, locale: assignment.locale))
+                    continue
+                }
+                identifier = id
+            }
             defaults.append(DesiredDefault(productId: assignment.productId, locale: assignment.locale,
-                                           messageName: assignment.message,
-                                           messageIdentifier: messageIds[resolved.message][resolved.localization]))
+                                           messageName: assignment.message, messageIdentifier: identifier))
         }
         defaults.sort { ($0.productId, $0.locale) < ($1.productId, $1.locale) }
 
@@ -121,20 +134,28 @@ public enum Identities {
             product.locales.map { ProductLocale(productId: product.id, locale: $0) }
         })
         pairs.formUnion(defaults.map { ProductLocale(productId: $0.productId, locale: $0.locale) })
+        pairs.subtract(leftAlone)
 
         let settings = app.settings(for: environment)
         let localizedIds = manifests.messages.enumerated().map { position, message in
             Dictionary(zip(message.localizations.map(\.locale), messageIds[position]), uniquingKeysWith: { first, _ in first })
         }
         let (rules, fallbacks) = try RuleCompiler.compile(manifests, ruleMessages: references.ruleMessages,
-                                                          environment: environment, messageIds: localizedIds)
+                                                          environment: environment, messageIds: localizedIds,
+                                                          ruleExternalMessages: references.ruleExternalMessages,
+                                                          externalIds: externals)
+        let external = zip(manifests.externalMessages, externals).compactMap { message, id in
+            id.map { DesiredExternalMessage(identifier: $0, name: message.name,
+                                            assumedText: message.assumedText.isEmpty ? nil : message.assumedText) }
+        }
 
         return DesiredState(environment: environment, bundleId: app.bundleId, appAppleId: app.appAppleId,
                             identityNamespace: namespace,
                             images: imagesById.values.sorted { $0.identifier < $1.identifier },
                             messages: messages, declaredPairs: pairs.sorted(), defaults: defaults,
                             realtimeURL: settings?.realtimeURL, snapshotPath: settings?.snapshotPath,
-                            rules: rules, localeFallbacks: fallbacks, pngs: pngs)
+                            rules: rules, localeFallbacks: fallbacks, externalMessages: external.isEmpty ? nil : external,
+                            pngs: pngs)
     }
 }
 
@@ -142,8 +163,11 @@ public enum Identities {
 enum RuleCompiler {
     /// `ruleMessages` holds, per flow and rule, the resolved position of the rule's message;
     /// `messageIds`, per message position, its identifiers by locale.
+    /// `ruleExternalMessages` holds, per flow and rule, the position of an external message the
+    /// rule's response names; `externalIds`, per external message, its identifier here.
     static func compile(_ manifests: ManifestSet, ruleMessages: [[Int?]], environment: Environment,
-                        messageIds: [[String: String]]) throws(ReconcilerError) -> ([SnapshotRule], [String: String]) {
+                        messageIds: [[String: String]], ruleExternalMessages: [[Int?]] = [],
+                        externalIds: [String?] = []) throws(ReconcilerError) -> ([SnapshotRule], [String: String]) {
         let app = manifests.app
         var rules: [SnapshotRule] = []
         var fallbacks: [String: String] = [:]
@@ -165,7 +189,12 @@ enum RuleCompiler {
                 if let environments = rule.match.environments, !environments.contains(environment) { continue }
                 let match = SnapshotMatch(products: rule.match.products, locales: rule.match.locales,
                                           notBefore: rule.match.notBefore, notAfter: rule.match.notAfter, split: split)
-                let localized = ruleMessages[flowPosition][rulePosition].map { messageIds[$0] } ?? [:]
+                var localized = ruleMessages[flowPosition][rulePosition].map { messageIds[$0] } ?? [:]
+                // An external message has one identifier for every locale the rule serves.
+                if let external = ruleExternalMessages.indices.contains(flowPosition)
+                    ? ruleExternalMessages[flowPosition][rulePosition] : nil, let id = externalIds[external] {
+                    localized = Dictionary(uniqueKeysWithValues: servedLocales(rule, app: app).map { ($0, id) })
+                }
                 let response = compileResponse(rule, app: app, localizedIds: localized)
                 let version = try ruleVersion(match: match, response: response)
                 rules.append(SnapshotRule(id: "\(flow.name)/\(rule.name)", version: version, match: match, response: response))

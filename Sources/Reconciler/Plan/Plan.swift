@@ -315,6 +315,8 @@ public struct InventoryItem: Sendable, Hashable {
         /// Submitted for review from a pull request (`apply --only-uploads`) that the main branch
         /// does not derive (yet): an open pull request's content, or an abandoned one's.
         case submitted
+        /// Declared by an `ExternalMessage` manifest: used by identifier, its content unknown.
+        case external
     }
 
     public var kind: Kind
@@ -354,6 +356,8 @@ public enum PruneVerdict: Sendable, Hashable {
     case rollbackTarget
     /// Submitted from a pull request within the grace period (`--prune-grace`): kept until then.
     case withinGrace(until: Date)
+    /// Declared by an `ExternalMessage` manifest: deleted only when named (`--prune-id`).
+    case external
 }
 
 /// What the apply will cost in requests and time under Apple's rate limits.

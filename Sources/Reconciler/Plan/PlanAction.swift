@@ -228,9 +228,13 @@ public enum ActionError: Sendable, Hashable, CustomStringConvertible {
     case usesRejected([ReviewItem])
     /// The prune would delete more than `PlanOptions.pruneProtectionShare` of the remote content.
     case pruneProtection(deleting: Int, of: Int)
+    /// An external message (declared by identifier, never uploaded) that Apple does not hold.
+    case externalNotAtApple(name: String, identifier: String, environment: Environment)
 
     public var description: String {
         switch self {
+        case .externalNotAtApple(let name, let identifier, let environment):
+            return "external message '\(name)' \(identifier) is not in Apple's \(environment.rawValue) message list, and retention-sync never uploads external content"
         case .overCap(let kind, let existing, let uploading, let environment):
             return "over Apple's cap of \(kind.cap) \(kind.rawValue)s: \(existing) in \(environment.rawValue) + \(uploading) to upload = \(existing + uploading)"
         case .pictureOverCap(let name):

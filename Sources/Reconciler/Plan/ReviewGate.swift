@@ -23,6 +23,9 @@ struct ReviewGate {
     let derived: [ContentKind: [String: DerivedContent]]
     /// What the remote holds, by kind and identifier.
     let states: [ContentKind: [String: ReviewState]]
+    /// External messages (known by identifier, content unknown), by identifier: gated by their own
+    /// listed state alone, like anything whose references are unknown.
+    let externalNames: [String: String]
 
     init(desired: DesiredState, remote: RemoteState) {
         var derived: [ContentKind: [String: DerivedContent]] = [:]
@@ -34,6 +37,7 @@ struct ReviewGate {
         }
         self.derived = derived
         self.states = states
+        externalNames = desired.externalByIdentifier.mapValues(\.name)
     }
 
     /// How many items of every kind the remote holds.
@@ -66,7 +70,8 @@ struct ReviewGate {
         let state = states[reference.kind]?[reference.identifier] ?? .notUploaded
         var items: [ReviewItem] = []
         if state != .approved {
-            items.append(ReviewItem(kind: reference.kind, identifier: reference.identifier, name: known?.name,
+            items.append(ReviewItem(kind: reference.kind, identifier: reference.identifier,
+                                    name: known?.name ?? (reference.kind == .message ? externalNames[reference.identifier] : nil),
                                     locale: known?.locale, state: state))
         }
         for dependency in known?.references ?? [] { items += blockers(of: dependency) }

@@ -79,6 +79,8 @@ public struct StatusEntry: Sendable, Hashable {
     public var stateAgeDays: Int?
     /// Derived by the manifests, and REJECTED or PENDING longer than the warning threshold.
     public var needsAttention: Bool = false
+    /// Declared by an `ExternalMessage` manifest: used by identifier, its content unknown.
+    public var external: Bool = false
 }
 
 public enum Status {
@@ -171,10 +173,13 @@ public enum Status {
                                            inUse: (inUse[item.identifier] ?? []) + Array(shownBy[item.identifier] ?? []),
                                            next: next(derived: true, state: state, identifier: item.identifier)))
             }
+            let external = resource.contentKind == .message ? desired.externalByIdentifier : [:]
             for (id, state) in states.sorted(by: { $0.key < $1.key }) where !seen.contains(id) {
-                entries.append(StatusEntry(identifier: id, state: state, derived: false, name: inventory[id]?.name,
-                                           locale: nil, version: resource.remoteVersion(of: id, in: remote), inUse: inUse[id] ?? [],
-                                           next: next(derived: false, state: state, identifier: id)))
+                var entry = StatusEntry(identifier: id, state: state, derived: false, name: inventory[id]?.name,
+                                        locale: nil, version: resource.remoteVersion(of: id, in: remote), inUse: inUse[id] ?? [],
+                                        next: next(derived: false, state: state, identifier: id))
+                entry.external = external[id] != nil
+                entries.append(entry)
             }
             content[resource.contentKind] = entries
         }

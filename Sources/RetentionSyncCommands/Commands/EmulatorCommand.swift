@@ -93,6 +93,7 @@ struct EmulatorCommand: ParsedCommand {
           GET  /emulator/apps                     (?bundleId=ID on any admin route: that app, else the first)
           POST /emulator/customers (simulated customers)  POST /emulator/clock   GET /emulator/clock
           POST /inApps/v1/notifications/history (Apple's Get Notification History)
+          POST /emulator/seed (messages, images, defaults the tool did not make; see docs/emulator.md)
           POST /emulator/shutdown
         """)
 

@@ -9,9 +9,13 @@ extension ValidationRun {
         for (index, assignment) in set.defaults.enumerated() {
             let product = assignment.productId, locale = assignment.locale
             let position = messagePositions[assignment.message]
+            let external = position == nil ? externalPositions[assignment.message] : nil
+            if let external {
+                references.defaults[index] = .external(external)
+            }
             if let position {
                 if let localization = set.messages[position].localizations.firstIndex(where: { $0.locale == locale }) {
-                    references.defaults[index] = ResolvedReferences.LocalizationPosition(message: position, localization: localization)
+                    references.defaults[index] = .localization(ResolvedReferences.LocalizationPosition(message: position, localization: localization))
                 } else {
                     references.unresolved("message '\(assignment.message)' has no localization for \(locale), but is the default for product '\(product)' in \(locale)",
                                           at: assignment.location)
@@ -23,9 +27,21 @@ extension ValidationRun {
             }
             defaultPairs[product, default: [:]][locale] = assignment
             usedMessages.insert(assignment.message)
+            if let external {
+                // One identifier serves every locale; only its environments can be missing.
+                if externalChecked.insert("default:\(assignment.message)").inserted {
+                    warnExternalDefaultOutside(external, at: assignment.location(of: .message))
+                }
+                if declaredLocales[product]?.contains(locale) != true, checkLocale(locale, at: assignment.location) {
+                    report(.error("undeclared-locale", at: assignment.location,
+                                  "product '\(product)' does not declare locale '\(locale)'",
+                                  hint: "add \(locale) to the product's locales in the App, or remove it here"))
+                }
+                continue
+            }
             guard let position else {
                 reportUnresolved("unknown-message", noun: "message", assignment.message, at: assignment.location(of: .message),
-                                 candidates: set.messages.map(\.name))
+                                 candidates: set.messages.map(\.name) + set.externalMessages.map(\.name))
                 continue
             }
             let message = set.messages[position]

@@ -80,6 +80,12 @@ extension ValidationRun {
             }
             let message = checkResponse(rule, in: flow)
             references.ruleMessages[position][index] = message
+            if message == nil, let name = rule.response.messageName, messagePositions[name] == nil,
+               let external = externalPositions[name] {
+                references.ruleExternalMessages[position][index] = external
+                checkExternalIdentifiers(external, environments: rule.match.environments ?? Array(declaredEnvironments),
+                                         use: "used by rule '\(rule.name)' of flow '\(flow.name)'", at: rule.location(of: .responseMessage))
+            }
             checkCoverage(rule, in: flow, message: message.map { set.messages[$0] })
             let match = rule.match
             if unconditional == nil && match.products == nil && match.locales == nil && match.environments == nil
@@ -254,7 +260,10 @@ extension ValidationRun {
         guard let name = rule.response.messageName else { return nil }
         usedMessages.insert(name)
         guard let position = messagePositions[name] else {
-            reportUnresolved("unknown-message", noun: "message", name, at: location, candidates: set.messages.map(\.name))
+            // An external message's content is unknown: only its identifiers are checked (by the caller).
+            if externalPositions[name] != nil { return nil }
+            reportUnresolved("unknown-message", noun: "message", name, at: location,
+                             candidates: set.messages.map(\.name) + set.externalMessages.map(\.name))
             return nil
         }
         let message = set.messages[position]

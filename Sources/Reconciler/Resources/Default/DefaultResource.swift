@@ -89,14 +89,22 @@ enum DefaultResource: RemoteResource {
             let current = remote.defaults[pair]
             if let wanted = assignments[pair] {
                 guard current != wanted.messageIdentifier else { continue }
+                let external = desired.externalByIdentifier[wanted.messageIdentifier]
+                let missing = remote.messages[wanted.messageIdentifier] == nil
                 var action = PlanAction(
                     id: .setDefault(pair, to: wanted.messageIdentifier),
                     reason: ActionReason(current == nil ? .noDefault(pair, assigned: wanted.messageName)
                                                         : .otherDefault(pair, assigned: wanted.messageName)),
                     change: DefaultChange.set(pair, to: wanted.messageIdentifier, name: wanted.messageName, current: current),
-                    dependsOn: remote.messages[wanted.messageIdentifier] == nil ? [.uploadMessage(wanted.messageIdentifier)] : [])
+                    dependsOn: missing && external == nil ? [.uploadMessage(wanted.messageIdentifier)] : [])
                 context.applyGate(context.gate.readiness(of: [ContentReference(kind: .message, identifier: wanted.messageIdentifier)]), to: &action,
                                   serving: current == nil ? .nothingYet : .currentDefault)
+                if let external, missing {
+                    // Nothing will upload it: waiting would be waiting forever.
+                    action.state = .error
+                    action.reason.wait = nil
+                    action.error = .externalNotAtApple(name: external.name, identifier: external.identifier, environment: context.environment)
+                }
                 context.actions.append(action)
             } else if let current {
                 context.actions.append(PlanAction(id: .deleteDefault(pair), reason: ActionReason(.defaultNoLongerAssigned(pair)),

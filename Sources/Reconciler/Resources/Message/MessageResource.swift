@@ -151,7 +151,21 @@ enum MessageResource: ContentResource {
         let remote = context.remote
         let derived = Set(context.desired.messages.map(\.identifier))
         let history = VersionHistory(context)
+        let external = context.desired.externalByIdentifier
         for id in remote.messages.keys.filter({ !derived.contains($0) }).sorted() {
+            if let declared = external[id] {
+                // Declared external: never pruned unless the operator names it.
+                let uses = context.usage.uses[id] ?? []
+                let verdict: PruneVerdict = !uses.isEmpty ? .inUse
+                    : context.options.pruneNamed.contains(id) ? .deletable : .external
+                context.inventory.append(InventoryItem(kind: .message, identifier: id, state: ReviewState(remote.messages[id]),
+                                                       label: .external, name: declared.name, usedBy: uses, prune: verdict))
+                if context.options.prune && verdict == .deletable {
+                    context.actions.append(PlanAction(id: .deleteMessage(id), reason: ActionReason(.unusedMessage),
+                                                      change: MessageChange.delete(id, name: declared.name)))
+                }
+                continue
+            }
             let uses = context.usage.uses[id] ?? []
             let recorded = history.describe(id)
             let name = recorded?.name ?? context.usage.publishedNames[id]

@@ -1,0 +1,130 @@
+import Basics
+import RetentionMessagingModels
+import YAML
+
+/// `kind: ExternalMessage`: a message someone else uploaded, known by its identifier per environment.
+enum ExternalMessageKind: ManifestKind {
+    static let name = "ExternalMessage"
+
+    static func add(_ raw: RawExternalMessage, node: YAMLNode, to loader: inout Loader) {
+        loader.externalMessages.append(loader.convert(raw, node: node))
+    }
+
+    static func markBroken(name: String?, in loader: inout Loader) {
+        loader.broken.kinds.insert(Self.name)
+        if let name { loader.broken.names.insert(name) }
+    }
+
+    static func validate(_ run: inout ValidationRun) { run.checkExternalMessages() }
+}
+
+extension Loader {
+    mutating func convert(_ raw: RawExternalMessage, node: YAMLNode) -> ExternalMessageManifest {
+        let environmentKeys = Self.keyLocations(node, "identifiers")
+        var identifiers: [Environment: String] = [:]
+        var locations: [Environment: SourceLocation] = [:]
+        for (key, identifier) in raw.identifiers.sorted(by: { $0.key < $1.key }) {
+            guard let environment = Environment(rawValue: key) else {
+                diagnostics.append(Self.unknownEnvironment(key, at: environmentKeys[key] ?? identifier.location))
+                continue
+            }
+            identifiers[environment] = identifier.value
+            locations[environment] = identifier.location
+        }
+        let localeKeys = Self.keyLocations(node, "assumedText")
+        var texts: [AssumedText] = []
+        for (locale, item) in raw.assumedText ?? [:] {
+            var text = AssumedText(locale: locale, header: item.value.header.value, body: item.value.body.value)
+            text.location = localeKeys[locale] ?? item.location
+            text.headerLocation = item.value.header.location
+            text.bodyLocation = item.value.body.location
+            texts.append(text)
+        }
+        texts.sort { $0.locale < $1.locale }
+        var message = ExternalMessageManifest(name: raw.name.value, identifiers: identifiers, assumedText: texts,
+                                              location: raw.name.location)
+        message.identifierLocations = locations
+        return message
+    }
+}
+
+extension ValidationRun {
+    mutating func checkExternalMessages() {
+        var firstByIdentifier: [String: (ExternalMessageManifest, Environment)] = [:]
+        var firstByName: [String: ExternalMessageManifest] = [:]
+        for message in set.externalMessages {
+            if let managed = messagesByName[message.name] {
+                report(.error("duplicate-message", at: message.location,
+                              "message name '\(message.name)' is used by a Message and an ExternalMessage",
+                              hint: "the Message is at \(managed.location); give each its own name (an external message never turns into a managed one)"))
+            } else if let first = firstByName[message.name] {
+                report(.error("duplicate-message", at: message.location, "message name '\(message.name)' is used twice",
+                              hint: "the first is at \(first.location); give each message its own name"))
+            } else {
+                firstByName[message.name] = message
+            }
+            if !ManifestValidator.isValidMessageName(message.name) {
+                report(.error("invalid-name", at: message.location,
+                              "message name '\(Diagnostic.visible(message.name))' must be lowercase letters, digits and hyphens, not starting with a hyphen",
+                              hint: "try '\(ManifestValidator.suggestedName(message.name))'"))
+            }
+            if message.identifiers.isEmpty {
+                report(.error("no-identifiers", at: message.location, "external message '\(message.name)' names no identifier",
+                              hint: "add 'identifiers:' with the message's UUID in sandbox and/or production, as Apple's message list shows it"))
+            }
+            for (environment, identifier) in message.identifiers.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                let location = message.identifierLocations[environment] ?? message.location
+                guard UUIDText.isUUID(identifier) else {
+                    report(.error("invalid-identifier", at: location,
+                                  "the \(environment.rawValue) identifier of external message '\(message.name)', '\(Diagnostic.visible(identifier))', is not a UUID",
+                                  hint: "write it as Apple's message list shows it: 8-4-4-4-12 hexadecimal digits, like 6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f"))
+                    continue
+                }
+                let key = "\(environment.rawValue):\(identifier.lowercased())"
+                if let (first, _) = firstByIdentifier[key] {
+                    report(.error("duplicate-identifier", at: location,
+                                  "external messages '\(first.name)' and '\(message.name)' name the same \(environment.rawValue) identifier \(identifier.lowercased())",
+                                  hint: "keep one of them (\(first.location)) and refer to it by name"))
+                } else {
+                    firstByIdentifier[key] = (message, environment)
+                }
+                if !declaredEnvironments.contains(environment) {
+                    report(.warning("undeclared-environment", at: location,
+                                    "external message '\(message.name)' names an identifier in \(environment.rawValue), which the App does not declare",
+                                    hint: "add \(environment.rawValue) under the App's environments, or remove this identifier"))
+                }
+            }
+            for text in message.assumedText {
+                checkLocale(text.locale, at: text.location ?? message.location)
+                checkLength(text.header, limit: RetentionLimits.headerLength, what: "assumed header", code: "header-too-long",
+                            at: text.headerLocation ?? message.location)
+                checkLength(text.body, limit: RetentionLimits.bodyLength, what: "assumed body", code: "body-too-long",
+                            at: text.bodyLocation ?? message.location)
+            }
+        }
+    }
+
+    /// A default naming an external message that has no identifier in a declared environment
+    /// leaves those pairs' defaults as Apple holds them there (what `import` of one environment
+    /// writes for an App with two): said once, as a warning.
+    mutating func warnExternalDefaultOutside(_ position: Int, at location: SourceLocation) {
+        let message = set.externalMessages[position]
+        let missing = declaredEnvironments.filter { message.identifiers[$0] == nil }.map(\.rawValue).sorted()
+        guard !missing.isEmpty else { return }
+        let names = missing.joined(separator: " and ")
+        report(.warning("external-not-in-environment", at: location,
+                        "external message '\(message.name)' has no \(names) identifier: in \(names), retention-sync leaves the defaults it is assigned to as they are",
+                        hint: "add its \(names) identifier under 'identifiers:' (\(message.location)) to manage those defaults there too"))
+    }
+
+    /// Reports a use of an external message in an environment where it has no identifier.
+    mutating func checkExternalIdentifiers(_ position: Int, environments: [Environment], use: String, at location: SourceLocation) {
+        let message = set.externalMessages[position]
+        let missing = environments.filter { declaredEnvironments.contains($0) && message.identifiers[$0] == nil }
+        guard !missing.isEmpty else { return }
+        let names = missing.map(\.rawValue).sorted().joined(separator: " and ")
+        report(.error("missing-external-identifier", at: location,
+                      "external message '\(message.name)' has no \(names) identifier, but is \(use) there",
+                      hint: "add its \(names) identifier under 'identifiers:' (\(message.location)), or limit this use to the environments it has"))
+    }
+}

@@ -1,0 +1,196 @@
+import Basics
+import CLIKit
+import Foundation
+import Manifests
+import Reconciler
+import RetentionMessaging
+import RetentionMessagingModels
+
+/// `retention-sync import --env ENV`: writes manifests for what Apple already holds in one
+/// environment, so that a team running Retention Messaging by other means adopts it without
+/// uploading anything again.
+struct ImportCommand: ParsedCommand {
+    static let name = "import"
+    static let summary = "Write manifests for the messages and defaults Apple already holds"
+
+    static let helpPage = HelpPage(
+        usage: "Usage: retention-sync import --env sandbox|production [--manifests DIR] [options]",
+        about: """
+        Reads what Apple holds in the environment (the message and image lists with their review
+        states, the default of every product and locale the App declares, the realtime URL) and
+        writes a new file, imported-<env>.yaml (or imported-<env>-2.yaml, …; never an existing
+        file), that declares every message the tool did not make as an ExternalMessage and every
+        default the manifests do not assign yet, pointing at it. Right after, plan for the
+        environment says "No changes". Says how many calls it makes before it starts; writes
+        nothing when a call fails (no API access: 401, 403 or 404).
+        """,
+        options: EnvironmentOptions.connection,
+        column: 25,
+        footer: EnvironmentOptions.credentialsHelp)
+
+    struct Options: CommandOptions {
+        var environment: EnvironmentOptions
+
+        func validate() throws(CommandError) {}
+    }
+
+    static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
+        Options(environment: try EnvironmentOptions.parse(&arguments, context: context))
+    }
+
+    static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
+        try await importing(options, context: context, provider: .live)
+    }
+
+    /// Parses, checks and imports from the API the caller chose (the tests': the emulator).
+    static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
+        try await importing(parsed(&arguments, context: context), context: context, provider: provider)
+    }
+
+    static func importing(_ options: Options, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
+        var environmentOptions = options.environment
+        // Every declared default is read: the state record's trust is no substitute here.
+        environmentOptions.refreshDefaults = .all
+        let environment = environmentOptions.environment
+        let session = try ReconcileSession.open(environmentOptions, context: context, provider: provider)
+        let pairs = session.desired.declaredPairs.count
+        let estimate = 2 + pairs + 1
+        context.console.write("Importing \(environment.rawValue) of \(session.desired.bundleId): about \(estimate) calls "
+                              + "(the message and image lists, \(pairs) default\(pairs == 1 ? "" : "s"), the realtime URL) before anything is written.\n")
+        let planned: PlanResult
+        do {
+            planned = try await session.plan(PlanOptions())
+        } catch {
+            throw CommandError("import wrote nothing: \(error.message)", exitCode: error.exitCode)
+        }
+        let result = ImportPlan.make(planned, manifests: session.manifests)
+        context.console.write("Read in \(planned.remote.apiCalls) calls.\n")
+        for note in result.notes { context.console.write("note: \(note)\n") }
+        guard !result.isEmpty else {
+            context.console.write("Nothing new to import: every message and default Apple holds in \(environment.rawValue) is in the manifests.\n")
+            return .success
+        }
+        let directory = context.url(environmentOptions.manifestsPath)
+        let written = try write(result.yaml(environment: environment), in: directory, environment: environment)
+        context.console.write("Wrote \(environmentOptions.manifestsPath)/\(written): \(result.externals.count) external message\(result.externals.count == 1 ? "" : "s"), "
+                              + "\(result.defaults.count) default\(result.defaults.count == 1 ? "" : "s").\n")
+        context.console.write("Next: retention-sync validate, then retention-sync plan --env \(environment.rawValue) (it should say No changes), and commit the file.\n")
+        return .success
+    }
+
+    /// Writes `text` to the first free `imported-<env>[-N].yaml`, never over an existing file.
+    static func write(_ text: String, in directory: URL, environment: Environment) throws(CommandError) -> String {
+        for index in 1...999 {
+            let name = index == 1 ? "imported-\(environment.rawValue).yaml" : "imported-\(environment.rawValue)-\(index).yaml"
+            let url = directory.appendingPathComponent(name)
+            if FileManager.default.fileExists(atPath: url.path) { continue }
+            do {
+                try Data(text.utf8).write(to: url, options: .withoutOverwriting)
+                return name
+            } catch {
+                if FileManager.default.fileExists(atPath: url.path) { continue }
+                throw CommandError("cannot write \(url.path): \(error.localizedDescription)")
+            }
+        }
+        throw CommandError("cannot find a free imported-\(environment.rawValue)-N.yaml name in \(directory.path)")
+    }
+}
+
+/// What an import adds: external messages for content the tool did not make, and the defaults
+/// the manifests do not assign, as Apple holds them.
+struct ImportPlan {
+    struct External {
+        var name: String
+        var identifier: String
+        var state: String
+    }
+
+    struct Default {
+        var pair: ProductLocale
+        var message: String
+    }
+
+    var externals: [External] = []
+    var defaults: [Default] = []
+    var notes: [String] = []
+
+    var isEmpty: Bool { externals.isEmpty && defaults.isEmpty }
+
+    static func make(_ planned: PlanResult, manifests: ManifestSet) -> ImportPlan {
+        var result = ImportPlan()
+        let desired = planned.desired
+        let remote = planned.remote
+        var names = Set(manifests.messages.map(\.name) + manifests.externalMessages.map(\.name))
+        // The names content already has: managed messages by identifier, declared external ones.
+        var nameOf: [String: String] = [:]
+        for message in desired.messages { nameOf[message.identifier] = message.name }
+        for external in desired.externalMessages ?? [] { nameOf[external.identifier] = external.name }
+        // Only what nobody recorded: older versions, rollback targets and submissions are the tool's own.
+        let unmanaged = planned.plan.inventory.filter { $0.kind == .message && $0.label == .unmanaged }.map(\.identifier).sorted()
+        for identifier in unmanaged {
+            var length = 8
+            var name = "imported-\(planned.desired.environment.rawValue)-" + identifier.prefix(length)
+            while names.contains(name) && length < 36 {
+                length += 4
+                name = "imported-\(planned.desired.environment.rawValue)-" + identifier.replacingOccurrences(of: "-", with: "").prefix(length)
+            }
+            names.insert(name)
+            nameOf[identifier] = name
+            result.externals.append(External(name: name, identifier: identifier, state: ReviewState(remote.messages[identifier]).rawValue))
+        }
+        let assigned = Set(desired.defaults.map { ProductLocale(productId: $0.productId, locale: $0.locale) })
+        for (pair, identifier) in remote.defaults.sorted(by: { $0.key < $1.key }) where !assigned.contains(pair) {
+            guard remote.messages[identifier] != nil else {
+                result.notes.append("the default of \(pair) is \(identifier), which Apple's message list does not hold: not imported")
+                continue
+            }
+            if let managed = desired.messages.first(where: { $0.identifier == identifier }), managed.locale != pair.locale {
+                result.notes.append("the default of \(pair) is the \(managed.locale) version of message '\(managed.name)': not imported; assign it in a Defaults document")
+                continue
+            }
+            guard let name = nameOf[identifier] else { continue }
+            result.defaults.append(Default(pair: pair, message: name))
+        }
+        let images = planned.plan.inventory.filter { $0.kind == .image && $0.label == .unmanaged }.count
+        if images > 0 {
+            result.notes.append("\(images) image\(images == 1 ? "" : "s") the manifests do not derive stay as they are (there is no external image declaration; a prune keeps images while messages of unknown content remain)")
+        }
+        if let url = remote.realtimeURL, let declared = desired.realtimeURL, url != declared {
+            result.notes.append("Apple's realtime URL is \(url), the App declares \(declared): plan will change it; to keep it, set environments.\(desired.environment.rawValue).realtimeURL to \(url) in the App manifest")
+        } else if let url = remote.realtimeURL, desired.realtimeURL == nil {
+            result.notes.append("Apple's realtime URL is \(url); the App declares none, so retention-sync leaves it as it is")
+        }
+        return result
+    }
+
+    func yaml(environment: Environment) -> String {
+        var documents: [String] = []
+        for external in externals {
+            documents.append("""
+                # yaml-language-server: $schema=retention-sync.schema.json
+                # Imported by 'retention-sync import --env \(environment.rawValue)': \(external.state) at Apple; its content is unknown.
+                apiVersion: retention-sync/v1
+                kind: ExternalMessage
+                name: \(external.name)
+                identifiers:
+                  \(environment.rawValue): \(external.identifier)
+
+                """)
+        }
+        if !defaults.isEmpty {
+            var text = """
+                # yaml-language-server: $schema=retention-sync.schema.json
+                # The defaults Apple held in \(environment.rawValue) when they were imported.
+                apiVersion: retention-sync/v1
+                kind: Defaults
+                defaults:
+
+                """
+            for item in defaults {
+                text += "  - { products: [\(item.pair.productId)], locales: [\(item.pair.locale)], message: \(item.message) }\n"
+            }
+            documents.append(text)
+        }
+        return documents.joined(separator: "---\n")
+    }
+}

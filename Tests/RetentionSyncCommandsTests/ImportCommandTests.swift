@@ -1,0 +1,152 @@
+import CLIKit
+import Emulator
+import Foundation
+import HTTPCore
+import RetentionMessagingModels
+import Testing
+
+/// A team that already runs Retention Messaging adopts it: `import` writes what Apple holds as
+/// manifests, and the next plan changes nothing.
+@Suite("retention-sync import")
+struct ImportCommandTests {
+    static let first = "a1a1a1a1-0000-4000-8000-000000000001"
+    static let second = "b2b2b2b2-0000-4000-8000-000000000002"
+    static let pending = "c3c3c3c3-0000-4000-8000-000000000003"
+    static let later = "d4d4d4d4-0000-4000-8000-000000000004"
+
+    /// Only the App: two products in two locales, both environments, a state file each.
+    static func adoptingApp(_ harness: CommandHarness) throws {
+        let directory = harness.file("manifests")
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasSuffix(".yaml") {
+            try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
+        try """
+            apiVersion: retention-sync/v1
+            kind: App
+            bundleId: com.example.stillpoint
+            environments:
+              sandbox: { stateStore: .retention-sync/sandbox-state.json }
+              production: { stateStore: .retention-sync/production-state.json }
+            products:
+              - id: com.example.stillpoint.monthly
+                locales: [en-US, de-DE]
+              - id: com.example.stillpoint.yearly
+                locales: [en-US, de-DE]
+
+            """.write(to: directory.appendingPathComponent("app.yaml"), atomically: true, encoding: .utf8)
+    }
+
+    static func seed(_ harness: CommandHarness, _ json: String, in environment: Environment = .sandbox) async throws {
+        let request = HTTPRequest(method: "POST", url: URL(string: "http://127.0.0.1/emulator/seed")!,
+                                  headers: [(name: "Content-Type", value: "application/json")], body: Data(json.utf8))
+        let response = try #require(await harness.emulator.handle(request, environment: environment))
+        #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
+    }
+
+    /// What a vendor left behind: three messages (one still in review), an image, three defaults, a realtime URL.
+    static func seedVendorApp(_ harness: CommandHarness) async throws {
+        try await seed(harness, """
+            {"messages": [{"identifier": "\(first)"}, {"identifier": "\(second)"}, {"identifier": "\(pending)", "state": "PENDING"}],
+             "images": [{"identifier": "e5e5e5e5-0000-4000-8000-000000000005"}],
+             "defaults": [{"productId": "com.example.stillpoint.monthly", "locale": "en-US", "messageIdentifier": "\(first)"},
+                          {"productId": "com.example.stillpoint.monthly", "locale": "de-DE", "messageIdentifier": "\(second)"},
+                          {"productId": "com.example.stillpoint.yearly", "locale": "en-US", "messageIdentifier": "\(first)"}],
+             "realtimeURL": "https://vendor.example/apple/sandbox"}
+            """)
+    }
+
+    static func files(_ harness: CommandHarness) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: harness.file("manifests").path).filter { $0.hasPrefix("imported") }.sorted()
+    }
+
+    @Test("importing an app a vendor runs: the estimate first, then manifests that validate, and plan says No changes with no upload")
+    func importThenNoChanges() async throws {
+        let harness = try CommandHarness()
+        try Self.adoptingApp(harness)
+        try await Self.seedVendorApp(harness)
+
+        let run = await harness.run(["import", "--env", "sandbox"])
+        #expect(run.code == .success, "\(run.stdout)\(run.stderr)")
+        // 2 lists + 4 defaults (2 products × 2 locales) + the realtime URL.
+        #expect(run.stdout.hasPrefix("Importing sandbox of com.example.stillpoint: about 7 calls"), "\(run.stdout)")
+        #expect(run.stdout.contains("Read in 7 calls."))
+        #expect(run.stdout.contains("Wrote manifests/imported-sandbox.yaml: 3 external messages, 3 defaults."), "\(run.stdout)")
+        #expect(run.stdout.contains("realtime URL is https://vendor.example/apple/sandbox"))
+        #expect(run.stdout.contains("1 image the manifests do not derive"))
+        #expect(try Self.files(harness) == ["imported-sandbox.yaml"])
+
+        let validate = await harness.run(["validate"])
+        #expect(validate.code == .success, "\(validate.stdout)\(validate.stderr)")
+        #expect(!validate.stdout.contains(": error:"), "\(validate.stdout)")
+
+        let before = harness.emulator.state(of: .sandbox)
+        let plan = await harness.run(["plan", "--env", "sandbox"])
+        #expect(plan.code == .success, "\(plan.stdout)\(plan.stderr)")
+        #expect(plan.stdout.contains("No changes. sandbox matches the manifests."), "\(plan.stdout)")
+        #expect(plan.stdout.contains("7 API calls") || plan.stdout.contains("7 calls"), "\(plan.stdout)")
+        let apply = await harness.run(["apply", "--env", "sandbox"])
+        #expect(apply.code == .success, "\(apply.stdout)\(apply.stderr)")
+        let after = harness.emulator.state(of: .sandbox)
+        #expect(after.messages.count == before.messages.count, "nothing uploaded")
+        #expect(after.defaults == before.defaults, "no default changed")
+        #expect(after.realtimeURL == "https://vendor.example/apple/sandbox")
+
+        // Production has no identifiers for the imported messages: its defaults are left alone, not deleted.
+        try await Self.seed(harness, """
+            {"messages": [{"identifier": "\(Self.later)"}],
+             "defaults": [{"productId": "com.example.stillpoint.monthly", "locale": "en-US", "messageIdentifier": "\(Self.later)"}]}
+            """, in: .production)
+        let production = await harness.run(["plan", "--env", "production"])
+        #expect(production.stdout.contains("No changes"), "\(production.stdout)")
+    }
+
+    @Test("importing again adds only what is new, in a new file, and never rewrites the first")
+    func reimportAddsOnlyNew() async throws {
+        let harness = try CommandHarness()
+        try Self.adoptingApp(harness)
+        try await Self.seedVendorApp(harness)
+        #expect(await harness.run(["import", "--env", "sandbox"]).code == .success)
+        let firstFile = try String(contentsOf: harness.file("manifests/imported-sandbox.yaml"), encoding: .utf8)
+
+        let again = await harness.run(["import", "--env", "sandbox"])
+        #expect(again.code == .success)
+        #expect(again.stdout.contains("Nothing new to import"), "\(again.stdout)")
+        #expect(try Self.files(harness) == ["imported-sandbox.yaml"])
+
+        try await Self.seed(harness, """
+            {"messages": [{"identifier": "\(Self.later)"}],
+             "defaults": [{"productId": "com.example.stillpoint.yearly", "locale": "de-DE", "messageIdentifier": "\(Self.later)"}]}
+            """)
+        let more = await harness.run(["import", "--env", "sandbox"])
+        #expect(more.stdout.contains("Wrote manifests/imported-sandbox-2.yaml: 1 external message, 1 default."), "\(more.stdout)")
+        #expect(try String(contentsOf: harness.file("manifests/imported-sandbox.yaml"), encoding: .utf8) == firstFile)
+        let second = try String(contentsOf: harness.file("manifests/imported-sandbox-2.yaml"), encoding: .utf8)
+        #expect(second.contains(Self.later) && !second.contains(Self.first))
+        #expect(await harness.run(["validate"]).code == .success)
+        #expect(await harness.run(["plan", "--env", "sandbox"]).stdout.contains("No changes"))
+    }
+
+    @Test("an environment without API access is a clear error, and import writes nothing")
+    func noAccessWritesNothing() async throws {
+        let harness = try CommandHarness(apiAccess: false)
+        try Self.adoptingApp(harness)
+        try await Self.seedVendorApp(harness)
+        let run = await harness.run(["import", "--env", "sandbox"])
+        #expect(run.code != .success)
+        #expect(run.stderr.contains("import wrote nothing"), "\(run.stderr)")
+        #expect(run.stderr.contains("404") || run.stderr.contains("access"), "\(run.stderr)")
+        #expect(try Self.files(harness).isEmpty)
+    }
+
+    @Test("what import writes passes the schema's identifier pattern and names messages by their identifiers")
+    func writtenShape() async throws {
+        let harness = try CommandHarness()
+        try Self.adoptingApp(harness)
+        try await Self.seedVendorApp(harness)
+        #expect(await harness.run(["import", "--env", "sandbox"]).code == .success)
+        let text = try String(contentsOf: harness.file("manifests/imported-sandbox.yaml"), encoding: .utf8)
+        #expect(text.contains("kind: ExternalMessage\nname: imported-sandbox-a1a1a1a1\nidentifiers:\n  sandbox: \(Self.first)\n"))
+        #expect(text.contains("PENDING at Apple"))
+        #expect(text.contains("  - { products: [com.example.stillpoint.monthly], locales: [de-DE], message: imported-sandbox-b2b2b2b2 }"))
+    }
+}
