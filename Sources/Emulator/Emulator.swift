@@ -149,15 +149,21 @@ public final class Emulator: Sendable {
     }
 
     /// Approves every `PENDING` message and image.
-    public func approveAllPending(in environment: Environment, bundleId: String? = nil) {
-        core.withLock { core in
+    /// Approves every PENDING message and image; returns what it approved, sorted.
+    @discardableResult
+    public func approveAllPending(in environment: Environment, bundleId: String? = nil) -> (messages: [String], images: [String]) {
+        let approved = core.withLock { core -> (messages: [String], images: [String]) in
             let app = core.app(bundleId)
             var state = core[app, environment].state
-            for (id, message) in state.messages where message.state == .pending { state.messages[id]?.state = .approved }
-            for (id, image) in state.images where image.state == .pending { state.images[id]?.state = .approved }
+            let messages = state.messages.filter { $0.value.state == .pending }.map(\.key).sorted()
+            let images = state.images.filter { $0.value.state == .pending }.map(\.key).sorted()
+            for id in messages { state.messages[id]?.state = .approved }
+            for id in images { state.images[id]?.state = .approved }
             core[app, environment].state = state
+            return (messages, images)
         }
         persist()
+        return approved
     }
 
     public func setFaults(_ faults: FaultInjection) {

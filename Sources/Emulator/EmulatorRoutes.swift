@@ -377,8 +377,9 @@ extension Emulator {
         case ("GET", 1) where segments[0] == "apps":
             response = Responses.json(["bundleIds": bundleIds], pretty: true)
         case ("POST", 1) where segments[0] == "approve-all":
-            approveAllPending(in: environment, bundleId: app)
-            response = Responses.json(state(of: environment, bundleId: app), pretty: true)
+            // What was approved, not the whole state (GET /emulator/state shows that).
+            let approved = approveAllPending(in: environment, bundleId: app)
+            response = Responses.json(["approvedMessages": approved.messages, "approvedImages": approved.images], pretty: true)
         case ("POST", 3) where (segments[0] == "messages" || segments[0] == "images") && (segments[2] == "approve" || segments[2] == "reject"):
             let id = segments[1]
             do {

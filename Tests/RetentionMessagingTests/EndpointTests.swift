@@ -118,7 +118,11 @@ struct EndpointTests {
         let production = harness.client(.production)
         try await production.uploadMessage(identifier: Fixtures.uuid(5), body: Fixtures.plainMessage)
         try await production.uploadImage(identifier: Fixtures.uuid(0x500), size: .bulletPoint, png: Fixtures.bulletPNG)
-        #expect(try await harness.admin("POST", "/emulator/approve-all", in: .production).status == 200)
+        let answer = try await harness.admin("POST", "/emulator/approve-all", in: .production)
+        #expect(answer.status == 200)
+        // It answers what it approved, not the emulator's whole state.
+        let approved = try #require(try JSONSerialization.jsonObject(with: answer.body) as? [String: [String]])
+        #expect(approved == ["approvedMessages": [Fixtures.uuid(5)], "approvedImages": [Fixtures.uuid(0x500)]])
         let state = try await harness.admin("GET", "/emulator/state", in: .production)
         let decoded = try JSONDecoder().decode(EmulatorState.self, from: state.body)
         #expect(decoded.messages[Fixtures.uuid(5)]?.state == .approved)
