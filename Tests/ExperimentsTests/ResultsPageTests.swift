@@ -166,6 +166,42 @@ struct ResultsPageTests {
         #expect(html.contains("data-rule=\"&lt;script&gt;"))
     }
 
+    @Test func aGroupReweightedMidExperimentIsDrawnOncePerPeriodEachFromItsOwnStart() throws {
+        var random = SplitMix64(seed: 34)
+        let start = try #require(EventTime.parse("2026-10-01T00:00:00.000Z"))
+        let switchover = start + 6 * EventTime.day
+        var decisions: [String] = [], outcomes: [String] = []
+        for _ in 0 ..< 1500 {
+            let customer = random.hex(64)
+            let bucket = Int(random.below(10_000))
+            let exposure = start + random.below(12 * EventTime.day)
+            let layout = exposure < switchover ? PeriodTests.first : PeriodTests.second
+            let rule = PeriodTests.arm(bucket, layout)
+            decisions.append(PeriodTests.decision(customer, time: exposure, rule: rule, layout: layout, random: &random))
+            if !random.chance(rule == "keep-message" ? 0.3 : 0.5) {
+                outcomes.append(JoinTests.outcome(customer, EventTime.format(exposure + EventTime.hour), "DID_CHANGE_RENEWAL_STATUS",
+                                                  subtype: "AUTO_RENEW_DISABLED"))
+            }
+        }
+        let (report, timeline) = try ResultsReport.computeWithTimeline(
+            source: JoinTests.source(decisions: decisions, outcomes: outcomes), environment: "production",
+            now: Date(timeIntervalSince1970: Double(start + 14 * EventTime.day) / 1000))
+        let html = report.html(timeline: timeline)
+        #expect(report.comparisons.count == 2)
+        let charts = SVG.all(in: html, class: "difference")
+        #expect(charts.count == 2)
+        for (comparison, svg) in zip(report.comparisons, charts) {
+            let points = try #require(timeline.kept24hDifferences(comparison)["upsell-yearly"])
+            #expect(points.first?.day == comparison.periodSince.map { String($0.prefix(10)) })
+            #expect(points.last?.difference == comparison.arms.first?.kept24h)
+            // At the end of the period's first day no customer's 24 hours are over yet: no data, no dot.
+            #expect(points.first?.difference.verdict == .noData)
+            #expect(SVG.elements(svg, "circle", class: "diff").count == points.count - 1)
+            #expect(html.contains(ResultsHTMLStyle.escape(report.periodPhrase(comparison))), "\(report.periodPhrase(comparison))")
+        }
+        #expect(SVG.all(in: html, class: "rates").count == 2)
+    }
+
     @Test func theSameEventsGiveTheSameBytes() throws {
         let (first, now) = try Self.simulation()
         let (second, _) = try Self.simulation()

@@ -362,7 +362,8 @@ private func esc(_ text: String) -> String { ResultsHTMLStyle.escape(text) }
 /// A coordinate with two decimals (or `digits`), the same bytes on every machine.
 private func n(_ value: Double, _ digits: Int = 2) -> String {
     let text = String(format: "%.\(digits)f", value)
-    return text == "-0.00" ? "0.00" : text
+    // A negative value that rounds to zero prints as zero.
+    return text.hasPrefix("-") && text.dropFirst().allSatisfy { $0 == "0" || $0 == "." } ? String(text.dropFirst()) : text
 }
 
 /// Lines of a page.
