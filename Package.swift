@@ -96,7 +96,7 @@ let package = Package(
                     dependencies: ["TestSupport", "Basics", "RetentionMessagingModels", "RetentionMessaging", "Emulator", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "SyntheticImages"]),
         .testTarget(name: "ManifestsTests", dependencies: ["TestSupport", "Manifests", "YAML", "Basics", "RetentionMessagingModels", "StateLocations",
                                                           "Views"]),
-        .testTarget(name: "ExperimentsTests", dependencies: ["TestSupport", "EventContract", "Experiments"]),
+        .testTarget(name: "ExperimentsTests", dependencies: ["TestSupport", "Crypto", "EventContract", "Experiments"]),
         .testTarget(name: "EventStoreTests",
                     dependencies: ["TestSupport", "EventContract", "EventStore", "Experiments", "StateStore", "StateLocations", "HTTPClient", "RetentionMessagingModels"]),
         .testTarget(name: "RuntimeTests", dependencies: ["TestSupport", "Basics", "Runtime", "Crypto", "RetentionMessagingModels"]),

@@ -41,6 +41,24 @@ struct ResultsCommandTests {
         #expect(markdown.stdout.contains("<details>"), "\(markdown.stdout)")
     }
 
+    @Test("results --format html writes one page to standard output: the arms drawn, the same figures as the text, and no script")
+    func writesAPage() async throws {
+        let harness = try CommandHarness()
+        try writeTwelveDecisions(harness)
+        let arguments = ["results", "--env", "sandbox", "--since", "2026-11-01", "--as-of", "2026-11-23T00:00:00Z"]
+        let html = await harness.run(arguments + ["--format", "html"])
+        #expect(html.code == .success, "\(html.stderr)")
+        #expect(html.stdout.hasPrefix("<!DOCTYPE html>") && html.stdout.hasSuffix("</html>\n"))
+        #expect(html.stdout.contains("<svg class=\"rates\"") && html.stdout.contains("<svg class=\"exposures\""))
+        #expect(html.stdout.contains("data-rule=\"upsell-yearly\"") && html.stdout.contains("data-rule=\"upsell-control\""))
+        #expect(!html.stdout.contains("<script"))
+        let text = await harness.run(arguments)
+        let figure = try #require(text.stdout.split(separator: "\n").first { $0.contains("upsell-yearly vs upsell-control") })
+        #expect(html.stdout.contains(figure.trimmingCharacters(in: .whitespaces)), "\(figure)")
+        let again = await harness.run(arguments + ["--format", "html"])
+        #expect(again.stdout == html.stdout)
+    }
+
     @Test("a --since that is not a date is a usage error naming the forms it takes")
     func badSince() async {
         let harness = try? CommandHarness()

@@ -23,9 +23,11 @@ public struct Chromium: Sendable {
         throw Failure(description: installHint)
     }
 
-    /// The page's DOM after its load event and `budget` milliseconds of virtual time.
-    public func dumpDOM(_ page: URL, budgetMilliseconds: Int = 5000) async throws -> String {
-        let (output, _) = try await run(["--virtual-time-budget=\(budgetMilliseconds)", "--dump-dom", page.absoluteString])
+    /// The page's DOM after its load event and `budget` milliseconds of virtual time, laid out in a
+    /// window `width` CSS pixels wide when given.
+    public func dumpDOM(_ page: URL, budgetMilliseconds: Int = 5000, width: Int? = nil) async throws -> String {
+        let size = width.map { ["--window-size=\($0),1000"] } ?? []
+        let (output, _) = try await run(size + ["--virtual-time-budget=\(budgetMilliseconds)", "--dump-dom", page.absoluteString])
         return output
     }
 

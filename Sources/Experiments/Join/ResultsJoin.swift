@@ -29,6 +29,20 @@ struct ResultsJoin {
     let flowFilter: Int32?
     let breakdown: Bool
     let dimensionOf: (Event) -> Int32
+    /// Whether to keep `days` (only the HTML view draws it; the other views skip the cost).
+    let daily: Bool
+
+    /// Per row and UTC day (its start): customers first exposed that day, and the kept-at-24-h outcomes
+    /// decided that day (at the exposure plus 24 h). Summed up to a day's end they are exactly the row's
+    /// exposures and decided kept-at-24-h counts of a report with `now` at that day's end: whether a
+    /// customer kept is decided 24 h after the exposure, by a turn-off within those hours.
+    private(set) var days: [ArmKey: [Int64: DayCounts]] = [:]
+
+    struct DayCounts: Equatable {
+        var exposed = 0
+        var kept = 0
+        var notKept = 0
+    }
 
     private(set) var tallies: [ArmKey: Tally] = [:]
     private(set) var breakdownTallies: [ArmKey: [Int32: Tally]] = [:]
@@ -80,8 +94,9 @@ struct ResultsJoin {
     private let subscribed: Int32
     private let didChangeRenewalPref: Int32
 
-    init(now: Int64, since: Int64, flow: String?, breakdown: ResultsBreakdown?, futureLimit: Int64 = Int64.max) {
+    init(now: Int64, since: Int64, flow: String?, breakdown: ResultsBreakdown?, futureLimit: Int64 = Int64.max, daily: Bool = false) {
         self.now = now
+        self.daily = daily
         self.since = since
         self.futureLimit = futureLimit
         didChangeRenewalStatus = parser.interner.intern(NotificationType.didChangeRenewalStatus.rawValue)
@@ -312,6 +327,7 @@ struct ResultsJoin {
             byDimension[x.dimension] = row
             breakdownTallies[x.arm] = byDimension
         }
+        if daily { countDays(x) }
         // Unlink from the customer's list of open exposures.
         if heads[x.customer] == index {
             heads[x.customer] = x.next >= 0 ? x.next : nil
@@ -359,6 +375,26 @@ struct ResultsJoin {
         } else {
             tally.renewedPending += 1
         }
+    }
+
+    private mutating func countDays(_ x: OpenExposure) {
+        var byDay = days[x.arm] ?? [:]
+        byDay[Self.dayStart(x.time), default: DayCounts()].exposed += 1
+        let decided = x.time + Self.keptWindow
+        if decided <= now {
+            if x.turnedOff {
+                byDay[Self.dayStart(decided), default: DayCounts()].notKept += 1
+            } else {
+                byDay[Self.dayStart(decided), default: DayCounts()].kept += 1
+            }
+        }
+        days[x.arm] = byDay
+    }
+
+    /// The start (UTC midnight) of the day holding `millis`.
+    static func dayStart(_ millis: Int64) -> Int64 {
+        let remainder = millis % EventTime.day
+        return millis - (remainder < 0 ? remainder + EventTime.day : remainder)
     }
 
     static func priceKey(_ product: Int32, _ currency: Int32) -> Int64 {

@@ -22,11 +22,29 @@ extension ResultsReport {
     public static func compute(source: any EventSource, environment: String, flow: String? = nil, since: Date? = nil,
                                now: Date, breakdown: ResultsBreakdown? = nil, configuration: ResultsConfiguration? = nil,
                                clock: Date? = nil) throws -> ResultsReport {
+        try run(source: source, environment: environment, flow: flow, since: since, now: now, breakdown: breakdown,
+                configuration: configuration, clock: clock, daily: false).report
+    }
+
+    /// `compute`, and the per-day counts the HTML view draws over time (`ResultsTimeline`), from the
+    /// same single pass: each exposure adds to the counts of its day as its window closes, so the
+    /// series costs one dictionary update per customer and no second reading of the events.
+    public static func computeWithTimeline(source: any EventSource, environment: String, flow: String? = nil, since: Date? = nil,
+                                           now: Date, breakdown: ResultsBreakdown? = nil, configuration: ResultsConfiguration? = nil,
+                                           clock: Date? = nil) throws -> (report: ResultsReport, timeline: ResultsTimeline) {
+        let (report, timeline) = try run(source: source, environment: environment, flow: flow, since: since, now: now, breakdown: breakdown,
+                                         configuration: configuration, clock: clock, daily: true)
+        return (report, timeline ?? ResultsTimeline(now: 0, arms: []))
+    }
+
+    private static func run(source: any EventSource, environment: String, flow: String?, since: Date?, now: Date,
+                            breakdown: ResultsBreakdown?, configuration: ResultsConfiguration?, clock: Date?,
+                            daily: Bool) throws -> (report: ResultsReport, timeline: ResultsTimeline?) {
         let nowMillis = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
         let sinceMillis = since.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.up)) } ?? Int64.min
         let clockMillis = clock.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.down)) } ?? nowMillis
         var join = ResultsJoin(now: nowMillis, since: sinceMillis, flow: flow, breakdown: breakdown,
-                               futureLimit: clockMillis + Checks.clockTolerance)
+                               futureLimit: clockMillis + Checks.clockTolerance, daily: daily)
 
         var partitions: [EventPartition: Set<EventStream>] = [:]
         for stream in EventStream.allCases {
@@ -54,9 +72,10 @@ extension ResultsReport {
             join.release(before: partition.start + EventTime.hour - ResultsJoin.lateness)
         }
         join.finish()
-        return assemble(join, environment: environment, flow: flow, since: since.map { _ in EventTime.format(sinceMillis) },
-                        now: EventTime.format(nowMillis), breakdown: breakdown, configuration: configuration,
-                        window: (sinceMillis, nowMillis), clock: clockMillis)
+        let report = assemble(join, environment: environment, flow: flow, since: since.map { _ in EventTime.format(sinceMillis) },
+                              now: EventTime.format(nowMillis), breakdown: breakdown, configuration: configuration,
+                              window: (sinceMillis, nowMillis), clock: clockMillis)
+        return (report, daily ? ResultsTimeline(join, now: nowMillis) : nil)
     }
 
     private static func read(_ segment: EventSegment, from source: any EventSource, isOutcome: Bool, into join: inout ResultsJoin,

@@ -29,14 +29,15 @@ struct ResultsCommand: ParsedCommand {
         "Only exposures from this day (YYYY-MM-DD, UTC) or time (ISO 8601) on",
     ])
     static let format = Option("--format", value: "FORMAT", of: ResultsFormat.self, help: [
-        "text (default), markdown (for a pull-request comment or job summary) or json",
+        "text (default), markdown (for a pull-request comment or job summary), json,",
+        "or html (one self-contained page with charts: no script, nothing fetched)",
     ])
     static let by = Option("--by", value: "WHAT", of: ResultsBreakdown.self, help: [
         "Also break each rule down by message, locale or product",
     ])
 
     static let helpPage = HelpPage(
-        usage: "Usage: retention-sync results --env sandbox|production [--flow NAME] [--since DATE] [--as-of DATE] [--by message|locale|product] [--format text|markdown|json] [--events LOCATION] [--manifests DIR]",
+        usage: "Usage: retention-sync results --env sandbox|production [--flow NAME] [--since DATE] [--as-of DATE] [--by message|locale|product] [--format text|markdown|json|html] [--events LOCATION] [--manifests DIR]",
         about: """
         Reads the decisions serve recorded and the outcomes Apple reported, joins them per customer
         (by the keyed pseudonym, never a raw transaction id), and reports per flow, rule and split arm:
@@ -97,10 +98,18 @@ struct ResultsCommand: ParsedCommand {
                                   + "ratio, configured arms without exposures, rules not configured) were not run; give --manifests DIR")
         }
         let report: ResultsReport
+        var timeline: ResultsTimeline?
         do {
-            report = try ResultsReport.compute(source: FolderEventSource(root: root), environment: environment.rawValue,
-                                               flow: flow, since: since, now: now, breakdown: breakdown,
-                                               configuration: configuration, clock: Self.clock(asOf: now))
+            if format == .html {
+                // Only the page draws the days: the other formats keep the single pass without them.
+                (report, timeline) = try ResultsReport.computeWithTimeline(
+                    source: FolderEventSource(root: root), environment: environment.rawValue, flow: flow, since: since, now: now,
+                    breakdown: breakdown, configuration: configuration, clock: Self.clock(asOf: now))
+            } else {
+                report = try ResultsReport.compute(source: FolderEventSource(root: root), environment: environment.rawValue,
+                                                   flow: flow, since: since, now: now, breakdown: breakdown,
+                                                   configuration: configuration, clock: Self.clock(asOf: now))
+            }
         } catch {
             throw CommandError("cannot read the events under \(root.path): \(error)")
         }
@@ -121,6 +130,8 @@ struct ResultsCommand: ParsedCommand {
             }
         case .markdown:
             context.console.write(report.markdown())
+        case .html:
+            context.console.write(report.html(timeline: timeline ?? ResultsTimeline.empty))
         case .text:
             context.console.write(report.text())
         }
@@ -209,5 +220,5 @@ struct ResultsCommand: ParsedCommand {
 
 /// What `results --format` takes.
 enum ResultsFormat: String, CaseIterable, Sendable, ArgumentValue {
-    case text, markdown, json
+    case text, markdown, json, html
 }
