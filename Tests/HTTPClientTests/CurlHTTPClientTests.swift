@@ -183,16 +183,19 @@ struct CurlHTTPClientTests {
     @Test("cancelling the waiting task ends the transfer")
     func cancellation() async throws {
         // The answer comes far later than any pool delay in a busy suite: only cancelling ends the wait.
+        // Both the request's task and the server's handler need Swift's small concurrency pool, which a
+        // full suite on two cores can hold for over half a minute (seen on a fresh clone), so the
+        // bounds are generous; they bound a hang, they measure nothing.
         let arrived = DispatchSemaphore(value: 0)
         let server = try HTTPServer { _ in
             arrived.signal()
-            try? await Task.sleep(for: .seconds(20))
+            try? await Task.sleep(for: .seconds(180))
             return HTTPResponse(status: 200)
         }
         let client = CurlHTTPClient()
         let task = Task { await errorKind(client, HTTPRequest(method: "GET", url: url(server, "/slow"))) }
         // Cancelled once the server holds the request, so the transfer is surely under way.
-        #expect(try await onOwnThread { arrived.wait(timeout: .now() + 30) } == .success)
+        #expect(try await onOwnThread { arrived.wait(timeout: .now() + 150) } == .success)
         task.cancel()
         // An answer would be no error at all: `.other` is the cancelled transfer.
         #expect(await task.value == .other)
