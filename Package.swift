@@ -6,7 +6,7 @@ import PackageDescription
 //   1. C wrappers: CYAML, COpenSSL, CCurl — each C library wrapped once; CEventLoop, the C
 //      library's epoll and eventfd headers for the HTTP server's event loops and its thread-naming
 //      call (nothing linked).
-//   2. Foundation-only vocabulary: Basics (source locations, edit distance, the clock, thread names),
+//   2. Foundation-only vocabulary: Basics (source locations, edit distance, the clock, thread names, terminal and HTML text),
 //      RetentionMessagingModels (Apple's models, limits, PNG facts, canonical JSON), EventContract (the
 //      members, streams, times and answers of decision and outcome events), and above them
 //      StateLocations (where state lives: the one location grammar, shared by Manifests and StateStore) and
@@ -15,7 +15,7 @@ import PackageDescription
 //      and HTTPServer (event loops, parser, sockets, serving over TLS; no libcurl).
 //   4. Manifests (offline: YAML + Crypto + models) and Runtime (embeddable: Crypto + models) —
 //      neither links libcurl; RetentionMessaging, the API client (HTTPCore + Crypto + models);
-//      Experiments (the results readout of decision and outcome events: the contract and Apple's models only).
+//      Experiments (the results readout of decision and outcome events: the contract, Apple's models and Basics only; its HTML page escapes through Basics' HTMLText, as the preview does).
 //   5. Emulator, StateStore (the state document and the registry of its backends: file, S3; plain objects
 //      beside the state), EventStore (decision and outcome events: keyed pseudonyms, the spooling
 //      recorder, segments beside the state), Reconciler,
@@ -62,7 +62,7 @@ let package = Package(
         .target(name: "EventContract", dependencies: ["Basics"]),
         // Writes PNG files for the tests and the benchmarks; the product only reads images.
         .target(name: "SyntheticImages", dependencies: ["RetentionMessagingModels"]),
-        .target(name: "Experiments", dependencies: ["EventContract", "RetentionMessagingModels"]),
+        .target(name: "Experiments", dependencies: ["Basics", "EventContract", "RetentionMessagingModels"]),
         .target(name: "StateStore", dependencies: ["Basics", "RetentionMessagingModels", "StateLocations", "Runtime", "HTTPCore", "HTTPClient", "Crypto"]),
         .target(name: "EventStore", dependencies: ["Basics", "RetentionMessagingModels", "StateStore", "EventContract", "Crypto", "Runtime"]),
         .target(name: "Notifications", dependencies: ["Basics", "RetentionMessagingModels", "HTTPCore", "HTTPClient", "StateStore"]),
@@ -73,7 +73,7 @@ let package = Package(
         .target(name: "CLIKit", dependencies: ["Basics"]),
         .target(name: "Views", dependencies: ["Basics", "CLIKit", "Manifests", "Reconciler", "RetentionMessaging", "RetentionMessagingModels", "Runtime",
                                               "StateStore", "YAML"]),
-        .target(name: "Preview", dependencies: ["Manifests", "RetentionMessagingModels"]),
+        .target(name: "Preview", dependencies: ["Basics", "Manifests", "RetentionMessagingModels"]),
 
         .target(name: "RetentionSyncCommands",
                 dependencies: ["Basics", "CLIKit", "Views", "Preview", "Reconciler", "Manifests", "Runtime", "StateLocations", "StateStore", "Emulator", "RetentionMessagingModels",

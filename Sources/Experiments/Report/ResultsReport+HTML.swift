@@ -1,3 +1,4 @@
+import Basics
 import EventContract
 import Foundation
 
@@ -433,28 +434,8 @@ enum ResultsHTMLStyle {
     /// colour-blind readers (Okabe & Ito).
     static let palette = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
 
-    /// Text for element content or a quoted attribute: `&`, `<`, `>`, `"` and `'` become character
-    /// references; control characters and noncharacters, which HTML forbids, become U+FFFD (as the
-    /// sheet preview's `HTML.escape`).
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default:
-                let value = scalar.value
-                let forbidden = value != 0x09 && value != 0x0A
-                    && (value < 0x20 || (0x7F ... 0x9F).contains(value) || (0xFDD0 ... 0xFDEF).contains(value) || value & 0xFFFE == 0xFFFE)
-                escaped.unicodeScalars.append(forbidden ? "\u{FFFD}" : scalar)
-            }
-        }
-        return escaped
-    }
+    /// Events' and manifests' text for the page: the project's one HTML escaping.
+    static func escape(_ text: String) -> String { HTMLText.escape(text) }
 
     static let css = """
     :root{font-family:-apple-system,BlinkMacSystemFont,"Helvetica Neue",Arial,sans-serif;color:#1c1c1e;background:#f2f2f7}
