@@ -103,7 +103,7 @@ public enum PlanJSON {
         var snapshotDigest: String?
         var currentSnapshotDigest: String?
         var rules: [RuleOutcome]?
-        var splitGroups: [SplitGroupJSON]?
+        var splitGroups: [SplitGroupChange]?
         var dependsOn: [ActionID]?
         var replaces: String?
         var textChanges: [FieldChange]?
@@ -140,29 +140,7 @@ public enum PlanJSON {
             snapshotDigest = fields.snapshotDigest
             currentSnapshotDigest = fields.currentSnapshotDigest
             rules = fields.rules
-            splitGroups = fields.splitGroups?.map(SplitGroupJSON.init)
-        }
-    }
-
-    /// A live split group the publish re-assigns: its layout before and after, and the share of its
-    /// customers who change arm.
-    struct SplitGroupJSON: Encodable {
-        var group: String
-        var before: [SplitGroupChange.Arm]
-        var after: [SplitGroupChange.Arm]
-        var reassignedBuckets: Int
-        var reassignedPercent: Double
-
-        enum CodingKeys: String, CodingKey {
-            case group, before, after, reassignedBuckets = "reassigned_buckets", reassignedPercent = "reassigned_percent"
-        }
-
-        init(_ change: SplitGroupChange) {
-            group = change.group
-            before = change.before
-            after = change.after
-            reassignedBuckets = change.reassignedBuckets
-            reassignedPercent = change.reassignedPercent
+            splitGroups = fields.splitGroups
         }
     }
 

@@ -95,6 +95,8 @@ public enum Planner {
             estimate: estimate(actions, desired: desired, remote: remote, content: content),
             apiCalls: remote.apiCalls,
             fingerprints: Fingerprints(manifests: try desired.fingerprint(), remote: try remote.fingerprint()))
+        // What needs a person is said once, by `Plan.attention`; the summary counts it.
+        plan.summary.attention = plan.attention.count
         plan.rollbackVersions = options.rollbackVersions == PlanOptions.defaultRollbackVersions ? nil : options.rollbackVersions
         plan.pruneGraceDays = options.pruneGraceDays == PlanOptions.defaultPruneGraceDays ? nil : options.pruneGraceDays
         if remote.isFirstPublish, let store = remote.stateStoreName {
@@ -157,9 +159,7 @@ public enum Planner {
             toDelete: count(.delete),
             blocked: actions.filter { $0.state == .blocked && $0.reason.wait != .sameApply }.count,
             afterUploads: actions.filter { $0.state == .blocked && $0.reason.wait == .sameApply }.count,
-            errors: actions.filter { $0.state == .error }.count + problems.filter { $0.severity == .error }.count,
-            attention: problems.filter { $0.severity == .attention }.count
-                + actions.filter { $0.state == .blocked && $0.reason.wait == .performanceTest }.count)
+            errors: actions.filter { $0.state == .error }.count + problems.filter { $0.severity == .error }.count)
     }
 
     static func estimate(_ actions: [PlanAction], desired: DesiredState, remote: RemoteState, content: ReviewGate) -> Estimate {

@@ -65,7 +65,32 @@ public struct SplitGroupChange: Codable, Sendable, Hashable {
     /// Buckets (of 10,000) whose customers are answered by another arm, or by none, after the publish.
     public var reassignedBuckets: Int
 
-    enum CodingKeys: String, CodingKey { case group, before, after, reassignedBuckets = "reassigned_buckets" }
+    enum CodingKeys: String, CodingKey {
+        case group, before, after, reassignedBuckets = "reassigned_buckets", reassignedPercent = "reassigned_percent"
+    }
+
+    public init(group: String, before: [Arm], after: [Arm], reassignedBuckets: Int) {
+        self.group = group
+        self.before = before
+        self.after = after
+        self.reassignedBuckets = reassignedBuckets
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(group: try c.decode(String.self, forKey: .group), before: try c.decode([Arm].self, forKey: .before),
+                  after: try c.decode([Arm].self, forKey: .after), reassignedBuckets: try c.decode(Int.self, forKey: .reassignedBuckets))
+    }
+
+    /// Plan JSON also carries the share as a percentage, for readers that do not divide.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(group, forKey: .group)
+        try c.encode(before, forKey: .before)
+        try c.encode(after, forKey: .after)
+        try c.encode(reassignedBuckets, forKey: .reassignedBuckets)
+        try c.encode(reassignedPercent, forKey: .reassignedPercent)
+    }
 
     public var reassignedPercent: Double { Double(reassignedBuckets) / 100 }
 
