@@ -20,9 +20,10 @@ import TestSupport
         bucket < (layout == first ? 5000 : 7000) ? "keep-message" : "upsell-yearly"
     }
 
-    @Test("a group moved from 50/50 to 70/30 mid-experiment is reported as two periods; every customer counts once, in the arm and period of their first exposure")
-    func reweightedGroupIsReportedInPeriods() throws {
-        var random = SplitMix64(seed: 70_30)
+    @Test("a group moved from 50/50 to 70/30 mid-experiment is reported as two periods; every customer counts once, in the arm and period of their first exposure",
+          arguments: [UInt64(70_30), 1, 2, 3, 4, 5])
+    func reweightedGroupIsReportedInPeriods(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
         let start = EventTime.parse("2026-10-01T00:00:00.000Z")!
         let switchover = start + 10 * EventTime.day
         var decisions: [String] = []
