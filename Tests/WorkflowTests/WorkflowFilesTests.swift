@@ -116,24 +116,12 @@ struct WorkflowFilesTests {
         }
     }
 
-    @Test("shellcheck finds nothing in the scripts the action and the workflows run", .enabled(if: Repository.tool("shellcheck") != nil))
+    @Test("shellcheck finds nothing in the scripts the action and the workflows run")
     func shellcheckIsClean() async throws {
-        let tool = try #require(Repository.tool("shellcheck"))
+        let tool = try #require(Repository.tool("shellcheck"), "shellcheck is missing: run bash .ci/setup --test, which installs it")
         let scripts = try FileManager.default.contentsOfDirectory(atPath: Repository.url("scripts").path).sorted().map { "scripts/\($0)" }
         #expect(scripts.count == 3)
-        let (status, report) = try await onOwnThread { () throws -> (Int32, String) in
-            let process = Process()
-            process.executableURL = tool
-            process.currentDirectoryURL = Repository.root
-            process.arguments = scripts
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            let report = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, report)
-        }
+        let (status, report) = try await Self.check(with: tool, scripts)
         #expect(status == 0, "shellcheck:\n\(report)")
     }
 
@@ -152,15 +140,21 @@ struct WorkflowFilesTests {
         #expect(text.contains("retention-sync-bench") && text.contains("name: benchmark-figures"))
     }
 
-    @Test("actionlint finds nothing in the workflows, nor in the action they use", .enabled(if: Repository.tool("actionlint") != nil))
+    @Test("actionlint finds nothing in the workflows, nor in the action they use")
     func actionlintIsClean() async throws {
-        let tool = try #require(Repository.tool("actionlint"))
+        let tool = try #require(Repository.tool("actionlint"), "actionlint is missing: run bash .ci/setup --test, which installs it")
         // setup-action.yml uses the action at the root (`uses: ./`), so actionlint reads action.yml too and
         // checks the inputs given to it; with shellcheck (from .ci/setup --test) it checks every run: block.
         let shellcheck = Repository.tool("shellcheck").map { ["-shellcheck", $0.path] } ?? []
         let arguments = shellcheck + Self.files.map { "\(Self.folder)/\($0)" } + Self.own
-        // Waited for on a thread of its own, never on Swift's small concurrency pool.
-        let (status, report) = try await onOwnThread { () throws -> (Int32, String) in
+        let (status, report) = try await Self.check(with: tool, arguments)
+        #expect(status == 0, "actionlint:\n\(report)")
+    }
+
+    /// Runs a checker over `arguments` from the repository's root and returns its status and its whole
+    /// output; waited for on a thread of its own, never on Swift's small concurrency pool.
+    static func check(with tool: URL, _ arguments: [String]) async throws -> (Int32, String) {
+        try await onOwnThread { () throws -> (Int32, String) in
             let process = Process()
             process.executableURL = tool
             process.currentDirectoryURL = Repository.root
@@ -173,6 +167,5 @@ struct WorkflowFilesTests {
             process.waitUntilExit()
             return (process.terminationStatus, report)
         }
-        #expect(status == 0, "actionlint:\n\(report)")
     }
 }
