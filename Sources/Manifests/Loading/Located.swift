@@ -27,7 +27,7 @@ extension StarOrList: YAMLPlaceholder {
 }
 
 /// `"*"` or a list of names, as `products` and `locales` are written in `Defaults`.
-enum StarOrList: Decodable {
+enum StarOrList: Decodable, Sendable {
     case all(SourceLocation)
     case list([Located<String>])
 
@@ -45,3 +45,5 @@ enum StarOrList: Decodable {
         }
     }
 }
+
+extension Located: Sendable where Value: Sendable {}

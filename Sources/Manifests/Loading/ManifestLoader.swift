@@ -76,18 +76,10 @@ struct Loader {
     /// Where a wrong value was replaced by a placeholder: validation says nothing more there.
     var repaired = Set<SourceLocation>()
 
-    // What the kinds collected (each kind adds to its own).
-    var app: AppManifest?
-    var appBroken = false
-    var sawApp = false
+    /// What the kinds collected, each under its own key.
+    var declarations = ManifestDeclarations()
     /// Files that are not YAML: the App may be in one of them.
     private var unparsedFiles = 0
-    var images: [ImageManifest] = []
-    var messages: [MessageManifest] = []
-    var externalMessages: [ExternalMessageManifest] = []
-    var flows: [FlowManifest] = []
-    var defaultDocuments: [RawDefaults] = []
-    var defaults: [DefaultAssignment] = []
     private let decoder = YAMLDecoder()
 
     init(directory: URL, displayPath: String) {
@@ -302,19 +294,6 @@ struct Loader {
 
     func makeSet() -> ManifestSet? {
         guard let app, !appBroken else { return nil }
-        return ManifestSet(directory: directory, app: app,
-                           images: Self.sortedByName(images, \.name),
-                           messages: Self.sortedByName(messages, \.name),
-                           defaults: defaults,
-                           flows: Self.sortedByName(flows, \.name),
-                           externalMessages: Self.sortedByName(externalMessages, \.name))
-    }
-
-    /// Sorted by name; elements with the same name (an error the validator reports) stay in the order written.
-    private static func sortedByName<T>(_ items: [T], _ name: (T) -> String) -> [T] {
-        items.enumerated().sorted { lhs, rhs in
-            let (l, r) = (name(lhs.element), name(rhs.element))
-            return l != r ? l < r : lhs.offset < rhs.offset
-        }.map(\.element)
+        return ManifestSet(directory: directory, app: app, declarations: declarations)
     }
 }

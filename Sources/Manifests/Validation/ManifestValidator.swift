@@ -19,7 +19,7 @@ public enum ManifestValidator {
     static func check(_ set: ManifestSet, skipping broken: BrokenDocuments) -> ManifestCheck {
         var run = ValidationRun(set: set, broken: broken)
         for kind in ManifestKinds.all { kind.validate(&run) }
-        run.checkUnused()
+        for kind in ManifestKinds.all { kind.checkUnused(&run) }
         var seen = Set<Diagnostic>()
         return ManifestCheck(diagnostics: Diagnostic.sorted(run.diagnostics.filter { seen.insert($0).inserted }),
                              validated: run.references.resolved(in: set))
@@ -71,12 +71,10 @@ struct ValidationRun {
     let broken: BrokenDocuments
     var diagnostics: [Diagnostic] = []
 
-    /// Where the first element of each name is in the set: what a written name resolves to.
-    let imagePositions: [String: Int]
-    let messagePositions: [String: Int]
+    /// Per kind, where the first element of each name is in what the set holds of it: what a
+    /// written name resolves to (see `position(of:in:)`).
+    private let positions: [ObjectIdentifier: [String: Int]]
     let messagesByName: [String: MessageManifest]
-    /// Where the first external message of each name is in `set.externalMessages`.
-    let externalPositions: [String: Int]
     let productsById: [String: ProductManifest]
     let productIds: [String]
     /// Each product's locales as declared (an invalid code is reported once, where it is declared).
@@ -99,10 +97,8 @@ struct ValidationRun {
     init(set: ManifestSet, broken: BrokenDocuments) {
         self.set = set
         self.broken = broken
-        imagePositions = Dictionary(set.images.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-        messagePositions = Dictionary(set.messages.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-        messagesByName = messagePositions.mapValues { set.messages[$0] }
-        externalPositions = Dictionary(set.externalMessages.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        positions = Dictionary(uniqueKeysWithValues: ManifestKinds.all.map { (ObjectIdentifier($0), $0.positions(in: set.declarations)) })
+        messagesByName = positions[ObjectIdentifier(MessageKind.self), default: [:]].mapValues { set.messages[$0] }
         references = ReferenceRecorder(set)
         productsById = Dictionary(set.app.products.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         productIds = set.app.products.map(\.id)
@@ -114,6 +110,16 @@ struct ValidationRun {
     }
 
     mutating func report(_ diagnostic: Diagnostic) { diagnostics.append(diagnostic) }
+
+    /// Where the element of `kind` named `name` is in what the set holds of that kind.
+    func position<Kind: NamedManifestKind>(of name: String, in kind: Kind.Type) -> Int? {
+        positions[ObjectIdentifier(kind)]?[name]
+    }
+
+    /// The names `kind` declares, for near-miss hints.
+    func names<Kind: NamedManifestKind>(of kind: Kind.Type) -> [String] {
+        set.declarations[kind].map(\.name)
+    }
 
     /// Names suggested for unresolved references; not worth an "unused" warning on top.
     var suggestedNames = Set<String>()

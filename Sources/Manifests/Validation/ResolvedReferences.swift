@@ -27,14 +27,19 @@ public struct ResolvedReferences: Sendable, Hashable {
 
     /// Per message, per localization, in the set's order.
     public var localizationImages: [[LocalizationImages]]
+    /// What a rule's response shows: a managed message (its position in `ManifestSet.messages`,
+    /// each of its localizations for its locale) or an external message (its position in
+    /// `ManifestSet.externalMessages`, one identifier for every locale). A kind a response can
+    /// name is a case here, so every place that compiles a rule must say what it does with it.
+    public enum RuleTarget: Sendable, Hashable {
+        case message(Int)
+        case external(Int)
+    }
+
     /// Per entry of `ManifestSet.defaults`: what it assigns.
     public var defaults: [DefaultTarget]
-    /// Per flow, per rule: the position in `ManifestSet.messages` of the message its response
-    /// names; nil when the response names none or an external message.
-    public var ruleMessages: [[Int?]]
-    /// Per flow, per rule: the position in `ManifestSet.externalMessages` of the external message
-    /// its response names; nil otherwise.
-    public var ruleExternalMessages: [[Int?]] = []
+    /// Per flow, per rule: what its response names; nil when it names nothing.
+    public var rules: [[RuleTarget?]]
 }
 
 /// A reference that names nothing, worded as the validator reports it.
@@ -71,8 +76,7 @@ public struct ManifestCheck: Sendable {
 struct ReferenceRecorder {
     var localizationImages: [[ResolvedReferences.LocalizationImages?]]
     var defaults: [ResolvedReferences.DefaultTarget?]
-    var ruleMessages: [[Int?]]
-    var ruleExternalMessages: [[Int?]]
+    var rules: [[ResolvedReferences.RuleTarget?]]
     /// Rules whose response names a message, so a nil slot there means unresolved.
     var ruleNamesMessage: [[Bool]]
     var firstUnresolved: UnresolvedReference?
@@ -80,8 +84,7 @@ struct ReferenceRecorder {
     init(_ set: ManifestSet) {
         localizationImages = set.messages.map { Array(repeating: nil, count: $0.localizations.count) }
         defaults = Array(repeating: nil, count: set.defaults.count)
-        ruleMessages = set.flows.map { Array(repeating: nil, count: $0.rules.count) }
-        ruleExternalMessages = ruleMessages
+        rules = set.flows.map { Array(repeating: nil, count: $0.rules.count) }
         ruleNamesMessage = set.flows.map { $0.rules.map { $0.response.messageName != nil } }
     }
 
@@ -105,13 +108,12 @@ struct ReferenceRecorder {
             guard let slot else { return .failure(UnresolvedReference(location: nil, message: "a default was not checked")) }
             assignments.append(slot)
         }
-        for (flow, rules) in ruleMessages.enumerated() {
-            for (rule, slot) in rules.enumerated() where slot == nil && ruleExternalMessages[flow][rule] == nil && ruleNamesMessage[flow][rule] {
+        for (flow, slots) in rules.enumerated() {
+            for (rule, slot) in slots.enumerated() where slot == nil && ruleNamesMessage[flow][rule] {
                 return .failure(UnresolvedReference(location: nil, message: "a flow rule was not checked"))
             }
         }
         return .success(ValidatedManifests(set: set, references: ResolvedReferences(
-            localizationImages: images, defaults: assignments, ruleMessages: ruleMessages,
-            ruleExternalMessages: ruleExternalMessages)))
+            localizationImages: images, defaults: assignments, rules: rules)))
     }
 }

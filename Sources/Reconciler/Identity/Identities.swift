@@ -140,9 +140,8 @@ public enum Identities {
         let localizedIds = manifests.messages.enumerated().map { position, message in
             Dictionary(zip(message.localizations.map(\.locale), messageIds[position]), uniquingKeysWith: { first, _ in first })
         }
-        let (rules, fallbacks) = try RuleCompiler.compile(manifests, ruleMessages: references.ruleMessages,
+        let (rules, fallbacks) = try RuleCompiler.compile(manifests, ruleTargets: references.rules,
                                                           environment: environment, messageIds: localizedIds,
-                                                          ruleExternalMessages: references.ruleExternalMessages,
                                                           externalIds: externals)
         let external = zip(manifests.externalMessages, externals).compactMap { message, id in
             id.map { DesiredExternalMessage(identifier: $0, name: message.name,
@@ -161,12 +160,11 @@ public enum Identities {
 
 /// Turns flows into snapshot rules, as if every message were approved.
 enum RuleCompiler {
-    /// `ruleMessages` holds, per flow and rule, the resolved position of the rule's message;
-    /// `messageIds`, per message position, its identifiers by locale.
-    /// `ruleExternalMessages` holds, per flow and rule, the position of an external message the
-    /// rule's response names; `externalIds`, per external message, its identifier here.
-    static func compile(_ manifests: ManifestSet, ruleMessages: [[Int?]], environment: Environment,
-                        messageIds: [[String: String]], ruleExternalMessages: [[Int?]] = [],
+    /// `ruleTargets` holds, per flow and rule, what the rule's response names, as the validator
+    /// resolved it; `messageIds`, per message position, its identifiers by locale;
+    /// `externalIds`, per external message, its identifier here.
+    static func compile(_ manifests: ManifestSet, ruleTargets: [[ResolvedReferences.RuleTarget?]], environment: Environment,
+                        messageIds: [[String: String]],
                         externalIds: [String?] = []) throws(ReconcilerError) -> ([SnapshotRule], [String: String]) {
         let app = manifests.app
         var rules: [SnapshotRule] = []
@@ -189,11 +187,17 @@ enum RuleCompiler {
                 if let environments = rule.match.environments, !environments.contains(environment) { continue }
                 let match = SnapshotMatch(products: rule.match.products, locales: rule.match.locales,
                                           notBefore: rule.match.notBefore, notAfter: rule.match.notAfter, split: split)
-                var localized = ruleMessages[flowPosition][rulePosition].map { messageIds[$0] } ?? [:]
-                // An external message has one identifier for every locale the rule serves.
-                if let external = ruleExternalMessages.indices.contains(flowPosition)
-                    ? ruleExternalMessages[flowPosition][rulePosition] : nil, let id = externalIds[external] {
-                    localized = Dictionary(uniqueKeysWithValues: servedLocales(rule, app: app).map { ($0, id) })
+                var localized: [String: String] = [:]
+                switch ruleTargets[flowPosition][rulePosition] {
+                case .message(let position)?:
+                    localized = messageIds[position]
+                case .external(let position)?:
+                    // An external message has one identifier for every locale the rule serves.
+                    if let id = externalIds[position] {
+                        localized = Dictionary(uniqueKeysWithValues: servedLocales(rule, app: app).map { ($0, id) })
+                    }
+                case nil:
+                    break
                 }
                 let response = compileResponse(rule, app: app, localizedIds: localized)
                 let version = try ruleVersion(match: match, response: response)

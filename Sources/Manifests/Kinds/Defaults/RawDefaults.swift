@@ -1,12 +1,12 @@
 // A `Defaults` document exactly as written.
 
-struct RawDefaults: Decodable {
+struct RawDefaults: Decodable, Sendable {
     var apiVersion: String
     var kind: String
     var defaults: [Located<RawDefaultEntry>]
 }
 
-struct RawDefaultEntry: Decodable {
+struct RawDefaultEntry: Decodable, Sendable {
     var products: StarOrList
     var locales: StarOrList
     var message: Located<String>

@@ -8,8 +8,8 @@ extension ValidationRun {
         var scope: [Grouped] = []
         for (index, assignment) in set.defaults.enumerated() {
             let product = assignment.productId, locale = assignment.locale
-            let position = messagePositions[assignment.message]
-            let external = position == nil ? externalPositions[assignment.message] : nil
+            let position = self.position(of: assignment.message, in: MessageKind.self)
+            let external = position == nil ? self.position(of: assignment.message, in: ExternalMessageKind.self) : nil
             if let external {
                 references.defaults[index] = .external(external)
             }

@@ -3,11 +3,12 @@ import RetentionMessagingModels
 import YAML
 
 /// `kind: ExternalMessage`: a message someone else uploaded, known by its identifier per environment.
-enum ExternalMessageKind: ManifestKind {
+enum ExternalMessageKind: NamedManifestKind {
+    typealias Element = ExternalMessageManifest
     static let name = "ExternalMessage"
 
     static func add(_ raw: RawExternalMessage, node: YAMLNode, to loader: inout Loader) {
-        loader.externalMessages.append(loader.convert(raw, node: node))
+        append(loader.convert(raw, node: node), to: &loader)
     }
 
     static func markBroken(name: String?, in loader: inout Loader) {
@@ -16,6 +17,21 @@ enum ExternalMessageKind: ManifestKind {
     }
 
     static func validate(_ run: inout ValidationRun) { run.checkExternalMessages() }
+
+    /// An external message nobody uses is harmless: it is never uploaded nor pruned.
+    static func checkUnused(_ run: inout ValidationRun) {}
+}
+
+extension ExternalMessageManifest: NamedDeclaration {}
+
+extension ManifestSet {
+    /// Messages the tool did not upload, known by identifier (`kind: ExternalMessage`), sorted by name.
+    public var externalMessages: [ExternalMessageManifest] {
+        get { declarations[ExternalMessageKind.self] }
+        set { declarations[ExternalMessageKind.self] = newValue }
+    }
+
+    public func externalMessage(named name: String) -> ExternalMessageManifest? { externalMessages.first { $0.name == name } }
 }
 
 extension Loader {

@@ -1,11 +1,12 @@
 import YAML
 
 /// `kind: Flow`: ordered realtime rules.
-enum FlowKind: ManifestKind {
+enum FlowKind: NamedManifestKind {
+    typealias Element = FlowManifest
     static let name = "Flow"
 
     static func add(_ raw: RawFlow, node: YAMLNode, to loader: inout Loader) {
-        loader.flows.append(loader.convert(raw, node: node))
+        append(loader.convert(raw, node: node), to: &loader)
     }
 
     static func markBroken(name: String?, in loader: inout Loader) {
@@ -14,4 +15,18 @@ enum FlowKind: ManifestKind {
     }
 
     static func validate(_ run: inout ValidationRun) { run.checkFlows() }
+
+    /// Nothing refers to a flow: the realtime endpoint serves every one.
+    static func checkUnused(_ run: inout ValidationRun) {}
+}
+
+extension FlowManifest: NamedDeclaration, FieldLocated {}
+extension FlowRule: FieldLocated {}
+
+extension ManifestSet {
+    /// Sorted by name.
+    public var flows: [FlowManifest] {
+        get { declarations[FlowKind.self] }
+        set { declarations[FlowKind.self] = newValue }
+    }
 }

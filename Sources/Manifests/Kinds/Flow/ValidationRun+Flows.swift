@@ -79,10 +79,10 @@ extension ValidationRun {
                 }
             }
             let message = checkResponse(rule, in: flow)
-            references.ruleMessages[position][index] = message
-            if message == nil, let name = rule.response.messageName, messagePositions[name] == nil,
-               let external = externalPositions[name] {
-                references.ruleExternalMessages[position][index] = external
+            references.rules[position][index] = message.map { .message($0) }
+            if message == nil, let name = rule.response.messageName, self.position(of: name, in: MessageKind.self) == nil,
+               let external = self.position(of: name, in: ExternalMessageKind.self) {
+                references.rules[position][index] = .external(external)
                 checkExternalIdentifiers(external, environments: rule.match.environments ?? Array(declaredEnvironments),
                                          use: "used by rule '\(rule.name)' of flow '\(flow.name)'", at: rule.location(of: .responseMessage))
             }
@@ -259,9 +259,9 @@ extension ValidationRun {
         }
         guard let name = rule.response.messageName else { return nil }
         usedMessages.insert(name)
-        guard let position = messagePositions[name] else {
+        guard let position = self.position(of: name, in: MessageKind.self) else {
             // An external message's content is unknown: only its identifiers are checked (by the caller).
-            if externalPositions[name] != nil { return nil }
+            if self.position(of: name, in: ExternalMessageKind.self) != nil { return nil }
             reportUnresolved("unknown-message", noun: "message", name, at: location,
                              candidates: set.messages.map(\.name) + set.externalMessages.map(\.name))
             return nil
@@ -323,21 +323,6 @@ extension ValidationRun {
             report(.error("missing-localization", at: rule.location(of: .responseMessage),
                           "message '\(message.name)' has no localization for \(missingLocalizations.sorted().joined(separator: ", ")), which rule '\(rule.name)' serves",
                           hint: "add the localization to '\(message.name)' (\(message.location)), or limit the rule with match.locales"))
-        }
-    }
-
-    mutating func checkUnused() {
-        if !broken.kinds.contains(MessageKind.name) && !broken.unknownKind {
-            for image in set.images where !usedImages.contains(image.name) && !suggestedNames.contains(image.name) {
-                report(.warning("unused-image", at: image.location, "no message uses image '\(image.name)'",
-                                hint: "it is still uploaded; remove it if it is no longer needed"))
-            }
-        }
-        if !broken.kinds.contains(DefaultsKind.name) && !broken.kinds.contains(FlowKind.name) && !broken.unknownKind {
-            for message in set.messages where !usedMessages.contains(message.name) && !suggestedNames.contains(message.name) {
-                report(.warning("unused-message", at: message.location, "no default or flow rule uses message '\(message.name)'",
-                                hint: "it is still uploaded; remove it if it is no longer needed"))
-            }
         }
     }
 }

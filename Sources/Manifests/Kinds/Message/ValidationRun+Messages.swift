@@ -83,7 +83,7 @@ extension ValidationRun {
     /// Checks a reference to an image; returns the image's position in the set when the name resolves.
     private mutating func checkImageReference(_ name: String, at location: SourceLocation, required: ImageSize, use: String) -> Int? {
         usedImages.insert(name)
-        guard let position = imagePositions[name] else {
+        guard let position = self.position(of: name, in: ImageKind.self) else {
             reportUnresolved("unknown-image", noun: "image", name, at: location, candidates: set.images.map(\.name))
             return nil
         }
