@@ -64,4 +64,25 @@ struct SchemaTests {
         let names = Self.properties(flow).filter { $0.0 == ".name" || $0.0.hasSuffix("rules/items.name") }
         #expect(names.count == 2 && names.allSatisfy { $0.1["$ref"] as? String == "#/$defs/name" })
     }
+
+    @Test("every kind the loader reads has its rules in the schema and its section in the manual")
+    func everyKindIsDescribed() throws {
+        let schema = try Self.schema()
+        let kindProperty = try #require((schema["properties"] as? [String: Any])?["kind"] as? [String: Any])
+        #expect(kindProperty["enum"] as? [String] == ManifestLoader.kinds)
+        let branches = try #require(schema["allOf"] as? [[String: Any]])
+        let selected = branches.compactMap { branch -> String? in
+            ((branch["if"] as? [String: Any])?["properties"] as? [String: Any]).flatMap { ($0["kind"] as? [String: Any])?["const"] as? String }
+        }
+        #expect(selected == ManifestLoader.kinds)
+        let definitions = try Self.definitions()
+        for kind in ManifestLoader.kinds {
+            #expect(definitions[kind] != nil, "the schema has no $defs/\(kind)")
+        }
+        let manual = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../docs/manifests.md"), encoding: .utf8)
+        for kind in ManifestLoader.kinds {
+            #expect(manual.contains("\nkind: \(kind)\n"), "docs/manifests.md shows no document of kind \(kind)")
+        }
+    }
 }
