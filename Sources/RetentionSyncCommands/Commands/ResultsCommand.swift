@@ -17,10 +17,7 @@ struct ResultsCommand: ParsedCommand {
     static let summary = "Report save rates per flow, rule and split arm from recorded events"
     static let env = Option("--env", value: "ENV", of: Environment.self, help: ["sandbox or production"])
     static let manifests = Option.manifests(help: ["The manifest directory, for where the state (and so the events) live"])
-    static let events = Option("--events", value: "LOCATION", of: StateLocation.self, completion: .directory, help: [
-        "A folder or s3://bucket/prefix holding events/v1/… (default: beside the",
-        "environment's state, where serve and outcomes pull write them)",
-    ])
+    static let events = Option.events
     static let asOf = Option("--as-of", value: "DATE", of: DateArgument.self, help: [
         "Report as of this time instead of now (what was pending then stays pending)",
     ])

@@ -9,10 +9,7 @@ import StateStore
 /// Where `serve` and `outcomes pull` write decision and outcome events, and how they spool them:
 /// one option group, so both write where `results` reads.
 struct EventStoreOptions: Sendable {
-    static let events = Option("--events", value: "LOCATION", of: StateLocation.self, help: [
-        "Where events are written: a folder or s3://bucket/prefix (default: beside",
-        "the environment's state, where results reads them)",
-    ])
+    static let events = Option.events
     static let spool = Option("--event-spool", value: "DIR", completion: .directory, help: [
         "Local folder for events the store has not taken yet (default: one per",
         "store under $TMPDIR/retention-sync/spool; put it on a volume that outlives restarts)",

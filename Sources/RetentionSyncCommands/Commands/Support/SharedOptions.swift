@@ -1,4 +1,5 @@
 import CLIKit
+import StateLocations
 import Crypto
 import Foundation
 import Reconciler
@@ -13,6 +14,13 @@ extension Option {
     static func manifests(help: [String] = ["The manifest directory"]) -> Option {
         Option("--manifests", value: "DIR", completion: .directory, default: defaultManifests, help: help)
     }
+
+    /// `--events LOCATION`: where the decision and outcome events live, for every command that
+    /// writes them (`serve`, `outcomes pull`) or reads them (`results`); one meaning, one declaration.
+    static let events = Option("--events", value: "LOCATION", of: StateLocation.self, completion: .directory, help: [
+        "Where events live: a folder or s3://bucket/prefix holding events/v1/…",
+        "(default: beside the environment's state; serve and outcomes write there, results reads)",
+    ])
 }
 
 /// `--root FILE[,FILE…]`: the certificates Apple's chains must lead to, declared and read the same
