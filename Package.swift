@@ -98,7 +98,7 @@ let package = Package(
                                                           "Views"]),
         .testTarget(name: "ExperimentsTests", dependencies: ["TestSupport", "Crypto", "EventContract", "Experiments"]),
         .testTarget(name: "EventStoreTests",
-                    dependencies: ["TestSupport", "EventContract", "EventStore", "Experiments", "StateStore", "StateLocations", "HTTPClient", "RetentionMessagingModels"]),
+                    dependencies: ["TestSupport", "EventContract", "EventStore", "Experiments", "StateStore", "StateLocations", "HTTPClient", "HTTPCore", "RetentionMessagingModels"]),
         .testTarget(name: "RuntimeTests", dependencies: ["TestSupport", "Basics", "Runtime", "Crypto", "RetentionMessagingModels"]),
         .testTarget(name: "RealtimeServerTests",
                     dependencies: ["TestSupport", "RealtimeServer", "Runtime", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "RetentionMessagingModels",

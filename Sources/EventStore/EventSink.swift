@@ -92,22 +92,14 @@ public struct ObjectStoreEventSink: EventSink {
 
     public var location: String { store.location }
 
-    /// Blocks the calling thread (the recorder's own, never a pool thread) until the store answers.
+    /// Blocks the calling thread (the recorder's own, never a pool thread) until the store answers;
+    /// the store answers on threads of its own (a file write here, libcurl's transfer threads for
+    /// S3), so recording never waits for Swift's concurrency pool.
     public func put(_ path: String, _ bytes: [UInt8]) throws(EventStoreError) {
-        // Until the task has answered, the outcome says so: a missing answer is an error, never a crash.
-        let outcome = Mutex<Result<Void, EventStoreError>>(.failure(EventStoreError("the store did not answer")))
-        let done = DispatchSemaphore(value: 0)
-        let store = store
-        Task {
-            do {
-                try await store.put(path, bytes)
-                outcome.withLock { $0 = .success(()) }
-            } catch {
-                outcome.withLock { $0 = .failure(EventStoreError("\(error)")) }
-            }
-            done.signal()
+        do {
+            try store.putWaiting(path, bytes)
+        } catch {
+            throw EventStoreError(error.description)
         }
-        done.wait()
-        try outcome.withLock { $0 }.get()
     }
 }

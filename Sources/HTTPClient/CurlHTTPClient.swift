@@ -54,12 +54,20 @@ public final class CurlHTTPClient: HTTPTransport {
         let cancellation = CancellationFlag()
         let result: Result<HTTPResponse, HTTPError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                queue.submit(TransferJob(request: request, cancellation: cancellation, continuation: continuation))
+                queue.submit(TransferJob(request: request, cancellation: cancellation) { continuation.resume(returning: $0) })
             }
         } onCancel: {
             cancellation.cancel()
         }
         return try result.get()
+    }
+
+    /// Waits on the calling thread while a transfer thread performs the request: no task, no
+    /// thread of Swift's pool.
+    public func sendWaiting(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPError> {
+        let answer = WaitingAnswer()
+        queue.submit(TransferJob(request: request, cancellation: CancellationFlag()) { answer.give($0) })
+        return answer.wait()
     }
 }
 
@@ -79,7 +87,8 @@ final class CancellationFlag: Sendable {
 struct TransferJob: Sendable {
     var request: HTTPRequest
     var cancellation: CancellationFlag
-    var continuation: CheckedContinuation<Result<HTTPResponse, HTTPError>, Never>
+    /// Called once, on the transfer thread, with the answer.
+    var answer: @Sendable (Result<HTTPResponse, HTTPError>) -> Void
 }
 
 /// A first-in, first-out queue of transfers served by up to `maxConcurrentTransfers` worker threads,
@@ -145,7 +154,7 @@ final class TransferQueue: @unchecked Sendable {
             } else {
                 result = .failure(HTTPError(.other, "libcurl could not create a transfer handle."))
             }
-            job.continuation.resume(returning: result)
+            job.answer(result)
         }
     }
 }

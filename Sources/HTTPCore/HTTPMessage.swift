@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// One HTTP request as a value. Header names keep their spelling; lookups are case-insensitive.
 public struct HTTPRequest: Sendable, Equatable {
@@ -82,6 +83,44 @@ public struct HTTPResponse: Sendable, Equatable {
 /// Anything that answers HTTP requests: the libcurl client, or the emulator in-process.
 public protocol HTTPTransport: Sendable {
     func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse
+    /// Sends `request` and blocks the calling thread until the answer: for a thread of the caller's
+    /// own (the event recorder's), never one of Swift's concurrency pool, which must not wait.
+    func sendWaiting(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPError>
+}
+
+extension HTTPTransport {
+    /// For transports that answer only asynchronously (in-process stand-ins): the answer comes
+    /// through a task, so the pool must have a thread free. `CurlHTTPClient` answers on its own
+    /// transfer threads instead and needs none.
+    public func sendWaiting(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPError> {
+        let answer = WaitingAnswer()
+        Task {
+            do throws(HTTPError) {
+                answer.give(.success(try await send(request)))
+            } catch {
+                answer.give(.failure(error))
+            }
+        }
+        return answer.wait()
+    }
+}
+
+/// One answer handed from the thread that has it to the thread that waits for it.
+public final class WaitingAnswer: Sendable {
+    private let result = Mutex<Result<HTTPResponse, HTTPError>?>(nil)
+    private let ready = DispatchSemaphore(value: 0)
+
+    public init() {}
+
+    public func give(_ result: Result<HTTPResponse, HTTPError>) {
+        self.result.withLock { $0 = result }
+        ready.signal()
+    }
+
+    public func wait() -> Result<HTTPResponse, HTTPError> {
+        ready.wait()
+        return result.withLock { $0 } ?? .failure(HTTPError(.other, "the transport gave no answer"))
+    }
 }
 
 /// Why an exchange produced no response. `message` is libcurl's own text where there is one.

@@ -11,6 +11,9 @@ public protocol ObjectStore: Sendable {
     var location: String { get }
     /// Stores `bytes` under `key`, all or nothing.
     func put(_ key: String, _ bytes: [UInt8]) async throws(StateStoreError)
+    /// `put`, blocking the calling thread until the store answered: for a thread of the caller's
+    /// own (the event recorder's), which must not depend on Swift's concurrency pool.
+    func putWaiting(_ key: String, _ bytes: [UInt8]) throws(StateStoreError)
     /// The object's bytes; nil when there is none.
     func get(_ key: String) async throws(StateStoreError) -> Data?
     /// Every key under `prefix`, in byte order.
@@ -28,6 +31,10 @@ public struct FolderObjectStore: ObjectStore {
     public var location: String { root.path }
 
     public func put(_ key: String, _ bytes: [UInt8]) async throws(StateStoreError) {
+        try putWaiting(key, bytes)
+    }
+
+    public func putWaiting(_ key: String, _ bytes: [UInt8]) throws(StateStoreError) {
         let url = root.appendingPathComponent(key)
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -96,9 +103,18 @@ public struct S3ObjectStore: ObjectStore {
 
     public func put(_ key: String, _ bytes: [UInt8]) async throws(StateStoreError) {
         let store = helper
-        let response = try await store.send(store.request(method: "PUT", headers: [("Content-Type", "application/x-ndjson")],
-                                                          body: Data(bytes), key: fullKey(key)))
+        let response = try await store.send(putRequest(key, bytes, store: store))
         guard response.status == 200 else { throw store.failure(response) }
+    }
+
+    public func putWaiting(_ key: String, _ bytes: [UInt8]) throws(StateStoreError) {
+        let store = helper
+        let response = try store.sendWaiting(putRequest(key, bytes, store: store))
+        guard response.status == 200 else { throw store.failure(response) }
+    }
+
+    private func putRequest(_ key: String, _ bytes: [UInt8], store: S3StateStore) -> HTTPRequest {
+        store.request(method: "PUT", headers: [("Content-Type", "application/x-ndjson")], body: Data(bytes), key: fullKey(key))
     }
 
     public func get(_ key: String) async throws(StateStoreError) -> Data? {

@@ -223,12 +223,24 @@ public struct S3StateStore: StateStore, CustomStringConvertible {
         do {
             return try await transport.send(request)
         } catch {
-            switch error.kind {
-            case .connectTimeout, .timeout, .couldNotConnect, .connectionDropped, .tls:
-                throw StateStoreError(.unreachable, store: name, "cannot reach \(request.url.host ?? "the store") (\(error.message)); nothing was taken as empty")
-            case .invalidRequest, .other:
-                throw StateStoreError(.unreachable, store: name, "the request failed (\(error.message))")
-            }
+            throw unreachable(request, error)
+        }
+    }
+
+    /// `send`, blocking the calling thread (see `HTTPTransport.sendWaiting`).
+    func sendWaiting(_ request: HTTPRequest) throws(StateStoreError) -> HTTPResponse {
+        switch transport.sendWaiting(request) {
+        case .success(let response): return response
+        case .failure(let error): throw unreachable(request, error)
+        }
+    }
+
+    private func unreachable(_ request: HTTPRequest, _ error: HTTPError) -> StateStoreError {
+        switch error.kind {
+        case .connectTimeout, .timeout, .couldNotConnect, .connectionDropped, .tls:
+            StateStoreError(.unreachable, store: name, "cannot reach \(request.url.host ?? "the store") (\(error.message)); nothing was taken as empty")
+        case .invalidRequest, .other:
+            StateStoreError(.unreachable, store: name, "the request failed (\(error.message))")
         }
     }
 }

@@ -1,8 +1,10 @@
 import EventStore
 import Foundation
 import HTTPClient
+import HTTPCore
 import StateLocations
 import StateStore
+import Synchronization
 import Testing
 import TestSupport
 
@@ -40,4 +42,47 @@ struct S3EventStoreTests {
         #expect(try await s3.list(prefix: "events/v1/", pageSize: 2) == keys)
         #expect(try await store.list(prefix: "events/v1/decisions/environment=sandbox/") == keys)
     }
+
+    @Test("serve's recorder stores to S3 from its own thread, with no task and no thread of Swift's pool")
+    func recorderNeedsNoPoolThread() async throws {
+        let server = try await MotoServer.start()
+        defer { server.stop() }
+        let root = StateLocation.s3(bucket: server.bucket, key: "apps/stillpoint")
+        // The S3 store's only transport answers on libcurl's threads and never through a task: a
+        // put that took the asynchronous path would wait for ever (bounded below), as it would
+        // when every thread of the pool is busy answering requests.
+        let transport = WaitingOnlyTransport(CurlHTTPClient())
+        let store = try S3StateBackend().objectStore(at: root, environment: server.environment(server.writer),
+                                                     transport: { transport })
+        let recorder = EventRecorder(sink: ObjectStoreEventSink(store: store),
+                                     settings: .init(writerId: "replica-thread", spool: try temporaryFolder("retention-sync-s3-spool"), flushInterval: 0.05))
+        recorder.start()
+        for index in 0..<10 { recorder.record(decision(index, at: 1_795_000_000_000 + Int64(index) * 60_000)) }
+        let counters = await recorder.close()
+        #expect(counters.stored["decisions"] == 10)
+        #expect(counters.spooledSegments == 0)
+        #expect(transport.asynchronousSends.withLock { $0 } == 0)
+        let reader = try S3StateBackend().objectStore(at: root, environment: server.environment(server.reader), transport: { CurlHTTPClient() })
+        var lines = 0
+        for key in try await reader.list(prefix: "events/v1/decisions/") {
+            lines += try #require(try await reader.get(key)).filter { $0 == 0x0A }.count
+        }
+        #expect(lines == 10)
+    }
+}
+
+/// A transport that answers only callers that wait on a thread of their own; an asynchronous send
+/// is counted and refused, so a sink that took that path would spool instead of storing.
+final class WaitingOnlyTransport: HTTPTransport {
+    let base: CurlHTTPClient
+    let asynchronousSends = Mutex(0)
+
+    init(_ base: CurlHTTPClient) { self.base = base }
+
+    func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
+        asynchronousSends.withLock { $0 += 1 }
+        throw HTTPError(.other, "this transport answers only sendWaiting")
+    }
+
+    func sendWaiting(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPError> { base.sendWaiting(request) }
 }
