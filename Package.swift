@@ -65,11 +65,15 @@ let package = Package(
         .target(name: "Experiments", dependencies: ["Basics", "EventContract", "RetentionMessagingModels"]),
         .target(name: "StateStore", dependencies: ["Basics", "RetentionMessagingModels", "StateLocations", "Runtime", "HTTPCore", "HTTPClient", "Crypto"]),
         .target(name: "EventStore", dependencies: ["Basics", "RetentionMessagingModels", "StateStore", "EventContract", "Crypto", "Runtime"]),
+        // Outcomes read from Apple's Notification History into the event store (`outcomes pull`).
+        .target(name: "Outcomes", dependencies: ["EventContract", "EventStore", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "StateStore"]),
         .target(name: "Notifications", dependencies: ["Basics", "RetentionMessagingModels", "HTTPCore", "HTTPClient", "StateStore"]),
         .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "EventStore", "EventContract", "RetentionMessagingModels", "HTTPCore", "HTTPServer", "TLS", "Crypto", "StateLocations", "StateStore"]),
         .target(name: "Reconciler",
                 dependencies: ["Basics", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateLocations", "StateStore"]),
 
+        // What a run tells the team's webhook, from the engines' reports.
+        .target(name: "Notify", dependencies: ["Basics", "Notifications", "Experiments", "Reconciler", "RetentionMessagingModels", "Runtime", "StateStore"]),
         .target(name: "CLIKit", dependencies: ["Basics"]),
         .target(name: "Views", dependencies: ["Basics", "CLIKit", "Manifests", "Reconciler", "RetentionMessaging", "RetentionMessagingModels", "Runtime",
                                               "StateStore", "YAML"]),
@@ -78,12 +82,12 @@ let package = Package(
         .target(name: "RetentionSyncCommands",
                 dependencies: ["Basics", "CLIKit", "Views", "Preview", "Reconciler", "Manifests", "Runtime", "StateLocations", "StateStore", "Emulator", "RetentionMessagingModels",
                                "EventContract", "Experiments", "EventStore", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "YAML", "RealtimeServer", "TLS",
-                               "Notifications"]),
+                               "Notifications", "Outcomes", "Notify"]),
         .executableTarget(name: "retention-sync", dependencies: ["RetentionSyncCommands", "CLIKit"]),
         .executableTarget(name: "retention-sync-bench",
                           dependencies: ["RetentionSyncCommands", "Views", "Reconciler", "Manifests", "Runtime", "Emulator",
                                          "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "Basics", "YAML",
-                                         "RealtimeServer", "EventContract", "Experiments", "EventStore", "StateStore", "SyntheticImages"]),
+                                         "RealtimeServer", "EventContract", "Experiments", "EventStore", "StateStore", "SyntheticImages", "Outcomes"]),
 
         .target(name: "TestSupport", dependencies: ["Basics", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "RetentionMessaging"], path: "Tests/TestSupport"),
         .testTarget(name: "WorkflowTests", dependencies: ["TestSupport", "YAML"]),
@@ -112,7 +116,7 @@ let package = Package(
         .testTarget(name: "PreviewTests", dependencies: ["TestSupport", "Preview", "Manifests", "RetentionMessagingModels"]),
         .testTarget(name: "RetentionSyncCommandsTests",
                     dependencies: ["TestSupport", "Basics", "CLIKit", "Views", "RetentionSyncCommands", "Reconciler", "Manifests", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer", "Runtime", "RetentionMessagingModels",
-                                   "RealtimeServer", "EventStore", "EventContract", "Experiments", "RetentionMessaging"]),
+                                   "RealtimeServer", "EventStore", "EventContract", "Experiments", "RetentionMessaging", "Outcomes"]),
     ],
     swiftLanguageModes: [.v6]
 )

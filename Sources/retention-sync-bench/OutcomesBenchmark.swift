@@ -2,6 +2,7 @@ import Crypto
 import Emulator
 import EventStore
 import Foundation
+import Outcomes
 import RetentionMessaging
 import RetentionMessagingModels
 import RetentionSyncCommands

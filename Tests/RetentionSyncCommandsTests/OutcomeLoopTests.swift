@@ -7,6 +7,7 @@ import Foundation
 import HTTPClient
 import HTTPServer
 import RealtimeServer
+@testable import Outcomes
 import RetentionMessaging
 @testable import RetentionSyncCommands
 import RetentionMessagingModels

@@ -1,6 +1,7 @@
 import Basics
 import CLIKit
 import Foundation
+import Notify
 import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
@@ -305,7 +306,7 @@ struct ApplyCommand: ParsedCommand {
 
     static func notify(_ report: ApplyReport, failure: String?, planned: PlanResult, session: ReconcileSession,
                        context: CommandContext) async {
-        let events = RunNotifications.events(apply: report, failure: failure, planned: planned, now: session.reconciler.clock.date(),
+        let events = RunEvents.events(apply: report, failure: failure, planned: planned, now: session.reconciler.clock.date(),
                                              pendingWarnDays: session.reconciler.pendingWarnDays, environment: context.environment)
         await RunNotifications.send(events, store: session.reconciler.state?.store, context: context)
     }

@@ -5,6 +5,7 @@ import EventContract
 import HTTPClient
 import StateStore
 import Foundation
+import Outcomes
 import Manifests
 import Reconciler
 import RetentionMessaging
@@ -142,6 +143,8 @@ struct OutcomesCommand: ParsedCommand {
         } catch let error as RetentionMessagingError {
             _ = await recorder.close()
             throw CommandError("Get Notification History failed: \(error.description); the cursor was not moved")
+        } catch let error as OutcomePullError {
+            throw CommandError(error.description, exitCode: error.usage ? .usage : .failure)
         }
         console.print(Self.describe(summary, calls: client.notificationHistoryCalls - callsBefore, root: root, environment: environment))
         return summary.refused.isEmpty && summary.keyMismatch == nil ? .success : .needsAttention

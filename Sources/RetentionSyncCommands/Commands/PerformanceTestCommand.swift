@@ -1,6 +1,7 @@
 import Basics
 import CLIKit
 import Foundation
+import Notify
 import HTTPClient
 import Reconciler
 import StateLocations
@@ -142,7 +143,7 @@ extension PerformanceTestCommand {
             document.performanceTest = PerformanceTestRecord(requestId: outcome.requestId, result: outcome.result, observedAt: SystemClock().date())
             _ = try await store.write(document, condition: read.writeCondition)
             if !quiet { context.console.print("  recorded in the state store \(location)") }
-            await RunNotifications.send(RunNotifications.events(performanceTest: document.performanceTest, owner: store.owner),
+            await RunNotifications.send(RunEvents.events(performanceTest: document.performanceTest, owner: store.owner),
                                         store: store, context: context)
         } catch {
             context.console.error("warning: the result was not recorded in the state store \(location): \(error)")

@@ -4,6 +4,7 @@ import EventStore
 import Experiments
 import HTTPClient
 import Notifications
+import Notify
 import StateStore
 import Foundation
 import Manifests
@@ -174,7 +175,7 @@ struct ResultsCommand: ParsedCommand {
             store = try? SnapshotSourceOptions.open(location, owner: StateOwner(bundleId: workspace.app.bundleId, appAppleId: workspace.app.appAppleId,
                                                                                  environment: environment), context: context)
         }
-        await RunNotifications.send(RunNotifications.events(results: report, bundleId: workspace.app.bundleId, environment: environment),
+        await RunNotifications.send(RunEvents.events(results: report, bundleId: workspace.app.bundleId, environment: environment),
                                     store: store, context: context)
     }
 

@@ -1,6 +1,7 @@
 import Basics
 import CLIKit
 import Foundation
+import Notify
 import Reconciler
 import StateStore
 import RetentionMessaging
@@ -71,7 +72,7 @@ struct StatusCommand: ParsedCommand {
             let lines = ReviewTimeView.textLines(reviewTimes)
             if !lines.isEmpty { context.console.write("\n" + lines.joined(separator: "\n") + "\n") }
         }
-        await RunNotifications.send(RunNotifications.events(report, planned: planned), store: session.reconciler.state?.store,
+        await RunNotifications.send(RunEvents.events(report, planned: planned), store: session.reconciler.state?.store,
                                     context: context)
         return options.detailed && !report.needingAttention.isEmpty ? .needsAttention : .success
     }

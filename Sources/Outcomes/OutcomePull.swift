@@ -1,4 +1,3 @@
-import CLIKit
 import EventContract
 public import EventStore
 import Foundation
@@ -110,7 +109,7 @@ public struct OutcomePull: Sendable {
         do {
             return try JSONDecoder().decode(Cursor.self, from: data)
         } catch {
-            throw CommandError("\(store.location)/\(cursorKey) is not a cursor this version reads (\(error)); "
+            throw OutcomePullError("\(store.location)/\(cursorKey) is not a cursor this version reads (\(error)); "
                                + "move it away to read history again from the start (outcomes are de-duplicated)")
         }
     }
@@ -131,11 +130,11 @@ public struct OutcomePull: Sendable {
         if start > end {
             // Only the cursor can put the start there: `since` after `until` is refused before this.
             if untilGiven {
-                throw CommandError("the window would start at \(EventTime.format(start)) (an hour before where the last run ended) but "
+                throw OutcomePullError("the window would start at \(EventTime.format(start)) (an hour before where the last run ended) but "
                                    + "--until is \(EventTime.format(end)), earlier: give --since too to read an earlier window",
-                                   exitCode: .usage)
+                                   usage: true)
             }
-            throw CommandError("the cursor \(store.location)/\(cursorKey) says the last run read up to \(EventTime.format(start + Self.overlap)), "
+            throw OutcomePullError("the cursor \(store.location)/\(cursorKey) says the last run read up to \(EventTime.format(start + Self.overlap)), "
                                + "later than now (\(EventTime.format(end))): an earlier run's --until lay in the future, or this machine's clock "
                                + "is behind; give --since to choose the window (outcomes are de-duplicated), or move the cursor away")
         }
@@ -181,15 +180,28 @@ public struct OutcomePull: Sendable {
         }
         let counters = await recorder.close()
         if counters.spooledSegments > 0 || !counters.dropped.isEmpty {
-            throw CommandError("the outcomes could not all be stored at \(recorder.sink.location) (\(counters.spooledSegments) segment(s) "
+            throw OutcomePullError("the outcomes could not all be stored at \(recorder.sink.location) (\(counters.spooledSegments) segment(s) "
                                + "left in the spool \(recorder.settings.spool.path)); the cursor was not moved, so the next run reads them again")
         }
         let encoded = try JSONEncoder().encode(Cursor(until: end))
         do {
             try await store.put(cursorKey, Array(encoded))
         } catch {
-            throw CommandError("the outcomes were stored, but the cursor could not be written (\(error.description)); the next run reads this window again")
+            throw OutcomePullError("the outcomes were stored, but the cursor could not be written (\(error.description)); the next run reads this window again")
         }
         return summary
+    }
+}
+
+/// Why a pull stopped before moving the cursor, worded for the person running it. `usage` when
+/// what was asked cannot be done (a window that starts before the cursor allows), so the command
+/// exits as for a wrong argument.
+public struct OutcomePullError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public var usage: Bool
+
+    init(_ description: String, usage: Bool = false) {
+        self.description = description
+        self.usage = usage
     }
 }
