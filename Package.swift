@@ -70,7 +70,7 @@ let package = Package(
         .target(name: "Notifications", dependencies: ["Basics", "RetentionMessagingModels", "HTTPCore", "HTTPClient", "StateStore"]),
         .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "EventStore", "EventContract", "RetentionMessagingModels", "HTTPCore", "HTTPServer", "TLS", "Crypto", "StateLocations", "StateStore"]),
         .target(name: "Reconciler",
-                dependencies: ["Basics", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateLocations", "StateStore"]),
+                dependencies: ["Basics", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateLocations", "StateStore", "HTTPCore"]),
 
         // What a run tells the team's webhook, from the engines' reports.
         .target(name: "Notify", dependencies: ["Basics", "Notifications", "Experiments", "Reconciler", "RetentionMessagingModels", "Runtime", "StateStore"]),

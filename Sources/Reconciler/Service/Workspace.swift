@@ -3,6 +3,9 @@ public import Manifests
 public import RetentionMessagingModels
 public import Basics
 public import StateLocations
+public import HTTPCore
+public import RetentionMessaging
+public import StateStore
 
 /// The manifests of one directory, validated and derived for one environment, with where that
 /// environment's published snapshot lives: what `plan`, `apply` and `status` start from.
@@ -100,4 +103,21 @@ public struct Workspace: Sendable {
 
     /// The flows say what realtime requests get, but without a store they are never published.
     public var flowsUnpublished: Bool { stateLocation == nil && !desired.rules.isEmpty }
+}
+
+extension Reconciler {
+    /// The reconciler for `workspace`'s environment: `api`, and the state store the workspace's
+    /// location names (opened, nothing read yet; none when it names none), with the legacy snapshot
+    /// file to migrate and the run recorded as the writer of each version.
+    public static func open(_ workspace: Workspace, api: any RetentionMessagingAPI, refresh: DefaultsRefresh,
+                            environment: [String: String],
+                            transport: @autoclosure () -> any HTTPTransport) throws(StateStoreError) -> Reconciler {
+        var binding: StateBinding?
+        if let location = workspace.stateLocation {
+            let store = try StateStores.open(location, owner: workspace.desired.owner, environment: environment, transport: transport())
+            binding = StateBinding(store: store, legacySnapshotPath: workspace.legacySnapshotPath,
+                                   writer: StateWriter.current(environment: environment))
+        }
+        return Reconciler(api: api, state: binding, refresh: refresh)
+    }
 }

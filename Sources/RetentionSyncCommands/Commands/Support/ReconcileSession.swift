@@ -27,24 +27,19 @@ struct ReconcileSession: Sendable {
         if workspace.flowsUnpublished {
             context.console.error(DiagnosticsView.flowsUnpublished(options.environment.rawValue))
         }
-        var binding: StateBinding?
-        if let location = workspace.stateLocation {
-            let configuration = try EnvironmentOptions.transportConfiguration(context)
-            do {
-                let store = try StateStores.open(location, owner: workspace.desired.owner, environment: context.environment,
-                                                 transport: CurlHTTPClient(configuration: configuration))
-                binding = StateBinding(store: store, legacySnapshotPath: workspace.legacySnapshotPath,
-                                       writer: StateWriter.current(environment: context.environment))
-            } catch {
-                throw CommandError("\(error.description); nothing was read or sent")
-            }
+        let reconciler: Reconciler
+        let configuration = try EnvironmentOptions.transportConfiguration(context)
+        do throws(StateStoreError) {
+            reconciler = try Reconciler.open(workspace, api: api, refresh: options.refreshDefaults, environment: context.environment,
+                                             transport: CurlHTTPClient(configuration: configuration))
+        } catch {
+            throw CommandError("\(error.description); nothing was read or sent")
         }
         if let client = api as? RetentionMessagingClient {
             let heartbeat = ReadHeartbeat(console: context.console, clock: client.clock, environment: options.environment.rawValue)
             client.onWait { seconds, reason in heartbeat.waiting(seconds, reason: reason) }
         }
-        return ReconcileSession(options: options, console: context.console, workspace: workspace,
-                                reconciler: Reconciler(api: api, state: binding, refresh: options.refreshDefaults))
+        return ReconcileSession(options: options, console: context.console, workspace: workspace, reconciler: reconciler)
     }
 
     func plan(_ planOptions: PlanOptions) async throws(CommandError) -> PlanResult {
