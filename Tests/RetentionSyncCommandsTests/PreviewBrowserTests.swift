@@ -194,7 +194,7 @@ extension PreviewBrowserTests {
     }
 }
 
-/// The manual's pictures of the preview are made by `preview` from the example app, never by hand.
+/// The manual's pictures of the preview are made by `preview` (and `plan --preview`) from the example app, never by hand.
 /// Pixels differ between machines (fonts, Chromium versions), so they are not compared: the digest
 /// of the page each picture was taken from is recorded beside it, and a change to the pages fails
 /// here until `UPDATE_GOLDEN=1` takes the pictures again.
@@ -208,30 +208,40 @@ struct PreviewScreenshotTests {
         ("everyday-calm.png", "messages/everyday-calm.html", 1700, 1340),
         ("switch-to-yearly.png", "messages/switch-to-yearly.html", 1700, 800),
     ]
+    /// The same for the site of a pull request's plan (`plan --preview`).
+    static let planShots: [(png: String, page: String, width: Int, height: Int)] = [
+        ("plan-before-you-go.png", "messages/before-you-go.html", 1400, 960),
+    ]
 
-    @Test("the manual's screenshots were taken of the preview the example app gives today")
+    @Test("the manual's screenshots were taken of the preview the example app gives today, and of a pull request's plan --preview")
     func screenshotsAreCurrent() async throws {
         let harness = try CommandHarness()
         let apply = await harness.run(["apply", "--env", "sandbox"])
         #expect(apply.code == .success, "\(apply.stderr)")
         let run = await harness.run(["preview", "--manifests", "manifests", "--out", "site"])
         #expect(run.code == .success, "\(run.stderr)")
+        // A pull request: the English header changes, an Arabic localization is added.
+        try harness.edit("manifests/messages.yaml", replacing: "    header: Before you go\n", with: "    header: \"Wait — before you go\"\n")
+        try harness.edit("manifests/messages.yaml", replacing: "  ja:\n    header: その前に\n", with: PlanPreviewTests.arabic + "  ja:\n    header: その前に\n")
+        let plan = await harness.run(["plan", "--env", "sandbox", "--preview", "plan-site"])
+        #expect(plan.code == .success, "\(plan.stderr)")
+        let all = Self.shots.map { (site: "site", shot: $0) } + Self.planShots.map { (site: "plan-site", shot: $0) }
         var lines: [String] = []
-        for shot in Self.shots {
-            let html = try Data(contentsOf: harness.file("site/\(shot.page)"))
-            lines.append("\(Digest.sha256Hex([UInt8](html)))  \(shot.png)  \(shot.page)")
+        for (site, shot) in all {
+            let html = try Data(contentsOf: harness.file("\(site)/\(shot.page)"))
+            lines.append("\(Digest.sha256Hex([UInt8](html)))  \(shot.png)  \(site == "site" ? "" : "plan --preview: ")\(shot.page)")
         }
         let expected = lines.joined(separator: "\n") + "\n"
         if Golden.isRecording {
             let chromium = try Chromium.require()
             try FileManager.default.createDirectory(at: Repository.url(Self.folder), withIntermediateDirectories: true)
-            for shot in Self.shots {
-                try await chromium.screenshot(harness.file("site/\(shot.page)"), to: Repository.url("\(Self.folder)/\(shot.png)"),
+            for (site, shot) in all {
+                try await chromium.screenshot(harness.file("\(site)/\(shot.page)"), to: Repository.url("\(Self.folder)/\(shot.png)"),
                                               width: shot.width, height: shot.height)
             }
         }
         Golden.expect(expected, matches: Self.record)
-        for shot in Self.shots {
+        for (_, shot) in all {
             let png = try? Data(contentsOf: Repository.url("\(Self.folder)/\(shot.png)"))
             #expect(png?.starts(with: [0x89, 0x50, 0x4E, 0x47]) == true, "\(Self.folder)/\(shot.png) is missing: UPDATE_GOLDEN=1 takes it")
         }
