@@ -79,8 +79,10 @@ public struct PlanPreviewSite: StaticSite {
 
     public init(_ input: PlanPreviewInput) {
         self.input = input
+        // Only the pictures the compared versions show are embedded, each once.
+        let shown = Set(input.localizations.flatMap { [$0.before?.body, $0.after?.body].compactMap { $0?.referencedImageIdentifiers }.joined() })
         var images: [String: EmbeddedImage] = [:]
-        for (identifier, image) in input.images where !image.png.isEmpty {
+        for (identifier, image) in input.images where shown.contains(identifier) && !image.png.isEmpty {
             images[identifier] = EmbeddedImage(image)
         }
         self.images = images
@@ -177,8 +179,9 @@ public struct PlanPreviewSite: StaticSite {
             }
         }
         html += "</div>\n"
-        if case .sheet(let sheet) = after, !sheet.nearLimitNotes.isEmpty {
-            html += "<ul class=\"notes\">\n" + sheet.nearLimitNotes.map { "<li>\(HTML.escape($0))</li>\n" }.joined() + "</ul>\n"
+        if case .sheet(let sheet) = after {
+            let notes = sheet.nearLimitNotes
+            if !notes.isEmpty { html += "<ul class=\"notes\">\n" + notes.map { "<li>\(HTML.escape($0))</li>\n" }.joined() + "</ul>\n" }
         }
         return html + "</section>\n"
     }

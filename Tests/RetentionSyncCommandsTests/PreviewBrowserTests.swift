@@ -157,11 +157,13 @@ extension PreviewBrowserTests {
         let chromium = try Chromium.require()
         let harness = try await PlanPreviewTests.appliedSandbox()
         try PlanPreviewTests.editMessages(harness)
+        // A message with a picture and bullet points: both sides draw them.
+        try harness.edit("manifests/messages.yaml", replacing: "    header: Your calm is worth keeping\n", with: "    header: Keep your calm\n")
         let run = await harness.run(["plan", "--env", "sandbox", "--preview", "plan-preview"])
         #expect(run.code == .success, "\(run.stderr)")
         let site = harness.file("plan-preview")
-        let pages = [site.appendingPathComponent("index.html"),
-                     site.appendingPathComponent("messages/before-you-go.html"), site.appendingPathComponent("messages/welcome-back.html")]
+        let pages = ["index.html", "messages/before-you-go.html", "messages/everyday-calm.html", "messages/welcome-back.html"]
+            .map { site.appendingPathComponent($0) }
         let artifacts = Repository.url(".build/test-artifacts/plan-preview")
         try FileManager.default.createDirectory(at: artifacts, withIntermediateDirectories: true)
         for page in pages {
@@ -182,6 +184,13 @@ extension PreviewBrowserTests {
                 #expect(texts("after", "ar-SA").count == 2 && texts("after", "ar-SA").allSatisfy { $0.contains("قبل أن تغادر") })
                 #expect(measure.sheets.filter { $0.lang == "ar-SA" }.allSatisfy { $0.direction == "rtl" })
                 #expect(measure.sheets.allSatisfy { $0.width == 320 })
+            }
+            if name == "everyday-calm" {
+                // The picture and three bullet icons, with their alt texts, in both sheets of both themes.
+                #expect(measure.images.count == 4 * 4, "\(measure.images.map(\.alt))")
+                #expect(measure.images.filter { $0.alt == "The sun rising over quiet blue hills" }.count == 4)
+                #expect(measure.sheets.filter { $0.frame.hasSuffix(" before") }.allSatisfy { $0.text.contains("Your calm is worth keeping") })
+                #expect(measure.sheets.filter { $0.frame.hasSuffix(" after") }.allSatisfy { $0.text.contains("Keep your calm") })
             }
             let netLog = harness.file("\(name).netlog.json")
             try await chromium.screenshot(page, to: artifacts.appendingPathComponent("\(name)-1400.png"), width: 1400, height: 1400, netLog: netLog)
