@@ -134,7 +134,7 @@ public struct PlanPreviewSite: StaticSite {
             }
             html += "</ul>\n"
         }
-        return page(title: title, body: html)
+        return PreviewSite.page(title: title, body: html)
     }
 
     func messagePage(_ name: String, _ localizations: [ComparedLocalization]) -> String {
@@ -144,7 +144,7 @@ public struct PlanPreviewSite: StaticSite {
         for localization in localizations {
             html += section(localization)
         }
-        return page(title: "\(name) — what the plan changes in \(input.environment.rawValue)", body: html)
+        return PreviewSite.page(title: "\(name) — what the plan changes in \(input.environment.rawValue)", body: html)
     }
 
     func section(_ localization: ComparedLocalization) -> String {
@@ -214,9 +214,5 @@ public struct PlanPreviewSite: StaticSite {
         case (let before?, nil): return heading(localization) + " — was “\(before)”"
         default: return heading(localization)
         }
-    }
-
-    func page(title: String, body: String) -> String {
-        PreviewSite.page(title: title, body: body)
     }
 }
