@@ -5,6 +5,12 @@ import Glibc
 import Darwin
 #endif
 
+/// A site of static files: the preview of the messages, and the preview of what a plan changes.
+public protocol StaticSite: Sendable {
+    /// Renders each file in turn and hands it over with its path relative to the output folder.
+    func forEachFile(_ body: (_ path: String, _ contents: Data) throws -> Void) throws
+}
+
 /// Writes a site into its output folder whole or not at all: every file goes into a fresh sibling
 /// folder first, which then takes the output folder's place by rename. A reader of the output folder
 /// sees the old preview or the new one, never half of one; a failure leaves the old one as it was.
@@ -17,20 +23,11 @@ public enum PreviewFolder {
     /// Writes `site` to `folder` (made if missing, its parent too); `displayPath` names it in errors.
     /// Returns how many files and bytes were written.
     @discardableResult
-    public static func write(_ site: PreviewSite, to folder: URL, displayPath: String) throws(Failure) -> (files: Int, bytes: Int) {
+    public static func write(_ site: some StaticSite, to folder: URL, displayPath: String, option: String = "--out") throws(Failure) -> (files: Int, bytes: Int) {
         let manager = FileManager.default
         let folder = folder.standardizedFileURL
         let parent = folder.deletingLastPathComponent()
-        var isDirectory: ObjCBool = false
-        let exists = manager.fileExists(atPath: folder.path, isDirectory: &isDirectory)
-        if exists {
-            guard isDirectory.boolValue else {
-                throw Failure(description: "\(displayPath) is a file, not a folder; choose another --out")
-            }
-            guard manager.fileExists(atPath: folder.appendingPathComponent(PreviewSite.markerFile).path) else {
-                throw Failure(description: "\(displayPath) exists and is not a previous preview (it has no \(PreviewSite.markerFile)); refusing to replace it — choose another --out, or remove the folder")
-            }
-        }
+        let exists = try isPreviousPreview(folder, displayPath: displayPath, option: option)
         do {
             try manager.createDirectory(at: parent, withIntermediateDirectories: true)
         } catch {
@@ -41,9 +38,11 @@ public enum PreviewFolder {
         let retired = parent.appendingPathComponent(".\(folder.lastPathComponent).old-\(token)", isDirectory: true)
         var files = 0, bytes = 0
         do {
-            try manager.createDirectory(at: staging.appendingPathComponent("messages"), withIntermediateDirectories: true)
+            try manager.createDirectory(at: staging, withIntermediateDirectories: true)
             try site.forEachFile { path, contents in
-                try contents.write(to: staging.appendingPathComponent(path))
+                let file = staging.appendingPathComponent(path)
+                try manager.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try contents.write(to: file)
                 files += 1
                 bytes += contents.count
             }
@@ -67,5 +66,35 @@ public enum PreviewFolder {
         }
         if exists { try? manager.removeItem(at: retired) }
         return (files, bytes)
+    }
+
+    /// Removes a previous preview at `folder`, so that nothing stale is left where a preview would
+    /// be. Anything else there — a file, a folder that is not a preview's — is left alone. Returns
+    /// whether there was a preview to remove.
+    @discardableResult
+    public static func removePrevious(at folder: URL, displayPath: String) throws(Failure) -> Bool {
+        let folder = folder.standardizedFileURL
+        guard (try? isPreviousPreview(folder, displayPath: displayPath, option: "")) == true else { return false }
+        let retired = folder.deletingLastPathComponent()
+            .appendingPathComponent(".\(folder.lastPathComponent).old-\(UUID().uuidString.lowercased())", isDirectory: true)
+        guard rename(folder.path, retired.path) == 0 else {
+            throw Failure(description: "cannot remove the previous preview \(displayPath): \(String(cString: strerror(errno)))")
+        }
+        try? FileManager.default.removeItem(at: retired)
+        return true
+    }
+
+    /// Whether `folder` exists as a previous preview (false when it does not exist); a file, or a
+    /// folder without the marker, is refused.
+    static func isPreviousPreview(_ folder: URL, displayPath: String, option: String) throws(Failure) -> Bool {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory) else { return false }
+        guard isDirectory.boolValue else {
+            throw Failure(description: "\(displayPath) is a file, not a folder; choose another \(option)")
+        }
+        guard FileManager.default.fileExists(atPath: folder.appendingPathComponent(PreviewSite.markerFile).path) else {
+            throw Failure(description: "\(displayPath) exists and is not a previous preview (it has no \(PreviewSite.markerFile)); refusing to replace it — choose another \(option), or remove the folder")
+        }
+        return true
     }
 }

@@ -1,15 +1,15 @@
 public import Foundation
-public import Manifests
-public import RetentionMessagingModels
+import Manifests
+import RetentionMessagingModels
 
 /// The static site `retention-sync preview` writes: `index.html` (every message × locale, with the
 /// review state per environment) and one page per message under `messages/`, showing each
 /// localization as the cancellation sheet would. Pure and deterministic: the same input gives the
 /// same bytes; pages are rendered one at a time so a large app never sits in memory whole.
-public struct PreviewSite: Sendable {
+public struct PreviewSite: StaticSite {
     /// The file that marks a folder as a preview's, so `--out` never replaces anything else.
     public static let markerFile = ".retention-sync-preview"
-    public static let markerText = "Written by retention-sync preview, which replaces this whole folder on every run.\n"
+    public static let markerText = "Written by retention-sync (preview, or plan --preview), which replaces this whole folder on every run.\n"
     /// Text this close to an Apple limit (in characters, counted as the validator counts) is marked.
     public static let nearLimitMargin = 5
     /// The phone widths every localization is drawn at, in CSS pixels (iPhone SE-class and Pro Max-class).
@@ -44,7 +44,7 @@ public struct PreviewSite: Sendable {
 
     // MARK: Pages
 
-    func page(title: String, body: String) -> String {
+    static func page(title: String, body: String) -> String {
         """
         <!DOCTYPE html>
         <html lang="en">
@@ -66,7 +66,10 @@ public struct PreviewSite: Sendable {
         """
     }
 
-    static let approximation = """
+    /// What every page says of itself: an approximation, and what it is based on. `drawn` says how
+    /// each localization is drawn on the page.
+    static func approximation(drawn: String) -> String {
+        """
         <p class="approximation"><strong>An approximation of Apple's cancellation sheet, not a picture of it.</strong> \
         It follows Apple's published layout rules — the header above the body, which sits below the image; \
         the header above the image when <code>headerPosition</code> is <code>ABOVE_IMAGE</code> \
@@ -74,10 +77,15 @@ public struct PreviewSite: Sendable {
         icons and alt texts (BulletPoint); no image and no bullet points in promotional-offer and switch-plan \
         messages (Setting up retention messages) — and the limits of Apple's API (header 66, body 144, bullet \
         text 66, alt text 150 characters; at most 5 bullet points). Fonts, sizes, colours, what an offer adds \
-        and Apple's own buttons are guesses: iOS draws the real sheet. Each localization is drawn at \
-        \(widths.map { "\($0)" }.joined(separator: " and ")) CSS pixels wide, light and dark; text outlined \
-        with dashes is within \(nearLimitMargin) characters of its limit.</p>
+        and Apple's own buttons are guesses: iOS draws the real sheet. \(drawn); text outlined \
+        with dashes is within \(nearLimitMargin) characters of its limit. Apple's limit of ordinary text fills \
+        \(Sheet.headerLines) lines of header, \(Sheet.bodyLines) of body and \(Sheet.bulletLines) of bullet text at 320 px: \
+        text hatched past that line is likely to wrap beyond what the sheet shows.</p>
         """
+    }
+
+    static let approximation = approximation(
+        drawn: "Each localization is drawn at \(widths.map { "\($0)" }.joined(separator: " and ")) CSS pixels wide, light and dark")
 
     func indexPage() -> String {
         let set = input.manifests
@@ -108,7 +116,7 @@ public struct PreviewSite: Sendable {
             }
         }
         html += "</tbody>\n</table>\n"
-        return page(title: "Retention messages of \(set.app.bundleId)", body: html)
+        return Self.page(title: "Retention messages of \(set.app.bundleId)", body: html)
     }
 
     func messagePage(_ message: MessageManifest) -> String {
@@ -137,7 +145,7 @@ public struct PreviewSite: Sendable {
         for localization in message.localizations {
             html += localizationSection(message, localization, usages: usages)
         }
-        return page(title: "\(message.name) — retention message preview", body: html)
+        return Self.page(title: "\(message.name) — retention message preview", body: html)
     }
 
     func localizationSection(_ message: MessageManifest, _ localization: MessageLocalization, usages: [Usage]) -> String {
@@ -158,7 +166,7 @@ public struct PreviewSite: Sendable {
             }
         }
         html += "</div>\n"
-        let notes = nearLimitNotes(localization)
+        let notes = Sheet(message, localization, images: images).nearLimitNotes
         if !notes.isEmpty {
             html += "<ul class=\"notes\">\n" + notes.map { "<li>\(HTML.escape($0))</li>\n" }.joined() + "</ul>\n"
         }
@@ -167,39 +175,12 @@ public struct PreviewSite: Sendable {
 
     /// The inside of one sheet, the same in every frame.
     func sheetContent(_ message: MessageManifest, _ localization: MessageLocalization, usages: [Usage]) -> String {
-        var html = ""
-        let header = "<h3\(near(localization.header, RetentionLimits.headerLength))>\(HTML.escape(localization.header))</h3>\n"
-        let aboveImage = message.headerPosition == .aboveImage && localization.image != nil
-        if aboveImage { html += header }
-        if let reference = localization.image {
-            html += imageTag(reference.name, alt: reference.altText, class: "hero")
-        }
-        if !aboveImage { html += header }
-        html += "<p\(near(localization.body, RetentionLimits.bodyLength, class: "body"))>\(HTML.escape(localization.body))</p>\n"
-        if !localization.bulletPoints.isEmpty {
-            html += "<ul class=\"bullets\">\n"
-            for bullet in localization.bulletPoints {
-                html += "<li>" + imageTag(bullet.image, alt: bullet.altText, class: "icon")
-                html += "<span\(near(bullet.text, RetentionLimits.bulletPointTextLength))>\(HTML.escape(bullet.text))</span></li>\n"
-            }
-            html += "</ul>\n"
-        }
-        var shown = Set<String>()
+        var answers: [String] = []
         for usage in usages {
-            guard case .rule(_, _, let response) = usage, let answer = Self.answerBlock(response), shown.insert(answer).inserted else { continue }
-            html += answer
+            guard case .rule(_, _, let response) = usage, let answer = Self.answerBlock(response), !answers.contains(answer) else { continue }
+            answers.append(answer)
         }
-        html += "<div class=\"controls\">Apple's own buttons</div>\n"
-        return html
-    }
-
-    func imageTag(_ name: String, alt: String, class kind: String) -> String {
-        let altAttribute = HTML.escape(alt)
-        guard let image = images[name] else {
-            return "<span class=\"\(kind) muted\" role=\"img\" aria-label=\"\(altAttribute)\">[image \(HTML.escape(name)) not found]</span>"
-        }
-        let size = image.width > 0 ? " width=\"\(image.width)\" height=\"\(image.height)\"" : ""
-        return "<img\(near(alt, RetentionLimits.altTextLength, class: kind)) src=\"\(image.dataURI)\" alt=\"\(altAttribute)\"\(size)>"
+        return Sheet(message, localization, images: images, answers: answers).html
     }
 
     static func answerBlock(_ response: RuleResponse) -> String? {
@@ -212,30 +193,6 @@ public struct PreviewSite: Sendable {
         case .message, .none:
             return nil
         }
-    }
-
-    /// The element's `class` (and a `title` with the count) adding `near` when `text` is within the
-    /// margin of `limit`; empty when there is neither.
-    func near(_ text: String, _ limit: Int, class base: String? = nil) -> String {
-        let length = RetentionLimits.length(of: text)
-        guard length >= limit - Self.nearLimitMargin else { return base.map { " class=\"\($0)\"" } ?? "" }
-        return " class=\"\(base.map { $0 + " " } ?? "")near\" title=\"\(length) of \(limit) characters\""
-    }
-
-    func nearLimitNotes(_ localization: MessageLocalization) -> [String] {
-        var notes: [String] = []
-        func check(_ what: String, _ text: String, _ limit: Int) {
-            let length = RetentionLimits.length(of: text)
-            if length >= limit - Self.nearLimitMargin { notes.append("\(what): \(length) of Apple's \(limit) characters") }
-        }
-        check("header", localization.header, RetentionLimits.headerLength)
-        check("body", localization.body, RetentionLimits.bodyLength)
-        if let image = localization.image { check("image alt text", image.altText, RetentionLimits.altTextLength) }
-        for (index, bullet) in localization.bulletPoints.enumerated() {
-            check("bullet point \(index + 1)", bullet.text, RetentionLimits.bulletPointTextLength)
-            check("bullet point \(index + 1) alt text", bullet.altText, RetentionLimits.altTextLength)
-        }
-        return notes
     }
 
     // MARK: Words

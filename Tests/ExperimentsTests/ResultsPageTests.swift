@@ -248,18 +248,6 @@ struct ResultsPageBrowserTests {
     </script>
     """
 
-    /// Headless Chromium's window is at least 500 px wide: a phone's 390 px is a frame of that width.
-    static func frame(_ page: String, width: Int, height: Int, listen: Bool) -> String {
-        let listener = listen ? """
-            <script>window.addEventListener('message', e => { const pre = document.createElement('pre'); pre.id = '__measure'; \
-            pre.textContent = e.data; document.body.appendChild(pre); });</script>
-            """ : ""
-        return """
-            <!DOCTYPE html><html><head><meta charset="utf-8"></head><body style="margin:0">\(listener)
-            <iframe src="\(page)" style="display:block;border:0;width:\(width)px;height:\(height)px"></iframe></body></html>
-            """
-    }
-
     struct Measure: Decodable {
         var width: Double
         var scrollWidth: Double
@@ -275,8 +263,8 @@ struct ResultsPageBrowserTests {
         let folder = page.deletingLastPathComponent()
         try Data(html.utf8).write(to: folder.appendingPathComponent("measured.html"))
         let frame = folder.appendingPathComponent("frame-\(width).html")
-        try Data(Self.frame("measured.html", width: width, height: 1000, listen: true).utf8).write(to: frame)
-        let dom = try await chromium.dumpDOM(frame, width: max(width, 500))
+        try Data(Chromium.frame("measured.html", width: width, height: 1000, listen: true).utf8).write(to: frame)
+        let dom = try await chromium.dumpDOM(frame, width: max(width, Chromium.minimumWindowWidth))
         guard let start = dom.range(of: "<pre id=\"__measure\">"), let stop = dom.range(of: "</pre>", range: start.upperBound..<dom.endIndex),
               let data = Data(base64Encoded: String(dom[start.upperBound..<stop.lowerBound])) else {
             throw PageFailure(description: "the measuring script left no result at \(width) px")
@@ -307,8 +295,8 @@ struct ResultsPageBrowserTests {
             }
             // The page as written, unmodified, in a frame of the width: a screenshot to look at.
             let shot = folder.appendingPathComponent("shot-\(width).html")
-            try Data(Self.frame("results.html", width: width, height: 2600, listen: false).utf8).write(to: shot)
-            try await chromium.screenshot(shot, to: Self.artifacts.appendingPathComponent("results-\(width).png"), width: max(width, 500), height: 2600)
+            try Data(Chromium.frame("results.html", width: width, height: 2600, listen: false).utf8).write(to: shot)
+            try await chromium.screenshot(shot, to: Self.artifacts.appendingPathComponent("results-\(width).png"), width: max(width, Chromium.minimumWindowWidth), height: 2600)
         }
         // The page alone, unmodified: Chromium's log of every request it made.
         let netLog = folder.appendingPathComponent("netlog.json")

@@ -126,7 +126,7 @@ struct PreviewSiteTests {
         func headerFirst(_ page: String, _ header: String) throws -> Bool {
             let sheet = try #require(page.range(of: "<div class=\"sheet\""))
             let rest = page[sheet.upperBound...]
-            let h = try #require(rest.range(of: "<h3>\(header)</h3>")), img = try #require(rest.range(of: "<img class=\"hero\""))
+            let h = try #require(rest.range(of: "<h3>\(header)<span class=\"beyond\"")), img = try #require(rest.range(of: "<img class=\"hero\""))
             return h.lowerBound < img.lowerBound
         }
         #expect(try headerFirst(above, "Above"))
@@ -144,9 +144,9 @@ struct PreviewSiteTests {
             """)
         defer { try? FileManager.default.removeItem(at: folder) }
         let page = try #require(try Self.files(Self.site(set))["messages/long.html"])
-        #expect(page.contains("<h3 class=\"near\" title=\"63 of 66 characters\">\(header)</h3>"))
+        #expect(page.contains("<h3 class=\"near\" title=\"63 of 66 characters\">\(header)<span class=\"beyond\""))
         #expect(page.contains("header: 63 of Apple&#39;s 66 characters"))
-        #expect(page.contains("<p class=\"body\">\(body)</p>"), "a body 44 characters short of its limit is not marked")
+        #expect(page.contains("<p class=\"body\">\(body)<span class=\"beyond\""), "a body 44 characters short of its limit is not marked")
     }
 
     @Test("a message name cannot make a file outside the output folder, nor share another's file")

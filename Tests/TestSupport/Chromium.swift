@@ -15,6 +15,22 @@ public struct Chromium: Sendable {
 
     public let executable: URL
 
+    /// Headless Chromium's window is never narrower than this; a phone's width is a frame inside it.
+    public static let minimumWindowWidth = 500
+
+    /// A page holding `page` (a path relative to it) in a frame `width` × `height` CSS pixels;
+    /// with `listen`, a message the framed page posts is appended as `<pre id="__measure">`.
+    public static func frame(_ page: String, width: Int, height: Int, listen: Bool) -> String {
+        let listener = listen ? """
+            <script>window.addEventListener('message', e => { const pre = document.createElement('pre'); pre.id = '__measure'; \
+            pre.textContent = e.data; document.body.appendChild(pre); });</script>
+            """ : ""
+        return """
+            <!DOCTYPE html><html><head><meta charset="utf-8"></head><body style="margin:0">\(listener)
+            <iframe src="\(page)" style="display:block;border:0;width:\(width)px;height:\(height)px"></iframe></body></html>
+            """
+    }
+
     /// Chromium from PATH (`chromium`, `chromium-browser`, `google-chrome`), or a failure naming the install command.
     public static func require() throws -> Chromium {
         for name in ["chromium", "chromium-browser", "google-chrome"] {

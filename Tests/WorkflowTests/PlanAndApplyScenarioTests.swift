@@ -58,6 +58,7 @@ struct PlanAndApplyScenarioTests {
             #expect(result.stdout.contains("::warning") == (code == 3), "plan exit \(code): \(result.stdout)")
             #expect(s.read("step-summary").contains("--detailed-exitcode"), "the plan went to the job summary")
             #expect(s.read("calls").contains("--out reviewed-plan-production.json"))
+            #expect(s.read("calls").contains("--preview preview-production"), "the changed messages drawn for the comment")
         }
     }
 

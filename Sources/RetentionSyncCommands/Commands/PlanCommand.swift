@@ -2,6 +2,7 @@ import Basics
 import CLIKit
 import Foundation
 import Manifests
+import Preview
 import Reconciler
 import StateStore
 import RetentionMessaging
@@ -18,6 +19,11 @@ struct PlanCommand: ParsedCommand {
     static let out = Option("--out", value: "FILE", completion: .file, help: ["Save the plan (JSON, no secrets) for 'apply --plan FILE'"])
     static let snapshotOut = Option("--snapshot-out", value: "FILE", completion: .file,
                                     help: ["Write the runtime snapshot apply would publish (for 'decide' previews)"])
+    static let preview = Option("--preview", value: "DIR", completion: .directory, help: [
+        "Write a static HTML preview of the message localizations the plan",
+        "changes, before and after (as 'preview' draws them), into DIR; nothing",
+        "when no message changes",
+    ])
     static let detailedExitcode = Option("--detailed-exitcode", help: [
         "Exit 0 when nothing can be done now (in sync, or only waiting for",
         "review), 2 when ready actions are pending, 3 when only a remote",
@@ -43,7 +49,7 @@ struct PlanCommand: ParsedCommand {
         would do: each action with its reason and state (ready, blocked waiting for App Review, or
         error), what the remote holds that the manifests do not derive, and what the apply will cost.
         """,
-        options: EnvironmentOptions.options + [format, out, snapshotOut, detailedExitcode, prune] + PruneOptions.following
+        options: EnvironmentOptions.options + [format, out, snapshotOut, preview, detailedExitcode, prune] + PruneOptions.following
             + [markdownMaxChars, results, PendingWarnDaysOption.option],
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
@@ -53,6 +59,8 @@ struct PlanCommand: ParsedCommand {
         var format: PlanFormat
         var out: String?
         var snapshotOut: String?
+        /// `--preview DIR`.
+        var previewPath: String?
         var detailed: Bool
         var pruneSettings: PruneSettings
         /// `--markdown-max-chars`.
@@ -69,6 +77,7 @@ struct PlanCommand: ParsedCommand {
         Options(environment: try EnvironmentOptions.parse(&arguments, context: context),
                 format: try arguments.value(Self.format, as: PlanFormat.self) ?? .text,
                 out: try arguments.value(Self.out), snapshotOut: try arguments.value(Self.snapshotOut),
+                previewPath: try arguments.value(Self.preview),
                 detailed: arguments.flag(Self.detailedExitcode),
                 pruneSettings: try PruneSettings.parse(&arguments, prune: Self.prune),
                 maxCharacters: try markdownCharacters(&arguments), warnDays: try PendingWarnDaysOption.read(&arguments),
@@ -129,6 +138,9 @@ struct PlanCommand: ParsedCommand {
             do { encoded = try snapshot.encoded() } catch { throw CommandError("cannot encode the snapshot: \(error)") }
             try writeFile(String(decoding: encoded, as: UTF8.self), to: snapshotOut, context: context)
         }
+        if let previewPath = parsed.previewPath {
+            try writePreview(planned, manifests: session.manifests, to: previewPath, context: context)
+        }
         let code = exitCode(planned.plan, detailed: detailed)
         // On standard error, so that JSON and Markdown on standard output stay whole.
         if planned.plan.hasErrors { context.console.error("error: " + PlanView.errorLine(planned.plan)) }
@@ -150,6 +162,44 @@ struct PlanCommand: ParsedCommand {
         case .markdown: context.console.write(PlanView.markdown(plan, maxCharacters: maxCharacters).joined(separator: PlanView.commentSeparator))
         case .text: context.console.write(PlanView.text(plan, for: context.console))
         }
+    }
+
+    /// `--preview DIR`: the site of the localizations the plan changes, written whole; when none
+    /// changes, no site, and a previous preview in DIR is removed so that none is mistaken for this plan's.
+    static func writePreview(_ planned: PlanResult, manifests: ManifestSet, to path: String, context: CommandContext) throws(CommandError) {
+        let environment = planned.plan.environment.rawValue
+        let changes = planned.localizationChanges
+        let folder = context.url(path)
+        guard !changes.isEmpty else {
+            let removed: Bool
+            do { removed = try PreviewFolder.removePrevious(at: folder, displayPath: path) } catch { throw CommandError(error.description) }
+            context.console.error("No message changes in \(environment): no preview written to \(path)" + (removed ? " (the previous preview there was removed)" : ""))
+            return
+        }
+        let byName = Dictionary(manifests.images.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var images: [String: ImageManifest] = [:]
+        for image in planned.desired.images {
+            if let manifest = byName[image.name] { images[image.identifier] = manifest }
+        }
+        let site = PlanPreviewSite(PlanPreviewInput(bundleId: planned.plan.bundleId, environment: planned.plan.environment,
+                                                    localizations: changes.map(compared), images: images))
+        do { try PreviewFolder.write(site, to: folder, displayPath: path, option: "--preview") } catch { throw CommandError(error.description) }
+        let messages = site.messageCount
+        context.console.error("Wrote the preview of \(messages) changed message\(messages == 1 ? "" : "s") (\(changes.count) localization\(changes.count == 1 ? "" : "s")) in \(environment) to \(path)/index.html")
+    }
+
+    static func compared(_ change: LocalizationChange) -> ComparedLocalization {
+        func version(_ version: LocalizationVersion?) -> ComparedLocalization.Version? {
+            version.map { ComparedLocalization.Version(identifier: $0.identifier, body: $0.body) }
+        }
+        let kind: ComparedLocalization.Change = switch change.kind {
+        case .new: .new
+        case .changed: .changed
+        case .removed: .removed
+        case .uploadedAgain: .uploadedAgain
+        }
+        return ComparedLocalization(message: change.name, locale: change.locale, change: kind, before: version(change.before),
+                                    after: version(change.after), changedFields: change.fields.map(\.field), upload: change.upload?.rawValue)
     }
 
     static func json(_ plan: Plan) throws(CommandError) -> String {
