@@ -203,4 +203,26 @@ struct PlanAndApplyScenarioTests {
         }
         #expect(try Repository.text("docs/notifications.md").contains("`RETENTION_SYNC_WEBHOOK_URL`"))
     }
+
+    @Test("the reconcile writes the results page beside the job summary, keeps the file its upload names, and links it in the summary")
+    func reconcilePublishesTheResultsPage() async throws {
+        let s = try Scenario("reconcile-results-page")
+        defer { s.finish() }
+        try fakeRetentionSync(s)
+        let results = try await s.runStep(try WorkflowFile.script(Self.reconcile, step: "Results"), environment: environment(s))
+        #expect(results.status == 0, "\(results.all)")
+        #expect(s.read("calls").contains("results --manifests manifests --env production --format markdown"))
+        #expect(s.read("calls").contains("results --manifests manifests --env production --format html"))
+        // The stand-in prints its arguments: the page went to the file, the Markdown to the summary.
+        #expect(s.read("results-production.html").contains("--format html"))
+        #expect(s.read("step-summary").contains("--format markdown") && !s.read("step-summary").contains("--format html"))
+        let upload = try WorkflowFile.step(Self.reconcile, named: "Keep the results page")
+        #expect(upload["with"]?["path"]?.scalar?.text == "results-${{ matrix.environment }}.html")
+        #expect(upload["id"]?.scalar?.text == "keep-results")
+        let link = try await s.runStep(try WorkflowFile.script(Self.reconcile, step: "Link the results page"),
+                                       environment: environment(s, ["RESULTS_URL": "https://github.com/acme/daybreak/actions/runs/7/artifacts/9"]))
+        #expect(link.status == 0, "\(link.all)")
+        #expect(s.read("step-summary").contains("[The results page, with charts](https://github.com/acme/daybreak/actions/runs/7/artifacts/9)"))
+        #expect(s.read("step-summary").contains("results-production.html"))
+    }
 }
