@@ -88,4 +88,23 @@ struct Event {
     var price: Int64 = absent
     var currency: Int32 = 0
     var autoRenewProduct: Int32 = 0
+
+    /// Renumbers every interned string: `map[n]` is the number another interner gives string `n`.
+    mutating func renumber(_ map: UnsafeBufferPointer<Int32>) {
+        customer.keyId = map[Int(customer.keyId)]
+        arm = map[Int(arm)]
+        flow = map[Int(flow)]
+        rule = map[Int(rule)]
+        splitGroup = map[Int(splitGroup)]
+        splitLayout = map[Int(splitLayout)]
+        locale = map[Int(locale)]
+        message = map[Int(message)]
+        offer = map[Int(offer)]
+        alternateProduct = map[Int(alternateProduct)]
+        product = map[Int(product)]
+        autoRenewProduct = map[Int(autoRenewProduct)]
+        currency = map[Int(currency)]
+        notificationType = map[Int(notificationType)]
+        subtype = map[Int(subtype)]
+    }
 }

@@ -19,6 +19,18 @@ struct Interner {
         strings[Int(id)]
     }
 
+    /// Hands the bytes of every string numbered from `first` on to `body`, in number order.
+    func forEachString(from first: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        arena.withUnsafeBufferPointer { arena in
+            var id = Int(first)
+            while id < spans.count {
+                let span = spans[id]
+                body(UnsafeBufferPointer(rebasing: arena[span.offset ..< span.offset + span.count]))
+                id += 1
+            }
+        }
+    }
+
     mutating func intern(_ text: String) -> Int32 {
         Array(text.utf8).withUnsafeBufferPointer { intern($0) }
     }

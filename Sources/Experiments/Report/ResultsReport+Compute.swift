@@ -19,27 +19,33 @@ extension ResultsReport {
     /// `configuration` (the rules as configured now) turns on the checks that compare the data with it
     /// (sample ratio, arms without exposures, rules not configured); `clock` is the time of the run,
     /// which outcomes must not be dated after (default: `now`; `results --as-of` passes the real time).
+    ///
+    /// Segments are read and parsed on `readers` threads ahead of the join (0: on the calling thread,
+    /// one after another); the join takes them in the same order either way, so the report is the same.
     public static func compute(source: any EventSource, environment: String, flow: String? = nil, since: Date? = nil,
                                now: Date, breakdown: ResultsBreakdown? = nil, configuration: ResultsConfiguration? = nil,
-                               clock: Date? = nil) throws -> ResultsReport {
+                               clock: Date? = nil, readers: Int = defaultReaders) throws -> ResultsReport {
         try run(source: source, environment: environment, flow: flow, since: since, now: now, breakdown: breakdown,
-                configuration: configuration, clock: clock, daily: false).report
+                configuration: configuration, clock: clock, daily: false, readers: readers).report
     }
+
+    /// One reading thread per processor: parsing is most of the work, and the join runs beside them.
+    public static var defaultReaders: Int { ProcessInfo.processInfo.activeProcessorCount }
 
     /// `compute`, and the per-day counts the HTML view draws over time (`ResultsTimeline`), from the
     /// same single pass: each exposure adds to the counts of its day as its window closes, so the
     /// series costs one dictionary update per customer and no second reading of the events.
     public static func computeWithTimeline(source: any EventSource, environment: String, flow: String? = nil, since: Date? = nil,
                                            now: Date, breakdown: ResultsBreakdown? = nil, configuration: ResultsConfiguration? = nil,
-                                           clock: Date? = nil) throws -> (report: ResultsReport, timeline: ResultsTimeline) {
+                                           clock: Date? = nil, readers: Int = defaultReaders) throws -> (report: ResultsReport, timeline: ResultsTimeline) {
         let (report, timeline) = try run(source: source, environment: environment, flow: flow, since: since, now: now, breakdown: breakdown,
-                                         configuration: configuration, clock: clock, daily: true)
+                                         configuration: configuration, clock: clock, daily: true, readers: readers)
         return (report, timeline ?? ResultsTimeline(now: 0, arms: []))
     }
 
     private static func run(source: any EventSource, environment: String, flow: String?, since: Date?, now: Date,
                             breakdown: ResultsBreakdown?, configuration: ResultsConfiguration?, clock: Date?,
-                            daily: Bool) throws -> (report: ResultsReport, timeline: ResultsTimeline?) {
+                            daily: Bool, readers: Int) throws -> (report: ResultsReport, timeline: ResultsTimeline?) {
         let nowMillis = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
         let sinceMillis = since.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.up)) } ?? Int64.min
         let clockMillis = clock.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.down)) } ?? nowMillis
@@ -52,13 +58,16 @@ extension ResultsReport {
                 partitions[partition, default: []].insert(stream)
             }
         }
+        // What to read, in the order the join takes it; each partition releases what its hour closed.
+        var work: [SegmentWork] = []
+        var releases: [(after: Int, before: Int64)] = []
         for partition in partitions.keys.sorted() {
             // A partition holds events of its hour, or up to the lateness bound before it.
             if partition.start - ResultsJoin.lateness > nowMillis, partition.start + EventTime.hour > join.futureLimit,
                partitions[partition]?.contains(.outcomes) == true {
                 // Later than the window, and later than the clock: read only to count outcomes from the future.
                 for segment in try source.segments(of: .outcomes, environment: environment, in: partition) {
-                    try read(segment, from: source, isOutcome: true, into: &join, inspectOnly: true)
+                    work.append(SegmentWork(segment: segment, isOutcome: true, inspectOnly: true))
                 }
                 continue
             }
@@ -66,11 +75,12 @@ extension ResultsReport {
                   partition.start - ResultsJoin.lateness <= nowMillis else { continue }
             for stream in EventStream.allCases where partitions[partition]?.contains(stream) == true {
                 for segment in try source.segments(of: stream, environment: environment, in: partition) {
-                    try read(segment, from: source, isOutcome: stream == .outcomes, into: &join)
+                    work.append(SegmentWork(segment: segment, isOutcome: stream == .outcomes, inspectOnly: false))
                 }
             }
-            join.release(before: partition.start + EventTime.hour - ResultsJoin.lateness)
+            releases.append((work.count, partition.start + EventTime.hour - ResultsJoin.lateness))
         }
+        try feed(work, releases: releases, from: source, into: &join, readers: readers)
         join.finish()
         let report = assemble(join, environment: environment, flow: flow, since: since.map { _ in EventTime.format(sinceMillis) },
                               now: EventTime.format(nowMillis), breakdown: breakdown, configuration: configuration,
@@ -78,44 +88,51 @@ extension ResultsReport {
         return (report, daily ? ResultsTimeline(join, now: nowMillis) : nil)
     }
 
-    private static func read(_ segment: EventSegment, from source: any EventSource, isOutcome: Bool, into join: inout ResultsJoin,
-                             inspectOnly: Bool = false) throws {
-        if !inspectOnly { join.countSegment() }
-        var carry: [UInt8] = []
-        var lineNumber = 0
-        func handle(_ line: UnsafeBufferPointer<UInt8>) throws {
-            lineNumber += 1
-            do {
-                if let event = try join.parser.parse(line, isOutcome: isOutcome) {
-                    if inspectOnly { join.inspectFuture(event) } else { join.ingest(event) }
+    /// Feeds every segment of `work` to the join in order, releasing each partition's hour after
+    /// its last segment.
+    private static func feed(_ work: [SegmentWork], releases: [(after: Int, before: Int64)], from source: any EventSource,
+                             into join: inout ResultsJoin, readers: Int) throws {
+        var release = releases.makeIterator()
+        var pending = release.next()
+        func releaseDone(through index: Int) {
+            while let due = pending, due.after <= index {
+                join.release(before: due.before)
+                pending = release.next()
+            }
+        }
+        releaseDone(through: 0)
+        guard readers > 0 else {
+            for (index, item) in work.enumerated() {
+                try read(item, from: source, into: &join)
+                releaseDone(through: index + 1)
+            }
+            return
+        }
+        let ahead = SegmentReadAhead(work, from: source, readers: readers, window: 4 * readers)
+        ahead.start()
+        defer { ahead.stop() }
+        for (index, item) in work.enumerated() {
+            var parsed = ahead.take(index)
+            if let failure = parsed.failure { throw failure }
+            if !item.inspectOnly { join.countSegment() }
+            for event in parsed.events(renumberedFor: &join.parser.interner) {
+                if item.inspectOnly { join.inspectFuture(event) } else { join.ingest(event) }
+            }
+            releaseDone(through: index + 1)
+        }
+    }
+
+    /// Reads one segment on this thread, with the join's own parser.
+    private static func read(_ item: SegmentWork, from source: any EventSource, into join: inout ResultsJoin) throws {
+        if !item.inspectOnly { join.countSegment() }
+        try SegmentLines.read(item.segment, from: source) { line, number in
+            do throws(EventLineParser.Refusal) {
+                if let event = try join.parser.parse(line, isOutcome: item.isOutcome) {
+                    if item.inspectOnly { join.inspectFuture(event) } else { join.ingest(event) }
                 }
             } catch {
-                throw EventReadError(location: segment.location, line: lineNumber, reason: error.reason)
+                throw EventReadError(location: item.segment.location, line: number, reason: error.reason)
             }
-        }
-        try source.read(segment) { chunk in
-            let bytes = chunk.bindMemory(to: UInt8.self)
-            guard let base = bytes.baseAddress else { return }
-            var start = 0
-            // memchr finds line ends at memory speed; most lines lie whole inside one chunk.
-            while start < bytes.count, let found = memchr(base + start, 0x0A, bytes.count - start) {
-                let newline = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
-                if carry.isEmpty {
-                    try handle(UnsafeBufferPointer(start: base + start, count: newline - start))
-                } else {
-                    carry.append(contentsOf: UnsafeBufferPointer(start: base + start, count: newline - start))
-                    try carry.withUnsafeBufferPointer { try handle($0) }
-                    carry.removeAll(keepingCapacity: true)
-                }
-                start = newline + 1
-            }
-            if start < bytes.count {
-                carry.append(contentsOf: UnsafeBufferPointer(start: base + start, count: bytes.count - start))
-            }
-        }
-        if !carry.isEmpty {
-            // The contract ends every line with a newline; a last line without one is still read.
-            try carry.withUnsafeBufferPointer { try handle($0) }
         }
     }
 
