@@ -205,6 +205,12 @@ struct ExternalContentTests {
         let named = try await Self.planJSON(harness, ["--env", "sandbox", "--prune-id", Self.sandboxId, "--prune-force"])
         let namedDeletes = Self.actions(named).filter { ($0["kind"] as? String)?.contains("delete") == true }.compactMap { $0["identifier"] as? String }
         #expect(namedDeletes.sorted() == [Self.sandboxId, Self.strangerId].sorted())
+
+        // A name instead of an identifier deletes nothing and says why.
+        let byName = await harness.run(["apply", "--env", "sandbox", "--prune-id", "legacy-calm", "--prune-force"])
+        #expect(byName.code == .usage)
+        #expect(byName.stderr.contains("--prune-id: 'legacy-calm' is not an identifier; give the UUID the plan's inventory lists"), "\(byName.stderr)")
+        #expect(harness.emulator.state(of: .sandbox).messages[Self.sandboxId] != nil)
     }
 
     @Test("a bad identifier in an ExternalMessage is rejected at file:line:column before any network call")
