@@ -26,7 +26,12 @@ public enum NewFile {
     public static func create(_ data: Data, at url: URL) throws(CommandError) -> Bool {
         let partial = partialURL(for: url)
         defer { unlink(partial.path) }
-        let descriptor = open(partial.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        var descriptor = open(partial.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        if descriptor < 0 && errno == EEXIST {
+            // Left by a killed process that had this process's id before: nobody else writes it.
+            unlink(partial.path)
+            descriptor = open(partial.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        }
         guard descriptor >= 0 else { throw failure(url, errno) }
         var written = 0
         let bytes = [UInt8](data)

@@ -226,6 +226,13 @@ struct ImportLargeAppTests {
         #expect(FileManager.default.fileExists(atPath: mine.path))
         #expect(!FileManager.default.fileExists(atPath: dead.path))
 
+        // A leftover under this very process id (an earlier process that had it was killed) is replaced.
+        let reused = directory.appendingPathComponent("imported-sandbox-4.yaml")
+        try Data("half".utf8).write(to: NewFile.partialURL(for: reused))
+        #expect(try NewFile.create(Data("whole\n".utf8), at: reused))
+        #expect(try String(contentsOf: reused, encoding: .utf8) == "whole\n")
+        #expect(!FileManager.default.fileExists(atPath: NewFile.partialURL(for: reused).path))
+
         let unwritable = directory.appendingPathComponent("missing/imported-sandbox.yaml")
         #expect(throws: CommandError.self) { try NewFile.create(Data("x".utf8), at: unwritable) }
     }
