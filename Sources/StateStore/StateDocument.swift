@@ -19,6 +19,10 @@ public struct StateDocument: Codable, Sendable, Hashable {
     public var snapshot: RuntimeSnapshot?
     /// Everything the tool uploaded, sorted by identifier.
     public var content: [ContentRecord]
+    /// Content the tool did not upload but adopted (`ExternalMessage` manifests, as `import` writes
+    /// them): what an apply found Apple holding under a declared identifier, sorted by identifier.
+    /// Absent until an apply adopts something (documents written before it existed have none).
+    public var adopted: [AdoptedRecord]?
     /// Default messages as last applied, sorted by product then locale.
     public var defaults: [DefaultRecord]
     /// The realtime URL as last applied.
@@ -71,7 +75,7 @@ public struct StateDocument: Codable, Sendable, Hashable {
         case realtimeURL = "realtime_url", performanceTest = "performance_test", updatedAt = "updated_at", digest
         case defaultsRefreshCursor = "defaults_refresh_cursor"
         case realtimeURLAwaitingPerformanceTest = "realtime_url_awaiting_performance_test"
-        case serial, writtenBy = "written_by"
+        case serial, writtenBy = "written_by", adopted
     }
 }
 
@@ -249,6 +253,33 @@ public struct ObservedReviewState: Codable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey { case state, firstSeenAt = "first_seen_at" }
 }
 
+/// A message the tool did not upload that the manifests declare (`kind: ExternalMessage`) and an
+/// apply found at Apple: adopted as it is, content unknown (Apple's lists return none).
+public struct AdoptedRecord: Codable, Sendable, Hashable {
+    public var identifier: String
+    public var kind: ContentKind
+    /// The `ExternalMessage`'s name in the manifests, as last seen.
+    public var name: String
+    /// When an apply first found it declared and at Apple.
+    public var adoptedAt: Date
+    /// Review states in the order they were observed, as for uploaded content.
+    public var reviewStates: [ObservedReviewState]
+    /// When an apply deleted it (`--prune-id`); absent while it exists.
+    public var deletedAt: Date?
+
+    public init(identifier: String, kind: ContentKind, name: String, adoptedAt: Date, reviewStates: [ObservedReviewState] = []) {
+        self.identifier = identifier
+        self.kind = kind
+        self.name = name
+        self.adoptedAt = adoptedAt
+        self.reviewStates = reviewStates
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case identifier, kind, name, adoptedAt = "adopted_at", reviewStates = "review_states", deletedAt = "deleted_at"
+    }
+}
+
 /// The default message of one product and locale as last applied; nil identifier: cleared.
 public struct DefaultRecord: Codable, Sendable, Hashable {
     public var productId: String
@@ -363,6 +394,47 @@ extension StateDocument {
                 content[index].inMain = content[index].usedByMainBeforeRejection
             }
         }
+    }
+
+    /// Notes that external content is adopted (or, already adopted, its current name and review
+    /// state); returns whether the record changed.
+    @discardableResult
+    public mutating func recordAdoption(of identifier: String, kind: ContentKind, name: String, state: String, at time: Date) -> Bool {
+        var records = adopted ?? []
+        let before = records
+        if let index = records.firstIndex(where: { $0.identifier == identifier }) {
+            // Deleted content stays deleted: Apple never hands a deleted identifier out again.
+            guard records[index].deletedAt == nil else { return false }
+            records[index].name = name
+            if records[index].reviewStates.last?.state != state {
+                records[index].reviewStates.append(ObservedReviewState(state: state, firstSeenAt: time))
+            }
+        } else {
+            records.append(AdoptedRecord(identifier: identifier, kind: kind, name: name, adoptedAt: time,
+                                         reviewStates: [ObservedReviewState(state: state, firstSeenAt: time)]))
+            records.sort { $0.identifier < $1.identifier }
+        }
+        adopted = records
+        return records != before
+    }
+
+    /// Notes that external content was deleted (`--prune-id`), adopting it first when this is the
+    /// first apply that saw it.
+    public mutating func recordAdoptedDeletion(of identifier: String, kind: ContentKind, name: String, at time: Date) {
+        var records = adopted ?? []
+        if let index = records.firstIndex(where: { $0.identifier == identifier }) {
+            if records[index].deletedAt == nil { records[index].deletedAt = time }
+        } else {
+            var record = AdoptedRecord(identifier: identifier, kind: kind, name: name, adoptedAt: time)
+            record.deletedAt = time
+            records.append(record)
+            records.sort { $0.identifier < $1.identifier }
+        }
+        adopted = records
+    }
+
+    public func adoption(of identifier: String) -> AdoptedRecord? {
+        adopted?.first { $0.identifier == identifier.lowercased() }
     }
 
     public mutating func removeRecord(for identifier: String) {

@@ -205,40 +205,12 @@ struct ExternalContentTests {
         let named = try await Self.planJSON(harness, ["--env", "sandbox", "--prune-id", Self.sandboxId, "--prune-force"])
         let namedDeletes = Self.actions(named).filter { ($0["kind"] as? String)?.contains("delete") == true }.compactMap { $0["identifier"] as? String }
         #expect(namedDeletes.sorted() == [Self.sandboxId, Self.strangerId].sorted())
-    }
 
-    @Test("replacing an external default step by step: upload the new message, switch when approved, delete the external one by name")
-    func replaceStepByStep() async throws {
-        let harness = try CommandHarness()
-        try Self.writeManifests(harness)
-        let pair = DefaultKey(productId: "com.example.stillpoint.monthly", locale: "en-US")
-        #expect(try await Self.seed(harness, """
-            {"messages": [{"identifier": "\(Self.productionId)", "state": "APPROVED"}],
-             "defaults": [{"productId": "\(pair.productId)", "locale": "en-US", "messageIdentifier": "\(Self.productionId)"}]}
-            """, in: .production).status == 200)
-
-        // 1. The new message is uploaded; the external default keeps serving.
-        #expect(await harness.run(["apply", "--env", "production", "--auto-approve"]).code == .success)
-        let newId = try #require(harness.emulator.state(of: .production).messages.first { $0.value.body.header == "Stay a little longer" }?.key)
-        #expect(harness.emulator.state(of: .production).defaults[pair] == Self.productionId)
-
-        // 2. The switch waits for App Review.
-        try harness.edit("manifests/defaults.yaml", replacing: "message: legacy-calm", with: "message: stay-calm")
-        let waiting = try await Self.planJSON(harness, ["--env", "production"])
-        #expect(Self.actions(waiting).first { $0["message_identifier"] as? String == newId }?["state"] as? String == "blocked")
-        _ = await harness.run(["apply", "--env", "production", "--auto-approve"])
-        #expect(harness.emulator.state(of: .production).defaults[pair] == Self.productionId, "held until approved")
-
-        // 3. Approved: the default switches; the external message stays (no longer in use, still declared).
-        try harness.emulator.approveMessage(newId, in: .production)
-        #expect(await harness.run(["apply", "--env", "production", "--auto-approve", "--prune", "--prune-force"]).code == .success)
-        #expect(harness.emulator.state(of: .production).defaults[pair] == newId)
-        #expect(harness.emulator.state(of: .production).messages[Self.productionId] != nil, "a plain prune keeps it")
-
-        // 4. Deleted by name.
-        let delete = await harness.run(["apply", "--env", "production", "--auto-approve", "--prune-id", Self.productionId, "--prune-force"])
-        #expect(delete.code == .success, "\(delete.stdout)\(delete.stderr)")
-        #expect(harness.emulator.state(of: .production).messages[Self.productionId] == nil)
+        // A name instead of an identifier deletes nothing and says why.
+        let byName = await harness.run(["apply", "--env", "sandbox", "--prune-id", "legacy-calm", "--prune-force"])
+        #expect(byName.code == .usage)
+        #expect(byName.stderr.contains("--prune-id: 'legacy-calm' is not an identifier; give the UUID the plan's inventory lists"), "\(byName.stderr)")
+        #expect(harness.emulator.state(of: .sandbox).messages[Self.sandboxId] != nil)
     }
 
     @Test("a bad identifier in an ExternalMessage is rejected at file:line:column before any network call")

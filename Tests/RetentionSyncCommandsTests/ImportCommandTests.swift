@@ -14,26 +14,29 @@ struct ImportCommandTests {
     static let pending = "c3c3c3c3-0000-4000-8000-000000000003"
     static let later = "d4d4d4d4-0000-4000-8000-000000000004"
 
-    /// Only the App: two products in two locales, both environments, a state file each.
-    static func adoptingApp(_ harness: CommandHarness) throws {
+    /// Only the App: by default two products in two locales, both environments, a state file each.
+    static func adoptingApp(_ harness: CommandHarness,
+                            products: [String] = ["com.example.stillpoint.monthly", "com.example.stillpoint.yearly"],
+                            locales: [String] = ["en-US", "de-DE"], environments: [String] = ["sandbox", "production"]) throws {
         let directory = harness.file("manifests")
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasSuffix(".yaml") {
             try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
         }
-        try """
+        var text = """
             apiVersion: retention-sync/v1
             kind: App
             bundleId: com.example.stillpoint
             environments:
-              sandbox: { stateStore: .retention-sync/sandbox-state.json }
-              production: { stateStore: .retention-sync/production-state.json }
-            products:
-              - id: com.example.stillpoint.monthly
-                locales: [en-US, de-DE]
-              - id: com.example.stillpoint.yearly
-                locales: [en-US, de-DE]
 
-            """.write(to: directory.appendingPathComponent("app.yaml"), atomically: true, encoding: .utf8)
+            """
+        for environment in environments {
+            text += "  \(environment): { stateStore: .retention-sync/\(environment)-state.json }\n"
+        }
+        text += "products:\n"
+        for product in products {
+            text += "  - id: \(product)\n    locales: [\(locales.joined(separator: ", "))]\n"
+        }
+        try text.write(to: directory.appendingPathComponent("app.yaml"), atomically: true, encoding: .utf8)
     }
 
     static func seed(_ harness: CommandHarness, _ json: String, in environment: Environment = .sandbox) async throws {
@@ -148,5 +151,61 @@ struct ImportCommandTests {
         #expect(text.contains("kind: ExternalMessage\nname: imported-sandbox-a1a1a1a1\nidentifiers:\n  sandbox: \(Self.first)\n"))
         #expect(text.contains("PENDING at Apple"))
         #expect(text.contains("  - { products: [com.example.stillpoint.monthly], locales: [de-DE], message: imported-sandbox-b2b2b2b2 }"))
+    }
+    static func state(_ harness: CommandHarness, _ environment: String = "sandbox") throws -> [String: Any] {
+        let data = try Data(contentsOf: harness.file("manifests/.retention-sync/\(environment)-state.json"))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    @Test("adopting an App whose only content is external: the first apply records what it adopted and their review states, and is no lost store; a store lost after an upload still is")
+    func adoptionIsNoLostStore() async throws {
+        let harness = try CommandHarness()
+        try Self.adoptingApp(harness)
+        try await Self.seedVendorApp(harness)
+        #expect(await harness.run(["import", "--env", "sandbox"]).code == .success)
+
+        let plan = await harness.run(["plan", "--env", "sandbox", "--format", "json"])
+        let planned = try #require(try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])
+        #expect(planned["missing_state"] == nil, "external content at Apple is no sign of a lost store")
+        #expect(plan.stderr.contains("holds nothing yet; apply writes the first state document and records the 3 external messages Apple holds as adopted"),
+                "\(plan.stderr)")
+        let apply = await harness.run(["apply", "--env", "sandbox"])
+        #expect(apply.code == .success, "no --first-publish needed: \(apply.stderr)")
+
+        let adopted = try #require(try Self.state(harness)["adopted"] as? [[String: Any]])
+        #expect(adopted.map { $0["identifier"] as? String } == [Self.first, Self.second, Self.pending])
+        #expect(adopted.map { $0["name"] as? String } == ["imported-sandbox-a1a1a1a1", "imported-sandbox-b2b2b2b2", "imported-sandbox-c3c3c3c3"])
+        #expect(adopted.allSatisfy { $0["kind"] as? String == "message" && $0["adopted_at"] != nil && $0["deleted_at"] == nil })
+        func states(_ identifier: String) throws -> [String] {
+            let records = try #require(try Self.state(harness)["adopted"] as? [[String: Any]])
+            let record = try #require(records.first { $0["identifier"] as? String == identifier })
+            return (record["review_states"] as? [[String: Any]] ?? []).compactMap { $0["state"] as? String }
+        }
+        #expect(try states(Self.pending) == ["PENDING"])
+        let again = await harness.run(["plan", "--env", "sandbox"])
+        #expect(!again.stderr.contains("First publish"), "\(again.stderr)")
+
+        // App Review decides on the vendor's pending message: the next apply records it, as for uploads.
+        try harness.emulator.approveMessage(Self.pending, in: .sandbox)
+        #expect(await harness.run(["apply", "--env", "sandbox"]).code == .success)
+        #expect(try states(Self.pending) == ["PENDING", "APPROVED"])
+
+        // The check is alive: once content the manifests derive is at Apple, losing the store is refused.
+        try """
+            apiVersion: retention-sync/v1
+            kind: Message
+            name: stay-calm
+            localizations:
+              en-US: { header: "Stay a little longer", body: "Ten minutes a day still counts." }
+
+            """.write(to: harness.file("manifests/stay-calm.yaml"), atomically: true, encoding: .utf8)
+        #expect(await harness.run(["apply", "--env", "sandbox"]).code == .success)
+        try FileManager.default.removeItem(at: harness.file("manifests/.retention-sync/sandbox-state.json"))
+        let lost = await harness.run(["plan", "--env", "sandbox", "--format", "json"])
+        let missing = try #require((try JSONSerialization.jsonObject(with: Data(lost.stdout.utf8)) as? [String: Any])?["missing_state"] as? [String: Any])
+        #expect(missing["content_at_apple"] as? Int == 1, "the uploaded message, not the three adopted ones")
+        let refused = await harness.run(["apply", "--env", "sandbox"])
+        #expect(refused.code != .success)
+        #expect(refused.stderr.contains("refusing to apply"), "\(refused.stderr)")
     }
 }

@@ -107,6 +107,10 @@ extension StateRecorder {
         let kinds = ContentKind.allCases.map(RemoteResources.resource(of:))
         let derived = Set(kinds.flatMap { $0.derived(in: desired).map(\.identifier) })
         let rejected = Set(kinds.flatMap { $0.remoteStates(in: remote).filter { $0.value == .rejected }.map(\.key) })
+        // Declared external messages Apple holds: adopted by the main branch's applies.
+        let adopted = merging ? (desired.externalMessages ?? []).compactMap { external in
+            remote.messages[external.identifier].map { (external, $0.rawValue) }
+        } : []
         record { document in
             for message in messages where document.record(for: message.identifier) == nil {
                 document.recordUpload(.message(message, at: time))
@@ -118,6 +122,9 @@ extension StateRecorder {
             if merging {
                 for identifier in messages.map(\.identifier) + images.map(\.identifier) { document.recordMerge(of: identifier, at: time) }
                 document.recordMainDerivation(derived: derived, rejected: rejected)
+            }
+            for (external, state) in adopted {
+                document.recordAdoption(of: external.identifier, kind: .message, name: external.name, state: state, at: time)
             }
             for pair in inSync {
                 let recorded = document.lastAppliedDefault(productId: pair.productId, locale: pair.locale)

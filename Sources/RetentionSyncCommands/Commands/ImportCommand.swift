@@ -5,6 +5,11 @@ import Manifests
 import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
+import Synchronization
+import Views
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `retention-sync import --env ENV`: writes manifests for what Apple already holds in one
 /// environment, so that a team running Retention Messaging by other means adopts it without
@@ -21,8 +26,11 @@ struct ImportCommand: ParsedCommand {
         writes a new file, imported-<env>.yaml (or imported-<env>-2.yaml, …; never an existing
         file), that declares every message the tool did not make as an ExternalMessage and every
         default the manifests do not assign yet, pointing at it. Right after, plan for the
-        environment says "No changes". Says how many calls it makes before it starts; writes
-        nothing when a call fails (no API access: 401, 403 or 404).
+        environment says "No changes", and the next apply records the adoption in the state.
+        Says how many calls it makes, and the least time Apple's hourly budget allows, before it
+        starts; on long runs a progress line at each tenth of them (standard error). Writes
+        nothing when a call fails (no API access: 401, 403 or 404) or when it is stopped while
+        reading (Ctrl-C: exit 130); the file is written whole or not at all, so run it again.
         """,
         options: EnvironmentOptions.connection,
         column: 25,
@@ -39,7 +47,8 @@ struct ImportCommand: ParsedCommand {
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
-        try await importing(options, context: context, provider: .live)
+        // Only the real process takes over its signals; tests run import in-process beside others.
+        try await importing(options, context: context, provider: .live, handleSignals: true)
     }
 
     /// Parses, checks and imports from the API the caller chose (the tests': the emulator).
@@ -47,16 +56,24 @@ struct ImportCommand: ParsedCommand {
         try await importing(parsed(&arguments, context: context), context: context, provider: provider)
     }
 
-    static func importing(_ options: Options, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
+    static func importing(_ options: Options, context: CommandContext, provider: APIProvider,
+                          handleSignals: Bool = false) async throws(CommandError) -> ExitCode {
         var environmentOptions = options.environment
         // Every declared default is read: the state record's trust is no substitute here.
         environmentOptions.refreshDefaults = .all
         let environment = environmentOptions.environment
-        let session = try ReconcileSession.open(environmentOptions, context: context, provider: provider)
-        let pairs = session.desired.declaredPairs.count
-        let estimate = 2 + pairs + 1
-        context.console.write("Importing \(environment.rawValue) of \(session.desired.bundleId): about \(estimate) calls "
-                              + "(the message and image lists, \(pairs) default\(pairs == 1 ? "" : "s"), the realtime URL) before anything is written.\n")
+        var session = try ReconcileSession.open(environmentOptions, context: context, provider: provider)
+        let directory = context.url(environmentOptions.manifestsPath)
+        for name in NewFile.removeAbandoned(in: directory, prefix: "imported-") {
+            context.console.error("Removed \(environmentOptions.manifestsPath)/\(name), the unfinished file of an import that was killed while writing.")
+        }
+        let estimate = ImportEstimate(environment: environment, pairs: session.desired.declaredPairs.count)
+        context.console.write("Importing \(environment.rawValue) of \(session.desired.bundleId): \(estimate.text)\n")
+        let progress = CallProgress(expected: estimate.calls, label: "importing \(environment.rawValue)", console: context.console)
+        session.reconciler.api = ProgressReportingAPI(base: session.reconciler.api, progress: progress)
+        // Killed while reading, import has written nothing; the write at the end is one atomic step.
+        let interruption = handleSignals ? ImportInterruption.install(console: context.console) : nil
+        defer { interruption?.uninstall() }
         let planned: PlanResult
         do {
             planned = try await session.plan(PlanOptions())
@@ -68,31 +85,100 @@ struct ImportCommand: ParsedCommand {
         for note in result.notes { context.console.write("note: \(note)\n") }
         guard !result.isEmpty else {
             context.console.write("Nothing new to import: every message and default Apple holds in \(environment.rawValue) is in the manifests.\n")
-            return .success
+            return interruption?.finish() ?? .success
         }
-        let directory = context.url(environmentOptions.manifestsPath)
+        interruption?.writing()
         let written = try write(result.yaml(environment: environment), in: directory, environment: environment)
         context.console.write("Wrote \(environmentOptions.manifestsPath)/\(written): \(result.externals.count) external message\(result.externals.count == 1 ? "" : "s"), "
                               + "\(result.defaults.count) default\(result.defaults.count == 1 ? "" : "s").\n")
         context.console.write("Next: retention-sync validate, then retention-sync plan --env \(environment.rawValue) (it should say No changes), and commit the file.\n")
-        return .success
+        return interruption?.finish() ?? .success
     }
 
-    /// Writes `text` to the first free `imported-<env>[-N].yaml`, never over an existing file.
+    /// Writes `text` to the first free `imported-<env>[-N].yaml`, whole or not at all, never over
+    /// an existing file (see `NewFile`).
     static func write(_ text: String, in directory: URL, environment: Environment) throws(CommandError) -> String {
         for index in 1...999 {
             let name = index == 1 ? "imported-\(environment.rawValue).yaml" : "imported-\(environment.rawValue)-\(index).yaml"
             let url = directory.appendingPathComponent(name)
             if FileManager.default.fileExists(atPath: url.path) { continue }
-            do {
-                try Data(text.utf8).write(to: url, options: .withoutOverwriting)
-                return name
-            } catch {
-                if FileManager.default.fileExists(atPath: url.path) { continue }
-                throw CommandError("cannot write \(url.path): \(error.localizedDescription)")
-            }
+            if try NewFile.create(Data(text.utf8), at: url) { return name }
         }
         throw CommandError("cannot find a free imported-\(environment.rawValue)-N.yaml name in \(directory.path)")
+    }
+}
+
+/// What an import costs before it starts: the two list calls, one `GET /default` per declared
+/// pair and the realtime URL — all in Apple's "every other endpoint" class — against the hourly
+/// budget Apple gives that class in the environment.
+struct ImportEstimate {
+    var environment: Environment
+    var pairs: Int
+
+    var calls: Int { 2 + pairs + 1 }
+    var budget: Int { RateLimits.apple.perWindow(.other, in: environment) }
+    var rate: Double { RateLimits.apple.perSecond(.other, in: environment) }
+    /// The least time Apple's budget allows, starting with a full hour's budget.
+    var floorSeconds: Double { Estimate.floorSeconds(requests: calls, rate: rate) }
+
+    var text: String {
+        let what = "about \(calls) calls (the message and image lists, \(pairs) default\(pairs == 1 ? "" : "s"), the realtime URL) before anything is written"
+        let limit = "Apple allows \(budget) an hour in \(environment.rawValue)"
+        guard calls > budget else { return "\(what); \(limit), so they fit in one hour's budget." }
+        let rateText = rate < 1 ? String(format: "%.1f", rate) : String(Int(rate))
+        return "\(what); \(limit), so after the first \(budget) it paces itself at \(rateText) a second: at least \(PlanView.seconds(floorSeconds))."
+    }
+}
+
+/// SIGINT and SIGTERM during an import: while it reads, nothing is written yet, so it stops at
+/// once and says so; while it writes its one file (a moment), the write finishes first, whole.
+final class ImportInterruption: Sendable {
+    private enum Phase { case reading, writing }
+    private struct State {
+        var phase = Phase.reading
+        var received: Int32?
+        var watcher: SignalWatcher?
+    }
+
+    private let state = Mutex(State())
+    private let console: Console
+
+    private init(console: Console) { self.console = console }
+
+    static func install(console: Console) -> ImportInterruption {
+        let interruption = ImportInterruption(console: console)
+        let watcher = SignalWatcher { number in interruption.receive(number) }
+        interruption.state.withLock { $0.watcher = watcher }
+        return interruption
+    }
+
+    private func receive(_ number: Int32) {
+        let reading = state.withLock { state -> Bool in
+            if state.received == nil { state.received = number }
+            return state.phase == .reading
+        }
+        guard reading else { return }
+        console.error("import stopped by \(SignalWatcher.name(of: number)) while reading Apple: nothing was written. "
+                      + "Run it again: it reads everything again (the lists are two calls however many messages there are).")
+        _exit(128 + number)
+    }
+
+    /// From here the signal waits for the write to end.
+    func writing() { state.withLock { $0.phase = .writing } }
+
+    /// The exit code: 128 + the signal when one came during the write (which finished whole).
+    func finish() -> ExitCode {
+        guard let number = state.withLock({ $0.received }) else { return .success }
+        console.error("import received \(SignalWatcher.name(of: number)) while writing its file; the file was written whole first.")
+        return ExitCode(128 + number)
+    }
+
+    func uninstall() {
+        let watcher = state.withLock { state in
+            defer { state.watcher = nil }
+            return state.watcher
+        }
+        watcher?.cancel()
     }
 }
 

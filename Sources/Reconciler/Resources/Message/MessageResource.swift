@@ -208,6 +208,10 @@ enum MessageResource: ContentResource {
     }
 
     static func recordDone(_ change: MessageChange, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {
+        if case .delete(let identifier, _) = change, let external = planned.desired.externalByIdentifier[identifier] {
+            recorder?.record { $0.recordAdoptedDeletion(of: identifier, kind: .message, name: external.name, at: time) }
+            return
+        }
         guard case .upload(let message) = change else { return }
         // Every upload starts PENDING; the review age counts from here.
         recorder?.record {
