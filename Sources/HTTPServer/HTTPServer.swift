@@ -155,6 +155,8 @@ public final class HTTPServer: Sendable {
 /// What the server did with its connections, for `/metrics`.
 public struct HTTPServerStatistics: Sendable, Hashable {
     public var openConnections: Int
+    /// Open connections with nothing in flight: the ones a newcomer at `maxConnections` may replace.
+    public var idleConnections: Int
     /// Closed after `idleTimeout` with nothing in flight between requests.
     public var closedIdle: Int
     /// Closed because no complete request head arrived within `headTimeout` of connecting.
@@ -166,9 +168,10 @@ public struct HTTPServerStatistics: Sendable, Hashable {
     /// Newcomers refused with 503 because every connection was busy.
     public var refused: Int
 
-    public init(openConnections: Int = 0, closedIdle: Int = 0, closedHeadTimeout: Int = 0, closedRequestTimeout: Int = 0,
-                evicted: Int = 0, refused: Int = 0) {
+    public init(openConnections: Int = 0, idleConnections: Int = 0, closedIdle: Int = 0, closedHeadTimeout: Int = 0,
+                closedRequestTimeout: Int = 0, evicted: Int = 0, refused: Int = 0) {
         self.openConnections = openConnections
+        self.idleConnections = idleConnections
         self.closedIdle = closedIdle
         self.closedHeadTimeout = closedHeadTimeout
         self.closedRequestTimeout = closedRequestTimeout

@@ -174,7 +174,10 @@ final class ServerCore: @unchecked Sendable {
     }
 
     var statistics: HTTPServerStatistics {
-        HTTPServerStatistics(openConnections: openConnections, closedIdle: closedIdle.load(ordering: .relaxed),
+        let (open, idle) = shared.withLock { shared in
+            (shared.connections.count, shared.connections.values.filter { $0.idleSince != nil }.count)
+        }
+        return HTTPServerStatistics(openConnections: open, idleConnections: idle, closedIdle: closedIdle.load(ordering: .relaxed),
                              closedHeadTimeout: closedHeadTimeout.load(ordering: .relaxed),
                              closedRequestTimeout: closedRequestTimeout.load(ordering: .relaxed),
                              evicted: evictedCount.load(ordering: .relaxed), refused: refusedCount.load(ordering: .relaxed))

@@ -161,6 +161,9 @@ public final class RealtimeMetrics: Sendable {
             lines.append("# HELP retention_sync_open_connections Connections open now.")
             lines.append("# TYPE retention_sync_open_connections gauge")
             lines.append("retention_sync_open_connections \(statistics.openConnections)")
+            lines.append("# HELP retention_sync_idle_connections Open connections with nothing in flight (what a newcomer at the cap may replace).")
+            lines.append("# TYPE retention_sync_idle_connections gauge")
+            lines.append("retention_sync_idle_connections \(statistics.idleConnections)")
             counter("retention_sync_connections_closed_total",
                     "Connections the server closed, by reason: idle, head_timeout, request_timeout, evicted (idle, to admit a newcomer at the cap), refused (503: every connection busy).",
                     ["reason=\"evicted\"": statistics.evicted, "reason=\"head_timeout\"": statistics.closedHeadTimeout,

@@ -70,6 +70,10 @@ struct HTTPServerHardeningTests {
         defer { holder.close() }
         // The held connection answers once, so it is surely admitted (and idle) before the second one arrives.
         #expect(try await onOwnThread { holder.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n") }.hasPrefix("HTTP/1.1 200 "))
+        // The answer can reach the client a moment before its server thread marks the connection idle.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while server.statistics.idleConnections == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(server.statistics.idleConnections == 1)
         let admitted = try await rawExchange(port: server.port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(admitted.hasPrefix("HTTP/1.1 200 "))
         #expect(try await onOwnThread { holder.readToEnd() }.isEmpty, "the idle connection was closed to make room")

@@ -70,6 +70,12 @@ struct HostileNetworkTests {
         let shown = evictedLine.flatMap { Int($0.split(separator: " ").last ?? "") }
         #expect(shown.map { $0 >= statistics.evicted } == true, "\(String(describing: evictedLine))")
         #expect(metrics.contains("# TYPE retention_sync_open_connections gauge"))
+        func gauge(_ name: String) -> Int? {
+            metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ").last ?? "") }
+        }
+        // The /metrics request itself is in flight: at least one open connection is not idle.
+        let idleShown = try #require(gauge("retention_sync_idle_connections")), openShown = try #require(gauge("retention_sync_open_connections"))
+        #expect(idleShown < openShown, "idle \(idleShown), open \(openShown)")
     }
 
     @Test("requests that waited past the shed threshold behind a busy loop are answered {} at once and counted")
