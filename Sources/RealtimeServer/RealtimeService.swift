@@ -219,12 +219,21 @@ public final class RealtimeService: Sendable {
         if let shedAfter, ContinuousClock.now - started > shedAfter {
             return finish(.shed, Self.empty, entry: &entry, started: started, facts: &facts)
         }
-        guard let signedPayload = Self.signedPayload(in: request.body) else {
+        // Apple's body is read in place: the JWS's bytes go to the verifier as they are; any other
+        // shape takes the String path, which accepts and refuses exactly what it always did.
+        let body = [UInt8](request.body)
+        let compact = FlatJSONObject.stringRange("signedPayload", in: body).map { body[$0] }
+        let text = compact == nil ? Self.signedPayload(in: request.body) : nil
+        guard compact != nil || text != nil else {
             return finish(.badRequest, HTTPResponse(status: 400), entry: &entry, started: started, facts: &facts)
         }
         let decoded: DecodedRealtimeRequestBody
         do {
-            decoded = try state.verifier.verify(signedPayload: signedPayload)
+            if let compact {
+                decoded = try state.verifier.verify(compactJWS: compact)
+            } else {
+                decoded = try state.verifier.verify(signedPayload: text ?? "")
+            }
         } catch {
             metrics.verificationFailure(environment: environment, reason: error.reason)
             return finish(.unauthorized(reason: error.reason), HTTPResponse(status: 401), entry: &entry, started: started, facts: &facts)
