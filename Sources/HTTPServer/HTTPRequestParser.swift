@@ -209,7 +209,7 @@ struct HTTPRequestParser {
             state = .body(pending, length: 0)
             return nil
         }
-        guard Set(lengths).count == 1 else {
+        guard lengths.allSatisfy({ $0 == lengthText }) else {
             return .refused(status: 400, message: "The request has conflicting Content-Length headers.")
         }
         guard lengthText.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let length = Int(lengthText) else {
@@ -266,12 +266,11 @@ struct HTTPRequestParser {
         }
     }
 
-    private static func trimmed<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        let array = Array(bytes)
-        var start = 0
-        var end = array.count
-        while start < end && (array[start] == 32 || array[start] == 9) { start += 1 }
-        while end > start && (array[end - 1] == 32 || array[end - 1] == 9) { end -= 1 }
-        return String(decoding: array[start..<end], as: UTF8.self)
+    private static func trimmed<Bytes: BidirectionalCollection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end && (bytes[start] == 32 || bytes[start] == 9) { start = bytes.index(after: start) }
+        while end > start && (bytes[bytes.index(before: end)] == 32 || bytes[bytes.index(before: end)] == 9) { end = bytes.index(before: end) }
+        return String(decoding: bytes[start..<end], as: UTF8.self)
     }
 }
