@@ -37,6 +37,17 @@ struct ServePathHashingTests {
         #expect(!key.publicKey.verify(signature: signature, hashedPrefix: otherPrefix, rest: message[(dot + 1)...]))
     }
 
+    @Test("random UUIDs are lowercase version 4 with the RFC 9562 variant, and differ")
+    func randomUUIDs() {
+        let made = (0..<200).map { _ in CryptoRandom.uuid() }
+        for uuid in made {
+            let bytes = UUIDv5.parse(uuid)
+            #expect(bytes != nil && uuid == uuid.lowercased(), "\(uuid)")
+            #expect((bytes?[6] ?? 0) >> 4 == 4 && (bytes?[8] ?? 0) >> 6 == 2, "\(uuid)")
+        }
+        #expect(Set(made).count == made.count)
+    }
+
     @Test("the direct DER encoding of r || s is byte for byte OpenSSL's, leading zeros and high bits included")
     func derMatchesOpenSSL() {
         var cases: [[UInt8]] = [
