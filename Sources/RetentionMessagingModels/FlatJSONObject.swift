@@ -45,6 +45,17 @@ public struct FlatJSONObject {
         return nil
     }
 
+    /// False only when all eight bytes are printable ASCII other than a quote and a backslash (the
+    /// bit tricks of "Bit Twiddling Hacks": a byte below 0x20, above 0x7E, or equal to either).
+    private static func mayEndOrRefuse(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
+        let below = (word &- ones &* 0x20) & ~word & highs != 0
+        let above = ((word &+ ones &* (0x7F - 0x7E)) | word) & highs != 0
+        return below || above || hasZeroByte(word ^ (ones &* 0x22)) || hasZeroByte(word ^ (ones &* 0x5C))
+    }
+
     /// The fields, or nil when `bytes` is not such an object. A string value whose key
     /// `materializing` refuses is not made a String: its range goes to `skipped` instead (and the
     /// field holds an empty string).
@@ -65,6 +76,15 @@ public struct FlatJSONObject {
         func stringRange() -> Range<Int>? {
             guard take(UInt8(ascii: "\"")) else { return nil }
             let start = index
+            // Eight bytes at a time past those that need no look (a signedPayload is 5 KB of them);
+            // the byte loop below decides at the first word that holds any other.
+            if let base = bytes.baseAddress {
+                var at = index
+                while at + 8 <= bytes.count, !Self.mayEndOrRefuse(UnsafeRawPointer(base).loadUnaligned(fromByteOffset: at, as: UInt64.self)) {
+                    at += 8
+                }
+                index = at
+            }
             while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
                 // Printable ASCII but the backslash; escapes and other bytes are left to JSONDecoder.
                 guard bytes[index] >= 0x20, bytes[index] < 0x7F, bytes[index] != UInt8(ascii: "\\") else { return nil }
