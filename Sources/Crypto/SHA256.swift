@@ -19,6 +19,18 @@ public struct SHA256State: Sendable {
         bytes.withUnsafeBytes { update($0) }
     }
 
+    /// The UTF-8 bytes of `text`, read in place (a native string is not copied).
+    public mutating func update(_ text: String) {
+        var text = text
+        text.withUTF8 { update(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The first 8 bytes of the digest as a big-endian integer, without allocating.
+    public func digestPrefix64() -> UInt64 {
+        var digest = finalized()
+        return digest.withBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+    }
+
     /// The digest of everything given so far; the state itself is left as it was, to resume from.
     public func digest() -> [UInt8] {
         var digest = finalized()
