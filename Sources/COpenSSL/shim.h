@@ -34,6 +34,16 @@ static inline void shim_OPENSSL_free(void *pointer) { OPENSSL_free(pointer); }
 
 static inline unsigned long shim_XN_FLAG_RFC2253(void) { return XN_FLAG_RFC2253; }
 
+// SHA-256 through the low-level interface, deprecated in OpenSSL 3 but kept until 4: its state is a
+// plain struct, so hashing a short input allocates nothing (EVP_Digest makes and frees two contexts)
+// and a state can be copied and resumed (a verified JWS header is hashed once, not per request).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static inline void shim_SHA256_Init(SHA256_CTX *context) { SHA256_Init(context); }
+static inline void shim_SHA256_Update(SHA256_CTX *context, const void *data, size_t count) { SHA256_Update(context, data, count); }
+static inline void shim_SHA256_Final(unsigned char *digest, SHA256_CTX *context) { SHA256_Final(digest, context); }
+#pragma GCC diagnostic pop
+
 static inline int shim_SSL_CTX_set_min_proto_version(SSL_CTX *context, int version) { return SSL_CTX_set_min_proto_version(context, version); }
 static inline int shim_SSL_CTX_set_max_proto_version(SSL_CTX *context, int version) { return SSL_CTX_set_max_proto_version(context, version); }
 static inline int shim_TLS1_2_VERSION(void) { return TLS1_2_VERSION; }

@@ -7,7 +7,9 @@ public enum Digest {
     }
 
     public static func sha256(_ bytes: [UInt8]) -> [UInt8] {
-        digest(bytes, OpenSSLDigests.sha256)
+        var state = SHA256State()
+        bytes.withUnsafeBytes { state.update($0) }
+        return state.digest()
     }
 
     /// The first 8 bytes of SHA-256 as a big-endian integer, without allocating: traffic splits
@@ -50,6 +52,32 @@ extension Array where Element == UInt8 {
 
 /// Cryptographically secure random bytes from OpenSSL's DRBG.
 public enum CryptoRandom {
+    /// A random (version 4) UUID in lowercase 8-4-4-4-12 form, from OpenSSL's DRBG: Foundation's
+    /// `UUID()` on Linux opens, reads and closes `/dev/urandom` for each one.
+    public static func uuid() -> String {
+        var bytes = (UInt64(0), UInt64(0))
+        let ok = withUnsafeMutableBytes(of: &bytes) { RAND_bytes($0.baseAddress!.assumingMemoryBound(to: UInt8.self), 16) }
+        precondition(ok == 1, "RAND_bytes failed: \(OpenSSL.takeError("unknown error"))")
+        return withUnsafeMutableBytes(of: &bytes) { raw in
+            raw[6] = (raw[6] & 0x0f) | 0x40
+            raw[8] = (raw[8] & 0x3f) | 0x80
+            return String(unsafeUninitializedCapacity: 36) { text in
+                let digits: StaticString = "0123456789abcdef"
+                var at = 0
+                for (index, byte) in raw.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        text[at] = UInt8(ascii: "-")
+                        at += 1
+                    }
+                    text[at] = digits.utf8Start[Int(byte >> 4)]
+                    text[at + 1] = digits.utf8Start[Int(byte & 0x0f)]
+                    at += 2
+                }
+                return at
+            }
+        }
+    }
+
     public static func bytes(_ count: Int) -> [UInt8] {
         guard count > 0 else { return [] }
         var output = [UInt8](repeating: 0, count: count)

@@ -182,6 +182,15 @@ public final class ES256PublicKey: Sendable {
         return verify(signature: signature, digest: &digest)
     }
 
+    /// The same where the message is a prefix already hashed into `prefix`, followed by `rest`:
+    /// the front that many messages share (a JWS header whose chain is cached) is hashed once.
+    public func verify(signature: [UInt8], hashedPrefix prefix: SHA256State, rest: ArraySlice<UInt8>) -> Bool {
+        var state = prefix
+        state.update(rest)
+        var digest = state.finalized()
+        return verify(signature: signature, digest: &digest)
+    }
+
     private func verify(signature: [UInt8], digest: inout SHA256Digest) -> Bool {
         guard signature.count == 64, let der = ECDSASignature.der(fromRaw: signature) else { return false }
         defer { ERR_clear_error() }
@@ -229,7 +238,36 @@ enum ECDSASignature {
         return raw
     }
 
+    /// The DER `ECDSA-Sig-Value` of a raw `r || s`, written directly: each half as the shortest
+    /// positive INTEGER (leading zero bytes dropped, one `00` added before a high bit), exactly what
+    /// `i2d_ECDSA_SIG` writes (a test holds the two equal). OpenSSL re-encodes what it parses and
+    /// refuses any difference, so an encoding mistake here could only refuse a good signature.
     static func der(fromRaw raw: [UInt8]) -> [UInt8]? {
+        guard raw.count == 64 else { return nil }
+        var der = [UInt8](repeating: 0, count: 72)
+        var length = 2
+        for half in [0, 32] {
+            var start = half
+            while start < half + 31 && raw[start] == 0 { start += 1 }
+            let pad = raw[start] & 0x80 != 0 ? 1 : 0
+            let count = half + 32 - start + pad
+            der[length] = 0x02
+            der[length + 1] = UInt8(count)
+            length += 2 + pad
+            for index in start..<(half + 32) {
+                der[length] = raw[index]
+                length += 1
+            }
+        }
+        der[0] = 0x30
+        der[1] = UInt8(length - 2)
+        der.removeLast(der.count - length)
+        return der
+    }
+
+    /// The same through OpenSSL (`BN_bin2bn`, `ECDSA_SIG_set0`, `i2d_ECDSA_SIG`), which the direct
+    /// encoding is tested against.
+    static func derThroughOpenSSL(fromRaw raw: [UInt8]) -> [UInt8]? {
         guard raw.count == 64, let sig = ECDSA_SIG_new() else { return nil }
         defer { ECDSA_SIG_free(sig) }
         let r = raw.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, 32, nil) }
@@ -292,24 +330,6 @@ final class PreparedContexts: Sendable {
             return nil
         }
         return ctx
-    }
-}
-
-/// A SHA-256 digest held inline, so hashing before signing or verifying allocates nothing.
-struct SHA256Digest {
-    private var bytes: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-
-    init(_ message: UnsafeRawBufferPointer) {
-        var length: UInt32 = 0
-        let ok = withUnsafeMutableBytes(of: &bytes) { output in
-            EVP_Digest(message.baseAddress, message.count, output.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                       &length, OpenSSLDigests.sha256, nil)
-        }
-        precondition(ok == 1 && length == 32, "SHA-256 failed: \(OpenSSL.takeError("unknown error"))")
-    }
-
-    mutating func withBytes<T>(_ body: (UnsafeRawBufferPointer) -> T) -> T {
-        withUnsafeBytes(of: &bytes) { body($0) }
     }
 }
 

@@ -205,11 +205,13 @@ package enum HeaderName {
 
     /// Names the HTTP/1.1 token rules allow, values without line breaks (header injection).
     package static func isValid(name: String, value: String) -> Bool {
-        let separators = Set("()<>@,;:\\\"/[]?={} \t")
-        return !name.isEmpty
-            && name.unicodeScalars.allSatisfy { $0.value > 32 && $0.value < 127 && !separators.contains(Character($0)) }
-            && !value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" })
+        !name.isEmpty
+            && name.utf8.allSatisfy { $0 > 32 && $0 < 127 && !separators.contains($0) }
+            && !value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 })
     }
+
+    /// The characters RFC 9110 §5.6.2 keeps out of a token.
+    private static let separators = Array("()<>@,;:\\\"/[]?={} \t".utf8)
 
     private static func lowercased(_ byte: UInt8) -> UInt8 {
         byte >= 65 && byte <= 90 ? byte + 32 : byte

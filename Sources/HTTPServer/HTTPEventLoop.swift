@@ -165,6 +165,11 @@ final class HTTPEventLoop: @unchecked Sendable {
             switch receive(connection) {
             case .moved(let count):
                 scratch.withUnsafeBytes { connection.parser.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+                // A plain socket that gave less than it was asked for had nothing more: asking again
+                // would only hear EAGAIN, a system call per request. Epoll is level-triggered, so
+                // bytes (or an end) that arrive later wake the loop again. TLS may hold decrypted
+                // bytes the socket no longer shows, so it reads on until it would block.
+                if connection.tls == nil && count < scratch.count { break reading }
             case .wouldBlock(let writable):
                 readWantsWrite = writable
                 break reading

@@ -135,6 +135,7 @@ struct HTTPRequestParser {
         }
     }
 
+    private static let httpOnePrefix = Array("HTTP/1.".utf8)
     private let headEnd: [UInt8] = [13, 10, 13, 10]
     private let lineEnd: [UInt8] = [13, 10]
 
@@ -169,7 +170,7 @@ struct HTTPRequestParser {
         }
         lines.append(head[lineStart..<head.endIndex])
         let requestLine = lines.removeFirst().split(separator: 32, omittingEmptySubsequences: true)
-        guard requestLine.count == 3, requestLine[2].starts(with: Array("HTTP/1.".utf8)) else {
+        guard requestLine.count == 3, requestLine[2].starts(with: Self.httpOnePrefix) else {
             return .refused(status: 400, message: "The request line is not HTTP/1.x.")
         }
         var headers: [(name: String, value: String)] = []
@@ -202,14 +203,20 @@ struct HTTPRequestParser {
         }
         // RFC 9112 §6.3: several Content-Length values (in one field or repeated) that differ make
         // the message's end ambiguous, which is how requests get smuggled past a proxy.
-        let lengths = headers.filter { HeaderName.matches($0.name, "Content-Length") }
-            .flatMap { $0.value.split(separator: ",", omittingEmptySubsequences: false) }
-            .map { Self.trimmed($0.utf8) }
+        var lengths: [String] = []
+        for header in headers where HeaderName.matches(header.name, "Content-Length") {
+            // One value without a comma is the usual case: no split, no array of pieces.
+            if !header.value.utf8.contains(44) {
+                lengths.append(Self.trimmed(header.value.utf8))
+                continue
+            }
+            lengths += header.value.split(separator: ",", omittingEmptySubsequences: false).map { Self.trimmed($0.utf8) }
+        }
         guard let lengthText = lengths.first else {
             state = .body(pending, length: 0)
             return nil
         }
-        guard Set(lengths).count == 1 else {
+        guard lengths.allSatisfy({ $0 == lengthText }) else {
             return .refused(status: 400, message: "The request has conflicting Content-Length headers.")
         }
         guard lengthText.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let length = Int(lengthText) else {
@@ -266,12 +273,11 @@ struct HTTPRequestParser {
         }
     }
 
-    private static func trimmed<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        let array = Array(bytes)
-        var start = 0
-        var end = array.count
-        while start < end && (array[start] == 32 || array[start] == 9) { start += 1 }
-        while end > start && (array[end - 1] == 32 || array[end - 1] == 9) { end -= 1 }
-        return String(decoding: array[start..<end], as: UTF8.self)
+    private static func trimmed<Bytes: BidirectionalCollection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end && (bytes[start] == 32 || bytes[start] == 9) { start = bytes.index(after: start) }
+        while end > start && (bytes[bytes.index(before: end)] == 32 || bytes[bytes.index(before: end)] == 9) { end = bytes.index(before: end) }
+        return String(decoding: bytes[start..<end], as: UTF8.self)
     }
 }

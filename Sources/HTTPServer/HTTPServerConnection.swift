@@ -432,19 +432,29 @@ final class ServerCore: @unchecked Sendable {
 
     /// A response's bytes: its head with `Content-Length` (and `Connection: close`), then its body.
     static func encode(_ response: HTTPResponse, keepAlive: Bool, omitBody: Bool) -> [UInt8] {
-        let managed: Set<String> = ["content-length", "transfer-encoding", "connection"]
-        var head = "HTTP/1.1 \(response.status) \(Self.reasonPhrase(response.status))\r\n"
-        for header in response.headers where !managed.contains(header.name.lowercased())
+        // Written as bytes into one buffer sized up front: every answer passes here.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(96 + response.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+                              + (omitBody ? 0 : response.body.count))
+        bytes.append(contentsOf: "HTTP/1.1 \(response.status) ".utf8)
+        bytes.append(contentsOf: Self.reasonPhrase(response.status).utf8)
+        bytes.append(contentsOf: [13, 10])
+        for header in response.headers where !managedHeaders.contains(where: { HeaderName.matches(header.name, $0) })
             && HeaderName.isValid(name: header.name, value: header.value) {
-            head += "\(header.name): \(header.value)\r\n"
+            bytes.append(contentsOf: header.name.utf8)
+            bytes.append(contentsOf: [58, 32])
+            bytes.append(contentsOf: header.value.utf8)
+            bytes.append(contentsOf: [13, 10])
         }
-        head += "Content-Length: \(response.body.count)\r\n"
-        if !keepAlive { head += "Connection: close\r\n" }
-        head += "\r\n"
-        var bytes = Array(head.utf8)
+        bytes.append(contentsOf: "Content-Length: \(response.body.count)\r\n".utf8)
+        if !keepAlive { bytes.append(contentsOf: "Connection: close\r\n".utf8) }
+        bytes.append(contentsOf: [13, 10])
         if !omitBody { bytes.append(contentsOf: response.body) }
         return bytes
     }
+
+    /// Headers the server writes itself; a handler's own are dropped.
+    private static let managedHeaders = ["Content-Length", "Transfer-Encoding", "Connection"]
 
     static func reasonPhrase(_ status: Int) -> String {
         switch status {

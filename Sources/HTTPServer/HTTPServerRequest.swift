@@ -21,9 +21,14 @@ public struct HTTPServerRequest: Sendable {
         self.target = target
         self.headers = headers
         self.body = body
+        query = [:]
+        // Most targets have no query: the path is the target itself.
+        guard target.utf8.contains(UInt8(ascii: "?")) else {
+            path = target
+            return
+        }
         let pathAndQuery = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         path = pathAndQuery.first.map(String.init) ?? ""
-        query = [:]
         if pathAndQuery.count == 2 {
             for pair in pathAndQuery[1].split(separator: "&") where !pair.isEmpty {
                 let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)

@@ -72,9 +72,10 @@ public final class RealtimeMetrics: Sendable {
         }
     }
 
-    func decision(environment: String, rule: String, kind: String, split: SnapshotSplit?) {
-        let arm = split == nil ? "" : String(rule[(rule.firstIndex(of: "/").map { rule.index(after: $0) } ?? rule.startIndex)...])
-        let key = DecisionKey(environment: environment, rule: rule, kind: kind, group: split?.salt ?? "", arm: arm)
+    func decision(environment: String, answered: Answered, kind: String) {
+        // The arm is the rule's name within its flow, which `Answered` already holds apart.
+        let key = DecisionKey(environment: environment, rule: answered.ruleId, kind: kind, group: answered.split?.salt ?? "",
+                              arm: answered.split == nil ? "" : answered.rule)
         state.withLock { $0.decisions[key, default: 0] += 1 }
     }
 

@@ -38,13 +38,21 @@ public struct OfferSigningKey: Sendable {
     }
 }
 
-/// What one endpoint answers from right now; replaced whole, so a request sees one snapshot.
-struct Serving: Sendable {
-    var snapshot: RuntimeSnapshot
-    var engine: DecisionEngine
-    var rules: [String: SnapshotRule]
+/// What one endpoint answers from right now; replaced whole, so a request sees one snapshot. A
+/// class, so handing it to a request is one reference count, not one per field of the snapshot.
+final class Serving: Sendable {
+    let snapshot: RuntimeSnapshot
+    let engine: DecisionEngine
+    let rules: [String: SnapshotRule]
     /// Why the endpoint cannot answer everything it should (no key for its offers), if so.
-    var notReadyReason: String?
+    let notReadyReason: String?
+
+    init(snapshot: RuntimeSnapshot, engine: DecisionEngine, rules: [String: SnapshotRule], notReadyReason: String?) {
+        self.snapshot = snapshot
+        self.engine = engine
+        self.rules = rules
+        self.notReadyReason = notReadyReason
+    }
 }
 
 /// An endpoint's current snapshot and verifier, and the loading of new snapshots.

@@ -193,7 +193,8 @@ public final class RealtimeService: Sendable {
     /// The realtime path of an environment whose App names no `realtimeURL`.
     public static func defaultRealtimePath(for environment: Environment) -> String { "/apple/\(environment.rawValue)" }
 
-    private static let empty = HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Data("{}".utf8))
+    private static let jsonHeaders = [(name: "Content-Type", value: "application/json")]
+    private static let empty = HTTPResponse(status: 200, headers: jsonHeaders, body: Data("{}".utf8))
 
     private struct RequestBody: Decodable {
         var signedPayload: String
@@ -219,12 +220,21 @@ public final class RealtimeService: Sendable {
         if let shedAfter, ContinuousClock.now - started > shedAfter {
             return finish(.shed, Self.empty, entry: &entry, started: started, facts: &facts)
         }
-        guard let signedPayload = Self.signedPayload(in: request.body) else {
+        // Apple's body is read in place: the JWS's bytes go to the verifier as they are; any other
+        // shape takes the String path, which accepts and refuses exactly what it always did.
+        let body = [UInt8](request.body)
+        let compact = FlatJSONObject.stringRange("signedPayload", in: body).map { body[$0] }
+        let text = compact == nil ? Self.signedPayload(in: request.body) : nil
+        guard compact != nil || text != nil else {
             return finish(.badRequest, HTTPResponse(status: 400), entry: &entry, started: started, facts: &facts)
         }
         let decoded: DecodedRealtimeRequestBody
         do {
-            decoded = try state.verifier.verify(signedPayload: signedPayload)
+            if let compact {
+                decoded = try state.verifier.verify(compactJWS: compact)
+            } else {
+                decoded = try state.verifier.verify(signedPayload: text ?? "")
+            }
         } catch {
             metrics.verificationFailure(environment: environment, reason: error.reason)
             return finish(.unauthorized(reason: error.reason), HTTPResponse(status: 401), entry: &entry, started: started, facts: &facts)
@@ -257,8 +267,8 @@ public final class RealtimeService: Sendable {
         case .ruleAnswersNone(let answered):
             return finish(.ruleAnswersNone(answered), Self.empty, entry: &entry, started: started, facts: &facts)
         case .respond(let body, let answered):
-            return finish(.answered(answered), HTTPResponse(status: 200, headers: [("Content-Type", "application/json")],
-                                                            body: Data(body.canonicalJSON)), entry: &entry, started: started, facts: &facts)
+            return finish(.answered(answered), HTTPResponse(status: 200, headers: Self.jsonHeaders, body: Data(body.canonicalJSON)),
+                          entry: &entry, started: started, facts: &facts)
         }
     }
 
@@ -270,7 +280,7 @@ public final class RealtimeService: Sendable {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         metrics.request(environment: entry.environment, outcome: outcome.logName, seconds: seconds)
         if let answered = outcome.answered {
-            metrics.decision(environment: entry.environment, rule: answered.ruleId, kind: outcome.answer.rawValue, split: answered.split)
+            metrics.decision(environment: entry.environment, answered: answered, kind: outcome.answer.rawValue)
         }
         outcome.describe(into: &entry)
         entry.status = response.status

@@ -22,7 +22,10 @@ public struct RequestLog: Sendable {
     }
 
     func transactionHash(_ originalTransactionId: String) -> String {
-        String(Digest.sha256Hex(salt + Array(originalTransactionId.utf8)).prefix(16))
+        var state = SHA256State()
+        state.update(salt[...])
+        state.update(Array(originalTransactionId.utf8)[...])
+        return Array(state.digest().prefix(8)).hexString
     }
 
     /// A line about the service itself (`{"event": …, "message": …, "time": …}`).

@@ -12,9 +12,23 @@ public struct FlatJSONObject {
     public private(set) var fields: [(key: String, value: Value)] = []
 
     public init?<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-        let parsed = bytes.withContiguousStorageIfAvailable(Self.parse) ?? Array(bytes).withUnsafeBufferPointer(Self.parse)
+        let parsed = bytes.withContiguousStorageIfAvailable { Self.parse($0) }
+            ?? Array(bytes).withUnsafeBufferPointer { Self.parse($0) }
         guard let parsed else { return nil }
         fields = parsed
+    }
+
+    /// Where `key`'s string value lies in `bytes` (without its quotes), when `bytes` is an object
+    /// this reader accepts and that value is a string: the bytes `string(key)` would make a String
+    /// of, for a caller that reads them as they are.
+    public static func stringRange(_ key: String, in bytes: [UInt8]) -> Range<Int>? {
+        var found: Range<Int>?
+        let accepted = bytes.withUnsafeBufferPointer { buffer in
+            parse(buffer, materializing: { $0 != key }) { field, range in
+                if field == key { found = range }
+            } != nil
+        }
+        return accepted ? found : nil
     }
 
     public subscript(key: String) -> Value? {
@@ -31,7 +45,22 @@ public struct FlatJSONObject {
         return nil
     }
 
-    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> [(key: String, value: Value)]? {
+    /// False only when all eight bytes are printable ASCII other than a quote and a backslash (the
+    /// bit tricks of "Bit Twiddling Hacks": a byte below 0x20, above 0x7E, or equal to either).
+    private static func mayEndOrRefuse(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
+        let below = (word &- ones &* 0x20) & ~word & highs != 0
+        let above = ((word &+ ones &* (0x7F - 0x7E)) | word) & highs != 0
+        return below || above || hasZeroByte(word ^ (ones &* 0x22)) || hasZeroByte(word ^ (ones &* 0x5C))
+    }
+
+    /// The fields, or nil when `bytes` is not such an object. A string value whose key
+    /// `materializing` refuses is not made a String: its range goes to `skipped` instead (and the
+    /// field holds an empty string).
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, materializing: (String) -> Bool = { _ in true },
+                              skipped: (String, Range<Int>) -> Void = { _, _ in }) -> [(key: String, value: Value)]? {
         var index = 0
         func skipSpace() {
             while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0A || bytes[index] == 0x0D {
@@ -44,9 +73,18 @@ public struct FlatJSONObject {
             index += 1
             return true
         }
-        func string() -> String? {
+        func stringRange() -> Range<Int>? {
             guard take(UInt8(ascii: "\"")) else { return nil }
             let start = index
+            // Eight bytes at a time past those that need no look (a signedPayload is 5 KB of them);
+            // the byte loop below decides at the first word that holds any other.
+            if let base = bytes.baseAddress {
+                var at = index
+                while at + 8 <= bytes.count, !Self.mayEndOrRefuse(UnsafeRawPointer(base).loadUnaligned(fromByteOffset: at, as: UInt64.self)) {
+                    at += 8
+                }
+                index = at
+            }
             while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
                 // Printable ASCII but the backslash; escapes and other bytes are left to JSONDecoder.
                 guard bytes[index] >= 0x20, bytes[index] < 0x7F, bytes[index] != UInt8(ascii: "\\") else { return nil }
@@ -54,7 +92,10 @@ public struct FlatJSONObject {
             }
             guard index < bytes.count else { return nil }
             index += 1
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<(index - 1)]), as: UTF8.self)
+            return start..<(index - 1)
+        }
+        func string() -> String? {
+            stringRange().map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
         }
         func integer() -> Int64? {
             let negative = index < bytes.count && bytes[index] == UInt8(ascii: "-")
@@ -89,8 +130,13 @@ public struct FlatJSONObject {
                 skipSpace()
                 guard index < bytes.count else { return nil }
                 if bytes[index] == UInt8(ascii: "\"") {
-                    guard let text = string() else { return nil }
-                    fields.append((key, .string(text)))
+                    guard let range = stringRange() else { return nil }
+                    if materializing(key) {
+                        fields.append((key, .string(String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self))))
+                    } else {
+                        skipped(key, range)
+                        fields.append((key, .string("")))
+                    }
                 } else {
                     guard let number = integer() else { return nil }
                     fields.append((key, .integer(number)))

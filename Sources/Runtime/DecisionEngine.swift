@@ -53,13 +53,12 @@ public final class DecisionEngine: Sendable {
 
     private func evaluate(_ request: DecodedRealtimeRequestBody, trace: inout [RuleTrace]?) throws -> Decision {
         let compiled = current.withLock { $0 }
-        let snapshot = compiled.snapshot
         // The verifier already refuses these; an engine fed unverified requests must not answer them either.
         guard request.environment == compiled.environmentName else {
             return .noAnswer(reason: "the request is for environment \(request.environment), "
                              + "but the snapshot serves \(compiled.environmentName)")
         }
-        if let appAppleId = snapshot.appAppleId, request.appAppleId != appAppleId {
+        if let appAppleId = compiled.snapshot.appAppleId, request.appAppleId != appAppleId {
             return .noAnswer(reason: "the request is for appAppleId \(request.appAppleId), "
                              + "but the snapshot serves appAppleId \(appAppleId)")
         }

@@ -35,7 +35,7 @@ public struct PromotionalOfferSigner: Sendable {
     public func sign(productId: String, offerIdentifier: String, transactionId: String) throws -> String {
         let claims = Claims(
             iss: issuerId, iat: Int64(clock.now().rounded(.down)), aud: "promotional-offer",
-            bid: bundleId, nonce: UUID().uuidString.lowercased(), productId: productId,
+            bid: bundleId, nonce: CryptoRandom.uuid(), productId: productId,
             offerIdentifier: offerIdentifier, transactionId: transactionId)
         return try JWS.sign(encodedHeader: encodedHeader, payloadJSON: claims.canonicalJSON, key: privateKey)
     }

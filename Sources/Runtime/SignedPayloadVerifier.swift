@@ -56,8 +56,25 @@ public struct SignedPayloadVerifier: Sendable {
     public var chainCacheHits: Int { chainCache.hits }
 
     public func verify(signedPayload: String) throws(SignedPayloadError) -> DecodedRealtimeRequestBody {
+        try verify(compact: Array(Self.trimmed(signedPayload).utf8)[...])
+    }
+
+    /// The same over the bytes of a compact JWS as they sit in a request body, without making a
+    /// String of them first; bytes with whitespace at either end take the String path, which trims it.
+    public func verify(compactJWS bytes: ArraySlice<UInt8>) throws(SignedPayloadError) -> DecodedRealtimeRequestBody {
+        if let edge = bytes.first, Self.isWhitespace(edge) || Self.isWhitespace(bytes.last!) {
+            return try verify(signedPayload: String(decoding: bytes, as: UTF8.self))
+        }
+        return try verify(compact: bytes)
+    }
+
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+
+    private func verify(compact: ArraySlice<UInt8>) throws(SignedPayloadError) -> DecodedRealtimeRequestBody {
         var wire: WirePayload?
-        _ = try verifiedPayload(signedPayload) { json throws(SignedPayloadError) in
+        _ = try verifiedPayload(compact: compact) { json throws(SignedPayloadError) in
             let decoded = try WirePayload.decode(json)
             wire = decoded
             return decoded.signedDate
@@ -89,12 +106,16 @@ public struct SignedPayloadVerifier: Sendable {
     /// root, with Apple's leaf and intermediate markers), verified at the date `signedDate` reads from
     /// the payload (or now, with `onlineChecks`). Environment, app and freshness are the caller's to check.
     public func verifiedPayload(_ jws: String, signedDate: ([UInt8]) throws(SignedPayloadError) -> Int64) throws(SignedPayloadError) -> [UInt8] {
+        try verifiedPayload(compact: Array(Self.trimmed(jws).utf8)[...], signedDate: signedDate)
+    }
+
+    private func verifiedPayload(compact: ArraySlice<UInt8>,
+                                 signedDate: ([UInt8]) throws(SignedPayloadError) -> Int64) throws(SignedPayloadError) -> [UInt8] {
         // Split by hand on the bytes: the header (the certificates, most of the bytes) is decoded
         // only when its exact bytes are not already in the cache of verified chains.
-        let compact = Array(Self.trimmed(jws).utf8)
         let dot = UInt8(ascii: ".")
-        guard let first = compact.firstIndex(of: dot), let second = compact[(first + 1)...].firstIndex(of: dot),
-              !compact[(second + 1)...].contains(dot) else {
+        guard let first = Self.index(of: dot, in: compact), let second = Self.index(of: dot, in: compact[(first + 1)...]),
+              Self.index(of: dot, in: compact[(second + 1)...]) == nil else {
             let dots = compact.reduce(0) { $1 == dot ? $0 + 1 : $0 }
             throw .malformed("a compact JWS has three dot-separated parts; this has \(dots + 1)")
         }
@@ -109,15 +130,29 @@ public struct SignedPayloadVerifier: Sendable {
         let signed = try signedDate(payloadJSON)
         let current = clock.date()
         let date = onlineChecks ? current : Date(timeIntervalSince1970: Double(signed) / 1000)
-        let key = try leafKey(headerSegment: compact[..<first], at: date, now: current)
-        guard key.verify(signature: signature, message: compact[..<second]) else { throw .badSignature }
+        let (key, hashedHeader) = try leafKey(headerSegment: compact[..<first], at: date, now: current)
+        // The signing input is `header.payload`; the header and its dot were hashed when the chain verified.
+        guard key.verify(signature: signature, hashedPrefix: hashedHeader, rest: compact[(first + 1)..<second]) else {
+            throw .badSignature
+        }
         return payloadJSON
     }
 
+    /// Where `byte` first occurs, found with the C library's `memchr`: the header before the first
+    /// dot is most of a payload's 5 KB.
+    private static func index(of byte: UInt8, in bytes: ArraySlice<UInt8>) -> Int? {
+        bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress, let found = memchr(base, Int32(byte), raw.count) else { return nil }
+            return bytes.startIndex + (UnsafeRawPointer(found) - base)
+        }
+    }
+
     /// The leaf's key once the chain in the header has verified at `date`, from the cache when this
-    /// exact header verified recently and `date` lies inside every certificate's validity window.
-    private func leafKey(headerSegment: ArraySlice<UInt8>, at date: Date, now: Date) throws(SignedPayloadError) -> ES256PublicKey {
-        if let key = chainCache.key(for: headerSegment, at: date, now: now) { return key }
+    /// exact header verified recently and `date` lies inside every certificate's validity window;
+    /// with it, SHA-256 over the header's bytes and the dot after them, to finish per payload.
+    private func leafKey(headerSegment: ArraySlice<UInt8>, at date: Date,
+                         now: Date) throws(SignedPayloadError) -> (ES256PublicKey, SHA256State) {
+        if let cached = chainCache.key(for: headerSegment, at: date, now: now) { return cached }
         guard let headerJSON = Base64URL.decode(headerSegment) else { throw .malformed("the JWS header is not base64url") }
         let header: JWSHeader
         do {
@@ -155,9 +190,12 @@ public struct SignedPayloadVerifier: Sendable {
             throw .untrustedChain("x5c certificate 2 (\(chain[2].subject)) is not one of the supplied root certificates")
         }
         guard let key = chain[0].publicKey else { throw .badSignature }
-        chainCache.store(key, for: headerSegment, validFrom: chain.map(\.notBefore).max()!,
+        var hashedHeader = SHA256State()
+        hashedHeader.update(headerSegment)
+        hashedHeader.update([UInt8(ascii: ".")][...])
+        chainCache.store(key, hashedHeader: hashedHeader, for: headerSegment, validFrom: chain.map(\.notBefore).max()!,
                          validUntil: chain.map(\.notAfter).min()!, now: now)
-        return key
+        return (key, hashedHeader)
     }
 }
 
@@ -205,6 +243,8 @@ private final class VerifiedChainCache: Sendable {
     struct Entry: Sendable {
         var header: [UInt8]
         var key: ES256PublicKey
+        /// SHA-256 over `header` and the dot after it: derived from the compared bytes alone.
+        var hashedHeader: SHA256State
         var validFrom: Date
         var validUntil: Date
         var verifiedAt: Date
@@ -215,18 +255,20 @@ private final class VerifiedChainCache: Sendable {
 
     var hits: Int { hitCount.load(ordering: .relaxed) }
 
-    func key(for header: ArraySlice<UInt8>, at date: Date, now: Date) -> ES256PublicKey? {
+    func key(for header: ArraySlice<UInt8>, at date: Date, now: Date) -> (ES256PublicKey, SHA256State)? {
         // Copied out (a reference count) so the comparison runs outside the lock.
         let entries = entries.withLock { $0 }
         guard let entry = entries.first(where: { Self.same($0.header, header) }),
               now.timeIntervalSince(entry.verifiedAt) < SignedPayloadVerifier.chainCacheLifetime,
               entry.validFrom <= date, date <= entry.validUntil else { return nil }
         hitCount.add(1, ordering: .relaxed)
-        return entry.key
+        return (entry.key, entry.hashedHeader)
     }
 
-    func store(_ key: ES256PublicKey, for header: ArraySlice<UInt8>, validFrom: Date, validUntil: Date, now: Date) {
-        let entry = Entry(header: Array(header), key: key, validFrom: validFrom, validUntil: validUntil, verifiedAt: now)
+    func store(_ key: ES256PublicKey, hashedHeader: SHA256State, for header: ArraySlice<UInt8>, validFrom: Date, validUntil: Date,
+               now: Date) {
+        let entry = Entry(header: Array(header), key: key, hashedHeader: hashedHeader, validFrom: validFrom,
+                          validUntil: validUntil, verifiedAt: now)
         entries.withLock { entries in
             entries.removeAll {
                 now.timeIntervalSince($0.verifiedAt) >= SignedPayloadVerifier.chainCacheLifetime || Self.same($0.header, header)

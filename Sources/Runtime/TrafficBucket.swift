@@ -7,12 +7,12 @@ public enum TrafficBucket {
     /// Stable bucket in 0..<10000: first 8 bytes of SHA-256("\(salt):\(originalTransactionId)") as a
     /// big-endian UInt64, mod 10000.
     public static func bucket(salt: String, originalTransactionId: String) -> Int {
-        var input: [UInt8] = []
-        input.reserveCapacity(salt.utf8.count + 1 + originalTransactionId.utf8.count)
-        input.append(contentsOf: salt.utf8)
-        input.append(UInt8(ascii: ":"))
-        input.append(contentsOf: originalTransactionId.utf8)
-        let value = Digest.sha256Prefix64(input)
+        // Hashed in three pieces rather than joined first: a request hashes one per split group.
+        var state = SHA256State()
+        state.update(salt)
+        state.update(":")
+        state.update(originalTransactionId)
+        let value = state.digestPrefix64()
         // 2^64 is so much larger than 10,000 that the modulo bias is below one part in 10^15.
         return Int(value % UInt64(SnapshotSplit.bucketCount))
     }

@@ -42,6 +42,11 @@ private func sendSignal(_ pid: Int32, _ signal: Int32) {
     // it records nothing, and the difference printed is what the machine alone makes of two equal servers.
     let control = arguments.contains("--control")
     let repeats = max(1, option("--repeat").flatMap(Int.init) ?? 1)
+    // How cost grows with threads: one serve per worker count, each driven alike ("all" is one per processor).
+    let workerCounts = try option("--workers").map(parseWorkerCounts)
+    if workerCounts != nil && recording {
+        throw BenchmarkError("--workers compares servers with different worker counts; use it without --recording or --control")
+    }
 
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-bench-\(getpid())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -55,8 +60,14 @@ private func sendSignal(_ pid: Int32, _ signal: Int32) {
         try componentCosts(chain: chain, snapshot: directory.appendingPathComponent("snapshot.json"))
     }
 
-    let server = try ServeProcess(binary: binary, directory: directory, name: "server")
-    defer { server.kill() }
+    // The floor a request cannot go below: one ES256 check (and for an offer one signature), in CPU time.
+    let floor = es256Floor()
+    let servers = try (workerCounts.map { $0.map(Optional.some) } ?? [nil]).map { (workers: Int?) in
+        try ServeProcess(binary: binary, directory: directory, name: workers.map { "server-\($0)-workers" } ?? "server",
+                         arguments: workers.map { ["--workers", String($0)] } ?? [])
+    }
+    defer { servers.forEach { $0.kill() } }
+    let server = servers[0]
     let events = directory.appendingPathComponent("events")
     let recorder = try recording ? ServeProcess(
         binary: binary, directory: directory, name: "recording",
@@ -65,7 +76,7 @@ private func sendSignal(_ pid: Int32, _ signal: Int32) {
         environment: control ? [:] : [PseudonymSecret.variable: PseudonymSecret.generate()]) : nil
     defer { recorder?.kill() }
 
-    print("serve: retention-sync serve (its own process) on 127.0.0.1:\(server.port), 1,000-rule snapshot, every rule evaluated;")
+    print("serve: retention-sync serve (its own process) on 127.0.0.1:\(servers.map { String($0.port) }.joined(separator: ", ")), 1,000-rule snapshot, every rule evaluated;")
     print("       keep-alive clients in this process, \(duration) s per run, genuine signedPayloads (fresh ES256 check each);")
     print("       \"at N/s\": requests sent on a fixed schedule, latency counted from when each was due")
     if let recorder {
@@ -73,8 +84,15 @@ private func sendSignal(_ pid: Int32, _ signal: Int32) {
         print("       to --events \(events.path) (flushed every \(ServeProcess.number(ServeProcess.flushInterval)) s); each run goes to both servers, back to back,")
         print("       alternating which goes first; CPU is read \(ServeProcess.number(settle)) s after each run so the last flush is counted")
     }
-    let labelWidth = recording ? 58 : 46
-    print(String(repeating: " ", count: labelWidth + 2) + "req/s     p50      p99    p99.9   server CPU/req   errors")
+    if let workerCounts {
+        print("       one serve per worker count (--workers \(workerCounts.map(String.init).joined(separator: ", "))); "
+              + "this machine has \(ProcessInfo.processInfo.activeProcessorCount) processors")
+    }
+    print(String(format: "       floor, in this process's CPU time: one ES256 verify %.1f µs, one ES256 sign %.1f µs; "
+                 + "÷ floor = server CPU/req ÷ verify (messages) or ÷ (verify + sign) (offers)", floor.verify, floor.sign))
+    let labelWidth = recording ? 58 : (workerCounts == nil ? 46 : 58)
+    print(String(repeating: " ", count: labelWidth + 2) + "req/s     p50      p99    p99.9   server CPU/req   errors   ÷ floor")
+    var growth: [(row: String, workers: Int, run: MeasuredRun)] = []
     var answeredWhileRecording = 0
     var throughputChanges: [Double] = []
     var flatOut: (off: [MeasuredRun], on: [MeasuredRun]) = ([], [])
@@ -93,11 +111,17 @@ private func sendSignal(_ pid: Int32, _ signal: Int32) {
         // Each level at full speed, then concurrency 64 at the rate the README's targets name.
         let target: Double = product == "com.example.monthly" ? 4_000 : 2_500
         let runs: [(concurrency: Int, rate: Double?)] = levels.map { ($0, nil) } + (arguments.contains("--no-rate") ? [] : [(64, target)])
+        let floorCPU = product == "com.example.monthly" ? floor.verify : floor.verify + floor.sign
         for (concurrency, offered) in runs {
             let row = "  \(label), concurrency \(concurrency)" + (offered.map { String(format: " at %.0f/s", $0) } ?? "")
             guard let recorder else {
-                let measured = measureRun(server, concurrency: concurrency, duration: duration, payloads: payloads, rate: offered)
-                print(measured.line(row, width: labelWidth))
+                for (index, server) in servers.enumerated() {
+                    let workers = workerCounts?[index]
+                    let measured = measureRun(server, concurrency: concurrency, duration: duration, payloads: payloads, rate: offered)
+                    print(measured.line(row + (workers.map { ", \($0) worker" + ($0 == 1 ? "" : "s") } ?? ""), width: labelWidth,
+                                        floor: floorCPU))
+                    if let workers, offered == nil { growth.append((row, workers, measured)) }
+                }
                 continue
             }
             // Off then on, then on then off: a machine that drifts during the run favours neither.
@@ -127,9 +151,20 @@ private func sendSignal(_ pid: Int32, _ signal: Int32) {
                   + (offered == nil ? "" : " (req/s set by the schedule)"))
         }
     }
-    print("  server peak RSS: \(peakRSS(server.process.processIdentifier)) (VmHWM)"
+    print("  server peak RSS: \(servers.map { peakRSS($0.process.processIdentifier) }.joined(separator: ", ")) (VmHWM)"
           + (recorder.map { ", recording server \(peakRSS($0.process.processIdentifier))" } ?? ""))
-    _ = server.stop()
+    if let workerCounts, let first = workerCounts.first {
+        print("  how it grows with workers (flat out; each figure ÷ the \(first)-worker one):")
+        for row in growth.map(\.row).reduce(into: [String](), { if !$0.contains($1) { $0.append($1) } }) {
+            let measured = growth.filter { $0.row == row }
+            guard let base = measured.first?.run, base.rate > 0, base.cpuPerRequest > 0 else { continue }
+            print("  " + row + ": " + measured.map { entry in
+                String(format: "%d → %.0f req/s (%.2f×), %.0f µs/req (%.2f×)", entry.workers, entry.run.rate, entry.run.rate / base.rate,
+                       entry.run.cpuPerRequest, entry.run.cpuPerRequest / base.cpuPerRequest)
+            }.joined(separator: "; "))
+        }
+    }
+    for server in servers { _ = server.stop() }
     guard let recorder else { return }
     if let worst = throughputChanges.min() {
         // Pooled: all flat-out requests and seconds of each side, so one noisy level weighs by its length only.
@@ -180,7 +215,7 @@ private struct MeasuredRun {
     var rate: Double { Double(latencies.count) / seconds }
     var cpuPerRequest: Double { latencies.isEmpty ? 0 : cpuSeconds / Double(latencies.count) * 1e6 }
 
-    func line(_ label: String, width: Int) -> String {
+    func line(_ label: String, width: Int, floor: Double? = nil) -> String {
         func percentile(_ p: Double) -> String {
             guard !latencies.isEmpty else { return "-" }
             return String(format: "%.2f ms", Double(latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]) / 1e6)
@@ -188,7 +223,49 @@ private struct MeasuredRun {
         return label.padding(toLength: width, withPad: " ", startingAt: 0)
             + String(format: "%7.0f", rate) + "  " + percentile(0.5) + "  " + percentile(0.99) + "  " + percentile(0.999)
             + String(format: "   %6.0f µs", cpuPerRequest) + "   \(errors)"
+            + (floor.map { String(format: "   %7.2f×", cpuPerRequest / $0) } ?? "")
     }
+}
+
+/// `--workers 1,2,all`: whole numbers from 1, and `all` for one per processor; repeats dropped, order kept.
+private func parseWorkerCounts(_ text: String) throws -> [Int] {
+    var counts: [Int] = []
+    for part in text.split(separator: ",") {
+        let count = part == "all" ? ProcessInfo.processInfo.activeProcessorCount : Int(part) ?? 0
+        guard (1...256).contains(count) else {
+            throw BenchmarkError("--workers takes whole numbers from 1 to 256 or 'all', separated by commas (got '\(part)')")
+        }
+        if !counts.contains(count) { counts.append(count) }
+    }
+    guard !counts.isEmpty else { throw BenchmarkError("--workers needs at least one count, e.g. 1,2,all") }
+    return counts
+}
+
+/// CPU microseconds of one ES256 verify and one sign over a 32-byte message (what `openssl speed
+/// ecdsap256` times), on this thread's clock, so other processes on the machine do not count.
+private func es256Floor() -> (verify: Double, sign: Double) {
+    let key = ES256PrivateKey.generate()
+    let message = CryptoRandom.bytes(32)
+    let signature = (try? key.sign(message)) ?? []
+    // The median of five rounds, as the server's figure is an average over many requests.
+    func cpuMicros(_ work: () -> Void) -> Double {
+        work()
+        let rounds = (0..<5).map { _ in
+            let start = threadCPUSeconds()
+            for _ in 0..<400 { work() }
+            return (threadCPUSeconds() - start) / 400 * 1e6
+        }
+        return rounds.sorted()[2]
+    }
+    let verify = cpuMicros { _ = key.publicKey.verify(signature: signature, message: message) }
+    let sign = cpuMicros { _ = try? key.sign(message) }
+    return (verify, sign)
+}
+
+private func threadCPUSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
 
 /// Drives `server` for one run; with `settle`, waits that long after the run before reading its CPU.
@@ -294,15 +371,18 @@ private func componentCosts(chain: AppleStyleSigningChain, snapshot: URL) throws
     let body = Data(#"{"signedPayload":"\#(signed)"}"#.utf8)
     let httpRequest = HTTPServerRequest(method: "POST", target: "/apple", headers: [("Content-Length", "\(body.count)")], body: body)
     struct Body: Decodable { var signedPayload: String }
-    func measure(_ label: String, _ work: () throws -> Void) rethrows {
+    // CPU time of this thread, not wall time: on a shared machine other processes would count too.
+    @discardableResult
+    func measure(_ label: String, _ work: () throws -> Void) rethrows -> Double {
         let count = 2_000
         try work()
-        let start = DispatchTime.now().uptimeNanoseconds
+        let start = threadCPUSeconds()
         for _ in 0..<count { try work() }
-        let micros = Double(DispatchTime.now().uptimeNanoseconds - start) / Double(count) / 1000
+        let micros = (threadCPUSeconds() - start) / Double(count) * 1e6
         print("  \(label.padding(toLength: 44, withPad: " ", startingAt: 0)) \(String(format: "%6.1f", micros)) µs")
+        return micros
     }
-    print("serve: one request's steps in this process (mean of 2,000)")
+    print("serve: one request's steps in this process (mean of 2,000, this thread's CPU time)")
     try measure("decode the body (JSONDecoder)") { _ = try JSONDecoder().decode(Body.self, from: body) }
     measure("read the body (scanner, as serve does)") { _ = FlatJSONObject(body)?.string("signedPayload") }
     try measure("JWS.decode") { _ = try JWS.decode(signed) }
@@ -311,7 +391,7 @@ private func componentCosts(chain: AppleStyleSigningChain, snapshot: URL) throws
     let signingInput = Array("\(parts[0]).\(parts[1])".utf8)
     let signature = Base64URL.decode(String(parts[2])).map { $0 } ?? []
     let leafKey = chain.leaf.publicKey!
-    measure("ES256 signature check alone") { _ = leafKey.verify(signature: signature, message: signingInput) }
+    let check = measure("ES256 signature check alone") { _ = leafKey.verify(signature: signature, message: signingInput) }
     let offerKey = ES256PrivateKey.generate()
     try measure("ES256 signature alone (offer signing)") { _ = try offerKey.sign(signingInput) }
     try measure("decide (1,000 rules)") { _ = try engine.decide(request) }
@@ -319,7 +399,9 @@ private func componentCosts(chain: AppleStyleSigningChain, snapshot: URL) throws
     try measure("encode the answer (CanonicalJSON)") { _ = try CanonicalJSON.encode(answer) }
     measure("write the answer (direct, as serve does)") { _ = answer.canonicalJSON }
     // A fresh request each time: serve sheds one that waited more than 0.5 s since it arrived.
-    measure("whole request without sockets (handle)") { _ = service.handle(httpRequest.arrivingNow) }
+    let whole = measure("whole request without sockets (handle)") { _ = service.handle(httpRequest.arrivingNow) }
+    print("  " + "  of which: not the signature check".padding(toLength: 44, withPad: " ", startingAt: 0)
+          + String(format: " %6.1f µs", whole - check))
     // The recording's share on the request's own thread; the events are queued, and stored once at the end.
     let pseudonyms = try PseudonymKey(secret: PseudonymSecret.generate())
     measure("pseudonym (HMAC of the transaction id)") { _ = pseudonyms.pseudonym(request.originalTransactionId) }

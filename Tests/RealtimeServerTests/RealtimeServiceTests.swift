@@ -87,6 +87,35 @@ struct RealtimeServiceTests {
         #expect(try await running.post(good).status == 200)
     }
 
+    @Test("a signedPayload read in place from the body verifies as the decoded String did: padded, escaped or spaced out")
+    func bodyShapes() async throws {
+        let running = try RunningService(snapshot: try snapshot())
+        let client = CurlHTTPClient()
+        let url = URL(string: running.server.baseURL.absoluteString + running.path)!
+        let signed = try running.signed(requestBody())
+        let escaped = signed.replacingOccurrences(of: ".", with: "\\u002e")
+        let accepted = [
+            #"{"signedPayload":"\#(signed)"}"#,
+            #" { "signedPayload" : "\#(signed)" } "#,
+            #"{"signedPayload":"  \#(signed) "}"#,
+            #"{"signedPayload":"\#(escaped)"}"#,
+            #"{"other":[1],"signedPayload":"\#(signed)"}"#,
+        ]
+        for body in accepted {
+            let response = try await client.send(HTTPRequest(method: "POST", url: url, body: Data(body.utf8)))
+            #expect(response.status == 200, "\(body.prefix(40))")
+            #expect(String(decoding: response.body, as: UTF8.self) == #"{"message":{"messageIdentifier":"\#(messageId)"}}"#)
+        }
+        let refused = [
+            (#"{"signedPayload":"\#(signed.dropLast())"}"#, 401),
+            (#"{"signedPayload":"\#(signed)""#, 400),
+        ]
+        for (body, status) in refused {
+            let response = try await client.send(HTTPRequest(method: "POST", url: url, body: Data(body.utf8)))
+            #expect(response.status == status, "\(body.suffix(40))")
+        }
+    }
+
     @Test("oversized and malformed bodies, wrong methods and paths get 4xx, and the service keeps answering")
     func badRequests() async throws {
         let running = try RunningService(snapshot: try snapshot())

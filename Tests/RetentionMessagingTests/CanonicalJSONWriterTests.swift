@@ -96,4 +96,28 @@ struct CanonicalJSONWriterTests {
             #expect(FlatJSONObject(Array(text.utf8)) == nil, "\(text)")
         }
     }
+
+    @Test("a long string value is read eight bytes at a time, and a byte that ends or refuses it is found at every position")
+    func flatObjectLongStrings() {
+        let plain = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~ !#$%&'()*+,/:;<=>?@[]^`{|}".utf8)
+        for length in 0..<40 {
+            let value = Array(plain.prefix(length))
+            let text = Array(#"{"k":""#.utf8) + value + Array(#""}"#.utf8)
+            #expect(FlatJSONObject(text)?.string("k") == String(decoding: value, as: UTF8.self), "\(length)")
+            #expect(FlatJSONObject.stringRange("k", in: text).map { Array(text[$0]) } == value, "\(length)")
+            for position in 0..<length {
+                for refused: UInt8 in [0x5C, 0x1F, 0x7F, 0xC3, 0x00] {
+                    var bad = value
+                    bad[position] = refused
+                    let badText = Array(#"{"k":""#.utf8) + bad + Array(#""}"#.utf8)
+                    #expect(FlatJSONObject(badText) == nil, "\(length) \(position) \(refused)")
+                    #expect(FlatJSONObject.stringRange("k", in: badText) == nil, "\(length) \(position) \(refused)")
+                }
+                // A quote inside ends the string early, which leaves bytes where a comma or brace must be.
+                var quoted = value
+                quoted[position] = 0x22
+                #expect(FlatJSONObject(Array(#"{"k":""#.utf8) + quoted + Array(#""}"#.utf8)) == nil, "\(length) \(position)")
+            }
+        }
+    }
 }
