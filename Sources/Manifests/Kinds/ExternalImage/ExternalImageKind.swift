@@ -36,17 +36,7 @@ extension ManifestSet {
 
 extension Loader {
     mutating func convert(_ raw: RawExternalImage, node: YAMLNode) -> ExternalImageManifest {
-        let environmentKeys = Self.keyLocations(node, "identifiers")
-        var identifiers: [Environment: String] = [:]
-        var locations: [Environment: SourceLocation] = [:]
-        for (key, identifier) in raw.identifiers.sorted(by: { $0.key < $1.key }) {
-            guard let environment = Environment(rawValue: key) else {
-                diagnostics.append(Self.unknownEnvironment(key, at: environmentKeys[key] ?? identifier.location))
-                continue
-            }
-            identifiers[environment] = identifier.value
-            locations[environment] = identifier.location
-        }
+        let (identifiers, locations) = convertIdentifiers(raw.identifiers, node: node)
         var image = ExternalImageManifest(name: raw.name.value, identifiers: identifiers, location: raw.name.location)
         image.identifierLocations = locations
         return image
@@ -55,7 +45,7 @@ extension Loader {
 
 extension ValidationRun {
     mutating func checkExternalImages() {
-        var firstByIdentifier: [String: ExternalImageManifest] = [:]
+        var firstByIdentifier: [String: ExternalDeclaration] = [:]
         var firstByName: [String: ExternalImageManifest] = [:]
         for image in set.externalImages {
             if let managed = position(of: image.name, in: ImageKind.self).map({ set.images[$0] }) {
@@ -68,32 +58,23 @@ extension ValidationRun {
             } else {
                 firstByName[image.name] = image
             }
-            if image.identifiers.isEmpty {
-                report(.error("no-identifiers", at: image.location, "external image '\(image.name)' names no identifier",
-                              hint: "add 'identifiers:' with the image's UUID in sandbox and/or production, as Apple's image list shows it"))
-            }
-            for (environment, identifier) in image.identifiers.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-                let location = image.identifierLocations[environment] ?? image.location
-                guard UUIDText.isUUID(identifier) else {
-                    report(.error("invalid-identifier", at: location,
-                                  "the \(environment.rawValue) identifier of external image '\(image.name)', '\(Diagnostic.visible(identifier))', is not a UUID",
-                                  hint: "write it as Apple's image list shows it: 8-4-4-4-12 hexadecimal digits, like 6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f"))
-                    continue
-                }
-                let key = "\(environment.rawValue):\(identifier.lowercased())"
-                if let first = firstByIdentifier[key] {
-                    report(.error("duplicate-identifier", at: location,
-                                  "external images '\(first.name)' and '\(image.name)' name the same \(environment.rawValue) identifier \(identifier.lowercased())",
-                                  hint: "keep one of them (\(first.location)) and refer to it by name"))
-                } else {
-                    firstByIdentifier[key] = image
-                }
-                if !declaredEnvironments.contains(environment) {
-                    report(.warning("undeclared-environment", at: location,
-                                    "external image '\(image.name)' names an identifier in \(environment.rawValue), which the App does not declare",
-                                    hint: "add \(environment.rawValue) under the App's environments, or remove this identifier"))
-                }
-            }
+            checkIdentifiers(of: ExternalDeclaration(kind: .image, name: image.name, identifiers: image.identifiers,
+                                                     identifierLocations: image.identifierLocations, location: image.location),
+                             seen: &firstByIdentifier)
         }
+    }
+}
+
+extension ValidationRun {
+    /// A message is uploaded to every environment the App declares, so an external image it shows
+    /// needs an identifier in each: reported at the use, naming where the image is declared.
+    mutating func checkExternalImageIdentifiers(_ position: Int, use: String, at location: SourceLocation) {
+        let image = set.externalImages[position]
+        let missing = declaredEnvironments.filter { image.identifiers[$0] == nil }.map(\.rawValue).sorted()
+        guard !missing.isEmpty else { return }
+        let names = missing.joined(separator: " and ")
+        report(.error("missing-external-identifier", at: location,
+                      "external image '\(image.name)' has no \(names) identifier, but \(use), and messages are uploaded to every environment the App declares",
+                      hint: "add its \(names) identifier under 'identifiers:' (\(image.location)), or show a managed Image here"))
     }
 }
