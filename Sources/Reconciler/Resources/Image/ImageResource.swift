@@ -143,11 +143,23 @@ enum ImageResource: ContentResource {
         }
         let keptUnknown = unknownMessages.filter(kept).count
         let deletableMessages = unknownMessages.filter { !kept($0) }.sorted()
-        // The images the manifests' own messages show that they do not derive: external ones.
+        // The images the manifests' own messages show that they do not derive (external ones), and
+        // those earlier versions of them show that stay at Apple: the state recorded their bodies.
         var shownBy: [String: Set<UsageIndex.Use>] = [:]
         for message in context.desired.messages {
             for id in message.imageIdentifiers where !derivedImages.contains(id) { shownBy[id, default: []].insert(.shownByMessage(message.label)) }
         }
+        let document = remote.state?.document
+        for id in unknownMessages where kept(id) {
+            guard let record = document?.record(for: id), let text = record.uploadBody,
+                  let body = try? JSONDecoder().decode(UploadMessageRequestBody.self, from: Data(text.utf8)) else { continue }
+            let label = "\(record.name) (\(record.locale ?? "?")) \(id), an earlier version"
+            for image in body.referencedImageIdentifiers where !derivedImages.contains(image) {
+                shownBy[image, default: []].insert(.shownByMessage(label))
+            }
+        }
+        // What stays at Apple whose content nobody recorded: any of it may show any image.
+        let keptUnrecorded = unknownMessages.filter { kept($0) && document?.record(for: $0)?.uploadBody == nil }.count
         for id in remote.images.keys.filter({ !derivedImages.contains($0) }).sorted() {
             if let declared = externalImages[id] {
                 // Declared external: never pruned unless the operator names it, and never while a message of the manifests shows it.
@@ -156,7 +168,7 @@ enum ImageResource: ContentResource {
                 context.inventory.append(InventoryItem(kind: .image, identifier: id, state: ReviewState(remote.images[id]?.state),
                                                        label: .external, name: declared.name, usedBy: uses, prune: verdict))
                 if context.options.prune && verdict == .deletable {
-                    context.actions.append(PlanAction(id: .deleteImage(id), reason: ActionReason(.namedImage(unknownMessages: keptUnknown)),
+                    context.actions.append(PlanAction(id: .deleteImage(id), reason: ActionReason(.namedImage(unknownMessages: keptUnrecorded)),
                                                       change: ImageChange.delete(id, size: remote.images[id]?.size),
                                                       dependsOn: deletableMessages.map(ActionID.deleteMessage)))
                 }
