@@ -303,7 +303,7 @@ struct ExternalImageTests {
         #expect(try Self.adopted(harness, .sandbox, Self.sandboxIcon)?["deleted_at"] != nil, "the state records the deletion")
     }
 
-    @Test("replacing a vendor's picture: the message shows a managed Image instead (a new version, held for review), then --prune-id deletes the earlier version and the vendor's image together")
+    @Test("replacing a vendor's picture step by step, as the manual lists it: the message shows a managed Image instead (a new version, held for review with its picture), then --prune-id deletes the earlier version and the vendor's image together")
     func replacingTheVendorsPicture() async throws {
         let harness = try CommandHarness()
         try Self.writeManifests(harness)
@@ -312,14 +312,39 @@ struct ExternalImageTests {
                   - { text: Guided sessions, image: vendor-icon, altText: A breathing ring }
 
             """, with: "")
+        // 0. Adopted: stay-calm shows the vendor's picture and is the approved default.
         try await Self.seedImages(harness, [(Self.productionHero, "APPROVED", "FULL_SIZE")], in: .production)
-        #expect(await harness.run(["apply", "--env", "production", "--auto-approve"]).code == .success)
-        let vendorVersion = try #require(harness.emulator.state(of: .production).messages.keys.first)
-        try harness.emulator.approveMessage(vendorVersion, in: .production)
-        #expect(await harness.run(["apply", "--env", "production", "--auto-approve"]).code == .success)
-        #expect(harness.emulator.state(of: .production).defaults[Self.pair] == vendorVersion)
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
+        func held() -> EmulatorState { harness.emulator.state(of: .production) }
+        let oldId = try #require(held().messages.keys.first)
+        try harness.emulator.approveMessage(oldId, in: .production)
+        #expect(await harness.run(["apply", "--env", "production"]).code == .success)
+        #expect(held().defaults[Self.pair] == oldId)
 
-        // The team's own picture: the message is a new version that waits for review; the vendor's keeps serving.
+        var ran: [(command: String, output: String)] = []
+        var newId = "", newImageId = ""
+        /// Runs a line of the manual as a person would, its placeholders filled in.
+        func run(_ line: String) async throws -> CommandHarness.Run {
+            let filled = line.replacingOccurrences(of: "$RETENTION_SYNC_ENDPOINT/production", with: "http://127.0.0.1")
+                .replacingOccurrences(of: "$NEW_IMAGE_ID", with: newImageId).replacingOccurrences(of: "$NEW_ID", with: newId)
+                .replacingOccurrences(of: "$OLD_ID", with: oldId).replacingOccurrences(of: "$IMAGE_ID", with: Self.productionHero)
+                .replacingOccurrences(of: "\"", with: "")
+            let words = filled.split(separator: " ").map(String.init)
+            let result: CommandHarness.Run
+            if words[0] == "curl" {
+                let url = try #require(URL(string: words[3]))
+                let response = try #require(await harness.emulator.handle(HTTPRequest(method: words[2], url: url), environment: .production))
+                result = CommandHarness.Run(code: response.status == 200 ? .success : .failure,
+                                            stdout: String(decoding: response.body, as: UTF8.self), stderr: "")
+            } else {
+                result = await harness.run(Array(words.dropFirst()))
+            }
+            ran.append((line, result.stdout + result.stderr))
+            #expect(result.code == .success, "\(line)\n\(result.stdout)\(result.stderr)")
+            return result
+        }
+
+        // 1. The team's own picture: a new version of stay-calm, uploaded with it; the vendor's keeps serving.
         try """
             apiVersion: retention-sync/v1
             kind: Image
@@ -329,27 +354,39 @@ struct ExternalImageTests {
 
             """.write(to: harness.file("manifests/images.yaml"), atomically: true, encoding: .utf8)
         try harness.edit("manifests/messages.yaml", replacing: "name: vendor-hero", with: "name: sunrise-hills")
-        let switching = try await ExternalContentTests.planJSON(harness, ["--env", "production"])
-        #expect(Set(ExternalContentTests.actions(switching).compactMap { $0["kind"] as? String }) == ["upload_image", "upload_message", "set_default"])
-        #expect(await harness.run(["apply", "--env", "production", "--auto-approve"]).code == .success)
-        #expect(harness.emulator.state(of: .production).defaults[Self.pair] == vendorVersion, "the vendor's picture serves until review ends")
-        harness.emulator.approveAllPending(in: .production)
-        #expect(await harness.run(["apply", "--env", "production", "--auto-approve"]).code == .success)
-        let ownVersion = try #require(harness.emulator.state(of: .production).defaults[Self.pair])
-        #expect(ownVersion != vendorVersion)
+        _ = try await run("retention-sync plan --env production")
+        _ = try await run("retention-sync apply --env production")
+        newId = try #require(held().messages.keys.first { $0 != oldId })
+        newImageId = try #require(held().images.keys.first { $0 != Self.productionHero })
+        #expect(held().messages[newId]?.body.image?.imageIdentifier == newImageId)
+        #expect(held().defaults[Self.pair] == oldId, "the vendor's picture serves until review ends")
 
-        // The earlier version is a rollback target that still shows the vendor's image: the plan says so.
+        // 2. App Review approves both: the default switches to the new version.
+        _ = try await run(#"curl -X POST "$RETENTION_SYNC_ENDPOINT/production/emulator/messages/$NEW_ID/approve""#)
+        _ = try await run(#"curl -X POST "$RETENTION_SYNC_ENDPOINT/production/emulator/images/$NEW_IMAGE_ID/approve""#)
+        _ = try await run("retention-sync plan --env production")
+        _ = try await run("retention-sync apply --env production")
+        #expect(held().defaults[Self.pair] == newId)
+
+        // 3. The earlier version (a rollback target) still shows the vendor's picture: named alone, the picture is kept.
         let kept = try await ExternalContentTests.planJSON(harness, ["--env", "production", "--prune-id", Self.productionHero])
         #expect(Self.deletes(kept) == [])
-        #expect(try Self.inventory(kept, Self.productionHero)["used_by"] as? [String] == ["message stay-calm (en-US) \(vendorVersion), an earlier version"])
-        let both = "\(vendorVersion),\(Self.productionHero)"
-        let plan = try await ExternalContentTests.planJSON(harness, ["--env", "production", "--prune-id", both, "--prune-force"])
-        #expect(Self.deletes(plan) == [vendorVersion, Self.productionHero].sorted())
-        let apply = await harness.run(["apply", "--env", "production", "--prune-id", both, "--prune-force", "--auto-approve"])
-        #expect(apply.code == .success, "\(apply.stdout)\(apply.stderr)")
-        let held = harness.emulator.state(of: .production)
-        #expect(held.images[Self.productionHero] == nil && held.messages[vendorVersion] == nil)
-        #expect(held.defaults[Self.pair] == ownVersion)
+        #expect(try Self.inventory(kept, Self.productionHero)["used_by"] as? [String] == ["message stay-calm (en-US) \(oldId), an earlier version"])
+        _ = try await run(#"retention-sync plan --env production --prune-id "$IMAGE_ID""#)
+        _ = try await run(#"retention-sync apply --env production --prune-id "$OLD_ID,$IMAGE_ID" --prune-force"#)
+        #expect(held().images[Self.productionHero] == nil && held().messages[oldId] == nil)
+        #expect(held().defaults[Self.pair] == newId)
+        #expect(try Self.adopted(harness, .production, Self.productionHero)?["deleted_at"] != nil)
+        try FileManager.default.removeItem(at: harness.file("manifests/vendor-images.yaml"))
+        _ = try await run("retention-sync plan --env production")
+
+        // The manual lists exactly these lines, in this order, and each printed what the manual promises.
+        let manual = try ReplacingExternalContentTests.manualSteps("replacing-external-image")
+        #expect(ran.map(\.command) == manual.map(\.command))
+        for ((command, output), (_, promise)) in zip(ran, manual) {
+            guard let promise else { continue }
+            #expect(output.contains(promise), "\(command) promised '\(promise)':\n\(output)")
+        }
     }
 
     @Test("importing an app that holds a vendor's images writes an ExternalImage for each, which validates; the next plan says No changes with no upload; an image the tool uploaded itself is not imported")

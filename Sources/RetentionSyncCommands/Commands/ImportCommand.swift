@@ -27,12 +27,12 @@ struct ImportCommand: ParsedCommand {
         writes a new file, imported-<env>.yaml (or imported-<env>-2.yaml, …; never an existing
         file), that declares every message the tool did not make as an ExternalMessage, every
         such image as an ExternalImage, and every default the manifests do not assign yet,
-        pointing at those messages. Right after, plan for the
-        environment says "No changes", and the next apply records the adoption in the state.
-        Says how many calls it makes, and the least time Apple's hourly budget allows, before it
-        starts; on long runs a progress line at each tenth of them (standard error). Writes
-        nothing when a call fails (no API access: 401, 403 or 404) or when it is stopped while
-        reading (Ctrl-C: exit 130); the file is written whole or not at all, so run it again.
+        pointing at those messages. Right after, plan for the environment says "No changes",
+        and the next apply records the adoption in the state. Says how many calls it makes,
+        and the least time Apple's hourly budget allows, before it starts; on long runs a
+        progress line at each tenth of them (standard error). Writes nothing when a call fails
+        (no API access: 401, 403 or 404) or when it is stopped while reading (Ctrl-C: exit
+        130); the file is written whole or not at all, so run it again.
         """,
         options: EnvironmentOptions.connection,
         column: 25,
