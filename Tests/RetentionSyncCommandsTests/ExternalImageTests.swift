@@ -303,6 +303,24 @@ struct ExternalImageTests {
         #expect(try Self.adopted(harness, .sandbox, Self.sandboxIcon)?["deleted_at"] != nil, "the state records the deletion")
     }
 
+    @Test("a plain prune keeps an unmanaged image while an external message stays, since that message may show it")
+    func pruneKeepsImagesAnExternalMessageMayShow() async throws {
+        let harness = try CommandHarness()
+        try ExternalContentTests.writeManifests(harness, defaultMessage: "stay-calm")
+        let seeded = try await ExternalContentTests.seed(harness, """
+            {"messages": [{"identifier": "\(ExternalContentTests.sandboxId)"}],
+             "images": [{"identifier": "\(Self.stranger)", "size": "FULL_SIZE"}]}
+            """, in: .sandbox)
+        #expect(seeded.status == 200)
+        let plan = try await ExternalContentTests.planJSON(harness, ["--env", "sandbox", "--prune", "--prune-force"])
+        #expect(Self.deletes(plan) == [], "\(ExternalContentTests.actions(plan))")
+        #expect(try Self.inventory(plan, Self.stranger)["prune"] as? String == "kept: 1 message of unknown content remain and may use it")
+
+        // Once the external message is named for deletion, nothing of unknown content remains: both go, the message first.
+        let named = try await ExternalContentTests.planJSON(harness, ["--env", "sandbox", "--prune-id", ExternalContentTests.sandboxId, "--prune-force"])
+        #expect(Self.deletes(named) == [ExternalContentTests.sandboxId, Self.stranger].sorted())
+    }
+
     @Test("replacing a vendor's picture step by step, as the manual lists it: the message shows a managed Image instead (a new version, held for review with its picture), then --prune-id deletes the earlier version and the vendor's image together")
     func replacingTheVendorsPicture() async throws {
         let harness = try CommandHarness()
