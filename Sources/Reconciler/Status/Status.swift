@@ -90,7 +90,10 @@ public enum Status {
         var report = report(planned)
         let document = planned.remote.state?.document
         func age(_ entry: inout StatusEntry) {
-            if let observed = document?.record(for: entry.identifier)?.currentReviewState, observed.state == entry.state.rawValue {
+            // Content the tool uploaded has its record; external content, its adoption's.
+            let observed = document?.record(for: entry.identifier)?.currentReviewState
+                ?? (entry.external ? document?.adoption(of: entry.identifier)?.reviewStates.last : nil)
+            if let observed, observed.state == entry.state.rawValue {
                 entry.stateSince = observed.firstSeenAt
                 entry.stateAgeDays = max(0, Int(now.timeIntervalSince(observed.firstSeenAt) / 86_400))
             }
