@@ -101,7 +101,7 @@ struct ExternalImageTests {
         try #require((plan["inventory"] as? [[String: Any]])?.first { $0["identifier"] as? String == identifier }, "no inventory item \(identifier)")
     }
 
-    @Test("validate refuses a bad ExternalImage at file:line:column: an identifier that is no UUID, one declared twice, a name an Image has, and a message that shows one in an environment where it has no identifier")
+    @Test("validate refuses a bad ExternalImage at file:line:column: an identifier that is no UUID, one declared twice, a name declared twice or that an Image has, and a message that shows one in an environment where it has no identifier")
     func validationErrors() async throws {
         let harness = try CommandHarness()
         try Self.writeManifests(harness, images: """
@@ -135,6 +135,12 @@ struct ExternalImageTests {
             name: sunrise-hills
             file: images/hero.png
             size: FULL_SIZE
+            ---
+            apiVersion: retention-sync/v1
+            kind: ExternalImage
+            name: vendor-icon
+            identifiers:
+              production: 44444444-5555-4666-8777-888888888888
             """)
         let run = await harness.run(["validate", "--manifests", harness.file("manifests").path])
         #expect(run.code != .success)
@@ -148,6 +154,9 @@ struct ExternalImageTests {
                 "\(lines)")
         #expect(diagnostic("vendor-images.yaml:22:7")?.hasSuffix("vendor-images.yaml:22:7: error: image name 'sunrise-hills' is used by an Image and an ExternalImage [duplicate-image]") == true,
                 "\(lines)")
+        let twice = try #require(diagnostic("vendor-images.yaml:34:7"), "\(lines)")
+        #expect(twice.hasSuffix("vendor-images.yaml:34:7: error: image name 'vendor-icon' is used twice [duplicate-image]"))
+        #expect(lines[(try #require(lines.firstIndex(of: twice)) + 1)].hasSuffix("the first is at \(harness.file("manifests").path)/vendor-images.yaml:10:7; give each image its own name"))
         // The use and the declaration: the message's bullet point, and where vendor-icon is declared.
         let missing = try #require(diagnostic("messages.yaml:10:41"), "\(lines)")
         #expect(missing.hasSuffix("messages.yaml:10:41: error: external image 'vendor-icon' has no sandbox identifier, but message 'stay-calm' (en-US) shows it as a bullet point icon, and messages are uploaded to every environment the App declares [missing-external-identifier]"),
