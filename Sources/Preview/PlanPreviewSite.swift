@@ -10,12 +10,16 @@ public struct PlanPreviewInput: Sendable {
     public var localizations: [ComparedLocalization]
     /// The images the manifests derive, by identifier: the pictures of both sides' sheets.
     public var images: [String: ImageManifest]
+    /// The images the manifests declare by identifier only (`ExternalImage`): identifier → name.
+    public var externalImages: [String: String]
 
-    public init(bundleId: String, environment: Environment, localizations: [ComparedLocalization], images: [String: ImageManifest]) {
+    public init(bundleId: String, environment: Environment, localizations: [ComparedLocalization], images: [String: ImageManifest],
+                externalImages: [String: String] = [:]) {
         self.bundleId = bundleId
         self.environment = environment
         self.localizations = localizations
         self.images = images
+        self.externalImages = externalImages
     }
 }
 
@@ -193,7 +197,7 @@ public struct PlanPreviewSite: StaticSite {
 
     func side(_ version: ComparedLocalization.Version?, missing: String) -> Side {
         guard let body = version?.body else { return .placeholder(missing) }
-        return .sheet(Sheet(body, images: images))
+        return .sheet(Sheet(body, images: images, externalImages: input.externalImages))
     }
 
     /// `changed: header, body`, `new`, `removed`, `uploaded again (the same text)`.

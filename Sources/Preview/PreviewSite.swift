@@ -17,6 +17,8 @@ public struct PreviewSite: StaticSite {
 
     let input: PreviewInput
     let images: [String: EmbeddedImage]
+    /// The names of the `ExternalImage`s: drawn as "external (content unknown)".
+    let externalImages: Set<String>
     let usages: [String: [Usage]]
 
     public init(_ input: PreviewInput) {
@@ -26,6 +28,7 @@ public struct PreviewSite: StaticSite {
             images[image.name] = EmbeddedImage(image)
         }
         self.images = images
+        externalImages = Set(input.manifests.externalImages.map(\.name))
         self.usages = Usage.all(in: input.manifests)
     }
 
@@ -166,7 +169,7 @@ public struct PreviewSite: StaticSite {
             }
         }
         html += "</div>\n"
-        let notes = Sheet(message, localization, images: images).nearLimitNotes
+        let notes = Sheet(message, localization, images: images, externalImages: externalImages).nearLimitNotes
         if !notes.isEmpty {
             html += "<ul class=\"notes\">\n" + notes.map { "<li>\(HTML.escape($0))</li>\n" }.joined() + "</ul>\n"
         }
@@ -180,7 +183,7 @@ public struct PreviewSite: StaticSite {
             guard case .rule(_, _, let response) = usage, let answer = Self.answerBlock(response), !answers.contains(answer) else { continue }
             answers.append(answer)
         }
-        return Sheet(message, localization, images: images, answers: answers).html
+        return Sheet(message, localization, images: images, externalImages: externalImages, answers: answers).html
     }
 
     static func answerBlock(_ response: RuleResponse) -> String? {

@@ -35,28 +35,34 @@ struct Sheet: Sendable {
     static let bodyLines = 4
     static let bulletLines = 3
 
-    /// A manifest's localization, its images found by name.
-    init(_ message: MessageManifest, _ localization: MessageLocalization, images: [String: EmbeddedImage], answers: [String] = []) {
+    /// What stands in for an image the manifests declare by identifier only (`ExternalImage`).
+    static func external(_ name: String) -> String { "[external image \(name) (content unknown)]" }
+
+    /// A manifest's localization, its images found by name; `externalImages` names the
+    /// `ExternalImage`s, whose pixels the tool never has.
+    init(_ message: MessageManifest, _ localization: MessageLocalization, images: [String: EmbeddedImage],
+         externalImages: Set<String> = [], answers: [String] = []) {
         header = localization.header
         body = localization.body
         headerAboveImage = message.headerPosition == .aboveImage && localization.image != nil
-        image = localization.image.map {
-            Picture(image: images[$0.name], alt: $0.altText, missing: "[image \($0.name) not found]")
+        func picture(_ name: String, alt: String) -> Picture {
+            Picture(image: images[name], alt: alt, missing: externalImages.contains(name) ? Self.external(name) : "[image \(name) not found]")
         }
-        bullets = localization.bulletPoints.map {
-            Bullet(text: $0.text, icon: Picture(image: images[$0.image], alt: $0.altText, missing: "[image \($0.image) not found]"))
-        }
+        image = localization.image.map { picture($0.name, alt: $0.altText) }
+        bullets = localization.bulletPoints.map { Bullet(text: $0.text, icon: picture($0.image, alt: $0.altText)) }
         self.answers = answers
     }
 
-    /// An upload body, its images found by identifier among those the manifests derive; an image
-    /// they no longer derive (an earlier version's) is named by its identifier instead.
-    init(_ upload: UploadMessageRequestBody, images: [String: EmbeddedImage]) {
+    /// An upload body, its images found by identifier among those the manifests derive; an
+    /// external image (`externalImages`: identifier → name) is named as such, and an image they no
+    /// longer derive (an earlier version's) by its identifier.
+    init(_ upload: UploadMessageRequestBody, images: [String: EmbeddedImage], externalImages: [String: String] = [:]) {
         header = upload.header
         body = upload.body
         headerAboveImage = upload.headerPosition == .aboveImage && upload.image != nil
         func picture(_ identifier: String, alt: String) -> Picture {
-            Picture(image: images[identifier], alt: alt, missing: "[image \(identifier), not in these manifests]")
+            Picture(image: images[identifier], alt: alt,
+                    missing: externalImages[identifier].map(Self.external) ?? "[image \(identifier), not in these manifests]")
         }
         image = upload.image.map { picture($0.imageIdentifier, alt: $0.altText) }
         bullets = (upload.bulletPoints ?? []).map { Bullet(text: $0.text, icon: picture($0.imageIdentifier, alt: $0.altText)) }

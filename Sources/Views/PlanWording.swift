@@ -35,6 +35,9 @@ public enum PlanWording {
             text = "the configured realtime URL differs"
         case .unusedMessage:
             text = "no manifest derives it and nothing in use refers to it"
+        case .namedImage(let unknown):
+            text = "named with --prune-id, and no message these manifests derive shows it"
+                + (unknown == 0 ? "" : "; \(unknown) message\(unknown == 1 ? "" : "s") of unknown content remain: if one shows it, Apple refuses and apply keeps it")
         case .unusedImage:
             text = "no manifest derives it and every message that could use it is known or deleted first"
         }
@@ -76,8 +79,12 @@ public enum PlanWording {
             "\(error); change that content in the manifests"
         case .pruneProtection:
             "\(error); check the inventory, then run again with --prune-force"
-        case .externalNotAtApple:
+        case .externalNotAtApple(.message, _, _, _):
             "\(error); check its identifier in the ExternalMessage manifest"
+        case .externalNotAtApple(.image, _, _, _):
+            "\(error); check its identifier in the ExternalImage manifest"
+        case .externalImageSize(_, _, _, let required, _):
+            "\(error); show a \(required.rawValue) image there, or check the ExternalImage's identifier"
         }
     }
 

@@ -31,9 +31,7 @@ public enum StatusView {
             out.append("")
             out.append(painter.bold("\(title) (\(entries.count))"))
             for entry in entries {
-                let label = entry.derived
-                    ? [entry.name, entry.locale, entry.version].compactMap { $0 }.joined(separator: " ")
-                    : entry.external ? (entry.name.map { "\($0) " } ?? "") + "external (content unknown)"
+                let label = entry.derived || entry.external ? Self.label(entry)
                     : "not derived by the manifests" + (entry.name.map { " (older version of \($0))" } ?? "")
                 let color: Painter.Color = entry.state == .approved ? .green : (entry.state == .rejected ? .red : .yellow)
                 out.append("  \(safe(entry.identifier))  \(painter.color(color, safe(entry.state.rawValue).padding(toLength: 12, withPad: " ", startingAt: 0)))  \(safe(label))"
@@ -79,7 +77,7 @@ public enum StatusView {
             out.append("| | Identifier | State | Since | Name | Next |")
             out.append("|---|---|---|---|---|---|")
             for entry in entries {
-                let label = entry.derived ? [entry.name, entry.locale, entry.version].compactMap { $0 }.joined(separator: " ") : "not derived"
+                let label = entry.derived || entry.external ? Self.label(entry) : "not derived"
                 let since = entry.stateAgeDays.map { "\($0) d" } ?? ""
                 out.append("| \(entry.needsAttention ? "⚠" : "") | `\(entry.identifier)` | \(entry.state.rawValue) | \(since) | \(cell(label)) | \(cell(next(entry.next))) |")
             }
@@ -89,6 +87,13 @@ public enum StatusView {
 
     public static func json(_ report: StatusReport) throws -> String {
         String(decoding: try CanonicalJSON.encodePretty(Document(report)), as: UTF8.self) + "\n"
+    }
+
+    /// How an entry the manifests know is named: derived content by name, locale and version;
+    /// external content by name, as what it is.
+    static func label(_ entry: StatusEntry) -> String {
+        entry.derived ? [entry.name, entry.locale, entry.version].compactMap { $0 }.joined(separator: " ")
+            : (entry.name.map { "\($0) " } ?? "") + "external (content unknown)"
     }
 
     static func inUse(_ entry: StatusEntry) -> [String] {
@@ -197,10 +202,13 @@ public enum StatusView {
         var stateSince: String?
         var stateAgeDays: Int?
         var needsAttention: Bool
+        /// True for content an `ExternalMessage` or `ExternalImage` declares; absent otherwise.
+        var external: Bool?
 
         enum CodingKeys: String, CodingKey {
             case identifier, state, derived, name, locale, version, inUse = "in_use", next
             case stateSince = "state_since", stateAgeDays = "state_age_days", needsAttention = "needs_attention"
+            case external
         }
 
         init(_ entry: StatusEntry) {
@@ -215,6 +223,7 @@ public enum StatusView {
             stateSince = entry.stateSince.map(StateTime.format)
             stateAgeDays = entry.stateAgeDays
             needsAttention = entry.needsAttention
+            external = entry.external ? true : nil
         }
     }
 }

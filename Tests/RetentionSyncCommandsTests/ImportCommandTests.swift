@@ -73,10 +73,12 @@ struct ImportCommandTests {
         // 2 lists + 4 defaults (2 products × 2 locales) + the realtime URL.
         #expect(run.stdout.hasPrefix("Importing sandbox of com.example.stillpoint: about 7 calls"), "\(run.stdout)")
         #expect(run.stdout.contains("Read in 7 calls."))
-        #expect(run.stdout.contains("Wrote manifests/imported-sandbox.yaml: 3 external messages, 3 defaults."), "\(run.stdout)")
+        #expect(run.stdout.contains("Wrote manifests/imported-sandbox.yaml: 3 external messages, 1 external image, 3 defaults."), "\(run.stdout)")
         #expect(run.stdout.contains("realtime URL is https://vendor.example/apple/sandbox"))
-        #expect(run.stdout.contains("1 image the manifests do not derive"))
         #expect(try Self.files(harness) == ["imported-sandbox.yaml"])
+        let written = try String(contentsOf: harness.file("manifests/imported-sandbox.yaml"), encoding: .utf8)
+        #expect(written.contains("kind: ExternalImage\nname: imported-sandbox-image-e5e5e5e5\nidentifiers:\n  sandbox: e5e5e5e5-0000-4000-8000-000000000005\n"),
+                "\(written)")
 
         let validate = await harness.run(["validate"])
         #expect(validate.code == .success, "\(validate.stdout)\(validate.stderr)")
@@ -167,15 +169,17 @@ struct ImportCommandTests {
         let plan = await harness.run(["plan", "--env", "sandbox", "--format", "json"])
         let planned = try #require(try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])
         #expect(planned["missing_state"] == nil, "external content at Apple is no sign of a lost store")
-        #expect(plan.stderr.contains("holds nothing yet; apply writes the first state document and records the 3 external messages Apple holds as adopted"),
+        #expect(plan.stderr.contains("holds nothing yet; apply writes the first state document and records the 3 external messages and 1 external image Apple holds as adopted"),
                 "\(plan.stderr)")
         let apply = await harness.run(["apply", "--env", "sandbox"])
         #expect(apply.code == .success, "no --first-publish needed: \(apply.stderr)")
 
         let adopted = try #require(try Self.state(harness)["adopted"] as? [[String: Any]])
-        #expect(adopted.map { $0["identifier"] as? String } == [Self.first, Self.second, Self.pending])
-        #expect(adopted.map { $0["name"] as? String } == ["imported-sandbox-a1a1a1a1", "imported-sandbox-b2b2b2b2", "imported-sandbox-c3c3c3c3"])
-        #expect(adopted.allSatisfy { $0["kind"] as? String == "message" && $0["adopted_at"] != nil && $0["deleted_at"] == nil })
+        #expect(adopted.map { $0["identifier"] as? String } == [Self.first, Self.second, Self.pending, "e5e5e5e5-0000-4000-8000-000000000005"])
+        #expect(adopted.map { $0["name"] as? String } == ["imported-sandbox-a1a1a1a1", "imported-sandbox-b2b2b2b2", "imported-sandbox-c3c3c3c3",
+                                                           "imported-sandbox-image-e5e5e5e5"])
+        #expect(adopted.map { $0["kind"] as? String } == ["message", "message", "message", "image"])
+        #expect(adopted.allSatisfy { $0["adopted_at"] != nil && $0["deleted_at"] == nil })
         func states(_ identifier: String) throws -> [String] {
             let records = try #require(try Self.state(harness)["adopted"] as? [[String: Any]])
             let record = try #require(records.first { $0["identifier"] as? String == identifier })

@@ -18,11 +18,11 @@ struct ReplacingExternalContentTests {
     static let englishPair = DefaultKey(productId: "com.example.stillpoint.monthly", locale: "en-US")
     static let germanPair = DefaultKey(productId: "com.example.stillpoint.monthly", locale: "de-DE")
 
-    /// The manual's block, between its marker and the block's end: every command line (comments
-    /// dropped) and the outcome its comment promises after `# →`, in order.
-    static func manualSteps() throws -> [(command: String, promise: String?)] {
+    /// The manual's block, between its marker (`<!-- scenario: NAME -->`) and the block's end: every
+    /// command line (comments dropped) and the outcome its comment promises after `# →`, in order.
+    static func manualSteps(_ scenario: String = "replacing-external") throws -> [(command: String, promise: String?)] {
         let text = try Repository.text("docs/migrating-from-a-vendor.md")
-        let start = try #require(text.range(of: "<!-- scenario: replacing-external -->\n```sh\n"), "the manual's block")
+        let start = try #require(text.range(of: "<!-- scenario: \(scenario) -->\n```sh\n"), "the manual's block")
         let end = try #require(text.range(of: "\n```", range: start.upperBound..<text.endIndex))
         return text[start.upperBound..<end.lowerBound].split(separator: "\n").compactMap { line in
             guard line.hasPrefix("retention-sync ") || line.hasPrefix("curl ") else { return nil }

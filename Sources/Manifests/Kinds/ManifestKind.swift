@@ -80,6 +80,7 @@ enum ManifestKinds {
     static let all: [any ManifestKind.Type] = [
         AppKind.self,
         ImageKind.self,
+        ExternalImageKind.self,
         MessageKind.self,
         ExternalMessageKind.self,
         DefaultsKind.self,

@@ -4,12 +4,21 @@ public import Basics
 /// place a written name becomes the element it names. Positions index the arrays of the set the
 /// references were resolved in; `ValidatedManifests` keeps the two together so they cannot drift.
 public struct ResolvedReferences: Sendable, Hashable {
-    /// The images one message localization shows, as positions in `ManifestSet.images`.
+    /// An image a message localization shows: a managed image (its position in `ManifestSet.images`)
+    /// or an external one (its position in `ManifestSet.externalImages`, one identifier per
+    /// environment). A kind a localization can show is a case here, so every place that derives an
+    /// upload body must say what it does with it.
+    public enum ImageTarget: Sendable, Hashable {
+        case image(Int)
+        case external(Int)
+    }
+
+    /// The images one message localization shows.
     public struct LocalizationImages: Sendable, Hashable {
         /// The localization's own image.
-        public var image: Int?
+        public var image: ImageTarget?
         /// One per bullet point, in order.
-        public var bulletPoints: [Int]
+        public var bulletPoints: [ImageTarget]
     }
 
     /// One localization of one message: positions in `ManifestSet.messages` and in its `localizations`.

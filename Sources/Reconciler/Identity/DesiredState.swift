@@ -71,6 +71,22 @@ public struct DesiredExternalMessage: Codable, Sendable, Hashable {
     public var label: String { "\(name) (external, content unknown)" }
 }
 
+/// An image the tool did not upload (`kind: ExternalImage`): known by its identifier in this
+/// environment, its pixels unknown. Messages the manifests derive may show it; never uploaded,
+/// never pruned unless named.
+public struct DesiredExternalImage: Codable, Sendable, Hashable {
+    public var identifier: String
+    public var name: String
+
+    public init(identifier: String, name: String) {
+        self.identifier = identifier
+        self.name = name
+    }
+
+    /// How plans and `status` name it.
+    public var label: String { "\(name) (external, content unknown)" }
+}
+
 /// A (product, locale) pair and the message the manifests assign to it.
 public struct DesiredDefault: Codable, Sendable, Hashable {
     public var productId: String
@@ -128,6 +144,9 @@ public struct DesiredState: Codable, Sendable, Hashable {
     /// Messages used by identifier (`kind: ExternalMessage`) that have one in this environment,
     /// sorted by name; nil when there are none (so older fingerprints stay the same).
     public var externalMessages: [DesiredExternalMessage]?
+    /// Images used by identifier (`kind: ExternalImage`) that have one in this environment, sorted
+    /// by name; nil when there are none (so older fingerprints stay the same).
+    public var externalImages: [DesiredExternalImage]?
 
     /// PNG bytes by image identifier; not part of the fingerprint (the SHA-256 already is).
     public var pngs: [String: [UInt8]] = [:]
@@ -136,7 +155,7 @@ public struct DesiredState: Codable, Sendable, Hashable {
     // must apply in another (CI jobs check out to different directories).
     enum CodingKeys: String, CodingKey {
         case environment, bundleId, appAppleId, identityNamespace, images, messages, declaredPairs
-        case defaults, realtimeURL, rules, localeFallbacks, externalMessages
+        case defaults, realtimeURL, rules, localeFallbacks, externalMessages, externalImages
     }
 
     /// The external messages, by identifier.
@@ -144,12 +163,19 @@ public struct DesiredState: Codable, Sendable, Hashable {
         Dictionary((externalMessages ?? []).map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
+    /// The external images, by identifier.
+    public var externalImagesByIdentifier: [String: DesiredExternalImage] {
+        Dictionary((externalImages ?? []).map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
     public init(environment: Environment, bundleId: String, appAppleId: Int64?, identityNamespace: String,
                 images: [DesiredImage], messages: [DesiredMessage], declaredPairs: [ProductLocale],
                 defaults: [DesiredDefault], realtimeURL: String?, snapshotPath: String?,
                 rules: [SnapshotRule], localeFallbacks: [String: String],
-                externalMessages: [DesiredExternalMessage]? = nil, pngs: [String: [UInt8]]) {
+                externalMessages: [DesiredExternalMessage]? = nil, externalImages: [DesiredExternalImage]? = nil,
+                pngs: [String: [UInt8]]) {
         self.externalMessages = externalMessages
+        self.externalImages = externalImages
         self.environment = environment
         self.bundleId = bundleId
         self.appAppleId = appAppleId

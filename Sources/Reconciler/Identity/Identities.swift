@@ -77,6 +77,22 @@ public enum Identities {
             }
         }
 
+        // By position in `manifests.externalImages`: the identifier in this environment, if it has one.
+        let externalImageIds = manifests.externalImages.map { $0.identifier(in: environment) }
+        /// The identifier a localization's image reference carries in the upload body.
+        func imageIdentifier(_ target: ResolvedReferences.ImageTarget, at location: SourceLocation) throws(ReconcilerError) -> String {
+            switch target {
+            case .image(let position):
+                return imageIds[position]
+            case .external(let position):
+                guard let id = externalImageIds[position] else {
+                    let image = manifests.externalImages[position]
+                    throw .manifest(location: location, message: "external image '\(image.name)' has no \(environment.rawValue) identifier (\(image.location))")
+                }
+                return id
+            }
+        }
+
         var messages: [DesiredMessage] = []
         // By position in `manifests.messages`, then in its localizations.
         var messageIds: [[String]] = []
@@ -86,10 +102,12 @@ public enum Identities {
                 let resolved = references.localizationImages[position][index]
                 var image: UploadMessageImage?
                 if let reference = localization.image, let shown = resolved.image {
-                    image = UploadMessageImage(imageIdentifier: imageIds[shown], altText: reference.altText)
+                    image = UploadMessageImage(imageIdentifier: try imageIdentifier(shown, at: reference.location), altText: reference.altText)
                 }
-                let bullets = zip(localization.bulletPoints, resolved.bulletPoints).map { bullet, image in
-                    UploadMessageBulletPoint(text: bullet.text, imageIdentifier: imageIds[image], altText: bullet.altText)
+                var bullets: [UploadMessageBulletPoint] = []
+                for (bullet, shown) in zip(localization.bulletPoints, resolved.bulletPoints) {
+                    bullets.append(UploadMessageBulletPoint(text: bullet.text, imageIdentifier: try imageIdentifier(shown, at: bullet.location),
+                                                            altText: bullet.altText))
                 }
                 let body = UploadMessageRequestBody(header: localization.header, body: localization.body, image: image,
                                                     bulletPoints: bullets.isEmpty ? nil : bullets,
@@ -147,6 +165,9 @@ public enum Identities {
             id.map { DesiredExternalMessage(identifier: $0, name: message.name,
                                             assumedText: message.assumedText.isEmpty ? nil : message.assumedText) }
         }
+        let externalImages = zip(manifests.externalImages, externalImageIds).compactMap { image, id in
+            id.map { DesiredExternalImage(identifier: $0, name: image.name) }
+        }
 
         return DesiredState(environment: environment, bundleId: app.bundleId, appAppleId: app.appAppleId,
                             identityNamespace: namespace,
@@ -154,6 +175,7 @@ public enum Identities {
                             messages: messages, declaredPairs: pairs.sorted(), defaults: defaults,
                             realtimeURL: settings?.realtimeURL, snapshotPath: settings?.snapshotPath,
                             rules: rules, localeFallbacks: fallbacks, externalMessages: external.isEmpty ? nil : external,
+                            externalImages: externalImages.isEmpty ? nil : externalImages,
                             pngs: pngs)
     }
 }

@@ -189,6 +189,9 @@ public struct ActionReason: Sendable, Hashable {
         case otherRealtimeURL
         case unusedMessage
         case unusedImage
+        /// An external image named with `--prune-id`; messages of unknown content (`unknownMessages`)
+        /// may still show it, and Apple refuses to delete an image in use.
+        case namedImage(unknownMessages: Int)
     }
 
     /// Why a blocked action waits.
@@ -228,13 +231,18 @@ public enum ActionError: Sendable, Hashable, CustomStringConvertible {
     case usesRejected([ReviewItem])
     /// The prune would delete more than `PlanOptions.pruneProtectionShare` of the remote content.
     case pruneProtection(deleting: Int, of: Int)
-    /// An external message (declared by identifier, never uploaded) that Apple does not hold.
-    case externalNotAtApple(name: String, identifier: String, environment: Environment)
+    /// External content (declared by identifier, never uploaded) that Apple does not hold.
+    case externalNotAtApple(ContentKind, name: String, identifier: String, environment: Environment)
+    /// A message shows an external image as `required`, but Apple's image list holds it as `listed`.
+    case externalImageSize(name: String, identifier: String, listed: ImageSize, required: ImageSize, environment: Environment)
 
     public var description: String {
         switch self {
-        case .externalNotAtApple(let name, let identifier, let environment):
-            return "external message '\(name)' \(identifier) is not in Apple's \(environment.rawValue) message list, and retention-sync never uploads external content"
+        case .externalNotAtApple(let kind, let name, let identifier, let environment):
+            return "external \(kind.rawValue) '\(name)' \(identifier) is not in Apple's \(environment.rawValue) \(kind.rawValue) list, and retention-sync never uploads external content"
+        case .externalImageSize(let name, let identifier, let listed, let required, let environment):
+            let use = required == .fullSize ? "its image" : "a bullet point icon"
+            return "it shows external image '\(name)' \(identifier) as \(use), which must be \(required.rawValue), but Apple's \(environment.rawValue) image list holds a \(listed.rawValue) image there"
         case .overCap(let kind, let existing, let uploading, let environment):
             return "over Apple's cap of \(kind.cap) \(kind.rawValue)s: \(existing) in \(environment.rawValue) + \(uploading) to upload = \(existing + uploading)"
         case .pictureOverCap(let name):

@@ -23,21 +23,23 @@ struct ReviewGate {
     let derived: [ContentKind: [String: DerivedContent]]
     /// What the remote holds, by kind and identifier.
     let states: [ContentKind: [String: ReviewState]]
-    /// External messages (known by identifier, content unknown), by identifier: gated by their own
-    /// listed state alone, like anything whose references are unknown.
-    let externalNames: [String: String]
+    /// External content (known by identifier, content unknown), by kind and identifier: gated by
+    /// its own listed state alone, like anything whose references are unknown.
+    let externalNames: [ContentKind: [String: String]]
 
     init(desired: DesiredState, remote: RemoteState) {
         var derived: [ContentKind: [String: DerivedContent]] = [:]
         var states: [ContentKind: [String: ReviewState]] = [:]
+        var externalNames: [ContentKind: [String: String]] = [:]
         for resource in RemoteResources.content {
+            externalNames[resource.contentKind] = resource.declaredExternal(in: desired)
             derived[resource.contentKind] = Dictionary(resource.derived(in: desired).map { ($0.identifier, $0) },
                                                        uniquingKeysWith: { first, _ in first })
             states[resource.contentKind] = resource.remoteStates(in: remote)
         }
         self.derived = derived
         self.states = states
-        externalNames = desired.externalByIdentifier.mapValues(\.name)
+        self.externalNames = externalNames
     }
 
     /// How many items of every kind the remote holds.
@@ -71,7 +73,7 @@ struct ReviewGate {
         var items: [ReviewItem] = []
         if state != .approved {
             items.append(ReviewItem(kind: reference.kind, identifier: reference.identifier,
-                                    name: known?.name ?? (reference.kind == .message ? externalNames[reference.identifier] : nil),
+                                    name: known?.name ?? externalNames[reference.kind]?[reference.identifier],
                                     locale: known?.locale, state: state))
         }
         for dependency in known?.references ?? [] { items += blockers(of: dependency) }

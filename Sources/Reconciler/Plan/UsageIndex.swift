@@ -14,9 +14,12 @@ public struct UsageIndex: Sendable, Hashable {
         case defaultMessage(ProductLocale)
         case publishedRule(String, locale: String)
         case ruleToBePublished(String)
+        /// An image a message the manifests derive shows (`name (locale)`).
+        case shownByMessage(String)
 
         public var description: String {
             switch self {
+            case .shownByMessage(let label): "message \(label)"
             case .defaultMessage(let pair): "default \(pair)"
             case .publishedRule(let id, let locale): "rule \(id) (\(locale), published)"
             case .ruleToBePublished(let id): "rule \(id) (to be published)"

@@ -141,6 +141,9 @@ protocol ContentResource: RemoteResource {
     static func fingerprinted(_ remote: RemoteState) -> any Encodable & Sendable
     /// For `status`: the version a remote item shows when the manifests do not derive it (an image's size).
     static func remoteVersion(of identifier: String, in remote: RemoteState) -> String?
+    /// Content of this kind the manifests declare by identifier (`ExternalMessage`, `ExternalImage`),
+    /// identifier → name: never uploaded, gated by its listed state, adopted in the state record.
+    static func declaredExternal(in desired: DesiredState) -> [String: String]
 }
 
 /// One piece of content the manifests derive, as plans name it.

@@ -107,9 +107,12 @@ extension StateRecorder {
         let kinds = ContentKind.allCases.map(RemoteResources.resource(of:))
         let derived = Set(kinds.flatMap { $0.derived(in: desired).map(\.identifier) })
         let rejected = Set(kinds.flatMap { $0.remoteStates(in: remote).filter { $0.value == .rejected }.map(\.key) })
-        // Declared external messages Apple holds: adopted by the main branch's applies.
-        let adopted = merging ? (desired.externalMessages ?? []).compactMap { external in
-            remote.messages[external.identifier].map { (external, $0.rawValue) }
+        // Declared external content Apple holds: adopted by the main branch's applies.
+        let adopted: [(kind: ContentKind, identifier: String, name: String, state: String)] = merging ? kinds.flatMap { resource in
+            let states = resource.remoteStates(in: remote)
+            return resource.declaredExternal(in: desired).sorted { $0.key < $1.key }.compactMap { identifier, name in
+                states[identifier].map { (resource.contentKind, identifier, name, $0.rawValue) }
+            }
         } : []
         record { document in
             for message in messages where document.record(for: message.identifier) == nil {
@@ -123,8 +126,8 @@ extension StateRecorder {
                 for identifier in messages.map(\.identifier) + images.map(\.identifier) { document.recordMerge(of: identifier, at: time) }
                 document.recordMainDerivation(derived: derived, rejected: rejected)
             }
-            for (external, state) in adopted {
-                document.recordAdoption(of: external.identifier, kind: .message, name: external.name, state: state, at: time)
+            for external in adopted {
+                document.recordAdoption(of: external.identifier, kind: external.kind, name: external.name, state: external.state, at: time)
             }
             for pair in inSync {
                 let recorded = document.lastAppliedDefault(productId: pair.productId, locale: pair.locale)

@@ -79,7 +79,7 @@ public struct StatusEntry: Sendable, Hashable {
     public var stateAgeDays: Int?
     /// Derived by the manifests, and REJECTED or PENDING longer than the warning threshold.
     public var needsAttention: Bool = false
-    /// Declared by an `ExternalMessage` manifest: used by identifier, its content unknown.
+    /// Declared by an `ExternalMessage` or `ExternalImage` manifest: used by identifier, its content unknown.
     public var external: Bool = false
 }
 
@@ -90,7 +90,10 @@ public enum Status {
         var report = report(planned)
         let document = planned.remote.state?.document
         func age(_ entry: inout StatusEntry) {
-            if let observed = document?.record(for: entry.identifier)?.currentReviewState, observed.state == entry.state.rawValue {
+            // Content the tool uploaded has its record; external content, its adoption's.
+            let observed = document?.record(for: entry.identifier)?.currentReviewState
+                ?? (entry.external ? document?.adoption(of: entry.identifier)?.reviewStates.last : nil)
+            if let observed, observed.state == entry.state.rawValue {
                 entry.stateSince = observed.firstSeenAt
                 entry.stateAgeDays = max(0, Int(now.timeIntervalSince(observed.firstSeenAt) / 86_400))
             }
@@ -117,7 +120,7 @@ public enum Status {
                 switch use {
                 case .defaultMessage(let pair): inUse[id, default: []].append(.defaultMessage(pair))
                 case .publishedRule(let rule, let locale): inUse[id, default: []].append(.publishedRule(rule, locale: locale))
-                case .ruleToBePublished: break
+                case .ruleToBePublished, .shownByMessage: break
                 }
             }
         }
@@ -173,10 +176,11 @@ public enum Status {
                                            inUse: (inUse[item.identifier] ?? []) + Array(shownBy[item.identifier] ?? []),
                                            next: next(derived: true, state: state, identifier: item.identifier)))
             }
-            let external = resource.contentKind == .message ? desired.externalByIdentifier : [:]
+            let external = resource.declaredExternal(in: desired)
             for (id, state) in states.sorted(by: { $0.key < $1.key }) where !seen.contains(id) {
-                var entry = StatusEntry(identifier: id, state: state, derived: false, name: inventory[id]?.name,
-                                        locale: nil, version: resource.remoteVersion(of: id, in: remote), inUse: inUse[id] ?? [],
+                var entry = StatusEntry(identifier: id, state: state, derived: false, name: inventory[id]?.name ?? external[id],
+                                        locale: nil, version: resource.remoteVersion(of: id, in: remote),
+                                        inUse: (inUse[id] ?? []) + Array(shownBy[id] ?? []),
                                         next: next(derived: false, state: state, identifier: id))
                 entry.external = external[id] != nil
                 entries.append(entry)

@@ -5,6 +5,7 @@ import Manifests
 import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
+import StateStore
 import Synchronization
 import Views
 #if canImport(Glibc)
@@ -16,7 +17,7 @@ import Glibc
 /// uploading anything again.
 struct ImportCommand: ParsedCommand {
     static let name = "import"
-    static let summary = "Write manifests for the messages and defaults Apple already holds"
+    static let summary = "Write manifests for the messages, images and defaults Apple already holds"
 
     static let helpPage = HelpPage(
         usage: "Usage: retention-sync import --env sandbox|production [--manifests DIR] [options]",
@@ -24,13 +25,14 @@ struct ImportCommand: ParsedCommand {
         Reads what Apple holds in the environment (the message and image lists with their review
         states, the default of every product and locale the App declares, the realtime URL) and
         writes a new file, imported-<env>.yaml (or imported-<env>-2.yaml, …; never an existing
-        file), that declares every message the tool did not make as an ExternalMessage and every
-        default the manifests do not assign yet, pointing at it. Right after, plan for the
-        environment says "No changes", and the next apply records the adoption in the state.
-        Says how many calls it makes, and the least time Apple's hourly budget allows, before it
-        starts; on long runs a progress line at each tenth of them (standard error). Writes
-        nothing when a call fails (no API access: 401, 403 or 404) or when it is stopped while
-        reading (Ctrl-C: exit 130); the file is written whole or not at all, so run it again.
+        file), that declares every message the tool did not make as an ExternalMessage, every
+        such image as an ExternalImage, and every default the manifests do not assign yet,
+        pointing at those messages. Right after, plan for the environment says "No changes",
+        and the next apply records the adoption in the state. Says how many calls it makes,
+        and the least time Apple's hourly budget allows, before it starts; on long runs a
+        progress line at each tenth of them (standard error). Writes nothing when a call fails
+        (no API access: 401, 403 or 404) or when it is stopped while reading (Ctrl-C: exit
+        130); the file is written whole or not at all, so run it again.
         """,
         options: EnvironmentOptions.connection,
         column: 25,
@@ -84,13 +86,14 @@ struct ImportCommand: ParsedCommand {
         context.console.write("Read in \(planned.remote.apiCalls) calls.\n")
         for note in result.notes { context.console.write("note: \(note)\n") }
         guard !result.isEmpty else {
-            context.console.write("Nothing new to import: every message and default Apple holds in \(environment.rawValue) is in the manifests.\n")
+            context.console.write("Nothing new to import: every message, image and default Apple holds in \(environment.rawValue) is in the manifests.\n")
             return interruption?.finish() ?? .success
         }
         interruption?.writing()
         let written = try write(result.yaml(environment: environment), in: directory, environment: environment)
+        let images = result.images.isEmpty ? "" : "\(result.images.count) external image\(result.images.count == 1 ? "" : "s"), "
         context.console.write("Wrote \(environmentOptions.manifestsPath)/\(written): \(result.externals.count) external message\(result.externals.count == 1 ? "" : "s"), "
-                              + "\(result.defaults.count) default\(result.defaults.count == 1 ? "" : "s").\n")
+                              + images + "\(result.defaults.count) default\(result.defaults.count == 1 ? "" : "s").\n")
         context.console.write("Next: retention-sync validate, then retention-sync plan --env \(environment.rawValue) (it should say No changes), and commit the file.\n")
         return interruption?.finish() ?? .success
     }
@@ -182,13 +185,20 @@ final class ImportInterruption: Sendable {
     }
 }
 
-/// What an import adds: external messages for content the tool did not make, and the defaults
-/// the manifests do not assign, as Apple holds them.
+/// What an import adds: external messages and images for content the tool did not make, and the
+/// defaults the manifests do not assign, as Apple holds them.
 struct ImportPlan {
     struct External {
         var name: String
         var identifier: String
         var state: String
+    }
+
+    struct ExternalImage {
+        var name: String
+        var identifier: String
+        var state: String
+        var size: ImageSize?
     }
 
     struct Default {
@@ -197,10 +207,24 @@ struct ImportPlan {
     }
 
     var externals: [External] = []
+    var images: [ExternalImage] = []
     var defaults: [Default] = []
     var notes: [String] = []
 
-    var isEmpty: Bool { externals.isEmpty && defaults.isEmpty }
+    var isEmpty: Bool { externals.isEmpty && images.isEmpty && defaults.isEmpty }
+
+    /// `imported-<env>-<first 8 hex digits>` (after `kind`, when given), longer while `names` has it.
+    static func name(for identifier: String, environment: Environment, kind: String? = nil, taken names: inout Set<String>) -> String {
+        let prefix = "imported-\(environment.rawValue)-" + (kind.map { "\($0)-" } ?? "")
+        var length = 8
+        var name = prefix + identifier.prefix(length)
+        while names.contains(name) && length < 32 {
+            length += 4
+            name = prefix + identifier.replacingOccurrences(of: "-", with: "").prefix(length)
+        }
+        names.insert(name)
+        return name
+    }
 
     static func make(_ planned: PlanResult, manifests: ManifestSet) -> ImportPlan {
         var result = ImportPlan()
@@ -214,13 +238,7 @@ struct ImportPlan {
         // Only what nobody recorded: older versions, rollback targets and submissions are the tool's own.
         let unmanaged = planned.plan.inventory.filter { $0.kind == .message && $0.label == .unmanaged }.map(\.identifier).sorted()
         for identifier in unmanaged {
-            var length = 8
-            var name = "imported-\(planned.desired.environment.rawValue)-" + identifier.prefix(length)
-            while names.contains(name) && length < 36 {
-                length += 4
-                name = "imported-\(planned.desired.environment.rawValue)-" + identifier.replacingOccurrences(of: "-", with: "").prefix(length)
-            }
-            names.insert(name)
+            let name = name(for: identifier, environment: desired.environment, taken: &names)
             nameOf[identifier] = name
             result.externals.append(External(name: name, identifier: identifier, state: ReviewState(remote.messages[identifier]).rawValue))
         }
@@ -237,9 +255,15 @@ struct ImportPlan {
             guard let name = nameOf[identifier] else { continue }
             result.defaults.append(Default(pair: pair, message: name))
         }
-        let images = planned.plan.inventory.filter { $0.kind == .image && $0.label == .unmanaged }.count
-        if images > 0 {
-            result.notes.append("\(images) image\(images == 1 ? "" : "s") the manifests do not derive stay as they are (there is no external image declaration; a prune keeps images while messages of unknown content remain)")
+        // Images nobody recorded either: one the state knows is an earlier upload of the tool's own.
+        var imageNames = Set(manifests.images.map(\.name) + manifests.externalImages.map(\.name))
+        let document = remote.state?.document
+        let unmanagedImages = planned.plan.inventory
+            .filter { $0.kind == .image && $0.label == .unmanaged && document?.record(for: $0.identifier) == nil }.map(\.identifier).sorted()
+        for identifier in unmanagedImages {
+            let image = remote.images[identifier]
+            result.images.append(ExternalImage(name: name(for: identifier, environment: desired.environment, kind: "image", taken: &imageNames),
+                                               identifier: identifier, state: ReviewState(image?.state).rawValue, size: image?.size))
         }
         if let url = remote.realtimeURL, let declared = desired.realtimeURL, url != declared {
             result.notes.append("Apple's realtime URL is \(url), the App declares \(declared): plan will change it; to keep it, set environments.\(desired.environment.rawValue).realtimeURL to \(url) in the App manifest")
@@ -251,6 +275,18 @@ struct ImportPlan {
 
     func yaml(environment: Environment) -> String {
         var documents: [String] = []
+        for image in images {
+            documents.append("""
+                # yaml-language-server: $schema=retention-sync.schema.json
+                # Imported by 'retention-sync import --env \(environment.rawValue)': \(image.state) at Apple\(image.size.map { ", \($0.rawValue)" } ?? ""); its pixels are unknown.
+                apiVersion: retention-sync/v1
+                kind: ExternalImage
+                name: \(image.name)
+                identifiers:
+                  \(environment.rawValue): \(image.identifier)
+
+                """)
+        }
         for external in externals {
             documents.append("""
                 # yaml-language-server: $schema=retention-sync.schema.json

@@ -182,7 +182,8 @@ struct PlanCommand: ParsedCommand {
             if let manifest = byName[image.name] { images[image.identifier] = manifest }
         }
         let site = PlanPreviewSite(PlanPreviewInput(bundleId: planned.plan.bundleId, environment: planned.plan.environment,
-                                                    localizations: changes.map(compared), images: images))
+                                                    localizations: changes.map(compared), images: images,
+                                                    externalImages: planned.desired.externalImagesByIdentifier.mapValues(\.name)))
         do { try PreviewFolder.write(site, to: folder, displayPath: path, option: "--preview") } catch { throw CommandError(error.description) }
         let messages = site.messageCount
         context.console.error("Wrote the preview of \(messages) changed message\(messages == 1 ? "" : "s") (\(changes.count) localization\(changes.count == 1 ? "" : "s")) in \(environment) to \(path)/index.html")

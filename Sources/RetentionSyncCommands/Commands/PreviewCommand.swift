@@ -109,10 +109,16 @@ struct PreviewCommand: ParsedCommand {
         }
         let records = Dictionary(state.content.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
         let imageNames = Dictionary(desired.images.map { ($0.identifier, $0.names.joined(separator: ", ")) }, uniquingKeysWith: { first, _ in first })
+        let externalImages = desired.externalImagesByIdentifier
         var states: [String: [String: ReviewMark]] = [:]
         for message in desired.messages {
             guard let current = records[message.identifier]?.currentReviewState else { continue }
             let held = message.imageIdentifiers.compactMap { identifier -> String? in
+                if let external = externalImages[identifier] {
+                    // Never uploaded: its state is what an apply recorded when it adopted the image.
+                    let imageState = state.adoption(of: identifier)?.reviewStates.last?.state ?? "not recorded"
+                    return imageState == "APPROVED" ? nil : "\(external.name) (external) \(imageState)"
+                }
                 let imageState = records[identifier]?.currentReviewState?.state ?? "not uploaded"
                 return imageState == "APPROVED" ? nil : "\(imageNames[identifier] ?? identifier) \(imageState)"
             }

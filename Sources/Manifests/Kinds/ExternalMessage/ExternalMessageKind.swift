@@ -36,17 +36,7 @@ extension ManifestSet {
 
 extension Loader {
     mutating func convert(_ raw: RawExternalMessage, node: YAMLNode) -> ExternalMessageManifest {
-        let environmentKeys = Self.keyLocations(node, "identifiers")
-        var identifiers: [Environment: String] = [:]
-        var locations: [Environment: SourceLocation] = [:]
-        for (key, identifier) in raw.identifiers.sorted(by: { $0.key < $1.key }) {
-            guard let environment = Environment(rawValue: key) else {
-                diagnostics.append(Self.unknownEnvironment(key, at: environmentKeys[key] ?? identifier.location))
-                continue
-            }
-            identifiers[environment] = identifier.value
-            locations[environment] = identifier.location
-        }
+        let (identifiers, locations) = convertIdentifiers(raw.identifiers, node: node)
         let localeKeys = Self.keyLocations(node, "assumedText")
         var texts: [AssumedText] = []
         for (locale, item) in raw.assumedText ?? [:] {
@@ -66,7 +56,7 @@ extension Loader {
 
 extension ValidationRun {
     mutating func checkExternalMessages() {
-        var firstByIdentifier: [String: (ExternalMessageManifest, Environment)] = [:]
+        var firstByIdentifier: [String: ExternalDeclaration] = [:]
         var firstByName: [String: ExternalMessageManifest] = [:]
         for message in set.externalMessages {
             if let managed = messagesByName[message.name] {
@@ -84,32 +74,9 @@ extension ValidationRun {
                               "message name '\(Diagnostic.visible(message.name))' must be lowercase letters, digits and hyphens, not starting with a hyphen",
                               hint: "try '\(ManifestValidator.suggestedName(message.name))'"))
             }
-            if message.identifiers.isEmpty {
-                report(.error("no-identifiers", at: message.location, "external message '\(message.name)' names no identifier",
-                              hint: "add 'identifiers:' with the message's UUID in sandbox and/or production, as Apple's message list shows it"))
-            }
-            for (environment, identifier) in message.identifiers.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-                let location = message.identifierLocations[environment] ?? message.location
-                guard UUIDText.isUUID(identifier) else {
-                    report(.error("invalid-identifier", at: location,
-                                  "the \(environment.rawValue) identifier of external message '\(message.name)', '\(Diagnostic.visible(identifier))', is not a UUID",
-                                  hint: "write it as Apple's message list shows it: 8-4-4-4-12 hexadecimal digits, like 6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f"))
-                    continue
-                }
-                let key = "\(environment.rawValue):\(identifier.lowercased())"
-                if let (first, _) = firstByIdentifier[key] {
-                    report(.error("duplicate-identifier", at: location,
-                                  "external messages '\(first.name)' and '\(message.name)' name the same \(environment.rawValue) identifier \(identifier.lowercased())",
-                                  hint: "keep one of them (\(first.location)) and refer to it by name"))
-                } else {
-                    firstByIdentifier[key] = (message, environment)
-                }
-                if !declaredEnvironments.contains(environment) {
-                    report(.warning("undeclared-environment", at: location,
-                                    "external message '\(message.name)' names an identifier in \(environment.rawValue), which the App does not declare",
-                                    hint: "add \(environment.rawValue) under the App's environments, or remove this identifier"))
-                }
-            }
+            checkIdentifiers(of: ExternalDeclaration(kind: .message, name: message.name, identifiers: message.identifiers,
+                                                     identifierLocations: message.identifierLocations, location: message.location),
+                             seen: &firstByIdentifier)
             for text in message.assumedText {
                 checkLocale(text.locale, at: text.location ?? message.location)
                 checkLength(text.header, limit: RetentionLimits.headerLength, what: "assumed header", code: "header-too-long",

@@ -61,8 +61,9 @@ extension ValidationRun {
         if let image = localization.image {
             checkLength(image.altText, limit: RetentionLimits.altTextLength, what: "altText", code: "alt-text-too-long",
                         at: image.location(of: .altText))
-            let position = checkImageReference(image.name, at: image.location(of: .name), required: .fullSize, use: "a message image")
-            if let position { images?.image = position } else { images = nil }
+            let target = checkImageReference(image.name, at: image.location(of: .name), required: .fullSize, use: "a message image",
+                                             shownBy: "message '\(message.name)' (\(locale)) shows it")
+            if let target { images?.image = target } else { images = nil }
         }
         if localization.bulletPoints.count > RetentionLimits.bulletPoints {
             report(.error("too-many-bullet-points", at: localization.location(of: .bulletPoints),
@@ -74,17 +75,25 @@ extension ValidationRun {
                         code: "bullet-text-too-long", at: bullet.location(of: .text))
             checkLength(bullet.altText, limit: RetentionLimits.altTextLength, what: "altText", code: "alt-text-too-long",
                         at: bullet.location(of: .altText))
-            let position = checkImageReference(bullet.image, at: bullet.location(of: .image), required: .bulletPoint, use: "a bullet point image")
-            if let position { images?.bulletPoints.append(position) } else { images = nil }
+            let target = checkImageReference(bullet.image, at: bullet.location(of: .image), required: .bulletPoint, use: "a bullet point image",
+                                             shownBy: "message '\(message.name)' (\(locale)) shows it as a bullet point icon")
+            if let target { images?.bulletPoints.append(target) } else { images = nil }
         }
         return images
     }
 
-    /// Checks a reference to an image; returns the image's position in the set when the name resolves.
-    private mutating func checkImageReference(_ name: String, at location: SourceLocation, required: ImageSize, use: String) -> Int? {
+    /// Checks a reference to an image; returns what it names when the name resolves: a managed
+    /// image, or an external one (whose size only Apple's image list knows: the plan checks it).
+    private mutating func checkImageReference(_ name: String, at location: SourceLocation, required: ImageSize, use: String,
+                                              shownBy: String) -> ResolvedReferences.ImageTarget? {
         usedImages.insert(name)
         guard let position = self.position(of: name, in: ImageKind.self) else {
-            reportUnresolved("unknown-image", noun: "image", name, at: location, candidates: set.images.map(\.name))
+            if let external = self.position(of: name, in: ExternalImageKind.self) {
+                checkExternalImageIdentifiers(external, use: shownBy, at: location)
+                return .external(external)
+            }
+            reportUnresolved("unknown-image", noun: "image", name, at: location,
+                             candidates: set.images.map(\.name) + set.externalImages.map(\.name))
             return nil
         }
         let image = set.images[position]
@@ -94,6 +103,6 @@ extension ValidationRun {
                           "image '\(name)' is a \(image.size.rawValue) image, but \(use) must be \(required.rawValue)",
                           hint: "use a \(required.rawValue) image here (declared at \(image.location))"))
         }
-        return position
+        return .image(position)
     }
 }

@@ -103,7 +103,7 @@ enum DefaultResource: RemoteResource {
                     // Nothing will upload it: waiting would be waiting forever.
                     action.state = .error
                     action.reason.wait = nil
-                    action.error = .externalNotAtApple(name: external.name, identifier: external.identifier, environment: context.environment)
+                    action.error = .externalNotAtApple(.message, name: external.name, identifier: external.identifier, environment: context.environment)
                 }
                 context.actions.append(action)
             } else if let current {

@@ -97,6 +97,8 @@ enum ImageResource: ContentResource {
 
     static func remoteVersion(of identifier: String, in remote: RemoteState) -> String? { remote.images[identifier]?.size?.rawValue }
 
+    static func declaredExternal(in desired: DesiredState) -> [String: String] { desired.externalImagesByIdentifier.mapValues(\.name) }
+
     static func plan(_ context: inout PlanContext) throws {
         let remote = context.remote
         var uploads: [PlanAction] = []
@@ -125,17 +127,53 @@ enum ImageResource: ContentResource {
     // when no message we do not know the content of remains.
     static func prune(_ context: inout PlanContext) {
         let remote = context.remote
+        let named = context.options.pruneNamed
         let derivedImages = Set(context.desired.images.map(\.identifier))
         let derivedMessages = Set(context.desired.messages.map(\.identifier))
+        let externalMessages = context.desired.externalByIdentifier
+        let externalImages = context.desired.externalImagesByIdentifier
         let unknownMessages = remote.messages.keys.filter { !derivedMessages.contains($0) }
-        let rollbackTargets = VersionHistory(context).targets.subtracting(context.options.pruneNamed)
+        let rollbackTargets = VersionHistory(context).targets.subtracting(named)
         let usage = context.usage
-        // A message a pull request submitted is kept through the grace period, and so may show an image.
+        // A message a pull request submitted is kept through the grace period, and so may show an image;
+        // so may an external message, which stays unless named.
         let withinGrace = Set(unknownMessages.filter { context.graceKept($0) != nil })
-        let kept = { (id: String) in usage.isInUse(id) || rollbackTargets.contains(id) || withinGrace.contains(id) }
+        let kept = { (id: String) in
+            usage.isInUse(id) || rollbackTargets.contains(id) || withinGrace.contains(id) || (externalMessages[id] != nil && !named.contains(id))
+        }
         let keptUnknown = unknownMessages.filter(kept).count
         let deletableMessages = unknownMessages.filter { !kept($0) }.sorted()
+        // The images the manifests' own messages show that they do not derive (external ones), and
+        // those earlier versions of them show that stay at Apple: the state recorded their bodies.
+        var shownBy: [String: Set<UsageIndex.Use>] = [:]
+        for message in context.desired.messages {
+            for id in message.imageIdentifiers where !derivedImages.contains(id) { shownBy[id, default: []].insert(.shownByMessage(message.label)) }
+        }
+        let document = remote.state?.document
+        for id in unknownMessages where kept(id) {
+            guard let record = document?.record(for: id), let text = record.uploadBody,
+                  let body = try? JSONDecoder().decode(UploadMessageRequestBody.self, from: Data(text.utf8)) else { continue }
+            let label = "\(record.name) (\(record.locale ?? "?")) \(id), an earlier version"
+            for image in body.referencedImageIdentifiers where !derivedImages.contains(image) {
+                shownBy[image, default: []].insert(.shownByMessage(label))
+            }
+        }
+        // What stays at Apple whose content nobody recorded: any of it may show any image.
+        let keptUnrecorded = unknownMessages.filter { kept($0) && document?.record(for: $0)?.uploadBody == nil }.count
         for id in remote.images.keys.filter({ !derivedImages.contains($0) }).sorted() {
+            if let declared = externalImages[id] {
+                // Declared external: never pruned unless the operator names it, and never while a message of the manifests shows it.
+                let uses = (shownBy[id] ?? []).sorted()
+                let verdict: PruneVerdict = !uses.isEmpty ? .inUse : named.contains(id) ? .deletable : .external
+                context.inventory.append(InventoryItem(kind: .image, identifier: id, state: ReviewState(remote.images[id]?.state),
+                                                       label: .external, name: declared.name, usedBy: uses, prune: verdict))
+                if context.options.prune && verdict == .deletable {
+                    context.actions.append(PlanAction(id: .deleteImage(id), reason: ActionReason(.namedImage(unknownMessages: keptUnrecorded)),
+                                                      change: ImageChange.delete(id, size: remote.images[id]?.size),
+                                                      dependsOn: deletableMessages.map(ActionID.deleteMessage)))
+                }
+                continue
+            }
             let provable = keptUnknown == 0
             let submitters = context.submitters(of: id)
             let grace = context.graceKept(id)
@@ -179,6 +217,10 @@ enum ImageResource: ContentResource {
     }
 
     static func recordDone(_ change: ImageChange, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {
+        if case .delete(let identifier, _) = change, let external = planned.desired.externalImagesByIdentifier[identifier] {
+            recorder?.record { $0.recordAdoptedDeletion(of: identifier, kind: .image, name: external.name, at: time) }
+            return
+        }
         guard case .upload(let image) = change else { return }
         let png = planned.desired.pngs[image.identifier]
         recorder?.record {

@@ -100,18 +100,27 @@ enum MessageResource: ContentResource {
     /// The list call says nothing of a message's content.
     static func remoteVersion(of identifier: String, in remote: RemoteState) -> String? { nil }
 
+    static func declaredExternal(in desired: DesiredState) -> [String: String] { desired.externalByIdentifier.mapValues(\.name) }
+
     static func plan(_ context: inout PlanContext) throws {
         let remote = context.remote
+        let externalImages = context.desired.externalImagesByIdentifier
         var uploads: [PlanAction] = []
         for message in context.desired.messages {
             switch remote.messages[message.identifier] {
             case nil:
-                let needs = Set(message.imageIdentifiers.filter { remote.images[$0] == nil }.map(ActionID.uploadImage))
-                uploads.append(PlanAction(
+                // An external image has no upload to wait for: Apple holds it, or nothing ever will.
+                let needs = Set(message.imageIdentifiers.filter { remote.images[$0] == nil && externalImages[$0] == nil }.map(ActionID.uploadImage))
+                var upload = PlanAction(
                     id: .uploadMessage(message.identifier),
                     reason: ActionReason(.messageNotUploaded(name: message.name, locale: message.locale,
                                                              version: message.contentVersion, environment: context.environment)),
-                    change: MessageChange.upload(message), dependsOn: needs.sorted()))
+                    change: MessageChange.upload(message), dependsOn: needs.sorted())
+                if let problem = externalImageProblem(message, externalImages: externalImages, remote: remote) {
+                    upload.state = .error
+                    upload.error = problem
+                }
+                uploads.append(upload)
             case .rejected?:
                 let severity = context.rejectionSeverity(of: message.identifier)
                 context.problems.append(PlanProblem(kind: .rejectedMessage, identifier: message.identifier, name: message.name,
@@ -136,6 +145,25 @@ enum MessageResource: ContentResource {
             uploads[index].error = .pictureOverCap(imageName: capped[image] ?? "?")
         }
         context.actions += uploads
+    }
+
+    /// Why Apple would refuse a message for an external image it shows: the image is not in Apple's
+    /// list (nothing will upload it), or the list gives it the wrong size for where it is shown.
+    static func externalImageProblem(_ message: DesiredMessage, externalImages: [String: DesiredExternalImage],
+                                     remote: RemoteState) -> ActionError? {
+        let shown = (message.body.image.map { [($0.imageIdentifier, ImageSize.fullSize)] } ?? [])
+            + (message.body.bulletPoints ?? []).map { ($0.imageIdentifier, ImageSize.bulletPoint) }
+        for (identifier, required) in shown {
+            guard let external = externalImages[identifier] else { continue }
+            guard let listed = remote.images[identifier] else {
+                return .externalNotAtApple(.image, name: external.name, identifier: identifier, environment: remote.environment)
+            }
+            if let size = listed.size, size != required {
+                return .externalImageSize(name: external.name, identifier: identifier, listed: size, required: required,
+                                          environment: remote.environment)
+            }
+        }
+        return nil
     }
 
     /// A message upload that replaces a recorded version shows what changes in its text.

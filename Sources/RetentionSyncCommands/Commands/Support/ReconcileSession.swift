@@ -47,9 +47,12 @@ struct ReconcileSession: Sendable {
             let planned = try await reconciler.plan(desired, options: planOptions)
             if let name = planned.remote.stateStoreName, let read = planned.remote.state {
                 if read.isEmpty && planned.plan.missingState == nil {
-                    let adopting = (desired.externalMessages ?? []).filter { planned.remote.messages[$0.identifier] != nil }.count
-                    let adoption = adopting == 0 ? ""
-                        : " and records the \(adopting) external message\(adopting == 1 ? "" : "s") Apple holds as adopted (content retention-sync did not upload is no sign of a lost store)"
+                    let messages = (desired.externalMessages ?? []).filter { planned.remote.messages[$0.identifier] != nil }.count
+                    let images = (desired.externalImages ?? []).filter { planned.remote.images[$0.identifier] != nil }.count
+                    let adopting = [(messages, "message"), (images, "image")].filter { $0.0 > 0 }
+                        .map { "\($0.0) external \($0.1)\($0.0 == 1 ? "" : "s")" }.joined(separator: " and ")
+                    let adoption = adopting.isEmpty ? ""
+                        : " and records the \(adopting) Apple holds as adopted (content retention-sync did not upload is no sign of a lost store)"
                     console.error("First publish: the state store \(name) is reachable and holds nothing yet; apply writes the first state document\(adoption).")
                 } else if let legacy = read.migratedFrom {
                     console.error("Migrating: the runtime snapshot file \(legacy) is read as the published snapshot; apply writes it into the state store \(name).")

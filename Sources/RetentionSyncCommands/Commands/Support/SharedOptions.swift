@@ -83,8 +83,8 @@ enum PruneOptions {
     static func prune(help: [String]) -> Option { Option("--prune", help: help) }
     static let pruneForce = Option("--prune-force", help: ["Allow a prune that deletes more than \(protectedShare) of the remote content"])
     static let pruneId = Option("--prune-id", value: "ID[,ID…]", help: [
-        "Also delete these rollback targets or external messages (which --prune",
-        "keeps), by identifier; implies --prune",
+        "Also delete these rollback targets, external messages or external images",
+        "(which --prune keeps), by identifier; implies --prune",
     ])
     static let rollbackVersions = Option("--rollback-versions", value: "N", of: Int.self, default: PlanOptions.defaultRollbackVersions, help: [
         "Approved earlier versions of each message localization that --prune keeps",
@@ -122,7 +122,7 @@ struct PruneSettings: Sendable {
         let named = (try arguments.value(PruneOptions.pruneId) ?? "").split(separator: ",")
         for item in named.map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty && !UUIDText.isUUID(item) {
             throw CommandError("--prune-id: '\(item)' is not an identifier; give the UUID the plan's inventory lists "
-                               + "(for an external message, its identifiers: entry in the manifests)", exitCode: .usage)
+                               + "(for an external message or image, its identifiers: entry in the manifests)", exitCode: .usage)
         }
         return PruneSettings(
             prune: arguments.flag(prune), force: arguments.flag(PruneOptions.pruneForce),
