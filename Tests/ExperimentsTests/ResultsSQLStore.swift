@@ -130,13 +130,14 @@ struct ResultsSQLStore {
 
     /// Runs a program to its end and returns what it printed; throws with the end of its error output
     /// otherwise (kept in a file, so a chatty engine cannot fill a pipe and stall).
-    static func run(_ executable: URL, _ arguments: [String]) throws -> Data {
+    static func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> Data {
         let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("experiments-sql-stderr-\(UUID().uuidString)")
         try Data().write(to: errorFile)
         defer { try? FileManager.default.removeItem(at: errorFile) }
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = try FileHandle(forWritingTo: errorFile)
