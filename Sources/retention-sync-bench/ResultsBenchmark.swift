@@ -50,7 +50,7 @@ import RetentionMessagingModels
     let python = value("--python").map { URL(fileURLWithPath: $0) }
         ?? SQLEngineComparison.repository.appendingPathComponent(".build/tools/bin/python")
     let engines = SQLEngineComparison(root: root, now: ResultsEventGenerator.start + 240 * ResultsEventGenerator.day, report: report,
-                                      python: python, sparkMemory: value("--spark-memory") ?? "4g")
+                                      python: python, memoryGB: value("--sql-memory").flatMap(Int.init) ?? 4)
     print("the manual's SQL (docs/results-sql.md) on the same files, each engine in its own process (\(python.path)):")
     print("  results: \(String(format: "%.1f s", seconds)), peak RSS \(peakRSS())")
     guard FileManager.default.isExecutableFile(atPath: python.path) else {

@@ -5,7 +5,8 @@ import Foundation
 /// `results --vs-duckdb` and `--vs-spark`: the manual's SQL (docs/results-sql.md of this checkout, exactly
 /// as printed, placeholders filled) over the same generated files, each engine in a child Python process
 /// (`--python`, by default the `.build/tools` one `.ci/setup --test` makes): its time, its peak memory,
-/// and whether its counts are the report's.
+/// and whether its counts are the report's. Each engine gets the same memory budget (`--sql-memory`,
+/// default 4 GB: DuckDB's `memory_limit`, Spark's driver memory) and spills beside the generated files.
 struct SQLEngineComparison {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
@@ -13,7 +14,8 @@ struct SQLEngineComparison {
     let now: Int64
     let report: ResultsReport
     let python: URL
-    let sparkMemory: String
+    /// Gigabytes each engine may use.
+    let memoryGB: Int
 
     struct Unavailable: Error, CustomStringConvertible {
         var description: String
@@ -67,18 +69,19 @@ struct SQLEngineComparison {
     }
 
     func duckDB() throws -> String {
-        let output = try run(["-c", Self.duckDBRunner, fill(try Self.documented("duckdb-results-sql"))])
+        let output = try run(["-c", Self.duckDBRunner, fill(try Self.documented("duckdb-results-sql")), "\(memoryGB)GB",
+                              root.appendingPathComponent("duckdb-spill").path])
         let answer = try decode(output)
-        return "DuckDB \(answer.string("version")) (the manual's DuckDB query): \(Self.seconds(answer.number("seconds"))), "
+        return "DuckDB \(answer.string("version")) (memory limit \(memoryGB) GB; the manual's DuckDB query): \(Self.seconds(answer.number("seconds"))), "
             + "peak RSS \(Self.megabytes(answer.number("peakKilobytes"))) (its process); \(try agreement(answer))"
     }
 
     func spark() throws -> String {
         let output = try run(["-c", Self.sparkRunner, fill(try Self.documented("spark-results-tables", language: "python")),
-                              fill(try Self.documented("spark-results-sql")), sparkMemory])
+                              fill(try Self.documented("spark-results-sql")), "\(memoryGB)g", root.appendingPathComponent("spark-scratch").path])
         let answer = try decode(output)
         let start = answer.number("startSeconds"), query = answer.number("querySeconds")
-        return "Spark \(answer.string("version")) local[*] (driver memory \(sparkMemory); the manual's Spark tables and query): "
+        return "Spark \(answer.string("version")) local[*] (driver memory \(memoryGB) GB; the manual's Spark tables and query): "
             + "\(Self.seconds(start + query)) (session start \(Self.seconds(start)), query \(Self.seconds(query))), "
             + "peak RSS \(Self.megabytes(answer.number("jvmPeakKilobytes"))) (JVM) + \(Self.megabytes(answer.number("peakKilobytes"))) (Python driver); "
             + (try agreement(answer))
@@ -133,13 +136,16 @@ struct SQLEngineComparison {
         kilobytes >= 1024 * 1024 ? String(format: "%.2f GB", kilobytes / 1024 / 1024) : String(format: "%.0f MB", kilobytes / 1024)
     }
 
-    /// The query (argv[1]) in one DuckDB connection with DuckDB's defaults; peak RSS of this process.
+    /// The query (argv[1]) in one DuckDB connection, memory limit argv[2], spilling to argv[3]; peak RSS
+    /// of this process.
     static let duckDBRunner = """
         import json, resource, sys, time
         import duckdb
         started = time.monotonic()
         connection = duckdb.connect()
         connection.execute("SET enable_progress_bar = false")
+        connection.execute(f"SET memory_limit = '{sys.argv[2]}'")
+        connection.execute(f"SET temp_directory = '{sys.argv[3]}'")
         rows = connection.sql(sys.argv[1]).fetchall()
         seconds = time.monotonic() - started
         print(json.dumps({"version": duckdb.__version__, "seconds": seconds, "peakKilobytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
@@ -147,13 +153,13 @@ struct SQLEngineComparison {
         """
 
     /// The tables block (argv[1]) and the query (argv[2]) on a local session over every core, driver
-    /// memory argv[3]; the JVM's peak RSS is read from /proc before the session stops.
+    /// memory argv[3], spilling to argv[4]; the JVM's peak RSS is read from /proc before the session stops.
     static let sparkRunner = """
         import json, resource, sys, time
         from pyspark.sql import SparkSession
         started = time.monotonic()
         spark = (SparkSession.builder.master("local[*]").appName("retention-sync-bench")
-                 .config("spark.driver.memory", sys.argv[3])
+                 .config("spark.driver.memory", sys.argv[3]).config("spark.local.dir", sys.argv[4])
                  .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate())
         ready = time.monotonic()
         exec(sys.argv[1], {"spark": spark})
