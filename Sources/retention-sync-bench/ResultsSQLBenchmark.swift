@@ -137,10 +137,12 @@ struct SQLEngineComparison {
     }
 
     /// The query (argv[1]) in one DuckDB connection, memory limit argv[2], spilling to argv[3]; peak RSS
-    /// of this process.
+    /// of this process. VmHWM, not `ru_maxrss`: a spawned child's `ru_maxrss` starts at its parent's peak.
     static let duckDBRunner = """
-        import json, resource, sys, time
+        import json, sys, time
         import duckdb
+        def peak(pid):
+            return int([line.split()[1] for line in open(f"/proc/{pid}/status") if line.startswith("VmHWM:")][0])
         started = time.monotonic()
         connection = duckdb.connect()
         connection.execute("SET enable_progress_bar = false")
@@ -148,15 +150,17 @@ struct SQLEngineComparison {
         connection.execute(f"SET temp_directory = '{sys.argv[3]}'")
         rows = connection.sql(sys.argv[1]).fetchall()
         seconds = time.monotonic() - started
-        print(json.dumps({"version": duckdb.__version__, "seconds": seconds, "peakKilobytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        print(json.dumps({"version": duckdb.__version__, "seconds": seconds, "peakKilobytes": peak("self"),
                           "rows": [[int(v) if hasattr(v, "as_integer_ratio") and not isinstance(v, float) else v for v in row] for row in rows]}))
         """
 
     /// The tables block (argv[1]) and the query (argv[2]) on a local session over every core, driver
     /// memory argv[3], spilling to argv[4]; the JVM's peak RSS is read from /proc before the session stops.
     static let sparkRunner = """
-        import json, resource, sys, time
+        import json, sys, time
         from pyspark.sql import SparkSession
+        def peak(pid):
+            return int([line.split()[1] for line in open(f"/proc/{pid}/status") if line.startswith("VmHWM:")][0])
         started = time.monotonic()
         spark = (SparkSession.builder.master("local[*]").appName("retention-sync-bench")
                  .config("spark.driver.memory", sys.argv[3]).config("spark.local.dir", sys.argv[4])
@@ -165,12 +169,11 @@ struct SQLEngineComparison {
         exec(sys.argv[1], {"spark": spark})
         rows = [[dict(v) if isinstance(v, dict) else v for v in row] for row in spark.sql(sys.argv[2]).collect()]
         done = time.monotonic()
-        jvm = spark.sparkContext._gateway.proc.pid
-        peak = [line.split()[1] for line in open(f"/proc/{jvm}/status") if line.startswith("VmHWM:")][0]
+        jvm = peak(spark.sparkContext._gateway.proc.pid)
         version = spark.version
         spark.stop()
-        print(json.dumps({"version": version, "startSeconds": ready - started, "querySeconds": done - ready, "jvmPeakKilobytes": int(peak),
-                          "peakKilobytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "rows": rows}))
+        print(json.dumps({"version": version, "startSeconds": ready - started, "querySeconds": done - ready, "jvmPeakKilobytes": jvm,
+                          "peakKilobytes": peak("self"), "rows": rows}))
         """
 }
 
