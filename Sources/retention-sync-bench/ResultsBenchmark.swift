@@ -7,6 +7,8 @@ import RetentionMessagingModels
 /// over 180 days (1.25 million customers, eight decisions each, outcomes for renewals, cancellations
 /// and offers), written as the event contract lays them out into a temporary folder, then one report
 /// timed. Peak memory is the process's VmHWM, reset after generating so it measures the report alone.
+/// `--vs-duckdb` then runs the manual's DuckDB query on the same files, and `--vs-spark` that and the
+/// manual's Spark SQL on a local Spark session (see `SQLEngineComparison`).
 @Sendable func resultsBenchmark(_ arguments: [String]) async throws {
     func value(_ name: String) -> String? {
         arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
@@ -42,6 +44,30 @@ import RetentionMessagingModels
     print("  peak RSS during the report: \(peakRSS())\(reset ? "" : " (of the whole run: /proc/self/clear_refs could not reset it)")")
     print("  (targets: under 60 s and under 1 GB)")
     print(report.text().split(separator: "\n").prefix(40).map { "  | " + $0 }.joined(separator: "\n"))
+
+    let vsSpark = arguments.contains("--vs-spark")
+    guard vsSpark || arguments.contains("--vs-duckdb") else { return }
+    let python = value("--python").map { URL(fileURLWithPath: $0) }
+        ?? SQLEngineComparison.repository.appendingPathComponent(".build/tools/bin/python")
+    let engines = SQLEngineComparison(root: root, now: ResultsEventGenerator.start + 240 * ResultsEventGenerator.day, report: report,
+                                      python: python, memoryGB: value("--sql-memory").flatMap(Int.init) ?? 4)
+    print("the manual's SQL (docs/results-sql.md) on the same files, each engine in its own process (\(python.path)):")
+    print("  results: \(String(format: "%.1f s", seconds)), peak RSS \(peakRSS())")
+    guard FileManager.default.isExecutableFile(atPath: python.path) else {
+        print("  \(python.path) is missing: bash .ci/setup --test installs duckdb and pyspark there (or pass --python)")
+        return
+    }
+    if engines.has("duckdb") {
+        print("  " + (try engines.duckDB()))
+    } else {
+        print("  DuckDB: not importable in \(python.path) (bash .ci/setup --test installs it)")
+    }
+    guard vsSpark else { return }
+    if engines.has("pyspark") {
+        print("  " + (try engines.spark()))
+    } else {
+        print("  Spark: pyspark is not importable in \(python.path) (bash .ci/setup --test installs it, and Java 17)")
+    }
 }
 
 /// Writes NDJSON segments in time order with a bounded look-ahead: customers arrive in exposure order,

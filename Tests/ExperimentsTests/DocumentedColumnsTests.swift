@@ -40,4 +40,20 @@ import TestSupport
             #expect(!columns.isEmpty && columns.allSatisfy(declared.contains), "\(stream.rawValue): \(columns)")
         }
     }
+
+    @Test("the documented Spark tables name only members the contract declares, and every one the query reads")
+    func sparkColumnsAreDeclaredFields() throws {
+        let tables = try ResultsSQLStore.documented("spark-results-tables", language: "python")
+        let query = try ResultsSQLStore.documented("spark-results-sql")
+        let schemas = tables.matches(of: #/(decisions|outcomes) = \(((?:\s*"[^"]*")+)\)/#)
+        #expect(schemas.map { String($0.output.1) } == ["decisions", "outcomes"])
+        for schema in schemas {
+            let stream = try #require(EventStream(rawValue: String(schema.output.1)))
+            let text = schema.output.2.matches(of: #/"([^"]*)"/#).map { String($0.output.1) }.joined()
+            let columns = text.matches(of: #/(\w+) (?:STRING|BIGINT)/#).map { String($0.output.1) }
+            let declared = Set(stream.fields.map(\.rawValue))
+            #expect(!columns.isEmpty && columns.allSatisfy(declared.contains), "\(stream.rawValue): \(columns)")
+            #expect(columns.allSatisfy { query.contains($0) }, "\(stream.rawValue): a column the query never reads")
+        }
+    }
 }

@@ -15,6 +15,8 @@ struct EventSimulator {
         var splitControl = false
         var answer = "message"
         var offer: String?
+        /// For an arm answering `alternateProduct`: the product it offers, to which half its kept customers switch.
+        var alternateProduct: String?
         /// The arm's share of customers, relative to the other arms' (nil for all: an even split).
         var weight: Double?
     }
@@ -35,6 +37,15 @@ struct EventSimulator {
     var outcomeClockOffset: Int64 = 0
     /// Added to every decision's time (the other direction of a clock mix-up).
     var decisionClockOffset: Int64 = 0
+    /// The currencies customers pay in, one drawn per customer when there are several.
+    var currencies = ["USD"]
+    /// Every way a customer can take an offer, and the takings that do not count: kept customers of an
+    /// offer arm who did not redeem it at once may get it with their renewal (a DID_RENEW carrying the
+    /// offer), and renewed customers sometimes redeem the offer or switch product after renewing, which
+    /// "took offer" must not count. Off by default, when it draws no random numbers, so every other
+    /// simulation stays as it was.
+    var takingPaths = false
+    static let alternatePrice: Int64 = 59990
 
     /// The layout serve records, when the test sets it apart from the arms' true weights (a split
     /// configured 50/50 whose customers arrive 48/52).
@@ -71,13 +82,15 @@ struct EventSimulator {
                 arm = arms.first { draw -= $0.weight ?? 1; return draw < 0 } ?? arms[arms.count - 1]
             }
             let exposure = start + random.below(Int64(days) * EventTime.day)
+            let currency = currencies.count > 1 ? currencies[Int(random.below(Int64(currencies.count)))] : currencies[0]
             let expiry: Int64
             if random.chance(unknownExpiryShare) {
                 expiry = exposure + EventTime.day + random.below(28 * EventTime.day)
             } else {
                 let renewedAt = exposure - EventTime.day - random.below(28 * EventTime.day)
                 expiry = renewedAt + 30 * EventTime.day
-                outcome(&random, customer, "DID_RENEW", nil, time: renewedAt + 300_000, effective: renewedAt, expires: expiry, price: 9990)
+                outcome(&random, customer, "DID_RENEW", nil, time: renewedAt + 300_000, effective: renewedAt, expires: expiry,
+                        price: 9990, currency: currency)
             }
             decision(&random, customer, arm, time: exposure)
             if random.chance(0.2) {
@@ -90,21 +103,53 @@ struct EventSimulator {
                 outcome(&random, customer, "EXPIRED", "VOLUNTARY", time: expiry + 60_000, effective: nil, expires: expiry, price: nil)
                 continue
             }
+            var renewalOffer: String?
             if let offer = arm.offer, random.chance(0.5) {
                 outcome(&random, customer, "OFFER_REDEEMED", nil, time: exposure + 60_000 + random.below(EventTime.hour), effective: exposure,
-                        expires: expiry, price: 4990, offer: offer)
+                        expires: expiry, price: 4990, currency: currency, offer: offer)
+            } else if takingPaths, let offer = arm.offer, random.chance(0.4) {
+                renewalOffer = offer
+            }
+            // The renewal's productId and autoRenewProductId. A customer who switches does so in one of three
+            // ways: a DID_CHANGE_RENEWAL_PREF, then a renewal into the product; with no notification seen,
+            // a renewal into the product already set back for the period after; or a renewal of the old
+            // product that sets the new one for the next. One who switched and does not renew expires set to it.
+            var renewalProduct = Self.product
+            var nextProduct = Self.product
+            if let alternate = arm.alternateProduct, random.chance(0.5) {
+                switch random.below(3) {
+                case 0:
+                    outcome(&random, customer, "DID_CHANGE_RENEWAL_PREF", nil, time: exposure + 60_000 + random.below(EventTime.hour),
+                            effective: nil, expires: expiry, price: nil, autoRenewProduct: alternate)
+                    (renewalProduct, nextProduct) = (alternate, alternate)
+                case 1: renewalProduct = alternate
+                default: nextProduct = alternate
+                }
             }
             if random.chance(arm.renewRate) {
-                outcome(&random, customer, "DID_RENEW", nil, time: expiry + 300_000, effective: expiry, expires: expiry + 30 * EventTime.day, price: 9990)
+                outcome(&random, customer, "DID_RENEW", nil, time: expiry + 300_000, effective: expiry, expires: expiry + 30 * EventTime.day,
+                        price: renewalOffer != nil ? 4990 : renewalProduct == Self.product ? 9990 : Self.alternatePrice, currency: currency,
+                        offer: renewalOffer, product: renewalProduct, autoRenewProduct: nextProduct)
+                if takingPaths, random.chance(0.3) {
+                    if let offer = arm.offer {
+                        outcome(&random, customer, "OFFER_REDEEMED", nil, time: expiry + EventTime.day, effective: expiry + EventTime.day,
+                                expires: expiry + 30 * EventTime.day, price: 4990, currency: currency, offer: offer)
+                    }
+                    if let alternate = arm.alternateProduct, nextProduct != alternate {
+                        outcome(&random, customer, "DID_CHANGE_RENEWAL_PREF", nil, time: expiry + EventTime.day, effective: nil,
+                                expires: expiry + 30 * EventTime.day, price: nil, autoRenewProduct: alternate)
+                    }
+                }
             } else {
-                outcome(&random, customer, "EXPIRED", "VOLUNTARY", time: expiry + 60_000, effective: nil, expires: expiry, price: nil)
+                outcome(&random, customer, "EXPIRED", "VOLUNTARY", time: expiry + 60_000, effective: nil, expires: expiry, price: nil,
+                        autoRenewProduct: renewalProduct != Self.product ? renewalProduct : nextProduct)
             }
         }
     }
 
     private mutating func decision(_ random: inout SplitMix64, _ customer: String, _ arm: Arm, time: Int64) {
         var fields: [String: Field] = [
-            "alternateProductId": .null, "answer": .string(arm.answer), "arm": splitGroup == nil ? .null : .string(arm.rule),
+            "alternateProductId": arm.alternateProduct.map { .string($0) } ?? .null, "answer": .string(arm.answer), "arm": splitGroup == nil ? .null : .string(arm.rule),
             "customer": .string(customer), "environment": .string(environment), "eventId": .string(random.uuid()),
             "flow": .string(flow), "keyId": .string(Self.keyId), "latencyMicros": .integer(800 + random.below(400)),
             "localeRequested": .string("en-GB"), "localeServed": .string(random.chance(0.5) ? "en-GB" : "en-US"),
@@ -121,18 +166,19 @@ struct EventSimulator {
     }
 
     private mutating func outcome(_ random: inout SplitMix64, _ customer: String, _ type: String, _ subtype: String?, time: Int64,
-                                  effective: Int64?, expires: Int64?, price: Int64?, offer: String? = nil) {
+                                  effective: Int64?, expires: Int64?, price: Int64?, currency: String = "USD", offer: String? = nil,
+                                  product: String = Self.product, autoRenewProduct: String = Self.product) {
         let id = random.uuid()
         let time = time + outcomeClockOffset
         let effective = effective.map { $0 + outcomeClockOffset }
         let expires = expires.map { $0 + outcomeClockOffset }
         let fields: [String: Field] = [
-            "autoRenewProductId": .string(Self.product), "autoRenewStatus": .integer(subtype == "AUTO_RENEW_DISABLED" ? 0 : 1),
-            "currency": price == nil ? .null : .string("USD"), "customer": .string(customer),
+            "autoRenewProductId": .string(autoRenewProduct), "autoRenewStatus": .integer(subtype == "AUTO_RENEW_DISABLED" ? 0 : 1),
+            "currency": price == nil ? .null : .string(currency), "customer": .string(customer),
             "effectiveDate": .string(EventTime.format(effective ?? time)), "environment": .string(environment), "eventId": .string(id),
             "expiresDate": expires.map { .string(EventTime.format($0)) } ?? .null, "keyId": .string(Self.keyId),
             "notificationType": .string(type), "notificationUUID": .string(id), "offerIdentifier": offer.map { .string($0) } ?? .null,
-            "offerType": offer == nil ? .null : .integer(2), "price": price.map { .integer($0) } ?? .null, "productId": .string(Self.product),
+            "offerType": offer == nil ? .null : .integer(2), "price": price.map { .integer($0) } ?? .null, "productId": .string(product),
             "schema": .integer(1), "source": .string(random.chance(0.5) ? "pull" : "push"), "subtype": subtype.map { .string($0) } ?? .null,
             "time": .string(EventTime.format(time)), "type": .string("outcome"),
         ]
