@@ -36,8 +36,10 @@ import RetentionMessagingModels
     let reset = resetPeakRSS()
     let started = DispatchTime.now().uptimeNanoseconds
     let now = Date(timeIntervalSince1970: Double(ResultsEventGenerator.start + 240 * 86_400_000) / 1000)
-    let report = try ResultsReport.compute(source: FolderEventSource(root: root), environment: "production", now: now)
+    let readers = value("--readers").flatMap(Int.init) ?? ResultsReport.defaultReaders
+    let report = try ResultsReport.compute(source: FolderEventSource(root: root), environment: "production", now: now, readers: readers)
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+    print("  reading threads: \(readers)\(readers == 0 ? " (segments parsed on the joining thread, one after another)" : "")")
     let lines = report.events.decisions + report.events.outcomes + report.events.duplicates
     print(String(format: "  report: %.1f s for %d decisions and %d outcomes in %d segments (%.0f lines/s)", seconds,
                  report.events.decisions, report.events.outcomes, report.events.segments, Double(lines) / seconds))
