@@ -61,20 +61,7 @@ public enum CryptoRandom {
         return withUnsafeMutableBytes(of: &bytes) { raw in
             raw[6] = (raw[6] & 0x0f) | 0x40
             raw[8] = (raw[8] & 0x3f) | 0x80
-            return String(unsafeUninitializedCapacity: 36) { text in
-                let digits: StaticString = "0123456789abcdef"
-                var at = 0
-                for (index, byte) in raw.enumerated() {
-                    if index == 4 || index == 6 || index == 8 || index == 10 {
-                        text[at] = UInt8(ascii: "-")
-                        at += 1
-                    }
-                    text[at] = digits.utf8Start[Int(byte >> 4)]
-                    text[at + 1] = digits.utf8Start[Int(byte & 0x0f)]
-                    at += 2
-                }
-                return at
-            }
+            return UUIDBytes.lowercase(UnsafeRawBufferPointer(raw))
         }
     }
 
@@ -84,5 +71,27 @@ public enum CryptoRandom {
         let ok = RAND_bytes(&output, Int32(count))
         precondition(ok == 1, "RAND_bytes failed: \(OpenSSL.takeError("unknown error"))")
         return output
+    }
+}
+
+/// A UUID's 16 bytes as text (the shape check of text is `UUIDText` in the models).
+public enum UUIDBytes {
+    /// 16 bytes in lowercase 8-4-4-4-12 form, written straight into the string's storage.
+    public static func lowercase(_ bytes: UnsafeRawBufferPointer) -> String {
+        precondition(bytes.count == 16, "a UUID is 16 bytes")
+        return String(unsafeUninitializedCapacity: 36) { text in
+            let digits: StaticString = "0123456789abcdef"
+            var at = 0
+            for (index, byte) in bytes.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    text[at] = UInt8(ascii: "-")
+                    at += 1
+                }
+                text[at] = digits.utf8Start[Int(byte >> 4)]
+                text[at + 1] = digits.utf8Start[Int(byte & 0x0f)]
+                at += 2
+            }
+            return at
+        }
     }
 }

@@ -68,20 +68,7 @@ public enum EventLine {
         bytes[6] = (bytes[6] & 0x0f) | 0x40
         // The variant's two bits take the counter's top ones, which 2^62 events never reach.
         bytes[8] = (bytes[8] & 0x3f) | 0x80
-        return String(unsafeUninitializedCapacity: 36) { text in
-            let digits: StaticString = "0123456789abcdef"
-            var at = 0
-            for (index, byte) in bytes.enumerated() {
-                if index == 4 || index == 6 || index == 8 || index == 10 {
-                    text[at] = UInt8(ascii: "-")
-                    at += 1
-                }
-                text[at] = digits.utf8Start[Int(byte >> 4)]
-                text[at + 1] = digits.utf8Start[Int(byte & 0x0f)]
-                at += 2
-            }
-            return at
-        }
+        return bytes.withUnsafeBytes { UUIDBytes.lowercase($0) }
     }
 
     private static let eventIdPrefix: UInt64 = CryptoRandom.bytes(8).reduce(0) { $0 << 8 | UInt64($1) }
