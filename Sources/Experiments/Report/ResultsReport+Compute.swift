@@ -29,8 +29,9 @@ extension ResultsReport {
                 configuration: configuration, clock: clock, daily: false, readers: readers).report
     }
 
-    /// One reading thread per processor: parsing is most of the work, and the join runs beside them.
-    public static var defaultReaders: Int { ProcessInfo.processInfo.activeProcessorCount }
+    /// One reading thread per processor, at most four: parsing is most of the work, and the one join
+    /// beside them bounds what more readers could add (on two cores, one reader gives nearly all of it).
+    public static var defaultReaders: Int { min(4, ProcessInfo.processInfo.activeProcessorCount) }
 
     /// `compute`, and the per-day counts the HTML view draws over time (`ResultsTimeline`), from the
     /// same single pass: each exposure adds to the counts of its day as its window closes, so the
