@@ -116,11 +116,6 @@ struct ValidationRun {
         positions[ObjectIdentifier(kind)]?[name]
     }
 
-    /// The names `kind` declares, for near-miss hints.
-    func names<Kind: NamedManifestKind>(of kind: Kind.Type) -> [String] {
-        set.declarations[kind].map(\.name)
-    }
-
     /// Names suggested for unresolved references; not worth an "unused" warning on top.
     var suggestedNames = Set<String>()
 
