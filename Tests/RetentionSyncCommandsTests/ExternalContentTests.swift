@@ -17,10 +17,6 @@ struct ExternalContentTests {
     /// One product, one locale, both environments; the default is the external message.
     static func writeManifests(_ harness: CommandHarness, defaultMessage: String = "legacy-calm",
                                sandboxId: String = sandboxId) throws {
-        let directory = harness.file("manifests")
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasSuffix(".yaml") {
-            try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
-        }
         let files = [
             "app.yaml": """
             apiVersion: retention-sync/v1
@@ -60,9 +56,7 @@ struct ExternalContentTests {
                 message: \(defaultMessage)
             """,
         ]
-        for (name, text) in files {
-            try (text + "\n").write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
-        }
+        try harness.writeManifests(files)
     }
 
     /// `POST /emulator/seed` on the in-process emulator, as a test or a person with curl would.

@@ -20,10 +20,6 @@ struct ExternalImageTests {
     /// One product, one locale, both environments with a state file each; `stay-calm` shows the
     /// vendor's hero picture and, as its one bullet point's icon, the vendor's icon; it is the default.
     static func writeManifests(_ harness: CommandHarness, images: String? = nil) throws {
-        let directory = harness.file("manifests")
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasSuffix(".yaml") {
-            try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
-        }
         let files = [
             "app.yaml": """
             apiVersion: retention-sync/v1
@@ -73,9 +69,7 @@ struct ExternalImageTests {
                 message: stay-calm
             """,
         ]
-        for (name, text) in files {
-            try (text + "\n").write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
-        }
+        try harness.writeManifests(files)
     }
 
     static func seedImages(_ harness: CommandHarness, _ images: [(String, String, String)], in environment: Environment) async throws {

@@ -18,10 +18,7 @@ struct ImportCommandTests {
     static func adoptingApp(_ harness: CommandHarness,
                             products: [String] = ["com.example.stillpoint.monthly", "com.example.stillpoint.yearly"],
                             locales: [String] = ["en-US", "de-DE"], environments: [String] = ["sandbox", "production"]) throws {
-        let directory = harness.file("manifests")
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasSuffix(".yaml") {
-            try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
-        }
+        let directory = try harness.clearManifests()
         var text = """
             apiVersion: retention-sync/v1
             kind: App

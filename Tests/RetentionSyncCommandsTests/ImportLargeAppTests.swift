@@ -26,10 +26,7 @@ struct ImportLargeAppTests {
 
     /// An App with `products` × `locales` declared pairs and a state store in sandbox.
     static func writeApp(_ harness: CommandHarness, products: Int, locales: Int) throws -> [(product: String, locale: String)] {
-        let directory = harness.file("manifests")
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasSuffix(".yaml") {
-            try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
-        }
+        let directory = try harness.clearManifests()
         let codes = Array(AppStoreLocaleCodes.established.prefix(locales))
         let ids = (1...products).map { "com.example.stillpoint.plan\($0)" }
         var text = """

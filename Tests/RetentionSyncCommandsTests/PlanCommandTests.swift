@@ -103,6 +103,24 @@ final class CommandHarness: Sendable {
 
     func file(_ path: String) -> URL { root.appendingPathComponent(path) }
 
+    /// Removes every manifest file of the example app, so a test declares its own; returns the folder.
+    @discardableResult
+    func clearManifests() throws -> URL {
+        let directory = file("manifests")
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasSuffix(".yaml") {
+            try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
+        return directory
+    }
+
+    /// Replaces the manifests with `files` (name → text).
+    func writeManifests(_ files: [String: String]) throws {
+        let directory = try clearManifests()
+        for (name, text) in files {
+            try (text + "\n").write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+    }
+
     /// Rewrites a text in a manifest file, as an edit in a pull request would.
     func edit(_ path: String, replacing old: String, with new: String) throws {
         let url = file(path)
