@@ -25,7 +25,9 @@ import PackageDescription
 //      (plans, statuses, diagnostics and progress worded for people, JSON and CI; CLIKit and the engines)
 //      and Preview (the static HTML site of the messages as the cancellation sheet shows them; the
 //      manifests and Apple's models only, no engine, no network).
-//   7. RetentionSyncCommands (the commands, the list of them, the demo), then the two executables.
+//   7. Demo (the demo's story: a scripted user of the commands, which it reaches only through the
+//      `DemoHost` protocol the command module implements, against the embedded emulator).
+//   8. RetentionSyncCommands (the commands and the list of them), then the two executables.
 let package = Package(
     name: "retention-sync",
     products: [
@@ -79,9 +81,14 @@ let package = Package(
                                               "StateStore", "YAML"]),
         .target(name: "Preview", dependencies: ["Basics", "Manifests", "RetentionMessagingModels"]),
 
+        // The demo's story: a scripted user playing the commands (through the `DemoHost` they implement)
+        // against the embedded emulator.
+        .target(name: "Demo", dependencies: ["Basics", "CLIKit", "Views", "Reconciler", "Manifests", "Runtime", "StateLocations", "StateStore", "Emulator",
+                                            "RetentionMessagingModels", "Experiments", "EventStore", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer",
+                                            "Crypto", "RealtimeServer"]),
         .target(name: "RetentionSyncCommands",
-                dependencies: ["Basics", "CLIKit", "Views", "Preview", "Reconciler", "Manifests", "Runtime", "StateLocations", "StateStore", "Emulator", "RetentionMessagingModels",
-                               "EventContract", "Experiments", "EventStore", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "YAML", "RealtimeServer", "TLS",
+                dependencies: ["Basics", "CLIKit", "Views", "Preview", "Demo", "Reconciler", "Manifests", "Runtime", "StateLocations", "StateStore", "Emulator", "RetentionMessagingModels",
+                               "EventContract", "Experiments", "EventStore", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "RealtimeServer", "TLS",
                                "Notifications", "Outcomes", "Notify"]),
         .executableTarget(name: "retention-sync", dependencies: ["RetentionSyncCommands", "CLIKit"]),
         .executableTarget(name: "retention-sync-bench",
@@ -115,7 +122,7 @@ let package = Package(
                     dependencies: ["TestSupport", "Notifications", "HTTPCore", "HTTPClient", "HTTPServer", "StateStore", "RetentionMessagingModels"]),
         .testTarget(name: "PreviewTests", dependencies: ["TestSupport", "Preview", "Manifests", "RetentionMessagingModels"]),
         .testTarget(name: "RetentionSyncCommandsTests",
-                    dependencies: ["TestSupport", "Basics", "CLIKit", "Views", "RetentionSyncCommands", "Reconciler", "Manifests", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer", "Runtime", "RetentionMessagingModels",
+                    dependencies: ["TestSupport", "Basics", "CLIKit", "Views", "Demo", "RetentionSyncCommands", "Reconciler", "Manifests", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer", "Runtime", "RetentionMessagingModels",
                                    "RealtimeServer", "EventStore", "EventContract", "Experiments", "RetentionMessaging", "Outcomes"]),
     ],
     swiftLanguageModes: [.v6]

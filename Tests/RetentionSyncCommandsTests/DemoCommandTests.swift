@@ -1,4 +1,5 @@
 import CLIKit
+@testable import Demo
 import Emulator
 import Foundation
 import RetentionMessaging
@@ -86,8 +87,9 @@ struct DemoCommandTests {
     @Test("each plan the demo shows reads the environment once, with the calls a plan makes")
     func planStepReadsOnce() async throws {
         let captured = CapturedConsole()
-        let demo = try Demo(source: "manifests", context: CommandContext(console: captured.console, environment: [:],
-                                                                         currentDirectory: CommandHarness.repository))
+        let demo = try DemoStory(source: "manifests", context: CommandContext(console: captured.console, environment: [:],
+                                                                              currentDirectory: CommandHarness.repository),
+                                 host: CommandLineDemoHost())
         defer { try? FileManager.default.removeItem(at: demo.root) }
         _ = try await demo.plan(.sandbox)
         // Two list calls, one GET /default per declared pair (2 products × 3 locales), the realtime URL.

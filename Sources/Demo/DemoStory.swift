@@ -1,8 +1,8 @@
 import Basics
-import CLIKit
+public import CLIKit
 import Crypto
-import Emulator
-import Foundation
+public import Emulator
+public import Foundation
 import HTTPClient
 import HTTPCore
 import HTTPServer
@@ -15,16 +15,18 @@ import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
 import Views
-import YAML
 
-/// The story, step by step, with every expectation checked.
-struct Demo {
+/// The story, step by step, with every expectation checked: a scripted user of the commands, which
+/// it plays through `host` against the embedded emulator.
+public struct DemoStory: Sendable {
     let context: CommandContext
-    let root: URL
+    let host: any DemoHost
+    /// The temporary folder the story works in (the manifests' copy, its git repository, the events).
+    public let root: URL
     let manifestsURL: URL
     let emulator: Emulator
     let clock: VirtualClock
-    let provider: APIProvider
+    let api: DemoAPI
     let bundleId: String
     let appAppleId: Int64
     let products: [String]
@@ -51,7 +53,9 @@ struct Demo {
         }
     }
 
-    init(source: String, context: CommandContext) throws(CommandError) {
+    /// Copies the manifests in `source` to a temporary folder and sets up the emulator for the story.
+    public init(source: String, context: CommandContext, host: any DemoHost) throws(CommandError) {
+        self.host = host
         let sourceURL = context.url(source)
         guard FileManager.default.fileExists(atPath: sourceURL.appendingPathComponent("app.yaml").path)
                 || (try? FileManager.default.contentsOfDirectory(atPath: sourceURL.path))?.contains(where: { $0.hasSuffix(".yaml") }) == true else {
@@ -102,7 +106,7 @@ struct Demo {
                                                    transport: emulator.transport(defaultEnvironment: environment),
                                                    pacing: .apple, clock: clock))
         })
-        provider = APIProvider { environment, _, _, _ in clients[environment]! }
+        api = { environment in clients[environment]! }
         git = Git(directory: manifestsURL)
     }
 
@@ -122,12 +126,10 @@ struct Demo {
     /// Reads the environment once; with `show`, prints the plan as `retention-sync plan` does.
     func plan(_ environment: Environment, show: Bool = true) async throws(CommandError) -> Plan {
         if show { shell("retention-sync plan --env \(environment.rawValue)") }
-        var arguments = Arguments(["--env", environment.rawValue])
-        let options = try EnvironmentOptions.parse(&arguments, context: context)
-        let plan = try await ReconcileSession.open(options, context: show ? context : quiet, provider: provider).plan(PlanOptions()).plan
+        let plan = try await host.plan(environment, api: api, context: show ? context : quiet)
         if show {
-            try PlanCommand.render(plan, format: .text, context: context)
-            try expect(PlanCommand.exitCode(plan, detailed: false) != .failure, "the \(environment.rawValue) plan to have no errors")
+            try host.show(plan, context: context)
+            try expect(host.exitCode(of: plan, detailed: false) != .failure, "the \(environment.rawValue) plan to have no errors")
         }
         return plan
     }
@@ -141,8 +143,7 @@ struct Demo {
 
     func apply(_ environment: Environment) async throws(CommandError) {
         shell("retention-sync apply --env \(environment.rawValue)")
-        var arguments = Arguments(["--env", environment.rawValue])
-        let code = try await ApplyCommand.execute(&arguments, context: context, provider: provider, printPlan: false)
+        let code = try await host.apply(environment, api: api, context: context)
         try expect(code == .success, "apply to \(environment.rawValue) to succeed")
     }
 
@@ -155,7 +156,8 @@ struct Demo {
         emulator.state(of: environment).messages.count + emulator.state(of: environment).images.count
     }
 
-    func run() async throws(CommandError) {
+    /// Plays the story; throws at the first step that does not happen as told.
+    public func run() async throws(CommandError) {
         console.print("retention-sync demo: the whole story against the in-process emulator of Apple's API")
         console.print("(a key generated for this run, no Apple account, no network; rate limits on a virtual clock).")
         console.print("Working copy: \(manifestsURL.path)" + (git == nil ? " (git not found: edits are undone by restoring the file)" : " (a git repository)"))
@@ -164,7 +166,7 @@ struct Demo {
 
         heading(1, "Validate the manifests (offline)")
         shell("retention-sync validate")
-        let validation = await CLI.run(["validate", "--manifests", "manifests"], context: context)
+        let validation = await host.run(["validate", "--manifests", "manifests"], context: context)
         try expect(validation == .success, "the manifests to validate")
 
         heading(2, "Plan sandbox: everything is new")
@@ -196,7 +198,7 @@ struct Demo {
         try expect(heldBack.isEmpty, "no production rule with a message before review")
         shell("retention-sync plan --env production --detailed-exitcode")
         let waiting = try await plan(.production, show: false)
-        let waitingCode = PlanCommand.exitCode(waiting, detailed: true)
+        let waitingCode = host.exitCode(of: waiting, detailed: true)
         console.print("\(PlanView.summaryLine(waiting))  → exit \(waitingCode): only waiting for App Review, so a scheduled job stays green")
         try expect(waitingCode == .success, "exit 0 while only waiting for review")
 
@@ -264,7 +266,7 @@ struct Demo {
         shell(serveCommand)
         let server = try startServe(recording: nil)
         defer { server.stop() }
-        let target = server.baseURL.absoluteString + ServeDefaults.realtimePath(for: .sandbox)
+        let target = server.baseURL.absoluteString + RealtimeService.defaultRealtimePath(for: .sandbox)
         console.print("serving sandbox on \(target)")
 
         // Against Apple the sandbox URL is the public one in app.yaml; here the emulator's admin route points it at loopback.
@@ -277,9 +279,8 @@ struct Demo {
         emulator.registerTestTransaction(SandboxTransaction(originalTransactionId: transaction, productId: products.first ?? "", locale: "en-US"))
 
         shell("retention-sync performance-test --env sandbox --original-transaction-id \(transaction)")
-        var arguments = Arguments(["--manifests", "manifests", "--env", "sandbox", "--original-transaction-id", transaction,
-                                   "--poll-interval", "0.2"])
-        let code = try await PerformanceTestCommand.execute(&arguments, context: context, provider: provider, minimumPoll: 0.1)
+        let code = try await host.performanceTest(["--manifests", "manifests", "--env", "sandbox", "--original-transaction-id", transaction,
+                                                   "--poll-interval", "0.2"], api: api, minimumPoll: 0.1, context: context)
         try expect(code == .success, "the sandbox performance test against serve to PASS")
     }
 
@@ -298,7 +299,7 @@ struct Demo {
             throw CommandError("demo: cannot open the sandbox state at \(snapshot.path): \(error)")
         }
         var configuration = RealtimeService.Configuration(
-            endpoints: [RealtimeEndpoint(path: ServeDefaults.realtimePath(for: .sandbox), environment: .sandbox, source: source,
+            endpoints: [RealtimeEndpoint(path: RealtimeService.defaultRealtimePath(for: .sandbox), environment: .sandbox, source: source,
                                          appAppleId: appAppleId, bundleId: bundleId)],
             trustedRoots: [chain.root],
             signingKey: OfferSigningKey(keyId: "DEMOKEY123", issuerId: "57246542-96fe-1a63-e053-0824d011072a", privateKey: ES256PrivateKey.generate()))
@@ -371,7 +372,7 @@ struct Demo {
         }
         console.print(text)
         shell("retention-sync decide --env production --request request.json")
-        let code = await CLI.run(["decide", "--manifests", "manifests", "--env", "production", "--request", "request.json"], context: context)
+        let code = await host.run(["decide", "--manifests", "manifests", "--env", "production", "--request", "request.json"], context: context)
         try expect(code == .success, "decide to answer from the published snapshot")
         let served = rule.response.messageIdentifiers?[edit.locale] ?? "?"
         console.print("rule \(edit.ruleId) still serves \(edit.locale) with \(served), the approved version; the edit waits for review.")

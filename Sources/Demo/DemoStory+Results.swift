@@ -10,7 +10,7 @@ import RealtimeServer
 import RetentionMessagingModels
 import Runtime
 
-extension Demo {
+extension DemoStory {
     /// At 45% against 30%, a thousand customers an arm is enough for the always-valid interval on
     /// the difference to exclude 0, and few enough to keep the step to a few seconds.
     static let simulatedCustomers = 2_000
@@ -28,7 +28,7 @@ extension Demo {
         var answer: String
         var product: String?
 
-        var keep: Double { control ? Demo.controlKeeps : Demo.armKeeps }
+        var keep: Double { control ? DemoStory.controlKeeps : DemoStory.armKeeps }
     }
 
     /// The first split group with a control in the published sandbox snapshot, its rules in bucket order.
@@ -89,7 +89,7 @@ extension Demo {
         shell(serveCommand + " --events manifests/.retention-sync")
         let server = try startServe(recording: RealtimeService.Recording(recorder: recorder, pseudonyms: pseudonyms))
         defer { server.stop() }
-        let realtimeURL = server.baseURL.absoluteString + ServeDefaults.realtimePath(for: .sandbox)
+        let realtimeURL = server.baseURL.absoluteString + RealtimeService.defaultRealtimePath(for: .sandbox)
         let pushURL = server.baseURL.absoluteString + RealtimeService.Configuration.defaultNotificationsPath
         console.print("recording decisions to manifests/.retention-sync (pseudonym key \(pseudonyms.keyId)); serving sandbox on \(realtimeURL), notifications on \(pushURL)")
 
@@ -140,9 +140,9 @@ extension Demo {
         do {
             // As `results` computes it, so that running it afterwards prints the same report.
             report = try ResultsReport.compute(source: FolderEventSource(root: events), environment: Environment.sandbox.rawValue, now: now,
-                                               configuration: ResultsCommand.configuration(manifestsPath: "manifests", environment: .sandbox,
-                                                                                           context: context),
-                                               clock: ResultsCommand.clock(asOf: now))
+                                               configuration: host.resultsConfiguration(manifestsPath: "manifests", environment: .sandbox,
+                                                                                         context: context),
+                                               clock: host.resultsClock(asOf: now))
         } catch {
             throw CommandError("demo: cannot read the events under \(events.path): \(error)")
         }
