@@ -45,6 +45,7 @@ enum PreviewStyle {
     .bullets{list-style:none;margin:0 0 12px;padding:0}
     .bullets li{display:flex;align-items:center;gap:12px;margin:0 0 10px;font-size:15px;line-height:\(bulletLineHeight)}
     .bullets img{width:32px;height:32px;flex:none;border-radius:7px}
+    .bullets .missing{box-sizing:border-box;width:32px;height:32px;flex:none;border-radius:7px;border:1.5px dashed currentColor;display:flex;align-items:center;justify-content:center;font-size:14px;opacity:.6}
     .bullets span{min-width:0;overflow-wrap:anywhere}
     .answer{border-radius:10px;padding:10px 12px;margin:0 0 12px;font-size:13px;line-height:1.35;overflow-wrap:anywhere}
     .light .answer{background:#f2f2f7}

@@ -98,6 +98,11 @@ struct Sheet: Sendable {
     static func imageTag(_ picture: Picture, class kind: String) -> String {
         let altAttribute = HTML.escape(picture.alt)
         guard let image = picture.image else {
+            // A picture the page does not have: where a bullet's icon goes, a dashed box of an icon's
+            // size (what it stands for in its title), so the bullet's text keeps the width it has.
+            if kind == "icon" {
+                return "<span class=\"icon missing\" role=\"img\" aria-label=\"\(altAttribute)\" title=\"\(HTML.escape(picture.missing))\">?</span>"
+            }
             return "<span class=\"\(kind) muted\" role=\"img\" aria-label=\"\(altAttribute)\">\(HTML.escape(picture.missing))</span>"
         }
         let size = image.width > 0 ? " width=\"\(image.width)\" height=\"\(image.height)\"" : ""

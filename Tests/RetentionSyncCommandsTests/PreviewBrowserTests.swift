@@ -106,6 +106,36 @@ struct PreviewBrowserTests {
 }
 
 extension PreviewBrowserTests {
+    @Test("a message showing a vendor's external images previews with their names in place of the pictures, inside the sheet, fetching nothing")
+    func externalImagesInBrowser() async throws {
+        let chromium = try Chromium.require()
+        let harness = try CommandHarness()
+        try ExternalImageTests.writeManifests(harness)
+        let pages = try await Self.preview(harness, ["--offline"])
+        let page = try #require(pages.first { $0.lastPathComponent == "stay-calm.html" })
+        let measure = try await PageMeasure.measure(page, with: chromium)
+        let sheets = measure.sheets.filter { $0.lang == "en-US" }
+        #expect(sheets.count == 4, "two widths, light and dark")
+        for sheet in sheets {
+            for text in ["Stay a little longer", "Ten minutes a day still counts.", "Guided sessions", "[external image vendor-hero (content unknown)]"] {
+                #expect(sheet.text.contains(text), "\(Int(sheet.width)) px \(sheet.frame) lacks \(text)")
+            }
+        }
+        // The hero's stand-in says what it is across the sheet; the icon's is an icon's size, and says it in its title.
+        #expect(measure.stands.filter { $0.alt == "The sun over the hills" }.count == 4)
+        let icons = measure.stands.filter { $0.alt == "A breathing ring" }
+        #expect(icons.count == 4)
+        #expect(icons.allSatisfy { $0.width == 32 && $0.height == 32 && $0.title == "[external image vendor-icon (content unknown)]" }, "\(icons)")
+        // The pixels are Apple's: no picture is drawn, nothing broken is shown, nothing is fetched.
+        #expect(measure.images.isEmpty, "\(measure.images)")
+        #expect(measure.overflow.isEmpty, "\(measure.overflow)")
+        #expect(measure.resources.isEmpty && measure.violations.isEmpty, "\(measure.resources) \(measure.violations)")
+        try FileManager.default.createDirectory(at: Self.artifacts, withIntermediateDirectories: true)
+        try await chromium.screenshot(page, to: Self.artifacts.appendingPathComponent("external-images.png"), width: 1700, height: 1400)
+    }
+}
+
+extension PreviewBrowserTests {
     /// The lines of header, body and bullet text the sheet is taken to show (docs/preview.md).
     static let shownLines = ["header": 3, "body": 4, "bullet": 3]
 

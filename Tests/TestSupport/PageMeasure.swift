@@ -28,8 +28,19 @@ public struct PageMeasure: Decodable, Sendable {
         public var naturalWidth: Int
     }
 
+    /// What stands where a picture would be when the page has none (an external image, one not found):
+    /// its alt text, its title, its text and its laid-out size.
+    public struct StandIn: Decodable, Sendable {
+        public var alt: String
+        public var title: String
+        public var text: String
+        public var width: Double
+        public var height: Double
+    }
+
     public var sheets: [Sheet]
     public var images: [Image]
+    public var stands: [StandIn]
     /// Elements that reach outside their sheet, or scroll within it, described.
     public var overflow: [String]
     /// Every resource the page fetched or tried to (data: URIs are not listed by browsers).
@@ -85,6 +96,10 @@ public struct PageMeasure: Decodable, Sendable {
         }
       }
       for (const image of document.images) out.images.push({alt: image.alt, naturalWidth: image.naturalWidth});
+      out.stands = [...document.querySelectorAll('.sheet span[role=img]')].map(e => {
+        const r = e.getBoundingClientRect();
+        return {alt: e.getAttribute('aria-label') || '', title: e.title, text: e.textContent, width: r.width, height: r.height};
+      });
       const pre = document.createElement('pre');
       pre.id = '__measure';
       pre.textContent = btoa(unescape(encodeURIComponent(JSON.stringify(out))));
