@@ -173,6 +173,37 @@ struct AuthenticationTests {
         #expect(await status("Bearer not.a.token") == 401)
     }
 
+    @Test("a request held up past its token's five minutes is sent again with a fresh token, and succeeds")
+    func tokenExpiredOnItsWay() async throws {
+        let emulator = app.emulator(clock: clock)
+        let refusals = LogLines()
+        emulator.onLog { line in if line.contains("401") { refusals.append(line) } }
+        // Past the token's 300 s and the emulator's 60 s of leeway before the emulator sees it.
+        let recorder = RecordingTransport(HeldUpTransport(emulator.transport(), clock: clock, seconds: 361))
+        let client = app.client(transport: recorder, clock: clock)
+
+        _ = try await client.getMessageList()
+        #expect(refusals.value.count == 1 && refusals.value[0].hasSuffix("→ 401 (token expired)"), "\(refusals.value)")
+        #expect(recorder.responses.map { $0.status } == [401, 200])
+        let tokens = recorder.requests.compactMap { $0.header("Authorization") }
+        #expect(Set(tokens).count == 2)
+        #expect(client.requestCounts == RequestCounts(configureDefault: 0, other: 2, retries: 1))
+    }
+
+    @Test("Apple's bare 401 for a token that expired on its way is tried again with fresh tokens, three times at most, then reported")
+    func tokenExpiredTwice() async {
+        let held = HeldUpTransport(AnsweringTransport(HTTPResponse(status: 401)), clock: clock, seconds: 300, limit: .max)
+        let client = app.client(transport: held, clock: clock)
+        let error = await apiError { _ = try await client.getMessageList() }
+        #expect(error?.isUnauthorized == true)
+        #expect(held.heldRequests == 4)
+        // A 401 for a token well within its lifetime is a wrong key or app, and is not sent again.
+        let fresh = HeldUpTransport(AnsweringTransport(HTTPResponse(status: 401)), clock: clock, seconds: 239, limit: .max)
+        let second = app.client(transport: fresh, clock: clock)
+        #expect(await apiError { _ = try await second.getMessageList() }?.isUnauthorized == true)
+        #expect(fresh.heldRequests == 1)
+    }
+
     @Test("a client whose key the emulator does not know gets a typed 401")
     func clientWithWrongKey() async {
         let emulator = app.emulator(clock: clock)

@@ -2,11 +2,13 @@ import Basics
 @testable import CLIKit
 import Emulator
 import Foundation
+import HTTPCore
 import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 @testable import RetentionSyncCommands
 import Testing
+import TestSupport
 @testable import Views
 
 /// A client budget that empties after one request and then allows one every 10 s (virtual), so an
@@ -49,6 +51,22 @@ struct ApplyInCITests {
         #expect(heartbeats.allSatisfy { $0.contains("(pacing to 360 requests per hour in sandbox)") }, "\(heartbeats)")
         // The plan reads about 9 times at one request every 10 s: never a line per wait.
         #expect(heartbeats.count <= 4, "\(heartbeats)")
+    }
+
+    @Test("an apply whose upload is held up past its token's five minutes (other requests' waits moving Apple's clock meanwhile) signs it again and applies everything")
+    func uploadOutlivesItsToken() async throws {
+        // The first upload reaches Apple 400 s after it was signed: past the token's 300 s and the
+        // minute of leeway Apple's clock check allows.
+        let harness = try CommandHarness(transport: { emulator, clock in
+            HeldUpTransport(emulator, clock: clock, seconds: 400) { $0.method == "PUT" && $0.url.path.contains("/message/") }
+        })
+        let refusals = LogLines()
+        harness.emulator.onLog { line in if line.contains(" → 401") { refusals.append(line) } }
+        let run = await harness.run(["apply", "--env", "sandbox"])
+        #expect(run.code == .success, "\(run.stdout)\(run.stderr)")
+        #expect(refusals.value.count == 1 && refusals.value[0].hasSuffix(" → 401 (token expired)"), "\(refusals.value)")
+        let plan = await harness.run(["plan", "--env", "sandbox"])
+        #expect(plan.stdout.contains("No changes. sandbox matches the manifests."), "\(plan.stdout)\(plan.stderr)")
     }
 
     @Test("the heartbeat states done/total, the wait and an ETA from the pace so far")

@@ -6,6 +6,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import HTTPCore
 import RetentionMessaging
 import RetentionMessagingModels
 @testable import RetentionSyncCommands
@@ -31,8 +32,10 @@ final class CommandHarness: Sendable {
     let provider: APIProvider
     let clock: VirtualClock
 
-    /// `pacing` is the client's; the emulator enforces Apple's limits either way.
-    init(pacing: Pacing = .apple, apiAccess: Bool = true) throws {
+    /// `pacing` is the client's; the emulator enforces Apple's limits either way. `transport` stands
+    /// between the clients and the emulator when given (it gets the emulator's transport and the clock).
+    init(pacing: Pacing = .apple, apiAccess: Bool = true,
+         transport: (@Sendable (any HTTPTransport, VirtualClock) -> any HTTPTransport)? = nil) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("commands-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: Self.repository.appendingPathComponent("manifests"),
@@ -48,10 +51,11 @@ final class CommandHarness: Sendable {
         sandbox.performanceTests["passed"] = .pass
         emulator.restore(sandbox, in: .sandbox)
         self.emulator = emulator
-        let clients = Dictionary(uniqueKeysWithValues: Environment.allCases.map {
-            ($0, RetentionMessagingClient(environment: $0, credentials: credentials,
-                                          transport: emulator.transport(defaultEnvironment: $0), pacing: pacing,
-                                          clock: clock, retry: .none))
+        let clients = Dictionary(uniqueKeysWithValues: Environment.allCases.map { environment in
+            let direct = emulator.transport(defaultEnvironment: environment)
+            return (environment, RetentionMessagingClient(environment: environment, credentials: credentials,
+                                                          transport: transport?(direct, clock) ?? direct, pacing: pacing,
+                                                          clock: clock, retry: .none))
         })
         provider = APIProvider { environment, _, _, _ in clients[environment]! }
     }

@@ -7,7 +7,8 @@ import Synchronization
 /// The Retention Messaging API over an `HTTPTransport`: libcurl against Apple, or the emulator.
 ///
 /// Every request carries a fresh ES256 token, is paced to Apple's budget for its endpoint class,
-/// waits out 429s until `Retry-After`, and retries transient failures with jittered backoff.
+/// waits out 429s until `Retry-After`, and retries transient failures with jittered backoff. A 401
+/// that comes back when the token sent has (nearly) expired is sent again with a fresh token.
 /// Nothing it logs or throws contains the key, a token or an `Authorization` header.
 public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflectable {
     public let environment: Environment
@@ -262,9 +263,11 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
         var transientFailures = 0
         var rateLimitWaits = 0
         var mayHaveLanded = false
+        var renewals = 0
         while true {
             try await pace(endpointClass)
-            let token = try AuthenticationToken.make(credentials, now: clock.now())
+            let signedAt = clock.now()
+            let token = try AuthenticationToken.make(credentials, now: signedAt)
             attempt += 1
             state.withLock { state in
                 switch endpointClass {
@@ -313,6 +316,12 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
                 transientFailures += 1
                 mayHaveLanded = true
                 try await backOff(transientFailures, reason: "\(method) \(path) answered \(response.status)")
+            case 401 where renewals < AuthenticationToken.maxRenewals
+                        && AuthenticationToken.isNearExpiry(signedAt: signedAt, now: clock.now()):
+                // The token expired on its way: a request held up (or, on a virtual clock, others'
+                // pacing waits moving time while it was in flight). Apple's 401 does not say why, so the
+                // client judges by its own clock, and a 401 for a fresh token is never sent again.
+                renewals += 1
             case 401:
                 throw .unauthorized(bundleId: credentials.bundleId, refusal: response.header(Self.emulatorRefusalHeader))
             default:
