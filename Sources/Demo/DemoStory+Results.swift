@@ -19,6 +19,9 @@ extension DemoStory {
     static let simulatedDays = 35.0
     static let controlKeeps = 0.30
     static let armKeeps = 0.45
+    /// How long a simulated customer's request or notification may take: the story counts what serve
+    /// answered and recorded, not how fast, and a machine busy with other work can hold one for seconds.
+    static let customerTimeout = 30.0
 
     /// One rule of the measured split group: what it answers, as the emulator's model keys it.
     struct SplitArm {
@@ -101,7 +104,7 @@ extension DemoStory {
         }
         let settings = CustomerSimulationSettings(
             customers: Self.simulatedCustomers, seed: Self.simulationSeed, products: [SimulatedProduct(productId: product)], locales: locales,
-            realtimeURL: realtimeURL, pushURL: pushURL, model: OutcomeModel(default: OutcomeProbabilities(keep: Self.controlKeeps), answers: answers))
+            realtimeURL: realtimeURL, pushURL: pushURL, timeout: Self.customerTimeout, model: OutcomeModel(default: OutcomeProbabilities(keep: Self.controlKeeps), answers: answers))
         let simulation: CustomerSimulation
         do { simulation = try CustomerSimulation(settings: settings, emulator: emulator) } catch {
             throw CommandError("demo: cannot start the simulated customers: \(error.description)")
