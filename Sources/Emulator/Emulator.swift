@@ -34,6 +34,8 @@ public final class Emulator: Sendable {
         var clockOffset: Double = 0
         /// Notifications simulated customers will produce once the clock reaches their dates.
         var scheduledNotifications: [ScheduledNotification] = []
+        /// Failed production pushes waiting for Apple's next attempt.
+        var notificationRetries: [NotificationRetry] = []
 
         /// The first app's store of `environment`.
         subscript(environment: Environment) -> Store {

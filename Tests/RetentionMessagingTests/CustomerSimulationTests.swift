@@ -35,7 +35,8 @@ final class CustomersTarget: Sendable {
     var requests: [String] { seen.value }
 }
 
-/// An app's notification URL on loopback: records every body and answers `status`.
+/// An app's notification URL on loopback: records every body and answers `status`, or, with
+/// `failing`, 500 to the first `failing` posts of each body and then 201.
 final class PushReceiver: Sendable {
     private let server: HTTPServer
     private let bodies = Locked<[Data]>()
@@ -45,6 +46,17 @@ final class PushReceiver: Sendable {
         server = try HTTPServer { request in
             bodies.append(request.body)
             return HTTPResponse(status: status)
+        }
+    }
+
+    init(failing: Int) throws {
+        let bodies = bodies
+        server = try HTTPServer { request in
+            let before = bodies.withLock { bodies in
+                defer { bodies.append(request.body) }
+                return bodies.count(where: { $0 == request.body })
+            }
+            return HTTPResponse(status: before < failing ? 500 : 201)
         }
     }
 
@@ -234,7 +246,7 @@ struct CustomerSimulationTests {
         #expect(ids.count == 200)
     }
 
-    @Test("a push receiver answering 500 loses nothing: history holds every notification with the failed attempt")
+    @Test("in sandbox a push receiver answering 500 gets each notification once and loses nothing: history holds every notification with its one failed attempt")
     func failingReceiver() async throws {
         let target = try halfMessageTarget()
         let push = try PushReceiver(status: 500)
@@ -250,6 +262,56 @@ struct CustomerSimulationTests {
         #expect(push.received.count == summary.notifications)
         #expect(history.allSatisfy { $0.sendAttempts.map(\.sendAttemptResult) == ["UNSUCCESSFUL_HTTP_RESPONSE_CODE"] })
         #expect(history.allSatisfy { $0.neverDelivered })
+    }
+
+    @Test("in production a notification the app's server refused is sent again 1 and 12 hours later, the same signed payload, until a 2xx; each attempt in its history")
+    func productionRetriesUntilReceived() async throws {
+        let target = try halfMessageTarget()
+        let push = try PushReceiver(failing: 2)
+        defer { target.stop(); push.stop() }
+        let emulator = emulator()
+        var settings = settings(customers: 20, target: target, push: push, model: OutcomeModel(default: OutcomeProbabilities(keep: 0.5)))
+        settings.environment = .production
+        let simulation = try CustomerSimulation(settings: settings, emulator: emulator)
+        let summary = await simulation.run()
+        await simulation.advance(by: 31 * Self.day)
+        #expect(emulator.pendingNotificationRetries == 0)
+        let history = emulator.notificationHistory(in: .production)
+        #expect(summary.notifications > 0 && history.count == summary.notifications)
+        #expect(emulator.notificationHistory(in: .sandbox).isEmpty)
+        for entry in history {
+            #expect(entry.sendAttempts.map(\.sendAttemptResult) == ["UNSUCCESSFUL_HTTP_RESPONSE_CODE", "UNSUCCESSFUL_HTTP_RESPONSE_CODE", "SUCCESS"],
+                    "201 counts as received, as any status from 200 to 206 does")
+            let dates = entry.sendAttempts.compactMap(\.attemptDate)
+            #expect(dates.count == 3 && dates[1] - dates[0] == 3_600_000 && dates[2] - dates[1] == 12 * 3_600_000, "\(dates)")
+            #expect(!entry.neverDelivered)
+        }
+        // Each notification reached the server three times, the same body each time.
+        let received = push.received.map(\.signedPayload)
+        #expect(received.count == 3 * history.count)
+        #expect(Set(received) == Set(history.map(\.signedPayload)))
+    }
+
+    @Test("in production Apple gives up after five retries at 1, 12, 24, 48 and 72 hours")
+    func productionGivesUpAfterFiveRetries() async throws {
+        let target = try halfMessageTarget()
+        let push = try PushReceiver(status: 500)
+        defer { target.stop(); push.stop() }
+        let emulator = emulator()
+        var settings = settings(customers: 10, target: target, push: push, model: OutcomeModel(default: OutcomeProbabilities(keep: 0.5)))
+        settings.environment = .production
+        let simulation = try CustomerSimulation(settings: settings, emulator: emulator)
+        let summary = await simulation.run()
+        await simulation.advance(by: 40 * Self.day)
+        #expect(emulator.pendingNotificationRetries == 0)
+        let history = emulator.notificationHistory(in: .production)
+        #expect(summary.notifications > 0 && history.count == summary.notifications)
+        for entry in history {
+            #expect(entry.sendAttempts.count == 6 && entry.neverDelivered)
+            let dates = entry.sendAttempts.compactMap(\.attemptDate)
+            #expect(zip(dates.dropFirst(), dates).map { ($0 - $1) / 3_600_000 } == [1, 12, 24, 48, 72], "\(dates)")
+        }
+        #expect(push.received.count == 6 * history.count)
     }
 
     @Test("a realtime server answering 500 counts every customer as an error, and they produce nothing more")

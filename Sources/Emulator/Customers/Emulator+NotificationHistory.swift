@@ -35,6 +35,16 @@ extension Emulator {
         persist()
     }
 
+    /// Adds a later attempt to send a notification to its entry in the history (the entry is kept
+    /// where it is: Apple's history lists notifications by their first attempt). Saved by the caller.
+    func addSendAttempt(_ attempt: SendAttemptItem, to notificationUUID: String, in environment: Environment, bundleId: String) {
+        core.withLock { core in
+            let app = core.app(bundleId)
+            guard let index = core[app, environment].state.notificationHistory.lastIndex(where: { $0.notificationUUID == notificationUUID }) else { return }
+            core[app, environment].state.notificationHistory[index].sendAttempts.append(attempt)
+        }
+    }
+
     /// `POST /inApps/v1/notifications/history[?paginationToken=…]`. Runs under the core's lock,
     /// after the bearer token was accepted; `now` is the configured clock's.
     func notificationHistoryRoute(_ request: ParsedRequest, app: String, environment: Environment, core: inout Core, now: Double) -> RouteResult {

@@ -26,6 +26,31 @@ struct ScheduledNotification: Sendable {
     var pushTimeout: Double
 }
 
+/// A production notification whose push failed, waiting for Apple's next attempt: the same signed
+/// notification, POSTed again `NotificationRetry.delays` after the previous attempt.
+struct NotificationRetry: Sendable {
+    /// ms since 1970: when the next attempt is made.
+    var date: Int64
+    var notification: ScheduledNotification
+    var signedDate: Int64
+    var payload: String
+    /// Attempts made so far (the first included).
+    var attempts: Int
+
+    /// Apple's retries of a version 2 notification that got no success response: five, at 1, 12,
+    /// 24, 48 and 72 hours after the previous attempt — in production only; sandbox sends once
+    /// (Apple: "Responding to App Store Server Notifications").
+    static let delays: [Int64] = [1, 12, 24, 48, 72].map { $0 * 3_600_000 }
+
+    /// The next attempt after a failed one at `attemptDate`, or nil when Apple stops here.
+    static func after(_ notification: ScheduledNotification, signedDate: Int64, payload: String, attempts: Int,
+                      attemptDate: Int64) -> NotificationRetry? {
+        guard notification.environment == .production, notification.pushURL != nil, attempts <= delays.count else { return nil }
+        return NotificationRetry(date: attemptDate + delays[attempts - 1], notification: notification, signedDate: signedDate,
+                                 payload: payload, attempts: attempts)
+    }
+}
+
 /// Whose Notification History a delivered notification joins: its app's, in its environment.
 private struct HistoryKey: Hashable {
     var bundleId: String
@@ -37,18 +62,36 @@ extension Emulator {
     /// notification whose date has come, in date order: each is signed with `signedDate` = its date
     /// (no earlier than the signing chain's `notBefore`, so a receiver can verify it), POSTed to its
     /// push URL when it has one, and appended with the attempt's result to its environment's
-    /// Notification History — a failed push included. Returns how many were delivered.
+    /// Notification History — a failed push included. A production push that fails is tried again
+    /// as Apple does (`NotificationRetry.delays`), each attempt added to the same history entry.
+    /// Returns how many notifications were delivered (retries not counted).
     @discardableResult
     public func advanceClock(to date: Date) async -> Int {
         setClockOffset(date.timeIntervalSince1970 - configuration.clock.now())
         let limit = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
-        let due = core.withLock { core -> [ScheduledNotification] in
-            let (due, later) = core.scheduledNotifications.reduce(into: ([ScheduledNotification](), [ScheduledNotification]())) {
-                if $1.date <= limit { $0.0.append($1) } else { $0.1.append($1) }
+        var delivered = 0
+        // Rounds in date order: a retry falls due an hour after a failure, maybe within this advance.
+        while true {
+            let (due, retries) = core.withLock { core -> ([ScheduledNotification], [NotificationRetry]) in
+                let (due, later) = core.scheduledNotifications.reduce(into: ([ScheduledNotification](), [ScheduledNotification]())) {
+                    if $1.date <= limit { $0.0.append($1) } else { $0.1.append($1) }
+                }
+                core.scheduledNotifications = later
+                let (retries, waiting) = core.notificationRetries.reduce(into: ([NotificationRetry](), [NotificationRetry]())) {
+                    if $1.date <= limit { $0.0.append($1) } else { $0.1.append($1) }
+                }
+                core.notificationRetries = waiting
+                return (due.sorted { ($0.date, $0.notificationUUID) < ($1.date, $1.notificationUUID) },
+                        retries.sorted { ($0.date, $0.notification.notificationUUID) < ($1.date, $1.notification.notificationUUID) })
             }
-            core.scheduledNotifications = later
-            return due.sorted { ($0.date, $0.notificationUUID) < ($1.date, $1.notificationUUID) }
+            guard !due.isEmpty || !retries.isEmpty else { return delivered }
+            delivered += await deliver(due)
+            await retry(retries)
         }
+    }
+
+    /// Signs, pushes and records notifications that came due for the first time.
+    private func deliver(_ due: [ScheduledNotification]) async -> Int {
         guard !due.isEmpty else { return 0 }
         guard let signer = configuration.notificationSigner else {
             log("warning: \(due.count) simulated notifications dropped: the emulator has no notification signer")
@@ -73,8 +116,9 @@ extension Emulator {
                 log("warning: a simulated \(notification.notificationType) could not be signed: \(error)")
             }
         }
-        let attempts = await push(signed)
+        let attempts = await push(signed.map { (notification: $0.notification, attemptDate: $0.signedDate, payload: $0.payload) })
         var records: [HistoryKey: [NotificationHistoryRecord]] = [:]
+        var retries: [NotificationRetry] = []
         for (index, item) in signed.enumerated() {
             let notification = item.notification
             records[HistoryKey(bundleId: notification.bundleId, environment: notification.environment), default: []].append(NotificationHistoryRecord(
@@ -82,11 +126,37 @@ extension Emulator {
                 subtype: notification.subtype, notificationUUID: notification.notificationUUID,
                 transactionId: notification.transaction.transactionId, originalTransactionId: notification.transaction.originalTransactionId,
                 sendAttempts: attempts[index].map { [$0] } ?? []))
+            if let attempt = attempts[index], attempt.sendAttemptResult != SendAttemptResult.success.rawValue,
+               let next = NotificationRetry.after(notification, signedDate: item.signedDate, payload: item.payload, attempts: 1,
+                                                  attemptDate: attempt.attemptDate ?? item.signedDate) {
+                retries.append(next)
+            }
         }
         for (key, list) in records.sorted(by: { ($0.key.bundleId, $0.key.environment) < ($1.key.bundleId, $1.key.environment) }) {
             appendNotificationHistory(list, in: key.environment, bundleId: key.bundleId)
         }
+        if !retries.isEmpty { core.withLock { $0.notificationRetries.append(contentsOf: retries) } }
         return signed.count
+    }
+
+    /// Apple's next attempts at notifications whose earlier pushes failed: the same signed
+    /// notification, each attempt added to its history entry, and the next one scheduled while any remain.
+    private func retry(_ retries: [NotificationRetry]) async {
+        guard !retries.isEmpty else { return }
+        let attempts = await push(retries.map { (notification: $0.notification, attemptDate: $0.date, payload: $0.payload) })
+        var later: [NotificationRetry] = []
+        for (index, retry) in retries.enumerated() {
+            guard let attempt = attempts[index] else { continue }
+            let notification = retry.notification
+            addSendAttempt(attempt, to: notification.notificationUUID, in: notification.environment, bundleId: notification.bundleId)
+            if attempt.sendAttemptResult != SendAttemptResult.success.rawValue,
+               let next = NotificationRetry.after(notification, signedDate: retry.signedDate, payload: retry.payload,
+                                                  attempts: retry.attempts + 1, attemptDate: retry.date) {
+                later.append(next)
+            }
+        }
+        persist()
+        if !later.isEmpty { core.withLock { $0.notificationRetries.append(contentsOf: later) } }
     }
 
     /// Moves the emulator's clock forward by `seconds` and delivers what came due (see `advanceClock(to:)`).
@@ -98,13 +168,17 @@ extension Emulator {
     /// Notifications scheduled and not yet delivered.
     public var scheduledNotificationCount: Int { core.withLock { $0.scheduledNotifications.count } }
 
+    /// Production notifications whose push failed, waiting for Apple's next attempt.
+    public var pendingNotificationRetries: Int { core.withLock { $0.notificationRetries.count } }
+
     func schedule(_ notifications: [ScheduledNotification]) {
         core.withLock { $0.scheduledNotifications.append(contentsOf: notifications) }
     }
 
     /// POSTs each notification that has a push URL, at most 8 at once, started in date order;
-    /// returns one attempt per notification (nil when it had no URL).
-    private func push(_ items: [(notification: ScheduledNotification, signedDate: Int64, payload: String)]) async -> [SendAttemptItem?] {
+    /// returns one attempt per notification (nil when it had no URL). Apple counts any status from
+    /// 200 to 206 as received.
+    private func push(_ items: [(notification: ScheduledNotification, attemptDate: Int64, payload: String)]) async -> [SendAttemptItem?] {
         guard items.contains(where: { $0.notification.pushURL != nil }) else { return items.map { _ in nil } }
         let limit = 8
         let transport: any HTTPTransport = configuration.realtimeTransport ?? CurlHTTPClient(configuration: .init(
@@ -113,7 +187,7 @@ extension Emulator {
         return await withTaskGroup(of: (Int, SendAttemptItem?).self) { group in
             var results = [SendAttemptItem?](repeating: nil, count: items.count)
             var inFlight = 0
-            for (index, (notification, signedDate, payload)) in items.enumerated() {
+            for (index, (notification, attemptDate, payload)) in items.enumerated() {
                 guard let url = notification.pushURL else { continue }
                 if inFlight >= limit, let (done, attempt) = await group.next() {
                     results[done] = attempt
@@ -126,11 +200,11 @@ extension Emulator {
                                               body: body, connectTimeout: notification.pushTimeout, timeout: notification.pushTimeout)
                     let result: SendAttemptResult
                     do throws(HTTPError) {
-                        result = try await transport.send(request).status == 200 ? .success : .unsuccessfulHTTPResponseCode
+                        result = (200...206).contains(try await transport.send(request).status) ? .success : .unsuccessfulHTTPResponseCode
                     } catch {
                         result = PerformanceTestRunner.classify(error)
                     }
-                    return (index, SendAttemptItem(attemptDate: signedDate, sendAttemptResult: result.rawValue))
+                    return (index, SendAttemptItem(attemptDate: attemptDate, sendAttemptResult: result.rawValue))
                 }
             }
             for await (done, attempt) in group { results[done] = attempt }
