@@ -10,7 +10,7 @@ import Synchronization
 /// Only a good signature counts towards a table, so forged requests never make one; the caller
 /// passes only keys it trusts (a leaf of a verified chain). At most `capacity` keys are followed,
 /// and a key with a table gives its place up only after `idleBeforeReplacing` without use, so
-/// building (about 10 ms and 150 KB a table) happens at most `capacity` times in that interval.
+/// building (about 15 ms and 150 KB a table) happens at most `capacity` times in that interval.
 public final class ES256KeyTables: Sendable {
     public static let defaultCapacity = 4
     /// Building a table costs as much as the saving on several hundred verifications.
