@@ -44,6 +44,14 @@ static inline void shim_SHA256_Update(SHA256_CTX *context, const void *data, siz
 static inline void shim_SHA256_Final(unsigned char *digest, SHA256_CTX *context) { SHA256_Final(digest, context); }
 #pragma GCC diagnostic pop
 
+// A table of multiples of a group's generator, deprecated in OpenSSL 3 but kept until 4: a copy of
+// P-256 whose generator is a public key that signs many messages verifies them without the
+// variable-point multiplication that dominates ECDSA verification.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static inline int shim_EC_GROUP_precompute_mult(EC_GROUP *group, BN_CTX *context) { return EC_GROUP_precompute_mult(group, context); }
+#pragma GCC diagnostic pop
+
 static inline int shim_SSL_CTX_set_min_proto_version(SSL_CTX *context, int version) { return SSL_CTX_set_min_proto_version(context, version); }
 static inline int shim_SSL_CTX_set_max_proto_version(SSL_CTX *context, int version) { return SSL_CTX_set_max_proto_version(context, version); }
 static inline int shim_TLS1_2_VERSION(void) { return TLS1_2_VERSION; }

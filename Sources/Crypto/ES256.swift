@@ -96,6 +96,8 @@ public final class ES256PrivateKey: Sendable {
 /// An ECDSA P-256 public key for verifying ES256 signatures. It owns its `EVP_PKEY`.
 public final class ES256PublicKey: Sendable {
     nonisolated(unsafe) let pkey: OpaquePointer
+    /// The uncompressed point (`04 || x || y`, 65 bytes): the key's exact bytes.
+    let point: [UInt8]
     private let verifying: PreparedContexts
 
     private init(owning pkey: OpaquePointer) throws(CryptoError) {
@@ -105,7 +107,15 @@ public final class ES256PublicKey: Sendable {
             EVP_PKEY_free(pkey)
             throw error
         }
+        var point = [UInt8](repeating: 0, count: 65)
+        var length = 0
+        guard EVP_PKEY_get_octet_string_param(pkey, "pub", &point, point.count, &length) == 1, length == 65, point[0] == 4 else {
+            ERR_clear_error()
+            EVP_PKEY_free(pkey)
+            throw .invalidKey("the public key's point cannot be read in uncompressed form")
+        }
         self.pkey = pkey
+        self.point = point
         verifying = PreparedContexts(pkey: pkey, operation: .verify)
     }
 
@@ -191,7 +201,7 @@ public final class ES256PublicKey: Sendable {
         return verify(signature: signature, digest: &digest)
     }
 
-    private func verify(signature: [UInt8], digest: inout SHA256Digest) -> Bool {
+    func verify(signature: [UInt8], digest: inout SHA256Digest) -> Bool {
         guard signature.count == 64, let der = ECDSASignature.der(fromRaw: signature) else { return false }
         defer { ERR_clear_error() }
         let result = verifying.withContext { ctx in

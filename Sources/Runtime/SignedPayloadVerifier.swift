@@ -28,14 +28,16 @@ public struct SignedPayloadVerifier: Sendable {
     private let clock: any RetentionClock
     private let trustedRootDER: Set<[UInt8]>
     private let chainCache: VerifiedChainCache
+    private let keyTables: ES256KeyTables
 
     /// `appAppleId` is compared only for Production, as in Apple's libraries (a Sandbox payload may
     /// lack it); nil skips it there too. `onlineChecks` verifies the chain at the current time
     /// instead of at the payload's `signedDate`; revocation is not checked either way, since this
     /// library makes no network calls. `now` is the clock for `maxAge` and the chain cache.
+    /// `keyTables` speeds up the signature check for leaf keys that sign many payloads.
     public init(trustedRoots: [X509Certificate], appAppleId: Int64?, environment: RetentionMessagingModels.Environment,
                 onlineChecks: Bool = false, maxAge: TimeInterval? = nil,
-                clock: any RetentionClock = SystemClock()) {
+                clock: any RetentionClock = SystemClock(), keyTables: ES256KeyTables = ES256KeyTables()) {
         self.trustedRoots = trustedRoots
         self.appAppleId = appAppleId
         self.environment = environment
@@ -44,6 +46,7 @@ public struct SignedPayloadVerifier: Sendable {
         self.clock = clock
         trustedRootDER = Set(trustedRoots.map(\.der))
         chainCache = VerifiedChainCache()
+        self.keyTables = keyTables
     }
 
     private static func trimmed(_ text: String) -> String {
@@ -132,7 +135,8 @@ public struct SignedPayloadVerifier: Sendable {
         let date = onlineChecks ? current : Date(timeIntervalSince1970: Double(signed) / 1000)
         let (key, hashedHeader) = try leafKey(headerSegment: compact[..<first], at: date, now: current)
         // The signing input is `header.payload`; the header and its dot were hashed when the chain verified.
-        guard key.verify(signature: signature, hashedPrefix: hashedHeader, rest: compact[(first + 1)..<second]) else {
+        // The key is a verified chain's leaf, so it may earn a table of its multiples.
+        guard keyTables.verify(signature: signature, hashedPrefix: hashedHeader, rest: compact[(first + 1)..<second], key: key) else {
             throw .badSignature
         }
         return payloadJSON

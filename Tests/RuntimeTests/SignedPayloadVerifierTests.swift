@@ -210,6 +210,38 @@ struct SignedPayloadVerifierTests {
         #expect(throws: SignedPayloadError.badSignature) { try verifier.verify(signedPayload: tampered) }
     }
 
+    @Test("forged payloads never give the leaf key a table, and are refused with the table as without it")
+    func forgedPayloadsBuildNoTable() throws {
+        let tables = ES256KeyTables(buildAfter: 2)
+        let verifier = SignedPayloadVerifier(trustedRoots: [pki.root], appAppleId: appAppleId, environment: .production,
+                                             keyTables: tables)
+        let header = Array(try CanonicalJSON.encode(JWSHeader(alg: "ES256", x5c: pki.chain.map { Base64.encode($0.der) })))
+        // Apple's real chain in the header (anyone can copy it), signed by another key.
+        let forged = try JWS.sign(headerJSON: header, payloadJSON: pki.payload(body), key: .generate())
+        // A chain of the forger's own, under a root the server does not trust.
+        let own = try AppleStyleSigningChain()
+        let ownChain = Array(try CanonicalJSON.encode(JWSHeader(alg: "ES256", x5c: own.x5c)))
+        let selfSigned = try JWS.sign(headerJSON: ownChain, payloadJSON: pki.payload(body), key: own.leafKey)
+        for _ in 0..<20 {
+            #expect(throws: SignedPayloadError.badSignature) { try verifier.verify(signedPayload: forged) }
+            #expect(throws: SignedPayloadError.self) { try verifier.verify(signedPayload: selfSigned) }
+        }
+        #expect(tables.tableCount == 0)
+        #expect(try verifier.verify(signedPayload: pki.sign(body)) == body)
+        #expect(tables.tableCount == 0)
+        #expect(try verifier.verify(signedPayload: pki.sign(body)) == body)
+        #expect(tables.tableCount == 1)
+        #expect(throws: SignedPayloadError.badSignature) { try verifier.verify(signedPayload: forged) }
+        let parts = try pki.sign(body).split(separator: ".")
+        var other = body
+        other.productId = yearly
+        let tampered = "\(parts[0]).\(Base64URL.encode(try pki.payload(other))).\(parts[2])"
+        #expect(throws: SignedPayloadError.badSignature) { try verifier.verify(signedPayload: tampered) }
+        #expect(try verifier.verify(signedPayload: pki.sign(body)) == body)
+        #expect(tables.tableVerificationCount == 3)
+        #expect(tables.tableCount == 1)
+    }
+
     @Test("a cached chain is still refused at a signedDate where its leaf had expired")
     func chainCacheHonoursValidity() throws {
         var old = body
