@@ -112,7 +112,7 @@ let package = Package(
                     dependencies: ["TestSupport", "EventContract", "EventStore", "Experiments", "StateStore", "StateLocations", "HTTPClient", "HTTPCore", "RetentionMessagingModels"]),
         .testTarget(name: "RuntimeTests", dependencies: ["TestSupport", "Basics", "Runtime", "Crypto", "RetentionMessagingModels"]),
         .testTarget(name: "RealtimeServerTests",
-                    dependencies: ["TestSupport", "RealtimeServer", "Runtime", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "RetentionMessagingModels",
+                    dependencies: ["TestSupport", "Basics", "RealtimeServer", "Runtime", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "RetentionMessagingModels",
                                    "EventStore", "EventContract"]),
         .testTarget(name: "ReconcilerTests",
                     dependencies: ["TestSupport", "Basics", "Reconciler", "Views", "Emulator", "Manifests", "Runtime", "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "Crypto",

@@ -302,7 +302,7 @@ public struct DemoStory: Sendable {
             endpoints: [RealtimeEndpoint(path: RealtimeService.defaultRealtimePath(for: .sandbox), environment: .sandbox, source: source,
                                          appAppleId: appAppleId, bundleId: bundleId)],
             trustedRoots: [chain.root],
-            signingKey: OfferSigningKey(keyId: "DEMOKEY123", issuerId: "57246542-96fe-1a63-e053-0824d011072a", privateKey: ES256PrivateKey.generate()))
+            signingKey: OfferSigningKey(keyId: "DEMOKEY123", issuerId: "57246542-96fe-1a63-e053-0824d011072a", privateKey: ES256PrivateKey.generate()), clock: SystemClock())
         configuration.recording = recording
         let service = RealtimeService(configuration: configuration, log: RequestLog(sink: { _ in }))
         service.reloadSnapshots()

@@ -64,7 +64,7 @@ public struct EmulatorConfiguration: Sendable {
 
     public init(publicKey: ES256PublicKey, keyId: String? = nil, issuerId: String? = nil, bundleId: String? = nil,
                 productionReview: ReviewMode = .manual, rateLimit: RateLimitMode = .off,
-                clock: any RetentionClock = SystemClock(), faults: FaultInjection = .none,
+                clock: any RetentionClock, faults: FaultInjection = .none,
                 productIds: Set<String>? = nil, stateFile: URL? = nil, clockSkew: Double = 60,
                 performanceTest: PerformanceTestSettings = .default, realtimeSigner: (any RealtimeRequestSigner)? = nil,
                 realtimeCABundlePath: String? = nil, realtimeTransport: (any HTTPTransport)? = nil,

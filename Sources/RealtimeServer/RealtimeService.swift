@@ -45,7 +45,7 @@ public final class RealtimeService: Sendable {
 
         public init(endpoints: [RealtimeEndpoint], trustedRoots: [Crypto.X509Certificate], maxAge: TimeInterval = defaultMaxAge,
                     signingKey: OfferSigningKey?, pollInterval: TimeInterval = defaultPollInterval,
-                    clock: any RetentionClock = SystemClock(), shedAfter: TimeInterval? = defaultShedAfter) {
+                    clock: any RetentionClock, shedAfter: TimeInterval? = defaultShedAfter) {
             self.shedAfter = shedAfter
             self.endpoints = endpoints
             self.trustedRoots = trustedRoots
@@ -339,7 +339,7 @@ public final class RealtimeService: Sendable {
         let key = "\(state.endpoint.environment.rawValue)|\(bundleId ?? "")|\(appAppleId.map(String.init) ?? "")"
         if let cached = notificationVerifiers.withLock({ $0[key] }) { return cached }
         let made = NotificationVerifier(trustedRoots: trustedRoots, bundleId: bundleId, appAppleId: appAppleId,
-                                        environment: state.endpoint.environment)
+                                        environment: state.endpoint.environment, clock: clock)
         notificationVerifiers.withLock { $0[key] = made }
         return made
     }

@@ -15,7 +15,7 @@ public struct Reconciler: Sendable {
     public var pendingWarnDays = 7
 
     public init(api: any RetentionMessagingAPI, state: StateBinding?, refresh: DefaultsRefresh = .standard,
-                clock: any RetentionClock = SystemClock()) {
+                clock: any RetentionClock) {
         self.api = api
         self.state = state
         self.refresh = refresh

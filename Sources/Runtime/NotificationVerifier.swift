@@ -36,7 +36,7 @@ public struct NotificationVerifier: Sendable {
 
     public init(trustedRoots: [X509Certificate], bundleId: String?, appAppleId: Int64?,
                 environment: RetentionMessagingModels.Environment, onlineChecks: Bool = false,
-                clock: any RetentionClock = SystemClock()) {
+                clock: any RetentionClock) {
         self.environment = environment
         self.bundleId = bundleId
         self.appAppleId = appAppleId

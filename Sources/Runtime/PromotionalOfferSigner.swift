@@ -15,7 +15,7 @@ public struct PromotionalOfferSigner: Sendable {
     private let encodedHeader: String
 
     public init(keyId: String, issuerId: String, bundleId: String, privateKey: ES256PrivateKey,
-                clock: any RetentionClock = SystemClock()) {
+                clock: any RetentionClock) {
         self.keyId = keyId
         self.issuerId = issuerId
         self.bundleId = bundleId

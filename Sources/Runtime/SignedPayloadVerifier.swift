@@ -37,7 +37,7 @@ public struct SignedPayloadVerifier: Sendable {
     /// `keyTables` speeds up the signature check for leaf keys that sign many payloads.
     public init(trustedRoots: [X509Certificate], appAppleId: Int64?, environment: RetentionMessagingModels.Environment,
                 onlineChecks: Bool = false, maxAge: TimeInterval? = nil,
-                clock: any RetentionClock = SystemClock(), keyTables: ES256KeyTables = ES256KeyTables()) {
+                clock: any RetentionClock, keyTables: ES256KeyTables = ES256KeyTables()) {
         self.trustedRoots = trustedRoots
         self.appAppleId = appAppleId
         self.environment = environment

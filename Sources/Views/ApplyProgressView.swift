@@ -42,7 +42,7 @@ public final class ApplyProgressView: Sendable {
     }
     private let state = Mutex(State())
 
-    public init(console: Console, format: ApplyFormat = .text, clock: any RetentionClock = SystemClock(),
+    public init(console: Console, format: ApplyFormat = .text, clock: any RetentionClock,
          manifests: ManifestSet? = nil, base: String = "") {
         self.console = console
         self.format = format

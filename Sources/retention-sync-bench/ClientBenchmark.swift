@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 import Emulator
 import Foundation
@@ -17,7 +18,7 @@ import RetentionMessagingModels
     let key = ES256PrivateKey.generate()
     let credentials = Credentials(keyId: "BENCH00001", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
                                   bundleId: "com.example.bench", privateKey: key)
-    let emulator = Emulator(configuration: EmulatorConfiguration(publicKey: key.publicKey, bundleId: credentials.bundleId))
+    let emulator = Emulator(configuration: EmulatorConfiguration(publicKey: key.publicKey, bundleId: credentials.bundleId, clock: SystemClock()))
     // A realistic list to answer: 100 messages.
     var state = EmulatorState()
     for number in 0..<100 {
@@ -29,7 +30,7 @@ import RetentionMessagingModels
 
     // The emulator alone: one prepared request, verified and answered each time.
     let recorder = BenchRecorder(emulator.transport())
-    let probe = RetentionMessagingClient(environment: .sandbox, credentials: credentials, transport: recorder, pacing: .unlimited)
+    let probe = RetentionMessagingClient(environment: .sandbox, credentials: credentials, transport: recorder, pacing: .unlimited, clock: SystemClock())
     _ = try await probe.getMessageList()
     guard let prepared = recorder.last else { throw BenchError("no request recorded") }
     let emulatorSeconds = try await measure {
@@ -41,14 +42,14 @@ import RetentionMessagingModels
 
     // The client alone, answered from memory: token signing, URL and header building, decoding.
     guard let answer = await emulator.handle(prepared, environment: .sandbox) else { throw BenchError("no answer") }
-    let alone = RetentionMessagingClient(environment: .sandbox, credentials: credentials, transport: CannedTransport(answer), pacing: .unlimited)
+    let alone = RetentionMessagingClient(environment: .sandbox, credentials: credentials, transport: CannedTransport(answer), pacing: .unlimited, clock: SystemClock())
     let aloneSeconds = try await measure {
         for _ in 0..<requests { _ = try await alone.getMessageList() }
     }
     report("client alone (canned answer): its overhead", requests, aloneSeconds)
 
     // The client in-process: token signing, encoding, decoding, pacing bookkeeping, plus the emulator.
-    let inProcess = RetentionMessagingClient(environment: .sandbox, credentials: credentials, transport: emulator.transport(), pacing: .unlimited)
+    let inProcess = RetentionMessagingClient(environment: .sandbox, credentials: credentials, transport: emulator.transport(), pacing: .unlimited, clock: SystemClock())
     let inProcessSeconds = try await measure {
         for _ in 0..<requests { _ = try await inProcess.getMessageList() }
     }
@@ -61,7 +62,7 @@ import RetentionMessagingModels
         let curl = CurlHTTPClient(configuration: .init(maxConcurrentTransfers: concurrency, environment: [:]))
         let client = RetentionMessagingClient(
             environment: .sandbox, credentials: credentials, transport: curl, endpoint: server.apiEndpoint,
-            pacing: Pacing(limits: nil, maxConcurrentRequests: concurrency))
+            pacing: Pacing(limits: nil, maxConcurrentRequests: concurrency), clock: SystemClock())
         _ = try await client.getMessageList()
         let seconds = try await measure {
             try await withThrowingTaskGroup(of: Void.self) { group in

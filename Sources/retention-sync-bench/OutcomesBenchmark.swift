@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 import Emulator
 import EventStore
@@ -25,7 +26,7 @@ import StateStore
     let key = ES256PrivateKey.generate()
     let bundleId = "com.example.bench", appAppleId: Int64 = 1_234_567_890
     var configuration = EmulatorConfiguration(publicKey: key.publicKey, keyId: "BENCHKEY01", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
-                                              bundleId: bundleId, appAppleId: appAppleId)
+                                              bundleId: bundleId, clock: SystemClock(), appAppleId: appAppleId)
     configuration.useTestChain(chain)
     let emulator = Emulator(configuration: configuration)
     let signer = NotificationSigner(chain: chain)
@@ -56,7 +57,7 @@ import StateStore
     let client = RetentionMessagingClient(environment: .sandbox,
                                           credentials: Credentials(keyId: "BENCHKEY01", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
                                                                    bundleId: bundleId, privateKey: key),
-                                          transport: emulator.transport(defaultEnvironment: .sandbox), pacing: .unlimited)
+                                          transport: emulator.transport(defaultEnvironment: .sandbox), pacing: .unlimited, clock: SystemClock())
     let store = FolderObjectStore(root: folder)
     let pseudonyms = try PseudonymKey(secret: String(repeating: "b3", count: 24))
     func pull(_ name: String, until: Int64) async throws {
@@ -64,7 +65,7 @@ import StateStore
         let recorder = EventRecorder(sink: FolderEventSink(root: folder), settings: .init(writerId: "bench-\(name)", spool: folder.appendingPathComponent(".spool")))
         recorder.start()
         let job = OutcomePull(environment: .sandbox,
-                              verifier: NotificationVerifier(trustedRoots: [chain.root], bundleId: bundleId, appAppleId: appAppleId, environment: .sandbox),
+                              verifier: NotificationVerifier(trustedRoots: [chain.root], bundleId: bundleId, appAppleId: appAppleId, environment: .sandbox, clock: SystemClock()),
                               pseudonyms: pseudonyms, recorder: recorder, store: store,
                               fetch: { request, token in try await client.notificationHistory(request, paginationToken: token) })
         let start = ContinuousClock.now

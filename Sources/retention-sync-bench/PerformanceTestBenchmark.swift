@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 import Emulator
 import Foundation
@@ -79,7 +80,7 @@ private let appAppleId: Int64 = 1_234_567_890
 /// One run of the emulator's performance test against `target`, through libcurl, with its figures.
 private func runEmulatorTest(label: String, target: String, chain: AppleStyleSigningChain, settings: PerformanceTestSettings) async throws {
     let key = ES256PrivateKey.generate()
-    var configuration = EmulatorConfiguration(publicKey: key.publicKey, performanceTest: settings, appAppleId: appAppleId)
+    var configuration = EmulatorConfiguration(publicKey: key.publicKey, clock: SystemClock(), performanceTest: settings, appAppleId: appAppleId)
     configuration.useTestChain(chain)
     let emulator = Emulator(configuration: configuration)
     emulator.registerTestTransaction(SandboxTransaction(originalTransactionId: "2000000000000001", productId: "com.example.monthly"))
@@ -88,7 +89,7 @@ private func runEmulatorTest(label: String, target: String, chain: AppleStyleSig
     emulator.restore(state, in: .sandbox)
     let credentials = Credentials(keyId: "BENCH00001", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
                                   bundleId: "com.example.bench", privateKey: key)
-    let client = RetentionMessagingClient(environment: .sandbox, credentials: credentials, transport: emulator.transport(), pacing: .unlimited)
+    let client = RetentionMessagingClient(environment: .sandbox, credentials: credentials, transport: emulator.transport(), pacing: .unlimited, clock: SystemClock())
 
     print("\(label):")
     let started = ContinuousClock.now

@@ -36,7 +36,7 @@ import YAML
     let derive = DispatchTime.now().uptimeNanoseconds
     let desired = try Identities.derive(manifests, environment: .sandbox)
     print(String(format: "  derive identities: %.1f ms", Double(DispatchTime.now().uptimeNanoseconds - derive) / 1e6))
-    let reconciler = Reconciler(api: client, state: Reconciler.store(for: desired))
+    let reconciler = Reconciler(api: client, state: Reconciler.store(for: desired), clock: SystemClock())
 
     // Calls, not attempts: a read sent again (a token that expired on its way while other reads'
     // pacing moved the virtual clock) is counted once, and named apart.
@@ -88,13 +88,13 @@ import YAML
         calls = made
         converged = planned.plan.converged
         // What the scheduled apply does when nothing needs applying: advance the refresh window.
-        _ = try await Applier(api: client, state: reconciler.state).recordState(planned)
+        _ = try await Applier(api: client, state: reconciler.state, clock: SystemClock()).recordState(planned)
     }
     inSync.sort()
     let window = DefaultsRefresh.standard.description
     print(String(format: "  plan, in sync (the scheduled reconcile, --refresh-defaults %@): best %.1f ms, median %.1f ms of %d runs, %d API calls (target at most 3 + %@), %.1f s virtual under Apple's limits, converged: %@ (target under 500 ms)",
                  window, inSync[0], inSync[inSync.count / 2], runs, calls, window, virtual, converged ? "yes" : "no"))
-    let full = Reconciler(api: client, state: reconciler.state, refresh: .all)
+    let full = Reconciler(api: client, state: reconciler.state, refresh: .all, clock: SystemClock())
     let virtualStart = clock.now()
     let beforeFull = client.requestCounts
     let (_, fullMs, fullCalls) = try await timedPlan(full)

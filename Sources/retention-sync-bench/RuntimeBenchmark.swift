@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 import Foundation
 import RetentionMessaging
@@ -14,7 +15,7 @@ import Runtime
     }
     let key = ES256PrivateKey.generate()
     let signer = PromotionalOfferSigner(keyId: "BENCHKEY01", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
-                                        bundleId: "com.example.app", privateKey: key)
+                                        bundleId: "com.example.app", privateKey: key, clock: SystemClock())
     print("runtime: 1,000-rule snapshot, every rule a candidate, the last one answers; \(iterations) decisions per run")
     for (label, kind) in [("message (no signing)", SnapshotResponse.Kind.message),
                           ("promotional offer (ES256 signing)", .promotionalOffer)] {

@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 import EventContract
 import EventStore
@@ -361,12 +362,12 @@ private func componentCosts(chain: AppleStyleSigningChain, snapshot: URL) throws
         userLocale: "en-US", requestIdentifier: UUID().uuidString.lowercased(), environment: "Production",
         signedDate: Int64(Date().timeIntervalSince1970 * 1000))
     let signed = try chain.sign(payloadJSON: Array(try CanonicalJSON.encode(request)))
-    let verifier = SignedPayloadVerifier(trustedRoots: [chain.root], appAppleId: 1_234_567_890, environment: .production, maxAge: 300)
+    let verifier = SignedPayloadVerifier(trustedRoots: [chain.root], appAppleId: 1_234_567_890, environment: .production, maxAge: 300, clock: SystemClock())
     let loaded = try RuntimeSnapshot.load(contentsOf: snapshot)
     let engine = DecisionEngine(snapshot: loaded, signer: nil)
     let service = RealtimeService(configuration: .init(
         endpoints: [RealtimeEndpoint(path: "/apple", environment: .production, source: FileSnapshotSource(path: snapshot.path))],
-        trustedRoots: [chain.root], signingKey: nil), log: RequestLog(sink: { _ in }))
+        trustedRoots: [chain.root], signingKey: nil, clock: SystemClock()), log: RequestLog(sink: { _ in }))
     service.reloadSnapshots()
     let body = Data(#"{"signedPayload":"\#(signed)"}"#.utf8)
     let httpRequest = HTTPServerRequest(method: "POST", target: "/apple", headers: [("Content-Length", "\(body.count)")], body: body)
@@ -433,7 +434,7 @@ private func componentCosts(chain: AppleStyleSigningChain, snapshot: URL) throws
     measure("queue one event (recorder.record)") { recorder.record(record) }
     var configuration = RealtimeService.Configuration(
         endpoints: [RealtimeEndpoint(path: "/apple", environment: .production, source: FileSnapshotSource(path: snapshot.path))],
-        trustedRoots: [chain.root], signingKey: nil)
+        trustedRoots: [chain.root], signingKey: nil, clock: SystemClock())
     configuration.recording = RealtimeService.Recording(recorder: recorder, pseudonyms: pseudonyms)
     let recordingService = RealtimeService(configuration: configuration, log: RequestLog(sink: { _ in }))
     recordingService.reloadSnapshots()

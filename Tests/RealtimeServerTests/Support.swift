@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 import Foundation
 import HTTPClient
@@ -77,7 +78,7 @@ final class RunningService: Sendable {
             endpoints: [RealtimeEndpoint(path: path, environment: .production, source: FileSnapshotSource(path: snapshotURL.path))],
             trustedRoots: [chain.root], maxAge: 300,
             signingKey: signing ? OfferSigningKey(keyId: "KEY1234567", issuerId: "issuer", privateKey: offerKey) : nil,
-            pollInterval: pollInterval, shedAfter: shedAfter)
+            pollInterval: pollInterval, clock: SystemClock(), shedAfter: shedAfter)
         configuration.recording = recording
         service = RealtimeService(configuration: configuration, log: RequestLog(sink: { line in lines.append(line) }))
         let service = service

@@ -210,7 +210,7 @@ struct ReconcileScenarioTests {
         let showsPicture = planned.plan.actions.filter { $0.kind == .uploadMessage && !$0.dependsOn.isEmpty }
         #expect(!showsPicture.isEmpty && showsPicture.allSatisfy { $0.state == .error && $0.error?.description.contains("cap of 2000 images") == true })
 
-        let report = try await Applier(api: harness.api, state: nil).apply(planned)
+        let report = try await Applier(api: harness.api, state: nil, clock: SystemClock()).apply(planned)
         let standard = Set(desired.messages.filter { !$0.imageIdentifiers.isEmpty }.map(\.identifier))
         #expect(!standard.isEmpty)
         #expect(harness.state.messages.keys.allSatisfy { !standard.contains($0) })

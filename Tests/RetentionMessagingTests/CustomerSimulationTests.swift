@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 import Emulator
 import Foundation
@@ -85,7 +86,7 @@ struct CustomerSimulationTests {
 
     func emulator() -> Emulator {
         var configuration = EmulatorConfiguration(publicKey: app.key.publicKey, keyId: TestApp.keyId, issuerId: TestApp.issuerId,
-                                                  bundleId: TestApp.bundleId, appAppleId: Self.appAppleId)
+                                                  bundleId: TestApp.bundleId, clock: SystemClock(), appAppleId: Self.appAppleId)
         configuration.useTestChain(chain)
         return Emulator(configuration: configuration)
     }
@@ -337,7 +338,7 @@ struct CustomerSimulationTests {
         #expect(throws: CustomerSimulationError.self) {
             try CustomerSimulation(settings: settings(customers: 1, target: target, model: model), emulator: app.emulator())
         }
-        var configuration = EmulatorConfiguration(publicKey: app.key.publicKey, bundleId: TestApp.bundleId)
+        var configuration = EmulatorConfiguration(publicKey: app.key.publicKey, bundleId: TestApp.bundleId, clock: SystemClock())
         configuration.useTestChain(chain)
         let noAppId = Emulator(configuration: configuration)
         #expect(throws: CustomerSimulationError.self) {

@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 import Emulator
 import Foundation
@@ -279,7 +280,7 @@ struct PerformanceTestTests {
     func testRoot() async throws {
         let pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
         let url = URL(string: "https://api.storekit-sandbox.apple.com/emulator/test-root.pem")!
-        let with = Emulator(configuration: EmulatorConfiguration(publicKey: TestApp().key.publicKey, realtimeRootCertificatePEM: pem))
+        let with = Emulator(configuration: EmulatorConfiguration(publicKey: TestApp().key.publicKey, clock: SystemClock(), realtimeRootCertificatePEM: pem))
         let answer = try await with.transport().send(HTTPRequest(method: "GET", url: url))
         #expect(answer.status == 200)
         #expect(String(decoding: answer.body, as: UTF8.self) == pem)

@@ -1,3 +1,4 @@
+import Basics
 import CLIKit
 import Crypto
 import Emulator
@@ -51,7 +52,7 @@ final class RunningEmulatorCommand: Sendable {
 
     func client(_ environment: Environment, credentials: Credentials, retry: RetryPolicy = .none) -> RetentionMessagingClient {
         RetentionMessagingClient(environment: environment, credentials: credentials, transport: curl, endpoint: endpoint,
-                                 pacing: .unlimited, retry: retry)
+                                 pacing: .unlimited, clock: SystemClock(), retry: retry)
     }
 
     func admin(_ method: String, _ path: String) async throws -> HTTPResponse {
@@ -94,7 +95,7 @@ struct EmulatorCommandTests {
         let running = try await RunningEmulatorCommand.start([], environment: app.environment)
         let base = URL(string: "http://127.0.0.1:\(running.port)/sandbox/inApps/v1/messaging")!
         let production = RetentionMessagingClient(environment: .production, credentials: app.credentials, transport: running.curl,
-                                                  endpoint: base, pacing: .unlimited, retry: .none)
+                                                  endpoint: base, pacing: .unlimited, clock: SystemClock(), retry: .none)
         do {
             try await production.uploadMessage(identifier: message, body: plain)
             Issue.record("a production client wrote through a sandbox endpoint")

@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 import Emulator
 import EventStore
@@ -46,7 +47,7 @@ struct OutcomeLoopTests {
             var configuration = RealtimeService.Configuration(
                 endpoints: [RealtimeEndpoint(path: "/apple/sandbox", environment: .sandbox, source: FileSnapshotSource(path: file.path),
                                              appAppleId: OutcomeLoopTests.appAppleId, bundleId: OutcomeLoopTests.bundleId)],
-                trustedRoots: roots, signingKey: nil, pollInterval: 3600)
+                trustedRoots: roots, signingKey: nil, pollInterval: 3600, clock: SystemClock())
             configuration.recording = RealtimeService.Recording(recorder: recorder, pseudonyms: try PseudonymKey(secret: OutcomeLoopTests.secret))
             let service = RealtimeService(configuration: configuration, log: RequestLog(sink: { _ in }))
             self.service = service
@@ -91,7 +92,7 @@ struct OutcomeLoopTests {
         let chain = try AppleStyleSigningChain(name: "loop", notBefore: Date(timeIntervalSinceNow: -400 * Self.day))
         let key = ES256PrivateKey.generate()
         var configuration = EmulatorConfiguration(publicKey: key.publicKey, keyId: "ABC123DEFG", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
-                                                  bundleId: Self.bundleId, appAppleId: Self.appAppleId)
+                                                  bundleId: Self.bundleId, clock: SystemClock(), appAppleId: Self.appAppleId)
         configuration.useTestChain(chain)
         let emulator = Emulator(configuration: configuration)
 
@@ -123,7 +124,7 @@ struct OutcomeLoopTests {
         let client = RetentionMessagingClient(environment: .sandbox,
                                               credentials: Credentials(keyId: "ABC123DEFG", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
                                                                        bundleId: Self.bundleId, privateKey: key),
-                                              transport: emulator.transport(defaultEnvironment: .sandbox), pacing: .unlimited)
+                                              transport: emulator.transport(defaultEnvironment: .sandbox), pacing: .unlimited, clock: SystemClock())
         var pulled = 0
         var pages = 0
         var runs = 0
@@ -134,7 +135,7 @@ struct OutcomeLoopTests {
             recorder.start()
             let job = OutcomePull(environment: .sandbox,
                                   verifier: NotificationVerifier(trustedRoots: [chain.root], bundleId: Self.bundleId, appAppleId: Self.appAppleId,
-                                                                 environment: .sandbox),
+                                                                 environment: .sandbox, clock: SystemClock()),
                                   pseudonyms: try PseudonymKey(secret: Self.secret), recorder: recorder, store: store,
                                   fetch: { request, token in try await client.notificationHistory(request, paginationToken: token) })
             let until = Int64(emulator.now.timeIntervalSince1970 * 1000) + 60_000
@@ -207,7 +208,7 @@ struct OutcomePullWindowTests {
     func pull(_ environment: Environment) throws -> OutcomePull {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("window-\(UUID().uuidString)")
         return OutcomePull(environment: environment,
-                           verifier: NotificationVerifier(trustedRoots: [], bundleId: nil, appAppleId: nil, environment: environment),
+                           verifier: NotificationVerifier(trustedRoots: [], bundleId: nil, appAppleId: nil, environment: environment, clock: SystemClock()),
                            pseudonyms: try PseudonymKey(secret: OutcomeLoopTests.secret),
                            recorder: EventRecorder(sink: FolderEventSink(root: folder), settings: .init(writerId: "w", spool: folder)),
                            store: FolderObjectStore(root: folder), fetch: { _, _ in NotificationHistoryResponse(notificationHistory: [], hasMore: false, paginationToken: nil) })

@@ -1,3 +1,4 @@
+import Basics
 import CLIKit
 import Crypto
 import Foundation
@@ -222,7 +223,7 @@ struct PerformanceTestCommandTests {
         credentials.bundleId = "com.example.stillpoint"
         let client = RetentionMessagingClient(environment: .production, credentials: credentials, transport: golive.emulator.curl,
                                               endpoint: URL(string: "http://127.0.0.1:\(golive.emulator.port)/production/inApps/v1/messaging")!,
-                                              pacing: .unlimited)
+                                              pacing: .unlimited, clock: SystemClock())
         let set = try await client.getRealtimeURL()
         #expect(set == "https://retention.stillpoint.example/apple/production")
         _ = try await golive.emulator.stop()

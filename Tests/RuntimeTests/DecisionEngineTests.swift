@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 import Foundation
 import RetentionMessagingModels
@@ -32,7 +33,7 @@ struct DecisionEngineTests {
 
     static let key = ES256PrivateKey.generate()
     static let signer = PromotionalOfferSigner(keyId: "ABC123DEFG", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
-                                               bundleId: bundleId, privateKey: key)
+                                               bundleId: bundleId, privateKey: key, clock: SystemClock())
 
     static let cases: [Case] = [
         Case(name: "product and locale: a yearly en-US customer is offered the monthly plan",

@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 import Foundation
 import RetentionMessagingModels
@@ -11,7 +12,7 @@ struct SignedPayloadDecodingTests {
 
     init() throws {
         pki = try TestPKI()
-        verifier = SignedPayloadVerifier(trustedRoots: [pki.root], appAppleId: appAppleId, environment: .production)
+        verifier = SignedPayloadVerifier(trustedRoots: [pki.root], appAppleId: appAppleId, environment: .production, clock: SystemClock())
     }
 
     func signed(_ payloadJSON: String) throws -> String {

@@ -47,7 +47,7 @@ struct SignedPayloadVerifierTests {
 
     init() throws {
         pki = try TestPKI()
-        verifier = SignedPayloadVerifier(trustedRoots: [pki.root], appAppleId: appAppleId, environment: .production)
+        verifier = SignedPayloadVerifier(trustedRoots: [pki.root], appAppleId: appAppleId, environment: .production, clock: SystemClock())
     }
 
     @Test("a payload signed by Apple's chain verifies and decodes")
@@ -69,7 +69,7 @@ struct SignedPayloadVerifierTests {
 
     @Test("a chain that leads to a root the operator did not supply is refused")
     func untrustedRoot() throws {
-        let strict = SignedPayloadVerifier(trustedRoots: [pki.otherRoot], appAppleId: appAppleId, environment: .production)
+        let strict = SignedPayloadVerifier(trustedRoots: [pki.otherRoot], appAppleId: appAppleId, environment: .production, clock: SystemClock())
         let signed = try pki.sign(body)
         #expect { try strict.verify(signedPayload: signed) } throws: { error in
             guard case SignedPayloadError.untrustedChain = error else { return false }
@@ -154,7 +154,7 @@ struct SignedPayloadVerifierTests {
 
     @Test("a Sandbox payload without appAppleId verifies on a sandbox server, as in Apple's libraries")
     func sandboxWithoutAppAppleId() throws {
-        let sandbox = SignedPayloadVerifier(trustedRoots: [pki.root], appAppleId: appAppleId, environment: .sandbox)
+        let sandbox = SignedPayloadVerifier(trustedRoots: [pki.root], appAppleId: appAppleId, environment: .sandbox, clock: SystemClock())
         let json = #"{"environment":"Sandbox","originalTransactionId":"2000000000000001","productId":"com.example.monthly","# +
             #""requestIdentifier":"6f1e4b9e-8a43-4c8e-9a59-0d3c1b7f6a10","signedDate":1780315200000,"userLocale":"en-US"}"#
         let header = JWSHeader(alg: "ES256", x5c: pki.chain.map { Base64.encode($0.der) })
@@ -213,7 +213,7 @@ struct SignedPayloadVerifierTests {
     @Test("forged payloads never give the leaf key a table, and are refused with the table as without it")
     func forgedPayloadsBuildNoTable() throws {
         let tables = ES256KeyTables(buildAfter: 2)
-        let verifier = SignedPayloadVerifier(trustedRoots: [pki.root], appAppleId: appAppleId, environment: .production,
+        let verifier = SignedPayloadVerifier(trustedRoots: [pki.root], appAppleId: appAppleId, environment: .production, clock: SystemClock(),
                                              keyTables: tables)
         let header = Array(try CanonicalJSON.encode(JWSHeader(alg: "ES256", x5c: pki.chain.map { Base64.encode($0.der) })))
         // Apple's real chain in the header (anyone can copy it), signed by another key.

@@ -176,7 +176,7 @@ public struct Applier: Sendable {
                 notAllowedDetail: String? = nil,
                 progress: @escaping @Sendable (ApplyEvent) -> Void = { _ in },
                 shouldStop: @escaping @Sendable () -> ApplyStop? = { nil },
-                clock: any RetentionClock = SystemClock()) {
+                clock: any RetentionClock) {
         self.api = api
         self.state = state
         self.allowedActions = allowedActions

@@ -110,7 +110,7 @@ extension Reconciler {
     /// location names (opened, nothing read yet; none when it names none), with the legacy snapshot
     /// file to migrate and the run recorded as the writer of each version.
     public static func open(_ workspace: Workspace, api: any RetentionMessagingAPI, refresh: DefaultsRefresh,
-                            environment: [String: String],
+                            environment: [String: String], clock: any RetentionClock,
                             transport: @autoclosure () -> any HTTPTransport) throws(StateStoreError) -> Reconciler {
         var binding: StateBinding?
         if let location = workspace.stateLocation {
@@ -118,6 +118,6 @@ extension Reconciler {
             binding = StateBinding(store: store, legacySnapshotPath: workspace.legacySnapshotPath,
                                    writer: StateWriter.current(environment: environment))
         }
-        return Reconciler(api: api, state: binding, refresh: refresh)
+        return Reconciler(api: api, state: binding, refresh: refresh, clock: clock)
     }
 }

@@ -40,7 +40,7 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
     /// `endpoint` overrides the host (for the emulator); plain `http://` is accepted only for
     /// loopback hosts, otherwise every call fails with `.invalidRequest` before sending anything.
     public init(environment: Environment, credentials: Credentials, transport: any HTTPTransport,
-                endpoint: URL? = nil, pacing: Pacing = .apple, clock: any RetentionClock = SystemClock(),
+                endpoint: URL? = nil, pacing: Pacing = .apple, clock: any RetentionClock,
                 retry: RetryPolicy = .default) {
         self.environment = environment
         self.credentials = credentials

@@ -222,7 +222,7 @@ struct ApplyCommand: ParsedCommand {
                         notAllowedDetail: String? = nil, reportPath: String?,
                         context: CommandContext, view: ApplyProgressView? = nil, handleSignals: Bool = false,
                         deadline: (at: Double, text: String)? = nil) async throws(CommandError) -> ApplyReport {
-        let view = view ?? ApplyProgressView(console: context.console)
+        let view = view ?? ApplyProgressView(console: context.console, clock: SystemClock())
         if !planned.plan.hasReadyActions {
             try await session.recordState(planned, notAllowedDetail: notAllowedDetail)
             view.nothingToApply(planned.plan)

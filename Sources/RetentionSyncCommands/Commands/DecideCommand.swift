@@ -1,3 +1,4 @@
+import Basics
 import CLIKit
 import Crypto
 import Foundation
@@ -99,7 +100,7 @@ struct DecideCommand: ParsedCommand {
         let request: DecodedRealtimeRequestBody
         if let path = options.signedPayload, let rootPaths = options.roots {
             let verifier = SignedPayloadVerifier(trustedRoots: try TrustRootsOption.load(rootPaths, context: context),
-                                                 appAppleId: snapshot.appAppleId, environment: snapshot.environment)
+                                                 appAppleId: snapshot.appAppleId, environment: snapshot.environment, clock: SystemClock())
             do {
                 request = try verifier.verify(signedPayload: try signedPayload(at: path, context: context))
             } catch let error as SignedPayloadError {
@@ -115,7 +116,7 @@ struct DecideCommand: ParsedCommand {
         if let credentials {
             engine = DecisionEngine(snapshot: snapshot, signer: PromotionalOfferSigner(
                 keyId: credentials.keyId, issuerId: credentials.issuerId, bundleId: snapshot.bundleId,
-                privateKey: credentials.privateKey))
+                privateKey: credentials.privateKey, clock: SystemClock()))
         } else {
             engine = DecisionEngine(snapshot: snapshot, offerSigning: { _, _, _ in unsignedPreview })
         }

@@ -1,3 +1,4 @@
+import Basics
 import CLIKit
 import Crypto
 import Dispatch
@@ -166,7 +167,7 @@ struct EmulatorCommand: ParsedCommand {
         }
         var configuration = EmulatorConfiguration(
             publicKey: publicKey, keyId: acceptedKeyId, issuerId: acceptedIssuerId, bundleId: bundleIds.first, productionReview: review,
-            rateLimit: rateLimit, faults: FaultInjection(serverErrorRate: serverErrors, dropRate: drops, latency: latency, seed: seed),
+            rateLimit: rateLimit, clock: SystemClock(), faults: FaultInjection(serverErrorRate: serverErrors, dropRate: drops, latency: latency, seed: seed),
             stateFile: stateURL, performanceTest: testSettings, realtimeCABundlePath: caBundle, appAppleId: appAppleId)
         configuration.additionalBundleIds = Array(bundleIds.dropFirst())
         configuration.useTestChain(try testChain(stateURL: stateURL))

@@ -132,7 +132,7 @@ struct OutcomesCommand: ParsedCommand {
         })
         var pull = OutcomePull(environment: environment,
                                verifier: NotificationVerifier(trustedRoots: trusted, bundleId: app.bundleId, appAppleId: app.appAppleId,
-                                                              environment: environment),
+                                                              environment: environment, clock: SystemClock()),
                                pseudonyms: pseudonyms, recorder: recorder, store: store,
                                fetch: { request, token in try await client.notificationHistory(request, paginationToken: token) })
         pull.warn = { console.error("warning: \($0)") }

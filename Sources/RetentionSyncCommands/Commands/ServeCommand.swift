@@ -1,3 +1,4 @@
+import Basics
 import CLIKit
 import Crypto
 import Dispatch
@@ -242,7 +243,7 @@ struct ServeCommand: ParsedCommand {
         }
         let recording = try ServeRecording.start(options, sources: resolved, context: context)
         var configuration = RealtimeService.Configuration(endpoints: endpoints, trustedRoots: roots, maxAge: options.maxAge,
-                                                          signingKey: signingKey, pollInterval: options.pollInterval,
+                                                          signingKey: signingKey, pollInterval: options.pollInterval, clock: SystemClock(),
                                                           shedAfter: options.shedAfter.value > 0 ? options.shedAfter.seconds : nil)
         configuration.recording = recording
         configuration.notificationsPath = options.notificationsPath

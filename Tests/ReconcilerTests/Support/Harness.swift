@@ -1,3 +1,4 @@
+import Basics
 import Emulator
 import Foundation
 import Manifests
@@ -29,7 +30,7 @@ struct Harness {
     func desired() throws -> DesiredState { try Identities.derive(manifests, environment: environment) }
 
     func reconciler(api: (any RetentionMessagingAPI)? = nil) throws -> Reconciler {
-        Reconciler(api: api ?? self.api, state: Reconciler.store(for: try desired()))
+        Reconciler(api: api ?? self.api, state: Reconciler.store(for: try desired()), clock: SystemClock())
     }
 
     func plan(_ options: PlanOptions = PlanOptions()) async throws -> PlanResult {

@@ -1,3 +1,4 @@
+import Basics
 import CLIKit
 import Foundation
 import HTTPClient
@@ -116,7 +117,7 @@ struct APIProvider: Sendable {
         }
         let client = RetentionMessagingClient(environment: environment, credentials: credentials,
                                               transport: CurlHTTPClient(configuration: try EnvironmentOptions.transportConfiguration(context)),
-                                              endpoint: options.endpoint?.url)
+                                              endpoint: options.endpoint?.url, clock: SystemClock())
         return client
     }
 }

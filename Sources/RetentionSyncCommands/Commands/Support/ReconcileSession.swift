@@ -30,7 +30,7 @@ struct ReconcileSession: Sendable {
         let reconciler: Reconciler
         let configuration = try EnvironmentOptions.transportConfiguration(context)
         do throws(StateStoreError) {
-            reconciler = try Reconciler.open(workspace, api: api, refresh: options.refreshDefaults, environment: context.environment,
+            reconciler = try Reconciler.open(workspace, api: api, refresh: options.refreshDefaults, environment: context.environment, clock: SystemClock(),
                                              transport: CurlHTTPClient(configuration: configuration))
         } catch {
             throw CommandError("\(error.description); nothing was read or sent")
