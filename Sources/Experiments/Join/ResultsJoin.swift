@@ -12,7 +12,7 @@ import RetentionMessagingModels
 /// - the expiry date of each customer whose subscription period (plus grace) is still running, since an
 ///   exposure needs "the expiry current at exposure" — dropped, through a second heap, once it lapses;
 /// - one 64-bit fingerprint per (customer, rule) exposed in the window, so a customer counts once per
-///   arm (17 to 34 bytes each in the set; a collision among 10 million pairs has odds near 1 in 300,000);
+///   arm (8 to 16 bytes each in the set; a collision among 10 million pairs has odds near 1 in 300,000);
 /// - the events of the partitions not yet released (one hour plus the lateness) and their ids, to
 ///   drop duplicates.
 struct ResultsJoin {
@@ -83,7 +83,7 @@ struct ResultsJoin {
     private var closing = MinHeap<Int32>()
     private var expiries: [CustomerKey: Int64] = [:]
     private var lapsing = MinHeap<CustomerKey>()
-    private var exposed = PairSet(capacity: 1 << 16)
+    private var exposed = FingerprintSet(capacity: 1 << 16)
     private var regularPrice: [Int64: Int64] = [:]
 
     private let didChangeRenewalStatus: Int32
@@ -215,7 +215,7 @@ struct ResultsJoin {
         // A customer counts once per split group, in the arm and period of their first exposure (a
         // re-weight that moves them later starts no second count); once per rule outside a group.
         let once = grouped ? ArmKey(flow: event.flow, rule: -1 - event.splitGroup) : arm
-        guard exposed.insert(Self.fingerprint(event.customer, once), 1) else {
+        guard exposed.insert(Self.fingerprint(event.customer, once)) else {
             // Seen before: the rule's description still follows its latest decisions.
             if var info = armInfo[arm] {
                 info.answers.insert(event.answer.rawValue)
