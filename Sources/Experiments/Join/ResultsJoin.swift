@@ -10,7 +10,8 @@ import RetentionMessagingModels
 /// - the customers whose outcome window is still open — one `OpenExposure` each, closed and counted
 ///   as soon as an event later than its window arrives (a heap orders the closings);
 /// - the expiry date of each customer whose subscription period (plus grace) is still running, since an
-///   exposure needs "the expiry current at exposure" — dropped, through a second heap, once it lapses;
+///   exposure needs "the expiry current at exposure" — read as absent once it lapsed, and dropped by a
+///   sweep once a day of events has passed;
 /// - one 64-bit fingerprint per (customer, rule) exposed in the window, so a customer counts once per
 ///   arm (8 to 16 bytes each in the set; a collision among 10 million pairs has odds near 1 in 300,000);
 /// - the events of the partitions not yet released (one hour plus the lateness) and their ids, to
@@ -82,7 +83,8 @@ struct ResultsJoin {
     private var heads: [CustomerKey: Int32] = [:]
     private var closing = MinHeap<Int32>()
     private var expiries: [CustomerKey: Int64] = [:]
-    private var lapsing = MinHeap<CustomerKey>()
+    /// When the next sweep drops the expiries that lapsed.
+    private var nextSweep = Int64.min
     private var exposed = FingerprintSet(capacity: 1 << 16)
     private var regularPrice: [Int64: Int64] = [:]
 
@@ -179,6 +181,16 @@ struct ResultsJoin {
         }
         watermark = max(watermark, time)
         for hour in seen.keys where hour + EventTime.hour <= watermark { seen[hour] = nil }
+        if watermark >= nextSweep { sweepExpiries() }
+    }
+
+    /// Drops every expiry that lapsed before the watermark: every event still to come is at or after it,
+    /// so each would read that expiry as absent anyway. Once a day of events, not at each lapse: a heap
+    /// of lapse times cost more memory than the day's lapsed entries do.
+    private mutating func sweepExpiries() {
+        let lapsed = expiries.compactMap { customer, expiry in expiry + Self.renewalGrace < watermark ? customer : nil }
+        for customer in lapsed { expiries[customer] = nil }
+        nextSweep = watermark > Int64.max - EventTime.day ? Int64.max : watermark + EventTime.day
     }
 
     /// Counts every exposure still open, as things stand at `now`.
@@ -192,11 +204,13 @@ struct ResultsJoin {
             _ = closing.pop()
             finalise(top.index)
         }
-        // An expiry more than the grace period before every event still to come can no longer be current.
-        while let top = lapsing.top, top.time < time {
-            _ = lapsing.pop()
-            if let expiry = expiries[top.index], expiry + Self.renewalGrace < time { expiries[top.index] = nil }
-        }
+    }
+
+    /// The customer's expiry current at `time`: the latest one known, unless it lapsed (the grace period
+    /// after it ended before `time`).
+    private func currentExpiry(_ customer: CustomerKey, at time: Int64) -> Int64? {
+        guard let expiry = expiries[customer], expiry + Self.renewalGrace >= time else { return nil }
+        return expiry
     }
 
     private mutating func join(decision event: Event) {
@@ -236,7 +250,7 @@ struct ResultsJoin {
         if breakdown { breakdownTallies[arm, default: [:]][dimension, default: Tally()].exposed += 1 }
 
         var deadline = event.time + Self.unknownExpiryCap
-        if let expiry = expiries[event.customer], expiry + Self.renewalGrace >= event.time {
+        if let expiry = currentExpiry(event.customer, at: event.time) {
             deadline = expiry + Self.renewalGrace
         }
         var exposure = OpenExposure(customer: event.customer, arm: arm, dimension: dimension, time: event.time,
@@ -302,12 +316,8 @@ struct ResultsJoin {
             }
             cursor = exposures[Int(cursor)].next
         }
-        if event.expiresDate != Event.absent {
-            let known = expiries[event.customer] ?? Int64.min
-            if event.expiresDate > known {
-                expiries[event.customer] = event.expiresDate
-                lapsing.push(event.expiresDate + Self.renewalGrace, event.customer)
-            }
+        if event.expiresDate != Event.absent, event.expiresDate > currentExpiry(event.customer, at: event.time) ?? Int64.min {
+            expiries[event.customer] = event.expiresDate
         }
         // A price paid without an offer is the product's regular price in that currency, for discounts.
         if event.offerType == Event.absent, event.price != Event.absent, event.product != Interner.null, event.currency != Interner.null {
