@@ -7,8 +7,9 @@ import RetentionMessagingModels
 /// How memory stays bounded: partitions are read oldest first, and events are released to the join in
 /// time order once no partition still to come can hold an earlier event (`lateness` behind the start
 /// of the next partition). The join keeps only
-/// - the customers whose outcome window is still open — one `OpenExposure` each, closed and counted
-///   as soon as an event later than its window arrives (a heap orders the closings);
+/// - the customers whose outcome window is still open — one `OpenExposure` each (104 bytes, in chunks
+///   that growing never copies), closed and counted as soon as an event later than its window arrives
+///   (a heap orders the closings);
 /// - the expiry date of each customer whose subscription period (plus grace) is still running, since an
 ///   exposure needs "the expiry current at exposure" — read as absent once it lapsed, and dropped by a
 ///   sweep once a day of events has passed;
@@ -78,7 +79,7 @@ struct ResultsJoin {
     private var pending: [Event] = []
     private var watermark = Int64.min
     private var seen: [Int64: PairSet] = [:]
-    private var exposures: [OpenExposure] = []
+    private var exposures = ChunkedArray<OpenExposure>()
     private var free: [Int32] = []
     private var heads: [CustomerKey: Int32] = [:]
     private var closing = MinHeap<Int32>()
@@ -253,20 +254,21 @@ struct ResultsJoin {
         if let expiry = currentExpiry(event.customer, at: event.time) {
             deadline = expiry + Self.renewalGrace
         }
+        let offered = event.answer == .promotionalOffer ? event.offer
+            : event.answer == .alternateProduct ? event.alternateProduct : Interner.null
         var exposure = OpenExposure(customer: event.customer, arm: arm, dimension: dimension, time: event.time,
-                                    deadline: deadline, close: max(event.time + Self.keptWindow, deadline),
-                                    answer: event.answer, offer: event.offer, alternateProduct: event.alternateProduct)
+                                    deadline: deadline, answer: event.answer, offered: offered)
         exposure.next = heads[event.customer] ?? -1
         let index: Int32
         if let reused = free.popLast() {
             index = reused
-            exposures[Int(index)] = exposure
+            exposures[index] = exposure
         } else {
-            index = Int32(exposures.count)
-            exposures.append(exposure)
+            index = exposures.append(exposure)
         }
         heads[event.customer] = index
-        closing.push(exposure.close, index)
+        // When no later outcome can change anything: the later of 24 hours and the deadline.
+        closing.push(max(event.time + Self.keptWindow, deadline), index)
         counts.peakOpenExposures = max(counts.peakOpenExposures, closing.count)
     }
 
@@ -282,7 +284,7 @@ struct ResultsJoin {
         var cursor = heads[event.customer] ?? -1
         while cursor >= 0 {
             let t = event.time
-            exposures[Int(cursor)].withMutable { x in
+            exposures.update(cursor) { x in
                 guard x.time < t else { return }
                 // Taking the offer counts until the renewal decides (a renewal that carries the offer or
                 // the product is itself the taking); later redemptions belong to another period.
@@ -299,7 +301,7 @@ struct ResultsJoin {
                 }
                 if type == expired { x.expired = true }
                 if !x.took, !renewedBefore {
-                    if x.answer == .promotionalOffer, x.offer != Interner.null, event.offer == x.offer,
+                    if x.answer == .promotionalOffer, x.offered != Interner.null, event.offer == x.offered,
                        type == offerRedeemed || type == didRenew || type == subscribed {
                         x.took = true
                         if event.price != Event.absent, event.currency != Interner.null,
@@ -307,14 +309,14 @@ struct ResultsJoin {
                             x.discount = max(0, regular - event.price)
                             x.discountCurrency = event.currency
                         }
-                    } else if x.answer == .alternateProduct, x.alternateProduct != Interner.null,
-                              (type == didChangeRenewalPref && event.autoRenewProduct == x.alternateProduct)
-                                || (type == didRenew && (event.autoRenewProduct == x.alternateProduct || event.product == x.alternateProduct)) {
+                    } else if x.answer == .alternateProduct, x.offered != Interner.null,
+                              (type == didChangeRenewalPref && event.autoRenewProduct == x.offered)
+                                || (type == didRenew && (event.autoRenewProduct == x.offered || event.product == x.offered)) {
                         x.took = true
                     }
                 }
             }
-            cursor = exposures[Int(cursor)].next
+            cursor = exposures[cursor].next
         }
         if event.expiresDate != Event.absent, event.expiresDate > currentExpiry(event.customer, at: event.time) ?? Int64.min {
             expiries[event.customer] = event.expiresDate
@@ -326,7 +328,7 @@ struct ResultsJoin {
     }
 
     private mutating func finalise(_ index: Int32) {
-        let x = exposures[Int(index)]
+        let x = exposures[index]
         var tally = tallies[x.arm] ?? Tally()
         count(x, into: &tally)
         tallies[x.arm] = tally
@@ -344,11 +346,11 @@ struct ResultsJoin {
         } else {
             var cursor = heads[x.customer] ?? -1
             while cursor >= 0 {
-                if exposures[Int(cursor)].next == index {
-                    exposures[Int(cursor)].next = x.next
+                if exposures[cursor].next == index {
+                    exposures.update(cursor) { $0.next = x.next }
                     break
                 }
-                cursor = exposures[Int(cursor)].next
+                cursor = exposures[cursor].next
             }
         }
         free.append(index)
@@ -364,7 +366,7 @@ struct ResultsJoin {
         }
         // Taking the offer is decided when renewing is — by the renewal, EXPIRED or the renewal deadline:
         // until then a customer who has not taken it yet is pending, not a failure.
-        if (x.answer == .promotionalOffer && x.offer != Interner.null) || (x.answer == .alternateProduct && x.alternateProduct != Interner.null) {
+        if (x.answer == .promotionalOffer || x.answer == .alternateProduct) && x.offered != Interner.null {
             tally.offered += 1
             if x.took {
                 tally.took += 1
@@ -425,11 +427,5 @@ struct ResultsJoin {
         h = mix(h ^ customer.d)
         h = mix(h ^ UInt64(UInt32(bitPattern: customer.keyId)))
         return mix(mix(h ^ (UInt64(UInt32(bitPattern: arm.flow)) << 32 | UInt64(UInt32(bitPattern: arm.rule)))) ^ UInt64(UInt32(bitPattern: arm.layout)))
-    }
-}
-
-extension OpenExposure {
-    mutating func withMutable(_ body: (inout OpenExposure) -> Void) {
-        body(&self)
     }
 }
