@@ -80,6 +80,22 @@ import EventContract
         #expect(after.successes == 1 && after.failures == 1 && after.pending == 0)
     }
 
+    @Test func anExpiryPastItsGraceIsNotCurrentAtAnExposureSoonAfterOrLongAfter() throws {
+        let carol = String(repeating: "c3", count: 32)
+        let source = Self.source(
+            decisions: [Self.decision(Self.alice, "2026-10-08T05:00:00.000Z"), Self.decision(Self.bob, "2026-10-08T05:00:00.000Z"),
+                        Self.decision(carol, "2026-11-20T10:00:00.000Z")],
+            outcomes: [
+                // Alice's and Carol's periods end on 1 October (grace until the 8th); Bob's runs to November.
+                Self.outcome(Self.alice, "2026-09-01T00:00:00.000Z", "DID_RENEW", expires: "2026-10-01T00:00:00.000Z", price: 9990),
+                Self.outcome(carol, "2026-09-01T00:00:00.000Z", "DID_RENEW", expires: "2026-10-01T00:00:00.000Z", price: 9990),
+                Self.outcome(Self.bob, "2026-10-01T00:00:00.000Z", "DID_RENEW", expires: "2026-11-01T00:00:00.000Z", price: 9990),
+            ])
+        // Bob's deadline is his expiry plus grace (8 November); the others wait for the cap.
+        let row = try #require(try Self.report(source, now: "2026-12-31T00:00:00.000Z").rows.first?.renewed)
+        #expect(row.failures == 1 && row.pending == 2 && row.successes == 0)
+    }
+
     @Test func anOfferRedeemedAfterExposureCountsAsTakenWithItsDiscount() throws {
         let source = Self.source(
             decisions: [Self.decision(Self.alice, "2026-11-10T10:00:00.000Z", rule: "offer", answer: "promotionalOffer", offer: "half")],

@@ -7,12 +7,14 @@ import RetentionMessagingModels
 /// How memory stays bounded: partitions are read oldest first, and events are released to the join in
 /// time order once no partition still to come can hold an earlier event (`lateness` behind the start
 /// of the next partition). The join keeps only
-/// - the customers whose outcome window is still open — one `OpenExposure` each, closed and counted
-///   as soon as an event later than its window arrives (a heap orders the closings);
+/// - the customers whose outcome window is still open — one `OpenExposure` each (104 bytes, in chunks
+///   that growing never copies), closed and counted as soon as an event later than its window arrives
+///   (a heap orders the closings);
 /// - the expiry date of each customer whose subscription period (plus grace) is still running, since an
-///   exposure needs "the expiry current at exposure" — dropped, through a second heap, once it lapses;
+///   exposure needs "the expiry current at exposure" — read as absent once it lapsed, and dropped by a
+///   sweep once a day of events has passed;
 /// - one 64-bit fingerprint per (customer, rule) exposed in the window, so a customer counts once per
-///   arm (17 to 34 bytes each in the set; a collision among 10 million pairs has odds near 1 in 300,000);
+///   arm (8 to 16 bytes each in the set; a collision among 10 million pairs has odds near 1 in 300,000);
 /// - the events of the partitions not yet released (one hour plus the lateness) and their ids, to
 ///   drop duplicates.
 struct ResultsJoin {
@@ -77,13 +79,14 @@ struct ResultsJoin {
     private var pending: [Event] = []
     private var watermark = Int64.min
     private var seen: [Int64: PairSet] = [:]
-    private var exposures: [OpenExposure] = []
+    private var exposures = ChunkedArray<OpenExposure>()
     private var free: [Int32] = []
     private var heads: [CustomerKey: Int32] = [:]
     private var closing = MinHeap<Int32>()
     private var expiries: [CustomerKey: Int64] = [:]
-    private var lapsing = MinHeap<CustomerKey>()
-    private var exposed = PairSet(capacity: 1 << 16)
+    /// When the next sweep drops the expiries that lapsed.
+    private var nextSweep = Int64.min
+    private var exposed = FingerprintSet(capacity: 1 << 16)
     private var regularPrice: [Int64: Int64] = [:]
 
     private let didChangeRenewalStatus: Int32
@@ -179,6 +182,16 @@ struct ResultsJoin {
         }
         watermark = max(watermark, time)
         for hour in seen.keys where hour + EventTime.hour <= watermark { seen[hour] = nil }
+        if watermark >= nextSweep { sweepExpiries() }
+    }
+
+    /// Drops every expiry that lapsed before the watermark: every event still to come is at or after it,
+    /// so each would read that expiry as absent anyway. Once a day of events, not at each lapse: a heap
+    /// of lapse times cost more memory than the day's lapsed entries do.
+    private mutating func sweepExpiries() {
+        let lapsed = expiries.compactMap { customer, expiry in expiry + Self.renewalGrace < watermark ? customer : nil }
+        for customer in lapsed { expiries[customer] = nil }
+        nextSweep = watermark > Int64.max - EventTime.day ? Int64.max : watermark + EventTime.day
     }
 
     /// Counts every exposure still open, as things stand at `now`.
@@ -192,11 +205,13 @@ struct ResultsJoin {
             _ = closing.pop()
             finalise(top.index)
         }
-        // An expiry more than the grace period before every event still to come can no longer be current.
-        while let top = lapsing.top, top.time < time {
-            _ = lapsing.pop()
-            if let expiry = expiries[top.index], expiry + Self.renewalGrace < time { expiries[top.index] = nil }
-        }
+    }
+
+    /// The customer's expiry current at `time`: the latest one known, unless it lapsed (the grace period
+    /// after it ended before `time`).
+    private func currentExpiry(_ customer: CustomerKey, at time: Int64) -> Int64? {
+        guard let expiry = expiries[customer], expiry + Self.renewalGrace >= time else { return nil }
+        return expiry
     }
 
     private mutating func join(decision event: Event) {
@@ -215,7 +230,7 @@ struct ResultsJoin {
         // A customer counts once per split group, in the arm and period of their first exposure (a
         // re-weight that moves them later starts no second count); once per rule outside a group.
         let once = grouped ? ArmKey(flow: event.flow, rule: -1 - event.splitGroup) : arm
-        guard exposed.insert(Self.fingerprint(event.customer, once), 1) else {
+        guard exposed.insert(Self.fingerprint(event.customer, once)) else {
             // Seen before: the rule's description still follows its latest decisions.
             if var info = armInfo[arm] {
                 info.answers.insert(event.answer.rawValue)
@@ -236,23 +251,24 @@ struct ResultsJoin {
         if breakdown { breakdownTallies[arm, default: [:]][dimension, default: Tally()].exposed += 1 }
 
         var deadline = event.time + Self.unknownExpiryCap
-        if let expiry = expiries[event.customer], expiry + Self.renewalGrace >= event.time {
+        if let expiry = currentExpiry(event.customer, at: event.time) {
             deadline = expiry + Self.renewalGrace
         }
+        let offered = event.answer == .promotionalOffer ? event.offer
+            : event.answer == .alternateProduct ? event.alternateProduct : Interner.null
         var exposure = OpenExposure(customer: event.customer, arm: arm, dimension: dimension, time: event.time,
-                                    deadline: deadline, close: max(event.time + Self.keptWindow, deadline),
-                                    answer: event.answer, offer: event.offer, alternateProduct: event.alternateProduct)
+                                    deadline: deadline, answer: event.answer, offered: offered)
         exposure.next = heads[event.customer] ?? -1
         let index: Int32
         if let reused = free.popLast() {
             index = reused
-            exposures[Int(index)] = exposure
+            exposures[index] = exposure
         } else {
-            index = Int32(exposures.count)
-            exposures.append(exposure)
+            index = exposures.append(exposure)
         }
         heads[event.customer] = index
-        closing.push(exposure.close, index)
+        // When no later outcome can change anything: the later of 24 hours and the deadline.
+        closing.push(max(event.time + Self.keptWindow, deadline), index)
         counts.peakOpenExposures = max(counts.peakOpenExposures, closing.count)
     }
 
@@ -268,7 +284,7 @@ struct ResultsJoin {
         var cursor = heads[event.customer] ?? -1
         while cursor >= 0 {
             let t = event.time
-            exposures[Int(cursor)].withMutable { x in
+            exposures.update(cursor) { x in
                 guard x.time < t else { return }
                 // Taking the offer counts until the renewal decides (a renewal that carries the offer or
                 // the product is itself the taking); later redemptions belong to another period.
@@ -285,7 +301,7 @@ struct ResultsJoin {
                 }
                 if type == expired { x.expired = true }
                 if !x.took, !renewedBefore {
-                    if x.answer == .promotionalOffer, x.offer != Interner.null, event.offer == x.offer,
+                    if x.answer == .promotionalOffer, x.offered != Interner.null, event.offer == x.offered,
                        type == offerRedeemed || type == didRenew || type == subscribed {
                         x.took = true
                         if event.price != Event.absent, event.currency != Interner.null,
@@ -293,21 +309,17 @@ struct ResultsJoin {
                             x.discount = max(0, regular - event.price)
                             x.discountCurrency = event.currency
                         }
-                    } else if x.answer == .alternateProduct, x.alternateProduct != Interner.null,
-                              (type == didChangeRenewalPref && event.autoRenewProduct == x.alternateProduct)
-                                || (type == didRenew && (event.autoRenewProduct == x.alternateProduct || event.product == x.alternateProduct)) {
+                    } else if x.answer == .alternateProduct, x.offered != Interner.null,
+                              (type == didChangeRenewalPref && event.autoRenewProduct == x.offered)
+                                || (type == didRenew && (event.autoRenewProduct == x.offered || event.product == x.offered)) {
                         x.took = true
                     }
                 }
             }
-            cursor = exposures[Int(cursor)].next
+            cursor = exposures[cursor].next
         }
-        if event.expiresDate != Event.absent {
-            let known = expiries[event.customer] ?? Int64.min
-            if event.expiresDate > known {
-                expiries[event.customer] = event.expiresDate
-                lapsing.push(event.expiresDate + Self.renewalGrace, event.customer)
-            }
+        if event.expiresDate != Event.absent, event.expiresDate > currentExpiry(event.customer, at: event.time) ?? Int64.min {
+            expiries[event.customer] = event.expiresDate
         }
         // A price paid without an offer is the product's regular price in that currency, for discounts.
         if event.offerType == Event.absent, event.price != Event.absent, event.product != Interner.null, event.currency != Interner.null {
@@ -316,7 +328,7 @@ struct ResultsJoin {
     }
 
     private mutating func finalise(_ index: Int32) {
-        let x = exposures[Int(index)]
+        let x = exposures[index]
         var tally = tallies[x.arm] ?? Tally()
         count(x, into: &tally)
         tallies[x.arm] = tally
@@ -334,11 +346,11 @@ struct ResultsJoin {
         } else {
             var cursor = heads[x.customer] ?? -1
             while cursor >= 0 {
-                if exposures[Int(cursor)].next == index {
-                    exposures[Int(cursor)].next = x.next
+                if exposures[cursor].next == index {
+                    exposures.update(cursor) { $0.next = x.next }
                     break
                 }
-                cursor = exposures[Int(cursor)].next
+                cursor = exposures[cursor].next
             }
         }
         free.append(index)
@@ -354,7 +366,7 @@ struct ResultsJoin {
         }
         // Taking the offer is decided when renewing is — by the renewal, EXPIRED or the renewal deadline:
         // until then a customer who has not taken it yet is pending, not a failure.
-        if (x.answer == .promotionalOffer && x.offer != Interner.null) || (x.answer == .alternateProduct && x.alternateProduct != Interner.null) {
+        if (x.answer == .promotionalOffer || x.answer == .alternateProduct) && x.offered != Interner.null {
             tally.offered += 1
             if x.took {
                 tally.took += 1
@@ -415,11 +427,5 @@ struct ResultsJoin {
         h = mix(h ^ customer.d)
         h = mix(h ^ UInt64(UInt32(bitPattern: customer.keyId)))
         return mix(mix(h ^ (UInt64(UInt32(bitPattern: arm.flow)) << 32 | UInt64(UInt32(bitPattern: arm.rule)))) ^ UInt64(UInt32(bitPattern: arm.layout)))
-    }
-}
-
-extension OpenExposure {
-    mutating func withMutable(_ body: (inout OpenExposure) -> Void) {
-        body(&self)
     }
 }

@@ -42,26 +42,63 @@ struct ArmInfo {
 }
 
 /// One customer's first exposure to one rule, open while outcomes can still change its counts.
+///
+/// The join holds one per customer whose window is open (hundreds of thousands at ten million decisions),
+/// so the fields are ordered to leave no padding and the four outcome marks share a byte: 104 bytes.
 struct OpenExposure {
     var customer: CustomerKey
-    var arm: ArmKey
     var dimension: Int32
     var time: Int64
     /// The end of the renewal window: the expiry current at exposure plus the grace period, or the cap.
     var deadline: Int64
-    /// When no later outcome can change anything: the later of 24 hours and the deadline.
-    var close: Int64
-    var answer: Answer
-    var offer: Int32
-    var alternateProduct: Int32
-    var turnedOff = false
-    var took = false
     var discount: Int64 = Event.absent
-    var discountCurrency: Int32 = 0
-    var renewed = false
     var renewedPrice: Int64 = Event.absent
+    var arm: ArmKey
+    /// What taking the answer means: the offer of a promotional offer, the product of an alternate
+    /// product; null for every other answer.
+    var offered: Int32
+    var discountCurrency: Int32 = 0
     var renewedCurrency: Int32 = 0
-    var expired = false
     /// The next open exposure of the same customer, or -1.
     var next: Int32 = -1
+    var answer: Answer
+    private var marks: UInt8 = 0
+
+    init(customer: CustomerKey, arm: ArmKey, dimension: Int32, time: Int64, deadline: Int64, answer: Answer, offered: Int32) {
+        self.customer = customer
+        self.arm = arm
+        self.dimension = dimension
+        self.time = time
+        self.deadline = deadline
+        self.answer = answer
+        self.offered = offered
+    }
+
+    var turnedOff: Bool {
+        get { mark(0) }
+        set { setMark(0, newValue) }
+    }
+
+    var took: Bool {
+        get { mark(1) }
+        set { setMark(1, newValue) }
+    }
+
+    var renewed: Bool {
+        get { mark(2) }
+        set { setMark(2, newValue) }
+    }
+
+    var expired: Bool {
+        get { mark(3) }
+        set { setMark(3, newValue) }
+    }
+
+    private func mark(_ bit: UInt8) -> Bool {
+        marks & (1 << bit) != 0
+    }
+
+    private mutating func setMark(_ bit: UInt8, _ value: Bool) {
+        if value { marks |= 1 << bit } else { marks &= ~(1 << bit) }
+    }
 }
