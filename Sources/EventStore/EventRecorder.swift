@@ -61,8 +61,6 @@ public final class EventRecorder: Sendable {
         /// Why the store refused the last segment, while it does; nil once it takes one again (or
         /// before it was tried). The recorder is degraded while this is set: events wait in the spool.
         public var storeProblem: String?
-        /// When the store began refusing (the first failure of the current outage).
-        public var storeFailingSince: Date?
     }
 
     public let sink: any EventSink
@@ -296,7 +294,6 @@ public final class EventRecorder: Sendable {
             counters.withLock {
                 $0.storeFailures += 1
                 $0.storeProblem = error.description
-                if $0.storeFailingSince == nil { $0.storeFailingSince = Date() }
             }
             if !outage {
                 outage = true
@@ -308,7 +305,6 @@ public final class EventRecorder: Sendable {
             $0.stored[segment.stream.rawValue, default: 0] += segment.lines
             $0.storedSegments += 1
             $0.storeProblem = nil
-            $0.storeFailingSince = nil
         }
         return true
     }
