@@ -44,7 +44,7 @@ import RetentionMessagingModels
     print(String(format: "  report: %.1f s for %d decisions and %d outcomes in %d segments (%.0f lines/s)", seconds,
                  report.events.decisions, report.events.outcomes, report.events.segments, Double(lines) / seconds))
     print("  peak RSS during the report: \(peakRSS())\(reset ? "" : " (of the whole run: /proc/self/clear_refs could not reset it)")")
-    print("  (targets: under 60 s and under 1 GB)")
+    print("  (targets: under 20 s and under 300 MB)")
     print(report.text().split(separator: "\n").prefix(40).map { "  | " + $0 }.joined(separator: "\n"))
 
     let vsSpark = arguments.contains("--vs-spark")
