@@ -183,6 +183,18 @@ final class ES256KeyTable: Sendable {
         EC_GROUP_free(curve)
     }
 
+    /// w = s⁻¹ mod n: by `P256OrderInverse` (a fraction of `BN_mod_inverse`'s time), confirmed by
+    /// OpenSSL as s · w ≡ 1 (mod n); by `BN_mod_inverse` whenever that is not so. `raw` is r ‖ s.
+    @inline(__always)
+    private static func invert(_ s: OpaquePointer, raw: [UInt8], into w: OpaquePointer, product: OpaquePointer,
+                               order: OpaquePointer, context: OpaquePointer) -> Bool {
+        let inverse = raw.withUnsafeBytes { P256OrderInverse.inverse(bigEndian: UnsafeRawBufferPointer(rebasing: $0[32..<64])) }
+        if let inverse, BN_bin2bn(inverse, 32, w) != nil, BN_mod_mul(product, s, w, order, context) == 1, BN_is_one(product) == 1 {
+            return true
+        }
+        return BN_mod_inverse(w, s, order, context) != nil
+    }
+
     /// ECDSA verification as SEC 1 §4.1.4 and OpenSSL do it: r and s in [1, n−1], w = s⁻¹,
     /// R = (e·w)·G + (r·w)·Q, valid when R is not the point at infinity and x(R) mod n = r.
     func verify(signature: [UInt8], digest: inout SHA256Digest) -> Bool {
@@ -198,14 +210,14 @@ final class ES256KeyTable: Sendable {
         }
         guard let r = BN_CTX_get(context), let s = BN_CTX_get(context), let e = BN_CTX_get(context),
               let w = BN_CTX_get(context), let u1 = BN_CTX_get(context), let u2 = BN_CTX_get(context),
-              let x = BN_CTX_get(context) else { return false }
+              let x = BN_CTX_get(context), let product = BN_CTX_get(context) else { return false }
         let read = signature.withUnsafeBufferPointer { raw in
             BN_bin2bn(raw.baseAddress, 32, r) != nil && BN_bin2bn(raw.baseAddress! + 32, 32, s) != nil
         }
         // A P-256 order is 256 bits, as long as the digest, so e is the whole digest.
         guard read, digest.withBytes({ BN_bin2bn($0.baseAddress!.assumingMemoryBound(to: UInt8.self), 32, e) }) != nil,
               BN_is_zero(r) == 0, BN_is_zero(s) == 0, BN_cmp(r, order) < 0, BN_cmp(s, order) < 0,
-              BN_mod_inverse(w, s, order, context) != nil,
+              Self.invert(s, raw: signature, into: w, product: product, order: order, context: context),
               BN_mod_mul(u1, e, w, order, context) == 1, BN_mod_mul(u2, r, w, order, context) == 1,
               EC_POINT_mul(curve, scratch.first, u1, nil, nil, context) == 1,
               EC_POINT_mul(keyCurve, scratch.second, u2, nil, nil, context) == 1,
