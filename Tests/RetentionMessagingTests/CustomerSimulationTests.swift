@@ -265,20 +265,28 @@ struct CustomerSimulationTests {
         #expect(history.allSatisfy { $0.neverDelivered })
     }
 
-    @Test("in production a notification the app's server refused is sent again 1 and 12 hours later, the same signed payload, until a 2xx; each attempt in its history")
-    func productionRetriesUntilReceived() async throws {
+    /// Production customers whose notifications go to `push`, played and then `days` later: every
+    /// retry due by then made. Returns the emulator and its production history.
+    func productionMonth(customers: Int, push: PushReceiver, days: Double) async throws -> (Emulator, [NotificationHistoryRecord]) {
         let target = try halfMessageTarget()
-        let push = try PushReceiver(failing: 2)
-        defer { target.stop(); push.stop() }
+        defer { target.stop() }
         let emulator = emulator()
-        var settings = settings(customers: 20, target: target, push: push, model: OutcomeModel(default: OutcomeProbabilities(keep: 0.5)))
+        var settings = settings(customers: customers, target: target, push: push, model: OutcomeModel(default: OutcomeProbabilities(keep: 0.5)))
         settings.environment = .production
         let simulation = try CustomerSimulation(settings: settings, emulator: emulator)
         let summary = await simulation.run()
-        await simulation.advance(by: 31 * Self.day)
+        await simulation.advance(by: days * Self.day)
         #expect(emulator.pendingNotificationRetries == 0)
         let history = emulator.notificationHistory(in: .production)
         #expect(summary.notifications > 0 && history.count == summary.notifications)
+        return (emulator, history)
+    }
+
+    @Test("in production a notification the app's server refused is sent again 1 and 12 hours later, the same signed payload, until a 2xx; each attempt in its history")
+    func productionRetriesUntilReceived() async throws {
+        let push = try PushReceiver(failing: 2)
+        defer { push.stop() }
+        let (emulator, history) = try await productionMonth(customers: 20, push: push, days: 31)
         #expect(emulator.notificationHistory(in: .sandbox).isEmpty)
         for entry in history {
             #expect(entry.sendAttempts.map(\.sendAttemptResult) == ["UNSUCCESSFUL_HTTP_RESPONSE_CODE", "UNSUCCESSFUL_HTTP_RESPONSE_CODE", "SUCCESS"],
@@ -295,18 +303,9 @@ struct CustomerSimulationTests {
 
     @Test("in production Apple gives up after five retries at 1, 12, 24, 48 and 72 hours")
     func productionGivesUpAfterFiveRetries() async throws {
-        let target = try halfMessageTarget()
         let push = try PushReceiver(status: 500)
-        defer { target.stop(); push.stop() }
-        let emulator = emulator()
-        var settings = settings(customers: 10, target: target, push: push, model: OutcomeModel(default: OutcomeProbabilities(keep: 0.5)))
-        settings.environment = .production
-        let simulation = try CustomerSimulation(settings: settings, emulator: emulator)
-        let summary = await simulation.run()
-        await simulation.advance(by: 40 * Self.day)
-        #expect(emulator.pendingNotificationRetries == 0)
-        let history = emulator.notificationHistory(in: .production)
-        #expect(summary.notifications > 0 && history.count == summary.notifications)
+        defer { push.stop() }
+        let (_, history) = try await productionMonth(customers: 10, push: push, days: 40)
         for entry in history {
             #expect(entry.sendAttempts.count == 6 && entry.neverDelivered)
             let dates = entry.sendAttempts.compactMap(\.attemptDate)
