@@ -32,6 +32,22 @@ struct PacingTests {
         #expect(server.take(now: 1) == nil)
     }
 
+    @Test("two requests whose clock readings cross (the later reserves first) each wait for their own slot, never an earlier one")
+    func crossedClockReadings() {
+        // One token, then one every 10 s. The bucket last saw t = 5; a task that read t = 3 before
+        // taking its turn must still go at the third token's time, t = 20, not at 3 + 15 = 18.
+        var bucket = TokenBucket(capacity: 1, rate: 0.1, now: 0)
+        #expect(bucket.reserve(now: 0) == 0)
+        #expect(abs(5 + bucket.reserve(now: 5) - 10) < 1e-9)
+        #expect(abs(3 + bucket.reserve(now: 3) - 20) < 1e-9)
+        // The server's side: a request stamped before the bucket's last update is told when a token
+        // really comes.
+        var server = TokenBucket(capacity: 1, rate: 0.1, now: 0)
+        #expect(server.take(now: 0) == nil)
+        #expect(server.take(now: 5).map { abs(5 + $0 - 10) < 1e-9 } == true)
+        #expect(server.take(now: 2).map { abs(2 + $0 - 10) < 1e-9 } == true)
+    }
+
     @Test("Apple's pacing: 10/s, 1/s and 50/s for notification history in production, a tenth of that in sandbox")
     func appleRates() {
         #expect(Pacing.apple.rate(for: .configureDefault, in: .production) == 10)

@@ -95,12 +95,14 @@ public struct TokenBucket: Sendable, Hashable {
         }
     }
 
-    /// Takes a token now, going into debt if needed; returns the seconds to wait before using it.
-    /// Reservations queue up in the order they are made.
+    /// Takes a token now, going into debt if needed; returns the seconds from `now` to wait before
+    /// using it. Reservations queue up in the order they are made — also when a caller's reading of
+    /// the clock is older than one the bucket already saw (concurrent tasks read the clock before
+    /// they reserve): its wait then counts from the bucket's time, never from before it.
     public mutating func reserve(now: Double) -> Double {
         refill(now: now)
         tokens -= 1
-        return tokens >= -Self.slack ? 0 : -tokens / rate
+        return tokens >= -Self.slack ? 0 : max(0, updated - now) - tokens / rate
     }
 
     /// Empties the bucket so that the next reservation waits until `deadline`: a server's 429 with
@@ -119,6 +121,6 @@ public struct TokenBucket: Sendable, Hashable {
             tokens = max(0, tokens - 1)
             return nil
         }
-        return (1 - tokens) / rate
+        return max(0, updated - now) + (1 - tokens) / rate
     }
 }
