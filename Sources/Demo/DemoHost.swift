@@ -6,7 +6,7 @@ public import RetentionMessaging
 public import RetentionMessagingModels
 
 /// The API client the story hands to a command for one environment: the embedded emulator's.
-public typealias DemoAPI = @Sendable (_ environment: Environment) -> any RetentionMessagingAPI
+public typealias DemoAPI = @Sendable (_ environment: Environment) -> RetentionMessagingClient
 
 /// What the story asks of the command line it plays: the commands themselves, run in-process with
 /// the emulator's clients instead of the network. The command module implements it, so the story

@@ -212,8 +212,7 @@ struct ApplyCommand: ParsedCommand {
 
     /// The progress view, on the client's clock so that a virtual clock gives deterministic heartbeats.
     static func progressView(session: ReconcileSession, format: ApplyFormat, context: CommandContext) -> ApplyProgressView {
-        let clock = (session.reconciler.api as? RetentionMessagingClient)?.clock ?? SystemClock()
-        return ApplyProgressView(console: context.console, format: format, clock: clock, manifests: session.manifests,
+        return ApplyProgressView(console: context.console, format: format, clock: session.client.clock, manifests: session.manifests,
                                  base: context.currentDirectory.path)
     }
 
@@ -222,7 +221,7 @@ struct ApplyCommand: ParsedCommand {
                         notAllowedDetail: String? = nil, reportPath: String?,
                         context: CommandContext, view: ApplyProgressView? = nil, handleSignals: Bool = false,
                         deadline: (at: Double, text: String)? = nil) async throws(CommandError) -> ApplyReport {
-        let view = view ?? ApplyProgressView(console: context.console, clock: SystemClock())
+        let view = view ?? ApplyProgressView(console: context.console, clock: session.client.clock)
         if !planned.plan.hasReadyActions {
             try await session.recordState(planned, notAllowedDetail: notAllowedDetail)
             view.nothingToApply(planned.plan)
@@ -236,9 +235,9 @@ struct ApplyCommand: ParsedCommand {
         let interruption = handleSignals ? Interruption.install() : nil
         defer { interruption?.uninstall() }
         view.starting(planned)
-        let client = session.reconciler.api as? RetentionMessagingClient
-        client?.onWait { seconds, reason in view.waiting(seconds, reason: reason) }
-        defer { client?.onWait { _, _ in } }
+        let client = session.client
+        client.onWait { seconds, reason in view.waiting(seconds, reason: reason) }
+        defer { client.onWait { _, _ in } }
         let clock = view.clock
         let stopAt = deadline?.at
         let shouldStop: @Sendable () -> ApplyStop? = {

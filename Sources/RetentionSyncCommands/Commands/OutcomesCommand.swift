@@ -123,10 +123,7 @@ struct OutcomesCommand: ParsedCommand {
         let console = context.console
         let recorder = try events.recorder(root: root, purpose: "outcomes", context: context) { console.error("note: \($0)") }
         recorder.start()
-        let api = try provider.make(environment, app.bundleId, options, context)
-        guard let client = api as? RetentionMessagingClient else {
-            throw CommandError("this API client cannot read Notification History")
-        }
+        let client = try provider.make(environment, app.bundleId, options, context)
         let store = try StateStores.backend(for: root).objectStore(at: root, environment: context.environment, transport: {
             CurlHTTPClient(configuration: (try? EnvironmentOptions.transportConfiguration(context)) ?? .init())
         })

@@ -91,9 +91,7 @@ struct PerformanceTestCommand: ParsedCommand {
         let (transaction, followed, interval) = (parsed.transaction, parsed.followed, parsed.interval)
         let json = parsed.format == .json
         let workspace = try options.openWorkspace(context: context)
-        guard let client = try provider.make(environment, workspace.desired.bundleId, options, context) as? RetentionMessagingClient else {
-            throw CommandError("performance-test needs the Retention Messaging client")
-        }
+        let client = try provider.make(environment, workspace.desired.bundleId, options, context)
         let console = context.console
         let run = PerformanceTestRun(client: client, interval: interval)
         let outcome: PerformanceTestRun.Outcome

@@ -103,10 +103,12 @@ struct EnvironmentOptions: Sendable {
 }
 
 /// Makes the API client for an environment. Real runs use libcurl against Apple (or `--endpoint`);
-/// the demo and the tests hand in the in-process emulator instead.
+/// the demo and the tests hand in the in-process emulator instead, through the same client type, so
+/// what a command needs of it beyond the reconciler's role (its clock, its waits, Notification
+/// History, the performance test) is there without a cast.
 struct APIProvider: Sendable {
     var make: @Sendable (_ environment: Environment, _ bundleId: String, _ options: EnvironmentOptions,
-                         _ context: CommandContext) throws(CommandError) -> any RetentionMessagingAPI
+                         _ context: CommandContext) throws(CommandError) -> RetentionMessagingClient
 
     static let live = APIProvider { environment, bundleId, options, context throws(CommandError) in
         let credentials: Credentials

@@ -17,29 +17,29 @@ struct ReconcileSession: Sendable {
     var console: Console
     var workspace: Workspace
     var reconciler: Reconciler
+    /// The client behind the reconciler's API (which a command may wrap): its clock and its waits.
+    var client: RetentionMessagingClient
 
     var manifests: ManifestSet { workspace.manifests }
     var desired: DesiredState { workspace.desired }
 
     static func open(_ options: EnvironmentOptions, context: CommandContext, provider: APIProvider) throws(CommandError) -> ReconcileSession {
         let workspace = try options.openWorkspace(context: context)
-        let api = try provider.make(options.environment, workspace.desired.bundleId, options, context)
+        let client = try provider.make(options.environment, workspace.desired.bundleId, options, context)
         if workspace.flowsUnpublished {
             context.console.error(DiagnosticsView.flowsUnpublished(options.environment.rawValue))
         }
         let reconciler: Reconciler
         let configuration = try EnvironmentOptions.transportConfiguration(context)
         do throws(StateStoreError) {
-            reconciler = try Reconciler.open(workspace, api: api, refresh: options.refreshDefaults, environment: context.environment, clock: SystemClock(),
+            reconciler = try Reconciler.open(workspace, api: client, refresh: options.refreshDefaults, environment: context.environment, clock: SystemClock(),
                                              transport: CurlHTTPClient(configuration: configuration))
         } catch {
             throw CommandError("\(error.description); nothing was read or sent")
         }
-        if let client = api as? RetentionMessagingClient {
-            let heartbeat = ReadHeartbeat(console: context.console, clock: client.clock, environment: options.environment.rawValue)
-            client.onWait { seconds, reason in heartbeat.waiting(seconds, reason: reason) }
-        }
-        return ReconcileSession(options: options, console: context.console, workspace: workspace, reconciler: reconciler)
+        let heartbeat = ReadHeartbeat(console: context.console, clock: client.clock, environment: options.environment.rawValue)
+        client.onWait { seconds, reason in heartbeat.waiting(seconds, reason: reason) }
+        return ReconcileSession(options: options, console: context.console, workspace: workspace, reconciler: reconciler, client: client)
     }
 
     func plan(_ planOptions: PlanOptions) async throws(CommandError) -> PlanResult {
