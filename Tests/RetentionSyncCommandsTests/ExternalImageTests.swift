@@ -72,6 +72,19 @@ struct ExternalImageTests {
         try harness.writeManifests(files)
     }
 
+    /// The team's own picture in place of the vendor's: an `Image` the message shows instead.
+    static func showOwnHero(_ harness: CommandHarness) throws {
+        try """
+            apiVersion: retention-sync/v1
+            kind: Image
+            name: sunrise-hills
+            file: images/hero.png
+            size: FULL_SIZE
+
+            """.write(to: harness.file("manifests/images.yaml"), atomically: true, encoding: .utf8)
+        try harness.edit("manifests/messages.yaml", replacing: "name: vendor-hero", with: "name: sunrise-hills")
+    }
+
     static func seedImages(_ harness: CommandHarness, _ images: [(String, String, String)], in environment: Environment) async throws {
         let list = images.map { #"{"identifier": "\#($0.0)", "state": "\#($0.1)", "size": "\#($0.2)"}"# }.joined(separator: ", ")
         let response = try await ExternalContentTests.seed(harness, #"{"images": [\#(list)]}"#, in: environment)
@@ -356,35 +369,16 @@ struct ExternalImageTests {
         var newId = "", newImageId = ""
         /// Runs a line of the manual as a person would, its placeholders filled in.
         func run(_ line: String) async throws -> CommandHarness.Run {
-            let filled = line.replacingOccurrences(of: "$RETENTION_SYNC_ENDPOINT/production", with: "http://127.0.0.1")
-                .replacingOccurrences(of: "$NEW_IMAGE_ID", with: newImageId).replacingOccurrences(of: "$NEW_ID", with: newId)
+            let filled = line.replacingOccurrences(of: "$NEW_IMAGE_ID", with: newImageId).replacingOccurrences(of: "$NEW_ID", with: newId)
                 .replacingOccurrences(of: "$OLD_ID", with: oldId).replacingOccurrences(of: "$IMAGE_ID", with: Self.productionHero)
-                .replacingOccurrences(of: "\"", with: "")
-            let words = filled.split(separator: " ").map(String.init)
-            let result: CommandHarness.Run
-            if words[0] == "curl" {
-                let url = try #require(URL(string: words[3]))
-                let response = try #require(await harness.emulator.handle(HTTPRequest(method: words[2], url: url), environment: .production))
-                result = CommandHarness.Run(code: response.status == 200 ? .success : .failure,
-                                            stdout: String(decoding: response.body, as: UTF8.self), stderr: "")
-            } else {
-                result = await harness.run(Array(words.dropFirst()))
-            }
+            let result = try await ReplacingExternalContentTests.runManualLine(filled, in: harness)
             ran.append((line, result.stdout + result.stderr))
             #expect(result.code == .success, "\(line)\n\(result.stdout)\(result.stderr)")
             return result
         }
 
         // 1. The team's own picture: a new version of stay-calm, uploaded with it; the vendor's keeps serving.
-        try """
-            apiVersion: retention-sync/v1
-            kind: Image
-            name: sunrise-hills
-            file: images/hero.png
-            size: FULL_SIZE
-
-            """.write(to: harness.file("manifests/images.yaml"), atomically: true, encoding: .utf8)
-        try harness.edit("manifests/messages.yaml", replacing: "name: vendor-hero", with: "name: sunrise-hills")
+        try Self.showOwnHero(harness)
         _ = try await run("retention-sync plan --env production")
         _ = try await run("retention-sync apply --env production")
         newId = try #require(held().messages.keys.first { $0 != oldId })
@@ -426,15 +420,7 @@ struct ExternalImageTests {
         try Self.writeManifests(harness)
         // The team's own first upload: an Image and a message that shows it, since removed from the manifests.
         for name in ["vendor-images.yaml", "defaults.yaml"] { try FileManager.default.removeItem(at: harness.file("manifests/\(name)")) }
-        try """
-            apiVersion: retention-sync/v1
-            kind: Image
-            name: sunrise-hills
-            file: images/hero.png
-            size: FULL_SIZE
-
-            """.write(to: harness.file("manifests/images.yaml"), atomically: true, encoding: .utf8)
-        try harness.edit("manifests/messages.yaml", replacing: "name: vendor-hero", with: "name: sunrise-hills")
+        try Self.showOwnHero(harness)
         try harness.edit("manifests/messages.yaml", replacing: """
                 bulletPoints:
                   - { text: Guided sessions, image: vendor-icon, altText: A breathing ring }

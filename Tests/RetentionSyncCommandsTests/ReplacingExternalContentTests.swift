@@ -18,6 +18,19 @@ struct ReplacingExternalContentTests {
     static let englishPair = DefaultKey(productId: "com.example.stillpoint.monthly", locale: "en-US")
     static let germanPair = DefaultKey(productId: "com.example.stillpoint.monthly", locale: "de-DE")
 
+    /// A line of the manual, placeholders filled in, run as a person would: `retention-sync …`
+    /// in-process, `curl -X METHOD "$RETENTION_SYNC_ENDPOINT/production/…"` as the admin request the
+    /// emulator's server would forward.
+    static func runManualLine(_ line: String, in harness: CommandHarness) async throws -> CommandHarness.Run {
+        let words = line.replacingOccurrences(of: "$RETENTION_SYNC_ENDPOINT/production", with: "http://127.0.0.1")
+            .replacingOccurrences(of: "\"", with: "").split(separator: " ").map(String.init)
+        guard words.first == "curl" else { return await harness.run(Array(words.dropFirst())) }
+        let url = try #require(URL(string: words[3]))
+        let response = try #require(await harness.emulator.handle(HTTPRequest(method: words[2], url: url), environment: .production))
+        return CommandHarness.Run(code: response.status == 200 ? .success : .failure,
+                                  stdout: String(decoding: response.body, as: UTF8.self), stderr: "")
+    }
+
     /// The manual's block, between its marker (`<!-- scenario: NAME -->`) and the block's end: every
     /// command line (comments dropped) and the outcome its comment promises after `# →`, in order.
     static func manualSteps(_ scenario: String = "replacing-external") throws -> [(command: String, promise: String?)] {
@@ -46,22 +59,10 @@ struct ReplacingExternalContentTests {
             """, in: .production)
         var ran: [(command: String, output: String)] = []
         var newId = ""
-        /// Runs a line of the manual as a person would: `retention-sync …` in-process, `curl -X POST
-        /// "$RETENTION_SYNC_ENDPOINT/production/…"` as the admin request the emulator's server would forward.
+        /// Runs a line of the manual as a person would, its placeholders filled in.
         func run(_ line: String) async throws -> CommandHarness.Run {
-            let words = line.replacingOccurrences(of: "\"$OLD_ID\"", with: Self.english).split(separator: " ").map(String.init)
-            let result: CommandHarness.Run
-            if words[0] == "curl" {
-                let target = words[3].replacingOccurrences(of: "\"", with: "")
-                    .replacingOccurrences(of: "$RETENTION_SYNC_ENDPOINT/production", with: "http://127.0.0.1")
-                    .replacingOccurrences(of: "$NEW_ID", with: newId)
-                let url = try #require(URL(string: target))
-                let response = try #require(await harness.emulator.handle(HTTPRequest(method: words[2], url: url), environment: .production))
-                result = CommandHarness.Run(code: response.status == 200 ? .success : .failure,
-                                            stdout: String(decoding: response.body, as: UTF8.self), stderr: "")
-            } else {
-                result = await harness.run(Array(words.dropFirst()))
-            }
+            let filled = line.replacingOccurrences(of: "\"$OLD_ID\"", with: Self.english).replacingOccurrences(of: "$NEW_ID", with: newId)
+            let result = try await Self.runManualLine(filled, in: harness)
             ran.append((line, result.stdout + result.stderr))
             #expect(result.code == .success, "\(line)\n\(result.stdout)\(result.stderr)")
             return result
