@@ -32,7 +32,6 @@ struct NotificationRetry: Sendable {
     /// ms since 1970: when the next attempt is made.
     var date: Int64
     var notification: ScheduledNotification
-    var signedDate: Int64
     var payload: String
     /// Attempts made so far (the first included).
     var attempts: Int
@@ -43,11 +42,9 @@ struct NotificationRetry: Sendable {
     static let delays: [Int64] = [1, 12, 24, 48, 72].map { $0 * 3_600_000 }
 
     /// The next attempt after a failed one at `attemptDate`, or nil when Apple stops here.
-    static func after(_ notification: ScheduledNotification, signedDate: Int64, payload: String, attempts: Int,
-                      attemptDate: Int64) -> NotificationRetry? {
+    static func after(_ notification: ScheduledNotification, payload: String, attempts: Int, attemptDate: Int64) -> NotificationRetry? {
         guard notification.environment == .production, notification.pushURL != nil, attempts <= delays.count else { return nil }
-        return NotificationRetry(date: attemptDate + delays[attempts - 1], notification: notification, signedDate: signedDate,
-                                 payload: payload, attempts: attempts)
+        return NotificationRetry(date: attemptDate + delays[attempts - 1], notification: notification, payload: payload, attempts: attempts)
     }
 }
 
@@ -70,24 +67,26 @@ extension Emulator {
         setClockOffset(date.timeIntervalSince1970 - configuration.clock.now())
         let limit = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
         var delivered = 0
-        // Rounds in date order: a retry falls due an hour after a failure, maybe within this advance.
+        // In rounds: what came due for the first time, then the retries due. A failure in a round may
+        // make a retry that falls due (an hour or more later) within this advance: the next round sends it.
         while true {
-            let (due, retries) = core.withLock { core -> ([ScheduledNotification], [NotificationRetry]) in
-                let (due, later) = core.scheduledNotifications.reduce(into: ([ScheduledNotification](), [ScheduledNotification]())) {
-                    if $1.date <= limit { $0.0.append($1) } else { $0.1.append($1) }
-                }
-                core.scheduledNotifications = later
-                let (retries, waiting) = core.notificationRetries.reduce(into: ([NotificationRetry](), [NotificationRetry]())) {
-                    if $1.date <= limit { $0.0.append($1) } else { $0.1.append($1) }
-                }
-                core.notificationRetries = waiting
-                return (due.sorted { ($0.date, $0.notificationUUID) < ($1.date, $1.notificationUUID) },
-                        retries.sorted { ($0.date, $0.notification.notificationUUID) < ($1.date, $1.notification.notificationUUID) })
+            let (due, retries) = core.withLock { core in
+                (Self.takeDue(&core.scheduledNotifications, by: limit, date: \.date, uuid: \.notificationUUID),
+                 Self.takeDue(&core.notificationRetries, by: limit, date: \.date, uuid: \.notification.notificationUUID))
             }
             guard !due.isEmpty || !retries.isEmpty else { return delivered }
             delivered += await deliver(due)
             await retry(retries)
         }
+    }
+
+    /// Removes from `items` those dated by `limit` and returns them in date order (ties by UUID).
+    private static func takeDue<Item>(_ items: inout [Item], by limit: Int64, date: KeyPath<Item, Int64>,
+                                      uuid: KeyPath<Item, String>) -> [Item] {
+        let due = items.filter { $0[keyPath: date] <= limit }
+        guard !due.isEmpty else { return [] }
+        items.removeAll { $0[keyPath: date] <= limit }
+        return due.sorted { ($0[keyPath: date], $0[keyPath: uuid]) < ($1[keyPath: date], $1[keyPath: uuid]) }
     }
 
     /// Signs, pushes and records notifications that came due for the first time.
@@ -127,7 +126,7 @@ extension Emulator {
                 transactionId: notification.transaction.transactionId, originalTransactionId: notification.transaction.originalTransactionId,
                 sendAttempts: attempts[index].map { [$0] } ?? []))
             if let attempt = attempts[index], attempt.sendAttemptResult != SendAttemptResult.success.rawValue,
-               let next = NotificationRetry.after(notification, signedDate: item.signedDate, payload: item.payload, attempts: 1,
+               let next = NotificationRetry.after(notification, payload: item.payload, attempts: 1,
                                                   attemptDate: attempt.attemptDate ?? item.signedDate) {
                 retries.append(next)
             }
@@ -150,8 +149,7 @@ extension Emulator {
             let notification = retry.notification
             addSendAttempt(attempt, to: notification.notificationUUID, in: notification.environment, bundleId: notification.bundleId)
             if attempt.sendAttemptResult != SendAttemptResult.success.rawValue,
-               let next = NotificationRetry.after(notification, signedDate: retry.signedDate, payload: retry.payload,
-                                                  attempts: retry.attempts + 1, attemptDate: retry.date) {
+               let next = NotificationRetry.after(notification, payload: retry.payload, attempts: retry.attempts + 1, attemptDate: retry.date) {
                 later.append(next)
             }
         }
