@@ -107,6 +107,8 @@ public final class ES256KeyTables: Sendable {
             guard let index = entries.firstIndex(where: { $0.point == key.point }) else { return }
             entries[index].table = table
             entries[index].building = false
+            // A table OpenSSL could not build is tried again only after as many good signatures, not on each one.
+            if table == nil { entries[index].goodSignatures = 0 }
         }
     }
 
