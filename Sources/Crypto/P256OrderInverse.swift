@@ -2,7 +2,7 @@
 /// `BN_mod_inverse` spends about 10 µs on it in general-purpose arithmetic; this binary extended
 /// Euclid on four 64-bit limbs needs a fraction of that. The caller confirms s · w ≡ 1 (mod n)
 /// with OpenSSL before using the result, so a fault here can only cost time, never a wrong answer.
-enum P256OrderInverse {
+package enum P256OrderInverse {
     /// A 256-bit unsigned integer in four 64-bit limbs, least significant first.
     struct Limbs: Equatable {
         var l0: UInt64, l1: UInt64, l2: UInt64, l3: UInt64
@@ -80,45 +80,219 @@ enum P256OrderInverse {
     /// n, the order of P-256.
     static let order = Limbs(l0: 0xF3B9_CAC2_FC63_2551, l1: 0xBCE6_FAAD_A717_9E84, l2: 0xFFFF_FFFF_FFFF_FFFF, l3: 0xFFFF_FFFF_0000_0000)
 
-    /// x / 2 mod n, for x < n (n is odd: an odd x becomes (x + n) / 2).
-    @inline(__always)
-    static func half(_ x: Limbs) -> Limbs {
-        if x.isEven { return x.halved() }
-        let (sum, carry) = x.adding(order)
-        return sum.halved(top: carry)
+    /// A signed integer in five limbs of 62 bits, least significant first: l0…l3 in [0, 2^62) and
+    /// l4 signed, once normalized. Wide enough for ±4n, which is all the inversion needs.
+    struct Signed62 {
+        var l0: Int64, l1: Int64, l2: Int64, l3: Int64, l4: Int64
+
+        static let mask: Int64 = (1 << 62) - 1
+
+        init(l0: Int64, l1: Int64, l2: Int64, l3: Int64, l4: Int64) {
+            self.l0 = l0; self.l1 = l1; self.l2 = l2; self.l3 = l3; self.l4 = l4
+        }
+
+        init(_ value: Limbs) {
+            l0 = Int64(value.l0 & 0x3FFF_FFFF_FFFF_FFFF)
+            l1 = Int64((value.l0 >> 62 | value.l1 << 2) & 0x3FFF_FFFF_FFFF_FFFF)
+            l2 = Int64((value.l1 >> 60 | value.l2 << 4) & 0x3FFF_FFFF_FFFF_FFFF)
+            l3 = Int64((value.l2 >> 58 | value.l3 << 6) & 0x3FFF_FFFF_FFFF_FFFF)
+            l4 = Int64(value.l3 >> 56)
+        }
+
+        /// For a normalized value in [0, 2^256).
+        var limbs: Limbs {
+            let (a0, a1, a2, a3, a4) = (UInt64(l0), UInt64(l1), UInt64(l2), UInt64(l3), UInt64(l4))
+            return Limbs(l0: a0 | a1 << 62, l1: a1 >> 2 | a2 << 60, l2: a2 >> 4 | a3 << 58, l3: a3 >> 6 | a4 << 56)
+        }
+
+        /// The low 64 bits, in two's complement.
+        @inline(__always)
+        var low64: UInt64 { UInt64(bitPattern: l0) | UInt64(bitPattern: l1) << 62 }
+
+        var isZero: Bool { (l0 | l1 | l2 | l3 | l4) == 0 }
+        var isNegative: Bool { l4 < 0 }
+        var isOne: Bool { l0 == 1 && (l1 | l2 | l3 | l4) == 0 }
+        var isMinusOne: Bool { l0 == Self.mask && l1 == Self.mask && l2 == Self.mask && l3 == Self.mask && l4 == -1 }
+
+        /// self + sign · other, normalized.
+        @inline(__always)
+        func adding(_ other: Signed62, negated: Bool = false) -> Signed62 {
+            let sign: Int64 = negated ? -1 : 1
+            var carry = l0 + sign * other.l0
+            let r0 = carry & Self.mask
+            carry = (carry >> 62) + l1 + sign * other.l1
+            let r1 = carry & Self.mask
+            carry = (carry >> 62) + l2 + sign * other.l2
+            let r2 = carry & Self.mask
+            carry = (carry >> 62) + l3 + sign * other.l3
+            let r3 = carry & Self.mask
+            return Signed62(l0: r0, l1: r1, l2: r2, l3: r3, l4: (carry >> 62) + l4 + sign * other.l4)
+        }
+
+        var negated: Signed62 { Signed62(l0: 0, l1: 0, l2: 0, l3: 0, l4: 0).adding(self, negated: true) }
     }
 
-    /// (a − b) mod n, for a, b < n.
+    /// A signed 128-bit accumulator (the platform's `Int128` is not on every supported macOS).
+    struct Accumulator {
+        var low: UInt64
+        var high: Int64
+
+        @inline(__always)
+        init(_ a: Int64, times b: Int64) {
+            let product = a.multipliedFullWidth(by: b)
+            low = product.low
+            high = product.high
+        }
+
+        @inline(__always)
+        mutating func add(_ a: Int64, times b: Int64) {
+            let product = a.multipliedFullWidth(by: b)
+            let (sum, carry) = low.addingReportingOverflow(product.low)
+            low = sum
+            high = high &+ product.high &+ (carry ? 1 : 0)
+        }
+
+        /// The low 62 bits, then the accumulator shifted right (arithmetically) by 62.
+        @inline(__always)
+        mutating func takeLimb() -> Int64 {
+            let limb = Int64(bitPattern: low) & Signed62.mask
+            low = low >> 62 | UInt64(bitPattern: high) << 2
+            high >>= 62
+            return limb
+        }
+
+        /// The value, once it fits in 64 bits.
+        var value: Int64 { Int64(bitPattern: low) }
+    }
+
+    /// u·f + v·g and q·f + r·g of one batch: 2^62 times the new pair.
+    struct Transition {
+        var u: Int64, v: Int64, q: Int64, r: Int64
+    }
+
+    static let order62 = Signed62(order)
+
+    /// n⁻¹ mod 2^62, by Newton's iteration (each step doubles the correct low bits; n ≡ n⁻¹ mod 8).
+    static let orderInverse62: Int64 = {
+        var inverse = order.l0
+        for _ in 0..<5 { inverse = inverse &* (2 &- order.l0 &* inverse) }
+        return Int64(bitPattern: inverse) & Signed62.mask
+    }()
+
+    /// 62 divsteps of Bernstein and Yang ("Fast constant-time gcd computation and modular
+    /// inversion", 2019) on the low 64 bits of f (odd) and g, with δ carried between batches. Runs of
+    /// even g are taken in one shift (this variant's time depends on the values, which are public in a
+    /// signature check). Returns the matrix that takes (f, g) to 2^62 times their new values.
     @inline(__always)
-    static func difference(_ a: Limbs, _ b: Limbs) -> Limbs {
-        a >= b ? a.subtracting(b) : a.adding(order).0.subtracting(b)
+    static func divsteps62(delta: inout Int64, f: UInt64, g: UInt64) -> Transition {
+        var (f, g) = (f, g)
+        var (u, v, q, r): (Int64, Int64, Int64, Int64) = (1, 0, 0, 1)
+        var remaining = 62
+        while true {
+            // g even: g/2, δ + 1, and f's row doubles; for every trailing zero at once.
+            let zeros = min(remaining, (g | UInt64(1) << UInt64(remaining)).trailingZeroBitCount)
+            g >>= UInt64(zeros)
+            u <<= Int64(zeros)
+            v <<= Int64(zeros)
+            delta += Int64(zeros)
+            remaining -= zeros
+            if remaining == 0 { break }
+            // g odd.
+            if delta > 0 {
+                // (δ, f, g) ← (1 − δ, g, (g − f) / 2)
+                (f, g) = (g, (g &- f) >> 1)
+                (u, v, q, r) = (q << 1, r << 1, q - u, r - v)
+                delta = 1 - delta
+            } else {
+                // (δ, f, g) ← (1 + δ, f, (g + f) / 2)
+                g = (g &+ f) >> 1
+                (u, v, q, r) = (u << 1, v << 1, q + u, r + v)
+                delta += 1
+            }
+            remaining -= 1
+            if remaining == 0 { break }
+        }
+        return Transition(u: u, v: v, q: q, r: r)
+    }
+
+    /// (f, g) ← (u·f + v·g, q·f + r·g) / 2^62, exactly.
+    @inline(__always)
+    static func apply(_ t: Transition, f: inout Signed62, g: inout Signed62) {
+        var cf = Accumulator(t.u, times: f.l0), cg = Accumulator(t.q, times: f.l0)
+        cf.add(t.v, times: g.l0); cg.add(t.r, times: g.l0)
+        _ = cf.takeLimb(); _ = cg.takeLimb()
+        cf.add(t.u, times: f.l1); cf.add(t.v, times: g.l1); cg.add(t.q, times: f.l1); cg.add(t.r, times: g.l1)
+        let f0 = cf.takeLimb(), g0 = cg.takeLimb()
+        cf.add(t.u, times: f.l2); cf.add(t.v, times: g.l2); cg.add(t.q, times: f.l2); cg.add(t.r, times: g.l2)
+        let f1 = cf.takeLimb(), g1 = cg.takeLimb()
+        cf.add(t.u, times: f.l3); cf.add(t.v, times: g.l3); cg.add(t.q, times: f.l3); cg.add(t.r, times: g.l3)
+        let f2 = cf.takeLimb(), g2 = cg.takeLimb()
+        cf.add(t.u, times: f.l4); cf.add(t.v, times: g.l4); cg.add(t.q, times: f.l4); cg.add(t.r, times: g.l4)
+        let f3 = cf.takeLimb(), g3 = cg.takeLimb()
+        f = Signed62(l0: f0, l1: f1, l2: f2, l3: f3, l4: cf.value)
+        g = Signed62(l0: g0, l1: g1, l2: g2, l3: g3, l4: cg.value)
+    }
+
+    /// (d, e) ← (u·d + v·e, q·d + r·e) / 2^62 mod n, kept in (−n, n): the division is exact after
+    /// adding the multiple of n that clears the low 62 bits.
+    @inline(__always)
+    static func apply(_ t: Transition, d: inout Signed62, e: inout Signed62) {
+        let n = order62
+        let lowD = UInt64(bitPattern: t.u) &* UInt64(bitPattern: d.l0) &+ UInt64(bitPattern: t.v) &* UInt64(bitPattern: e.l0)
+        let lowE = UInt64(bitPattern: t.q) &* UInt64(bitPattern: d.l0) &+ UInt64(bitPattern: t.r) &* UInt64(bitPattern: e.l0)
+        let inverse = UInt64(bitPattern: orderInverse62)
+        let md = Int64(bitPattern: 0 &- lowD &* inverse) & Signed62.mask
+        let me = Int64(bitPattern: 0 &- lowE &* inverse) & Signed62.mask
+        var cd = Accumulator(t.u, times: d.l0), ce = Accumulator(t.q, times: d.l0)
+        cd.add(t.v, times: e.l0); cd.add(md, times: n.l0)
+        ce.add(t.r, times: e.l0); ce.add(me, times: n.l0)
+        _ = cd.takeLimb(); _ = ce.takeLimb()
+        cd.add(t.u, times: d.l1); cd.add(t.v, times: e.l1); cd.add(md, times: n.l1)
+        ce.add(t.q, times: d.l1); ce.add(t.r, times: e.l1); ce.add(me, times: n.l1)
+        let d0 = cd.takeLimb(), e0 = ce.takeLimb()
+        cd.add(t.u, times: d.l2); cd.add(t.v, times: e.l2); cd.add(md, times: n.l2)
+        ce.add(t.q, times: d.l2); ce.add(t.r, times: e.l2); ce.add(me, times: n.l2)
+        let d1 = cd.takeLimb(), e1 = ce.takeLimb()
+        cd.add(t.u, times: d.l3); cd.add(t.v, times: e.l3); cd.add(md, times: n.l3)
+        ce.add(t.q, times: d.l3); ce.add(t.r, times: e.l3); ce.add(me, times: n.l3)
+        let d2 = cd.takeLimb(), e2 = ce.takeLimb()
+        cd.add(t.u, times: d.l4); cd.add(t.v, times: e.l4); cd.add(md, times: n.l4)
+        ce.add(t.q, times: d.l4); ce.add(t.r, times: e.l4); ce.add(me, times: n.l4)
+        let d3 = cd.takeLimb(), e3 = ce.takeLimb()
+        d = reduced(Signed62(l0: d0, l1: d1, l2: d2, l3: d3, l4: cd.value))
+        e = reduced(Signed62(l0: e0, l1: e1, l2: e2, l3: e3, l4: ce.value))
+    }
+
+    /// x in (−2n, 2n) brought into (−n, n).
+    @inline(__always)
+    static func reduced(_ x: Signed62) -> Signed62 {
+        if x.isNegative {
+            let sum = x.adding(order62)
+            return sum.isNegative || sum.isZero ? sum : x
+        }
+        let difference = x.adding(order62, negated: true)
+        return difference.isNegative ? x : difference
     }
 
     /// s⁻¹ mod n for 32 big-endian bytes s with 0 < s < n; nil otherwise.
-    static func inverse(bigEndian s: UnsafeRawBufferPointer) -> [UInt8]? {
+    package static func inverse(bigEndian s: UnsafeRawBufferPointer) -> [UInt8]? {
         guard s.count == 32 else { return nil }
         let value = Limbs(bigEndian: s)
         guard !value.isZero, !(value >= order) else { return nil }
-        // Invariants: x1 · s ≡ u and x2 · s ≡ v (mod n); gcd(u, v) = 1 throughout.
-        var (u, v, x1, x2) = (value, order, Limbs.one, Limbs.zero)
-        while u != .one && v != .one {
-            while u.isEven {
-                u = u.halved()
-                x1 = half(x1)
-            }
-            while v.isEven {
-                v = v.halved()
-                x2 = half(x2)
-            }
-            if u >= v {
-                u = u.subtracting(v)
-                x1 = difference(x1, x2)
-            } else {
-                v = v.subtracting(u)
-                x2 = difference(x2, x1)
-            }
-            if u.isZero || v.isZero { return nil }
+        // Invariants: d · s ≡ f and e · s ≡ g (mod n). When g reaches 0, f = ±gcd(s, n) = ±1.
+        var (f, g) = (order62, Signed62(value))
+        var (d, e) = (Signed62(l0: 0, l1: 0, l2: 0, l3: 0, l4: 0), Signed62(l0: 1, l1: 0, l2: 0, l3: 0, l4: 0))
+        var delta: Int64 = 1
+        // 741 divsteps always suffice for 256 bits (Bernstein and Yang, theorem 11.2): 12 batches.
+        for _ in 0..<12 {
+            let transition = divsteps62(delta: &delta, f: f.low64, g: g.low64)
+            apply(transition, f: &f, g: &g)
+            apply(transition, d: &d, e: &e)
+            if g.isZero { break }
         }
-        return (u == .one ? x1 : x2).bigEndian
+        guard g.isZero, f.isOne || f.isMinusOne else { return nil }
+        var result = f.isOne ? d : d.negated
+        if result.isNegative { result = result.adding(order62) }
+        return result.limbs.bigEndian
     }
 }

@@ -6,6 +6,7 @@ import Foundation
 import RetentionMessagingModels
 import Runtime
 import RealtimeServer
+import HTTPCore
 import HTTPServer
 #if canImport(Glibc)
 import Glibc
@@ -393,16 +394,39 @@ private func componentCosts(chain: AppleStyleSigningChain, snapshot: URL) throws
         _ = service.handle(httpRequest.arrivingNow)
     }
     try measure("verify (chain cached, one ES256 check)") { _ = try verifier.verify(signedPayload: signed) }
-    let parts = signed.split(separator: ".")
-    let signingInput = Array("\(parts[0]).\(parts[1])".utf8)
-    let signature = Base64URL.decode(String(parts[2])).map { $0 } ?? []
+    // 200 payloads, each with its own signature, taken in turn: serve never sees one twice, and the
+    // arithmetic's branches must not be learnt from one value.
+    let signedInputs: [(input: [UInt8], signature: [UInt8])] = try (0..<200).map { _ in
+        var fresh = request
+        fresh.requestIdentifier = UUID().uuidString.lowercased()
+        let parts = try chain.sign(payloadJSON: Array(try CanonicalJSON.encode(fresh))).split(separator: ".")
+        return (Array("\(parts[0]).\(parts[1])".utf8), Base64URL.decode(String(parts[2])).map { $0 } ?? [])
+    }
+    var turn = 0
+    func nextSigned() -> (input: [UInt8], signature: [UInt8]) {
+        turn = (turn + 1) % signedInputs.count
+        return signedInputs[turn]
+    }
+    let signingInput = signedInputs[0].input
     let leafKey = chain.leaf.publicKey!
-    measure("ES256 signature check alone (OpenSSL)") { _ = leafKey.verify(signature: signature, message: signingInput) }
+    measure("ES256 signature check alone (OpenSSL)") {
+        let next = nextSigned()
+        _ = leafKey.verify(signature: next.signature, message: next.input)
+    }
     // serve checks a leaf that has signed many payloads with a table of the leaf key's multiples.
     let tables = ES256KeyTables(buildAfter: 1)
-    _ = tables.verify(signature: signature, message: signingInput, key: leafKey)
+    _ = tables.verify(signature: signedInputs[0].signature, message: signingInput, key: leafKey)
     let check = measure("ES256 signature check with the key's table") {
-        _ = tables.verify(signature: signature, message: signingInput, key: leafKey)
+        let next = nextSigned()
+        _ = tables.verify(signature: next.signature, message: next.input, key: leafKey)
+    }
+    // A different s each time, as requests bring: with one value the branches would be learnt.
+    var generator = SystemRandomNumberGenerator()
+    let values = (0..<2_000).map { _ in [0x7F] + (1..<32).map { _ in UInt8.random(in: 0...255, using: &generator) } }
+    var next = 0
+    measure("  of which: s⁻¹ mod n (P256OrderInverse)") {
+        _ = values[next].withUnsafeBytes { P256OrderInverse.inverse(bigEndian: $0) }
+        next = (next + 1) % values.count
     }
     let offerKey = ES256PrivateKey.generate()
     try measure("ES256 signature alone (offer signing)") { _ = try offerKey.sign(signingInput) }
@@ -414,6 +438,24 @@ private func componentCosts(chain: AppleStyleSigningChain, snapshot: URL) throws
     let whole = measure("whole request without sockets (handle)") { _ = service.handle(httpRequest.arrivingNow) }
     print("  " + "  of which: not the signature check".padding(toLength: 44, withPad: " ", startingAt: 0)
           + String(format: " %6.1f µs", whole - check))
+    // An offer: the same request for the weekly product, whose rule answers with a signed offer.
+    let offerSigner = PromotionalOfferSigner(keyId: "BENCHKEY01", issuerId: UUID().uuidString.lowercased(),
+                                             bundleId: "com.example.app", privateKey: offerKey, clock: SystemClock())
+    try measure("sign an offer (claims, JWS, signature)") {
+        _ = try offerSigner.sign(productId: "com.example.weekly", offerIdentifier: "winback-50", transactionId: request.originalTransactionId)
+    }
+    var offerRequest = request
+    offerRequest.productId = "com.example.weekly"
+    let offerBody = Data(#"{"signedPayload":"\#(try chain.sign(payloadJSON: Array(try CanonicalJSON.encode(offerRequest))))"}"#.utf8)
+    let offerHTTPRequest = HTTPServerRequest(method: "POST", target: "/apple", headers: [("Content-Length", "\(offerBody.count)")], body: offerBody)
+    let offerService = RealtimeService(configuration: .init(
+        endpoints: [RealtimeEndpoint(path: "/apple", environment: .production, source: FileSnapshotSource(path: snapshot.path))],
+        trustedRoots: [chain.root], signingKey: OfferSigningKey(keyId: "BENCHKEY01", issuerId: offerSigner.issuerId, privateKey: offerKey),
+        clock: SystemClock()), log: RequestLog(sink: { _ in }))
+    offerService.reloadSnapshots()
+    for _ in 0..<ES256KeyTables.defaultBuildAfter { _ = offerService.handle(offerHTTPRequest.arrivingNow) }
+    guard offerService.handle(offerHTTPRequest.arrivingNow).status == 200 else { throw BenchmarkError("the offer request was not answered") }
+    measure("whole offer request without sockets (handle)") { _ = offerService.handle(offerHTTPRequest.arrivingNow) }
     // The recording's share on the request's own thread; the events are queued, and stored once at the end.
     let pseudonyms = try PseudonymKey(secret: PseudonymSecret.generate())
     measure("pseudonym (HMAC of the transaction id)") { _ = pseudonyms.pseudonym(request.originalTransactionId) }

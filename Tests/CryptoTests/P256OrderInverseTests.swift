@@ -10,6 +10,32 @@ struct P256OrderInverseTests {
         value.bigEndian.withUnsafeBytes { P256OrderInverse.inverse(bigEndian: $0) }.map { bytes in bytes.withUnsafeBytes { Limbs(bigEndian: $0) } }
     }
 
+    /// (a + b) mod n, for a, b < n.
+    static func sum(_ a: Limbs, _ b: Limbs) -> Limbs {
+        let (sum, carry) = a.adding(b)
+        return carry == 1 || sum >= n ? sum.subtracting(n) : sum
+    }
+
+    /// a · b mod n by doubling and adding, bit by bit from the top: slow, and independent of the
+    /// code under test.
+    static func product(_ a: Limbs, _ b: Limbs) -> Limbs {
+        var result = Limbs.zero
+        for word in [b.l3, b.l2, b.l1, b.l0] {
+            for bit in (0..<64).reversed() {
+                result = sum(result, result)
+                if word >> UInt64(bit) & 1 == 1 { result = sum(result, a) }
+            }
+        }
+        return result
+    }
+
+    /// x / 2 mod n (n is odd: an odd x becomes (x + n) / 2).
+    static func half(_ x: Limbs) -> Limbs {
+        if x.isEven { return x.halved() }
+        let (sum, carry) = x.adding(n)
+        return sum.halved(top: carry)
+    }
+
     /// A value in [1, n − 1] from a seeded generator.
     static func random(_ generator: inout SplitMix) -> Limbs {
         while true {
@@ -46,17 +72,36 @@ struct P256OrderInverseTests {
         #expect([UInt8](repeating: 1, count: 31).withUnsafeBytes { P256OrderInverse.inverse(bigEndian: $0) } == nil)
     }
 
-    @Test("over 20,000 seeded values: inverting twice gives the value back, and the inverse of 2·s is half the inverse of s")
+    @Test("over 20,000 seeded values: s · s⁻¹ ≡ 1, inverting twice gives s back, and the inverse of 2·s is half the inverse of s")
     func randomValues() throws {
         var generator = SplitMix(state: 20_261_128)
         for _ in 0..<20_000 {
             let value = Self.random(&generator)
             let inverse = try #require(Self.inverse(value))
-            #expect(!(inverse >= Self.n) && inverse != value || value == .one || value == Self.n.subtracting(.one))
+            #expect(!(inverse >= Self.n))
+            #expect(Self.product(value, inverse) == .one)
             #expect(Self.inverse(inverse) == value)
-            let (sum, carry) = value.adding(value)
-            let doubled = carry == 1 || sum >= Self.n ? sum.subtracting(Self.n) : sum
-            #expect(Self.inverse(doubled) == P256OrderInverse.half(inverse))
+            #expect(Self.inverse(Self.sum(value, value)) == Self.half(inverse))
+        }
+    }
+
+    @Test("values that take the most steps: small ones, powers of two, all ones below n, n − 2^k")
+    func structuredValues() throws {
+        var values: [Limbs] = [Limbs(l0: 3, l1: 0, l2: 0, l3: 0), Limbs(l0: .max, l1: .max, l2: .max, l3: 0xFFFF_FFFE_FFFF_FFFF)]
+        for k in 0..<256 {
+            var power = Limbs.zero
+            switch k / 64 {
+            case 0: power.l0 = 1 << UInt64(k % 64)
+            case 1: power.l1 = 1 << UInt64(k % 64)
+            case 2: power.l2 = 1 << UInt64(k % 64)
+            default: power.l3 = 1 << UInt64(k % 64)
+            }
+            if !(power >= Self.n) { values.append(power) }
+            if Self.n >= power, Self.n != power { values.append(Self.n.subtracting(power)) }
+        }
+        for value in values {
+            let inverse = try #require(Self.inverse(value))
+            #expect(Self.product(value, inverse) == .one)
         }
     }
 }
