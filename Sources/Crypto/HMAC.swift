@@ -1,11 +1,11 @@
-internal import COpenSSL
-
 /// HMAC-SHA256 (RFC 2104) under one key, prepared once: the key's inner and outer pads are absorbed
-/// into two SHA-256 states at creation, so each message costs two short digests and no key schedule
-/// or algorithm fetch. Safe to share across threads; the key never leaves it and is never printed.
-public final class HMACSHA256: @unchecked Sendable, CustomStringConvertible {
-    private let inner: OpaquePointer
-    private let outer: OpaquePointer
+/// into two SHA-256 states at creation, copied as values for each message, so a MAC costs two short
+/// digests and no allocation, key schedule or algorithm fetch. Safe to share across threads; the key
+/// never leaves it and is never printed.
+public final class HMACSHA256: Sendable, CustomStringConvertible {
+    /// SHA-256 after the key's inner pad, and after its outer pad: values, copied for each message.
+    private let inner: SHA256State
+    private let outer: SHA256State
 
     public static let outputSize = 32
     private static let blockSize = 64
@@ -19,36 +19,45 @@ public final class HMACSHA256: @unchecked Sendable, CustomStringConvertible {
         for index in block.indices { block[index] = 0 }
     }
 
-    deinit {
-        EVP_MD_CTX_free(inner)
-        EVP_MD_CTX_free(outer)
-    }
-
     public var description: String { "HMACSHA256(key: <redacted>)" }
 
-    private static func state(absorbing pad: [UInt8]) -> OpaquePointer {
-        guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new failed: out of memory") }
-        let ok = EVP_DigestInit_ex(context, OpenSSLDigests.sha256, nil) == 1
-            && pad.withUnsafeBytes { EVP_DigestUpdate(context, $0.baseAddress, $0.count) } == 1
-        precondition(ok, "SHA-256 is unavailable: \(OpenSSL.takeError("unknown error"))")
-        return context
+    private static func state(absorbing pad: [UInt8]) -> SHA256State {
+        var state = SHA256State()
+        pad.withUnsafeBytes { state.update($0) }
+        return state
     }
 
     /// The 32-byte MAC of `message`.
     public func mac<Bytes: Collection>(_ message: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
-        guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new failed: out of memory") }
-        defer { EVP_MD_CTX_free(context) }
-        var digest = [UInt8](repeating: 0, count: Self.outputSize)
-        var length: UInt32 = 0
-        var ok = EVP_MD_CTX_copy_ex(context, inner) == 1
-        ok = ok && (message.withContiguousStorageIfAvailable { EVP_DigestUpdate(context, $0.baseAddress, $0.count) }
-            ?? Array(message).withUnsafeBytes { EVP_DigestUpdate(context, $0.baseAddress, $0.count) }) == 1
-        ok = ok && EVP_DigestFinal_ex(context, &digest, &length) == 1
-        ok = ok && EVP_MD_CTX_copy_ex(context, outer) == 1
-        ok = ok && EVP_DigestUpdate(context, digest, Int(length)) == 1
-        ok = ok && EVP_DigestFinal_ex(context, &digest, &length) == 1
-        precondition(ok && length == UInt32(Self.outputSize), "HMAC-SHA256 failed: \(OpenSSL.takeError("unknown error"))")
-        return digest
+        var digest = macDigest(message)
+        return digest.withBytes { Array($0) }
+    }
+
+    /// The MAC of `message` as 64 lowercase hex digits.
+    public func macHex<Bytes: Collection>(_ message: Bytes) -> String where Bytes.Element == UInt8 {
+        var digest = macDigest(message)
+        return digest.withBytes { bytes in
+            String(unsafeUninitializedCapacity: 64) { buffer in
+                let digits: StaticString = "0123456789abcdef"
+                let table = digits.utf8Start
+                for (index, byte) in bytes.enumerated() {
+                    buffer[2 * index] = table[Int(byte >> 4)]
+                    buffer[2 * index + 1] = table[Int(byte & 0x0F)]
+                }
+                return 64
+            }
+        }
+    }
+
+    private func macDigest<Bytes: Collection>(_ message: Bytes) -> SHA256Digest where Bytes.Element == UInt8 {
+        var state = inner
+        if message.withContiguousStorageIfAvailable({ state.update(UnsafeRawBufferPointer($0)) }) == nil {
+            Array(message).withUnsafeBytes { state.update($0) }
+        }
+        var innerDigest = state.finalized()
+        state = outer
+        innerDigest.withBytes { state.update($0) }
+        return state.finalized()
     }
 
     /// Compares two MACs in time independent of where they differ.

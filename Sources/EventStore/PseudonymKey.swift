@@ -38,7 +38,8 @@ public struct PseudonymKey: Sendable, CustomStringConvertible {
 
     /// 64 lowercase hex digits.
     public func pseudonym(_ originalTransactionId: String) -> String {
-        hmac.mac(Array(originalTransactionId.utf8)).hexString
+        var id = originalTransactionId
+        return id.withUTF8 { hmac.macHex($0) }
     }
 
     public var description: String { "PseudonymKey(keyId: \(keyId), secret: <redacted>)" }

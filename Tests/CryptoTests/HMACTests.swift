@@ -26,6 +26,9 @@ struct HMACTests {
         #expect(HMACSHA256(key: [UInt8](repeating: 0xaa, count: 131))
             .mac(Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8)).hexString
             == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+        // The hex form pseudonyms use, straight from the MAC.
+        #expect(HMACSHA256(key: Array("Jefe".utf8)).macHex(Array("what do ya want for nothing?".utf8))
+            == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
     }
 
     @Test("one prepared key answers many messages, from many threads, the same as a fresh one")
