@@ -21,6 +21,9 @@ public protocol ObjectStore: Sendable {
 }
 
 /// Objects as files under a folder; a put writes a hidden temporary file, flushes it and renames it.
+/// What the event recorder stores from its own thread (`putWaiting`) then leaves the system's page
+/// cache: this process never reads a segment back, and a server recording all day would otherwise
+/// fill the cache (and its container's memory account) with them.
 public struct FolderObjectStore: ObjectStore {
     public let root: URL
 
@@ -48,6 +51,7 @@ public struct FolderObjectStore: ObjectStore {
         } catch {
             throw StateStoreError(.unreachable, store: url.path, "cannot be written: \(WriteProblem.reason(writing: url, error: error))")
         }
+        PageCache.release(url.path)
     }
 
     public func get(_ key: String) async throws(StateStoreError) -> Data? {
