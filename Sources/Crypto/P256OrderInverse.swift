@@ -107,6 +107,29 @@ package enum P256OrderInverse {
             return Limbs(l0: a0 | a1 << 62, l1: a1 >> 2 | a2 << 60, l2: a2 >> 4 | a3 << 58, l3: a3 >> 6 | a4 << 56)
         }
 
+        /// Limb `index`, 0 to 4.
+        @inline(__always)
+        subscript(index: Int) -> Int64 {
+            get {
+                switch index {
+                case 0: l0
+                case 1: l1
+                case 2: l2
+                case 3: l3
+                default: l4
+                }
+            }
+            set {
+                switch index {
+                case 0: l0 = newValue
+                case 1: l1 = newValue
+                case 2: l2 = newValue
+                case 3: l3 = newValue
+                default: l4 = newValue
+                }
+            }
+        }
+
         /// The low 64 bits, in two's complement.
         @inline(__always)
         var low64: UInt64 { UInt64(bitPattern: l0) | UInt64(bitPattern: l1) << 62 }
@@ -217,52 +240,45 @@ package enum P256OrderInverse {
         return Transition(u: u, v: v, q: q, r: r)
     }
 
+    /// (u·a + v·b + ma·n, q·a + r·b + mb·n) / 2^62, for multiples of n that make the division exact
+    /// (none for f and g, whose low 62 bits the transition clears by itself).
+    @inline(__always)
+    static func combine(_ t: Transition, _ a: Signed62, _ b: Signed62, plus ma: Int64, _ mb: Int64) -> (Signed62, Signed62) {
+        let n = order62
+        var ca = Accumulator(t.u, times: a.l0), cb = Accumulator(t.q, times: a.l0)
+        ca.add(t.v, times: b.l0); ca.add(ma, times: n.l0)
+        cb.add(t.r, times: b.l0); cb.add(mb, times: n.l0)
+        _ = ca.takeLimb(); _ = cb.takeLimb()
+        var outA = Signed62(l0: 0, l1: 0, l2: 0, l3: 0, l4: 0), outB = outA
+        for index in 1...4 {
+            ca.add(t.u, times: a[index]); ca.add(t.v, times: b[index]); ca.add(ma, times: n[index])
+            cb.add(t.q, times: a[index]); cb.add(t.r, times: b[index]); cb.add(mb, times: n[index])
+            outA[index - 1] = ca.takeLimb()
+            outB[index - 1] = cb.takeLimb()
+        }
+        outA.l4 = ca.value
+        outB.l4 = cb.value
+        return (outA, outB)
+    }
+
     /// (f, g) ← (u·f + v·g, q·f + r·g) / 2^62, exactly.
     @inline(__always)
     static func apply(_ t: Transition, f: inout Signed62, g: inout Signed62) {
-        var cf = Accumulator(t.u, times: f.l0), cg = Accumulator(t.q, times: f.l0)
-        cf.add(t.v, times: g.l0); cg.add(t.r, times: g.l0)
-        _ = cf.takeLimb(); _ = cg.takeLimb()
-        cf.add(t.u, times: f.l1); cf.add(t.v, times: g.l1); cg.add(t.q, times: f.l1); cg.add(t.r, times: g.l1)
-        let f0 = cf.takeLimb(), g0 = cg.takeLimb()
-        cf.add(t.u, times: f.l2); cf.add(t.v, times: g.l2); cg.add(t.q, times: f.l2); cg.add(t.r, times: g.l2)
-        let f1 = cf.takeLimb(), g1 = cg.takeLimb()
-        cf.add(t.u, times: f.l3); cf.add(t.v, times: g.l3); cg.add(t.q, times: f.l3); cg.add(t.r, times: g.l3)
-        let f2 = cf.takeLimb(), g2 = cg.takeLimb()
-        cf.add(t.u, times: f.l4); cf.add(t.v, times: g.l4); cg.add(t.q, times: f.l4); cg.add(t.r, times: g.l4)
-        let f3 = cf.takeLimb(), g3 = cg.takeLimb()
-        f = Signed62(l0: f0, l1: f1, l2: f2, l3: f3, l4: cf.value)
-        g = Signed62(l0: g0, l1: g1, l2: g2, l3: g3, l4: cg.value)
+        (f, g) = combine(t, f, g, plus: 0, 0)
     }
 
     /// (d, e) ← (u·d + v·e, q·d + r·e) / 2^62 mod n, kept in (−n, n): the division is exact after
     /// adding the multiple of n that clears the low 62 bits.
     @inline(__always)
     static func apply(_ t: Transition, d: inout Signed62, e: inout Signed62) {
-        let n = order62
         let lowD = UInt64(bitPattern: t.u) &* UInt64(bitPattern: d.l0) &+ UInt64(bitPattern: t.v) &* UInt64(bitPattern: e.l0)
         let lowE = UInt64(bitPattern: t.q) &* UInt64(bitPattern: d.l0) &+ UInt64(bitPattern: t.r) &* UInt64(bitPattern: e.l0)
         let inverse = UInt64(bitPattern: orderInverse62)
         let md = Int64(bitPattern: 0 &- lowD &* inverse) & Signed62.mask
         let me = Int64(bitPattern: 0 &- lowE &* inverse) & Signed62.mask
-        var cd = Accumulator(t.u, times: d.l0), ce = Accumulator(t.q, times: d.l0)
-        cd.add(t.v, times: e.l0); cd.add(md, times: n.l0)
-        ce.add(t.r, times: e.l0); ce.add(me, times: n.l0)
-        _ = cd.takeLimb(); _ = ce.takeLimb()
-        cd.add(t.u, times: d.l1); cd.add(t.v, times: e.l1); cd.add(md, times: n.l1)
-        ce.add(t.q, times: d.l1); ce.add(t.r, times: e.l1); ce.add(me, times: n.l1)
-        let d0 = cd.takeLimb(), e0 = ce.takeLimb()
-        cd.add(t.u, times: d.l2); cd.add(t.v, times: e.l2); cd.add(md, times: n.l2)
-        ce.add(t.q, times: d.l2); ce.add(t.r, times: e.l2); ce.add(me, times: n.l2)
-        let d1 = cd.takeLimb(), e1 = ce.takeLimb()
-        cd.add(t.u, times: d.l3); cd.add(t.v, times: e.l3); cd.add(md, times: n.l3)
-        ce.add(t.q, times: d.l3); ce.add(t.r, times: e.l3); ce.add(me, times: n.l3)
-        let d2 = cd.takeLimb(), e2 = ce.takeLimb()
-        cd.add(t.u, times: d.l4); cd.add(t.v, times: e.l4); cd.add(md, times: n.l4)
-        ce.add(t.q, times: d.l4); ce.add(t.r, times: e.l4); ce.add(me, times: n.l4)
-        let d3 = cd.takeLimb(), e3 = ce.takeLimb()
-        d = reduced(Signed62(l0: d0, l1: d1, l2: d2, l3: d3, l4: cd.value))
-        e = reduced(Signed62(l0: e0, l1: e1, l2: e2, l3: e3, l4: ce.value))
+        let (newD, newE) = combine(t, d, e, plus: md, me)
+        d = reduced(newD)
+        e = reduced(newE)
     }
 
     /// x in (−2n, 2n) brought into (−n, n).
