@@ -85,7 +85,7 @@ struct P256OrderInverseTests {
         }
     }
 
-    @Test("values that take the most steps: small ones, powers of two, all ones below n, n − 2^k")
+    @Test("values that take the most steps: small ones, powers of two, all ones below n, n − 2^k, sparse and dense bit patterns")
     func structuredValues() throws {
         var values: [Limbs] = [Limbs(l0: 3, l1: 0, l2: 0, l3: 0), Limbs(l0: .max, l1: .max, l2: .max, l3: 0xFFFF_FFFE_FFFF_FFFF)]
         for k in 0..<256 {
@@ -98,6 +98,23 @@ struct P256OrderInverseTests {
             }
             if !(power >= Self.n) { values.append(power) }
             if Self.n >= power, Self.n != power { values.append(Self.n.subtracting(power)) }
+        }
+        // Sparse and dense bit patterns, and values just below n: long runs of equal bits are what
+        // make the divsteps' matrices and coefficients largest (an overflow would stop serve).
+        var generator = SplitMix(state: 7_240_000)
+        func pattern() -> UInt64 {
+            switch generator.next() % 5 {
+            case 0: 0
+            case 1: .max
+            case 2: generator.next() & generator.next() & generator.next()
+            case 3: generator.next() | generator.next() | generator.next()
+            default: generator.next()
+            }
+        }
+        for round in 0..<3_000 {
+            let value = round % 3 == 0 ? Self.n.subtracting(Limbs(l0: pattern(), l1: 0, l2: 0, l3: 0))
+                : Limbs(l0: pattern(), l1: pattern(), l2: pattern(), l3: pattern())
+            if !value.isZero && !(value >= Self.n) { values.append(value) }
         }
         for value in values {
             let inverse = try #require(Self.inverse(value))
