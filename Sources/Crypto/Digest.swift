@@ -39,14 +39,21 @@ public enum Digest {
 extension Array where Element == UInt8 {
     /// Lowercase hexadecimal, two digits per byte.
     public var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(count * 2)
-        for byte in self {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
+        withUnsafeBytes { LowercaseHex.string($0) }
+    }
+}
+
+/// Bytes as lowercase hexadecimal, written straight into the string's storage.
+enum LowercaseHex {
+    static func string(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { text in
+            let digits = ("0123456789abcdef" as StaticString).utf8Start
+            for (index, byte) in bytes.enumerated() {
+                text[2 * index] = digits[Int(byte >> 4)]
+                text[2 * index + 1] = digits[Int(byte & 0x0f)]
+            }
+            return bytes.count * 2
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 

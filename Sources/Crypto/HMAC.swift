@@ -36,17 +36,7 @@ public final class HMACSHA256: Sendable, CustomStringConvertible {
     /// The MAC of `message` as 64 lowercase hex digits.
     public func macHex<Bytes: Collection>(_ message: Bytes) -> String where Bytes.Element == UInt8 {
         var digest = macDigest(message)
-        return digest.withBytes { bytes in
-            String(unsafeUninitializedCapacity: 64) { buffer in
-                let digits: StaticString = "0123456789abcdef"
-                let table = digits.utf8Start
-                for (index, byte) in bytes.enumerated() {
-                    buffer[2 * index] = table[Int(byte >> 4)]
-                    buffer[2 * index + 1] = table[Int(byte & 0x0F)]
-                }
-                return 64
-            }
-        }
+        return digest.withBytes { LowercaseHex.string($0) }
     }
 
     private func macDigest<Bytes: Collection>(_ message: Bytes) -> SHA256Digest where Bytes.Element == UInt8 {

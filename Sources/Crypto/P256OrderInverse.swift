@@ -9,9 +9,6 @@ package enum P256OrderInverse {
     struct Limbs: Equatable {
         var l0: UInt64, l1: UInt64, l2: UInt64, l3: UInt64
 
-        static let one = Limbs(l0: 1, l1: 0, l2: 0, l3: 0)
-        static let zero = Limbs(l0: 0, l1: 0, l2: 0, l3: 0)
-
         /// From 32 big-endian bytes.
         init(bigEndian bytes: UnsafeRawBufferPointer) {
             func word(_ index: Int) -> UInt64 {
@@ -35,7 +32,6 @@ package enum P256OrderInverse {
             return bytes
         }
 
-        var isEven: Bool { l0 & 1 == 0 }
         var isZero: Bool { (l0 | l1 | l2 | l3) == 0 }
 
         static func >= (a: Limbs, b: Limbs) -> Bool {
@@ -43,39 +39,6 @@ package enum P256OrderInverse {
             if a.l2 != b.l2 { return a.l2 > b.l2 }
             if a.l1 != b.l1 { return a.l1 > b.l1 }
             return a.l0 >= b.l0
-        }
-
-        /// self + other, with the carry out of the top limb.
-        @inline(__always)
-        func adding(_ other: Limbs) -> (Limbs, UInt64) {
-            var carry: UInt64 = 0
-            @inline(__always) func add(_ a: UInt64, _ b: UInt64) -> UInt64 {
-                let (partial, first) = a.addingReportingOverflow(b)
-                let (sum, second) = partial.addingReportingOverflow(carry)
-                carry = (first || second) ? 1 : 0
-                return sum
-            }
-            let s0 = add(l0, other.l0), s1 = add(l1, other.l1), s2 = add(l2, other.l2), s3 = add(l3, other.l3)
-            return (Limbs(l0: s0, l1: s1, l2: s2, l3: s3), carry)
-        }
-
-        /// self − other, for self ≥ other.
-        @inline(__always)
-        func subtracting(_ other: Limbs) -> Limbs {
-            var borrow: UInt64 = 0
-            @inline(__always) func subtract(_ a: UInt64, _ b: UInt64) -> UInt64 {
-                let (partial, first) = a.subtractingReportingOverflow(b)
-                let (difference, second) = partial.subtractingReportingOverflow(borrow)
-                borrow = (first || second) ? 1 : 0
-                return difference
-            }
-            let d0 = subtract(l0, other.l0), d1 = subtract(l1, other.l1), d2 = subtract(l2, other.l2), d3 = subtract(l3, other.l3)
-            return Limbs(l0: d0, l1: d1, l2: d2, l3: d3)
-        }
-
-        /// self >> 1, with `top` shifted in as the new most significant bit.
-        func halved(top: UInt64 = 0) -> Limbs {
-            Limbs(l0: l0 >> 1 | l1 << 63, l1: l1 >> 1 | l2 << 63, l2: l2 >> 1 | l3 << 63, l3: l3 >> 1 | top << 63)
         }
     }
 
@@ -88,6 +51,8 @@ package enum P256OrderInverse {
         var l0: Int64, l1: Int64, l2: Int64, l3: Int64, l4: Int64
 
         static let mask: Int64 = (1 << 62) - 1
+        static let zero = Signed62(l0: 0, l1: 0, l2: 0, l3: 0, l4: 0)
+        static let one = Signed62(l0: 1, l1: 0, l2: 0, l3: 0, l4: 0)
 
         init(l0: Int64, l1: Int64, l2: Int64, l3: Int64, l4: Int64) {
             self.l0 = l0; self.l1 = l1; self.l2 = l2; self.l3 = l3; self.l4 = l4
@@ -154,7 +119,7 @@ package enum P256OrderInverse {
             return Signed62(l0: r0, l1: r1, l2: r2, l3: r3, l4: (carry >> 62) + l4 + sign * other.l4)
         }
 
-        var negated: Signed62 { Signed62(l0: 0, l1: 0, l2: 0, l3: 0, l4: 0).adding(self, negated: true) }
+        var negated: Signed62 { Signed62.zero.adding(self, negated: true) }
     }
 
     /// A signed 128-bit accumulator (the platform's `Int128` is not on every supported macOS).
@@ -249,7 +214,7 @@ package enum P256OrderInverse {
         ca.add(t.v, times: b.l0); ca.add(ma, times: n.l0)
         cb.add(t.r, times: b.l0); cb.add(mb, times: n.l0)
         _ = ca.takeLimb(); _ = cb.takeLimb()
-        var outA = Signed62(l0: 0, l1: 0, l2: 0, l3: 0, l4: 0), outB = outA
+        var outA = Signed62.zero, outB = Signed62.zero
         for index in 1...4 {
             ca.add(t.u, times: a[index]); ca.add(t.v, times: b[index]); ca.add(ma, times: n[index])
             cb.add(t.q, times: a[index]); cb.add(t.r, times: b[index]); cb.add(mb, times: n[index])
@@ -299,7 +264,7 @@ package enum P256OrderInverse {
         guard !value.isZero, !(value >= order) else { return nil }
         // Invariants: d · s ≡ f and e · s ≡ g (mod n). When g reaches 0, f = ±gcd(s, n) = ±1.
         var (f, g) = (order62, Signed62(value))
-        var (d, e) = (Signed62(l0: 0, l1: 0, l2: 0, l3: 0, l4: 0), Signed62(l0: 1, l1: 0, l2: 0, l3: 0, l4: 0))
+        var (d, e) = (Signed62.zero, Signed62.one)
         var delta: Int64 = 1
         // From δ = 1, 724 divsteps reach g = 0 for every odd f ≤ 2^256 and 0 ≤ g ≤ f (the bound
         // proved for Bernstein and Yang's iteration); 12 batches are 744. Past them, nil: the caller

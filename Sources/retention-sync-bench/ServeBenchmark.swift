@@ -420,13 +420,8 @@ private func componentCosts(chain: AppleStyleSigningChain, snapshot: URL) throws
         let next = nextSigned()
         _ = tables.verify(signature: next.signature, message: next.input, key: leafKey)
     }
-    // A different s each time, as requests bring: with one value the branches would be learnt.
-    var generator = SystemRandomNumberGenerator()
-    let values = (0..<2_000).map { _ in [0x7F] + (1..<32).map { _ in UInt8.random(in: 0...255, using: &generator) } }
-    var next = 0
     measure("  of which: s⁻¹ mod n (P256OrderInverse)") {
-        _ = values[next].withUnsafeBytes { P256OrderInverse.inverse(bigEndian: $0) }
-        next = (next + 1) % values.count
+        _ = nextSigned().signature.withUnsafeBytes { P256OrderInverse.inverse(bigEndian: UnsafeRawBufferPointer(rebasing: $0[32..<64])) }
     }
     let offerKey = ES256PrivateKey.generate()
     try measure("ES256 signature alone (offer signing)") { _ = try offerKey.sign(signingInput) }

@@ -1,6 +1,37 @@
 @testable import Crypto
 import Testing
 
+/// The test's own 256-bit arithmetic, to check the inversion with.
+extension P256OrderInverse.Limbs {
+    static let one = Self(l0: 1, l1: 0, l2: 0, l3: 0)
+    static let zero = Self(l0: 0, l1: 0, l2: 0, l3: 0)
+
+    var isEven: Bool { l0 & 1 == 0 }
+
+    /// self + other, with the carry out of the top limb.
+    func adding(_ other: Self) -> (Self, UInt64) {
+        var carry: UInt64 = 0
+        var words = [l0, l1, l2, l3]
+        for (index, word) in [other.l0, other.l1, other.l2, other.l3].enumerated() {
+            let (partial, first) = words[index].addingReportingOverflow(word)
+            let (sum, second) = partial.addingReportingOverflow(carry)
+            carry = (first || second) ? 1 : 0
+            words[index] = sum
+        }
+        return (Self(l0: words[0], l1: words[1], l2: words[2], l3: words[3]), carry)
+    }
+
+    /// self − other, for self ≥ other: self + ¬other + 1, modulo 2^256.
+    func subtracting(_ other: Self) -> Self {
+        adding(Self(l0: ~other.l0, l1: ~other.l1, l2: ~other.l2, l3: ~other.l3)).0.adding(.one).0
+    }
+
+    /// self >> 1, with `top` shifted in as the new most significant bit.
+    func halved(top: UInt64 = 0) -> Self {
+        Self(l0: l0 >> 1 | l1 << 63, l1: l1 >> 1 | l2 << 63, l2: l2 >> 1 | l3 << 63, l3: l3 >> 1 | top << 63)
+    }
+}
+
 @Suite("The inverse modulo P-256's order that an ES256 check needs")
 struct P256OrderInverseTests {
     typealias Limbs = P256OrderInverse.Limbs
