@@ -1,7 +1,7 @@
 import Basics
 public import CLIKit
 import Crypto
-public import Emulator
+import Emulator
 public import Foundation
 import HTTPClient
 import HTTPCore

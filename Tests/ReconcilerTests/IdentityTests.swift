@@ -80,12 +80,13 @@ struct IdentityTests {
         let manifests = Fixtures.manifests(directory: directory)
         let validated = try ManifestValidator.check(manifests).validated.get()
         #expect(try Identities.derive(validated, environment: .production) == Identities.derive(manifests, environment: .production))
-        let offer = try #require(validated.references.rules.first?.compactMap { $0 }.first)
-        guard case .message(let position) = offer else {
-            Issue.record("the fixture's first rule names a managed message, not \(offer)")
+        let offer = try #require(validated.rules.first)
+        #expect(offer.id == "\(manifests.flows[0].name)/\(manifests.flows[0].rules[0].name)")
+        guard case .message(let message)? = offer.shows else {
+            Issue.record("the fixture's first rule names a managed message, not \(String(describing: offer.shows))")
             return
         }
-        #expect(manifests.messages.indices.contains(position))
+        #expect(message.name == manifests.flows[0].rules[0].response.messageName)
     }
 
     @Test("the manifests fingerprint does not depend on where the repository is checked out")

@@ -28,10 +28,8 @@ struct ParsedSegment: Sendable {
                     throw EventReadError(location: work.segment.location, line: number, reason: error.reason)
                 }
             }
-        } catch let error as any Error & Sendable {
-            parsed.failure = error
         } catch {
-            parsed.failure = UnreadableSegment(description: "\(work.segment.location): \(error)")
+            parsed.failure = error
         }
         return parsed
     }
@@ -47,11 +45,6 @@ struct ParsedSegment: Sendable {
         }
         return events
     }
-}
-
-/// A segment the source could not hand over, worded by the source.
-struct UnreadableSegment: Error, Sendable, CustomStringConvertible {
-    var description: String
 }
 
 /// Splits a segment's bytes into lines, numbered from 1.

@@ -77,7 +77,7 @@ extension NamedManifestKind {
 /// Every manifest kind, in the order validation checks them. Adding a kind is a folder under
 /// `Kinds/` and one line here.
 enum ManifestKinds {
-    static let all: [any ManifestKind.Type] = [
+    static var all: [any ManifestKind.Type] { [
         AppKind.self,
         ImageKind.self,
         ExternalImageKind.self,
@@ -85,7 +85,7 @@ enum ManifestKinds {
         ExternalMessageKind.self,
         DefaultsKind.self,
         FlowKind.self,
-    ]
+    ] }
 
     /// The kind a document's `kind:` names, or nil: an unknown kind is a diagnostic, never a guess.
     static func named(_ name: String) -> (any ManifestKind.Type)? { all.first { $0.name == name } }

@@ -36,19 +36,8 @@ public struct ResolvedReferences: Sendable, Hashable {
 
     /// Per message, per localization, in the set's order.
     public var localizationImages: [[LocalizationImages]]
-    /// What a rule's response shows: a managed message (its position in `ManifestSet.messages`,
-    /// each of its localizations for its locale) or an external message (its position in
-    /// `ManifestSet.externalMessages`, one identifier for every locale). A kind a response can
-    /// name is a case here, so every place that compiles a rule must say what it does with it.
-    public enum RuleTarget: Sendable, Hashable {
-        case message(Int)
-        case external(Int)
-    }
-
     /// Per entry of `ManifestSet.defaults`: what it assigns.
     public var defaults: [DefaultTarget]
-    /// Per flow, per rule: what its response names; nil when it names nothing.
-    public var rules: [[RuleTarget?]]
 }
 
 /// A reference that names nothing, worded as the validator reports it.
@@ -63,10 +52,13 @@ public struct UnresolvedReference: Error, Sendable, Hashable, CustomStringConver
 public struct ValidatedManifests: Sendable {
     public let set: ManifestSet
     public let references: ResolvedReferences
+    /// Every flow's rules in evaluation order (flows as written, then rules as written), resolved.
+    public let rules: [ResolvedRule]
 
-    init(set: ManifestSet, references: ResolvedReferences) {
+    init(set: ManifestSet, references: ResolvedReferences, rules: [ResolvedRule]) {
         self.set = set
         self.references = references
+        self.rules = rules
     }
 
     public var app: AppManifest { self.set.app }
@@ -85,7 +77,8 @@ public struct ManifestCheck: Sendable {
 struct ReferenceRecorder {
     var localizationImages: [[ResolvedReferences.LocalizationImages?]]
     var defaults: [ResolvedReferences.DefaultTarget?]
-    var rules: [[ResolvedReferences.RuleTarget?]]
+    /// Per flow, per rule: what its response shows; nil when it names nothing.
+    var rules: [[ResolvedRule.Shows?]]
     /// Rules whose response names a message, so a nil slot there means unresolved.
     var ruleNamesMessage: [[Bool]]
     var firstUnresolved: UnresolvedReference?
@@ -122,7 +115,14 @@ struct ReferenceRecorder {
                 return .failure(UnresolvedReference(location: nil, message: "a flow rule was not checked"))
             }
         }
-        return .success(ValidatedManifests(set: set, references: ResolvedReferences(
-            localizationImages: images, defaults: assignments, rules: rules)))
+        var resolvedRules: [ResolvedRule] = []
+        for (flow, slots) in zip(set.flows, rules) {
+            for (rule, shows) in zip(flow.rules, slots) {
+                resolvedRules.append(ResolvedRule(flow: flow.name, name: rule.name, match: rule.match, response: rule.response,
+                                                  shows: shows, location: rule.location))
+            }
+        }
+        return .success(ValidatedManifests(set: set, references: ResolvedReferences(localizationImages: images, defaults: assignments),
+                                           rules: resolvedRules))
     }
 }

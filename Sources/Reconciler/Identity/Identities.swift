@@ -155,12 +155,12 @@ public enum Identities {
         pairs.subtract(leftAlone)
 
         let settings = app.settings(for: environment)
-        let localizedIds = manifests.messages.enumerated().map { position, message in
-            Dictionary(zip(message.localizations.map(\.locale), messageIds[position]), uniquingKeysWith: { first, _ in first })
+        var localizedIds: [String: [String: String]] = [:]
+        for (position, message) in manifests.messages.enumerated() where localizedIds[message.name] == nil {
+            localizedIds[message.name] = Dictionary(zip(message.localizations.map(\.locale), messageIds[position]),
+                                                    uniquingKeysWith: { first, _ in first })
         }
-        let (rules, fallbacks) = try RuleCompiler.compile(manifests, ruleTargets: references.rules,
-                                                          environment: environment, messageIds: localizedIds,
-                                                          externalIds: externals)
+        let (rules, fallbacks) = try RuleCompiler.compile(validated, environment: environment, messageIds: localizedIds)
         let external = zip(manifests.externalMessages, externals).compactMap { message, id in
             id.map { DesiredExternalMessage(identifier: $0, name: message.name,
                                             assumedText: message.assumedText.isEmpty ? nil : message.assumedText) }
@@ -180,66 +180,73 @@ public enum Identities {
     }
 }
 
-/// Turns flows into snapshot rules, as if every message were approved.
+/// Turns the resolved rules into snapshot rules, as if every message were approved.
 enum RuleCompiler {
-    /// `ruleTargets` holds, per flow and rule, what the rule's response names, as the validator
-    /// resolved it; `messageIds`, per message position, its identifiers by locale;
-    /// `externalIds`, per external message, its identifier here.
-    static func compile(_ manifests: ManifestSet, ruleTargets: [[ResolvedReferences.RuleTarget?]], environment: Environment,
-                        messageIds: [[String: String]],
-                        externalIds: [String?] = []) throws(ReconcilerError) -> ([SnapshotRule], [String: String]) {
-        let app = manifests.app
-        var rules: [SnapshotRule] = []
+    /// `messageIds`, per managed message name, its identifiers by locale.
+    static func compile(_ validated: ValidatedManifests, environment: Environment,
+                        messageIds: [String: [String: String]]) throws(ReconcilerError) -> ([SnapshotRule], [String: String]) {
+        let app = validated.app
         var fallbacks: [String: String] = [:]
+        for flow in validated.set.flows {
+            for (from, to) in flow.localeFallbacks where fallbacks[from] == nil { fallbacks[from] = to }
+        }
+        var rules: [SnapshotRule] = []
         // Bucket ranges are laid out over every rule as written, before environment filtering, so a
         // customer lands in the same share in both environments and whatever else is held back.
         var groupCursor: [String: Double] = [:]
-        for (flowPosition, flow) in manifests.flows.enumerated() {
-            for (from, to) in flow.localeFallbacks where fallbacks[from] == nil { fallbacks[from] = to }
-            for (rulePosition, rule) in flow.rules.enumerated() {
-                var split: SnapshotSplit?
-                if let share = rule.match.split {
-                    let start = groupCursor[share.group, default: 0]
-                    let end = start + share.percent
-                    groupCursor[share.group] = end
-                    split = SnapshotSplit(salt: share.group, lowerBucket: Int((start * 100).rounded()),
-                                          upperBucket: min(SnapshotSplit.bucketCount, Int((end * 100).rounded())),
-                                          control: share.control)
+        for rule in validated.rules {
+            guard let match = compileMatch(rule, environment: environment, groupCursor: &groupCursor) else { continue }
+            var localized: [String: String] = [:]
+            switch rule.shows {
+            case .message(let message)?:
+                localized = messageIds[message.name] ?? [:]
+            case .external(let message)?:
+                // An external message has one identifier for every locale the rule serves.
+                if let id = message.identifier(in: environment) {
+                    localized = Dictionary(uniqueKeysWithValues: rule.servedLocales(in: app).map { ($0, id) })
                 }
-                if let environments = rule.match.environments, !environments.contains(environment) { continue }
-                let match = SnapshotMatch(products: rule.match.products, locales: rule.match.locales,
-                                          notBefore: rule.match.notBefore, notAfter: rule.match.notAfter, split: split)
-                var localized: [String: String] = [:]
-                switch ruleTargets[flowPosition][rulePosition] {
-                case .message(let position)?:
-                    localized = messageIds[position]
-                case .external(let position)?:
-                    // An external message has one identifier for every locale the rule serves.
-                    if let id = externalIds[position] {
-                        localized = Dictionary(uniqueKeysWithValues: servedLocales(rule, app: app).map { ($0, id) })
-                    }
-                case nil:
-                    break
-                }
-                let response = compileResponse(rule, app: app, localizedIds: localized)
-                let version = try ruleVersion(match: match, response: response)
-                rules.append(SnapshotRule(id: "\(flow.name)/\(rule.name)", version: version, match: match, response: response))
+            case nil:
+                break
             }
+            let response = compileResponse(rule, app: app, localizedIds: localized)
+            let version = try ruleVersion(match: match, response: response)
+            rules.append(SnapshotRule(id: rule.id, version: version, match: match, response: response))
         }
         return (rules, fallbacks)
     }
 
-    static func servedLocales(_ rule: FlowRule, app: AppManifest) -> [String] {
-        if let locales = rule.match.locales { return locales.sorted() }
-        let products = rule.match.products ?? app.products.map(\.id)
-        return Set(products.flatMap { app.product($0)?.locales ?? [] }).sorted()
+    /// What `serve` checks of a customer for this rule, or nil when the rule is not published to
+    /// `environment`. Every condition is handled here: a condition left out would match everyone.
+    static func compileMatch(_ rule: ResolvedRule, environment: Environment, groupCursor: inout [String: Double]) -> SnapshotMatch? {
+        var match = SnapshotMatch()
+        var published = true
+        for condition in rule.match.conditions {
+            switch condition {
+            case .products(let products):
+                match.products = products
+            case .locales(let locales):
+                match.locales = locales
+            case .environments(let environments):
+                published = environments.contains(environment)
+            case .window(let notBefore, let notAfter):
+                (match.notBefore, match.notAfter) = (notBefore, notAfter)
+            case .split(let share):
+                let start = groupCursor[share.group, default: 0]
+                let end = start + share.percent
+                groupCursor[share.group] = end
+                match.split = SnapshotSplit(salt: share.group, lowerBucket: Int((start * 100).rounded()),
+                                            upperBucket: min(SnapshotSplit.bucketCount, Int((end * 100).rounded())),
+                                            control: share.control)
+            }
+        }
+        return published ? match : nil
     }
 
     /// `localizedIds`: the identifiers of the rule's message by locale, as the validator resolved it.
-    static func compileResponse(_ rule: FlowRule, app: AppManifest, localizedIds localized: [String: String]) -> SnapshotResponse {
+    static func compileResponse(_ rule: ResolvedRule, app: AppManifest, localizedIds localized: [String: String]) -> SnapshotResponse {
         guard let name = rule.response.messageName else { return SnapshotResponse(kind: .none) }
         var identifiers: [String: String] = [:]
-        for locale in servedLocales(rule, app: app) {
+        for locale in rule.servedLocales(in: app) {
             if let id = localized[locale] { identifiers[locale] = id }
         }
         switch rule.response {

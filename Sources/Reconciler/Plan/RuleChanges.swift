@@ -1,7 +1,7 @@
 import Foundation
 import Basics
 import RetentionMessagingModels
-public import Runtime
+import Runtime
 
 /// What a new version of a rule changes, attribute by attribute — what it matches, its share of a
 /// split group, whether it is the control, what it answers — so that a reviewer reads `split.percent:
@@ -24,6 +24,10 @@ enum RuleChanges {
         note("split.percent", before.match.split.map(share), after.match.split.map(share))
         note("split.control", before.match.split.map { ($0.control ?? false) ? "true" : "false" },
              after.match.split.map { ($0.control ?? false) ? "true" : "false" })
+        // A condition this wording does not know yet still shows: the whole match, before and after.
+        if before.match != after.match, !changes.contains(where: { $0.field.hasPrefix("match.") || $0.field.hasPrefix("split.") }) {
+            note("match", matchText(before.match), matchText(after.match))
+        }
         note("response.kind", before.response.kind.rawValue, after.response.kind.rawValue)
         note("response.message", before.response.message, after.response.message)
         note("response.product_id", before.response.productId, after.response.productId)
@@ -35,6 +39,11 @@ enum RuleChanges {
             note("response.message (\(locale))", before.response.messageIdentifiers?[locale], after.response.messageIdentifiers?[locale])
         }
         return changes
+    }
+
+    /// The match as canonical JSON, for a condition the field-by-field wording does not name.
+    static func matchText(_ match: SnapshotMatch) -> String {
+        (try? CanonicalJSON.encode(match)).map { String(decoding: $0, as: UTF8.self) } ?? "\(match)"
     }
 
     /// `45% (buckets 0..<4500)`.

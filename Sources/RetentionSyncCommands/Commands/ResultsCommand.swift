@@ -147,16 +147,9 @@ struct ResultsCommand: ParsedCommand {
     /// manifests cannot be read.
     static func configuration(manifestsPath: String, environment: Environment, context: CommandContext) -> ResultsConfiguration? {
         guard let workspace = try? Workspace.load(directory: context.url(manifestsPath), displayPath: manifestsPath).0 else { return nil }
-        var rules: [ResultsConfiguration.Rule] = []
-        for flow in workspace.set.flows {
-            for rule in flow.rules where rule.match.environments?.contains(environment) ?? true {
-                let match = rule.match
-                let audience = [(match.products ?? []).sorted().joined(separator: ","), (match.locales ?? []).sorted().joined(separator: ","),
-                                match.notBefore.map(String.init) ?? "", match.notAfter.map(String.init) ?? ""].joined(separator: "|")
-                rules.append(ResultsConfiguration.Rule(flow: flow.name, rule: rule.name, splitGroup: match.split?.group,
-                                                       percent: match.split?.percent, audience: audience,
-                                                       notBefore: match.notBefore, notAfter: match.notAfter))
-            }
+        let rules = workspace.rules.filter { $0.isPublished(to: environment) }.map { rule in
+            ResultsConfiguration.Rule(flow: rule.flow, rule: rule.name, splitGroup: rule.match.split?.group, percent: rule.match.split?.percent,
+                                      audience: rule.audience, notBefore: rule.match.notBefore, notAfter: rule.match.notAfter)
         }
         return ResultsConfiguration(source: "manifests in \(manifestsPath)", rules: rules)
     }

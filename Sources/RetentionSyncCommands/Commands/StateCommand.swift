@@ -236,7 +236,7 @@ struct StateCommand: ParsedCommand {
             }
             // The kept versions first, oldest first, each written over the one before: the new store
             // keeps each replaced one in its own history, as if its writes had happened there.
-            let kept = try await (from as? any StateHistoryKeeping)?.versions().filter { !$0.current }.map(\.document) ?? []
+            let kept = try await from.versions().filter { !$0.current }.map(\.document)
             var condition = StateWriteCondition.createOnly
             for version in kept + [document] {
                 condition = .ifMatch(try await to.write(version, condition: condition))
@@ -245,7 +245,7 @@ struct StateCommand: ParsedCommand {
                 throw CommandError("the copy in \(to.location) does not read back with digest \(document.digest); "
                                    + "check the store, and keep using \(from.location) until a migrate succeeds")
             }
-            let carried = (to as? any StateHistoryKeeping).map { _ in kept.count } ?? 0
+            let carried = kept.count
             context.console.print("Moved the state of \(owner) from \(from.location) to \(to.location) (digest \(copied.digest)), "
                                   + (kept.isEmpty ? "with no earlier version: the old store kept none."
                                                   : "with its history: \(carried) earlier version\(carried == 1 ? "" : "s") ('state history' lists them)."))

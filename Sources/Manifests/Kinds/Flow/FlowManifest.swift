@@ -54,25 +54,116 @@ public struct FlowRule: Sendable, Hashable {
     }
 }
 
-/// Every condition must hold; a nil condition always holds.
+/// One condition of a rule's `match:`; a customer matches a rule when every condition holds.
+///
+/// Every place that must know what a condition means (the snapshot compiler, the plan's wording of a
+/// change, the audience `results` compares arms within, the overlap of a split group's arms) switches
+/// over this without a `default:`, so a new condition does not compile until each of them says what
+/// it does with it; `RuleConditionTests` then checks that it narrows what `serve` answers.
+public enum MatchCondition: Sendable, Hashable {
+    /// The customer's product is one of these.
+    case products([String])
+    /// The customer's locale (after fallbacks) is one of these.
+    case locales([String])
+    /// The rule is published only to these environments.
+    case environments([Environment])
+    /// The request's signed date is inside the window: inclusive start, exclusive end, UNIX milliseconds
+    /// (written as RFC 3339 timestamps); either end may be open.
+    case window(notBefore: Int64?, notAfter: Int64?)
+    /// The customer falls in this rule's share of its traffic-split group.
+    case split(TrafficSplit)
+
+    /// The conditions' kinds, in the order a match keeps them.
+    public enum Kind: Int, Sendable, Hashable, CaseIterable, Comparable {
+        case products, locales, environments, window, split
+
+        public static func < (lhs: Kind, rhs: Kind) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .products: .products
+        case .locales: .locales
+        case .environments: .environments
+        case .window: .window
+        case .split: .split
+        }
+    }
+}
+
+/// A rule's conditions, at most one of each kind, kept in `MatchCondition.Kind` order; no condition
+/// matches every customer.
+///
+/// The properties below read one kind each, for the places that ask what a rule covers (which pairs
+/// it serves, which group it belongs to); a place that decides *whether a customer matches* switches
+/// over `conditions` instead, so that it cannot miss one.
 public struct RuleMatch: Sendable, Hashable {
-    public var products: [String]?
-    public var locales: [String]?
-    public var environments: [Environment]?
-    /// Inclusive start, UNIX milliseconds (written as an RFC 3339 timestamp).
-    public var notBefore: Int64?
-    /// Exclusive end, UNIX milliseconds (written as an RFC 3339 timestamp).
-    public var notAfter: Int64?
-    public var split: TrafficSplit?
+    public private(set) var conditions: [MatchCondition]
+
+    public init(_ conditions: [MatchCondition]) {
+        self.conditions = []
+        for condition in conditions { set(condition.kind, to: condition) }
+    }
 
     public init(products: [String]? = nil, locales: [String]? = nil, environments: [Environment]? = nil,
                 notBefore: Int64? = nil, notAfter: Int64? = nil, split: TrafficSplit? = nil) {
-        self.products = products
-        self.locales = locales
-        self.environments = environments
-        self.notBefore = notBefore
-        self.notAfter = notAfter
-        self.split = split
+        var conditions: [MatchCondition] = []
+        if let products { conditions.append(.products(products)) }
+        if let locales { conditions.append(.locales(locales)) }
+        if let environments { conditions.append(.environments(environments)) }
+        if notBefore != nil || notAfter != nil { conditions.append(.window(notBefore: notBefore, notAfter: notAfter)) }
+        if let split { conditions.append(.split(split)) }
+        self.init(conditions)
+    }
+
+    /// The condition of this kind, if the rule has one.
+    public func condition(_ kind: MatchCondition.Kind) -> MatchCondition? {
+        conditions.first { $0.kind == kind }
+    }
+
+    /// Replaces (or, with nil, removes) the condition of this kind.
+    public mutating func set(_ kind: MatchCondition.Kind, to condition: MatchCondition?) {
+        conditions.removeAll { $0.kind == kind }
+        guard let condition else { return }
+        precondition(condition.kind == kind, "a \(condition.kind) condition set as \(kind)")
+        let index = conditions.firstIndex { $0.kind > kind } ?? conditions.endIndex
+        conditions.insert(condition, at: index)
+    }
+
+    public var products: [String]? {
+        get { if case .products(let value)? = condition(.products) { value } else { nil } }
+        set { set(.products, to: newValue.map { .products($0) }) }
+    }
+
+    public var locales: [String]? {
+        get { if case .locales(let value)? = condition(.locales) { value } else { nil } }
+        set { set(.locales, to: newValue.map { .locales($0) }) }
+    }
+
+    public var environments: [Environment]? {
+        get { if case .environments(let value)? = condition(.environments) { value } else { nil } }
+        set { set(.environments, to: newValue.map { .environments($0) }) }
+    }
+
+    /// Inclusive start, UNIX milliseconds.
+    public var notBefore: Int64? {
+        get { if case .window(let notBefore, _)? = condition(.window) { notBefore } else { nil } }
+        set { setWindow(notBefore: newValue, notAfter: notAfter) }
+    }
+
+    /// Exclusive end, UNIX milliseconds.
+    public var notAfter: Int64? {
+        get { if case .window(_, let notAfter)? = condition(.window) { notAfter } else { nil } }
+        set { setWindow(notBefore: notBefore, notAfter: newValue) }
+    }
+
+    public var split: TrafficSplit? {
+        get { if case .split(let value)? = condition(.split) { value } else { nil } }
+        set { set(.split, to: newValue.map { .split($0) }) }
+    }
+
+    private mutating func setWindow(notBefore: Int64?, notAfter: Int64?) {
+        set(.window, to: notBefore == nil && notAfter == nil ? nil : .window(notBefore: notBefore, notAfter: notAfter))
     }
 }
 

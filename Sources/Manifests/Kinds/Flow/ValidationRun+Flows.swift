@@ -79,19 +79,15 @@ extension ValidationRun {
                 }
             }
             let message = checkResponse(rule, in: flow)
-            references.rules[position][index] = message.map { .message($0) }
+            references.rules[position][index] = message.map { .message(set.messages[$0]) }
             if message == nil, let name = rule.response.messageName, self.position(of: name, in: MessageKind.self) == nil,
                let external = self.position(of: name, in: ExternalMessageKind.self) {
-                references.rules[position][index] = .external(external)
+                references.rules[position][index] = .external(set.externalMessages[external])
                 checkExternalIdentifiers(external, environments: rule.match.environments ?? Array(declaredEnvironments),
                                          use: "used by rule '\(rule.name)' of flow '\(flow.name)'", at: rule.location(of: .responseMessage))
             }
             checkCoverage(rule, in: flow, message: message.map { set.messages[$0] })
-            let match = rule.match
-            if unconditional == nil && match.products == nil && match.locales == nil && match.environments == nil
-                && match.notBefore == nil && match.notAfter == nil && match.split == nil {
-                unconditional = rule
-            }
+            if unconditional == nil && rule.match.conditions.isEmpty { unconditional = rule }
         }
         checkArmsDiffer(in: flow)
     }
