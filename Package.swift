@@ -77,7 +77,7 @@ let package = Package(
         // What a run tells the team's webhook, from the engines' reports.
         .target(name: "Notify", dependencies: ["Basics", "Notifications", "Experiments", "Reconciler", "RetentionMessagingModels", "Runtime", "StateStore"]),
         .target(name: "CLIKit", dependencies: ["Basics"]),
-        .target(name: "Views", dependencies: ["Basics", "CLIKit", "Manifests", "Reconciler", "RetentionMessaging", "RetentionMessagingModels", "Runtime",
+        .target(name: "Views", dependencies: ["Basics", "CLIKit", "Experiments", "Manifests", "Reconciler", "RetentionMessaging", "RetentionMessagingModels", "Runtime",
                                               "StateStore", "YAML"]),
         .target(name: "Preview", dependencies: ["Basics", "Manifests", "RetentionMessagingModels"]),
 

@@ -1,4 +1,5 @@
 import Basics
+import Experiments
 import Foundation
 import Manifests
 public import Reconciler
@@ -12,7 +13,35 @@ import StateStore
 /// the plan can change shape without changing these bytes; `SavedPlan` reads it back.
 public enum PlanJSON {
     public static func encode(_ plan: Plan) throws -> String {
-        String(decoding: try CanonicalJSON.encodePretty(Document(plan)), as: UTF8.self) + "\n"
+        try encode(plan, evidence: nil)
+    }
+
+    /// With `plan --results`, the evidence is the document's `evidence` member; without it, the bytes
+    /// are those of the plan alone.
+    public static func encode(_ plan: Plan, evidence: PlanEvidence?) throws -> String {
+        var document = Document(plan)
+        document.evidence = evidence.map(EvidenceMember.init)
+        return String(decoding: try CanonicalJSON.encodePretty(document), as: UTF8.self) + "\n"
+    }
+
+    /// `evidence`: `status` (`results`, `no_decisions`, `no_rule_changed`, `no_state_store`,
+    /// `unreadable`), the `rules` the plan changes, a `note` when there are no results, and the
+    /// `results` document (as `results --format json` writes it) when there are.
+    struct EvidenceMember: Encodable {
+        var status: String
+        var rules: [String]?
+        var note: String?
+        var results: ResultsReport?
+
+        init(_ evidence: PlanEvidence) {
+            status = evidence.status
+            note = evidence.sentence
+            switch evidence {
+            case .noDecisions(let rules): self.rules = rules
+            case .results(let report, let rules): (self.rules, results) = (rules, report)
+            case .noRuleChanged, .noStateStore, .unreadable: break
+            }
+        }
     }
 
     struct Document: Encodable {
@@ -33,12 +62,13 @@ public enum PlanJSON {
         var rollbackVersions: Int?
         var pruneGraceDays: Int?
         var missingState: MissingState?
+        var evidence: EvidenceMember?
 
         enum CodingKeys: String, CodingKey {
             case formatVersion = "format_version", environment, bundleId = "bundle_id", prune, converged, health
             case summary, actions, problems, inventory, estimate, apiCalls = "api_calls", fingerprints
             case reviewAges = "review_ages", rollbackVersions = "rollback_versions", missingState = "missing_state"
-            case pruneGraceDays = "prune_grace_days"
+            case pruneGraceDays = "prune_grace_days", evidence
         }
 
         init(_ plan: Plan) {

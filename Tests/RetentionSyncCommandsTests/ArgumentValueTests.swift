@@ -4,6 +4,7 @@ import Foundation
 import StateLocations
 import Testing
 import TestSupport
+import Views
 
 /// Option values parse themselves: each kind of value is read in one place, a bad one is a usage
 /// error while the command line is read, and what help prints as a default is what the command runs with.

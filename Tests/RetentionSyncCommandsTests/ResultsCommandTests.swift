@@ -85,6 +85,40 @@ struct ResultsCommandTests {
         #expect(settled.stdout.contains("Evidence: this plan changes no published rule"), "\(settled.stdout)")
     }
 
+    @Test("plan --results in every format: JSON stays one document with the evidence as its member, the other formats add it after the plan")
+    func planEvidenceInEveryFormat() async throws {
+        let harness = try CommandHarness()
+        try writeTwelveDecisions(harness)
+        for format in ["text", "markdown", "json", "github"] {
+            let plain = await harness.run(["plan", "--env", "sandbox", "--format", format])
+            let with = await harness.run(["plan", "--env", "sandbox", "--format", format, "--results"])
+            #expect(plain.code == .success && with.code == .success, "\(format): \(with.stderr)")
+            if format == "json" {
+                let document = try #require(try JSONSerialization.jsonObject(with: Data(with.stdout.utf8)) as? [String: Any],
+                                            "plan --format json --results is not one JSON document: \(with.stdout.suffix(300))")
+                let evidence = try #require(document["evidence"] as? [String: Any])
+                #expect(evidence["status"] as? String == "results")
+                let rules = try #require(evidence["rules"] as? [String])
+                #expect(rules.contains { $0.hasSuffix("/upsell-yearly") })
+                let results = try #require(evidence["results"] as? [String: Any])
+                #expect(results["formatVersion"] as? String == "1.1")
+                // Without --results the bytes are the plan's alone.
+                let bare = try #require(try JSONSerialization.jsonObject(with: Data(plain.stdout.utf8)) as? [String: Any])
+                #expect(bare["evidence"] == nil)
+                #expect(Set(document.keys).subtracting(bare.keys) == ["evidence"])
+            } else {
+                #expect(with.stdout.hasPrefix(plain.stdout), "\(format): the evidence changed the plan before it")
+                #expect(with.stdout.dropFirst(plain.stdout.count).contains("Evidence"), "\(format): \(with.stdout.suffix(300))")
+            }
+        }
+        #expect(await harness.run(["apply", "--env", "sandbox", "--auto-approve"]).code == .success)
+        let settled = await harness.run(["plan", "--env", "sandbox", "--format", "json", "--results"])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(settled.stdout.utf8)) as? [String: Any])
+        let evidence = try #require(document["evidence"] as? [String: Any])
+        #expect(evidence["status"] as? String == "no_rule_changed")
+        #expect((evidence["note"] as? String)?.contains("changes no published rule") == true)
+    }
+
     @Test("results tells the webhook once when an arm becomes distinguishable from its control")
     func distinguishableArmToldOnce() async throws {
         let receiver = try WebhookReceiver()

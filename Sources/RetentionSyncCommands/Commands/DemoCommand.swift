@@ -4,6 +4,7 @@ import Experiments
 import Foundation
 import Reconciler
 import RetentionMessagingModels
+import Views
 
 struct DemoCommand: ParsedCommand {
     static let name = "demo"

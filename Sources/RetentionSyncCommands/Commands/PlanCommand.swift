@@ -108,24 +108,17 @@ struct PlanCommand: ParsedCommand {
         var session = try ReconcileSession.open(options, context: context, provider: provider)
         session.reconciler.pendingWarnDays = warnDays
         let planned = try await session.plan(parsed.planOptions)
-        try render(planned.plan, format: format, maxCharacters: maxCharacters, context: context, manifests: session.manifests)
+        var presentation = PlanPresentation(plan: planned.plan, manifests: session.manifests)
         // How long App Review takes for this app, beside a plan whose content waits for it.
         if planned.plan.actions.contains(where: { $0.state == .blocked }), let document = planned.remote.state?.document {
-            let times = ReviewTimes.measure(document, now: session.reconciler.clock.date(), observed: planned.reviewStates)
-            switch format {
-            case .markdown:
-                if let text = ReviewTimeView.markdown(times) { context.console.write("\n" + text + "\n") }
-            case .text:
-                let lines = ReviewTimeView.textLines(times)
-                if !lines.isEmpty { context.console.write("\n" + lines.joined(separator: "\n") + "\n") }
-            case .json, .github:
-                break
-            }
+            presentation.reviewTimes = ReviewTimes.measure(document, now: session.reconciler.clock.date(), observed: planned.reviewStates)
         }
         if withResults {
-            await PlanEvidence.show(planned.plan, format: format, environment: options.environment,
-                                    root: session.workspace.stateLocation.map { StateStores.backend(for: $0).root(of: $0) }, context: context)
+            presentation.evidence = await PlanEvidenceReading.read(
+                planned.plan, environment: options.environment,
+                root: session.workspace.stateLocation.map { StateStores.backend(for: $0).root(of: $0) }, context: context)
         }
+        try show(presentation, format: format, maxCharacters: maxCharacters, context: context)
         if let out {
             try writeFile(try json(planned.plan), to: out, context: context)
             context.console.error("Saved the plan to \(out); apply it with: retention-sync apply --env \(options.environment.rawValue) --plan \(out)")
@@ -148,20 +141,18 @@ struct PlanCommand: ParsedCommand {
         return code
     }
 
+    /// Writes everything the run shows through the one view `format` names.
+    static func show(_ presentation: PlanPresentation, format: PlanFormat, maxCharacters: Int = defaultMarkdownMaxChars,
+                     context: CommandContext) throws(CommandError) {
+        let view = format.view(maxCharacters: maxCharacters, base: context.currentDirectory.path)
+        do { context.console.write(try view.render(presentation, console: context.console)) } catch {
+            throw CommandError("cannot write the plan: \(error)")
+        }
+    }
+
     static func render(_ plan: Plan, format: PlanFormat, maxCharacters: Int = defaultMarkdownMaxChars, context: CommandContext,
                        manifests: ManifestSet? = nil) throws(CommandError) {
-        switch format {
-        case .github:
-            context.console.print(GitHubActions.group("Plan: " + PlanView.summaryLine(plan)))
-            context.console.write(PlanView.text(plan, for: context.console.withoutColor()))
-            context.console.print(GitHubActions.endGroup)
-            for line in GitHubActions.planAnnotations(plan, manifests: manifests, base: context.currentDirectory.path) {
-                context.console.print(line)
-            }
-        case .json: context.console.write(try json(plan))
-        case .markdown: context.console.write(PlanView.markdown(plan, maxCharacters: maxCharacters).joined(separator: PlanView.commentSeparator))
-        case .text: context.console.write(PlanView.text(plan, for: context.console))
-        }
+        try show(PlanPresentation(plan: plan, manifests: manifests), format: format, maxCharacters: maxCharacters, context: context)
     }
 
     /// `--preview DIR`: the site of the localizations the plan changes, written whole; when none

@@ -157,11 +157,6 @@ enum StateStoreOption {
     }
 }
 
-/// What `plan --format` takes.
-enum PlanFormat: String, CaseIterable, Sendable, ArgumentValue {
-    case text, markdown, json, github
-}
-
 /// What `status --format` takes.
 enum StatusReportFormat: String, CaseIterable, Sendable, ArgumentValue {
     case text, markdown, json
