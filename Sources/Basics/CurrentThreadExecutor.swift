@@ -47,6 +47,7 @@ public final class CurrentThreadExecutor: TaskExecutor, @unchecked Sendable {
 
     /// Runs `work` on the calling thread and returns its result. Never call it from a task on
     /// the concurrency pool: it blocks the calling thread until `work` is done.
+    @available(*, noasync, message: "blocks the calling thread until the work is done")
     public static func run<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
         let executor = CurrentThreadExecutor()
         let box = ResultBox<T>()

@@ -64,6 +64,7 @@ public final class CurlHTTPClient: HTTPTransport {
 
     /// Waits on the calling thread while a transfer thread performs the request: no task, no
     /// thread of Swift's pool.
+    @available(*, noasync, message: "blocks the calling thread; from async code, await send(_:)")
     public func sendWaiting(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPError> {
         let answer = WaitingAnswer()
         queue.submit(TransferJob(request: request, cancellation: CancellationFlag()) { answer.give($0) })

@@ -85,6 +85,7 @@ public protocol HTTPTransport: Sendable {
     func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse
     /// Sends `request` and blocks the calling thread until the answer: for a thread of the caller's
     /// own (the event recorder's), never one of Swift's concurrency pool, which must not wait.
+    @available(*, noasync, message: "blocks the calling thread; from async code, await send(_:)")
     func sendWaiting(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPError>
 }
 
@@ -92,6 +93,7 @@ extension HTTPTransport {
     /// For transports that answer only asynchronously (in-process stand-ins): the answer comes
     /// through a task, so the pool must have a thread free. `CurlHTTPClient` answers on its own
     /// transfer threads instead and needs none.
+    @available(*, noasync, message: "blocks the calling thread; from async code, await send(_:)")
     public func sendWaiting(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPError> {
         let answer = WaitingAnswer()
         Task {

@@ -1,6 +1,6 @@
 public import Foundation
 public import HTTPCore
-public import StateLocations
+import StateLocations
 import Crypto
 import RetentionMessagingModels
 
@@ -13,6 +13,7 @@ public protocol ObjectStore: Sendable {
     func put(_ key: String, _ bytes: [UInt8]) async throws(StateStoreError)
     /// `put`, blocking the calling thread until the store answered: for a thread of the caller's
     /// own (the event recorder's), which must not depend on Swift's concurrency pool.
+    @available(*, noasync, message: "blocks the calling thread; from async code, await put(_:_:)")
     func putWaiting(_ key: String, _ bytes: [UInt8]) throws(StateStoreError)
     /// The object's bytes; nil when there is none.
     func get(_ key: String) async throws(StateStoreError) -> Data?
@@ -34,10 +35,16 @@ public struct FolderObjectStore: ObjectStore {
     public var location: String { root.path }
 
     public func put(_ key: String, _ bytes: [UInt8]) async throws(StateStoreError) {
-        try putWaiting(key, bytes)
+        try write(key, bytes)
     }
 
+    @available(*, noasync, message: "blocks the calling thread; from async code, await put(_:_:)")
     public func putWaiting(_ key: String, _ bytes: [UInt8]) throws(StateStoreError) {
+        try write(key, bytes)
+    }
+
+    /// A file write: what both `put` and `putWaiting` do, on the caller's thread.
+    private func write(_ key: String, _ bytes: [UInt8]) throws(StateStoreError) {
         let url = root.appendingPathComponent(key)
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -111,6 +118,7 @@ public struct S3ObjectStore: ObjectStore {
         guard response.status == 200 else { throw store.failure(response) }
     }
 
+    @available(*, noasync, message: "blocks the calling thread; from async code, await put(_:_:)")
     public func putWaiting(_ key: String, _ bytes: [UInt8]) throws(StateStoreError) {
         let store = helper
         let response = try store.sendWaiting(putRequest(key, bytes, store: store))

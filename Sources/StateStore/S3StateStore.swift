@@ -228,6 +228,7 @@ public struct S3StateStore: StateStore, CustomStringConvertible {
     }
 
     /// `send`, blocking the calling thread (see `HTTPTransport.sendWaiting`).
+    @available(*, noasync, message: "blocks the calling thread; from async code, await send(_:)")
     func sendWaiting(_ request: HTTPRequest) throws(StateStoreError) -> HTTPResponse {
         switch transport.sendWaiting(request) {
         case .success(let response): return response
