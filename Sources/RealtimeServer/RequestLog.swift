@@ -66,6 +66,7 @@ public struct RequestLog: Sendable {
             text("requestIdentifier", entry.requestIdentifier)
             text("rule", entry.rule)
             text("snapshot", entry.snapshot)
+            text("splitBuckets", entry.splitBuckets)
             text("splitGroup", entry.splitGroup)
             json.member("status", integer: Int64(entry.status))
             text("time", entry.time)
@@ -93,7 +94,10 @@ struct RequestLogEntry {
     var rule: String?
     var kind: String?
     var messageIdentifier: String?
+    /// The split group's name, as decision events and `results` name it.
     var splitGroup: String?
+    /// The arm's bucket range in its group, `lower-upper` of 10,000.
+    var splitBuckets: String?
 
     /// The same line as a dictionary, the form `write(_:)` takes for every other event.
     var fields: [String: LogValue] {
@@ -102,7 +106,7 @@ struct RequestLogEntry {
         let optional: [(String, String?)] = [
             ("reason", reason), ("requestIdentifier", requestIdentifier), ("productId", productId), ("userLocale", userLocale),
             ("transaction", transaction), ("snapshot", snapshot), ("rule", rule), ("kind", kind),
-            ("messageIdentifier", messageIdentifier), ("splitGroup", splitGroup),
+            ("messageIdentifier", messageIdentifier), ("splitGroup", splitGroup), ("splitBuckets", splitBuckets),
         ]
         for case let (key, value?) in optional { fields[key] = .text(value) }
         return fields

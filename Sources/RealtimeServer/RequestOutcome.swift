@@ -63,7 +63,10 @@ enum RequestOutcome {
         guard case .answered = self else { return }
         entry.kind = answer.rawValue
         entry.messageIdentifier = answered.messageIdentifier
-        if let split = answered.split { entry.splitGroup = "\(split.lowerBucket)-\(split.upperBucket)" }
+        if let split = answered.split {
+            entry.splitGroup = split.salt
+            entry.splitBuckets = "\(split.lowerBucket)-\(split.upperBucket)"
+        }
     }
 
     func describe(into facts: inout DecisionFacts) {

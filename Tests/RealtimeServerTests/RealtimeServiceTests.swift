@@ -243,6 +243,19 @@ struct RealtimeServiceTests {
         #expect((last["message"] as? [String: Any])?["messageIdentifier"] as? String == messageId)
     }
 
+    @Test("the request log names a split arm's group as decision events do, and its buckets apart")
+    func requestLogNamesTheSplitGroup() async throws {
+        var split = try snapshot()
+        let index = try #require(split.rules.firstIndex { $0.id == "weekly-offer" })
+        split.rules[index].match.split = SnapshotSplit(salt: "offer-test", lowerBucket: 0, upperBucket: 10_000)
+        let running = try RunningService(snapshot: try split.sealed())
+        _ = try await running.post(try running.signed(requestBody(product: weekly)))
+        let line = try #require(running.log.first { $0.contains(#""path":"#) })
+        let answered = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(answered["splitGroup"] as? String == "offer-test", "\(line)")
+        #expect(answered["splitBuckets"] as? String == "0-10000", "\(line)")
+    }
+
     @Test("the request log has one line per request with the decision, and never the payload or the transaction id")
     func requestLog() async throws {
         let running = try RunningService(snapshot: try snapshot())

@@ -22,6 +22,7 @@ struct RequestLineTests {
             full.kind = text
             full.messageIdentifier = text
             full.splitGroup = text
+            full.splitBuckets = text
             entries.append(full)
             var partial = RequestLogEntry(environment: "sandbox", path: "/s", outcome: "unauthorized", status: 401,
                                           latencyMs: 0.25, time: "2026-11-23T21:00:00.000Z")
