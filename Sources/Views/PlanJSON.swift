@@ -33,12 +33,13 @@ public enum PlanJSON {
         var rollbackVersions: Int?
         var pruneGraceDays: Int?
         var missingState: MissingState?
+        var pruneRead: PruneRead?
 
         enum CodingKeys: String, CodingKey {
             case formatVersion = "format_version", environment, bundleId = "bundle_id", prune, converged, health
             case summary, actions, problems, inventory, estimate, apiCalls = "api_calls", fingerprints
             case reviewAges = "review_ages", rollbackVersions = "rollback_versions", missingState = "missing_state"
-            case pruneGraceDays = "prune_grace_days"
+            case pruneGraceDays = "prune_grace_days", pruneRead = "prune_read"
         }
 
         init(_ plan: Plan) {
@@ -59,6 +60,7 @@ public enum PlanJSON {
             rollbackVersions = plan.rollbackVersions
             pruneGraceDays = plan.pruneGraceDays
             missingState = plan.missingState
+            pruneRead = plan.pruneRead
         }
     }
 
