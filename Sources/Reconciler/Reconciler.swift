@@ -13,6 +13,9 @@ public struct Reconciler: Sendable {
     public var clock: any RetentionClock
     /// PENDING longer than this many days is flagged in the plan's review ages.
     public var pendingWarnDays = 7
+    /// Every pair the manifests name in any environment (the App's products and locales, every
+    /// `Defaults` entry), including those this environment leaves alone: a prune reads them all.
+    public var pairsNamedByManifests: Set<ProductLocale> = []
 
     public init(api: any RetentionMessagingAPI, state: StateBinding?, refresh: DefaultsRefresh = .standard,
                 clock: any RetentionClock) {
@@ -33,11 +36,20 @@ public struct Reconciler: Sendable {
         if options.prune && state == nil {
             throw ReconcilerError.stateRequired("pruning needs the state store to be read (it says which older versions the published snapshot still uses); configure environments.\(desired.environment.rawValue).stateStore in the App manifest")
         }
-        let remote = try await RemoteStateReader.read(api, desired: desired, state: state, refresh: refresh)
+        // Whether content is in use is decided on defaults this run read: a prune reads every pair,
+        // the record's trust and the refresh window notwithstanding (a vendor may still write).
+        let extra = options.prune ? pairsNamedByManifests.subtracting(desired.declaredPairs) : []
+        let remote = try await RemoteStateReader.read(api, desired: desired, state: state, refresh: options.prune ? .all : refresh,
+                                                      alsoRead: extra)
         var options = options
         // The prune grace period counts to the reconciler's clock, read once, never inside the planner.
         if options.now == nil { options.now = clock.date() }
         var planned = try Planner.plan(desired: desired, remote: remote, options: options, hasSnapshotStore: state != nil)
+        if options.prune {
+            let windowed = DefaultsReadPlan.make(desired: desired, document: remote.state?.document, refresh: refresh)
+            planned.plan.pruneRead = PruneRead(pairs: desired.declaredPairs.count + extra.count,
+                                               extraCalls: windowed.trusted.count + extra.count)
+        }
         planned.plan.reviewAges = ReviewAge.compute(planned, now: clock.date(), warnDays: pendingWarnDays)
         if !planned.plan.reviewAges.isEmpty { planned.plan.formatVersion = Plan.textChangesFormatVersion }
         return planned

@@ -62,13 +62,14 @@ public enum PlanJSON {
         var rollbackVersions: Int?
         var pruneGraceDays: Int?
         var missingState: MissingState?
+        var pruneRead: PruneRead?
         var evidence: EvidenceMember?
 
         enum CodingKeys: String, CodingKey {
             case formatVersion = "format_version", environment, bundleId = "bundle_id", prune, converged, health
             case summary, actions, problems, inventory, estimate, apiCalls = "api_calls", fingerprints
             case reviewAges = "review_ages", rollbackVersions = "rollback_versions", missingState = "missing_state"
-            case pruneGraceDays = "prune_grace_days", evidence
+            case pruneGraceDays = "prune_grace_days", pruneRead = "prune_read", evidence
         }
 
         init(_ plan: Plan) {
@@ -89,6 +90,7 @@ public enum PlanJSON {
             rollbackVersions = plan.rollbackVersions
             pruneGraceDays = plan.pruneGraceDays
             missingState = plan.missingState
+            pruneRead = plan.pruneRead
         }
     }
 

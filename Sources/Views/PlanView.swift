@@ -54,6 +54,22 @@ public enum PlanView {
         return "Review progressed since the plan was saved: \(safe(progress.title)) is ready now and is applied instead of waiting."
     }
 
+    /// `Pruning: read every default (18 pairs; 8 calls more than without --prune), …`: what a prune's "in use" rests on, and its cost.
+    static func pruneReadText(_ read: PruneRead) -> String {
+        let extra = read.extraCalls == 0 ? "no call more than without --prune"
+            : "\(read.extraCalls) call\(read.extraCalls == 1 ? "" : "s") more than without --prune"
+        return "Pruning: read every default (\(read.pairs) pair\(read.pairs == 1 ? "" : "s"); \(extra)), "
+            + "so nothing a default shows is deleted on an older reading."
+    }
+
+    /// `Not deleted: message … — the saved plan deleted it, but it is in use by default …; kept: in use`.
+    public static func keptLine(_ item: InventoryItem) -> String {
+        var text = "Not deleted: \(item.kind.rawValue) \(item.identifier)" + (item.name.map { " (\($0))" } ?? "")
+            + " — the saved plan deleted it, but"
+        if !item.usedBy.isEmpty { text += " it is in use by " + item.usedBy.map(\.description).joined(separator: ", ") + " now;" }
+        return TerminalText.safe(text + " " + PlanWording.prune(item.prune))
+    }
+
     /// One sentence on sync and health, the two axes.
     static func statusLine(_ plan: Plan) -> String {
         let sync: String
@@ -93,6 +109,7 @@ public enum PlanView {
         let safe = TerminalText.safe
         var out: [String] = [painter.bold(summaryLine(plan))]
         out.append("Read \(plan.environment.rawValue) with \(plan.apiCalls) API call\(plan.apiCalls == 1 ? "" : "s").")
+        if let read = plan.pruneRead { out.append(pruneReadText(read)) }
         if let missing = plan.missingState {
             out.append("")
             out.append(painter.color(.red, "! Missing state: " + safe(missing.explanation)))
@@ -187,6 +204,7 @@ public enum PlanView {
         head.append("**\(summaryLine(plan))**")
         head.append("")
         head.append(statusLine(plan) + " The plan read the remote state with \(plan.apiCalls) API call\(plan.apiCalls == 1 ? "" : "s").")
+        if let read = plan.pruneRead { head.append(""); head.append(MarkdownText.escape(pruneReadText(read))) }
         if let missing = plan.missingState {
             head.append("")
             head.append("> [!CAUTION]")

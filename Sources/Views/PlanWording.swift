@@ -79,6 +79,9 @@ public enum PlanWording {
             "\(error); change that content in the manifests"
         case .pruneProtection:
             "\(error); check the inventory, then run again with --prune-force"
+        case .defaultsProtection:
+            "\(error); if a manifest was lost (an imported-*.yaml file removed), restore it; if these defaults "
+                + "should go, run again with --prune-force (which also prunes unused content)"
         case .externalNotAtApple(.message, _, _, _):
             "\(error); check its identifier in the ExternalMessage manifest"
         case .externalNotAtApple(.image, _, _, _):

@@ -60,16 +60,17 @@ public struct SavedPlan: Sendable, Hashable, Decodable {
     }
 
     /// The options to re-plan with: the saved plan's prune, and its ready deletions allowed even
-    /// past prune protection (they were planned); deletions it refused stay refused.
+    /// past prune or defaults protection (they were planned); deletions it refused stay refused.
     public var planOptions: PlanOptions {
-        let deletes = actions.contains { $0.state == .ready && $0.kind.verb == .delete && RemoteResources.byID[$0.kind.resource]?.isContent == true }
+        let readyDeletes = actions.filter { $0.state == .ready && $0.kind.verb == .delete }
+        let deletes = readyDeletes.contains { RemoteResources.byID[$0.kind.resource]?.isContent == true }
         // Rollback targets the plan deleted were named when it was made; the re-plan names them again.
         let prefix = ActionKind.deleteMessage.rawValue + ":"
         let named = Set(actions.compactMap { action -> String? in
             guard action.state == .ready, action.kind == .deleteMessage else { return nil }
             return String(action.id.rawValue.dropFirst(prefix.count))
         })
-        return PlanOptions(prune: prune || deletes, pruneForce: deletes, pruneNamed: named,
+        return PlanOptions(prune: prune || deletes, pruneForce: !readyDeletes.isEmpty, pruneNamed: named,
                            rollbackVersions: rollbackVersions ?? PlanOptions.defaultRollbackVersions,
                            pruneGraceDays: pruneGraceDays ?? PlanOptions.defaultPruneGraceDays)
     }
@@ -109,6 +110,17 @@ public struct SavedPlan: Sendable, Hashable, Decodable {
                              + unexpected.map(\.title).joined(separator: "; "))
         }
         return allowed
+    }
+
+    /// Content the saved plan would delete that is still at Apple and that the fresh plan keeps: it
+    /// came into use since (a default someone set), or is kept for another reason the fresh plan
+    /// says. Apply does not delete it, and says so.
+    public static func kept(saved: SavedPlan, fresh: Plan) -> [InventoryItem] {
+        let planned = Set(fresh.actions.map(\.id))
+        let deleting = Set(saved.actions.filter { $0.state == .ready && $0.kind.verb == .delete && !planned.contains($0.id) }.map(\.id))
+        return fresh.inventory.filter {
+            $0.prune != .deletable && deleting.contains(ActionID(RemoteResources.resource(of: $0.kind).deleteKind, $0.identifier))
+        }
     }
 
     /// The actions the saved plan held as blocked that the fresh plan finds ready: what apply now

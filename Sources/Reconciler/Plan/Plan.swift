@@ -39,6 +39,9 @@ public struct Plan: Sendable, Hashable {
     /// the state was lost or moved, not a first publish. Apply refuses until it is brought over or
     /// the operator confirms a first publish.
     public var missingState: MissingState?
+    /// A plan that prunes read every default first: how many pairs, and the calls that cost beyond
+    /// what `--refresh-defaults` reads (absent when the plan does not prune).
+    public var pruneRead: PruneRead?
 
     public init(formatVersion: String = Plan.currentFormatVersion, environment: Environment, bundleId: String,
                 prune: Bool, converged: Bool, health: Health, summary: PlanSummary, actions: [PlanAction],
@@ -464,6 +467,23 @@ public struct Fingerprints: Codable, Sendable, Hashable {
         self.manifests = manifests
         self.remote = remote
     }
+}
+
+/// What a plan that prunes read so that "in use" rests on what it saw: every default pair the
+/// manifests name, the state record's trust and the refresh window notwithstanding.
+public struct PruneRead: Codable, Sendable, Hashable {
+    /// Default pairs read.
+    public var pairs: Int
+    /// Calls beyond what the plan would read without pruning (the record vouched for those pairs,
+    /// or the environment leaves them alone).
+    public var extraCalls: Int
+
+    public init(pairs: Int, extraCalls: Int) {
+        self.pairs = pairs
+        self.extraCalls = extraCalls
+    }
+
+    enum CodingKeys: String, CodingKey { case pairs, extraCalls = "extra_calls" }
 }
 
 /// Why a plan reads as a lost or moved state rather than a first publish.

@@ -1,3 +1,4 @@
+import Basics
 import RetentionMessaging
 public import RetentionMessagingModels
 import Runtime
@@ -231,6 +232,9 @@ public enum ActionError: Sendable, Hashable, CustomStringConvertible {
     case usesRejected([ReviewItem])
     /// The prune would delete more than `PlanOptions.pruneProtectionShare` of the remote content.
     case pruneProtection(deleting: Int, of: Int)
+    /// The plan would delete more than `PlanOptions.pruneProtectionShare` of the defaults Apple
+    /// holds for the declared pairs; `adopted`: how many of them show content the state records as adopted.
+    case defaultsProtection(deleting: Int, of: Int, adopted: AdoptedDefaults?)
     /// External content (declared by identifier, never uploaded) that Apple does not hold.
     case externalNotAtApple(ContentKind, name: String, identifier: String, environment: Environment)
     /// A message shows an external image as `required`, but Apple's image list holds it as `listed`.
@@ -251,6 +255,15 @@ public enum ActionError: Sendable, Hashable, CustomStringConvertible {
             return "uses REJECTED content: " + items.map(\.description).joined(separator: ", ")
         case .pruneProtection(let deleting, let total):
             return "prune protection: this would delete \(deleting) of \(total) remote messages and images (more than \(Int(PlanOptions.pruneProtectionShare * 100))%)"
+        case .defaultsProtection(let deleting, let total, let adopted):
+            var text = "delete protection: this would delete \(deleting) of the \(total) defaults Apple holds for the declared pairs "
+                + "(more than \(Int(PlanOptions.pruneProtectionShare * 100))%)"
+            if let adopted {
+                let first = UTCTime(adopted.firstAdoptedAt).formatted(.date), last = UTCTime(adopted.lastAdoptedAt).formatted(.date)
+                text += "; \(adopted.count) of these \(adopted.count == 1 ? "was" : "were") adopted by import "
+                    + (first == last ? "on \(first)" : "between \(first) and \(last)")
+            }
+            return text
         }
     }
 }

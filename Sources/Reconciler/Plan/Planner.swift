@@ -7,7 +7,8 @@ import StateStore
 public struct PlanOptions: Sendable, Hashable {
     /// Consider deleting remote content that nothing derives or uses.
     public var prune: Bool
-    /// Allow a prune that deletes more than `pruneProtectionShare` of the remote content.
+    /// Allow deleting more than `pruneProtectionShare` of the remote content (a prune) or of the
+    /// defaults Apple holds (`--prune-force`).
     public var pruneForce: Bool
     /// Rollback targets a prune deletes anyway, because the operator named them.
     public var pruneNamed: Set<String>
@@ -39,7 +40,8 @@ public struct PlanOptions: Sendable, Hashable {
     /// Two weeks: long enough for a pull request to wait through App Review and code review.
     public static let defaultPruneGraceDays = 14
 
-    /// A prune that would delete more than this share of remote content is refused without `pruneForce`.
+    /// A prune that would delete more than this share of remote content, or a plan that would delete
+    /// more than this share of the defaults Apple holds, is refused without `pruneForce`.
     public static let pruneProtectionShare = 0.25
 }
 
@@ -81,6 +83,7 @@ public enum Planner {
         // The gate already read every kind's derived items and remote states once: the checks below reuse it.
         let content = context.gate
         protectFromMassPrune(&context.actions[pruneStart...], remoteCount: content.remoteCount, options: options)
+        protectDefaultsFromMassDelete(&context.actions, desired: desired, remote: remote, options: options)
         let actions = context.actions, problems = context.problems, compiled = context.compiled, usage = context.usage
         let inventory = context.inventory.sorted { ($0.kind.rawValue, $0.identifier) < ($1.kind.rawValue, $1.identifier) }
 

@@ -86,11 +86,13 @@ public struct RemoteImage: Codable, Sendable, Hashable {
 public enum RemoteStateReader {
     /// Reads the state store first (a store that cannot be read stops the plan before any call to
     /// Apple), then the lists, the defaults `DefaultsReadPlan` picks, and the realtime URL.
+    /// `alsoRead`: pairs outside the declared ones whose defaults are read too (what a prune must
+    /// see), only for what is in use; no action is planned for them.
     public static func read(_ api: any RetentionMessagingAPI, desired: DesiredState, state binding: StateBinding?,
-                            refresh: DefaultsRefresh = .standard) async throws -> RemoteState {
+                            refresh: DefaultsRefresh = .standard, alsoRead: Set<ProductLocale> = []) async throws -> RemoteState {
         let stored = try await binding?.read()
         let readPlan = DefaultsReadPlan.make(desired: desired, document: stored?.document, refresh: refresh)
-        var state = try await read(api, pairs: readPlan.read)
+        var state = try await read(api, pairs: readPlan.read + alsoRead.subtracting(desired.declaredPairs))
         for (pair, identifier) in readPlan.trusted {
             if let identifier { state.defaults[pair] = identifier }
         }

@@ -103,6 +103,15 @@ public struct Workspace: Sendable {
 
     /// The flows say what realtime requests get, but without a store they are never published.
     public var flowsUnpublished: Bool { stateLocation == nil && !desired.rules.isEmpty }
+
+    /// Every pair the manifests name in any environment: the App's products and locales and every
+    /// `Defaults` entry, those this environment leaves alone (an external message without an
+    /// identifier here) included. A prune reads all of them: what a default shows is in use.
+    public var pairsNamedByManifests: Set<ProductLocale> {
+        let set = manifests
+        return Set(set.app.products.flatMap { product in product.locales.map { ProductLocale(productId: product.id, locale: $0) } })
+            .union(set.defaults.map { ProductLocale(productId: $0.productId, locale: $0.locale) })
+    }
 }
 
 extension Reconciler {
@@ -118,6 +127,8 @@ extension Reconciler {
             binding = StateBinding(store: store, legacySnapshotPath: workspace.legacySnapshotPath,
                                    writer: StateWriter.current(environment: environment))
         }
-        return Reconciler(api: api, state: binding, refresh: refresh, clock: clock)
+        var reconciler = Reconciler(api: api, state: binding, refresh: refresh, clock: clock)
+        reconciler.pairsNamedByManifests = workspace.pairsNamedByManifests
+        return reconciler
     }
 }

@@ -176,6 +176,12 @@ struct ApplyCommand: ParsedCommand {
                 context.console.print(line)
                 if options.format == .github { context.console.print(GitHubActions.annotation(.notice, line, title: "Review progressed")) }
             }
+            // What the reviewed plan deleted and is in use now (a default set since) stays, and is said.
+            for item in SavedPlan.kept(saved: saved, fresh: planned.plan) {
+                let line = PlanView.keptLine(item)
+                context.console.print(line)
+                if options.format == .github { context.console.print(GitHubActions.annotation(.warning, line, title: "Not deleted")) }
+            }
             return allowed
         } catch {
             guard options.replanIfStale else { throw CommandError("\(planPath): \(PlanWording.describe(error))") }

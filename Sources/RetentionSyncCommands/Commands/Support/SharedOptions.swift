@@ -81,7 +81,10 @@ enum PruneOptions {
 
     /// `--prune`; each command says what it does with it (plan plans, apply deletes).
     static func prune(help: [String]) -> Option { Option("--prune", help: help) }
-    static let pruneForce = Option("--prune-force", help: ["Allow a prune that deletes more than \(protectedShare) of the remote content"])
+    static let pruneForce = Option("--prune-force", help: [
+        "Allow deleting more than \(protectedShare) of the remote content (a prune) or",
+        "of the defaults Apple holds; implies --prune",
+    ])
     static let pruneId = Option("--prune-id", value: "ID[,ID…]", help: [
         "Also delete these rollback targets, external messages or external images",
         "(which --prune keeps), by identifier; implies --prune",
