@@ -81,7 +81,7 @@ public enum PlanWording {
             "\(error); check the inventory, then run again with --prune-force"
         case .defaultsProtection:
             "\(error); if a manifest was lost (an imported-*.yaml file removed), restore it; if these defaults "
-                + "should go, run again with --prune-force (which also prunes unused content)"
+                + "should go, run again with --allow-delete-defaults"
         case .externalNotAtApple(.message, _, _, _):
             "\(error); check its identifier in the ExternalMessage manifest"
         case .externalNotAtApple(.image, _, _, _):

@@ -143,7 +143,7 @@ struct PruneSafetyTests {
                 "pairs left alone are only read, never changed: \(plan)")
     }
 
-    @Test("removing the imported file refuses to delete every default without --prune-force, and says how many were adopted by import and when")
+    @Test("removing the imported file refuses to delete every default without --allow-delete-defaults, and says how many were adopted by import and when")
     func lostImportedFileIsGuarded() async throws {
         let harness = try await Self.importedVendorApp()
         let adopted = try #require(try ImportCommandTests.state(harness)["adopted"] as? [[String: Any]])
@@ -157,20 +157,47 @@ struct PruneSafetyTests {
         #expect(plan.stdout.hasPrefix("Plan (sandbox): 0 to upload, 0 to set, 0 blocked, 0 to delete, 12 errors"), "\(plan.stdout)")
         #expect(plan.stdout.contains("error: delete protection: this would delete 12 of the 12 defaults Apple holds for the declared pairs (more than 25%); "
                                      + "12 of these were adopted by import on \(day); if a manifest was lost"), "\(plan.stdout)")
-        #expect(plan.stderr.contains("run again with --prune-force"), "\(plan.stderr)")
+        #expect(plan.stderr.contains("run again with --allow-delete-defaults"), "\(plan.stderr)")
+        #expect(!plan.stderr.contains("--prune-force"), "the prune's override is not the defaults' one: \(plan.stderr)")
 
         let refused = await harness.run(["apply", "--env", "sandbox", "--auto-approve"])
         #expect(refused.code == .failure, "\(refused.stdout)\(refused.stderr)")
         #expect(harness.emulator.state(of: .sandbox).defaults == before, "no default deleted")
 
-        let forced = try Self.json(await harness.run(["plan", "--env", "sandbox", "--prune-force", "--format", "json"]))
-        #expect(Self.actionIds(forced).filter { $0.hasPrefix("delete_default:") }.count == 12)
-        #expect((forced["summary"] as? [String: Any])?["errors"] as? Int == 0, "\(forced)")
-        let apply = await harness.run(["apply", "--env", "sandbox", "--prune-force", "--auto-approve"])
+        // --prune-force overrides the prune's protection only: the defaults stay protected.
+        let pruneForced = try Self.json(await harness.run(["plan", "--env", "sandbox", "--prune-force", "--format", "json"]))
+        #expect((pruneForced["summary"] as? [String: Any])?["errors"] as? Int == 12, "\(pruneForced)")
+
+        let allowed = try Self.json(await harness.run(["plan", "--env", "sandbox", "--allow-delete-defaults", "--format", "json"]))
+        #expect(Self.actionIds(allowed).filter { $0.hasPrefix("delete_default:") }.count == 12)
+        #expect((allowed["summary"] as? [String: Any])?["errors"] as? Int == 0, "\(allowed)")
+        let apply = await harness.run(["apply", "--env", "sandbox", "--allow-delete-defaults", "--auto-approve"])
         #expect(apply.code == .success, "\(apply.stdout)\(apply.stderr)")
         #expect(harness.emulator.state(of: .sandbox).defaults.isEmpty)
         #expect(Self.vendor.allSatisfy { harness.emulator.state(of: .sandbox).messages[$0] != nil },
-                "the messages were defaults when the prune judged them: kept")
+                "letting the defaults go prunes nothing")
+    }
+
+    @Test("--allow-delete-defaults alone deletes the defaults the manifests stopped assigning and prunes nothing, also through a saved plan")
+    func allowDeleteDefaultsPrunesNothing() async throws {
+        let harness = try await Self.importedVendorApp()
+        // Unused and unmanaged: a prune would delete it.
+        try await ImportCommandTests.seed(harness, #"{"messages": [{"identifier": "\#(Self.later)"}]}"#)
+        try FileManager.default.removeItem(at: harness.file("manifests/imported-sandbox.yaml"))
+
+        let plan = try Self.json(await harness.run(["plan", "--env", "sandbox", "--allow-delete-defaults", "--format", "json"]))
+        #expect(plan["prune"] as? Bool == false, "\(plan)")
+        #expect(plan["prune_read"] == nil, "no prune, so no full read for one")
+        #expect(Self.actionIds(plan).allSatisfy { $0.hasPrefix("delete_default:") } && Self.actionIds(plan).count == 12, "\(plan)")
+
+        let saved = await harness.run(["plan", "--env", "sandbox", "--allow-delete-defaults", "--out", "plan.json"])
+        #expect(saved.code == .success, "\(saved.stdout)\(saved.stderr)")
+        let apply = await harness.run(["apply", "--env", "sandbox", "--plan", "plan.json"])
+        #expect(apply.code == .success, "the saved plan carries the override: \(apply.stdout)\(apply.stderr)")
+        let state = harness.emulator.state(of: .sandbox)
+        #expect(state.defaults.isEmpty)
+        #expect(state.messages[Self.later] != nil, "nothing pruned")
+        #expect(Self.vendor.allSatisfy { state.messages[$0] != nil }, "nothing pruned")
     }
 
     @Test("deleting a few of many defaults needs no override")

@@ -60,17 +60,19 @@ public struct SavedPlan: Sendable, Hashable, Decodable {
     }
 
     /// The options to re-plan with: the saved plan's prune, and its ready deletions allowed even
-    /// past prune or defaults protection (they were planned); deletions it refused stay refused.
+    /// past prune protection (content) or defaults protection (defaults), as they were planned;
+    /// deletions it refused stay refused.
     public var planOptions: PlanOptions {
         let readyDeletes = actions.filter { $0.state == .ready && $0.kind.verb == .delete }
         let deletes = readyDeletes.contains { RemoteResources.byID[$0.kind.resource]?.isContent == true }
+        let deletesDefaults = readyDeletes.contains { $0.kind == .deleteDefault }
         // Rollback targets the plan deleted were named when it was made; the re-plan names them again.
         let prefix = ActionKind.deleteMessage.rawValue + ":"
         let named = Set(actions.compactMap { action -> String? in
             guard action.state == .ready, action.kind == .deleteMessage else { return nil }
             return String(action.id.rawValue.dropFirst(prefix.count))
         })
-        return PlanOptions(prune: prune || deletes, pruneForce: !readyDeletes.isEmpty, pruneNamed: named,
+        return PlanOptions(prune: prune || deletes, pruneForce: deletes, allowDeleteDefaults: deletesDefaults, pruneNamed: named,
                            rollbackVersions: rollbackVersions ?? PlanOptions.defaultRollbackVersions,
                            pruneGraceDays: pruneGraceDays ?? PlanOptions.defaultPruneGraceDays)
     }

@@ -18,12 +18,12 @@ public struct AdoptedDefaults: Sendable, Hashable {
 
 extension Planner {
     /// A plan that deletes more than `PlanOptions.pruneProtectionShare` of the defaults Apple holds for
-    /// the declared pairs is refused without `pruneForce`: losing a manifest (an imported file removed
+    /// the declared pairs is refused without `allowDeleteDefaults`: losing a manifest (an imported file removed
     /// in a merge) must not stop every customer's default message on the next apply. Unlike a prune,
     /// these deletions need no flag to be planned, so the guard is what stands between a lost file and them.
     static func protectDefaultsFromMassDelete(_ actions: inout [PlanAction], desired: DesiredState, remote: RemoteState,
                                               options: PlanOptions) {
-        guard !options.pruneForce else { return }
+        guard !options.allowDeleteDefaults else { return }
         let deletes = actions.indices.filter { actions[$0].kind == .deleteDefault && actions[$0].state == .ready }
         let held = desired.declaredPairs.filter { remote.defaults[$0] != nil }.count
         guard !deletes.isEmpty, Double(deletes.count) > PlanOptions.pruneProtectionShare * Double(held) else { return }

@@ -7,9 +7,11 @@ import StateStore
 public struct PlanOptions: Sendable, Hashable {
     /// Consider deleting remote content that nothing derives or uses.
     public var prune: Bool
-    /// Allow deleting more than `pruneProtectionShare` of the remote content (a prune) or of the
-    /// defaults Apple holds (`--prune-force`).
+    /// Allow a prune to delete more than `pruneProtectionShare` of the remote content (`--prune-force`).
     public var pruneForce: Bool
+    /// Allow deleting more than `pruneProtectionShare` of the defaults Apple holds for the declared
+    /// pairs (`--allow-delete-defaults`); unlike `pruneForce`, it prunes nothing.
+    public var allowDeleteDefaults: Bool
     /// Rollback targets a prune deletes anyway, because the operator named them.
     public var pruneNamed: Set<String>
     /// How many approved earlier versions of each message localization the state recorded are kept
@@ -23,11 +25,12 @@ public struct PlanOptions: Sendable, Hashable {
     /// sets it from its own clock when nil, so the same inputs give the same plan.
     public var now: Date?
 
-    public init(prune: Bool = false, pruneForce: Bool = false, pruneNamed: Set<String> = [],
+    public init(prune: Bool = false, pruneForce: Bool = false, allowDeleteDefaults: Bool = false, pruneNamed: Set<String> = [],
                 rollbackVersions: Int = PlanOptions.defaultRollbackVersions,
                 pruneGraceDays: Int = PlanOptions.defaultPruneGraceDays, now: Date? = nil) {
         self.prune = prune
         self.pruneForce = pruneForce
+        self.allowDeleteDefaults = allowDeleteDefaults
         self.pruneNamed = pruneNamed
         self.rollbackVersions = rollbackVersions
         self.pruneGraceDays = pruneGraceDays
@@ -40,8 +43,9 @@ public struct PlanOptions: Sendable, Hashable {
     /// Two weeks: long enough for a pull request to wait through App Review and code review.
     public static let defaultPruneGraceDays = 14
 
-    /// A prune that would delete more than this share of remote content, or a plan that would delete
-    /// more than this share of the defaults Apple holds, is refused without `pruneForce`.
+    /// A prune that would delete more than this share of remote content is refused without
+    /// `pruneForce`; a plan that would delete more than this share of the defaults Apple holds, without
+    /// `allowDeleteDefaults`.
     public static let pruneProtectionShare = 0.25
 }
 

@@ -342,12 +342,14 @@ struct ApplyOptions: CommandOptions {
     var format: ApplyFormat
     var maxDuration: TimeSpan?
 
-    var pruning: Bool { pruneSettings.deletes }
+    /// Any flag that allows a deletion: a prune, or `--allow-delete-defaults`.
+    var allowsDeleting: Bool { pruneSettings.deletes || pruneSettings.allowDeleteDefaults }
     var planOptions: PlanOptions { pruneSettings.planOptions }
 
     func validate() throws(CommandError) {
-        if onlyUploads && pruning {
-            throw CommandError("--only-uploads does not go with --prune, --prune-force or --prune-id: it never deletes", exitCode: .usage)
+        if onlyUploads && allowsDeleting {
+            throw CommandError("--only-uploads does not go with --prune, --prune-force, --prune-id or --allow-delete-defaults: it never deletes",
+                               exitCode: .usage)
         }
         if !onlyUploads && (reserve != nil || submittedBy != nil || summaryPath != nil) {
             throw CommandError("--submission-reserve, --submitted-by and --summary go with --only-uploads", exitCode: .usage)
@@ -355,9 +357,10 @@ struct ApplyOptions: CommandOptions {
         if let submittedBy, submittedBy.trimmingCharacters(in: .whitespaces).isEmpty {
             throw CommandError("--submitted-by needs a name (pr-12)", exitCode: .usage)
         }
-        if planPath != nil && pruning {
-            throw CommandError("--prune, --prune-force and --prune-id do not go with --plan: the saved plan decides what is deleted "
-                               + "(make it with 'plan --prune --out FILE')", exitCode: .usage)
+        if planPath != nil && allowsDeleting {
+            throw CommandError("--prune, --prune-force, --prune-id and --allow-delete-defaults do not go with --plan: the saved plan "
+                               + "decides what is deleted (make it with 'plan --prune --out FILE' or 'plan --allow-delete-defaults --out FILE')",
+                               exitCode: .usage)
         }
         if planPath == nil && replanIfStale {
             throw CommandError("--replan-if-stale goes with --plan FILE", exitCode: .usage)

@@ -73,8 +73,8 @@ enum SigningKeyOption {
     }
 }
 
-/// `--prune`, `--prune-force`, `--prune-id`, `--rollback-versions` and `--prune-grace`, declared once
-/// for `plan` and `apply` and read into one `PruneSettings`.
+/// `--prune`, `--prune-force`, `--prune-id`, `--rollback-versions`, `--prune-grace` and
+/// `--allow-delete-defaults`, declared once for `plan` and `apply` and read into one `PruneSettings`.
 enum PruneOptions {
     /// The share of the remote content a prune may delete without `--prune-force`, as help words it.
     static let protectedShare = "\(Int((PlanOptions.pruneProtectionShare * 100).rounded()))%"
@@ -82,8 +82,8 @@ enum PruneOptions {
     /// `--prune`; each command says what it does with it (plan plans, apply deletes).
     static func prune(help: [String]) -> Option { Option("--prune", help: help) }
     static let pruneForce = Option("--prune-force", help: [
-        "Allow deleting more than \(protectedShare) of the remote content (a prune) or",
-        "of the defaults Apple holds; implies --prune",
+        "Allow a prune to delete more than \(protectedShare) of the remote messages and",
+        "images; implies --prune",
     ])
     static let pruneId = Option("--prune-id", value: "ID[,ID…]", help: [
         "Also delete these rollback targets, external messages or external images",
@@ -99,24 +99,32 @@ enum PruneOptions {
         "(0 keeps none)",
     ])
 
+    static let allowDeleteDefaults = Option("--allow-delete-defaults", help: [
+        "Allow deleting more than \(protectedShare) of the defaults Apple holds for the",
+        "declared pairs (the manifests no longer assign them); prunes nothing",
+    ])
+
     /// In help order, after the command's own `--prune`.
-    static let following = [pruneForce, pruneId, rollbackVersions, pruneGrace]
+    static let following = [pruneForce, pruneId, rollbackVersions, pruneGrace, allowDeleteDefaults]
 }
 
-/// What `plan` and `apply` were told about deleting: `--prune`, `--prune-force` and the rollback
-/// options, read the same way for both.
+/// What `plan` and `apply` were told about deleting: `--prune`, `--prune-force`, the rollback
+/// options and `--allow-delete-defaults`, read the same way for both.
 struct PruneSettings: Sendable {
     var prune: Bool
     var force: Bool
+    /// `--allow-delete-defaults`: lifts the defaults' delete protection only; it implies no prune.
+    var allowDeleteDefaults: Bool = false
     var named: Set<String>
     var rollbackVersions: Int
     var graceDays: Int
 
-    /// Whether anything may be deleted (`--prune-force` and `--prune-id` imply `--prune`).
+    /// Whether unused content may be deleted (`--prune-force` and `--prune-id` imply `--prune`).
     var deletes: Bool { prune || force || !named.isEmpty }
 
     var planOptions: PlanOptions {
-        PlanOptions(prune: deletes, pruneForce: force, pruneNamed: named, rollbackVersions: rollbackVersions, pruneGraceDays: graceDays)
+        PlanOptions(prune: deletes, pruneForce: force, allowDeleteDefaults: allowDeleteDefaults, pruneNamed: named,
+                    rollbackVersions: rollbackVersions, pruneGraceDays: graceDays)
     }
 
     /// Reads the settings; `prune` is the command's own declaration (its help differs).
@@ -129,6 +137,7 @@ struct PruneSettings: Sendable {
         }
         return PruneSettings(
             prune: arguments.flag(prune), force: arguments.flag(PruneOptions.pruneForce),
+            allowDeleteDefaults: arguments.flag(PruneOptions.allowDeleteDefaults),
             named: Set(named.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }),
             rollbackVersions: try arguments.value(PruneOptions.rollbackVersions, as: Int.self, in: 0..., expected: "a whole number, 0 or more")
                 ?? PlanOptions.defaultRollbackVersions,
