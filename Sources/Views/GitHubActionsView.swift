@@ -61,6 +61,9 @@ public enum GitHubActions {
         if let missing = plan.missingState {
             lines.append(annotation(.error, missing.explanation, title: "missing state"))
         }
+        for warning in plan.warnings {
+            lines.append(annotation(.warning, PlanWording.warning(warning), title: warning.field))
+        }
         for problem in plan.problems where problems {
             // A rejection the main branch already lived with is a warning: it is not this change's doing.
             lines.append(annotation(problem.severity == .error ? .error : .warning, problem.message,

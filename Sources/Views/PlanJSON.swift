@@ -63,13 +63,14 @@ public enum PlanJSON {
         var pruneGraceDays: Int?
         var missingState: MissingState?
         var pruneRead: PruneRead?
+        var warnings: [Warning]?
         var evidence: EvidenceMember?
 
         enum CodingKeys: String, CodingKey {
             case formatVersion = "format_version", environment, bundleId = "bundle_id", prune, converged, health
             case summary, actions, problems, inventory, estimate, apiCalls = "api_calls", fingerprints
             case reviewAges = "review_ages", rollbackVersions = "rollback_versions", missingState = "missing_state"
-            case pruneGraceDays = "prune_grace_days", pruneRead = "prune_read", evidence
+            case pruneGraceDays = "prune_grace_days", pruneRead = "prune_read", warnings, evidence
         }
 
         init(_ plan: Plan) {
@@ -91,6 +92,26 @@ public enum PlanJSON {
             pruneGraceDays = plan.pruneGraceDays
             missingState = plan.missingState
             pruneRead = plan.pruneRead
+            warnings = plan.warnings.isEmpty ? nil : plan.warnings.map(Warning.init)
+        }
+    }
+
+    /// What no action will change at Apple (absent when nothing).
+    struct Warning: Encodable {
+        var kind: String
+        var field: String
+        var message: String
+        /// For `realtime_url_removed`: the URL the state recorded, and the one Apple keeps.
+        var recorded: String?
+        var held: String?
+
+        init(_ warning: PlanWarning) {
+            kind = warning.kind
+            field = warning.field
+            message = PlanWording.warning(warning)
+            switch warning {
+            case .realtimeURLRemoved(_, let recorded, let held): (self.recorded, self.held) = (recorded, held)
+            }
         }
     }
 

@@ -114,6 +114,8 @@ public enum PlanView {
             out.append("")
             out.append(painter.color(.red, "! Missing state: " + safe(missing.explanation)))
         }
+        if !plan.warnings.isEmpty { out.append("") }
+        for warning in plan.warnings { out.append(painter.color(.yellow, "warning: " + safe(PlanWording.warning(warning)))) }
         if plan.converged && plan.problems.isEmpty {
             out.append("")
             out.append("No changes. \(plan.environment.rawValue) matches the manifests.")
@@ -209,6 +211,11 @@ public enum PlanView {
             head.append("")
             head.append("> [!CAUTION]")
             head.append("> **Missing state.** " + escape(missing.explanation))
+        }
+        if !plan.warnings.isEmpty {
+            head.append("")
+            head.append("> [!WARNING]")
+            for warning in plan.warnings { head.append("> " + escape(PlanWording.warning(warning))) }
         }
         let deletes = plan.actions.filter { $0.kind.effect == .delete && $0.state != .error }
         if !deletes.isEmpty {

@@ -68,6 +68,14 @@ public enum PlanWording {
 
     static func waitingRules(_ count: Int) -> String { count == 0 ? "" : "; \(rules(count)) wait\(count == 1 ? "s" : "") for review" }
 
+    /// What no action will change, then what to do.
+    public static func warning(_ warning: PlanWarning) -> String {
+        switch warning {
+        case .realtimeURLRemoved:
+            "\(warning). Declare the URL you want in the App manifest (the vendor's, to roll back)"
+        }
+    }
+
     /// What is wrong, then what to do.
     static func error(_ error: ActionError) -> String {
         switch error {

@@ -42,6 +42,8 @@ public struct Plan: Sendable, Hashable {
     /// A plan that prunes read every default first: how many pairs, and the calls that cost beyond
     /// what `--refresh-defaults` reads (absent when the plan does not prune).
     public var pruneRead: PruneRead?
+    /// What these manifests stopped declaring that no action changes at Apple, sorted.
+    public var warnings: [PlanWarning] = []
 
     public init(formatVersion: String = Plan.currentFormatVersion, environment: Environment, bundleId: String,
                 prune: Bool, converged: Bool, health: Health, summary: PlanSummary, actions: [PlanAction],
@@ -107,6 +109,39 @@ public enum Attention: Sendable, Hashable, CustomStringConvertible {
         case .performanceTest(let title): "\(title): Apple takes the production realtime URL once a sandbox performance test passes (retention-sync performance-test --env sandbox)"
         }
     }
+}
+
+/// A change in the manifests that no action carries out at Apple: neither an error (the plan is
+/// valid) nor a remote condition (this change made it), but a reviewer must see it, because the
+/// plan alone would read as "No changes".
+public enum PlanWarning: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The state records `recorded` as the environment's realtime URL; the manifests declare none
+    /// now, and retention-sync never unsets one, so Apple keeps calling `held`.
+    case realtimeURLRemoved(environment: Environment, recorded: String, held: String)
+
+    /// The JSON `kind`.
+    public var kind: String {
+        switch self {
+        case .realtimeURLRemoved: "realtime_url_removed"
+        }
+    }
+
+    /// The setting, as the manifests spell it.
+    public var field: String {
+        switch self {
+        case .realtimeURLRemoved(let environment, _, _): "environments.\(environment.rawValue).realtimeURL"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .realtimeURLRemoved(_, let recorded, let held):
+            let was = recorded == held ? "" : " (it was \(recorded))"
+            return "\(field) was removed from the manifests\(was); Apple keeps \(held), and nothing will change it"
+        }
+    }
+
+    public static func < (lhs: PlanWarning, rhs: PlanWarning) -> Bool { (lhs.kind, lhs.field) < (rhs.kind, rhs.field) }
 }
 
 /// Review health, the second axis beside sync.

@@ -106,6 +106,7 @@ public enum Planner {
         plan.summary.attention = plan.attention.count
         plan.rollbackVersions = options.rollbackVersions == PlanOptions.defaultRollbackVersions ? nil : options.rollbackVersions
         plan.pruneGraceDays = options.pruneGraceDays == PlanOptions.defaultPruneGraceDays ? nil : options.pruneGraceDays
+        plan.warnings = context.warnings.sorted()
         if remote.isFirstPublish, let store = remote.stateStoreName {
             let derived = content.derivedStates
             let atApple = derived.filter { $0 != .notUploaded }.count

@@ -86,6 +86,8 @@ struct PlanContext {
     let gate: ReviewGate
     var actions: [PlanAction] = []
     var problems: [PlanProblem] = []
+    /// What the manifests stopped declaring that no action changes at Apple.
+    var warnings: [PlanWarning] = []
     /// The snapshot apply would publish, once the snapshot resource planned it.
     var compiled: CompiledSnapshot?
     /// Where remote content is in use; complete from `annotate` on.

@@ -103,6 +103,8 @@ extension StateRecorder {
         let inSync = desired.declaredPairs.filter { remote.defaults[$0] == assignments[$0] }
         let remoteDefaults = remote.defaults
         let realtime = desired.realtimeURL.flatMap { $0 == remote.realtimeURL ? $0 : nil }
+        // The main branch no longer declares a URL: the record says it was removed (plans warned until now).
+        let realtimeRemoved = merging && desired.realtimeURL == nil
         let cursor = remote.nextRefreshCursor
         let kinds = ContentKind.allCases.map(RemoteResources.resource(of:))
         let derived = Set(kinds.flatMap { $0.derived(in: desired).map(\.identifier) })
@@ -138,6 +140,9 @@ extension StateRecorder {
             }
             if let realtime, document.realtimeURL?.url != realtime {
                 document.realtimeURL = RealtimeURLRecord(url: realtime, appliedAt: time)
+            }
+            if realtimeRemoved, document.realtimeURL?.url != nil {
+                document.realtimeURL = RealtimeURLRecord(url: nil, appliedAt: time)
             }
             // A refused URL that is set after all (a test passed since) waits for nothing.
             if let realtime, document.realtimeURLAwaitingPerformanceTest?.url == realtime {

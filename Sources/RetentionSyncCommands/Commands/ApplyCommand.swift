@@ -202,6 +202,7 @@ struct ApplyCommand: ParsedCommand {
             for line in plan.problems.map({ GitHubActions.annotation($0.severity == .error ? .error : .warning, $0.message, title: $0.name) }) {
                 context.console.print(line)
             }
+            for warning in plan.warnings { context.console.print(GitHubActions.annotation(.warning, PlanWording.warning(warning), title: warning.field)) }
         }
         context.console.print("")
     }

@@ -138,6 +138,7 @@ struct PlanCommand: ParsedCommand {
         // On standard error, so that JSON and Markdown on standard output stay whole.
         if planned.plan.hasErrors { context.console.error("error: " + PlanView.errorLine(planned.plan)) }
         if planned.plan.needsAttention { context.console.error("attention: " + PlanView.attentionLine(planned.plan)) }
+        for warning in planned.plan.warnings { context.console.error("warning: " + TerminalText.safe(PlanWording.warning(warning))) }
         return code
     }
 

@@ -52,6 +52,7 @@ enum RealtimeURLResource: RemoteResource {
 
     static func plan(_ context: inout PlanContext) throws {
         let remote = context.remote
+        warnIfRemoved(&context)
         guard let url = context.desired.realtimeURL, remote.realtimeURL != url else { return }
         var action = PlanAction(
             id: .setRealtimeURL(url),
@@ -63,6 +64,15 @@ enum RealtimeURLResource: RemoteResource {
             action.reason.wait = .performanceTest
         }
         context.actions.append(action)
+    }
+
+    /// An App without a URL leaves Apple's as it is; when the state records one the manifests
+    /// declared, removing it changes nothing at Apple, which a revert of the commit that switched
+    /// the URL must not hide. The apply of the main branch records the removal, so later plans are quiet.
+    static func warnIfRemoved(_ context: inout PlanContext) {
+        guard context.desired.realtimeURL == nil, let held = context.remote.realtimeURL,
+              let recorded = context.remote.state?.document?.realtimeURL?.url else { return }
+        context.warnings.append(.realtimeURLRemoved(environment: context.environment, recorded: recorded, held: held))
     }
 
     static func perform(_ change: RealtimeURLChange, in planned: PlanResult, api: any RetentionMessagingAPI,
