@@ -85,17 +85,46 @@ struct ImportCommand: ParsedCommand {
         let result = ImportPlan.make(planned, manifests: session.manifests)
         context.console.write("Read in \(planned.remote.apiCalls) calls.\n")
         for note in result.notes { context.console.write("note: \(note)\n") }
-        guard !result.isEmpty else {
+        guard !result.isEmpty || result.realtimeURL != nil else {
             context.console.write("Nothing new to import: every message, image and default Apple holds in \(environment.rawValue) is in the manifests.\n")
             return interruption?.finish() ?? .success
         }
         interruption?.writing()
-        let written = try write(result.yaml(environment: environment), in: directory, environment: environment)
-        let images = result.images.isEmpty ? "" : "\(result.images.count) external image\(result.images.count == 1 ? "" : "s"), "
-        context.console.write("Wrote \(environmentOptions.manifestsPath)/\(written): \(result.externals.count) external message\(result.externals.count == 1 ? "" : "s"), "
-                              + images + "\(result.defaults.count) default\(result.defaults.count == 1 ? "" : "s").\n")
-        context.console.write("Next: retention-sync validate, then retention-sync plan --env \(environment.rawValue) (it should say No changes), and commit the file.\n")
+        if !result.isEmpty {
+            let written = try write(result.yaml(environment: environment), in: directory, environment: environment)
+            let images = result.images.isEmpty ? "" : "\(result.images.count) external image\(result.images.count == 1 ? "" : "s"), "
+            context.console.write("Wrote \(environmentOptions.manifestsPath)/\(written): \(result.externals.count) external message\(result.externals.count == 1 ? "" : "s"), "
+                                  + images + "\(result.defaults.count) default\(result.defaults.count == 1 ? "" : "s").\n")
+        }
+        if let url = result.realtimeURL {
+            try declareRealtimeURL(url, in: session.manifests.app, environment: environment, manifestsPath: environmentOptions.manifestsPath,
+                                   date: UTCTime(session.reconciler.clock.date()).formatted(.date), context: context)
+        }
+        context.console.write("Next: retention-sync validate, then retention-sync plan --env \(environment.rawValue) (it should say No changes), and commit the "
+                              + (result.isEmpty || result.realtimeURL == nil ? "file" : "files") + ".\n")
         return interruption?.finish() ?? .success
+    }
+
+    /// Writes the realtime URL Apple holds into the App manifest as a minimal edit, so that a later
+    /// switch of the URL is a diff that a revert undoes. When the file cannot be edited safely, it
+    /// is left as it is and the note gives the line to add.
+    static func declareRealtimeURL(_ url: String, in app: AppManifest, environment: Environment, manifestsPath: String,
+                                   date: String, context: CommandContext) throws(CommandError) {
+        let field = "environments.\(environment.rawValue).realtimeURL"
+        // Manifests are the directory's own files (never in subdirectories), named as the user wrote the directory.
+        let name = app.location.file.split(separator: "/").last.map(String.init) ?? "app.yaml"
+        let path = manifestsPath.hasSuffix("/") ? manifestsPath + name : manifestsPath + "/" + name
+        let comment = "Imported by 'retention-sync import --env \(environment.rawValue)' on \(date): Apple's realtime URL then."
+        let text = String(decoding: try readFile(path, what: "the App manifest", context: context), as: UTF8.self)
+        switch AppRealtimeURLEdit.declaring(url, environment: environment, comment: comment, in: text, file: path) {
+        case .success(let edited):
+            try OutputFile.write(edited, to: path, context: context)
+            context.console.write("Apple's realtime URL is \(url): declared it as \(field) in \(path), so that reverting a later "
+                                  + "change of the URL sets it back.\n")
+        case .failure(let refusal):
+            context.console.write("note: Apple's realtime URL is \(url); \(path) was left as it is (\(refusal)). Declare it yourself "
+                                  + "as \(field): \(url), so that reverting a later change of the URL sets it back.\n")
+        }
     }
 
     /// Writes `text` to the first free `imported-<env>[-N].yaml`, whole or not at all, never over
@@ -210,6 +239,8 @@ struct ImportPlan {
     var images: [ExternalImage] = []
     var defaults: [Default] = []
     var notes: [String] = []
+    /// Apple's realtime URL, when the App declares none for the environment: import declares it.
+    var realtimeURL: String?
 
     var isEmpty: Bool { externals.isEmpty && images.isEmpty && defaults.isEmpty }
 
@@ -266,9 +297,10 @@ struct ImportPlan {
                                                identifier: identifier, state: ReviewState(image?.state).rawValue, size: image?.size))
         }
         if let url = remote.realtimeURL, let declared = desired.realtimeURL, url != declared {
-            result.notes.append("Apple's realtime URL is \(url), the App declares \(declared): plan will change it; to keep it, set environments.\(desired.environment.rawValue).realtimeURL to \(url) in the App manifest")
+            result.notes.append("Apple's realtime URL is \(url), the App declares \(declared): import changed nothing, and plan will change it; "
+                                + "to keep it, set environments.\(desired.environment.rawValue).realtimeURL to \(url) in the App manifest")
         } else if let url = remote.realtimeURL, desired.realtimeURL == nil {
-            result.notes.append("Apple's realtime URL is \(url); the App declares none, so retention-sync leaves it as it is")
+            result.realtimeURL = url
         }
         return result
     }
