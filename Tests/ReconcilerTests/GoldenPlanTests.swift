@@ -47,7 +47,7 @@ struct GoldenPlanTests {
                        ProductLocale(productId: "yearly", locale: "en-US"): message("winback", "en-US")],
             realtimeURL: "https://old.example.com/retention",
             publishedSnapshot: published, apiCalls: 7)
-        return try Planner.plan(desired: desired, remote: remote, options: PlanOptions(prune: true, pruneForce: true),
+        return try Planner.plan(desired: desired, remote: remote, options: PlanOptions(prune: true, pruneForce: true, allowDeleteDefaults: true),
                                 hasSnapshotStore: true).plan
     }
 

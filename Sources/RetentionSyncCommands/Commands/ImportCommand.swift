@@ -27,7 +27,10 @@ struct ImportCommand: ParsedCommand {
         writes a new file, imported-<env>.yaml (or imported-<env>-2.yaml, …; never an existing
         file), that declares every message the tool did not make as an ExternalMessage, every
         such image as an ExternalImage, and every default the manifests do not assign yet,
-        pointing at those messages. Right after, plan for the environment says "No changes",
+        pointing at those messages. When the App declares no realtime URL for the environment,
+        it declares Apple's in the App manifest (a comment and one line added, nothing else
+        changed), so that reverting a later switch of the URL sets it back. Right after, plan
+        for the environment says "No changes",
         and the next apply records the adoption in the state. Says how many calls it makes,
         and the least time Apple's hourly budget allows, before it starts; on long runs a
         progress line at each tenth of them (standard error). Writes nothing when a call fails
