@@ -207,15 +207,11 @@ public enum PlanView {
         head.append("")
         head.append(statusLine(plan) + " The plan read the remote state with \(plan.apiCalls) API call\(plan.apiCalls == 1 ? "" : "s").")
         if let read = plan.pruneRead { head.append(""); head.append(MarkdownText.escape(pruneReadText(read))) }
+        head += markdownSettingWarnings(plan)
         if let missing = plan.missingState {
             head.append("")
             head.append("> [!CAUTION]")
             head.append("> **Missing state.** " + escape(missing.explanation))
-        }
-        if !plan.warnings.isEmpty {
-            head.append("")
-            head.append("> [!WARNING]")
-            for warning in plan.warnings { head.append("> " + escape(PlanWording.warning(warning))) }
         }
         let deletes = plan.actions.filter { $0.kind.effect == .delete && $0.state != .error }
         if !deletes.isEmpty {
@@ -292,6 +288,12 @@ public enum PlanView {
         }
 
         return head
+    }
+
+    /// What the manifests stopped declaring that no action changes at Apple, in a warning box.
+    static func markdownSettingWarnings(_ plan: Plan) -> [String] {
+        guard !plan.warnings.isEmpty else { return [] }
+        return ["", "> [!WARNING]"] + plan.warnings.map { "> " + MarkdownText.escape(PlanWording.warning($0)) }
     }
 
     /// One folded table per group of actions, with each rule a published snapshot changes.
