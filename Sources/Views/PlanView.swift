@@ -62,6 +62,12 @@ public enum PlanView {
             + "so nothing a default shows is deleted on an older reading."
     }
 
+    /// What the manifests stopped declaring that no action changes at Apple, in a warning box.
+    static func markdownSettingWarnings(_ plan: Plan) -> [String] {
+        guard !plan.warnings.isEmpty else { return [] }
+        return ["", "> [!WARNING]"] + plan.warnings.map { "> " + MarkdownText.escape(PlanWording.warning($0)) }
+    }
+
     /// `Not deleted: message … — the saved plan deleted it, but it is in use by default …; kept: in use`.
     public static func keptLine(_ item: InventoryItem) -> String {
         var text = "Not deleted: \(item.kind.rawValue) \(item.identifier)" + (item.name.map { " (\($0))" } ?? "")
@@ -288,12 +294,6 @@ public enum PlanView {
         }
 
         return head
-    }
-
-    /// What the manifests stopped declaring that no action changes at Apple, in a warning box.
-    static func markdownSettingWarnings(_ plan: Plan) -> [String] {
-        guard !plan.warnings.isEmpty else { return [] }
-        return ["", "> [!WARNING]"] + plan.warnings.map { "> " + MarkdownText.escape(PlanWording.warning($0)) }
     }
 
     /// One folded table per group of actions, with each rule a published snapshot changes.
