@@ -85,6 +85,9 @@ public struct Arguments: Sendable {
     private var declared: [Option]
     /// One line for each deprecated spelling the command line used, for standard error.
     public private(set) var notices: [String] = []
+    /// Every spelling a command asked for, given or not: a declared option no parse ever asks for is
+    /// a help line that does nothing, which the commands' tests look for.
+    public private(set) var consulted: Set<String> = []
 
     /// Arguments read without a declaration (tests and the demo build them by hand).
     public init(_ arguments: [String]) {
@@ -141,6 +144,7 @@ public struct Arguments: Sendable {
     }
 
     private mutating func option(spellings names: [String]) throws(CommandError) -> String? {
+        consulted.formUnion(names)
         var found: String?
         var index = 0
         while index < remaining.count {
@@ -165,6 +169,7 @@ public struct Arguments: Sendable {
     /// Removes `--name` (and its aliases) and tells whether it was there.
     public mutating func flag(_ name: String) -> Bool {
         let names = spellings(of: name)
+        consulted.formUnion(names)
         let before = remaining.count
         remaining.removeAll { names.contains($0) }
         return remaining.count != before
