@@ -56,12 +56,22 @@ public struct Option: Sendable, Hashable {
         return option
     }
 
-    /// The help lines as printed: the declared default follows the text.
+    /// The help lines as printed: the values the option takes and its default, both from the
+    /// declaration, follow the text (`(values: text, json; default: text)`), on the last line when
+    /// they fit in `Self.helpWidth`, else on a line of their own.
     public var helpLines: [String] {
-        guard let defaultValue else { return help }
-        guard let last = help.last else { return ["(default: \(defaultValue))"] }
-        return help.dropLast() + [last + " (default: \(defaultValue))"]
+        var facts: [String] = []
+        if !choices.isEmpty { facts.append("values: " + choices.joined(separator: ", ")) }
+        if let defaultValue { facts.append("default: " + defaultValue) }
+        guard !facts.isEmpty else { return help }
+        let suffix = "(" + facts.joined(separator: "; ") + ")"
+        guard let last = help.last else { return [suffix] }
+        if last.count + 1 + suffix.count <= Self.helpWidth { return help.dropLast() + [last + " " + suffix] }
+        return help + [suffix]
     }
+
+    /// The widest help text line the generated facts are added to.
+    public static let helpWidth = 76
 
     public var takesValue: Bool { valueName != nil }
     /// Every spelling parsing accepts, the deprecated ones included.

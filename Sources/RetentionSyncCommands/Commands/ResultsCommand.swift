@@ -16,7 +16,7 @@ import StateLocations
 struct ResultsCommand: ParsedCommand {
     static let name = "results"
     static let summary = "Report save rates per flow, rule and split arm from recorded events"
-    static let env = Option("--env", value: "ENV", of: Environment.self, help: ["sandbox or production"])
+    static let env = Option("--env", value: "ENV", of: Environment.self, help: ["The environment whose events to read"])
     static let manifests = Option.manifests(help: ["The manifest directory, for where the state (and so the events) live"])
     static let events = Option.events
     static let asOf = Option("--as-of", value: "DATE", of: DateArgument.self, help: [
@@ -26,12 +26,12 @@ struct ResultsCommand: ParsedCommand {
     static let since = Option("--since", value: "DATE", of: DateArgument.self, help: [
         "Only exposures from this day (YYYY-MM-DD, UTC) or time (ISO 8601) on",
     ])
-    static let format = Option("--format", value: "FORMAT", of: ResultsFormat.self, help: [
-        "text (default), markdown (for a pull-request comment or job summary), json,",
-        "or html (one self-contained page with charts: no script, nothing fetched)",
+    static let format = Option("--format", value: "FORMAT", of: ResultsFormat.self, default: .text, help: [
+        "How to print the results: markdown for a pull-request comment or job",
+        "summary, html for one self-contained page with charts (no script, nothing fetched)",
     ])
     static let by = Option("--by", value: "WHAT", of: ResultsBreakdown.self, help: [
-        "Also break each rule down by message, locale or product",
+        "Also break each rule down by one of these",
     ])
 
     static let helpPage = HelpPage(
