@@ -11,21 +11,26 @@ public protocol ObjectStore: Sendable {
     var location: String { get }
     /// Stores `bytes` under `key`, all or nothing.
     func put(_ key: String, _ bytes: [UInt8]) async throws(StateStoreError)
-    /// `put`, blocking the calling thread until the store answered: for a thread of the caller's
-    /// own (the event recorder's), which must not depend on Swift's concurrency pool.
-    @available(*, noasync, message: "blocks the calling thread; from async code, await put(_:_:)")
-    func putWaiting(_ key: String, _ bytes: [UInt8]) throws(StateStoreError)
     /// The object's bytes; nil when there is none.
     func get(_ key: String) async throws(StateStoreError) -> Data?
     /// Every key under `prefix`, in byte order.
     func list(prefix: String) async throws(StateStoreError) -> [String]
 }
 
+/// An object store that can also store from a thread of the caller's own (the event recorder's),
+/// which must not depend on Swift's concurrency pool. Only that thread needs it; everything else
+/// takes an `ObjectStore` and awaits.
+public protocol BlockingObjectStore: ObjectStore {
+    /// `put`, blocking the calling thread until the store answered.
+    @available(*, noasync, message: "blocks the calling thread; from async code, await put(_:_:)")
+    func putWaiting(_ key: String, _ bytes: [UInt8]) throws(StateStoreError)
+}
+
 /// Objects as files under a folder; a put writes a hidden temporary file, flushes it and renames it.
 /// What the event recorder stores from its own thread (`putWaiting`) then leaves the system's page
 /// cache: this process never reads a segment back, and a server recording all day would otherwise
 /// fill the cache (and its container's memory account) with them.
-public struct FolderObjectStore: ObjectStore {
+public struct FolderObjectStore: BlockingObjectStore {
     public let root: URL
 
     public init(root: URL) {
@@ -86,7 +91,7 @@ public struct FolderObjectStore: ObjectStore {
 }
 
 /// Objects under an S3 prefix, signed with SigV4 by libcurl; lists with ListObjectsV2, 1,000 keys a call.
-public struct S3ObjectStore: ObjectStore {
+public struct S3ObjectStore: BlockingObjectStore {
     public let bucket: String
     public let prefix: String
     public let configuration: S3Configuration
