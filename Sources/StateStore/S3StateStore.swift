@@ -85,7 +85,7 @@ public struct S3Configuration: Sendable, Hashable, CustomStringConvertible, Cust
 ///
 /// Reads use `GET` and keep the ETag; `poll` sends `If-None-Match` and gets `304` while nothing
 /// changed. Writes send `If-Match: <ETag>` or `If-None-Match: *`; `412` or `409` is a conflict.
-public struct S3StateStore: StateStore, CustomStringConvertible {
+public struct S3StateStore: StateDocumentStore, CustomStringConvertible {
     public let location: StateLocation
     public let owner: StateOwner
     public let bucket: String

@@ -150,7 +150,7 @@ struct StateCommand: ParsedCommand {
                                      transport: CurlHTTPClient(configuration: configuration))
         }
         let read: StateRead
-        let store: any StateStore
+        let store: any StateDocumentStore
         do {
             store = try StateStores.open(location, owner: owner, environment: context.environment,
                                          transport: CurlHTTPClient(configuration: configuration))
