@@ -6,7 +6,9 @@ import Experiments
 import Foundation
 import HTTPServer
 import Manifests
+import Operations
 import RealtimeServer
+import Reconciler
 import RetentionMessagingModels
 import Runtime
 
@@ -143,9 +145,10 @@ extension DemoStory {
         do {
             // As `results` computes it, so that running it afterwards prints the same report.
             report = try ResultsReport.compute(source: FolderEventSource(root: events), environment: Environment.sandbox.rawValue, now: now,
-                                               configuration: host.resultsConfiguration(manifestsPath: "manifests", environment: .sandbox,
-                                                                                         context: context),
-                                               clock: host.resultsClock(asOf: now))
+                                               configuration: (try? Workspace.load(directory: manifestsURL, displayPath: "manifests").0).map {
+                                                   ResultsOperation.configuration($0, environment: .sandbox, source: "manifests in manifests")
+                                               },
+                                               clock: ResultsOperation.clock(asOf: now))
         } catch {
             throw CommandError("demo: cannot read the events under \(events.path): \(error)")
         }
