@@ -83,8 +83,8 @@ public struct Chromium: Sendable {
             let scratch = try temporaryFolder("chromium")
             defer { try? FileManager.default.removeItem(at: scratch) }
             let out = scratch.appendingPathComponent("stdout"), err = scratch.appendingPathComponent("stderr")
-            FileManager.default.createFile(atPath: out.path, contents: nil)
-            FileManager.default.createFile(atPath: err.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: err.path, contents: nil)
             let process = Process()
             process.executableURL = executable
             process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
