@@ -12,11 +12,6 @@ struct FunctionLengthTests {
     static let notYetSplit: Set<String> = [
         "Sources/Demo/DemoStory+Results.swift DemoStory.measureSplitResults",
         "Sources/Demo/DemoStory.swift DemoStory.run",
-        "Sources/Experiments/Events/EventLineParser.swift EventLineParser.assign",
-        "Sources/HTTPClient/CurlTransfer.swift CurlTransfer.perform",
-        "Sources/Manifests/Kinds/Defaults/ValidationRun+Defaults.swift ValidationRun.checkDefaults",
-        "Sources/Manifests/Kinds/Flow/Flow+Convert.swift Loader.convert",
-        "Sources/RealtimeServer/Metrics.swift RealtimeMetrics.render",
         "Sources/Reconciler/Status/Status.swift Status.report",
         "Sources/RetentionMessagingModels/FlatJSONObject.swift FlatJSONObject.parse",
         "Sources/Views/PlanView.swift PlanView.markdownHead",
