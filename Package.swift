@@ -20,13 +20,14 @@ import PackageDescription
 //      beside the state), EventStore (decision and outcome events: keyed pseudonyms, the spooling
 //      recorder, segments beside the state), Reconciler,
 //      RealtimeServer (`serve`: Runtime behind HTTPServer) and Notifications (webhooks, and the
-//      ledger beside the state that tells each event once).
+//      ledger beside the state that tells each event once). Above them the application services the
+//      commands and the demo share: Operations (use cases returning models), Outcomes, Notify.
 //   6. CLIKit (the command-line toolkit: options, arguments, commands, console; Basics only), Views
 //      (plans, statuses, diagnostics and progress worded for people, JSON and CI; CLIKit and the engines)
 //      and Preview (the static HTML site of the messages as the cancellation sheet shows them; the
 //      manifests and Apple's models only, no engine, no network).
-//   7. Demo (the demo's story: a scripted user of the commands, which it reaches only through the
-//      `DemoHost` protocol the command module implements, against the embedded emulator).
+//   7. Demo (the demo's story: a scripted user of the commands, which it reaches through Operations and
+//      the `DemoHost` protocol the command module implements, against the embedded emulator).
 //   8. RetentionSyncCommands (the commands and the list of them), then the two executables.
 let package = Package(
     name: "retention-sync",
@@ -74,6 +75,8 @@ let package = Package(
         .target(name: "Reconciler",
                 dependencies: ["Basics", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateLocations", "StateStore", "HTTPCore"]),
 
+        // The use cases the commands and the demo share, returning models (results' configuration and clock so far).
+        .target(name: "Operations", dependencies: ["Basics", "Experiments", "Manifests", "RetentionMessagingModels"]),
         // What a run tells the team's webhook, from the engines' reports.
         .target(name: "Notify", dependencies: ["Basics", "Notifications", "Experiments", "Reconciler", "RetentionMessagingModels", "Runtime", "StateStore"]),
         .target(name: "CLIKit", dependencies: ["Basics"]),
@@ -83,11 +86,11 @@ let package = Package(
 
         // The demo's story: a scripted user playing the commands (through the `DemoHost` they implement)
         // against the embedded emulator.
-        .target(name: "Demo", dependencies: ["Basics", "CLIKit", "Views", "Reconciler", "Manifests", "Runtime", "StateLocations", "StateStore", "Emulator",
+        .target(name: "Demo", dependencies: ["Basics", "CLIKit", "Views", "Reconciler", "Manifests", "Operations", "Runtime", "StateLocations", "StateStore", "Emulator",
                                             "RetentionMessagingModels", "Experiments", "EventStore", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer",
                                             "Crypto", "RealtimeServer"]),
         .target(name: "RetentionSyncCommands",
-                dependencies: ["Basics", "CLIKit", "Views", "Preview", "Demo", "Reconciler", "Manifests", "Runtime", "StateLocations", "StateStore", "Emulator", "RetentionMessagingModels",
+                dependencies: ["Basics", "CLIKit", "Views", "Preview", "Demo", "Reconciler", "Manifests", "Operations", "Runtime", "StateLocations", "StateStore", "Emulator", "RetentionMessagingModels",
                                "EventContract", "Experiments", "EventStore", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "RealtimeServer", "TLS",
                                "Notifications", "Outcomes", "Notify"]),
         .executableTarget(name: "retention-sync", dependencies: ["RetentionSyncCommands", "CLIKit"]),

@@ -56,12 +56,22 @@ public struct Option: Sendable, Hashable {
         return option
     }
 
-    /// The help lines as printed: the declared default follows the text.
+    /// The help lines as printed: the values the option takes and its default, both from the
+    /// declaration, follow the text (`(values: text, json; default: text)`), on the last line when
+    /// they fit in `Self.helpWidth`, else on a line of their own.
     public var helpLines: [String] {
-        guard let defaultValue else { return help }
-        guard let last = help.last else { return ["(default: \(defaultValue))"] }
-        return help.dropLast() + [last + " (default: \(defaultValue))"]
+        var facts: [String] = []
+        if !choices.isEmpty { facts.append("values: " + choices.joined(separator: ", ")) }
+        if let defaultValue { facts.append("default: " + defaultValue) }
+        guard !facts.isEmpty else { return help }
+        let suffix = "(" + facts.joined(separator: "; ") + ")"
+        guard let last = help.last else { return [suffix] }
+        if last.count + 1 + suffix.count <= Self.helpWidth { return help.dropLast() + [last + " " + suffix] }
+        return help + [suffix]
     }
+
+    /// The widest help text line the generated facts are added to.
+    public static let helpWidth = 76
 
     public var takesValue: Bool { valueName != nil }
     /// Every spelling parsing accepts, the deprecated ones included.
@@ -85,6 +95,9 @@ public struct Arguments: Sendable {
     private var declared: [Option]
     /// One line for each deprecated spelling the command line used, for standard error.
     public private(set) var notices: [String] = []
+    /// Every spelling a command asked for, given or not: a declared option no parse ever asks for is
+    /// a help line that does nothing, which the commands' tests look for.
+    public private(set) var consulted: Set<String> = []
 
     /// Arguments read without a declaration (tests and the demo build them by hand).
     public init(_ arguments: [String]) {
@@ -141,6 +154,7 @@ public struct Arguments: Sendable {
     }
 
     private mutating func option(spellings names: [String]) throws(CommandError) -> String? {
+        consulted.formUnion(names)
         var found: String?
         var index = 0
         while index < remaining.count {
@@ -165,6 +179,7 @@ public struct Arguments: Sendable {
     /// Removes `--name` (and its aliases) and tells whether it was there.
     public mutating func flag(_ name: String) -> Bool {
         let names = spellings(of: name)
+        consulted.formUnion(names)
         let before = remaining.count
         remaining.removeAll { names.contains($0) }
         return remaining.count != before

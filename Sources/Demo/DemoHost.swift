@@ -1,5 +1,4 @@
 public import CLIKit
-public import Experiments
 public import Foundation
 public import Reconciler
 public import RetentionMessaging
@@ -30,10 +29,4 @@ public protocol DemoHost: Sendable {
     /// `retention-sync performance-test ARGUMENTS`, polling Apple's result no less than `minimumPoll` apart.
     func performanceTest(_ arguments: [String], api: @escaping DemoAPI, minimumPoll: TimeInterval,
                          context: CommandContext) async throws(CommandError) -> ExitCode
-
-    /// What `retention-sync results --manifests PATH --env ENVIRONMENT` checks the events against:
-    /// the rules the manifests configure there; nil when they cannot be read.
-    func resultsConfiguration(manifestsPath: String, environment: Environment, context: CommandContext) -> ResultsConfiguration?
-    /// The clock `results --as-of DATE` dates outcomes against.
-    func resultsClock(asOf: Date) -> Date
 }

@@ -6,7 +6,9 @@ import Experiments
 import Foundation
 import HTTPServer
 import Manifests
+import Operations
 import RealtimeServer
+import Reconciler
 import RetentionMessagingModels
 import Runtime
 
@@ -96,6 +98,23 @@ extension DemoStory {
         let pushURL = server.baseURL.absoluteString + RealtimeService.Configuration.defaultNotificationsPath
         console.print("recording decisions to manifests/.retention-sync (pseudonym key \(pseudonyms.keyId)); serving sandbox on \(realtimeURL), notifications on \(pushURL)")
 
+        let (simulation, drawn) = try await askServe(split, product: product, locales: locales, realtimeURL: realtimeURL, pushURL: pushURL)
+        try await pushNotifications(simulation)
+
+        _ = server.drain(timeout: 5)
+        let counters = await recorder.close()
+        closed = true
+        console.print("serve stopped (SIGTERM): events: \(counters.summary)")
+        try expect(counters.dropped.isEmpty && counters.spooledSegments == 0, "every event to be stored")
+
+        try await readResults(split, drawn: drawn, events: events)
+    }
+
+    /// The simulated customers ask serve, each arm's answer keeping as many as the customers are
+    /// told; returns the simulation and what the emulator drew for each arm.
+    private func askServe(_ split: (flow: String, group: String, arms: [SplitArm]), product: String, locales: [String],
+                          realtimeURL: String, pushURL: String) async throws(CommandError)
+        -> (CustomerSimulation, [(arm: SplitArm, tally: AnswerTruth)]) {
         let told = split.arms.map { "\($0.rule)'s answer, \($0.answer), keeps \(Int(($0.keep * 100).rounded()))% of them" }
         console.print("the emulator's customers are told: " + told.joined(separator: "; "))
         var answers: [String: OutcomeProbabilities] = [:]
@@ -125,27 +144,32 @@ extension DemoStory {
         console.print("\(Self.count(truth.customers)) customers of \(product) asked serve; the emulator drew "
                       + drawn.map { "\($0.arm.rule) \(Self.count($0.tally.exposed)) shown, \(Self.count($0.tally.kept)) kept" }.joined(separator: "; "))
 
+        return (simulation, drawn)
+    }
+
+    /// The simulated month passes; serve accepts every notification the emulator pushes.
+    private func pushNotifications(_ simulation: CustomerSimulation) async throws(CommandError) {
         shell(#"curl -X POST $EMULATOR/emulator/clock -d '{"advanceSeconds":\#(Int(Self.simulatedDays * 86_400))}'"#)
         await simulation.advance(by: Self.simulatedDays * 86_400)
         let history = emulator.notificationHistory(in: .sandbox)
         let accepted = history.filter { $0.sendAttempts.last?.sendAttemptResult == SendAttemptResult.success.rawValue }.count
         console.print("\(Int(Self.simulatedDays)) days later: the emulator pushed \(Self.count(history.count)) signed notifications to serve, which accepted \(Self.count(accepted))")
         try expect(accepted == history.count && accepted > 0, "serve to accept every notification the emulator pushed")
+    }
 
-        _ = server.drain(timeout: 5)
-        let counters = await recorder.close()
-        closed = true
-        console.print("serve stopped (SIGTERM): events: \(counters.summary)")
-        try expect(counters.dropped.isEmpty && counters.spooledSegments == 0, "every event to be stored")
-
+    /// results reads the events as the command does, counts what the emulator drew and names the
+    /// better arms.
+    private func readResults(_ split: (flow: String, group: String, arms: [SplitArm]), drawn: [(arm: SplitArm, tally: AnswerTruth)],
+                             events: URL) async throws(CommandError) {
         let now = emulator.now
         let report: ResultsReport
         do {
             // As `results` computes it, so that running it afterwards prints the same report.
             report = try ResultsReport.compute(source: FolderEventSource(root: events), environment: Environment.sandbox.rawValue, now: now,
-                                               configuration: host.resultsConfiguration(manifestsPath: "manifests", environment: .sandbox,
-                                                                                         context: context),
-                                               clock: host.resultsClock(asOf: now))
+                                               configuration: (try? Workspace.load(directory: manifestsURL, displayPath: "manifests").0).map {
+                                                   ResultsOperation.configuration($0, environment: .sandbox, source: "manifests in manifests")
+                                               },
+                                               clock: ResultsOperation.clock(asOf: now))
         } catch {
             throw CommandError("demo: cannot read the events under \(events.path): \(error)")
         }

@@ -164,6 +164,23 @@ public struct DemoStory: Sendable {
         try git?.run(["init", "-q"])
         try git?.commit("Manifests as they are", all: false)
 
+        try await goLiveInSandbox()
+        let servedBefore = try await goLiveInProduction()
+        try await editAndRollBack(servedBefore: servedBefore)
+
+        // Steps 1–10 ran on the virtual clock from its start; Apple's rate limits are the only waits there.
+        let waited = Int((clock.now() - 1_790_000_000).rounded())
+        heading(11, "Which answer keeps subscribers? serve records each decision, Apple's notifications bring the outcomes, results reads the split")
+        try await measureSplitResults()
+
+        console.print("")
+        console.print("The story held: validate, plan, apply, review, publish, edit, roll back against the emulator "
+                      + (waited == 0 ? "(within Apple's rate limits: no wait)" : "(\(waited) s waiting on Apple's rate limits, on a virtual clock)")
+                      + ", then \(Int(Self.simulatedDays)) days of simulated customers measured by results.")
+    }
+
+    /// Steps 1–4: validate, plan and apply sandbox, then serve it and pass Apple's performance test.
+    private func goLiveInSandbox() async throws(CommandError) {
         heading(1, "Validate the manifests (offline)")
         shell("retention-sync validate")
         let validation = await host.run(["validate", "--manifests", "manifests"], context: context)
@@ -182,7 +199,11 @@ public struct DemoStory: Sendable {
 
         heading(4, "Go live in sandbox: serve answers Apple's realtime requests, and Apple's performance test passes")
         try await passPerformanceTest()
+    }
 
+    /// Steps 5–8: production's uploads wait for App Review, then a reconcile publishes; returns the
+    /// snapshot production serves.
+    private func goLiveInProduction() async throws(CommandError) -> RuntimeSnapshot? {
         heading(5, "Plan production: uploads are ready, defaults and rules wait for App Review")
         let productionPlan = try await plan(.production)
         try expect(productionPlan.summary.toUpload > 0 && productionPlan.summary.blocked > 0, "uploads and blocked actions in the first production plan")
@@ -210,8 +231,11 @@ public struct DemoStory: Sendable {
         try await apply(.production)
         try expect(try await plan(.production, show: false).converged, "production to be in sync after review and a reconcile")
         try expect(!emulator.state(of: .production).defaults.isEmpty, "production defaults to be set after review")
-        let servedBefore = try published(.production)
+        return try published(.production)
+    }
 
+    /// Steps 9–10: an edit waits for review while the old version serves; reverting it uploads nothing.
+    private func editAndRollBack(servedBefore: RuntimeSnapshot?) async throws(CommandError) {
         heading(9, "Edit a message in a pull request: a new version waits for review; the old one keeps serving")
         let edit = try editedMessage()
         console.print("edited \(edit.file.lastPathComponent): the \(edit.locale) header of '\(edit.message)'")
@@ -237,16 +261,6 @@ public struct DemoStory: Sendable {
         try expect(uploads(in: .production) == uploadsBeforeRevert, "zero uploads when rolling back")
         try expect(try published(.production) == servedBefore, "the snapshot from before the edit to be the one serving")
         try expect(try await plan(.production, show: false).converged, "production to be in sync after the rollback")
-
-        // Steps 1–10 ran on the virtual clock from its start; Apple's rate limits are the only waits there.
-        let waited = Int((clock.now() - 1_790_000_000).rounded())
-        heading(11, "Which answer keeps subscribers? serve records each decision, Apple's notifications bring the outcomes, results reads the split")
-        try await measureSplitResults()
-
-        console.print("")
-        console.print("The story held: validate, plan, apply, review, publish, edit, roll back against the emulator "
-                      + (waited == 0 ? "(within Apple's rate limits: no wait)" : "(\(waited) s waiting on Apple's rate limits, on a virtual clock)")
-                      + ", then \(Int(Self.simulatedDays)) days of simulated customers measured by results.")
     }
 
     /// Where apply keeps the sandbox state document (the App's `snapshotPath`); recorded events live beside it.

@@ -129,27 +129,52 @@ extension Emulator {
         if !configuration.apiAccess && (segments.first == "realtime" || segments.first == "performanceTest") {
             return RouteResult(response: HTTPResponse(status: 404), note: "no API access (emulated)")
         }
-        switch (request.method, segments.count, segments.first) {
-        case ("GET", 2, "message") where segments[1] == "list":
+        let routed: RouteResult?
+        switch segments.first {
+        case "message": routed = messageRoute(request, environment: environment, store: &store)
+        case "image": routed = imageRoute(request, environment: environment, store: &store)
+        case "default" where segments.count == 3: routed = defaultRoute(request, productId: segments[1], locale: segments[2], store: &store)
+        case "realtime": routed = realtimeRoute(request, environment: environment, store: &store, sandboxTestPassed: sandboxTestPassed)
+        case "performanceTest": routed = performanceTestRoute(request, environment: environment, store: &store)
+        default: routed = nil
+        }
+        if let routed { return routed }
+        let known = ["message", "image", "default", "realtime", "performanceTest"].contains(segments.first ?? "")
+        return RouteResult(response: HTTPResponse(status: known ? 405 : 404), note: known ? "method not allowed" : "no such route")
+    }
+
+    /// `/message/list`, `/message/{id}`; nil for a method the resource does not take.
+    private func messageRoute(_ request: ParsedRequest, environment: Environment, store: inout EmulatorState) -> RouteResult? {
+        let segments = request.segments
+        switch (request.method, segments.count) {
+        case ("GET", 2) where segments[1] == "list":
             let items = store.messages.sorted { $0.key < $1.key }
                 .map { GetMessageListResponseItem(messageIdentifier: $0.key, messageState: $0.value.state) }
             return RouteResult(response: Responses.json(GetMessageListResponse(messageIdentifiers: items)))
-        case ("PUT", 2, "message"):
+        case ("PUT", 2):
             return uploadMessage(segments[1], request.body, environment: environment, store: &store)
-        case ("DELETE", 2, "message"):
+        case ("DELETE", 2):
             guard Validation.isUUID(segments[1]) else { return Responses.invalidIdentifier("message") }
             guard store.messages.removeValue(forKey: segments[1]) != nil else {
                 return RouteResult(response: Responses.error(404, AppleErrorCode.messageNotFound, "Message not found."))
             }
             return RouteResult(response: Responses.ok, mutated: true)
+        default:
+            return nil
+        }
+    }
 
-        case ("GET", 2, "image") where segments[1] == "list":
+    /// `/image/list`, `/image/{id}`; nil for a method the resource does not take.
+    private func imageRoute(_ request: ParsedRequest, environment: Environment, store: inout EmulatorState) -> RouteResult? {
+        let segments = request.segments
+        switch (request.method, segments.count) {
+        case ("GET", 2) where segments[1] == "list":
             let items = store.images.sorted { $0.key < $1.key }
                 .map { GetImageListResponseItem(imageIdentifier: $0.key, imageState: $0.value.state, imageSize: $0.value.size) }
             return RouteResult(response: Responses.json(GetImageListResponse(imageIdentifiers: items)))
-        case ("PUT", 2, "image"):
+        case ("PUT", 2):
             return uploadImage(segments[1], size: request.query["imageSize"], request.body, environment: environment, store: &store)
-        case ("DELETE", 2, "image"):
+        case ("DELETE", 2):
             let id = segments[1]
             guard Validation.isUUID(id) else { return Responses.invalidIdentifier("image") }
             guard store.images[id] != nil else {
@@ -160,11 +185,18 @@ extension Emulator {
             }
             store.images[id] = nil
             return RouteResult(response: Responses.ok, mutated: true)
+        default:
+            return nil
+        }
+    }
 
-        case (_, 3, "default"):
-            return defaultRoute(request, productId: segments[1], locale: segments[2], store: &store)
-
-        case ("PUT", 2, "realtime") where segments[1] == "url":
+    /// `/realtime/url`; nil for a method or path the resource does not take.
+    private func realtimeRoute(_ request: ParsedRequest, environment: Environment, store: inout EmulatorState,
+                               sandboxTestPassed: Bool) -> RouteResult? {
+        let segments = request.segments
+        guard segments.count == 2, segments[1] == "url" else { return nil }
+        switch request.method {
+        case "PUT":
             guard let body = try? JSONDecoder().decode(RealtimeURLRequest.self, from: request.body) else {
                 return RouteResult(response: Responses.error(400, AppleErrorCode.invalidRealtimeURL, "Invalid realtime URL."))
             }
@@ -179,20 +211,28 @@ extension Emulator {
             }
             store.realtimeURL = url
             return RouteResult(response: Responses.ok, mutated: true)
-        case ("GET", 2, "realtime") where segments[1] == "url":
+        case "GET":
             guard let url = store.realtimeURL else {
                 return RouteResult(response: Responses.error(404, AppleErrorCode.realtimeURLNotFound, "Realtime URL not found."))
             }
             return RouteResult(response: Responses.json(RealtimeUrlResponse(realtimeURL: url)))
-        case ("DELETE", 2, "realtime") where segments[1] == "url":
+        case "DELETE":
             let had = store.realtimeURL != nil
             store.realtimeURL = nil
             return RouteResult(response: Responses.ok, mutated: had)
+        default:
+            return nil
+        }
+    }
 
-        case ("POST", 1, "performanceTest"):
+    /// `POST /performanceTest`, `GET /performanceTest/result/{id}`: sandbox only.
+    private func performanceTestRoute(_ request: ParsedRequest, environment: Environment, store: inout EmulatorState) -> RouteResult? {
+        let segments = request.segments
+        switch (request.method, segments.count) {
+        case ("POST", 1):
             guard environment == .sandbox else { return RouteResult(response: HTTPResponse(status: 404), note: "sandbox only") }
             return startPerformanceTest(request.body, store: &store)
-        case ("GET", 3, "performanceTest") where segments[1] == "result":
+        case ("GET", 3) where segments[1] == "result":
             guard environment == .sandbox else { return RouteResult(response: HTTPResponse(status: 404), note: "sandbox only") }
             let id = segments[2]
             guard Validation.isUUID(id) else {
@@ -202,10 +242,8 @@ extension Emulator {
                 return RouteResult(response: Responses.error(404, AppleErrorCode.performanceTestNotFound, "Performance test not found."))
             }
             return RouteResult(response: Responses.json(result))
-
         default:
-            let known = ["message", "image", "default", "realtime", "performanceTest"].contains(segments.first ?? "")
-            return RouteResult(response: HTTPResponse(status: known ? 405 : 404), note: known ? "method not allowed" : "no such route")
+            return nil
         }
     }
 
@@ -340,110 +378,6 @@ extension Emulator {
 
     private func initialReviewState(_ environment: Environment) -> MessageState {
         environment == .sandbox || configuration.productionReview == .auto ? .approved : .pending
-    }
-
-    // MARK: Admin
-
-    /// The app an admin call names with `?bundleId=` (nil: the first app), or the answer refusing an
-    /// app this emulator does not serve.
-    func adminApp(_ request: ParsedRequest) -> Result<String?, AdminRefusal> {
-        guard let requested = request.query["bundleId"], !requested.isEmpty else { return .success(nil) }
-        guard configuration.accepts(bundleId: requested) else {
-            return .failure(AdminRefusal(response: Responses.json(
-                ["error": "no app \(requested) in this emulator: it serves \(configuration.knownBundleIds.joined(separator: ", ")) (--bundle-id)"],
-                status: 404)))
-        }
-        return .success(requested)
-    }
-
-    struct AdminRefusal: Error {
-        var response: HTTPResponse
-    }
-
-    func admin(_ request: ParsedRequest, environment: Environment) -> HTTPResponse {
-        let segments = Array(request.segments.dropFirst())
-        let line = "\(environment.rawValue) admin \(request.method) \(request.rawPath)"
-        var response: HTTPResponse
-        let app: String?
-        switch adminApp(request) {
-        case .success(let named): app = named
-        case .failure(let refusal):
-            log("\(line) → \(refusal.response.status)")
-            return refusal.response
-        }
-        switch (request.method, segments.count) {
-        case ("GET", 1) where segments[0] == "state":
-            response = Responses.json(state(of: environment, bundleId: app), pretty: true)
-        case ("GET", 1) where segments[0] == "apps":
-            response = Responses.json(["bundleIds": bundleIds], pretty: true)
-        case ("POST", 1) where segments[0] == "approve-all":
-            // What was approved, not the whole state (GET /emulator/state shows that).
-            let approved = approveAllPending(in: environment, bundleId: app)
-            response = Responses.json(["approvedMessages": approved.messages, "approvedImages": approved.images], pretty: true)
-        case ("POST", 3) where (segments[0] == "messages" || segments[0] == "images") && (segments[2] == "approve" || segments[2] == "reject"):
-            let id = segments[1]
-            do {
-                switch (segments[0], segments[2]) {
-                case ("messages", "approve"): try approveMessage(id, in: environment, bundleId: app)
-                case ("messages", _): try rejectMessage(id, in: environment, bundleId: app)
-                case (_, "approve"): try approveImage(id, in: environment, bundleId: app)
-                default: try rejectImage(id, in: environment, bundleId: app)
-                }
-                response = Responses.json(["identifier": id, "state": segments[2] == "approve" ? "APPROVED" : "REJECTED"])
-            } catch {
-                response = Responses.json(["error": error.description], status: 404)
-            }
-        case ("POST", 1) where segments[0] == "seed":
-            guard let seed = try? JSONDecoder().decode(EmulatorSeed.self, from: request.body) else {
-                response = Responses.json(["error": #"expected {"messages": [{"identifier": UUID, "state": "APPROVED"}], "images": [{"identifier": UUID, "state": "PENDING", "size": "FULL_SIZE"}], "defaults": [{"productId": "…", "locale": "en-US", "messageIdentifier": UUID}], "realtimeURL": "https://…"}"#],
-                                          status: 400)
-                break
-            }
-            do {
-                try self.seed(seed, in: environment, bundleId: app)
-                response = Responses.json(seed.counts)
-            } catch {
-                response = Responses.json(["error": error.description], status: 400)
-            }
-        case ("GET", 1) where segments[0] == "test-root.pem":
-            if let pem = configuration.realtimeRootCertificatePEM {
-                response = HTTPResponse(status: 200, headers: [(name: "Content-Type", value: "application/x-pem-file")], body: Data(pem.utf8))
-            } else {
-                response = Responses.json(["error": "this emulator has no test chain: it was started without a realtime signer"], status: 404)
-            }
-        case ("POST", 1) where segments[0] == "transactions":
-            guard let transaction = try? JSONDecoder().decode(SandboxTransaction.self, from: request.body),
-                  !transaction.originalTransactionId.isEmpty, !transaction.productId.isEmpty else {
-                response = Responses.json(["error": #"expected {"originalTransactionId": "…", "productId": "…", "locale": "en-US", "original": true, "familyShared": false}"#],
-                                          status: 400)
-                break
-            }
-            registerTestTransaction(transaction, bundleId: app)
-            response = Responses.json(transaction)
-        case ("GET", 1) where segments[0] == "transactions":
-            response = Responses.json(state(of: .sandbox, bundleId: app).testTransactions.values.sorted { $0.originalTransactionId < $1.originalTransactionId },
-                                      pretty: true)
-        case ("PUT", 1) where segments[0] == "realtime-url":
-            // Apple's PUT /realtime/url takes https:// only; this admin route also takes http:// on loopback (tests, demo).
-            guard let body = try? JSONDecoder().decode(RealtimeURLRequest.self, from: request.body),
-                  let url = URL(string: body.realtimeURL) else {
-                response = Responses.json(["error": #"expected {"realtimeURL": "http://127.0.0.1:PORT/…"}"#], status: 400)
-                break
-            }
-            if let problem = PerformanceTestRunner.targetProblem(url) {
-                response = Responses.json(["error": problem], status: 400)
-                break
-            }
-            core.withLock { core in core[core.app(app), environment].state.realtimeURL = body.realtimeURL }
-            persist()
-            response = Responses.json(RealtimeUrlResponse(realtimeURL: body.realtimeURL))
-        default:
-            response = Responses.json(["error": "unknown admin route; see 'retention-sync emulator --help'"], status: 404)
-        }
-        let named = app ?? core.withLock { $0.primary }
-        if !named.isEmpty { response.headers.append((name: Self.bundleIdHeader, value: named)) }
-        log("\(line) → \(response.status)")
-        return response
     }
 }
 

@@ -84,9 +84,9 @@ enum AtomicFile {
 
 /// Segments in the object store beside the state (a folder, or the state's S3 prefix).
 public struct ObjectStoreEventSink: EventSink {
-    public let store: any ObjectStore
+    public let store: any BlockingObjectStore
 
-    public init(store: any ObjectStore) {
+    public init(store: any BlockingObjectStore) {
         self.store = store
     }
 

@@ -7,6 +7,35 @@ enum CurlTransfer {
     static func perform(_ request: HTTPRequest, on easy: CurlEasyHandle, configuration: CurlHTTPClient.Configuration,
                         cancellation: CancellationFlag) -> Result<HTTPResponse, HTTPError> {
         if cancellation.isCancelled { return .failure(cancelledError) }
+        let scheme: String, method: String
+        switch checked(request) {
+        case .success(let checked): (scheme, method) = checked
+        case .failure(let refusal): return .failure(refusal)
+        }
+
+        easy.reset()
+        let handle = easy.handle
+        let context = TransferContext(cancellation: cancellation)
+        let sendsBody = !request.body.isEmpty || ["POST", "PUT", "PATCH"].contains(method)
+        let headerList = CurlHeaderList(headerLines(for: request, sendsBody: sendsBody))
+        let setup = options(for: request, scheme: scheme, headerList: headerList, on: handle, configuration: configuration)
+            + methodOptions(for: request, method: method, sendsBody: sendsBody, on: handle)
+        if let failed = setup.first(where: { $0 != CURLE_OK }) {
+            return .failure(error(for: failed, connected: false, message: easy.message(for: failed)))
+        }
+
+        let code: CURLcode = withExtendedLifetime((headerList, context)) {
+            let pointer = Unmanaged.passUnretained(context).toOpaque()
+            _ = rs_curl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, pointer)
+            _ = rs_curl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, pointer)
+            _ = rs_curl_easy_setopt_pointer(handle, CURLOPT_XFERINFODATA, pointer)
+            return curl_easy_perform(handle)
+        }
+        return outcome(code, on: easy, context: context)
+    }
+
+    /// The request's lowercased scheme and uppercased method, or why libcurl is not asked to send it.
+    private static func checked(_ request: HTTPRequest) -> Result<(scheme: String, method: String), HTTPError> {
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             return .failure(HTTPError(.invalidRequest, "Only http and https URLs are supported, not '\(request.url.absoluteString)'."))
         }
@@ -18,16 +47,15 @@ enum CurlTransfer {
             // The value is left out on purpose: it may be a credential.
             return .failure(HTTPError(.invalidRequest, "The request header '\(header.name)' contains a line break or an invalid name."))
         }
+        return .success((scheme, method))
+    }
 
-        easy.reset()
-        let handle = easy.handle
-        let context = TransferContext(cancellation: cancellation)
-        let sendsBody = !request.body.isEmpty || ["POST", "PUT", "PATCH"].contains(method)
-        let headerList = CurlHeaderList(headerLines(for: request, sendsBody: sendsBody))
+    /// Every option but the method's: where to, how long, through which proxy, signed how.
+    private static func options(for request: HTTPRequest, scheme: String, headerList: CurlHeaderList, on handle: UnsafeMutableRawPointer,
+                                configuration: CurlHTTPClient.Configuration) -> [CURLcode] {
         let connectTimeout = request.connectTimeout ?? configuration.connectTimeout
         let timeout = request.timeout ?? configuration.timeout
         let proxy = proxySettings(scheme: scheme, environment: configuration.environment)
-
         var setup: [CURLcode] = [
             rs_curl_easy_setopt_string(handle, CURLOPT_URL, request.url.absoluteString),
             rs_curl_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
@@ -64,36 +92,38 @@ enum CurlTransfer {
             // Bodies over 1 MiB get "Expect: 100-continue"; a server that ignores it costs 200 ms, not 1 s.
             setup.append(rs_curl_easy_setopt_long(handle, CURLOPT_EXPECT_100_TIMEOUT_MS, 200))
         }
-        if method == "GET" && !sendsBody {
-            setup.append(rs_curl_easy_setopt_long(handle, CURLOPT_HTTPGET, 1))
-        } else if method == "HEAD" {
-            setup.append(rs_curl_easy_setopt_long(handle, CURLOPT_NOBODY, 1))
-        } else {
-            if sendsBody {
-                // The size goes first so that COPYPOSTFIELDS copies exactly the body, zero bytes included.
-                setup.append(rs_curl_easy_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)))
-                setup.append(request.body.withUnsafeBytes { bytes in
-                    if let base = bytes.baseAddress {
-                        return rs_curl_easy_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: base))
-                    }
-                    return rs_curl_easy_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, "")
-                })
-            }
-            if method != "POST" || !sendsBody {
-                setup.append(rs_curl_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method))
-            }
-        }
-        if let failed = setup.first(where: { $0 != CURLE_OK }) {
-            return .failure(error(for: failed, connected: false, message: easy.message(for: failed)))
-        }
+        return setup
+    }
 
-        let code: CURLcode = withExtendedLifetime((headerList, context)) {
-            let pointer = Unmanaged.passUnretained(context).toOpaque()
-            _ = rs_curl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, pointer)
-            _ = rs_curl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, pointer)
-            _ = rs_curl_easy_setopt_pointer(handle, CURLOPT_XFERINFODATA, pointer)
-            return curl_easy_perform(handle)
+    /// The method, and the body it sends.
+    private static func methodOptions(for request: HTTPRequest, method: String, sendsBody: Bool,
+                                      on handle: UnsafeMutableRawPointer) -> [CURLcode] {
+        if method == "GET" && !sendsBody {
+            return [rs_curl_easy_setopt_long(handle, CURLOPT_HTTPGET, 1)]
         }
+        if method == "HEAD" {
+            return [rs_curl_easy_setopt_long(handle, CURLOPT_NOBODY, 1)]
+        }
+        var setup: [CURLcode] = []
+        if sendsBody {
+            // The size goes first so that COPYPOSTFIELDS copies exactly the body, zero bytes included.
+            setup.append(rs_curl_easy_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)))
+            setup.append(request.body.withUnsafeBytes { bytes in
+                if let base = bytes.baseAddress {
+                    return rs_curl_easy_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: base))
+                }
+                return rs_curl_easy_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, "")
+            })
+        }
+        if method != "POST" || !sendsBody {
+            setup.append(rs_curl_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method))
+        }
+        return setup
+    }
+
+    /// The response a performed transfer received, or the error it ended with.
+    private static func outcome(_ code: CURLcode, on easy: CurlEasyHandle, context: TransferContext) -> Result<HTTPResponse, HTTPError> {
+        let handle = easy.handle
         guard code == CURLE_OK else {
             // A reused connection reports no connect time, but reaching "pretransfer" shows it was connected.
             var connectTime: curl_off_t = 0

@@ -102,10 +102,61 @@ public final class RealtimeMetrics: Sendable {
     /// The Prometheus exposition text, lines sorted within each metric.
     public func render(now: Date) -> String {
         let state = state.withLock { $0 }
+        var text = Exposition()
+        text.counter("retention_sync_requests_total", "Realtime requests by environment and outcome.", requestCounts(state))
+        text.counter("retention_sync_decisions_total", "Answers by flow, rule, split group, arm and kind (results has what they kept).", decisionCounts(state))
+        text.counter("retention_sync_verification_failures_total", "Refused signedPayloads by reason.", state.verificationFailures)
+        text.counter("retention_sync_notifications_total", "App Store Server Notifications received, by environment and outcome.", state.notifications)
+        if let events = events.withLock({ $0 })?() { write(events, to: &text) }
+        text.counter("retention_sync_snapshot_reload_failures_total", "Snapshots refused or unreadable, by reason.", state.reloadFailures)
+        text.single("retention_sync_snapshot_reloads_total", "Snapshots loaded.", "counter", state.reloads)
+        text.header("retention_sync_request_duration_seconds", "Time from a request's arrival to its answer.", "histogram")
+        for (index, bound) in Self.latencyBuckets.enumerated() {
+            text.lines.append("retention_sync_request_duration_seconds_bucket{le=\"\(bound)\"} \(state.latencyCounts[index])")
+        }
+        text.lines.append("retention_sync_request_duration_seconds_bucket{le=\"+Inf\"} \(state.latencyCount)")
+        text.lines.append("retention_sync_request_duration_seconds_sum \(state.latencySum)")
+        text.lines.append("retention_sync_request_duration_seconds_count \(state.latencyCount)")
+        if let statistics = connections.withLock({ $0 })?() { write(statistics, to: &text) }
+        text.header("retention_sync_snapshot_info", "The snapshot being served (value 1).", "gauge")
+        if let digest = state.snapshotDigest { text.lines.append("retention_sync_snapshot_info{\(digest)} 1") }
+        text.header("retention_sync_snapshot_age_seconds", "Seconds since the served snapshot was loaded.", "gauge")
+        if let loaded = state.snapshotLoadedAt {
+            text.lines.append("retention_sync_snapshot_age_seconds \(Int(now.timeIntervalSince(loaded)))")
+        }
+        return text.lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The exposition text as it is written, metric by metric.
+    private struct Exposition {
+        var lines: [String] = []
+
+        mutating func header(_ name: String, _ help: String, _ type: String) {
+            lines.append("# HELP \(name) \(help)")
+            lines.append("# TYPE \(name) \(type)")
+        }
+
+        mutating func counter(_ name: String, _ help: String, _ values: [String: Int]) {
+            header(name, help, "counter")
+            for key in values.keys.sorted() { lines.append("\(name){\(key)} \(values[key]!)") }
+        }
+
+        /// A metric with one unlabelled value.
+        mutating func single(_ name: String, _ help: String, _ type: String, _ value: some BinaryInteger) {
+            header(name, help, type)
+            lines.append("\(name) \(value)")
+        }
+    }
+
+    private func requestCounts(_ state: State) -> [String: Int] {
         var requests: [String: Int] = [:]
         for (key, count) in state.requests {
             requests[labels(["environment": key.environment, "outcome": key.outcome]), default: 0] += count
         }
+        return requests
+    }
+
+    private func decisionCounts(_ state: State) -> [String: Int] {
         var decisions: [String: Int] = [:]
         for (key, count) in state.decisions {
             let flow = key.rule.firstIndex(of: "/").map { String(key.rule[..<$0]) } ?? ""
@@ -115,71 +166,37 @@ public final class RealtimeMetrics: Sendable {
             if !key.arm.isEmpty { values["arm"] = key.arm }
             decisions[labels(values), default: 0] += count
         }
-        var lines: [String] = []
-        func counter(_ name: String, _ help: String, _ values: [String: Int]) {
-            lines.append("# HELP \(name) \(help)")
-            lines.append("# TYPE \(name) counter")
-            for key in values.keys.sorted() { lines.append("\(name){\(key)} \(values[key]!)") }
+        return decisions
+    }
+
+    /// The event recorder's counters.
+    private func write(_ events: EventRecorder.Counters, to text: inout Exposition) {
+        func streams(_ values: [String: Int]) -> [String: Int] {
+            Dictionary(uniqueKeysWithValues: values.map { (labels(["stream": $0.key]), $0.value) })
         }
-        counter("retention_sync_requests_total", "Realtime requests by environment and outcome.", requests)
-        counter("retention_sync_decisions_total", "Answers by flow, rule, split group, arm and kind (results has what they kept).", decisions)
-        counter("retention_sync_verification_failures_total", "Refused signedPayloads by reason.", state.verificationFailures)
-        counter("retention_sync_notifications_total", "App Store Server Notifications received, by environment and outcome.", state.notifications)
-        if let events = events.withLock({ $0 })?() {
-            func streams(_ values: [String: Int]) -> [String: Int] {
-                Dictionary(uniqueKeysWithValues: values.map { (labels(["stream": $0.key]), $0.value) })
-            }
-            counter("retention_sync_events_recorded_total", "Events queued for the event store, by stream.", streams(events.recorded))
-            counter("retention_sync_events_stored_total", "Events the event store has, by stream.", streams(events.stored))
-            counter("retention_sync_events_dropped_total", "Events lost, by reason (queue_full, spool_full, spool_unwritable, closed).",
-                    Dictionary(uniqueKeysWithValues: events.dropped.map { (labels(["reason": $0.key]), $0.value) }))
-            lines.append("# HELP retention_sync_event_store_failures_total Segment uploads the event store refused or did not answer.")
-            lines.append("# TYPE retention_sync_event_store_failures_total counter")
-            lines.append("retention_sync_event_store_failures_total \(events.storeFailures)")
-            lines.append("# HELP retention_sync_event_store_up 1 while the event store takes segments, 0 while it refuses them (the recorder is degraded: events wait in the spool).")
-            lines.append("# TYPE retention_sync_event_store_up gauge")
-            lines.append("retention_sync_event_store_up \(events.storeProblem == nil ? 1 : 0)")
-            lines.append("# HELP retention_sync_events_queued Events waiting in memory for the next flush.")
-            lines.append("# TYPE retention_sync_events_queued gauge")
-            lines.append("retention_sync_events_queued \(events.queued)")
-            lines.append("# HELP retention_sync_events_spooled_bytes Bytes of segments waiting in the local spool for the store.")
-            lines.append("# TYPE retention_sync_events_spooled_bytes gauge")
-            lines.append("retention_sync_events_spooled_bytes \(events.spooledBytes)")
-        }
-        counter("retention_sync_snapshot_reload_failures_total", "Snapshots refused or unreadable, by reason.", state.reloadFailures)
-        lines.append("# HELP retention_sync_snapshot_reloads_total Snapshots loaded.")
-        lines.append("# TYPE retention_sync_snapshot_reloads_total counter")
-        lines.append("retention_sync_snapshot_reloads_total \(state.reloads)")
-        lines.append("# HELP retention_sync_request_duration_seconds Time from a request's arrival to its answer.")
-        lines.append("# TYPE retention_sync_request_duration_seconds histogram")
-        for (index, bound) in Self.latencyBuckets.enumerated() {
-            lines.append("retention_sync_request_duration_seconds_bucket{le=\"\(bound)\"} \(state.latencyCounts[index])")
-        }
-        lines.append("retention_sync_request_duration_seconds_bucket{le=\"+Inf\"} \(state.latencyCount)")
-        lines.append("retention_sync_request_duration_seconds_sum \(state.latencySum)")
-        lines.append("retention_sync_request_duration_seconds_count \(state.latencyCount)")
-        if let statistics = connections.withLock({ $0 })?() {
-            lines.append("# HELP retention_sync_open_connections Connections open now.")
-            lines.append("# TYPE retention_sync_open_connections gauge")
-            lines.append("retention_sync_open_connections \(statistics.openConnections)")
-            lines.append("# HELP retention_sync_idle_connections Open connections with nothing in flight (what a newcomer at the cap may replace).")
-            lines.append("# TYPE retention_sync_idle_connections gauge")
-            lines.append("retention_sync_idle_connections \(statistics.idleConnections)")
-            counter("retention_sync_connections_closed_total",
-                    "Connections the server closed, by reason: idle, head_timeout, request_timeout, evicted (idle, to admit a newcomer at the cap), refused (503: every connection busy).",
-                    ["reason=\"evicted\"": statistics.evicted, "reason=\"head_timeout\"": statistics.closedHeadTimeout,
-                     "reason=\"idle\"": statistics.closedIdle, "reason=\"refused\"": statistics.refused,
-                     "reason=\"request_timeout\"": statistics.closedRequestTimeout])
-        }
-        lines.append("# HELP retention_sync_snapshot_info The snapshot being served (value 1).")
-        lines.append("# TYPE retention_sync_snapshot_info gauge")
-        if let digest = state.snapshotDigest { lines.append("retention_sync_snapshot_info{\(digest)} 1") }
-        lines.append("# HELP retention_sync_snapshot_age_seconds Seconds since the served snapshot was loaded.")
-        lines.append("# TYPE retention_sync_snapshot_age_seconds gauge")
-        if let loaded = state.snapshotLoadedAt {
-            lines.append("retention_sync_snapshot_age_seconds \(Int(now.timeIntervalSince(loaded)))")
-        }
-        return lines.joined(separator: "\n") + "\n"
+        text.counter("retention_sync_events_recorded_total", "Events queued for the event store, by stream.", streams(events.recorded))
+        text.counter("retention_sync_events_stored_total", "Events the event store has, by stream.", streams(events.stored))
+        text.counter("retention_sync_events_dropped_total", "Events lost, by reason (queue_full, spool_full, spool_unwritable, closed).",
+                     Dictionary(uniqueKeysWithValues: events.dropped.map { (labels(["reason": $0.key]), $0.value) }))
+        text.single("retention_sync_event_store_failures_total", "Segment uploads the event store refused or did not answer.", "counter",
+                    events.storeFailures)
+        text.single("retention_sync_event_store_up",
+                    "1 while the event store takes segments, 0 while it refuses them (the recorder is degraded: events wait in the spool).", "gauge",
+                    events.storeProblem == nil ? 1 : 0)
+        text.single("retention_sync_events_queued", "Events waiting in memory for the next flush.", "gauge", events.queued)
+        text.single("retention_sync_events_spooled_bytes", "Bytes of segments waiting in the local spool for the store.", "gauge", events.spooledBytes)
+    }
+
+    /// The HTTP server's connections: open now, idle, closed by reason.
+    private func write(_ statistics: HTTPServerStatistics, to text: inout Exposition) {
+        text.single("retention_sync_open_connections", "Connections open now.", "gauge", statistics.openConnections)
+        text.single("retention_sync_idle_connections", "Open connections with nothing in flight (what a newcomer at the cap may replace).", "gauge",
+                    statistics.idleConnections)
+        text.counter("retention_sync_connections_closed_total",
+                     "Connections the server closed, by reason: idle, head_timeout, request_timeout, evicted (idle, to admit a newcomer at the cap), refused (503: every connection busy).",
+                     ["reason=\"evicted\"": statistics.evicted, "reason=\"head_timeout\"": statistics.closedHeadTimeout,
+                      "reason=\"idle\"": statistics.closedIdle, "reason=\"refused\"": statistics.refused,
+                      "reason=\"request_timeout\"": statistics.closedRequestTimeout])
     }
 
     private func labels(_ values: [String: String]) -> String {

@@ -14,9 +14,9 @@ public import StateStore
 /// published snapshot yet, throws: `serve` keeps the snapshot it has and says so.
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
 public struct StateSnapshotSource: SnapshotSource {
-    public let store: any StateStore
+    public let store: any StateDocumentStore
 
-    public init(store: any StateStore) {
+    public init(store: any StateDocumentStore) {
         self.store = store
     }
 

@@ -61,26 +61,59 @@ public struct FlatJSONObject {
     /// field holds an empty string).
     private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, materializing: (String) -> Bool = { _ in true },
                               skipped: (String, Range<Int>) -> Void = { _, _ in }) -> [(key: String, value: Value)]? {
+        var scanner = Scanner(bytes: bytes)
+        guard scanner.take(UInt8(ascii: "{")) else { return nil }
+        var fields: [(key: String, value: Value)] = []
+        if !scanner.take(UInt8(ascii: "}")) {
+            repeat {
+                guard let key = scanner.string(), scanner.take(UInt8(ascii: ":")), !fields.contains(where: { $0.key == key }) else { return nil }
+                scanner.skipSpace()
+                guard scanner.index < bytes.count else { return nil }
+                if bytes[scanner.index] == UInt8(ascii: "\"") {
+                    guard let range = scanner.stringRange() else { return nil }
+                    if materializing(key) {
+                        fields.append((key, .string(String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self))))
+                    } else {
+                        skipped(key, range)
+                        fields.append((key, .string("")))
+                    }
+                } else {
+                    guard let number = scanner.integer() else { return nil }
+                    fields.append((key, .integer(number)))
+                }
+            } while scanner.take(UInt8(ascii: ","))
+            guard scanner.take(UInt8(ascii: "}")) else { return nil }
+        }
+        scanner.skipSpace()
+        return scanner.index == bytes.count ? fields : nil
+    }
+
+    /// A cursor over the object's bytes that reads the few tokens a flat object has.
+    private struct Scanner {
+        let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
-        func skipSpace() {
+
+        mutating func skipSpace() {
             while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0A || bytes[index] == 0x0D {
                 index += 1
             }
         }
-        func take(_ byte: UInt8) -> Bool {
+
+        mutating func take(_ byte: UInt8) -> Bool {
             skipSpace()
             guard index < bytes.count, bytes[index] == byte else { return false }
             index += 1
             return true
         }
-        func stringRange() -> Range<Int>? {
+
+        mutating func stringRange() -> Range<Int>? {
             guard take(UInt8(ascii: "\"")) else { return nil }
             let start = index
             // Eight bytes at a time past those that need no look (a signedPayload is 5 KB of them);
             // the byte loop below decides at the first word that holds any other.
             if let base = bytes.baseAddress {
                 var at = index
-                while at + 8 <= bytes.count, !Self.mayEndOrRefuse(UnsafeRawPointer(base).loadUnaligned(fromByteOffset: at, as: UInt64.self)) {
+                while at + 8 <= bytes.count, !FlatJSONObject.mayEndOrRefuse(UnsafeRawPointer(base).loadUnaligned(fromByteOffset: at, as: UInt64.self)) {
                     at += 8
                 }
                 index = at
@@ -94,10 +127,12 @@ public struct FlatJSONObject {
             index += 1
             return start..<(index - 1)
         }
-        func string() -> String? {
+
+        mutating func string() -> String? {
             stringRange().map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
         }
-        func integer() -> Int64? {
+
+        mutating func integer() -> Int64? {
             let negative = index < bytes.count && bytes[index] == UInt8(ascii: "-")
             if negative { index += 1 }
             let start = index
@@ -121,30 +156,5 @@ public struct FlatJSONObject {
             guard magnitude <= UInt64(Int64.max) else { return nil }
             return Int64(magnitude)
         }
-
-        guard take(UInt8(ascii: "{")) else { return nil }
-        var fields: [(key: String, value: Value)] = []
-        if !take(UInt8(ascii: "}")) {
-            repeat {
-                guard let key = string(), take(UInt8(ascii: ":")), !fields.contains(where: { $0.key == key }) else { return nil }
-                skipSpace()
-                guard index < bytes.count else { return nil }
-                if bytes[index] == UInt8(ascii: "\"") {
-                    guard let range = stringRange() else { return nil }
-                    if materializing(key) {
-                        fields.append((key, .string(String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self))))
-                    } else {
-                        skipped(key, range)
-                        fields.append((key, .string("")))
-                    }
-                } else {
-                    guard let number = integer() else { return nil }
-                    fields.append((key, .integer(number)))
-                }
-            } while take(UInt8(ascii: ","))
-            guard take(UInt8(ascii: "}")) else { return nil }
-        }
-        skipSpace()
-        return index == bytes.count ? fields : nil
     }
 }

@@ -8,7 +8,7 @@ import Crypto
 /// document, so a reader sees the old or the new document, never half of one. A lock file beside it
 /// (`.<name>.lock`, held with `flock`) makes check-and-replace one step, so of two writers holding
 /// the same version exactly one succeeds. The version is the SHA-256 of the file's bytes.
-public struct FileStateStore: StateStore {
+public struct FileStateStore: StateDocumentStore {
     public let location: StateLocation
     public let owner: StateOwner
     public let path: String

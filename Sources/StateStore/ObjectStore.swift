@@ -11,21 +11,26 @@ public protocol ObjectStore: Sendable {
     var location: String { get }
     /// Stores `bytes` under `key`, all or nothing.
     func put(_ key: String, _ bytes: [UInt8]) async throws(StateStoreError)
-    /// `put`, blocking the calling thread until the store answered: for a thread of the caller's
-    /// own (the event recorder's), which must not depend on Swift's concurrency pool.
-    @available(*, noasync, message: "blocks the calling thread; from async code, await put(_:_:)")
-    func putWaiting(_ key: String, _ bytes: [UInt8]) throws(StateStoreError)
     /// The object's bytes; nil when there is none.
     func get(_ key: String) async throws(StateStoreError) -> Data?
     /// Every key under `prefix`, in byte order.
     func list(prefix: String) async throws(StateStoreError) -> [String]
 }
 
+/// An object store that can also store from a thread of the caller's own (the event recorder's),
+/// which must not depend on Swift's concurrency pool. Only that thread needs it; everything else
+/// takes an `ObjectStore` and awaits.
+public protocol BlockingObjectStore: ObjectStore {
+    /// `put`, blocking the calling thread until the store answered.
+    @available(*, noasync, message: "blocks the calling thread; from async code, await put(_:_:)")
+    func putWaiting(_ key: String, _ bytes: [UInt8]) throws(StateStoreError)
+}
+
 /// Objects as files under a folder; a put writes a hidden temporary file, flushes it and renames it.
 /// What the event recorder stores from its own thread (`putWaiting`) then leaves the system's page
 /// cache: this process never reads a segment back, and a server recording all day would otherwise
 /// fill the cache (and its container's memory account) with them.
-public struct FolderObjectStore: ObjectStore {
+public struct FolderObjectStore: BlockingObjectStore {
     public let root: URL
 
     public init(root: URL) {
@@ -86,7 +91,7 @@ public struct FolderObjectStore: ObjectStore {
 }
 
 /// Objects under an S3 prefix, signed with SigV4 by libcurl; lists with ListObjectsV2, 1,000 keys a call.
-public struct S3ObjectStore: ObjectStore {
+public struct S3ObjectStore: BlockingObjectStore {
     public let bucket: String
     public let prefix: String
     public let configuration: S3Configuration
@@ -107,33 +112,29 @@ public struct S3ObjectStore: ObjectStore {
         prefix.isEmpty ? key : prefix + "/" + key
     }
 
-    private var helper: S3StateStore {
-        S3StateStore(bucket: bucket, key: prefix, owner: StateOwner(bundleId: "", appAppleId: nil, environment: .sandbox),
-                     configuration: configuration, transport: transport)
+    private var s3: S3Bucket {
+        S3Bucket(bucket: bucket, configuration: configuration, transport: transport, store: location)
     }
 
     public func put(_ key: String, _ bytes: [UInt8]) async throws(StateStoreError) {
-        let store = helper
-        let response = try await store.send(putRequest(key, bytes, store: store))
-        guard response.status == 200 else { throw store.failure(response) }
+        let response = try await s3.send(putRequest(key, bytes))
+        guard response.status == 200 else { throw s3.failure(response) }
     }
 
     @available(*, noasync, message: "blocks the calling thread; from async code, await put(_:_:)")
     public func putWaiting(_ key: String, _ bytes: [UInt8]) throws(StateStoreError) {
-        let store = helper
-        let response = try store.sendWaiting(putRequest(key, bytes, store: store))
-        guard response.status == 200 else { throw store.failure(response) }
+        let response = try s3.sendWaiting(putRequest(key, bytes))
+        guard response.status == 200 else { throw s3.failure(response) }
     }
 
-    private func putRequest(_ key: String, _ bytes: [UInt8], store: S3StateStore) -> HTTPRequest {
-        store.request(method: "PUT", headers: [("Content-Type", "application/x-ndjson")], body: Data(bytes), key: fullKey(key))
+    private func putRequest(_ key: String, _ bytes: [UInt8]) -> HTTPRequest {
+        s3.request(method: "PUT", headers: [("Content-Type", "application/x-ndjson")], body: Data(bytes), key: fullKey(key))
     }
 
     public func get(_ key: String) async throws(StateStoreError) -> Data? {
-        let store = helper
-        let response = try await store.send(store.request(method: "GET", key: fullKey(key)))
+        let response = try await s3.send(s3.request(method: "GET", key: fullKey(key)))
         if response.status == 404 { return nil }
-        guard response.status == 200 else { throw store.failure(response) }
+        guard response.status == 200 else { throw s3.failure(response) }
         return response.body
     }
 
@@ -143,7 +144,7 @@ public struct S3ObjectStore: ObjectStore {
 
     /// `pageSize` below S3's 1,000 only to exercise paging in tests.
     public func list(prefix relative: String, pageSize: Int) async throws(StateStoreError) -> [String] {
-        let store = helper
+        let store = s3
         let base = prefix.isEmpty ? "" : prefix + "/"
         var keys: [String] = []
         // Pages follow with `start-after` the last key rather than the opaque continuation token:

@@ -85,21 +85,21 @@ public struct S3Configuration: Sendable, Hashable, CustomStringConvertible, Cust
 ///
 /// Reads use `GET` and keep the ETag; `poll` sends `If-None-Match` and gets `304` while nothing
 /// changed. Writes send `If-Match: <ETag>` or `If-None-Match: *`; `412` or `409` is a conflict.
-public struct S3StateStore: StateStore, CustomStringConvertible {
+public struct S3StateStore: StateDocumentStore, CustomStringConvertible {
     public let location: StateLocation
     public let owner: StateOwner
     public let bucket: String
     public let key: String
     public let configuration: S3Configuration
-    private let transport: any HTTPTransport
+    private let s3: S3Bucket
 
     public init(bucket: String, key: String, owner: StateOwner, configuration: S3Configuration, transport: any HTTPTransport) {
         self.bucket = bucket
         self.key = key
         self.owner = owner
         self.configuration = configuration
-        self.transport = transport
         location = .s3(bucket: bucket, key: key)
+        s3 = S3Bucket(bucket: bucket, configuration: configuration, transport: transport, store: location.description)
     }
 
     var name: String { location.description }
@@ -183,66 +183,16 @@ public struct S3StateStore: StateStore, CustomStringConvertible {
     }
 
     /// Names the cause of an answer that is neither a document nor "nothing yet".
-    func failure(_ response: HTTPResponse) -> StateStoreError {
-        let error = S3ErrorBody(response.body)
-        let detail = error.summary.isEmpty ? "HTTP \(response.status)" : "HTTP \(response.status) \(error.summary)"
-        switch (response.status, error.code) {
-        case (_, "InvalidAccessKeyId"), (_, "SignatureDoesNotMatch"), (_, "ExpiredToken"), (_, "InvalidToken"),
-             (_, "TokenRefreshRequired"), (_, "AuthorizationHeaderMalformed"), (401, _):
-            return StateStoreError(.credentials, store: name, "the store refused the credentials (\(detail)); check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN and AWS_REGION")
-        case (403, _):
-            return StateStoreError(.accessDenied, store: name, "access denied (\(detail)); the identity needs s3:GetObject to plan and s3:PutObject to apply on this key")
-        case (404, "NoSuchBucket"):
-            return StateStoreError(.noSuchBucket, store: name, "the bucket '\(bucket)' does not exist (\(detail)); create it, or fix the location")
-        case (301, _), (307, _), (400, "PermanentRedirect"):
-            let region = response.header("x-amz-bucket-region").map { " (the bucket is in \($0); set AWS_REGION=\($0))" } ?? ""
-            return StateStoreError(.configuration, store: name, "the store redirected the request\(region): \(detail)")
-        case (500...599, _):
-            return StateStoreError(.serverError, store: name, "the store failed (\(detail)); nothing was taken as empty, try again later")
-        default:
-            return StateStoreError(.unexpectedResponse, store: name, "unexpected answer \(detail)")
-        }
-    }
+    func failure(_ response: HTTPResponse) -> StateStoreError { s3.failure(response) }
 
     /// A request for the document, or for `key` (a kept version) with `query` (`versions&prefix=…`).
     func request(method: String, headers: [(name: String, value: String)] = [], body: Data = Data(),
                  key: String? = nil, query: String = "") -> HTTPRequest {
-        var all = headers
-        // S3 requires the payload's hash; libcurl signs this header with the others.
-        all.append(("x-amz-content-sha256", Digest.sha256Hex(Array(body))))
-        if let token = configuration.sessionToken { all.append(("x-amz-security-token", token)) }
-        var url = configuration.url(bucket: bucket, key: key ?? self.key)
-        if !query.isEmpty { url = URL(string: url.absoluteString + "?" + query) ?? url }
-        return HTTPRequest(method: method, url: url, headers: all, body: body,
-                           awsSigV4: AWSSigV4Signing(region: configuration.region, service: "s3",
-                                                     accessKeyId: configuration.accessKeyId,
-                                                     secretAccessKey: configuration.secretAccessKey))
+        s3.request(method: method, headers: headers, body: body, key: key ?? self.key, query: query)
     }
 
     func send(_ request: HTTPRequest) async throws(StateStoreError) -> HTTPResponse {
-        do {
-            return try await transport.send(request)
-        } catch {
-            throw unreachable(request, error)
-        }
-    }
-
-    /// `send`, blocking the calling thread (see `HTTPTransport.sendWaiting`).
-    @available(*, noasync, message: "blocks the calling thread; from async code, await send(_:)")
-    func sendWaiting(_ request: HTTPRequest) throws(StateStoreError) -> HTTPResponse {
-        switch transport.sendWaiting(request) {
-        case .success(let response): return response
-        case .failure(let error): throw unreachable(request, error)
-        }
-    }
-
-    private func unreachable(_ request: HTTPRequest, _ error: HTTPError) -> StateStoreError {
-        switch error.kind {
-        case .connectTimeout, .timeout, .couldNotConnect, .connectionDropped, .tls:
-            StateStoreError(.unreachable, store: name, "cannot reach \(request.url.host ?? "the store") (\(error.message)); nothing was taken as empty")
-        case .invalidRequest, .other:
-            StateStoreError(.unreachable, store: name, "the request failed (\(error.message))")
-        }
+        try await s3.send(request)
     }
 }
 

@@ -24,7 +24,7 @@ public protocol StateBackend: Sendable {
     func root(of location: StateLocation) -> StateLocation
     /// Plain objects under `root` (the folder or prefix the state lives in): the event store's segments.
     func objectStore(at root: StateLocation, environment: [String: String],
-                     transport: () -> any HTTPTransport) throws(StateStoreError) -> any ObjectStore
+                     transport: () -> any HTTPTransport) throws(StateStoreError) -> any BlockingObjectStore
     /// The folder on this machine that holds `root`'s objects, when the backend keeps them in one;
     /// nil when they must be copied down first (a bucket).
     func localFolder(of root: StateLocation) -> URL?
@@ -48,7 +48,7 @@ public struct FileStateBackend: StateBackend {
     }
 
     public func objectStore(at root: StateLocation, environment: [String: String],
-                            transport: () -> any HTTPTransport) throws(StateStoreError) -> any ObjectStore {
+                            transport: () -> any HTTPTransport) throws(StateStoreError) -> any BlockingObjectStore {
         guard let folder = localFolder(of: root) else {
             throw StateStoreError(.configuration, store: root.description, "is not a file location")
         }
@@ -76,7 +76,7 @@ public struct S3StateBackend: StateBackend {
     }
 
     public func objectStore(at root: StateLocation, environment: [String: String],
-                            transport: () -> any HTTPTransport) throws(StateStoreError) -> any ObjectStore {
+                            transport: () -> any HTTPTransport) throws(StateStoreError) -> any BlockingObjectStore {
         guard case .s3(let bucket, let key) = root else {
             throw StateStoreError(.configuration, store: root.description, "is not an s3:// location")
         }

@@ -31,7 +31,7 @@ public enum StateStores {
     /// Reads `store`; when it is empty and a runtime snapshot file from before the state store
     /// exists at `legacySnapshotPath`, returns that snapshot migrated into a document, to be written
     /// with `.createOnly`. A legacy file that cannot be read is an error, like the store itself.
-    public static func read(_ store: any StateStore, legacySnapshotPath: String?) async throws(StateStoreError) -> StateRead {
+    public static func read(_ store: any StateDocumentStore, legacySnapshotPath: String?) async throws(StateStoreError) -> StateRead {
         let read = try await store.read()
         guard read.isEmpty, let legacySnapshotPath, store.location != .file(path: legacySnapshotPath) else { return read }
         guard FileManager.default.fileExists(atPath: legacySnapshotPath) else { return read }
@@ -61,13 +61,13 @@ public struct PublishedSnapshot: Sendable, Hashable {
 
 extension StateStores {
     /// Reads the snapshot a store publishes (for `serve`); errors name the store, never "nothing published".
-    public static func readPublished(_ store: any StateStore) async throws(StateStoreError) -> PublishedSnapshot {
+    public static func readPublished(_ store: any StateDocumentStore) async throws(StateStoreError) -> PublishedSnapshot {
         let read = try await store.read()
         return PublishedSnapshot(snapshot: read.document?.snapshot, version: read.version)
     }
 
     /// nil while the store still holds `version`; otherwise the snapshot now published.
-    public static func pollPublished(_ store: any StateStore, since version: StateVersion) async throws(StateStoreError) -> PublishedSnapshot? {
+    public static func pollPublished(_ store: any StateDocumentStore, since version: StateVersion) async throws(StateStoreError) -> PublishedSnapshot? {
         switch try await store.poll(since: version) {
         case .unchanged: return nil
         case .changed(let read): return PublishedSnapshot(snapshot: read.document?.snapshot, version: read.version)

@@ -219,32 +219,7 @@ public enum PlanView {
             head.append("> [!CAUTION]")
             head.append("> **Missing state.** " + escape(missing.explanation))
         }
-        let deletes = plan.actions.filter { $0.kind.effect == .delete && $0.state != .error }
-        if !deletes.isEmpty {
-            head.append("")
-            head.append("> [!WARNING]")
-            head.append("> This plan **deletes \(deletes.count) item\(deletes.count == 1 ? "" : "s")**: "
-                        + deletes.prefix(5).map { MarkdownText.code($0.title) }.joined(separator: ", ")
-                        + (deletes.count > 5 ? " and \(deletes.count - 5) more" : "") + ".")
-        }
-        let groupChanges = plan.actions.compactMap { $0.change.as(SnapshotChange.self)?.compiled.groupChanges }.flatMap { $0 }
-        if !groupChanges.isEmpty {
-            head.append("")
-            head.append("> [!WARNING]")
-            head.append("> This plan changes a running experiment:")
-            for change in groupChanges { head.append("> - " + escape(groupChangeText(change))) }
-        }
-        let errors = plan.actions.filter { $0.state == .error }
-        let errorProblems = plan.problems.filter { $0.severity == .error }
-        if !errors.isEmpty || !errorProblems.isEmpty {
-            head.append("")
-            head.append("> [!CAUTION]")
-            head.append("> Errors that need a change in the manifests:")
-            for problem in errorProblems { head.append("> - \(escape(problem.message))") }
-            for action in errors {
-                head.append("> - \(MarkdownText.code(action.title)): \(escape(action.error.map(PlanWording.error) ?? PlanWording.reason(action.reason)))")
-            }
-        }
+        head += markdownWarnings(plan)
         // A realtime URL that waits for a performance test is not waiting for App Review: it has a
         // heading of its own, with the whole reason (what to run).
         let allBlocked = plan.actions.filter { $0.state == .blocked && !plan.runsAfterRelist($0) }
@@ -293,6 +268,39 @@ public enum PlanView {
             head.append("No changes: \(plan.environment.rawValue) matches the manifests.")
         }
 
+        return head
+    }
+
+    /// The alerts a reviewer must not miss: deletions, a running experiment changed, errors.
+    static func markdownWarnings(_ plan: Plan) -> [String] {
+        let escape = MarkdownText.escape
+        var head: [String] = []
+        let deletes = plan.actions.filter { $0.kind.effect == .delete && $0.state != .error }
+        if !deletes.isEmpty {
+            head.append("")
+            head.append("> [!WARNING]")
+            head.append("> This plan **deletes \(deletes.count) item\(deletes.count == 1 ? "" : "s")**: "
+                        + deletes.prefix(5).map { MarkdownText.code($0.title) }.joined(separator: ", ")
+                        + (deletes.count > 5 ? " and \(deletes.count - 5) more" : "") + ".")
+        }
+        let groupChanges = plan.actions.compactMap { $0.change.as(SnapshotChange.self)?.compiled.groupChanges }.flatMap { $0 }
+        if !groupChanges.isEmpty {
+            head.append("")
+            head.append("> [!WARNING]")
+            head.append("> This plan changes a running experiment:")
+            for change in groupChanges { head.append("> - " + escape(groupChangeText(change))) }
+        }
+        let errors = plan.actions.filter { $0.state == .error }
+        let errorProblems = plan.problems.filter { $0.severity == .error }
+        if !errors.isEmpty || !errorProblems.isEmpty {
+            head.append("")
+            head.append("> [!CAUTION]")
+            head.append("> Errors that need a change in the manifests:")
+            for problem in errorProblems { head.append("> - \(escape(problem.message))") }
+            for action in errors {
+                head.append("> - \(MarkdownText.code(action.title)): \(escape(action.error.map(PlanWording.error) ?? PlanWording.reason(action.reason)))")
+            }
+        }
         return head
     }
 

@@ -89,7 +89,18 @@ enum BenchmarkApp {
         func save(_ name: String, _ text: String) throws {
             try Data(text.utf8).write(to: directory.appendingPathComponent(name))
         }
+        try save("app.yaml", appText())
+        try save("images.yaml", try writeImages(to: directory))
+        // 20 files of 100 Message documents each.
+        for file in 0..<(messageCount / 100) {
+            try save(String(format: "messages-%02d.yaml", file), messagesText(file: file))
+        }
+        try save("defaults.yaml", defaultsText())
+        try save("cancel-flow.yaml", flowText())
+        return "\(messageCount) messages, \(imagesPerSize * 2) images, \(productCount) products × \(locales.count) locales of defaults, a \(ruleCount)-rule flow"
+    }
 
+    private static func appText() -> String {
         var app = header + "kind: App\nbundleId: com.example.bench\nappAppleId: 1234567890\nenvironments:\n"
         app += "  sandbox: { realtimeURL: https://bench.example.com/sandbox, snapshotPath: .retention-sync/sandbox.json }\n"
         app += "  production: { realtimeURL: https://bench.example.com/production, snapshotPath: .retention-sync/production.json }\n"
@@ -97,9 +108,12 @@ enum BenchmarkApp {
         for index in 0..<productCount {
             app += "  - id: \(product(index))\n    locales: [\(locales.joined(separator: ", "))]\n"
         }
-        try save("app.yaml", app)
+        return app
+    }
 
-        // Real PNGs: one flat picture per size, with one pixel varied so every file hashes differently.
+    /// Real PNGs: one flat picture per size, with one pixel varied so every file hashes differently;
+    /// returns their Image documents.
+    private static func writeImages(to directory: URL) throws -> String {
         var images = ""
         for index in 0..<imagesPerSize {
             let marker = (UInt8(index % 256), UInt8(index / 256), UInt8(200))
@@ -110,30 +124,32 @@ enum BenchmarkApp {
             images += header + "kind: Image\nname: full-\(index)\nfile: images/full-\(index).png\nsize: FULL_SIZE\n---\n"
             images += header + "kind: Image\nname: bullet-\(index)\nfile: images/bullet-\(index).png\nsize: BULLET_POINT\n---\n"
         }
-        try save("images.yaml", images)
+        return images
+    }
 
-        // 20 files of 100 Message documents each.
-        for file in 0..<(messageCount / 100) {
-            var text = ""
-            for index in (file * 100)..<(file * 100 + 100) {
-                text += header + "kind: Message\nname: \(message(index))\n"
-                if hasImage(index) { text += "headerPosition: ABOVE_IMAGE\n" }
-                text += "localizations:\n  \(locale(ofMessage: index)):\n"
-                text += "    header: Stay with Bench, offer number \(index)\n"
-                text += "    body: Everything you made is saved. Come back any time and pick up right where you left off, message \(index).\n"
-                if hasImage(index) {
-                    let image = (index / 10) % imagesPerSize
-                    text += "    image: { name: full-\(image), altText: A calm picture number \(image) }\n"
-                    text += "    bulletPoints:\n"
-                    for bullet in 0..<3 {
-                        text += "      - { text: Benefit \(bullet) of message \(index), image: bullet-\((image + bullet) % imagesPerSize), altText: An icon }\n"
-                    }
+    /// The hundred Message documents of one file.
+    private static func messagesText(file: Int) -> String {
+        var text = ""
+        for index in (file * 100)..<(file * 100 + 100) {
+            text += header + "kind: Message\nname: \(message(index))\n"
+            if hasImage(index) { text += "headerPosition: ABOVE_IMAGE\n" }
+            text += "localizations:\n  \(locale(ofMessage: index)):\n"
+            text += "    header: Stay with Bench, offer number \(index)\n"
+            text += "    body: Everything you made is saved. Come back any time and pick up right where you left off, message \(index).\n"
+            if hasImage(index) {
+                let image = (index / 10) % imagesPerSize
+                text += "    image: { name: full-\(image), altText: A calm picture number \(image) }\n"
+                text += "    bulletPoints:\n"
+                for bullet in 0..<3 {
+                    text += "      - { text: Benefit \(bullet) of message \(index), image: bullet-\((image + bullet) % imagesPerSize), altText: An icon }\n"
                 }
-                text += "---\n"
             }
-            try save(String(format: "messages-%02d.yaml", file), text)
+            text += "---\n"
         }
+        return text
+    }
 
+    private static func defaultsText() -> String {
         var defaults = header + "kind: Defaults\ndefaults:\n"
         for productIndex in 0..<productCount {
             for (localeIndex, locale) in locales.enumerated() {
@@ -141,8 +157,10 @@ enum BenchmarkApp {
                 defaults += "  - { products: [\(product(productIndex))], locales: [\(locale)], message: \(message(chosen)) }\n"
             }
         }
-        try save("defaults.yaml", defaults)
+        return defaults
+    }
 
+    private static func flowText() -> String {
         var flow = header + "kind: Flow\nname: cancel-flow\nlocaleFallbacks: { de-AT: de-DE, en-IE: en-GB }\nrules:\n"
         for rule in 0..<(ruleCount - 1) {
             let productIndex = rule % productCount, localeIndex = (rule * 7) % locales.count
@@ -164,8 +182,6 @@ enum BenchmarkApp {
             }
         }
         flow += "  - name: everyone-else\n    response: none\n"
-        try save("cancel-flow.yaml", flow)
-
-        return "\(messageCount) messages, \(imagesPerSize * 2) images, \(productCount) products × \(locales.count) locales of defaults, a \(ruleCount)-rule flow"
+        return flow
     }
 }

@@ -38,9 +38,24 @@ import YAML
     print(String(format: "  derive identities: %.1f ms", Double(DispatchTime.now().uptimeNanoseconds - derive) / 1e6))
     let reconciler = Reconciler(api: client, state: Reconciler.store(for: desired), clock: SystemClock())
 
-    // Calls, not attempts: a read sent again (a token that expired on its way while other reads'
-    // pacing moved the virtual clock) is counted once, and named apart.
-    func timedPlan(_ reconciler: Reconciler) async throws -> (PlanResult, Double, Int) {
+    let timer = PlanTimer(client: client, desired: desired)
+    let beforeFresh = client.requestCounts
+    let (fresh, freshMs, freshCalls) = try await timer.plan(reconciler)
+    print(String(format: "  plan, empty sandbox: %.1f ms wall, %d API calls%@ (expected 2 + %d + 1 = %d), %d actions",
+                 freshMs, freshCalls, timer.sentAgain(since: beforeFresh), pairs, pairs + 3, fresh.plan.actions.count))
+
+    try await applyFirstTime(fresh, reconciler: reconciler, client: client, clock: clock, start: start)
+    try await planInSync(reconciler, timer: timer, clock: clock, runs: runs)
+}
+
+/// Times plans against one client. Calls, not attempts: a read sent again (a token that expired on
+/// its way while other reads' pacing moved the virtual clock) is counted once, and named apart.
+private struct PlanTimer {
+    let client: RetentionMessagingClient
+    let desired: DesiredState
+
+    /// The plan, its wall time in milliseconds and the calls it made.
+    func plan(_ reconciler: Reconciler) async throws -> (PlanResult, Double, Int) {
         let before = client.requestCounts
         let begin = DispatchTime.now().uptimeNanoseconds
         let planned = try await reconciler.plan(desired)
@@ -48,16 +63,16 @@ import YAML
         return (planned, Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e6,
                 (after.total - after.retries) - (before.total - before.retries))
     }
+
     func sentAgain(since before: RequestCounts) -> String {
         let retries = client.requestCounts.retries - before.retries
         return retries == 0 ? "" : " (\(retries) sent again)"
     }
+}
 
-    let beforeFresh = client.requestCounts
-    let (fresh, freshMs, freshCalls) = try await timedPlan(reconciler)
-    print(String(format: "  plan, empty sandbox: %.1f ms wall, %d API calls%@ (expected 2 + %d + 1 = %d), %d actions",
-                 freshMs, freshCalls, sentAgain(since: beforeFresh), pairs, pairs + 3, fresh.plan.actions.count))
-
+/// The first sandbox apply, against the floor Apple's rate limits impose on the whole run.
+private func applyFirstTime(_ fresh: PlanResult, reconciler: Reconciler, client: RetentionMessagingClient, clock: VirtualClock,
+                            start: Double) async throws {
     let applyBegin = DispatchTime.now().uptimeNanoseconds
     let virtualBefore = clock.now()
     let report = try await reconciler.apply(fresh)
@@ -76,30 +91,34 @@ import YAML
     print(String(format: "  the apply alone: %.0f s virtual; the plan's estimate said at least %.0f s",
                  applyVirtual, fresh.plan.estimate.minimumSeconds))
 
+}
+
+/// The scheduled reconcile with nothing to do, `runs` times, then one plan that reads every default.
+private func planInSync(_ reconciler: Reconciler, timer: PlanTimer, clock: VirtualClock, runs: Int) async throws {
     var inSync: [Double] = []
     var calls = 0
     var converged = false
     var virtual = 0.0
     for _ in 0..<runs {
         let virtualStart = clock.now()
-        let (planned, ms, made) = try await timedPlan(reconciler)
+        let (planned, ms, made) = try await timer.plan(reconciler)
         virtual = clock.now() - virtualStart
         inSync.append(ms)
         calls = made
         converged = planned.plan.converged
         // What the scheduled apply does when nothing needs applying: advance the refresh window.
-        _ = try await Applier(api: client, state: reconciler.state, clock: SystemClock()).recordState(planned)
+        _ = try await Applier(api: timer.client, state: reconciler.state, clock: SystemClock()).recordState(planned)
     }
     inSync.sort()
     let window = DefaultsRefresh.standard.description
     print(String(format: "  plan, in sync (the scheduled reconcile, --refresh-defaults %@): best %.1f ms, median %.1f ms of %d runs, %d API calls (target at most 3 + %@), %.1f s virtual under Apple's limits, converged: %@ (target under 500 ms)",
                  window, inSync[0], inSync[inSync.count / 2], runs, calls, window, virtual, converged ? "yes" : "no"))
-    let full = Reconciler(api: client, state: reconciler.state, refresh: .all, clock: SystemClock())
+    let full = Reconciler(api: timer.client, state: reconciler.state, refresh: .all, clock: SystemClock())
     let virtualStart = clock.now()
-    let beforeFull = client.requestCounts
-    let (_, fullMs, fullCalls) = try await timedPlan(full)
+    let beforeFull = timer.client.requestCounts
+    let (_, fullMs, fullCalls) = try await timer.plan(full)
     print(String(format: "  plan, in sync, --refresh-defaults all: %.1f ms wall, %d API calls%@, %.1f s virtual under Apple's limits",
-                 fullMs, fullCalls, sentAgain(since: beforeFull), clock.now() - virtualStart))
+                 fullMs, fullCalls, timer.sentAgain(since: beforeFull), clock.now() - virtualStart))
 }
 
 /// The large app, built in memory (the plan benchmark measures planning, not YAML loading).

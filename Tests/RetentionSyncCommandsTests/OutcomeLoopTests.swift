@@ -36,7 +36,7 @@ struct OutcomeLoopTests {
         let server: HTTPServer
         let recorder: EventRecorder
 
-        init(name: String, snapshot: RuntimeSnapshot, roots: [X509Certificate], store: any ObjectStore, spool: URL) throws {
+        init(name: String, snapshot: RuntimeSnapshot, roots: [X509Certificate], store: any BlockingObjectStore, spool: URL) throws {
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("loop-\(name)-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let file = folder.appendingPathComponent("snapshot.json")

@@ -16,7 +16,7 @@ struct FileStateStoreTests {
         try await body(directory)
     }
 
-    func store(_ directory: URL, _ location: String = ".retention-sync", owner: StateOwner = Support.sandbox) throws -> any StateStore {
+    func store(_ directory: URL, _ location: String = ".retention-sync", owner: StateOwner = Support.sandbox) throws -> any StateDocumentStore {
         let parsed = try StateLocation.parse(location, relativeTo: directory, confinedTo: directory)
         return try StateStores.open(parsed, owner: owner, environment: [:], transport: MotoServer.client)
     }
@@ -78,7 +78,7 @@ struct FileStateStoreTests {
         }
     }
 
-    func attempt(_ store: any StateStore, _ message: String) async -> StateStoreError.Kind? {
+    func attempt(_ store: any StateDocumentStore, _ message: String) async -> StateStoreError.Kind? {
         do {
             _ = try await store.write(try Support.document(for: Support.sandbox, message: message), condition: .createOnly)
             return nil

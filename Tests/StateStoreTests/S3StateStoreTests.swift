@@ -20,7 +20,7 @@ struct S3StateStoreTests {
     }
 
     func store(_ server: MotoServer, key: String = "retention-sync", owner: StateOwner = Support.sandbox,
-               identity: MotoServer.Identity? = nil) throws -> any StateStore {
+               identity: MotoServer.Identity? = nil) throws -> any StateDocumentStore {
         let location = try StateLocation.parse("s3://\(server.bucket)/\(key)", relativeTo: URL(fileURLWithPath: "/"))
         return try StateStores.open(location, owner: owner, environment: server.environment(identity ?? server.writer),
                                     transport: MotoServer.client)

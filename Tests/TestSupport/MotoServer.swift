@@ -47,9 +47,10 @@ public final class MotoServer: Sendable {
             throw Unavailable(description: "\(executable.path) is missing: run `bash .ci/setup --test` (it installs moto[server] into .build/tools)")
         }
         // Starting moto waits seconds for it to print its port: not on the concurrency pool.
-        let server = try await onOwnThread { try MotoServer(unauthenticatedActions: 7) }
+        let server = try await onOwnThread { try MotoServer() }
         do {
             try await server.provision(versioning: versioning)
+            try await server.requireAuthentication()
         } catch {
             server.stop()
             throw error
@@ -57,13 +58,18 @@ public final class MotoServer: Sendable {
         return server
     }
 
-    private init(unauthenticatedActions: Int) throws {
+    /// Moto starts without authentication, so that provisioning needs no identity; `start` turns it on
+    /// once the identities exist. (A fixed count of unauthenticated requests, moto's other way, was
+    /// spent by any request that reached the new server first — a client of an earlier test retrying
+    /// against the port the kernel handed out again — and provisioning then failed with
+    /// InvalidClientTokenId.)
+    private init() throws {
         process = Process()
         process.executableURL = Self.executable
         // Port 0: the kernel picks a free port, and the server prints which one it got.
         process.arguments = ["-H", "127.0.0.1", "-p", "0"]
         var environment = ProcessInfo.processInfo.environment
-        environment["INITIAL_NO_AUTH_ACTION_COUNT"] = String(unauthenticatedActions)
+        environment["INITIAL_NO_AUTH_ACTION_COUNT"] = nil
         environment["MOTO_ALLOW_NONEXISTENT_REGION"] = "true"
         for name in environment.keys where name.hasPrefix("AWS_") { environment[name] = nil }
         process.environment = environment
@@ -143,6 +149,15 @@ public final class MotoServer: Sendable {
                                                  headers: [("Content-Type", "application/xml"), ("x-amz-content-sha256", Self.sha256Hex(body))],
                                                  body: body, awsSigV4: signing(service: "s3", writer)))
         guard enabled.status == 200 else { throw Unavailable(description: "moto refused PutBucketVersioning: HTTP \(enabled.status) \(String(decoding: enabled.body.prefix(300), as: UTF8.self))") }
+    }
+
+    /// From now on every request must be signed by an identity moto knows, with a policy allowing it.
+    private func requireAuthentication() async throws {
+        let response = try await send(HTTPRequest(method: "POST", url: endpoint.appendingPathComponent("moto-api/reset-auth"),
+                                                  body: Data("0".utf8)))
+        guard response.status == 200 else {
+            throw Unavailable(description: "moto refused to turn authentication on: HTTP \(response.status) \(String(decoding: response.body.prefix(300), as: UTF8.self))")
+        }
     }
 
     private func createUser(_ name: String, policy: String) async throws -> Identity {

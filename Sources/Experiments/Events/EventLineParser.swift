@@ -276,67 +276,75 @@ struct EventLineParser {
             swap(&buffer, &scratch)
             defer { swap(&buffer, &scratch) }
             try Self.withBytes(line, range, escaped: escaped, scratch: &buffer) { (bytes) throws(Refusal) in
-                switch field {
-                case .time, .effectiveDate, .expiresDate:
-                    guard let millis = EventTime.parse(bytes) else {
-                        throw Refusal(reason: "\(name(field)) is not an ISO 8601 UTC time like 2026-11-24T13:05:01.123Z")
-                    }
-                    switch field {
-                    case .time: event.time = millis
-                    case .effectiveDate: event.effectiveDate = millis
-                    default: event.expiresDate = millis
-                    }
-                case .customer:
-                    if bytes.count == 64, let a = Self.words(bytes, from: 0, count: 16), let b = Self.words(bytes, from: 16, count: 16),
-                       let c = Self.words(bytes, from: 32, count: 16), let d = Self.words(bytes, from: 48, count: 16) {
-                        event.customer.a = a
-                        event.customer.b = b
-                        event.customer.c = c
-                        event.customer.d = d
-                        event.hasCustomer = true
-                    }
-                case .eventId:
-                    event.hasId = true
-                    if bytes.count == 36, bytes[8] == 0x2D, bytes[13] == 0x2D, bytes[18] == 0x2D, bytes[23] == 0x2D,
-                       let p1 = Self.words(bytes, from: 0, count: 8), let p2 = Self.words(bytes, from: 9, count: 4),
-                       let p3 = Self.words(bytes, from: 14, count: 4), let p4 = Self.words(bytes, from: 19, count: 4),
-                       let p5 = Self.words(bytes, from: 24, count: 12) {
-                        event.id = EventKey(high: p1 << 32 | p2 << 16 | p3, low: p4 << 48 | p5)
-                    } else {
-                        // Not a UUID: two independent 64-bit hashes stand in for its bits.
-                        var h1: UInt64 = 0xcbf2_9ce4_8422_2325
-                        var h2: UInt64 = 0x8422_2325_cbf2_9ce4
-                        for byte in bytes {
-                            h1 = (h1 ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-                            h2 = (h2 &+ UInt64(byte)) &* 0x9E37_79B9_7F4A_7C15
-                            h2 ^= h2 >> 29
-                        }
-                        event.id = EventKey(high: h1, low: h2 | 1 << 63)
-                    }
-                case .answer:
-                    event.answer = Self.answer(bytes)
-                case .keyId: event.customer.keyId = interner.intern(bytes)
-                case .arm: event.arm = interner.intern(bytes)
-                case .flow: event.flow = interner.intern(bytes)
-                case .rule: event.rule = interner.intern(bytes)
-                case .splitGroup: event.splitGroup = interner.intern(bytes)
-                case .splitLayout: event.splitLayout = interner.intern(bytes)
-                case .localeServed: event.locale = interner.intern(bytes)
-                case .messageIdentifier: event.message = interner.intern(bytes)
-                case .offerIdentifier: event.offer = interner.intern(bytes)
-                case .alternateProductId: event.alternateProduct = interner.intern(bytes)
-                case .productId: event.product = interner.intern(bytes)
-                case .autoRenewProductId: event.autoRenewProduct = interner.intern(bytes)
-                case .currency: event.currency = interner.intern(bytes)
-                case .notificationType: event.notificationType = interner.intern(bytes)
-                case .subtype: event.subtype = interner.intern(bytes)
-                case .splitControl, .price, .offerType:
-                    throw Refusal(reason: "\(name(field)) is a string; the contract has a \(field == .splitControl ? "boolean" : "integer")")
-                default:
-                    break
-                }
+                try assign(field, string: bytes, &event)
             }
         }
+    }
+
+    private mutating func assign(_ field: EventField, string bytes: UnsafeBufferPointer<UInt8>, _ event: inout Event) throws(Refusal) {
+        switch field {
+        case .time, .effectiveDate, .expiresDate:
+            guard let millis = EventTime.parse(bytes) else {
+                throw Refusal(reason: "\(field.rawValue) is not an ISO 8601 UTC time like 2026-11-24T13:05:01.123Z")
+            }
+            switch field {
+            case .time: event.time = millis
+            case .effectiveDate: event.effectiveDate = millis
+            default: event.expiresDate = millis
+            }
+        case .customer:
+            if bytes.count == 64, let a = Self.words(bytes, from: 0, count: 16), let b = Self.words(bytes, from: 16, count: 16),
+               let c = Self.words(bytes, from: 32, count: 16), let d = Self.words(bytes, from: 48, count: 16) {
+                event.customer.a = a
+                event.customer.b = b
+                event.customer.c = c
+                event.customer.d = d
+                event.hasCustomer = true
+            }
+        case .eventId:
+            event.hasId = true
+            event.id = Self.eventKey(bytes)
+        case .answer:
+            event.answer = Self.answer(bytes)
+        case .keyId: event.customer.keyId = interner.intern(bytes)
+        case .arm: event.arm = interner.intern(bytes)
+        case .flow: event.flow = interner.intern(bytes)
+        case .rule: event.rule = interner.intern(bytes)
+        case .splitGroup: event.splitGroup = interner.intern(bytes)
+        case .splitLayout: event.splitLayout = interner.intern(bytes)
+        case .localeServed: event.locale = interner.intern(bytes)
+        case .messageIdentifier: event.message = interner.intern(bytes)
+        case .offerIdentifier: event.offer = interner.intern(bytes)
+        case .alternateProductId: event.alternateProduct = interner.intern(bytes)
+        case .productId: event.product = interner.intern(bytes)
+        case .autoRenewProductId: event.autoRenewProduct = interner.intern(bytes)
+        case .currency: event.currency = interner.intern(bytes)
+        case .notificationType: event.notificationType = interner.intern(bytes)
+        case .subtype: event.subtype = interner.intern(bytes)
+        case .splitControl, .price, .offerType:
+            throw Refusal(reason: "\(field.rawValue) is a string; the contract has a \(field == .splitControl ? "boolean" : "integer")")
+        default:
+            break
+        }
+    }
+
+    /// An event's identifier: a UUID's own bits, else a hash of whatever the writer put there.
+    private static func eventKey(_ bytes: UnsafeBufferPointer<UInt8>) -> EventKey {
+        if bytes.count == 36, bytes[8] == 0x2D, bytes[13] == 0x2D, bytes[18] == 0x2D, bytes[23] == 0x2D,
+           let p1 = words(bytes, from: 0, count: 8), let p2 = words(bytes, from: 9, count: 4),
+           let p3 = words(bytes, from: 14, count: 4), let p4 = words(bytes, from: 19, count: 4),
+           let p5 = words(bytes, from: 24, count: 12) {
+            return EventKey(high: p1 << 32 | p2 << 16 | p3, low: p4 << 48 | p5)
+        }
+        // Not a UUID: two independent 64-bit hashes stand in for its bits.
+        var h1: UInt64 = 0xcbf2_9ce4_8422_2325
+        var h2: UInt64 = 0x8422_2325_cbf2_9ce4
+        for byte in bytes {
+            h1 = (h1 ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+            h2 = (h2 &+ UInt64(byte)) &* 0x9E37_79B9_7F4A_7C15
+            h2 ^= h2 >> 29
+        }
+        return EventKey(high: h1, low: h2 | 1 << 63)
     }
 
     private static func answer(_ bytes: UnsafeBufferPointer<UInt8>) -> Answer {

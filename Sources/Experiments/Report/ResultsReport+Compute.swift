@@ -137,20 +137,85 @@ extension ResultsReport {
         }
     }
 
+    /// The report, stage by stage: the rows, the warnings the events raise, the checks against the
+    /// configuration, the comparisons.
     private static func assemble(_ join: ResultsJoin, environment: String, flow: String?, since: String?, now: String,
                                  breakdown: ResultsBreakdown?, configuration: ResultsConfiguration?,
                                  window: (since: Int64, now: Int64), clock: Int64) -> ResultsReport {
-        func name(_ id: Int32) -> String? { join.string(id) }
-        func money(_ amounts: [Int32: Int64]) -> [String: Int64] {
+        let rowMaker = RowMaker(join: join)
+        let rows = rowMaker.rows()
+        let breakdownRows = breakdown == nil ? nil : rowMaker.breakdownRows()
+        let keys = KeyUse(join)
+        var warnings = eventWarnings(join, keys: keys)
+        let configured = configuration.map { configuration in
+            configuration.rules.filter { rule in flow == nil || rule.flow == flow }
+        }
+        var checks = Checks(configuration: configuration?.source, armsWithoutExposures: [], rulesNotConfigured: [],
+                            clock: EventTime.format(clock), clockToleranceSeconds: Int(Checks.clockTolerance / 1000),
+                            outcomesAfterClock: join.futureOutcomes.count, outcomesBeforeFirstDecision: [], outcomeKeysWithoutDecisions: [])
+        checkKeys(join, keys: keys, window: window, into: &checks)
+        if let configured { checkConfigured(configured, rows: rows, window: window, into: &checks) }
+        checks.warnings(into: &warnings)
+        let comparisons = compare(rows, configured: configured, warnings: &warnings)
+        let counts = join.counts
+        return ResultsReport(
+            formatVersion: formatVersion, environment: environment, flow: flow, since: since, now: now,
+            method: method, rows: rows, breakdown: breakdown, breakdownRows: breakdownRows, comparisons: comparisons,
+            events: EventCounts(decisions: counts.decisions, outcomes: counts.outcomes, duplicates: counts.duplicates,
+                                late: counts.late, invalid: counts.invalid, outsideWindow: counts.outsideWindow,
+                                segments: counts.segments, keyIds: keys.keyIds),
+            checks: checks, warnings: warnings)
+    }
+
+    /// How the numbers are made, as every report states it.
+    private static var method: Method {
+        Method(
+            rateInterval: "Wilson score interval, 95%",
+            differenceInterval: "always-valid confidence sequence: normal-mixture sequential probability ratio test (Johari, Koomen, Pekelis & Walsh 2022; Howard, Ramdas, McAuliffe & Sekhon 2021), valid at every look",
+            mixingStandardDeviation: DifferenceConfidenceSequence.mixingStandardDeviation, confidence: 0.95,
+            keptWindowHours: Int(ResultsJoin.keptWindow / EventTime.hour),
+            renewalGraceDays: Int(ResultsJoin.renewalGrace / EventTime.day),
+            unknownExpiryCapDays: Int(ResultsJoin.unknownExpiryCap / EventTime.day),
+            latenessHours: Int(ResultsJoin.lateness / EventTime.hour))
+    }
+
+    /// The rows of the joined tallies, each arm with the period its layout began.
+    private struct RowMaker {
+        let join: ResultsJoin
+        /// A period starts at the first exposure of any arm under its layout.
+        let periodStart: [String: Int64]
+
+        init(join: ResultsJoin) {
+            self.join = join
+            var periodStart: [String: Int64] = [:]
+            for (key, info) in join.armInfo where key.layout != Interner.null {
+                let period = "\(key.flow)\u{0}\(info.splitGroup)\u{0}\(key.layout)"
+                periodStart[period] = min(periodStart[period] ?? .max, info.firstExposure)
+            }
+            self.periodStart = periodStart
+        }
+
+        func rows() -> [Row] {
+            join.tallies.map { row($0.key, $0.value, value: nil) }.sorted {
+                ($0.flow, $0.rule, $0.periodSince ?? "", $0.splitLayout ?? "") < ($1.flow, $1.rule, $1.periodSince ?? "", $1.splitLayout ?? "")
+            }
+        }
+
+        func breakdownRows() -> [Row] {
+            join.breakdownTallies.flatMap { key, byValue in
+                byValue.map { row(key, $0.value, value: name($0.key) ?? "(none)") }
+            }
+            .sorted { ($0.flow, $0.rule, $0.periodSince ?? "", $0.splitLayout ?? "", $0.value ?? "")
+                < ($1.flow, $1.rule, $1.periodSince ?? "", $1.splitLayout ?? "", $1.value ?? "") }
+        }
+
+        private func name(_ id: Int32) -> String? { join.string(id) }
+
+        private func money(_ amounts: [Int32: Int64]) -> [String: Int64] {
             Dictionary(uniqueKeysWithValues: amounts.compactMap { key, value in name(key).map { ($0, value) } })
         }
-        // A period starts at the first exposure of any arm under its layout.
-        var periodStart: [String: Int64] = [:]
-        for (key, info) in join.armInfo where key.layout != Interner.null {
-            let period = "\(key.flow)\u{0}\(info.splitGroup)\u{0}\(key.layout)"
-            periodStart[period] = min(periodStart[period] ?? .max, info.firstExposure)
-        }
-        func row(_ key: ArmKey, _ tally: Tally, value: String?) -> Row {
+
+        private func row(_ key: ArmKey, _ tally: Tally, value: String?) -> Row {
             let info = join.armInfo[key] ?? ArmInfo()
             let start = periodStart["\(key.flow)\u{0}\(info.splitGroup)\u{0}\(key.layout)"]
             var row = Row(flow: name(key.flow) ?? "", rule: name(key.rule) ?? "", splitGroup: name(info.splitGroup), arm: name(info.arm),
@@ -169,23 +234,26 @@ extension ResultsReport {
             }
             return row
         }
-        func order(_ a: Row, _ b: Row) -> Bool {
-            (a.flow, a.rule, a.periodSince ?? "", a.splitLayout ?? "") < (b.flow, b.rule, b.periodSince ?? "", b.splitLayout ?? "")
+    }
+
+    /// The pseudonym keys the events carry, and which of them decisions and outcomes use.
+    private struct KeyUse {
+        var keyIds: [String]
+        var outcomeOnlyKeys: Set<String>
+        var decisionKeys: [String]
+
+        init(_ join: ResultsJoin) {
+            keyIds = join.keyIds.compactMap(join.string).sorted()
+            outcomeOnlyKeys = Set(join.keyActivity.filter { $0.value.outcomes > 0 && $0.value.decisions == 0 }.keys.compactMap(join.string))
+            decisionKeys = join.keyActivity.filter { $0.value.decisions > 0 }.keys.compactMap(join.string).sorted()
         }
-        let rows = join.tallies.map { row($0.key, $0.value, value: nil) }.sorted(by: order)
-        var breakdownRows: [Row]?
-        if breakdown != nil {
-            breakdownRows = join.breakdownTallies.flatMap { key, byValue in
-                byValue.map { row(key, $0.value, value: name($0.key) ?? "(none)") }
-            }
-            .sorted { ($0.flow, $0.rule, $0.periodSince ?? "", $0.splitLayout ?? "", $0.value ?? "")
-                < ($1.flow, $1.rule, $1.periodSince ?? "", $1.splitLayout ?? "", $1.value ?? "") }
-        }
+    }
+
+    /// What the events themselves warn of: a key rotation, events filed late, events without a time.
+    private static func eventWarnings(_ join: ResultsJoin, keys: KeyUse) -> [String] {
         var warnings: [String] = []
-        let keyIds = join.keyIds.compactMap(name).sorted()
-        let outcomeOnlyKeys = Set(join.keyActivity.filter { $0.value.outcomes > 0 && $0.value.decisions == 0 }.keys.compactMap(name))
-        let decisionKeys = join.keyActivity.filter { $0.value.decisions > 0 }.keys.compactMap(name).sorted()
-        if keyIds.filter({ !outcomeOnlyKeys.contains($0) || decisionKeys.isEmpty }).count > 1 {
+        let keyIds = keys.keyIds
+        if keyIds.filter({ !keys.outcomeOnlyKeys.contains($0) || keys.decisionKeys.isEmpty }).count > 1 {
             warnings.append("events carry \(keyIds.count) pseudonym keys (\(keyIds.joined(separator: ", "))): customers are joined only within one key, so a customer seen before and after a rotation counts twice")
         }
         let counts = join.counts
@@ -195,55 +263,38 @@ extension ResultsReport {
         if counts.invalid > 0 {
             warnings.append("\(counts.invalid) events had no time or no eventId and were left out")
         }
-        var checks = Checks(configuration: configuration?.source, armsWithoutExposures: [], rulesNotConfigured: [],
-                            clock: EventTime.format(clock), clockToleranceSeconds: Int(Checks.clockTolerance / 1000),
-                            outcomesAfterClock: join.futureOutcomes.count, outcomesBeforeFirstDecision: [], outcomeKeysWithoutDecisions: [])
-        if !decisionKeys.isEmpty {
-            for key in join.keyActivity.keys.sorted() {
-                guard let activity = join.keyActivity[key], let keyId = name(key) else { continue }
-                if activity.outcomes > 0, activity.decisions == 0 {
-                    checks.outcomeKeysWithoutDecisions.append(KeyCount(keyId: keyId, outcomes: activity.outcomes, decisionKeyIds: decisionKeys))
-                } else if activity.outcomes > 0, activity.decisions > 0, activity.lastOutcome < activity.firstDecision,
-                          activity.firstDecision + EventTime.day <= window.now {
-                    checks.outcomesBeforeFirstDecision.append(KeyTimes(keyId: keyId, outcomes: activity.outcomes,
-                                                                       firstDecision: EventTime.format(activity.firstDecision),
-                                                                       lastOutcome: EventTime.format(activity.lastOutcome)))
-                }
+        return warnings
+    }
+
+    /// Outcome keys no decision used, and keys whose outcomes all came before their first decision.
+    private static func checkKeys(_ join: ResultsJoin, keys: KeyUse, window: (since: Int64, now: Int64), into checks: inout Checks) {
+        guard !keys.decisionKeys.isEmpty else { return }
+        for key in join.keyActivity.keys.sorted() {
+            guard let activity = join.keyActivity[key], let keyId = join.string(key) else { continue }
+            if activity.outcomes > 0, activity.decisions == 0 {
+                checks.outcomeKeysWithoutDecisions.append(KeyCount(keyId: keyId, outcomes: activity.outcomes, decisionKeyIds: keys.decisionKeys))
+            } else if activity.outcomes > 0, activity.decisions > 0, activity.lastOutcome < activity.firstDecision,
+                      activity.firstDecision + EventTime.day <= window.now {
+                checks.outcomesBeforeFirstDecision.append(KeyTimes(keyId: keyId, outcomes: activity.outcomes,
+                                                                   firstDecision: EventTime.format(activity.firstDecision),
+                                                                   lastOutcome: EventTime.format(activity.lastOutcome)))
             }
         }
-        let configured = configuration.map { configuration in
-            configuration.rules.filter { rule in flow == nil || rule.flow == flow }
+    }
+
+    /// Rules exposed but not configured, and configured split arms live in the window but never exposed.
+    private static func checkConfigured(_ configured: [ResultsConfiguration.Rule], rows: [Row], window: (since: Int64, now: Int64),
+                                        into checks: inout Checks) {
+        let known = Set(configured.map { "\($0.flow)/\($0.rule)" })
+        checks.rulesNotConfigured = rows.filter { !known.contains("\($0.flow)/\($0.rule)") }
+            .map { ExposedRule(flow: $0.flow, rule: $0.rule, exposed: $0.exposed) }
+        let exposedRules = Set(rows.filter { $0.exposed > 0 }.map { "\($0.flow)/\($0.rule)" })
+        guard !rows.isEmpty else { return }
+        checks.armsWithoutExposures = configured.compactMap { rule in
+            guard let group = rule.splitGroup, let percent = rule.percent, !exposedRules.contains("\(rule.flow)/\(rule.rule)"),
+                  rule.notBefore.map({ $0 <= window.now }) ?? true, rule.notAfter.map({ $0 > window.since }) ?? true else { return nil }
+            return ConfiguredArm(flow: rule.flow, splitGroup: group, rule: rule.rule, percent: percent)
         }
-        if let configured {
-            let known = Set(configured.map { "\($0.flow)/\($0.rule)" })
-            checks.rulesNotConfigured = rows.filter { !known.contains("\($0.flow)/\($0.rule)") }
-                .map { ExposedRule(flow: $0.flow, rule: $0.rule, exposed: $0.exposed) }
-            let exposedRules = Set(rows.filter { $0.exposed > 0 }.map { "\($0.flow)/\($0.rule)" })
-            if !rows.isEmpty {
-                checks.armsWithoutExposures = configured.compactMap { rule in
-                    guard let group = rule.splitGroup, let percent = rule.percent, !exposedRules.contains("\(rule.flow)/\(rule.rule)"),
-                          rule.notBefore.map({ $0 <= window.now }) ?? true, rule.notAfter.map({ $0 > window.since }) ?? true else { return nil }
-                    return ConfiguredArm(flow: rule.flow, splitGroup: group, rule: rule.rule, percent: percent)
-                }
-            }
-        }
-        checks.warnings(into: &warnings)
-        let comparisons = compare(rows, configured: configured, warnings: &warnings)
-        return ResultsReport(
-            formatVersion: formatVersion, environment: environment, flow: flow, since: since, now: now,
-            method: Method(
-                rateInterval: "Wilson score interval, 95%",
-                differenceInterval: "always-valid confidence sequence: normal-mixture sequential probability ratio test (Johari, Koomen, Pekelis & Walsh 2022; Howard, Ramdas, McAuliffe & Sekhon 2021), valid at every look",
-                mixingStandardDeviation: DifferenceConfidenceSequence.mixingStandardDeviation, confidence: 0.95,
-                keptWindowHours: Int(ResultsJoin.keptWindow / EventTime.hour),
-                renewalGraceDays: Int(ResultsJoin.renewalGrace / EventTime.day),
-                unknownExpiryCapDays: Int(ResultsJoin.unknownExpiryCap / EventTime.day),
-                latenessHours: Int(ResultsJoin.lateness / EventTime.hour)),
-            rows: rows, breakdown: breakdown, breakdownRows: breakdownRows, comparisons: comparisons,
-            events: EventCounts(decisions: counts.decisions, outcomes: counts.outcomes, duplicates: counts.duplicates,
-                                late: counts.late, invalid: counts.invalid, outsideWindow: counts.outsideWindow,
-                                segments: counts.segments, keyIds: keyIds),
-            checks: checks, warnings: warnings)
     }
 
     /// Every split group's arms against its control: the rule marked `splitControl`, else the arm that

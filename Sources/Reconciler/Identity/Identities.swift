@@ -55,30 +55,77 @@ public enum Identities {
     /// Derives every identifier and the desired state of one environment. Every name the manifests
     /// use was resolved by the validator, so nothing here looks one up.
     public static func derive(_ validated: ValidatedManifests, environment: Environment) throws(ReconcilerError) -> DesiredState {
-        let manifests = validated.set
-        let references = validated.references
-        let app = manifests.app
-        let namespace = app.identityNamespace ?? Self.namespace
+        let app = validated.set.app
+        let derivation = Derivation(manifests: validated.set, references: validated.references, environment: environment,
+                                    namespace: app.identityNamespace ?? Self.namespace)
+        let images = try derivation.images()
+        let (messages, messageIds) = try derivation.messages(imageIds: images.ids)
+        let (defaults, leftAlone) = derivation.defaults(messageIds: messageIds)
+        let (rules, fallbacks) = try RuleCompiler.compile(validated, environment: environment,
+                                                          messageIds: derivation.localizedIds(messageIds: messageIds))
+        let external = derivation.externalMessages()
+        let externalImages = derivation.externalImages()
+        let settings = app.settings(for: environment)
+        return DesiredState(environment: environment, bundleId: app.bundleId, appAppleId: app.appAppleId,
+                            identityNamespace: derivation.namespace,
+                            images: images.byId.values.sorted { $0.identifier < $1.identifier },
+                            messages: messages, declaredPairs: derivation.declaredPairs(defaults: defaults, leftAlone: leftAlone),
+                            defaults: defaults,
+                            realtimeURL: settings?.realtimeURL, snapshotPath: settings?.snapshotPath,
+                            rules: rules, localeFallbacks: fallbacks, externalMessages: external.isEmpty ? nil : external,
+                            externalImages: externalImages.isEmpty ? nil : externalImages,
+                            pngs: images.pngs)
+    }
+}
 
-        var imagesById: [String: DesiredImage] = [:]
+/// One environment's identifiers, kind by kind, from manifests the validator resolved.
+private struct Derivation {
+    /// The managed images: each identifier once, with every name that shares its bytes.
+    struct Images {
+        var byId: [String: DesiredImage] = [:]
         var pngs: [String: [UInt8]] = [:]
-        // By position in `manifests.images`, as the references name them.
-        var imageIds: [String] = []
+        /// By position in `manifests.images`, as the references name them.
+        var ids: [String] = []
+    }
+
+    let manifests: ManifestSet
+    let references: ResolvedReferences
+    let environment: Environment
+    let namespace: String
+
+    private var bundleId: String { manifests.app.bundleId }
+
+    func images() throws(ReconcilerError) -> Images {
+        var images = Images()
         for image in manifests.images {
-            let id = try uuid(namespace: namespace, name: imageName(bundleId: app.bundleId, environment: environment,
-                                                                  size: image.size, sha256: image.sha256))
-            imageIds.append(id)
-            pngs[id] = image.png
-            if var existing = imagesById[id] {
+            let id = try Identities.uuid(namespace: namespace, name: Identities.imageName(bundleId: bundleId, environment: environment,
+                                                                                          size: image.size, sha256: image.sha256))
+            images.ids.append(id)
+            images.pngs[id] = image.png
+            if var existing = images.byId[id] {
                 existing.names = (existing.names + [image.name]).sorted()
-                imagesById[id] = existing
+                images.byId[id] = existing
             } else {
-                imagesById[id] = DesiredImage(identifier: id, names: [image.name], size: image.size, sha256: image.sha256)
+                images.byId[id] = DesiredImage(identifier: id, names: [image.name], size: image.size, sha256: image.sha256)
             }
         }
+        return images
+    }
 
-        // By position in `manifests.externalImages`: the identifier in this environment, if it has one.
-        let externalImageIds = manifests.externalImages.map { $0.identifier(in: environment) }
+    /// By position in `manifests.externalImages`: the identifier in this environment, if it has one.
+    private var externalImageIds: [String?] {
+        manifests.externalImages.map { $0.identifier(in: environment) }
+    }
+
+    /// By position in `manifests.externalMessages`: the identifier in this environment, if it has one.
+    private var externalMessageIds: [String?] {
+        manifests.externalMessages.map { $0.identifier(in: environment) }
+    }
+
+    /// The messages, sorted, and their identifiers by position in `manifests.messages`, then in its
+    /// localizations.
+    func messages(imageIds: [String]) throws(ReconcilerError) -> ([DesiredMessage], [[String]]) {
+        let externalImageIds = self.externalImageIds
         /// The identifier a localization's image reference carries in the upload body.
         func imageIdentifier(_ target: ResolvedReferences.ImageTarget, at location: SourceLocation) throws(ReconcilerError) -> String {
             switch target {
@@ -94,7 +141,6 @@ public enum Identities {
         }
 
         var messages: [DesiredMessage] = []
-        // By position in `manifests.messages`, then in its localizations.
         var messageIds: [[String]] = []
         for (position, message) in manifests.messages.enumerated() {
             var ids: [String] = []
@@ -112,24 +158,35 @@ public enum Identities {
                 let body = UploadMessageRequestBody(header: localization.header, body: localization.body, image: image,
                                                     bulletPoints: bullets.isEmpty ? nil : bullets,
                                                     headerPosition: message.headerPosition)
-                let version: String
-                do { version = try contentVersion(of: body) } catch {
-                    throw .manifest(location: localization.location, message: "cannot encode message: \(error)")
-                }
-                let id = try uuid(namespace: namespace, name: messageName(
-                    bundleId: app.bundleId, environment: environment, productScope: message.productScope,
-                    locale: localization.locale, purpose: message.name, contentVersion: version))
-                messages.append(DesiredMessage(identifier: id, name: message.name, locale: localization.locale,
-                                               productScope: message.productScope, contentVersion: version, body: body))
-                ids.append(id)
+                let desired = try self.message(message, localization, body: body)
+                messages.append(desired)
+                ids.append(desired.identifier)
             }
             messageIds.append(ids)
         }
         messages.sort { ($0.name, $0.locale) < ($1.name, $1.locale) }
+        return (messages, messageIds)
+    }
 
-        let externals = manifests.externalMessages.map { $0.identifier(in: environment) }
+    /// One localization's upload body named by its content: the version, then the identifier.
+    private func message(_ message: MessageManifest, _ localization: MessageLocalization,
+                         body: UploadMessageRequestBody) throws(ReconcilerError) -> DesiredMessage {
+        let version: String
+        do { version = try Identities.contentVersion(of: body) } catch {
+            throw .manifest(location: localization.location, message: "cannot encode message: \(error)")
+        }
+        let id = try Identities.uuid(namespace: namespace, name: Identities.messageName(
+            bundleId: bundleId, environment: environment, productScope: message.productScope,
+            locale: localization.locale, purpose: message.name, contentVersion: version))
+        return DesiredMessage(identifier: id, name: message.name, locale: localization.locale,
+                              productScope: message.productScope, contentVersion: version, body: body)
+    }
+
+    /// The defaults, sorted, and the pairs whose default is an external message without an
+    /// identifier here: those are left as they are.
+    func defaults(messageIds: [[String]]) -> ([DesiredDefault], Set<ProductLocale>) {
+        let externals = externalMessageIds
         var defaults: [DesiredDefault] = []
-        // Pairs whose default is an external message without an identifier here: left as they are.
         var leftAlone = Set<ProductLocale>()
         for (assignment, resolved) in zip(manifests.defaults, references.defaults) {
             let identifier: String
@@ -147,36 +204,40 @@ public enum Identities {
                                            messageName: assignment.message, messageIdentifier: identifier))
         }
         defaults.sort { ($0.productId, $0.locale) < ($1.productId, $1.locale) }
+        return (defaults, leftAlone)
+    }
 
-        var pairs = Set(app.products.flatMap { product in
+    /// Every pair the app's products declare or a default names, but those left alone.
+    func declaredPairs(defaults: [DesiredDefault], leftAlone: Set<ProductLocale>) -> [ProductLocale] {
+        var pairs = Set(manifests.app.products.flatMap { product in
             product.locales.map { ProductLocale(productId: product.id, locale: $0) }
         })
         pairs.formUnion(defaults.map { ProductLocale(productId: $0.productId, locale: $0.locale) })
         pairs.subtract(leftAlone)
+        return pairs.sorted()
+    }
 
-        let settings = app.settings(for: environment)
+    /// Per managed message name (the first message of a name wins), its identifiers by locale.
+    func localizedIds(messageIds: [[String]]) -> [String: [String: String]] {
         var localizedIds: [String: [String: String]] = [:]
         for (position, message) in manifests.messages.enumerated() where localizedIds[message.name] == nil {
             localizedIds[message.name] = Dictionary(zip(message.localizations.map(\.locale), messageIds[position]),
                                                     uniquingKeysWith: { first, _ in first })
         }
-        let (rules, fallbacks) = try RuleCompiler.compile(validated, environment: environment, messageIds: localizedIds)
-        let external = zip(manifests.externalMessages, externals).compactMap { message, id in
+        return localizedIds
+    }
+
+    func externalMessages() -> [DesiredExternalMessage] {
+        zip(manifests.externalMessages, externalMessageIds).compactMap { message, id in
             id.map { DesiredExternalMessage(identifier: $0, name: message.name,
                                             assumedText: message.assumedText.isEmpty ? nil : message.assumedText) }
         }
-        let externalImages = zip(manifests.externalImages, externalImageIds).compactMap { image, id in
+    }
+
+    func externalImages() -> [DesiredExternalImage] {
+        zip(manifests.externalImages, externalImageIds).compactMap { image, id in
             id.map { DesiredExternalImage(identifier: $0, name: image.name) }
         }
-
-        return DesiredState(environment: environment, bundleId: app.bundleId, appAppleId: app.appAppleId,
-                            identityNamespace: namespace,
-                            images: imagesById.values.sorted { $0.identifier < $1.identifier },
-                            messages: messages, declaredPairs: pairs.sorted(), defaults: defaults,
-                            realtimeURL: settings?.realtimeURL, snapshotPath: settings?.snapshotPath,
-                            rules: rules, localeFallbacks: fallbacks, externalMessages: external.isEmpty ? nil : external,
-                            externalImages: externalImages.isEmpty ? nil : externalImages,
-                            pngs: pngs)
     }
 }
 

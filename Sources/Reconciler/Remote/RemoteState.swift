@@ -104,27 +104,13 @@ public enum RemoteStateReader {
         return state
     }
 
-    /// Reads the lists, one default per given pair and the realtime URL.
+    /// Reads every registered resource's remote value: the lists, one default per given pair and
+    /// the realtime URL. A resource reads its own; nothing is read by hand here.
     public static func read(_ api: any RetentionMessagingAPI, pairs: [ProductLocale]) async throws -> RemoteState {
         func calls() -> Int { api.requestCounts.total - api.requestCounts.retries }
         let before = calls()
         var state = RemoteState(environment: api.environment)
-        try await readLists(api, into: &state)
-        // One GET per pair is what Apple offers; several in flight (the client caps how many and
-        // paces them) keep a plan of hundreds of pairs from waiting on each round trip in turn.
-        state.defaults = try await withThrowingTaskGroup(of: (ProductLocale, String?).self) { group in
-            for pair in pairs.sorted() {
-                group.addTask {
-                    (pair, try await api.getDefaultMessage(productId: pair.productId, locale: pair.locale)?.messageIdentifier.lowercased())
-                }
-            }
-            var defaults: [ProductLocale: String] = [:]
-            for try await (pair, identifier) in group {
-                if let identifier { defaults[pair] = identifier }
-            }
-            return defaults
-        }
-        state.realtimeURL = try await api.getRealtimeURL()
+        for resource in RemoteResources.all { try await resource.read(api, pairs: pairs, into: &state) }
         state.apiCalls = calls() - before
         return state
     }

@@ -31,6 +31,9 @@ protocol RemoteResource: Sendable {
     /// The verbs this resource's actions use, in the order apply runs them.
     static var verbs: [PlanVerb] { get }
 
+    /// Reads this resource's remote value into `state` (what `plan` compares the desired state
+    /// with), in registry order. Apple lists no defaults, so `pairs` says which to read.
+    static func read(_ api: any RetentionMessagingAPI, pairs: [ProductLocale], into state: inout RemoteState) async throws
     /// Adds the actions that bring the remote to the desired state; runs in dependency order.
     static func plan(_ context: inout PlanContext) throws
     /// Runs once every resource planned, when the usage of remote content is known.
@@ -47,6 +50,13 @@ protocol RemoteResource: Sendable {
     static func recordDone(_ change: Change, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date)
     /// Records a refusal that later plans must know of.
     static func recordRefusal(_ refusal: Refusal, of change: Change, recorder: inout StateRecorder?, at time: Date)
+}
+
+extension ContentResource {
+    /// Content is read by its kind's list call.
+    static func read(_ api: any RetentionMessagingAPI, pairs: [ProductLocale], into state: inout RemoteState) async throws {
+        try await list(api, into: &state)
+    }
 }
 
 extension RemoteResource {

@@ -113,46 +113,103 @@ public enum Status {
         let desired = planned.desired
         let remote = planned.remote
         let plan = planned.plan
+        let uses = ContentUses(planned)
+        let next = NextSteps(plan: plan, desired: desired)
+        var content: [ContentKind: [StatusEntry]] = [:]
+        for resource in RemoteResources.content {
+            content[resource.contentKind] = entries(of: resource, desired: desired, remote: remote, uses: uses, next: next)
+        }
+        return StatusReport(formatVersion: Plan.currentFormatVersion, environment: desired.environment,
+                            bundleId: desired.bundleId, converged: plan.converged, health: plan.health,
+                            content: content, publishedSnapshot: remote.publishedSnapshot?.digest,
+                            realtimeURL: remote.realtimeURL,
+                            realtimeURLAwaitingTest: plan.actions.lazy.compactMap { action -> String? in
+                                guard action.reason.wait == .performanceTest else { return nil }
+                                return action.change.as(RealtimeURLChange.self)?.url
+                            }.first)
+    }
 
+    /// One kind's entries: what the manifests derive, then what else the remote holds.
+    private static func entries(of resource: any ContentResource.Type, desired: DesiredState, remote: RemoteState,
+                                uses: ContentUses, next: NextSteps) -> [StatusEntry] {
+        var entries: [StatusEntry] = []
+        var seen = Set<String>()
+        let states = resource.remoteStates(in: remote)
+        for item in resource.derived(in: desired) {
+            seen.insert(item.identifier)
+            let state = states[item.identifier] ?? .notUploaded
+            entries.append(StatusEntry(identifier: item.identifier, state: state, derived: true, name: item.statusName,
+                                       locale: item.locale, version: item.version, inUse: uses.of(item.identifier),
+                                       next: next.of(item.identifier, derived: true, state: state)))
+        }
+        let external = resource.declaredExternal(in: desired)
+        for (id, state) in states.sorted(by: { $0.key < $1.key }) where !seen.contains(id) {
+            var entry = StatusEntry(identifier: id, state: state, derived: false, name: next.inventory[id]?.name ?? external[id],
+                                    locale: nil, version: resource.remoteVersion(of: id, in: remote), inUse: uses.of(id),
+                                    next: next.of(id, derived: false, state: state))
+            entry.external = external[id] != nil
+            entries.append(entry)
+        }
+        return entries
+    }
+
+    /// Where content is in use: as a default, in a published rule, or shown by in-use content.
+    private struct ContentUses {
         var inUse: [String: [StatusEntry.Use]] = [:]
-        for (id, uses) in planned.usage.uses {
-            for use in uses {
-                switch use {
-                case .defaultMessage(let pair): inUse[id, default: []].append(.defaultMessage(pair))
-                case .publishedRule(let rule, let locale): inUse[id, default: []].append(.publishedRule(rule, locale: locale))
-                case .ruleToBePublished, .shownByMessage: break
+        /// What in-use content shows (an in-use message's images) is in use through it.
+        var shownBy: [String: Set<StatusEntry.Use>] = [:]
+
+        init(_ planned: PlanResult) {
+            for (id, uses) in planned.usage.uses {
+                for use in uses {
+                    switch use {
+                    case .defaultMessage(let pair): inUse[id, default: []].append(.defaultMessage(pair))
+                    case .publishedRule(let rule, let locale): inUse[id, default: []].append(.publishedRule(rule, locale: locale))
+                    case .ruleToBePublished, .shownByMessage: break
+                    }
+                }
+            }
+            for resource in RemoteResources.content {
+                for item in resource.derived(in: planned.desired) where inUse[item.identifier] != nil {
+                    for reference in item.references { shownBy[reference.identifier, default: []].insert(.shownBy(item.label)) }
                 }
             }
         }
-        // What in-use content shows (an in-use message's images) is in use through it.
-        var shownBy: [String: Set<StatusEntry.Use>] = [:]
-        for resource in RemoteResources.content {
-            for item in resource.derived(in: desired) where inUse[item.identifier] != nil {
-                for reference in item.references { shownBy[reference.identifier, default: []].insert(.shownBy(item.label)) }
-            }
+
+        func of(_ identifier: String) -> [StatusEntry.Use] {
+            (inUse[identifier] ?? []) + Array(shownBy[identifier] ?? [])
         }
+    }
+
+    /// What the plan does next with each piece of content.
+    private struct NextSteps {
         var upcoming: [String: [StatusEntry.Upcoming]] = [:]
-        for action in plan.actions {
-            if case .set(let pair, let id, _, _)? = action.change.as(DefaultChange.self) {
-                upcoming[id, default: []].append(.becomesDefault(pair, now: action.state == .ready))
-            } else if let compiled = action.change.as(SnapshotChange.self)?.compiled {
-                let now = action.state == .ready
-                for rule in compiled.outcomes where [.added, .updated, .held, .leftOut].contains(rule.outcome) {
-                    let waits = !now || rule.outcome == .held || rule.outcome == .leftOut
-                    if let compiled = desired.rules.first(where: { $0.id == rule.id }) {
-                        for id in Set((compiled.response.messageIdentifiers ?? [:]).values) {
-                            upcoming[id, default: []].append(rule.heldBy.isEmpty ? .publishedInRule(rule.id, now: !waits)
-                                                                                 : .publishedWithGroup(rule.id, heldBy: rule.heldBy))
+        var deletes: Set<String>
+        var inventory: [String: InventoryItem]
+
+        init(plan: Plan, desired: DesiredState) {
+            for action in plan.actions {
+                if case .set(let pair, let id, _, _)? = action.change.as(DefaultChange.self) {
+                    upcoming[id, default: []].append(.becomesDefault(pair, now: action.state == .ready))
+                } else if let compiled = action.change.as(SnapshotChange.self)?.compiled {
+                    let now = action.state == .ready
+                    for rule in compiled.outcomes where [.added, .updated, .held, .leftOut].contains(rule.outcome) {
+                        let waits = !now || rule.outcome == .held || rule.outcome == .leftOut
+                        if let compiled = desired.rules.first(where: { $0.id == rule.id }) {
+                            for id in Set((compiled.response.messageIdentifiers ?? [:]).values) {
+                                upcoming[id, default: []].append(rule.heldBy.isEmpty ? .publishedInRule(rule.id, now: !waits)
+                                                                                     : .publishedWithGroup(rule.id, heldBy: rule.heldBy))
+                            }
                         }
                     }
                 }
             }
+            deletes = Set(plan.actions.filter { $0.kind.verb == .delete && RemoteResources.byID[$0.kind.resource]?.isContent == true }
+                .compactMap(\.identifier))
+            inventory = Dictionary(plan.inventory.map { ($0.identifier, $0) }, uniquingKeysWith: { a, _ in a })
         }
-        let deletes = Set(plan.actions.filter { $0.kind.verb == .delete && RemoteResources.byID[$0.kind.resource]?.isContent == true }
-            .compactMap(\.identifier))
-        let inventory = Dictionary(plan.inventory.map { ($0.identifier, $0) }, uniquingKeysWith: { a, _ in a })
 
-        func next(derived: Bool, state: ReviewState, identifier: String) -> StatusEntry.Next {
+        func of(_ identifier: String, derived: Bool, state: ReviewState) -> StatusEntry.Next {
             if deletes.contains(identifier) { return .delete }
             if !derived { return inventory[identifier].map { .prune($0.prune) } ?? .keep }
             switch state {
@@ -162,39 +219,5 @@ public enum Status {
             default: return .proceed(upcoming[identifier] ?? [])
             }
         }
-
-        var content: [ContentKind: [StatusEntry]] = [:]
-        for resource in RemoteResources.content {
-            var entries: [StatusEntry] = []
-            var seen = Set<String>()
-            let states = resource.remoteStates(in: remote)
-            for item in resource.derived(in: desired) {
-                seen.insert(item.identifier)
-                let state = states[item.identifier] ?? .notUploaded
-                entries.append(StatusEntry(identifier: item.identifier, state: state, derived: true, name: item.statusName,
-                                           locale: item.locale, version: item.version,
-                                           inUse: (inUse[item.identifier] ?? []) + Array(shownBy[item.identifier] ?? []),
-                                           next: next(derived: true, state: state, identifier: item.identifier)))
-            }
-            let external = resource.declaredExternal(in: desired)
-            for (id, state) in states.sorted(by: { $0.key < $1.key }) where !seen.contains(id) {
-                var entry = StatusEntry(identifier: id, state: state, derived: false, name: inventory[id]?.name ?? external[id],
-                                        locale: nil, version: resource.remoteVersion(of: id, in: remote),
-                                        inUse: (inUse[id] ?? []) + Array(shownBy[id] ?? []),
-                                        next: next(derived: false, state: state, identifier: id))
-                entry.external = external[id] != nil
-                entries.append(entry)
-            }
-            content[resource.contentKind] = entries
-        }
-
-        return StatusReport(formatVersion: Plan.currentFormatVersion, environment: desired.environment,
-                            bundleId: desired.bundleId, converged: plan.converged, health: plan.health,
-                            content: content, publishedSnapshot: remote.publishedSnapshot?.digest,
-                            realtimeURL: remote.realtimeURL,
-                            realtimeURLAwaitingTest: plan.actions.lazy.compactMap { action -> String? in
-                                guard action.reason.wait == .performanceTest else { return nil }
-                                return action.change.as(RealtimeURLChange.self)?.url
-                            }.first)
     }
 }

@@ -240,6 +240,41 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
                               noAccessOn404: noAccessOn404)
     }
 
+    /// One call as its attempts send it.
+    private struct Call {
+        var method: String
+        var segments: [String]
+        var url: URL
+        var body: Data
+        var contentType: String?
+        var endpointClass: EndpointClass
+        var goneAfterRetry: Int?
+        var noAccessOn404: Bool
+        /// Whether sending it twice does no more than sending it once.
+        var idempotent: Bool
+
+        /// How the log and the waits name it.
+        var name: String { "\(method) \(url.path)" }
+    }
+
+    /// What the retry policy counts across one call's attempts.
+    private struct Attempts {
+        var count = 0
+        var transientFailures = 0
+        var rateLimitWaits = 0
+        var renewals = 0
+        /// An attempt may have reached the API before it failed.
+        var mayHaveLanded = false
+    }
+
+    /// What an answer means for the call: it is done, or it is tried again after a wait.
+    private enum NextStep {
+        case done(HTTPResponse)
+        case waitOutRateLimit
+        case backOff
+        case renewToken
+    }
+
     /// Sends one call, with pacing, `Retry-After` waits and retries. `goneAfterRetry` is the
     /// not-found code of a DELETE: seen on a retry after an attempt that may have landed, it
     /// means that attempt did the work. `noAccessOn404` marks the endpoints whose documented 404
@@ -250,90 +285,111 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
                       idempotent: Bool? = nil) async throws(RetentionMessagingError) -> HTTPResponse {
         if let endpointProblem { throw .invalidRequest(endpointProblem) }
         if let credentialsProblem { throw .credentials(credentialsProblem) }
-        let url = try makeURL(segments, query: query, base: base)
-        let path = url.path
         // POST starts a performance test: repeating it after an ambiguous failure could start a second
         // one. Get Notification History is a POST that only reads.
-        let idempotent = idempotent ?? (method != "POST")
+        let call = Call(method: method, segments: segments, url: try makeURL(segments, query: query, base: base), body: body,
+                        contentType: contentType, endpointClass: endpointClass, goneAfterRetry: goneAfterRetry,
+                        noAccessOn404: noAccessOn404, idempotent: idempotent ?? (method != "POST"))
 
         await slots.acquire()
         defer { slots.release() }
 
-        var attempt = 0
-        var transientFailures = 0
-        var rateLimitWaits = 0
-        var mayHaveLanded = false
-        var renewals = 0
+        var attempts = Attempts()
         while true {
             try await pace(endpointClass)
             let signedAt = clock.now()
-            let token = try AuthenticationToken.make(credentials, now: signedAt)
-            attempt += 1
-            state.withLock { state in
-                switch endpointClass {
-                case .configureDefault: state.counts.configureDefault += 1
-                case .other: state.counts.other += 1
-                case .notificationHistory: state.historyCalls += 1
-                }
-                if attempt > 1 { state.counts.retries += 1 }
-            }
-            var headers: [(name: String, value: String)] = [
-                (name: "Authorization", value: "Bearer " + token),
-                (name: "Accept", value: "application/json"),
-            ]
-            if let contentType { headers.append((name: "Content-Type", value: contentType)) }
-            if namesEnvironment { headers.append((name: Self.environmentRequestHeader, value: environment.rawValue)) }
-            let request = HTTPRequest(method: method, url: url, headers: headers, body: body)
-
-            log("→ \(method) \(path)" + (attempt > 1 ? " (attempt \(attempt))" : ""))
+            let request = try signedRequest(call, signedAt: signedAt, attempts: &attempts)
+            log("→ \(call.name)" + (attempts.count > 1 ? " (attempt \(attempts.count))" : ""))
             let started = ContinuousClock.now
             let response: HTTPResponse
             do {
                 response = try await transport.send(request)
             } catch {
-                log("← \(method) \(path): \(error) after \(Self.milliseconds(since: started)) ms")
-                transientFailures += 1
-                let neverSent = error.kind == .couldNotConnect || error.kind == .connectTimeout
-                guard error.isTransient, idempotent || neverSent, transientFailures < retry.maxAttempts else {
-                    throw .transport(error)
-                }
-                if !neverSent { mayHaveLanded = true }
-                try await backOff(transientFailures, reason: "\(method) \(path) failed (\(error.kind.rawValue))")
+                log("← \(call.name): \(error) after \(Self.milliseconds(since: started)) ms")
+                try await retryAfter(error, call, attempts: &attempts)
                 continue
             }
-            log("← \(method) \(path): \(response.status) in \(Self.milliseconds(since: started)) ms")
+            log("← \(call.name): \(response.status) in \(Self.milliseconds(since: started)) ms")
             if let served = response.header(Self.emulatorEnvironmentHeader), served != environment.rawValue {
-                throw .invalidRequest(wrongEnvironment(served: served, url: url))
+                throw .invalidRequest(wrongEnvironment(served: served, url: call.url))
             }
-
-            switch response.status {
-            case 200..<300:
+            switch try nextStep(after: response, call, attempts: attempts, signedAt: signedAt) {
+            case .done(let response):
                 return response
-            case 429 where rateLimitWaits < retry.maxRateLimitWaits:
-                rateLimitWaits += 1
-                try await waitOutRateLimit(response, endpointClass: endpointClass, reason: "\(method) \(path)")
-            case 500..<600 where idempotent && transientFailures + 1 < retry.maxAttempts:
-                transientFailures += 1
-                mayHaveLanded = true
-                try await backOff(transientFailures, reason: "\(method) \(path) answered \(response.status)")
-            case 401 where renewals < AuthenticationToken.maxRenewals
-                        && AuthenticationToken.isNearExpiry(signedAt: signedAt, now: clock.now()):
-                // The token expired on its way: a request held up (or, on a virtual clock, others'
-                // pacing waits moving time while it was in flight). Apple's 401 does not say why, so the
-                // client judges by its own clock, and a 401 for a fresh token is never sent again.
-                renewals += 1
-            case 401:
-                throw .unauthorized(bundleId: credentials.bundleId, refusal: response.header(Self.emulatorRefusalHeader))
-            default:
-                let error = Self.apiError(response)
-                if noAccessOn404, error.status == 404, error.errorCode == nil {
-                    throw .noAPIAccess(endpoint: "\(method) /\(segments.prefix(2).joined(separator: "/"))")
-                }
-                if mayHaveLanded, let goneAfterRetry, error.status == 404, error.errorCode == goneAfterRetry {
-                    return HTTPResponse(status: 200)
-                }
-                throw error
+            case .waitOutRateLimit:
+                attempts.rateLimitWaits += 1
+                try await waitOutRateLimit(response, endpointClass: endpointClass, reason: call.name)
+            case .backOff:
+                attempts.transientFailures += 1
+                attempts.mayHaveLanded = true
+                try await backOff(attempts.transientFailures, reason: "\(call.name) answered \(response.status)")
+            case .renewToken:
+                attempts.renewals += 1
             }
+        }
+    }
+
+    /// The attempt's request, signed with a token made now, and counted.
+    private func signedRequest(_ call: Call, signedAt: Double, attempts: inout Attempts) throws(RetentionMessagingError) -> HTTPRequest {
+        let token = try AuthenticationToken.make(credentials, now: signedAt)
+        attempts.count += 1
+        let attempt = attempts.count
+        state.withLock { state in
+            switch call.endpointClass {
+            case .configureDefault: state.counts.configureDefault += 1
+            case .other: state.counts.other += 1
+            case .notificationHistory: state.historyCalls += 1
+            }
+            if attempt > 1 { state.counts.retries += 1 }
+        }
+        var headers: [(name: String, value: String)] = [
+            (name: "Authorization", value: "Bearer " + token),
+            (name: "Accept", value: "application/json"),
+        ]
+        if let contentType = call.contentType { headers.append((name: "Content-Type", value: contentType)) }
+        if namesEnvironment { headers.append((name: Self.environmentRequestHeader, value: environment.rawValue)) }
+        return HTTPRequest(method: call.method, url: call.url, headers: headers, body: call.body)
+    }
+
+    /// Backs off after a transport failure, or throws it: only a transient one is retried, and only
+    /// when the call is idempotent or the request never left.
+    private func retryAfter(_ error: HTTPError, _ call: Call, attempts: inout Attempts) async throws(RetentionMessagingError) {
+        attempts.transientFailures += 1
+        let neverSent = error.kind == .couldNotConnect || error.kind == .connectTimeout
+        guard error.isTransient, call.idempotent || neverSent, attempts.transientFailures < retry.maxAttempts else {
+            throw .transport(error)
+        }
+        if !neverSent { attempts.mayHaveLanded = true }
+        try await backOff(attempts.transientFailures, reason: "\(call.name) failed (\(error.kind.rawValue))")
+    }
+
+    /// What the API's answer means: success, a wait before the next attempt, or the error to throw.
+    private func nextStep(after response: HTTPResponse, _ call: Call, attempts: Attempts,
+                          signedAt: Double) throws(RetentionMessagingError) -> NextStep {
+        switch response.status {
+        case 200..<300:
+            return .done(response)
+        case 429 where attempts.rateLimitWaits < retry.maxRateLimitWaits:
+            return .waitOutRateLimit
+        case 500..<600 where call.idempotent && attempts.transientFailures + 1 < retry.maxAttempts:
+            return .backOff
+        case 401 where attempts.renewals < AuthenticationToken.maxRenewals
+                    && AuthenticationToken.isNearExpiry(signedAt: signedAt, now: clock.now()):
+            // The token expired on its way: a request held up (or, on a virtual clock, others'
+            // pacing waits moving time while it was in flight). Apple's 401 does not say why, so the
+            // client judges by its own clock, and a 401 for a fresh token is never sent again.
+            return .renewToken
+        case 401:
+            throw .unauthorized(bundleId: credentials.bundleId, refusal: response.header(Self.emulatorRefusalHeader))
+        default:
+            let error = Self.apiError(response)
+            if call.noAccessOn404, error.status == 404, error.errorCode == nil {
+                throw .noAPIAccess(endpoint: "\(call.method) /\(call.segments.prefix(2).joined(separator: "/"))")
+            }
+            if attempts.mayHaveLanded, let goneAfterRetry = call.goneAfterRetry, error.status == 404, error.errorCode == goneAfterRetry {
+                return .done(HTTPResponse(status: 200))
+            }
+            throw error
         }
     }
 

@@ -27,9 +27,9 @@ struct ApplyCommand: ParsedCommand {
     static let autoApprove = Option("--auto-approve", help: [
         "Do not ask for confirmation (only a terminal is asked; CI never is)",
     ])
-    static let format = Option("--format", value: "FORMAT", of: ApplyFormat.self, help: [
-        "text (default) or github: GitHub Actions groups around the plan and the",
-        "apply log, and annotations for errors and blocked actions",
+    static let format = Option("--format", value: "FORMAT", of: ApplyFormat.self, default: .text, help: [
+        "How to print progress: github for GitHub Actions groups around the plan",
+        "and the apply log, with annotations on errors and blocked actions",
     ])
     static let onlyUploads = Option("--only-uploads", help: [
         "Perform only the plan's uploads (images, messages): submit a pull request's",

@@ -87,14 +87,6 @@ struct CommandLineDemoHost: DemoHost {
         return try await PerformanceTestCommand.execute(&arguments, context: context, provider: Self.provider(api), minimumPoll: minimumPoll)
     }
 
-    func resultsConfiguration(manifestsPath: String, environment: Environment, context: CommandContext) -> ResultsConfiguration? {
-        ResultsCommand.configuration(manifestsPath: manifestsPath, environment: environment, context: context)
-    }
-
-    func resultsClock(asOf: Date) -> Date {
-        ResultsCommand.clock(asOf: asOf)
-    }
-
     static func provider(_ api: @escaping DemoAPI) -> APIProvider {
         APIProvider { environment, _, _, _ in api(environment) }
     }

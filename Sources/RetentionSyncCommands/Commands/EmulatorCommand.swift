@@ -18,15 +18,15 @@ struct EmulatorCommand: ParsedCommand {
     static let summary = "Run the API emulator on loopback"
     static let defaultPort = 8089
     static let port = Option("--port", value: "N", of: Int.self, default: defaultPort, help: ["Port to listen on, 0 for a free one"])
-    static let env = Option("--env", aliases: ["--environment"], value: "ENV", of: Environment.self,
-                            help: ["sandbox (default) or production (also --environment ENV): for admin",
-                                   "routes without /sandbox/ or /production/, and API calls naming none"])
-    static let review = Option("--review", value: "auto|manual", choices: ReviewMode.allCases.map(\.rawValue), help: [
-        "Production review: manual (default) keeps uploads PENDING until an",
-        "admin call approves them; sandbox always approves at once",
+    static let env = Option("--env", aliases: ["--environment"], value: "ENV", of: Environment.self, default: .sandbox,
+                            help: ["For admin routes without /sandbox/ or /production/, and API calls",
+                                   "naming none (also --environment ENV)"])
+    static let review = Option("--review", value: "auto|manual", choices: ReviewMode.allCases.map(\.rawValue), default: "manual", help: [
+        "Production review: manual keeps uploads PENDING until an admin call",
+        "approves them; sandbox always approves at once",
     ])
-    static let rateLimit = Option("--rate-limit", value: "apple|off", of: RateLimitChoice.self,
-                                  help: ["Enforce Apple's hourly budgets with 429 and Retry-After (default off)"])
+    static let rateLimit = Option("--rate-limit", value: "apple|off", of: RateLimitChoice.self, default: .off,
+                                  help: ["Enforce Apple's hourly budgets with 429 and Retry-After"])
     static let state = Option("--state", value: "FILE", completion: .file,
                               help: ["Keep state in FILE across restarts (written after every change)"])
     static let publicKey = Option("--public-key", value: "FILE", completion: .file, help: [

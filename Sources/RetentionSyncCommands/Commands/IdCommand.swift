@@ -11,7 +11,7 @@ struct IdCommand: ParsedCommand {
     static let manifests = Option.manifests()
     static let env = Option("--env", value: "ENV", of: Environment.self,
                             help: ["Only this environment (default: every environment the App manages)"])
-    static let format = Option("--format", value: "FORMAT", of: StatusFormat.self, help: ["text (default) or json"])
+    static let format = Option("--format", value: "FORMAT", of: StatusFormat.self, default: .text, help: ["How to print it"])
 
     static let helpPage = HelpPage(
         usage: "Usage: retention-sync id [--manifests DIR] [--env sandbox|production] [--format text|json]",

@@ -18,7 +18,7 @@ struct PerformanceTestCommand: ParsedCommand {
         "its product and locale (never printed)",
     ])
     static let requestId = Option("--request-id", value: "ID", help: ["Follow a test already started instead of starting one"])
-    static let format = Option("--format", value: "FORMAT", of: StatusFormat.self, help: ["text (default) or json"])
+    static let format = Option("--format", value: "FORMAT", of: StatusFormat.self, default: .text, help: ["How to print the result"])
     static let defaultPollInterval = Seconds(5)
     static let pollInterval = Option("--poll-interval", value: "SECONDS", of: Seconds.self, default: defaultPollInterval,
                                      help: ["Seconds between result calls, at least 2"])

@@ -13,9 +13,9 @@ import Views
 struct PlanCommand: ParsedCommand {
     static let name = "plan"
     static let summary = "Show what apply would do"
-    static let format = Option("--format", value: "FORMAT", of: PlanFormat.self,
-                               help: ["text (default), markdown (for a pull-request comment), json, or github",
-                                      "(the text in a GitHub Actions group, with annotations)"])
+    static let format = Option("--format", value: "FORMAT", of: PlanFormat.self, default: .text,
+                               help: ["How to print the plan: markdown for a pull-request comment, github for",
+                                      "the text in a GitHub Actions group with annotations"])
     static let out = Option("--out", value: "FILE", completion: .file, help: ["Save the plan (JSON, no secrets) for 'apply --plan FILE'"])
     static let snapshotOut = Option("--snapshot-out", value: "FILE", completion: .file,
                                     help: ["Write the runtime snapshot apply would publish (for 'decide' previews)"])

@@ -5,6 +5,7 @@ import Experiments
 import HTTPClient
 import Notifications
 import Notify
+import Operations
 import StateStore
 import Foundation
 import Manifests
@@ -16,7 +17,7 @@ import StateLocations
 struct ResultsCommand: ParsedCommand {
     static let name = "results"
     static let summary = "Report save rates per flow, rule and split arm from recorded events"
-    static let env = Option("--env", value: "ENV", of: Environment.self, help: ["sandbox or production"])
+    static let env = Option("--env", value: "ENV", of: Environment.self, help: ["The environment whose events to read"])
     static let manifests = Option.manifests(help: ["The manifest directory, for where the state (and so the events) live"])
     static let events = Option.events
     static let asOf = Option("--as-of", value: "DATE", of: DateArgument.self, help: [
@@ -26,12 +27,12 @@ struct ResultsCommand: ParsedCommand {
     static let since = Option("--since", value: "DATE", of: DateArgument.self, help: [
         "Only exposures from this day (YYYY-MM-DD, UTC) or time (ISO 8601) on",
     ])
-    static let format = Option("--format", value: "FORMAT", of: ResultsFormat.self, help: [
-        "text (default), markdown (for a pull-request comment or job summary), json,",
-        "or html (one self-contained page with charts: no script, nothing fetched)",
+    static let format = Option("--format", value: "FORMAT", of: ResultsFormat.self, default: .text, help: [
+        "How to print the results: markdown for a pull-request comment or job",
+        "summary, html for one self-contained page with charts (no script, nothing fetched)",
     ])
     static let by = Option("--by", value: "WHAT", of: ResultsBreakdown.self, help: [
-        "Also break each rule down by message, locale or product",
+        "Also break each rule down by one of these",
     ])
 
     static let helpPage = HelpPage(
@@ -82,7 +83,11 @@ struct ResultsCommand: ParsedCommand {
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
         let (manifestsPath, environment, flow) = (options.manifestsPath, options.environment, options.flow)
         let (since, now, format, breakdown) = (options.since?.date, options.now, options.format, options.breakdown)
-        let location = try options.events ?? Self.defaultRoot(manifestsPath: manifestsPath, environment: environment, context: context)
+        // The manifests, read once: where the events live, what they are checked against, the App the webhook names.
+        let manifests = Result { () throws(Workspace.Failure) in
+            try Workspace.load(directory: context.url(manifestsPath), displayPath: manifestsPath)
+        }
+        let location = try options.events ?? Self.defaultRoot(manifests, environment: environment, context: context)
         // A place that does not exist is a wrong path, never "no traffic".
         if let folder = StateStores.backend(for: location).localFolder(of: location),
            !FileManager.default.fileExists(atPath: folder.path) {
@@ -90,7 +95,7 @@ struct ResultsCommand: ParsedCommand {
                                + "environment's state (its folder or S3 prefix, under events/v1), or where their --events points")
         }
         let root = try await Self.localFolder(location, context: context)
-        let configuration = Self.configuration(manifestsPath: manifestsPath, environment: environment, context: context)
+        let configuration = Self.configuration(try? manifests.get().0, manifestsPath: manifestsPath, environment: environment)
         if configuration == nil {
             context.console.error("note: the manifests in \(manifestsPath) cannot be read, so the checks against the configuration (sample "
                                   + "ratio, configured arms without exposures, rules not configured) were not run; give --manifests DIR")
@@ -102,11 +107,11 @@ struct ResultsCommand: ParsedCommand {
                 // Only the page draws the days: the other formats keep the single pass without them.
                 (report, timeline) = try ResultsReport.computeWithTimeline(
                     source: FolderEventSource(root: root), environment: environment.rawValue, flow: flow, since: since, now: now,
-                    breakdown: breakdown, configuration: configuration, clock: Self.clock(asOf: now))
+                    breakdown: breakdown, configuration: configuration, clock: ResultsOperation.clock(asOf: now))
             } else {
                 report = try ResultsReport.compute(source: FolderEventSource(root: root), environment: environment.rawValue,
                                                    flow: flow, since: since, now: now, breakdown: breakdown,
-                                                   configuration: configuration, clock: Self.clock(asOf: now))
+                                                   configuration: configuration, clock: ResultsOperation.clock(asOf: now))
             }
         } catch {
             throw CommandError("cannot read the events under \(root.path): \(error)")
@@ -117,7 +122,7 @@ struct ResultsCommand: ParsedCommand {
                                   + "their --events points")
         }
         if context.environment[Webhook.urlVariable] != nil {
-            await Self.notify(report, manifestsPath: manifestsPath, environment: environment, context: context)
+            await Self.notify(report, manifests: try? manifests.get().0, manifestsPath: manifestsPath, environment: environment, context: context)
         }
         switch format {
         case .json:
@@ -136,30 +141,16 @@ struct ResultsCommand: ParsedCommand {
         return .success
     }
 
-    /// The clock outcomes must not be dated after: the real time, or `--as-of` when that is later — a
-    /// report as of a time ahead of this machine's is a rehearsal on an emulator's moved clock, whose
-    /// decisions and outcomes both live on that clock.
-    static func clock(asOf: Date) -> Date {
-        max(SystemClock().date(), asOf)
-    }
-
     /// The rules the manifests configure for `environment`, for the checks on the data; nil when the
     /// manifests cannot be read.
-    static func configuration(manifestsPath: String, environment: Environment, context: CommandContext) -> ResultsConfiguration? {
-        guard let workspace = try? Workspace.load(directory: context.url(manifestsPath), displayPath: manifestsPath).0 else { return nil }
-        let rules = workspace.rules.filter { $0.isPublished(to: environment) }.map { rule in
-            ResultsConfiguration.Rule(flow: rule.flow, rule: rule.name, splitGroup: rule.match.split?.group, percent: rule.match.split?.percent,
-                                      audience: rule.audience, notBefore: rule.match.notBefore, notAfter: rule.match.notAfter)
-        }
-        return ResultsConfiguration(source: "manifests in \(manifestsPath)", rules: rules)
+    static func configuration(_ manifests: ValidatedManifests?, manifestsPath: String, environment: Environment) -> ResultsConfiguration? {
+        manifests.map { ResultsOperation.configuration($0, environment: environment, source: "manifests in \(manifestsPath)") }
     }
 
     /// Tells the webhook about arms that became distinguishable, once each (the ledger lives beside the state).
-    static func notify(_ report: ResultsReport, manifestsPath: String, environment: Environment, context: CommandContext) async {
-        let workspace: ValidatedManifests
-        do {
-            workspace = try Workspace.load(directory: context.url(manifestsPath), displayPath: manifestsPath).0
-        } catch {
+    static func notify(_ report: ResultsReport, manifests: ValidatedManifests?, manifestsPath: String, environment: Environment,
+                       context: CommandContext) async {
+        guard let workspace = manifests else {
             context.console.error("warning: notifications: not sent: the manifests in \(manifestsPath) cannot be read for the App's identity")
             return
         }
@@ -197,10 +188,9 @@ struct ResultsCommand: ParsedCommand {
     }
 
     /// Where the environment's state lives: the folder a file store is in, or an S3 store's prefix.
-    static func defaultRoot(manifestsPath: String, environment: Environment, context: CommandContext) throws(CommandError) -> StateLocation {
-        let workspace = try EnvironmentOptions.workspaceStep(context: context) { () throws(Workspace.Failure) in
-            try Workspace.load(directory: context.url(manifestsPath), displayPath: manifestsPath)
-        }
+    static func defaultRoot(_ manifests: Result<(ValidatedManifests, [Diagnostic]), Workspace.Failure>, environment: Environment,
+                            context: CommandContext) throws(CommandError) -> StateLocation {
+        let workspace = try EnvironmentOptions.workspaceStep(context: context) { () throws(Workspace.Failure) in try manifests.get() }
         // Events live under the state's root: the folder a file store is in, or an S3 store's prefix.
         guard let root = Workspace.declaredStateLocation(of: workspace.app, environment: environment)?.root else {
             throw CommandError("the App declares no stateStore for \(environment.rawValue): pass --events LOCATION", exitCode: .usage)

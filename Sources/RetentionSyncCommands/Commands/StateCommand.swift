@@ -20,13 +20,13 @@ struct StateCommand: ParsedCommand {
     enum Action: String, CaseIterable, Sendable, ArgumentValue {
         case show, history, migrate
     }
-    static let env = Option("--env", value: "ENV", of: Environment.self, help: ["sandbox or production"])
+    static let env = Option("--env", value: "ENV", of: Environment.self, help: ["The environment whose state to read"])
     static let stateStore = StateStoreOption.declaration(help: [
         "s3://bucket/prefix or a file path (default: the App's",
         "environments.<env>.stateStore, else its snapshotPath)",
     ])
     static let manifests = Option.manifests()
-    static let format = Option("--format", value: "FORMAT", of: StatusFormat.self, help: ["text (default) or json"])
+    static let format = Option("--format", value: "FORMAT", of: StatusFormat.self, default: .text, help: ["How to print it"])
     static let version = Option("--version", value: "N", of: Int.self, help: [
         "show: print version N of the document, as 'state history' numbers them",
     ])
@@ -150,7 +150,7 @@ struct StateCommand: ParsedCommand {
                                      transport: CurlHTTPClient(configuration: configuration))
         }
         let read: StateRead
-        let store: any StateStore
+        let store: any StateDocumentStore
         do {
             store = try StateStores.open(location, owner: owner, environment: context.environment,
                                          transport: CurlHTTPClient(configuration: configuration))

@@ -11,8 +11,8 @@ import Views
 struct StatusCommand: ParsedCommand {
     static let name = "status"
     static let summary = "Show remote content, review states and use"
-    static let format = Option("--format", value: "FORMAT", of: StatusReportFormat.self,
-                               help: ["text (default), markdown (for a job summary or comment) or json"])
+    static let format = Option("--format", value: "FORMAT", of: StatusReportFormat.self, default: .text,
+                               help: ["How to print it: markdown for a job summary or comment"])
     static let detailedExitcode = Option("--detailed-exitcode", help: [
         "Exit 3 when something needs attention (REJECTED, or PENDING too", "long), else 0",
     ])

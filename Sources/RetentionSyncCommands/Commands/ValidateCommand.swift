@@ -7,8 +7,8 @@ struct ValidateCommand: ParsedCommand {
     static let name = "validate"
     static let summary = "Check manifests offline"
     static let manifests = Option.manifests()
-    static let format = Option("--format", value: "FORMAT", of: DiagnosticFormat.self, help: [
-        "text (default): file:line:column: error: message, with hints;",
+    static let format = Option("--format", value: "FORMAT", of: DiagnosticFormat.self, default: .text, help: [
+        "text: file:line:column: error: message, with hints;",
         "json: a versioned JSON object for scripts;",
         "github: GitHub Actions annotations on the pull request's lines.",
     ])

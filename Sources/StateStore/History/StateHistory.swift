@@ -2,7 +2,7 @@ public import Foundation
 
 /// A store that keeps the versions its writes replaced, so `state history` can list them and
 /// `state show --version N` print one: the audit trail of which snapshot served when.
-public protocol StateHistoryKeeping: StateStore {
+public protocol StateHistoryKeeping: StateDocumentStore {
     /// How many replaced versions the store keeps; older ones are dropped.
     var historyLimit: Int { get set }
     /// Every version kept, the current one last; oldest first.

@@ -5,7 +5,7 @@ import HTTPClient
 /// Small documents that live beside the state document, in the same folder or prefix and under the
 /// same credentials: `production.json` → `production.<suffix>` (the notification ledger is
 /// `production.notifications.json`). Their owners define their content; the store only moves bytes.
-public protocol StateSideDocuments: StateStore {
+public protocol StateSideDocuments: StateDocumentStore {
     /// Where the side document lives, for messages.
     func sideLocation(_ suffix: String) -> String
     /// The bytes, or nil when there are none yet.

@@ -24,57 +24,69 @@ extension Loader {
         var fields: [FlowRule.Field: SourceLocation] = [.name: raw.name.location, .response: raw.response.location]
         var match = RuleMatch()
         if let located = raw.match {
-            let written = located.value
             fields[.match] = located.location
-            if let products = written.products {
-                match.products = products.map(\.value)
-                for product in products where fields[.matchProduct(product.value)] == nil {
-                    fields[.matchProduct(product.value)] = product.location
-                }
-            }
-            if let locales = written.locales {
-                match.locales = locales.map(\.value)
-                for locale in locales where fields[.matchLocale(locale.value)] == nil {
-                    fields[.matchLocale(locale.value)] = locale.location
-                }
-            }
-            if let environments = written.environments {
-                var parsed: [Environment] = []
-                for environment in environments {
-                    if let known = Environment(rawValue: environment.value) {
-                        if !parsed.contains(known) { parsed.append(known) }
-                        fields[.matchEnvironment(known)] = environment.location
-                    } else {
-                        diagnostics.append(Self.unknownEnvironment(environment.value, at: environment.location))
-                    }
-                }
-                match.environments = parsed.sorted()
-            }
-            if let window = written.window {
-                fields[.window] = window.location
-                if let from = window.value.from {
-                    fields[.windowFrom] = from.location
-                    match.notBefore = timestamp(from)
-                }
-                if let until = window.value.until {
-                    fields[.windowUntil] = until.location
-                    match.notAfter = timestamp(until)
-                }
-            }
-            if let split = written.split {
-                fields[.split] = split.location
-                fields[.splitGroup] = split.value.group.location
-                fields[.splitPercent] = split.value.percent.location
-                if let control = split.value.control { fields[.splitControl] = control.location }
-                match.split = TrafficSplit(group: split.value.group.value, percent: split.value.percent.value,
-                                           control: split.value.control?.value ?? false)
+            match = convert(located.value, fields: &fields)
+        }
+        let response = convert(raw.response, rule: raw.name.value, fields: &fields)
+        var rule = FlowRule(name: raw.name.value, match: match, response: response, location: item.location)
+        rule.fieldLocations = fields
+        return rule
+    }
+
+    private mutating func convert(_ written: RawMatch, fields: inout [FlowRule.Field: SourceLocation]) -> RuleMatch {
+        var match = RuleMatch()
+        if let products = written.products {
+            match.products = products.map(\.value)
+            for product in products where fields[.matchProduct(product.value)] == nil {
+                fields[.matchProduct(product.value)] = product.location
             }
         }
+        if let locales = written.locales {
+            match.locales = locales.map(\.value)
+            for locale in locales where fields[.matchLocale(locale.value)] == nil {
+                fields[.matchLocale(locale.value)] = locale.location
+            }
+        }
+        if let environments = written.environments {
+            var parsed: [Environment] = []
+            for environment in environments {
+                if let known = Environment(rawValue: environment.value) {
+                    if !parsed.contains(known) { parsed.append(known) }
+                    fields[.matchEnvironment(known)] = environment.location
+                } else {
+                    diagnostics.append(Self.unknownEnvironment(environment.value, at: environment.location))
+                }
+            }
+            match.environments = parsed.sorted()
+        }
+        if let window = written.window {
+            fields[.window] = window.location
+            if let from = window.value.from {
+                fields[.windowFrom] = from.location
+                match.notBefore = timestamp(from)
+            }
+            if let until = window.value.until {
+                fields[.windowUntil] = until.location
+                match.notAfter = timestamp(until)
+            }
+        }
+        if let split = written.split {
+            fields[.split] = split.location
+            fields[.splitGroup] = split.value.group.location
+            fields[.splitPercent] = split.value.percent.location
+            if let control = split.value.control { fields[.splitControl] = control.location }
+            match.split = TrafficSplit(group: split.value.group.value, percent: split.value.percent.value,
+                                       control: split.value.control?.value ?? false)
+        }
+        return match
+    }
 
-        let response: RuleResponse
-        switch raw.response.value {
+    /// The one response a rule gives; none, or the first, with an error, when it gives none or several.
+    private mutating func convert(_ located: Located<RawResponse>, rule: String,
+                                  fields: inout [FlowRule.Field: SourceLocation]) -> RuleResponse {
+        switch located.value {
         case .none:
-            response = .none
+            return .none
         case .kinds(let kinds):
             var found: [(name: String, response: RuleResponse)] = []
             if let message = kinds.message {
@@ -98,22 +110,19 @@ extension Loader {
                                                                     })))
             }
             if found.count == 1 {
-                response = found[0].response
+                return found[0].response
             } else if found.isEmpty {
-                diagnostics.append(.error("invalid-response", at: raw.response.location,
-                                          "rule '\(raw.name.value)' has an empty response",
+                diagnostics.append(.error("invalid-response", at: located.location,
+                                          "rule '\(rule)' has an empty response",
                                           hint: "write one of message, alternateProduct or promotionalOffer, or 'response: none' to let Apple show the default message"))
-                response = .none
+                return .none
             } else {
-                diagnostics.append(.error("invalid-response", at: raw.response.location,
-                                          "rule '\(raw.name.value)' answers with both \(found.map(\.name).joined(separator: " and "))",
+                diagnostics.append(.error("invalid-response", at: located.location,
+                                          "rule '\(rule)' answers with both \(found.map(\.name).joined(separator: " and "))",
                                           hint: "a rule answers with exactly one response; split it into separate rules"))
-                response = found[0].response
+                return found[0].response
             }
         }
-        var rule = FlowRule(name: raw.name.value, match: match, response: response, location: item.location)
-        rule.fieldLocations = fields
-        return rule
     }
 
     private mutating func timestamp(_ text: Located<String>) -> Int64? {

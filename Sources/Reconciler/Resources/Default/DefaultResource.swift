@@ -81,6 +81,23 @@ enum DefaultResource: RemoteResource {
     static let isContent = false
     static let verbs: [PlanVerb] = [.set, .delete]
 
+    /// One GET per pair is what Apple offers; several in flight (the client caps how many and paces
+    /// them) keep a plan of hundreds of pairs from waiting on each round trip in turn.
+    static func read(_ api: any RetentionMessagingAPI, pairs: [ProductLocale], into state: inout RemoteState) async throws {
+        state.defaults = try await withThrowingTaskGroup(of: (ProductLocale, String?).self) { group in
+            for pair in pairs.sorted() {
+                group.addTask {
+                    (pair, try await api.getDefaultMessage(productId: pair.productId, locale: pair.locale)?.messageIdentifier.lowercased())
+                }
+            }
+            var defaults: [ProductLocale: String] = [:]
+            for try await (pair, identifier) in group {
+                if let identifier { defaults[pair] = identifier }
+            }
+            return defaults
+        }
+    }
+
     static func plan(_ context: inout PlanContext) throws {
         let desired = context.desired, remote = context.remote
         let assignments = Dictionary(desired.defaults.map { (ProductLocale(productId: $0.productId, locale: $0.locale), $0) },

@@ -50,6 +50,10 @@ enum RealtimeURLResource: RemoteResource {
     static let isContent = false
     static let verbs: [PlanVerb] = [.set]
 
+    static func read(_ api: any RetentionMessagingAPI, pairs: [ProductLocale], into state: inout RemoteState) async throws {
+        state.realtimeURL = try await api.getRealtimeURL()
+    }
+
     static func plan(_ context: inout PlanContext) throws {
         let remote = context.remote
         warnIfRemoved(&context)

@@ -51,6 +51,9 @@ enum SnapshotResource: RemoteResource {
     static let isContent = false
     static let verbs: [PlanVerb] = [.publish]
 
+    /// The published snapshot is read from the state store, before Apple (see `RemoteStateReader`).
+    static func read(_ api: any RetentionMessagingAPI, pairs: [ProductLocale], into state: inout RemoteState) async throws {}
+
     static func plan(_ context: inout PlanContext) throws {
         let desired = context.desired, remote = context.remote
         guard context.hasSnapshotStore, !(desired.rules.isEmpty && remote.publishedSnapshot == nil) else { return }

@@ -22,7 +22,7 @@ struct EnvironmentOptions: Sendable {
     var refreshDefaults: DefaultsRefresh = .standard
 
     static let manifests = Option.manifests()
-    static let env = Option("--env", value: "ENV", of: Environment.self, help: ["sandbox or production"])
+    static let env = Option("--env", value: "ENV", of: Environment.self, help: ["The environment to work on"])
     static let endpointVariable = "RETENTION_SYNC_ENDPOINT"
     static let endpoint = Option("--endpoint", value: "URL", help: [
         "Talk to this API endpoint instead of Apple (e.g. `retention-sync",

@@ -49,7 +49,7 @@ struct EventStoreOptions: Sendable {
     /// The recorder writing to `root`, named `<purpose>-<host>-<random>`.
     func recorder(root: StateLocation, purpose: String, context: CommandContext,
                   onNotice: @escaping @Sendable (String) -> Void) throws(CommandError) -> EventRecorder {
-        let store: any ObjectStore
+        let store: any BlockingObjectStore
         do {
             let configuration = try EnvironmentOptions.transportConfiguration(context)
             store = try StateStores.backend(for: root).objectStore(at: root, environment: context.environment,

@@ -6,7 +6,7 @@ public import StateLocations
 /// Reads never guess: a store that answers is either empty (reachable, nothing written yet) or
 /// holds a document that parses, matches its digest and belongs to `owner`; anything else throws.
 /// Writes are conditional, so a writer that read an older version loses instead of overwriting.
-public protocol StateStore: Sendable {
+public protocol StateDocumentStore: Sendable {
     /// The document's own location (never a folder or prefix).
     var location: StateLocation { get }
     var owner: StateOwner { get }

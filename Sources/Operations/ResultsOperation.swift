@@ -1,0 +1,28 @@
+public import Experiments
+public import Foundation
+public import Manifests
+public import RetentionMessagingModels
+import Basics
+
+/// What `results` does besides reading events, for every caller (the command, `plan --results`, the
+/// demo): the configuration the events are checked against, from manifests loaded once, and the
+/// clock outcomes are dated against.
+public enum ResultsOperation {
+    /// The rules `manifests` publish to `environment`, as `results` checks the events against them
+    /// (sample ratio within a split group's audience, configured arms without exposures, rules not
+    /// configured). `source` names where they came from, for the report.
+    public static func configuration(_ manifests: ValidatedManifests, environment: Environment, source: String) -> ResultsConfiguration {
+        let rules = manifests.rules.filter { $0.isPublished(to: environment) }.map { rule in
+            ResultsConfiguration.Rule(flow: rule.flow, rule: rule.name, splitGroup: rule.match.split?.group, percent: rule.match.split?.percent,
+                                      audience: rule.audience, notBefore: rule.match.notBefore, notAfter: rule.match.notAfter)
+        }
+        return ResultsConfiguration(source: source, rules: rules)
+    }
+
+    /// The clock outcomes must not be dated after: the real time, or `asOf` when that is later — a
+    /// report as of a time ahead of this machine's is a rehearsal on an emulator's moved clock, whose
+    /// decisions and outcomes both live on that clock.
+    public static func clock(asOf: Date) -> Date {
+        max(SystemClock().date(), asOf)
+    }
+}
