@@ -17,7 +17,7 @@ struct CommandRegistryTests {
                 #expect(!option.help.isEmpty, "\(entry.name) \(option.name)")
                 #expect(help.contains(option.label), "\(entry.name) \(option.name)")
                 if let value = option.defaultValue {
-                    #expect(help.contains("(default: \(value))"), "\(entry.name) \(option.name)")
+                    #expect(help.contains("default: \(value))"), "\(entry.name) \(option.name)")
                 }
             }
         }
