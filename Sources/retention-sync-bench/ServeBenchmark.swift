@@ -33,23 +33,7 @@ private func sendSignal(_ pid: Int32, _ signal: Int32) {
 /// a folder through a spool), and each run goes to both servers back to back, so machine noise falls
 /// on both; afterwards the events stored are counted against the answers the clients received.
 @Sendable func serveBenchmark(_ arguments: [String]) async throws {
-    func option(_ name: String) -> String? {
-        arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
-    }
-    let duration = option("--duration").flatMap(Double.init) ?? 4
-    let levels = option("--concurrency").map { $0.split(separator: ",").compactMap { Int($0) } } ?? [1, 8, 64]
-    let binary = option("--binary") ?? Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("retention-sync").path
-    let recording = arguments.contains("--recording") || arguments.contains("--control")
-    // The comparison's noise floor: the second server has every recording option but no secret, so
-    // it records nothing, and the difference printed is what the machine alone makes of two equal servers.
-    let control = arguments.contains("--control")
-    let repeats = max(1, option("--repeat").flatMap(Int.init) ?? 1)
-    // How cost grows with threads: one serve per worker count, each driven alike ("all" is one per processor).
-    let workerCounts = try option("--workers").map(parseWorkerCounts)
-    if workerCounts != nil && recording {
-        throw BenchmarkError("--workers compares servers with different worker counts; use it without --recording or --control")
-    }
-
+    let options = try ServeBenchOptions(arguments)
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-bench-\(getpid())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
@@ -57,49 +41,111 @@ private func sendSignal(_ pid: Int32, _ signal: Int32) {
     try Data(chain.root.pem.utf8).write(to: directory.appendingPathComponent("root.pem"))
     try Data(ES256PrivateKey.generate().pkcs8PEM.utf8).write(to: directory.appendingPathComponent("offer.p8"))
     try serveSnapshot().sealed().encoded().write(to: directory.appendingPathComponent("snapshot.json"))
-
-    if arguments.contains("--components") {
+    if options.components {
         try componentCosts(chain: chain, snapshot: directory.appendingPathComponent("snapshot.json"))
     }
 
     // The floor a request cannot go below: one ES256 check (and for an offer one signature), in CPU time.
     let floor = es256Floor()
-    let servers = try (workerCounts.map { $0.map(Optional.some) } ?? [nil]).map { (workers: Int?) in
-        try ServeProcess(binary: binary, directory: directory, name: workers.map { "server-\($0)-workers" } ?? "server",
+    let servers = try (options.workerCounts.map { $0.map(Optional.some) } ?? [nil]).map { (workers: Int?) in
+        try ServeProcess(binary: options.binary, directory: directory, name: workers.map { "server-\($0)-workers" } ?? "server",
                          arguments: workers.map { ["--workers", String($0)] } ?? [])
     }
     defer { servers.forEach { $0.kill() } }
-    let server = servers[0]
     let events = directory.appendingPathComponent("events")
-    let recorder = try recording ? ServeProcess(
-        binary: binary, directory: directory, name: "recording",
+    let recorder = try options.recording ? ServeProcess(
+        binary: options.binary, directory: directory, name: "recording",
         arguments: ["--events", events.path, "--event-spool", directory.appendingPathComponent("spool").path,
                     "--flush-interval", ServeProcess.number(ServeProcess.flushInterval)],
-        environment: control ? [:] : [PseudonymSecret.variable: PseudonymSecret.generate()]) : nil
+        environment: options.control ? [:] : [PseudonymSecret.variable: PseudonymSecret.generate()]) : nil
     defer { recorder?.kill() }
 
-    print("serve: retention-sync serve (its own process) on 127.0.0.1:\(servers.map { String($0.port) }.joined(separator: ", ")), 1,000-rule snapshot, every rule evaluated;")
-    print("       keep-alive clients in this process, \(duration) s per run, genuine signedPayloads (fresh ES256 check each);")
-    print("       \"at N/s\": requests sent on a fixed schedule, latency counted from when each was due")
-    if let recorder {
-        print("       recording: a second serve on 127.0.0.1:\(recorder.port) with \(PseudonymSecret.variable) set records every decision")
-        print("       to --events \(events.path) (flushed every \(ServeProcess.number(ServeProcess.flushInterval)) s); each run goes to both servers, back to back,")
-        print("       alternating which goes first; CPU is read \(ServeProcess.number(settle)) s after each run so the last flush is counted")
+    var run = ServeBenchRun(options: options, servers: servers, recorder: recorder, floor: floor)
+    run.printHeader(events: events)
+    for (label, product) in [("message", "com.example.monthly"), ("offer (signed)", "com.example.weekly")] {
+        try run.measure(label: label, product: product, chain: chain)
     }
-    if let workerCounts {
-        print("       one serve per worker count (--workers \(workerCounts.map(String.init).joined(separator: ", "))); "
-              + "this machine has \(ProcessInfo.processInfo.activeProcessorCount) processors")
+    run.printGrowth()
+    for server in servers { _ = server.stop() }
+    guard let recorder else { return }
+    try run.finishRecording(recorder, events: events)
+}
+
+/// What `retention-sync-bench serve` was asked for.
+private struct ServeBenchOptions {
+    var duration: Double
+    var levels: [Int]
+    var binary: String
+    var recording: Bool
+    /// The comparison's noise floor: the second server has every recording option but no secret, so
+    /// it records nothing, and the difference printed is what the machine alone makes of two equal servers.
+    var control: Bool
+    var repeats: Int
+    /// How cost grows with threads: one serve per worker count, each driven alike ("all" is one per processor).
+    var workerCounts: [Int]?
+    var noRate: Bool
+    var components: Bool
+
+    init(_ arguments: [String]) throws {
+        func option(_ name: String) -> String? {
+            arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+        }
+        duration = option("--duration").flatMap(Double.init) ?? 4
+        levels = option("--concurrency").map { $0.split(separator: ",").compactMap { Int($0) } } ?? [1, 8, 64]
+        binary = option("--binary") ?? Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("retention-sync").path
+        recording = arguments.contains("--recording") || arguments.contains("--control")
+        control = arguments.contains("--control")
+        repeats = max(1, option("--repeat").flatMap(Int.init) ?? 1)
+        workerCounts = try option("--workers").map(parseWorkerCounts)
+        noRate = arguments.contains("--no-rate")
+        components = arguments.contains("--components")
+        if workerCounts != nil && recording {
+            throw BenchmarkError("--workers compares servers with different worker counts; use it without --recording or --control")
+        }
     }
-    print(String(format: "       floor, in this process's CPU time: one ES256 verify %.1f µs, one ES256 sign %.1f µs; "
-                 + "÷ floor = server CPU/req ÷ verify (messages) or ÷ (verify + sign) (offers)", floor.verify, floor.sign))
-    let labelWidth = recording ? 58 : (workerCounts == nil ? 46 : 58)
-    print(String(repeating: " ", count: labelWidth + 2) + "req/s     p50      p99    p99.9   server CPU/req   errors   ÷ floor")
+}
+
+/// The measured rows of one `serve` benchmark and what the summaries after them need.
+private struct ServeBenchRun {
+    let options: ServeBenchOptions
+    let servers: [ServeProcess]
+    let recorder: ServeProcess?
+    let floor: (verify: Double, sign: Double)
     var growth: [(row: String, workers: Int, run: MeasuredRun)] = []
     var answeredWhileRecording = 0
     var throughputChanges: [Double] = []
     var flatOut: (off: [MeasuredRun], on: [MeasuredRun]) = ([], [])
     var runIndex = 0
-    for (label, product) in [("message", "com.example.monthly"), ("offer (signed)", "com.example.weekly")] {
+
+    init(options: ServeBenchOptions, servers: [ServeProcess], recorder: ServeProcess?, floor: (verify: Double, sign: Double)) {
+        self.options = options
+        self.servers = servers
+        self.recorder = recorder
+        self.floor = floor
+    }
+
+    var labelWidth: Int { options.recording ? 58 : (options.workerCounts == nil ? 46 : 58) }
+
+    func printHeader(events: URL) {
+        print("serve: retention-sync serve (its own process) on 127.0.0.1:\(servers.map { String($0.port) }.joined(separator: ", ")), 1,000-rule snapshot, every rule evaluated;")
+        print("       keep-alive clients in this process, \(options.duration) s per run, genuine signedPayloads (fresh ES256 check each);")
+        print("       \"at N/s\": requests sent on a fixed schedule, latency counted from when each was due")
+        if let recorder {
+            print("       recording: a second serve on 127.0.0.1:\(recorder.port) with \(PseudonymSecret.variable) set records every decision")
+            print("       to --events \(events.path) (flushed every \(ServeProcess.number(ServeProcess.flushInterval)) s); each run goes to both servers, back to back,")
+            print("       alternating which goes first; CPU is read \(ServeProcess.number(settle)) s after each run so the last flush is counted")
+        }
+        if let workerCounts = options.workerCounts {
+            print("       one serve per worker count (--workers \(workerCounts.map(String.init).joined(separator: ", "))); "
+                  + "this machine has \(ProcessInfo.processInfo.activeProcessorCount) processors")
+        }
+        print(String(format: "       floor, in this process's CPU time: one ES256 verify %.1f µs, one ES256 sign %.1f µs; "
+                     + "÷ floor = server CPU/req ÷ verify (messages) or ÷ (verify + sign) (offers)", floor.verify, floor.sign))
+        print(String(repeating: " ", count: labelWidth + 2) + "req/s     p50      p99    p99.9   server CPU/req   errors   ÷ floor")
+    }
+
+    /// Every row of one kind of request: each level at full speed, then concurrency 64 at the rate the README's targets name.
+    mutating func measure(label: String, product: String, chain: AppleStyleSigningChain) throws {
         // Distinct payloads per connection, signed now so they stay inside --max-age for the run.
         let payloads = try (0..<64).map { index in
             let request = DecodedRealtimeRequestBody(
@@ -110,52 +156,61 @@ private func sendSignal(_ pid: Int32, _ signal: Int32) {
             let body = #"{"signedPayload":"\#(signed)"}"#
             return Array("POST /apple HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
         }
-        // Each level at full speed, then concurrency 64 at the rate the README's targets name.
         let target: Double = product == "com.example.monthly" ? 4_000 : 2_500
-        let runs: [(concurrency: Int, rate: Double?)] = levels.map { ($0, nil) } + (arguments.contains("--no-rate") ? [] : [(64, target)])
+        let runs: [(concurrency: Int, rate: Double?)] = options.levels.map { ($0, nil) } + (options.noRate ? [] : [(64, target)])
         let floorCPU = product == "com.example.monthly" ? floor.verify : floor.verify + floor.sign
         for (concurrency, offered) in runs {
             let row = "  \(label), concurrency \(concurrency)" + (offered.map { String(format: " at %.0f/s", $0) } ?? "")
-            guard let recorder else {
-                for (index, server) in servers.enumerated() {
-                    let workers = workerCounts?[index]
-                    let measured = measureRun(server, concurrency: concurrency, duration: duration, payloads: payloads, rate: offered)
-                    print(measured.line(row + (workers.map { ", \($0) worker" + ($0 == 1 ? "" : "s") } ?? ""), width: labelWidth,
-                                        floor: floorCPU))
-                    if let workers, offered == nil { growth.append((row, workers, measured)) }
-                }
-                continue
+            if let recorder {
+                compareRecording(recorder, row: row, concurrency: concurrency, payloads: payloads, offered: offered)
+            } else {
+                measureServers(row: row, concurrency: concurrency, payloads: payloads, offered: offered, floorCPU: floorCPU)
             }
-            // Off then on, then on then off: a machine that drifts during the run favours neither.
-            var offRuns: [MeasuredRun] = []
-            var onRuns: [MeasuredRun] = []
-            for _ in 0..<repeats {
-                for recordingFirst in runIndex % 2 == 0 ? [false, true] : [true, false] {
-                    if recordingFirst {
-                        onRuns.append(measureRun(recorder, concurrency: concurrency, duration: duration, payloads: payloads, rate: offered, settle: settle))
-                    } else {
-                        offRuns.append(measureRun(server, concurrency: concurrency, duration: duration, payloads: payloads, rate: offered, settle: settle))
-                    }
-                }
-                runIndex += 1
-            }
-            guard let off = MeasuredRun.combined(offRuns), let on = MeasuredRun.combined(onRuns) else { continue }
-            answeredWhileRecording += on.answered
-            print(off.line(row + ", recording off", width: labelWidth))
-            print(on.line(row + (control ? ", control (no secret)" : ", recording on"), width: labelWidth))
-            let throughput = on.rate / off.rate - 1
-            if offered == nil {
-                throughputChanges.append(throughput)
-                flatOut.off.append(off)
-                flatOut.on.append(on)
-            }
-            print((control ? "    two equal servers differ by " : "    recording costs ") + percent(throughput) + " req/s, " + percent(on.cpuPerRequest / off.cpuPerRequest - 1) + " CPU/req"
-                  + (offered == nil ? "" : " (req/s set by the schedule)"))
         }
     }
-    print("  server peak RSS: \(servers.map { peakRSS($0.process.processIdentifier) }.joined(separator: ", ")) (VmHWM)"
-          + (recorder.map { ", recording server \(peakRSS($0.process.processIdentifier))" } ?? ""))
-    if let workerCounts, let first = workerCounts.first {
+
+    private mutating func measureServers(row: String, concurrency: Int, payloads: [[UInt8]], offered: Double?, floorCPU: Double) {
+        for (index, server) in servers.enumerated() {
+            let workers = options.workerCounts?[index]
+            let measured = measureRun(server, concurrency: concurrency, duration: options.duration, payloads: payloads, rate: offered)
+            print(measured.line(row + (workers.map { ", \($0) worker" + ($0 == 1 ? "" : "s") } ?? ""), width: labelWidth, floor: floorCPU))
+            if let workers, offered == nil { growth.append((row, workers, measured)) }
+        }
+    }
+
+    /// Off then on, then on then off: a machine that drifts during the run favours neither.
+    private mutating func compareRecording(_ recorder: ServeProcess, row: String, concurrency: Int, payloads: [[UInt8]], offered: Double?) {
+        let (server, duration) = (servers[0], options.duration)
+        var offRuns: [MeasuredRun] = []
+        var onRuns: [MeasuredRun] = []
+        for _ in 0..<options.repeats {
+            for recordingFirst in runIndex % 2 == 0 ? [false, true] : [true, false] {
+                if recordingFirst {
+                    onRuns.append(measureRun(recorder, concurrency: concurrency, duration: duration, payloads: payloads, rate: offered, settle: settle))
+                } else {
+                    offRuns.append(measureRun(server, concurrency: concurrency, duration: duration, payloads: payloads, rate: offered, settle: settle))
+                }
+            }
+            runIndex += 1
+        }
+        guard let off = MeasuredRun.combined(offRuns), let on = MeasuredRun.combined(onRuns) else { return }
+        answeredWhileRecording += on.answered
+        print(off.line(row + ", recording off", width: labelWidth))
+        print(on.line(row + (options.control ? ", control (no secret)" : ", recording on"), width: labelWidth))
+        let throughput = on.rate / off.rate - 1
+        if offered == nil {
+            throughputChanges.append(throughput)
+            flatOut.off.append(off)
+            flatOut.on.append(on)
+        }
+        print((options.control ? "    two equal servers differ by " : "    recording costs ") + percent(throughput) + " req/s, "
+              + percent(on.cpuPerRequest / off.cpuPerRequest - 1) + " CPU/req" + (offered == nil ? "" : " (req/s set by the schedule)"))
+    }
+
+    func printGrowth() {
+        print("  server peak RSS: \(servers.map { peakRSS($0.process.processIdentifier) }.joined(separator: ", ")) (VmHWM)"
+              + (recorder.map { ", recording server \(peakRSS($0.process.processIdentifier))" } ?? ""))
+        guard let workerCounts = options.workerCounts, let first = workerCounts.first else { return }
         print("  how it grows with workers (flat out; each figure ÷ the \(first)-worker one):")
         for row in growth.map(\.row).reduce(into: [String](), { if !$0.contains($1) { $0.append($1) } }) {
             let measured = growth.filter { $0.row == row }
@@ -166,28 +221,30 @@ private func sendSignal(_ pid: Int32, _ signal: Int32) {
             }.joined(separator: "; "))
         }
     }
-    for server in servers { _ = server.stop() }
-    guard let recorder else { return }
-    if let worst = throughputChanges.min() {
-        // Pooled: all flat-out requests and seconds of each side, so one noisy level weighs by its length only.
-        func pooled(_ runs: [MeasuredRun]) -> (rate: Double, cpuPerRequest: Double) {
-            let answered = Double(runs.map(\.answered).reduce(0, +))
-            return (answered / runs.map(\.seconds).reduce(0, +), runs.map(\.cpuSeconds).reduce(0, +) / answered * 1e6)
+
+    /// The pooled cost of recording, then the recording server's own count of what it stored.
+    func finishRecording(_ recorder: ServeProcess, events: URL) throws {
+        if let worst = throughputChanges.min() {
+            // Pooled: all flat-out requests and seconds of each side, so one noisy level weighs by its length only.
+            func pooled(_ runs: [MeasuredRun]) -> (rate: Double, cpuPerRequest: Double) {
+                let answered = Double(runs.map(\.answered).reduce(0, +))
+                return (answered / runs.map(\.seconds).reduce(0, +), runs.map(\.cpuSeconds).reduce(0, +) / answered * 1e6)
+            }
+            let (off, on) = (pooled(flatOut.off), pooled(flatOut.on))
+            let change = on.rate / off.rate - 1
+            print((options.control ? "  control, flat out, all levels pooled: " : "  recording, flat out, all levels pooled: ") + percent(change) + " req/s, "
+                  + percent(on.cpuPerRequest / off.cpuPerRequest - 1) + " CPU/req; worst level " + percent(worst) + " req/s (target: at most 5% lower; pooled "
+                  + (change >= -0.05 ? "within it)" : "outside it)"))
         }
-        let (off, on) = (pooled(flatOut.off), pooled(flatOut.on))
-        let change = on.rate / off.rate - 1
-        print((control ? "  control, flat out, all levels pooled: " : "  recording, flat out, all levels pooled: ") + percent(change) + " req/s, " + percent(on.cpuPerRequest / off.cpuPerRequest - 1)
-              + " CPU/req; worst level " + percent(worst) + " req/s (target: at most 5% lower; pooled "
-              + (change >= -0.05 ? "within it)" : "outside it)"))
-    }
-    // SIGTERM makes serve flush its queue and print what it recorded and stored before it exits.
-    let stdout = recorder.stop()
-    let summary = stdout.split(separator: "\n").first { $0.hasPrefix("events: ") }
-    print("  recording server at exit: \(summary ?? "no events line on its stdout")")
-    let lines = try decisionLines(under: events)
-    print("events: \(lines) lines for \(answeredWhileRecording) answered requests")
-    guard lines == (control ? 0 : answeredWhileRecording) else {
-        throw BenchmarkError("the recording server stored \(lines) decision events for \(answeredWhileRecording) answered requests")
+        // SIGTERM makes serve flush its queue and print what it recorded and stored before it exits.
+        let stdout = recorder.stop()
+        let summary = stdout.split(separator: "\n").first { $0.hasPrefix("events: ") }
+        print("  recording server at exit: \(summary ?? "no events line on its stdout")")
+        let lines = try decisionLines(under: events)
+        print("events: \(lines) lines for \(answeredWhileRecording) answered requests")
+        guard lines == (options.control ? 0 : answeredWhileRecording) else {
+            throw BenchmarkError("the recording server stored \(lines) decision events for \(answeredWhileRecording) answered requests")
+        }
     }
 }
 
@@ -358,22 +415,53 @@ private final class ServeProcess {
 
 /// What one request costs in this process, step by step, without sockets.
 private func componentCosts(chain: AppleStyleSigningChain, snapshot: URL) throws {
-    let request = DecodedRealtimeRequestBody(
-        originalTransactionId: "2000000000000001", appAppleId: 1_234_567_890, productId: "com.example.monthly",
-        userLocale: "en-US", requestIdentifier: UUID().uuidString.lowercased(), environment: "Production",
-        signedDate: Int64(Date().timeIntervalSince1970 * 1000))
-    let signed = try chain.sign(payloadJSON: Array(try CanonicalJSON.encode(request)))
-    let verifier = SignedPayloadVerifier(trustedRoots: [chain.root], appAppleId: 1_234_567_890, environment: .production, maxAge: 300, clock: SystemClock())
-    let loaded = try RuntimeSnapshot.load(contentsOf: snapshot)
-    let engine = DecisionEngine(snapshot: loaded, signer: nil)
-    let service = RealtimeService(configuration: .init(
-        endpoints: [RealtimeEndpoint(path: "/apple", environment: .production, source: FileSnapshotSource(path: snapshot.path))],
-        trustedRoots: [chain.root], signingKey: nil, clock: SystemClock()), log: RequestLog(sink: { _ in }))
-    service.reloadSnapshots()
-    let body = Data(#"{"signedPayload":"\#(signed)"}"#.utf8)
-    let httpRequest = HTTPServerRequest(method: "POST", target: "/apple", headers: [("Content-Length", "\(body.count)")], body: body)
+    let bench = try ComponentBench(chain: chain, snapshot: snapshot)
+    print("serve: one request's steps in this process (mean of 2,000, this thread's CPU time)")
+    try bench.reading()
+    let check = try bench.signatureChecks()
+    try bench.answering(signatureCheck: check)
+    try bench.offer()
+    try bench.recording()
+}
+
+/// One request and the services that answer it, measured step by step (`componentCosts`).
+private struct ComponentBench {
     struct Body: Decodable { var signedPayload: String }
-    // CPU time of this thread, not wall time: on a shared machine other processes would count too.
+
+    let chain: AppleStyleSigningChain
+    let snapshot: URL
+    let request: DecodedRealtimeRequestBody
+    let signed: String
+    let body: Data
+    let httpRequest: HTTPServerRequest
+    let service: RealtimeService
+    let offerKey = ES256PrivateKey.generate()
+
+    init(chain: AppleStyleSigningChain, snapshot: URL) throws {
+        self.chain = chain
+        self.snapshot = snapshot
+        request = DecodedRealtimeRequestBody(
+            originalTransactionId: "2000000000000001", appAppleId: 1_234_567_890, productId: "com.example.monthly",
+            userLocale: "en-US", requestIdentifier: UUID().uuidString.lowercased(), environment: "Production",
+            signedDate: Int64(Date().timeIntervalSince1970 * 1000))
+        signed = try chain.sign(payloadJSON: Array(try CanonicalJSON.encode(request)))
+        body = Data(#"{"signedPayload":"\#(signed)"}"#.utf8)
+        httpRequest = HTTPServerRequest(method: "POST", target: "/apple", headers: [("Content-Length", "\(body.count)")], body: body)
+        service = Self.service(snapshot: snapshot, chain: chain, signingKey: nil)
+    }
+
+    static func service(snapshot: URL, chain: AppleStyleSigningChain, signingKey: OfferSigningKey?,
+                        recording: RealtimeService.Recording? = nil) -> RealtimeService {
+        var configuration = RealtimeService.Configuration(
+            endpoints: [RealtimeEndpoint(path: "/apple", environment: .production, source: FileSnapshotSource(path: snapshot.path))],
+            trustedRoots: [chain.root], signingKey: signingKey, clock: SystemClock())
+        configuration.recording = recording
+        let service = RealtimeService(configuration: configuration, log: RequestLog(sink: { _ in }))
+        service.reloadSnapshots()
+        return service
+    }
+
+    /// CPU time of this thread, not wall time: on a shared machine other processes would count too.
     @discardableResult
     func measure(_ label: String, _ work: () throws -> Void) rethrows -> Double {
         let count = 2_000
@@ -384,104 +472,117 @@ private func componentCosts(chain: AppleStyleSigningChain, snapshot: URL) throws
         print("  \(label.padding(toLength: 44, withPad: " ", startingAt: 0)) \(String(format: "%6.1f", micros)) µs")
         return micros
     }
-    print("serve: one request's steps in this process (mean of 2,000, this thread's CPU time)")
-    try measure("decode the body (JSONDecoder)") { _ = try JSONDecoder().decode(Body.self, from: body) }
-    measure("read the body (scanner, as serve does)") { _ = FlatJSONObject(body)?.string("signedPayload") }
-    try measure("JWS.decode") { _ = try JWS.decode(signed) }
-    // Both verifiers give the leaf key its table after this many good signatures; measured from then on.
-    for _ in 0..<ES256KeyTables.defaultBuildAfter {
-        _ = try verifier.verify(signedPayload: signed)
-        _ = service.handle(httpRequest.arrivingNow)
+
+    /// The body and the signed payload read, and the payload verified as serve does.
+    func reading() throws {
+        let verifier = SignedPayloadVerifier(trustedRoots: [chain.root], appAppleId: 1_234_567_890, environment: .production, maxAge: 300,
+                                             clock: SystemClock())
+        try measure("decode the body (JSONDecoder)") { _ = try JSONDecoder().decode(Body.self, from: body) }
+        measure("read the body (scanner, as serve does)") { _ = FlatJSONObject(body)?.string("signedPayload") }
+        try measure("JWS.decode") { _ = try JWS.decode(signed) }
+        // Both verifiers give the leaf key its table after this many good signatures; measured from then on.
+        for _ in 0..<ES256KeyTables.defaultBuildAfter {
+            _ = try verifier.verify(signedPayload: signed)
+            _ = service.handle(httpRequest.arrivingNow)
+        }
+        try measure("verify (chain cached, one ES256 check)") { _ = try verifier.verify(signedPayload: signed) }
     }
-    try measure("verify (chain cached, one ES256 check)") { _ = try verifier.verify(signedPayload: signed) }
-    // 200 payloads, each with its own signature, taken in turn: serve never sees one twice, and the
-    // arithmetic's branches must not be learnt from one value.
-    let signedInputs: [(input: [UInt8], signature: [UInt8])] = try (0..<200).map { _ in
-        var fresh = request
-        fresh.requestIdentifier = UUID().uuidString.lowercased()
-        let parts = try chain.sign(payloadJSON: Array(try CanonicalJSON.encode(fresh))).split(separator: ".")
-        return (Array("\(parts[0]).\(parts[1])".utf8), Base64URL.decode(String(parts[2])).map { $0 } ?? [])
+
+    /// The signature arithmetic alone; returns what one check with the key's table costs.
+    func signatureChecks() throws -> Double {
+        // 200 payloads, each with its own signature, taken in turn: serve never sees one twice, and the
+        // arithmetic's branches must not be learnt from one value.
+        let signedInputs: [(input: [UInt8], signature: [UInt8])] = try (0..<200).map { _ in
+            var fresh = request
+            fresh.requestIdentifier = UUID().uuidString.lowercased()
+            let parts = try chain.sign(payloadJSON: Array(try CanonicalJSON.encode(fresh))).split(separator: ".")
+            return (Array("\(parts[0]).\(parts[1])".utf8), Base64URL.decode(String(parts[2])).map { $0 } ?? [])
+        }
+        var turn = 0
+        func nextSigned() -> (input: [UInt8], signature: [UInt8]) {
+            turn = (turn + 1) % signedInputs.count
+            return signedInputs[turn]
+        }
+        let signingInput = signedInputs[0].input
+        let leafKey = chain.leaf.publicKey!
+        measure("ES256 signature check alone (OpenSSL)") {
+            let next = nextSigned()
+            _ = leafKey.verify(signature: next.signature, message: next.input)
+        }
+        // serve checks a leaf that has signed many payloads with a table of the leaf key's multiples.
+        let tables = ES256KeyTables(buildAfter: 1)
+        _ = tables.verify(signature: signedInputs[0].signature, message: signingInput, key: leafKey)
+        let check = measure("ES256 signature check with the key's table") {
+            let next = nextSigned()
+            _ = tables.verify(signature: next.signature, message: next.input, key: leafKey)
+        }
+        measure("  of which: s⁻¹ mod n (P256OrderInverse)") {
+            _ = nextSigned().signature.withUnsafeBytes { P256OrderInverse.inverse(bigEndian: UnsafeRawBufferPointer(rebasing: $0[32..<64])) }
+        }
+        try measure("ES256 signature alone (offer signing)") { _ = try offerKey.sign(signingInput) }
+        return check
     }
-    var turn = 0
-    func nextSigned() -> (input: [UInt8], signature: [UInt8]) {
-        turn = (turn + 1) % signedInputs.count
-        return signedInputs[turn]
+
+    /// Deciding, writing the answer, and the whole request without sockets.
+    func answering(signatureCheck check: Double) throws {
+        let engine = DecisionEngine(snapshot: try RuntimeSnapshot.load(contentsOf: snapshot), signer: nil)
+        try measure("decide (1,000 rules)") { _ = try engine.decide(request) }
+        let answer = RealtimeResponseBody(message: RealtimeMessage(messageIdentifier: "00000000-0000-5000-8000-000000000001"))
+        try measure("encode the answer (CanonicalJSON)") { _ = try CanonicalJSON.encode(answer) }
+        measure("write the answer (direct, as serve does)") { _ = answer.canonicalJSON }
+        // A fresh request each time: serve sheds one that waited more than 0.5 s since it arrived.
+        let whole = measure("whole request without sockets (handle)") { _ = service.handle(httpRequest.arrivingNow) }
+        print("  " + "  of which: not the signature check".padding(toLength: 44, withPad: " ", startingAt: 0)
+              + String(format: " %6.1f µs", whole - check))
     }
-    let signingInput = signedInputs[0].input
-    let leafKey = chain.leaf.publicKey!
-    measure("ES256 signature check alone (OpenSSL)") {
-        let next = nextSigned()
-        _ = leafKey.verify(signature: next.signature, message: next.input)
+
+    /// An offer: the same request for the weekly product, whose rule answers with a signed offer.
+    func offer() throws {
+        let offerSigner = PromotionalOfferSigner(keyId: "BENCHKEY01", issuerId: UUID().uuidString.lowercased(),
+                                                 bundleId: "com.example.app", privateKey: offerKey, clock: SystemClock())
+        try measure("sign an offer (claims, JWS, signature)") {
+            _ = try offerSigner.sign(productId: "com.example.weekly", offerIdentifier: "winback-50", transactionId: request.originalTransactionId)
+        }
+        var offerRequest = request
+        offerRequest.productId = "com.example.weekly"
+        let offerBody = Data(#"{"signedPayload":"\#(try chain.sign(payloadJSON: Array(try CanonicalJSON.encode(offerRequest))))"}"#.utf8)
+        let offerHTTPRequest = HTTPServerRequest(method: "POST", target: "/apple", headers: [("Content-Length", "\(offerBody.count)")], body: offerBody)
+        let offerService = Self.service(snapshot: snapshot, chain: chain,
+                                        signingKey: OfferSigningKey(keyId: "BENCHKEY01", issuerId: offerSigner.issuerId, privateKey: offerKey))
+        for _ in 0..<ES256KeyTables.defaultBuildAfter { _ = offerService.handle(offerHTTPRequest.arrivingNow) }
+        guard offerService.handle(offerHTTPRequest.arrivingNow).status == 200 else { throw BenchmarkError("the offer request was not answered") }
+        measure("whole offer request without sockets (handle)") { _ = offerService.handle(offerHTTPRequest.arrivingNow) }
     }
-    // serve checks a leaf that has signed many payloads with a table of the leaf key's multiples.
-    let tables = ES256KeyTables(buildAfter: 1)
-    _ = tables.verify(signature: signedInputs[0].signature, message: signingInput, key: leafKey)
-    let check = measure("ES256 signature check with the key's table") {
-        let next = nextSigned()
-        _ = tables.verify(signature: next.signature, message: next.input, key: leafKey)
+
+    /// The recording's share on the request's own thread; the events are queued, and stored once at the end.
+    func recording() throws {
+        let pseudonyms = try PseudonymKey(secret: PseudonymSecret.generate())
+        measure("pseudonym (HMAC of the transaction id)") { _ = pseudonyms.pseudonym(request.originalTransactionId) }
+        let facts = DecisionFacts(
+            time: Int64(Date().timeIntervalSince1970 * 1000), environment: "production", requestIdentifier: request.requestIdentifier,
+            customer: pseudonyms.pseudonym(request.originalTransactionId), keyId: pseudonyms.keyId, productId: request.productId,
+            localeRequested: "en-US", localeServed: "en-US", flow: "monthly", rule: "message", splitGroup: nil, splitControl: false,
+            answer: .message, messageIdentifier: "00000000-0000-5000-8000-000000000998", offerIdentifier: nil,
+            alternateProductId: nil, snapshot: String(repeating: "0", count: 64), latencyMicros: 120)
+        measure("decision event line (canonical JSON)") { _ = facts.record() }
+        measure("  of which: a fresh event id") { _ = EventLine.newEventId() }
+        let fixedId = EventLine.newEventId()
+        measure("  of which: the line, id given") { _ = facts.record(eventId: fixedId) }
+        let folder = snapshot.deletingLastPathComponent().appendingPathComponent("components-events")
+        let recorder = EventRecorder(sink: FolderEventSink(root: folder), settings: .init(
+            writerId: "components", spool: folder.appendingPathComponent("spool")))
+        let record = facts.record()
+        measure("queue one event (recorder.record)") { recorder.record(record) }
+        let recordingService = Self.service(snapshot: snapshot, chain: chain, signingKey: nil,
+                                            recording: RealtimeService.Recording(recorder: recorder, pseudonyms: pseudonyms))
+        for _ in 0..<ES256KeyTables.defaultBuildAfter { _ = recordingService.handle(httpRequest.arrivingNow) }
+        measure("whole request, decision recorded (handle)") { _ = recordingService.handle(httpRequest.arrivingNow) }
+        let stored = Double(DispatchTime.now().uptimeNanoseconds)
+        let counters = recorder.close()
+        let events = counters.recorded.values.reduce(0, +)
+        print("  " + "store the queued events (close)".padding(toLength: 44, withPad: " ", startingAt: 0)
+              + String(format: " %6.1f µs per event (%d events)", (Double(DispatchTime.now().uptimeNanoseconds) - stored) / 1000 / Double(max(events, 1)), events))
     }
-    measure("  of which: s⁻¹ mod n (P256OrderInverse)") {
-        _ = nextSigned().signature.withUnsafeBytes { P256OrderInverse.inverse(bigEndian: UnsafeRawBufferPointer(rebasing: $0[32..<64])) }
-    }
-    let offerKey = ES256PrivateKey.generate()
-    try measure("ES256 signature alone (offer signing)") { _ = try offerKey.sign(signingInput) }
-    try measure("decide (1,000 rules)") { _ = try engine.decide(request) }
-    let answer = RealtimeResponseBody(message: RealtimeMessage(messageIdentifier: "00000000-0000-5000-8000-000000000001"))
-    try measure("encode the answer (CanonicalJSON)") { _ = try CanonicalJSON.encode(answer) }
-    measure("write the answer (direct, as serve does)") { _ = answer.canonicalJSON }
-    // A fresh request each time: serve sheds one that waited more than 0.5 s since it arrived.
-    let whole = measure("whole request without sockets (handle)") { _ = service.handle(httpRequest.arrivingNow) }
-    print("  " + "  of which: not the signature check".padding(toLength: 44, withPad: " ", startingAt: 0)
-          + String(format: " %6.1f µs", whole - check))
-    // An offer: the same request for the weekly product, whose rule answers with a signed offer.
-    let offerSigner = PromotionalOfferSigner(keyId: "BENCHKEY01", issuerId: UUID().uuidString.lowercased(),
-                                             bundleId: "com.example.app", privateKey: offerKey, clock: SystemClock())
-    try measure("sign an offer (claims, JWS, signature)") {
-        _ = try offerSigner.sign(productId: "com.example.weekly", offerIdentifier: "winback-50", transactionId: request.originalTransactionId)
-    }
-    var offerRequest = request
-    offerRequest.productId = "com.example.weekly"
-    let offerBody = Data(#"{"signedPayload":"\#(try chain.sign(payloadJSON: Array(try CanonicalJSON.encode(offerRequest))))"}"#.utf8)
-    let offerHTTPRequest = HTTPServerRequest(method: "POST", target: "/apple", headers: [("Content-Length", "\(offerBody.count)")], body: offerBody)
-    let offerService = RealtimeService(configuration: .init(
-        endpoints: [RealtimeEndpoint(path: "/apple", environment: .production, source: FileSnapshotSource(path: snapshot.path))],
-        trustedRoots: [chain.root], signingKey: OfferSigningKey(keyId: "BENCHKEY01", issuerId: offerSigner.issuerId, privateKey: offerKey),
-        clock: SystemClock()), log: RequestLog(sink: { _ in }))
-    offerService.reloadSnapshots()
-    for _ in 0..<ES256KeyTables.defaultBuildAfter { _ = offerService.handle(offerHTTPRequest.arrivingNow) }
-    guard offerService.handle(offerHTTPRequest.arrivingNow).status == 200 else { throw BenchmarkError("the offer request was not answered") }
-    measure("whole offer request without sockets (handle)") { _ = offerService.handle(offerHTTPRequest.arrivingNow) }
-    // The recording's share on the request's own thread; the events are queued, and stored once at the end.
-    let pseudonyms = try PseudonymKey(secret: PseudonymSecret.generate())
-    measure("pseudonym (HMAC of the transaction id)") { _ = pseudonyms.pseudonym(request.originalTransactionId) }
-    let facts = DecisionFacts(
-        time: Int64(Date().timeIntervalSince1970 * 1000), environment: "production", requestIdentifier: request.requestIdentifier,
-        customer: pseudonyms.pseudonym(request.originalTransactionId), keyId: pseudonyms.keyId, productId: request.productId,
-        localeRequested: "en-US", localeServed: "en-US", flow: "monthly", rule: "message", splitGroup: nil, splitControl: false,
-        answer: .message, messageIdentifier: "00000000-0000-5000-8000-000000000998", offerIdentifier: nil,
-        alternateProductId: nil, snapshot: String(repeating: "0", count: 64), latencyMicros: 120)
-    measure("decision event line (canonical JSON)") { _ = facts.record() }
-    measure("  of which: a fresh event id") { _ = EventLine.newEventId() }
-    let fixedId = EventLine.newEventId()
-    measure("  of which: the line, id given") { _ = facts.record(eventId: fixedId) }
-    let folder = snapshot.deletingLastPathComponent().appendingPathComponent("components-events")
-    let recorder = EventRecorder(sink: FolderEventSink(root: folder), settings: .init(
-        writerId: "components", spool: folder.appendingPathComponent("spool")))
-    let record = facts.record()
-    measure("queue one event (recorder.record)") { recorder.record(record) }
-    var configuration = RealtimeService.Configuration(
-        endpoints: [RealtimeEndpoint(path: "/apple", environment: .production, source: FileSnapshotSource(path: snapshot.path))],
-        trustedRoots: [chain.root], signingKey: nil, clock: SystemClock())
-    configuration.recording = RealtimeService.Recording(recorder: recorder, pseudonyms: pseudonyms)
-    let recordingService = RealtimeService(configuration: configuration, log: RequestLog(sink: { _ in }))
-    recordingService.reloadSnapshots()
-    for _ in 0..<ES256KeyTables.defaultBuildAfter { _ = recordingService.handle(httpRequest.arrivingNow) }
-    measure("whole request, decision recorded (handle)") { _ = recordingService.handle(httpRequest.arrivingNow) }
-    let stored = Double(DispatchTime.now().uptimeNanoseconds)
-    let counters = recorder.close()
-    let events = counters.recorded.values.reduce(0, +)
-    print("  " + "store the queued events (close)".padding(toLength: 44, withPad: " ", startingAt: 0)
-          + String(format: " %6.1f µs per event (%d events)", (Double(DispatchTime.now().uptimeNanoseconds) - stored) / 1000 / Double(max(events, 1)), events))
 }
 
 private extension HTTPServerRequest {

@@ -9,10 +9,7 @@ struct FunctionLengthTests {
     static let limit = 80
 
     /// Functions still over the limit, by file and name, until they are split; the list only shrinks.
-    static let notYetSplit: Set<String> = [
-        "Sources/retention-sync-bench/ServeBenchmark.swift serveBenchmark",
-        "Sources/retention-sync-bench/ServeBenchmark.swift componentCosts",
-    ]
+    static let notYetSplit: Set<String> = []
 
     /// The Swift files under `Sources/`, as paths from the repository's root, in order.
     static func sourceFiles() -> [String] {
