@@ -68,6 +68,10 @@ struct FirstWeeksTests {
 
         let text = await harness.run(["plan", "--env", "sandbox"])
         #expect(text.stdout.contains("Missing state: The state store"), "\(text.stdout)")
+        // Not a green plan: apply would refuse it, so the plan fails too, with or without --detailed-exitcode.
+        #expect(text.code == .failure)
+        #expect(text.stderr.contains("error: apply would refuse this plan: "), "\(text.stderr)")
+        #expect(await harness.run(["plan", "--env", "sandbox", "--detailed-exitcode"]).code == .failure)
         #expect(!text.stderr.contains("First publish"))
         let markdown = await harness.run(["plan", "--env", "sandbox", "--format", "markdown"])
         #expect(markdown.stdout.contains("> **Missing state.** The state store"), "\(markdown.stdout)")

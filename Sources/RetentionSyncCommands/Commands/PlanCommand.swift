@@ -137,6 +137,9 @@ struct PlanCommand: ParsedCommand {
         let code = exitCode(planned.plan, detailed: detailed)
         // On standard error, so that JSON and Markdown on standard output stay whole.
         if planned.plan.hasErrors { context.console.error("error: " + PlanView.errorLine(planned.plan)) }
+        if let missing = planned.plan.missingState {
+            context.console.error("error: apply would refuse this plan: " + TerminalText.safe(missing.explanation))
+        }
         if planned.plan.needsAttention { context.console.error("attention: " + PlanView.attentionLine(planned.plan)) }
         for warning in planned.plan.warnings { context.console.error("warning: " + TerminalText.safe(PlanWording.warning(warning))) }
         return code
@@ -200,12 +203,12 @@ struct PlanCommand: ParsedCommand {
     }
 
     /// 1 on an error of this configuration (content it takes up that App Review had already
-    /// REJECTED, a limit, prune protection); with `--detailed-exitcode`, 2 when ready actions are
+    /// REJECTED, a limit, prune protection) and on a missing state, which apply refuses; with `--detailed-exitcode`, 2 when ready actions are
     /// pending, else 3 when a remote condition needs a person (content rejected after the main
     /// branch used it, a realtime URL waiting for a performance test); otherwise 0 — also when
     /// only waiting for review.
     static func exitCode(_ plan: Plan, detailed: Bool) -> ExitCode {
-        if plan.hasErrors { return .failure }
+        if plan.hasErrors || plan.missingState != nil { return .failure }
         if detailed && plan.hasReadyActions { return .changesPending }
         if detailed && plan.needsAttention { return .needsAttention }
         return .success
