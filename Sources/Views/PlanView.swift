@@ -193,12 +193,29 @@ public enum PlanView {
 
     /// The Markdown for a pull-request comment, split into several comments when one would
     /// exceed `maxCharacters` (GitHub's limit is 65,535); no comment ever does.
-    public static func markdown(_ plan: Plan, maxCharacters: Int = 65_000) -> [String] {
+    /// `after`: what the run shows below the plan (review times, evidence), packed into the same
+    /// comments, so that it counts against `maxCharacters` too.
+    public static func markdown(_ plan: Plan, maxCharacters: Int = 65_000, after: [MarkdownBlock] = []) -> [String] {
         var sections = [Section(open: [], lines: markdownHead(plan), close: [])] + markdownActionTables(plan)
         sections += [markdownReviewAges(plan), markdownTextChanges(plan), markdownRuleChanges(plan), markdownInventory(plan)].compactMap { $0 }
         sections.append(Section(open: ["", "<details><summary>Estimate</summary>", ""],
                                 lines: [estimateText(plan.estimate)], close: ["", "</details>"]))
+        sections += after.map { Section(open: $0.open, lines: $0.lines, close: $0.close) }
         return pack(sections, maxCharacters: max(minimumMarkdownCharacters, maxCharacters))
+    }
+
+    /// A block of Markdown below the plan: `open` and `close` are repeated around each part when it is
+    /// continued in the next comment (a heading, a `<details>` fold).
+    public struct MarkdownBlock: Sendable {
+        public var open: [String]
+        public var lines: [String]
+        public var close: [String]
+
+        public init(open: [String], lines: [String], close: [String] = []) {
+            self.open = open
+            self.lines = lines
+            self.close = close
+        }
     }
 
     /// Above the folds: the summary, what needs a person (missing state, deletions, errors), what

@@ -104,17 +104,22 @@ struct PlanTextView: PlanViewing {
 struct PlanMarkdownView: PlanViewing {
     var maxCharacters: Int
 
+    /// Review times and evidence go into the plan's comments, so each comment stays within `maxCharacters`.
     func render(_ presentation: PlanPresentation, console: Console) throws -> String {
-        var text = PlanView.markdown(presentation.plan, maxCharacters: maxCharacters).joined(separator: PlanView.commentSeparator)
-        if let times = ReviewTimeView.markdown(presentation.reviewTimes) { text += "\n" + times + "\n" }
+        var after: [PlanView.MarkdownBlock] = []
+        if let times = ReviewTimeView.markdown(presentation.reviewTimes) {
+            after.append(PlanView.MarkdownBlock(open: [""], lines: times.components(separatedBy: "\n")))
+        }
         if let evidence = presentation.evidence {
             if case .results(let report, _) = evidence {
-                text += "\n#### Evidence: current results of the rules this change touches\n\n" + report.markdown()
+                var lines = report.markdown().components(separatedBy: "\n")
+                if lines.last == "" { lines.removeLast() }
+                after.append(PlanView.MarkdownBlock(open: ["", "#### Evidence: current results of the rules this change touches", ""], lines: lines))
             } else {
-                text += "\n#### Evidence\n\n" + (evidence.sentence ?? "") + "\n"
+                after.append(PlanView.MarkdownBlock(open: ["", "#### Evidence", ""], lines: [evidence.sentence ?? ""]))
             }
         }
-        return text
+        return PlanView.markdown(presentation.plan, maxCharacters: maxCharacters, after: after).joined(separator: PlanView.commentSeparator)
     }
 }
 

@@ -119,6 +119,21 @@ struct ResultsCommandTests {
         #expect((evidence["note"] as? String)?.contains("changes no published rule") == true)
     }
 
+    @Test("plan --results in Markdown keeps every comment within --markdown-max-chars, the evidence included")
+    func planEvidenceCountsAgainstTheCommentLimit() async throws {
+        let harness = try CommandHarness()
+        try writeTwelveDecisions(harness)
+        let run = await harness.run(["plan", "--env", "sandbox", "--format", "markdown", "--results", "--markdown-max-chars", "600"])
+        #expect(run.code == .success, "\(run.stderr)")
+        let comments = run.stdout.components(separatedBy: "<!-- retention-sync: next comment -->")
+        #expect(comments.count > 1)
+        for comment in comments {
+            #expect(comment.trimmingCharacters(in: .newlines).utf16.count <= 600, "a comment of \(comment.utf16.count): \(comment.prefix(200))")
+        }
+        #expect(run.stdout.contains("#### Evidence: current results of the rules this change touches"))
+        #expect(run.stdout.contains("upsell-yearly"))
+    }
+
     @Test("results tells the webhook once when an arm becomes distinguishable from its control")
     func distinguishableArmToldOnce() async throws {
         let receiver = try WebhookReceiver()
