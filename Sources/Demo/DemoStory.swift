@@ -340,25 +340,23 @@ public struct DemoStory: Sendable {
 
     /// Rewrites the header of the first localization of the first message a realtime rule shows.
     func editedMessage() throws(CommandError) -> Edit {
-        let (set, _) = ManifestLoader.load(directory: manifestsURL, displayPath: manifestsURL.path)
-        guard let set else { throw CommandError("demo: cannot reload the manifests") }
-        for flow in set.flows {
-            for rule in flow.rules {
-                guard case .message(let name) = rule.response, let message = set.message(named: name),
-                      let localization = message.localizations.first(where: { $0.locale == "en-US" }) ?? message.localizations.first else { continue }
-                let file = URL(fileURLWithPath: localization.location.file)
-                guard let original = try? Data(contentsOf: file) else { continue }
-                var lines = String(decoding: original, as: UTF8.self).components(separatedBy: "\n")
-                guard let index = lines.indices.first(where: { $0 >= localization.location.line - 1 && lines[$0].trimmingCharacters(in: .whitespaces).hasPrefix("header:") }) else { continue }
-                let indent = lines[index].prefix { $0 == " " }
-                lines[index] = indent + "header: \"One more breath before you go\""
-                do { try Data(lines.joined(separator: "\n").utf8).write(to: file) } catch {
-                    throw CommandError("demo: cannot edit \(file.path): \(error)")
-                }
-                let product = rule.match.products?.first ?? set.app.products.first?.id ?? ""
-                return Edit(file: file, original: original, message: name, locale: localization.locale,
-                            ruleId: "\(flow.name)/\(rule.name)", productId: product)
+        guard let manifests = try? Workspace.load(directory: manifestsURL, displayPath: manifestsURL.path).0 else {
+            throw CommandError("demo: cannot reload the manifests")
+        }
+        for rule in manifests.rules {
+            guard case .message(let name) = rule.response, case .message(let message)? = rule.shows,
+                  let localization = message.localizations.first(where: { $0.locale == "en-US" }) ?? message.localizations.first else { continue }
+            let file = URL(fileURLWithPath: localization.location.file)
+            guard let original = try? Data(contentsOf: file) else { continue }
+            var lines = String(decoding: original, as: UTF8.self).components(separatedBy: "\n")
+            guard let index = lines.indices.first(where: { $0 >= localization.location.line - 1 && lines[$0].trimmingCharacters(in: .whitespaces).hasPrefix("header:") }) else { continue }
+            let indent = lines[index].prefix { $0 == " " }
+            lines[index] = indent + "header: \"One more breath before you go\""
+            do { try Data(lines.joined(separator: "\n").utf8).write(to: file) } catch {
+                throw CommandError("demo: cannot edit \(file.path): \(error)")
             }
+            let product = rule.match.products?.first ?? manifests.app.products.first?.id ?? ""
+            return Edit(file: file, original: original, message: name, locale: localization.locale, ruleId: rule.id, productId: product)
         }
         throw CommandError("demo: no realtime rule shows a message, so there is nothing to edit")
     }

@@ -25,9 +25,12 @@ enum RuleChanges {
         note("split.control", before.match.split.map { ($0.control ?? false) ? "true" : "false" },
              after.match.split.map { ($0.control ?? false) ? "true" : "false" })
         // A condition this wording does not know yet still shows: the whole match, before and after.
-        if before.match != after.match, !changes.contains(where: { $0.field.hasPrefix("match.") || $0.field.hasPrefix("split.") }) {
-            note("match", matchText(before.match), matchText(after.match))
+        func unworded(_ match: SnapshotMatch) -> SnapshotMatch {
+            var rest = match
+            (rest.products, rest.locales, rest.notBefore, rest.notAfter, rest.split) = (nil, nil, nil, nil, nil)
+            return rest
         }
+        if unworded(before.match) != unworded(after.match) { note("match", matchText(before.match), matchText(after.match)) }
         note("response.kind", before.response.kind.rawValue, after.response.kind.rawValue)
         note("response.message", before.response.message, after.response.message)
         note("response.product_id", before.response.productId, after.response.productId)
