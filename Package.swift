@@ -75,14 +75,18 @@ let package = Package(
         .target(name: "Reconciler",
                 dependencies: ["Basics", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateLocations", "StateStore", "HTTPCore"]),
 
-        // The use cases the commands and the demo share, returning models (results' configuration and clock so far).
-        .target(name: "Operations", dependencies: ["Basics", "Experiments", "Manifests", "RetentionMessagingModels"]),
         // What a run tells the team's webhook, from the engines' reports.
         .target(name: "Notify", dependencies: ["Basics", "Notifications", "Experiments", "Reconciler", "RetentionMessagingModels", "Runtime", "StateStore"]),
         .target(name: "CLIKit", dependencies: ["Basics"]),
         .target(name: "Views", dependencies: ["Basics", "CLIKit", "Experiments", "Manifests", "Reconciler", "RetentionMessaging", "RetentionMessagingModels", "Runtime",
                                               "StateStore", "YAML"]),
         .target(name: "Preview", dependencies: ["Basics", "Manifests", "RetentionMessagingModels"]),
+
+        // The use cases the commands and the demo share: plan, apply, results' configuration, the
+        // session they read an environment through, confirmation, interruption and notifications.
+        .target(name: "Operations", dependencies: ["Basics", "CLIKit", "Experiments", "HTTPClient", "HTTPCore", "Manifests", "Notifications", "Notify",
+                                                  "Reconciler", "RetentionMessaging", "RetentionMessagingModels", "Runtime", "StateLocations",
+                                                  "StateStore", "Views"]),
 
         // The demo's story: a scripted user playing the commands (through the `DemoHost` they implement)
         // against the embedded emulator.
@@ -126,7 +130,7 @@ let package = Package(
         .testTarget(name: "PreviewTests", dependencies: ["TestSupport", "Preview", "Manifests", "RetentionMessagingModels"]),
         .testTarget(name: "RetentionSyncCommandsTests",
                     dependencies: ["TestSupport", "Basics", "CLIKit", "Views", "Demo", "RetentionSyncCommands", "Reconciler", "Manifests", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer", "Runtime", "RetentionMessagingModels",
-                                   "RealtimeServer", "EventStore", "EventContract", "Experiments", "RetentionMessaging", "Outcomes"]),
+                                   "RealtimeServer", "EventStore", "EventContract", "Experiments", "RetentionMessaging", "Outcomes", "Operations"]),
     ],
     swiftLanguageModes: [.v6]
 )

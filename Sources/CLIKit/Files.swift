@@ -108,3 +108,8 @@ public func readFile(_ path: String, what: String, context: CommandContext) thro
         throw FileProblem.reading(what, path, error)
     }
 }
+
+/// Writes text to a file given on the command line (see `OutputFile` for what is never replaced).
+public func writeFile(_ text: String, to path: String, context: CommandContext) throws(CommandError) {
+    try OutputFile.write(text, to: path, context: context)
+}

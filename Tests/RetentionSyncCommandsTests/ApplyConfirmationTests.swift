@@ -2,6 +2,7 @@ import CLIKit
 import Emulator
 import Foundation
 import RetentionMessagingModels
+import Operations
 @testable import RetentionSyncCommands
 import Testing
 

@@ -9,6 +9,7 @@ import Glibc
 import HTTPCore
 import RetentionMessaging
 import RetentionMessagingModels
+import Operations
 @testable import RetentionSyncCommands
 import Runtime
 import Testing

@@ -5,6 +5,7 @@ import Foundation
 import Reconciler
 import RetentionMessagingModels
 import Views
+import Operations
 
 struct DemoCommand: ParsedCommand {
     static let name = "demo"

@@ -4,6 +4,7 @@ import Manifests
 import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
+import Operations
 
 struct IdCommand: ParsedCommand {
     static let name = "id"

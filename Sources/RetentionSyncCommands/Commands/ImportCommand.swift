@@ -10,6 +10,7 @@ import Synchronization
 import Views
 #if canImport(Glibc)
 import Glibc
+import Operations
 #endif
 
 /// `retention-sync import --env ENV`: writes manifests for what Apple already holds in one

@@ -12,6 +12,7 @@ import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
 import StateLocations
+import Operations
 
 /// `retention-sync outcomes pull`: what became of the customers, read from Apple's Notification History.
 struct OutcomesCommand: ParsedCommand {

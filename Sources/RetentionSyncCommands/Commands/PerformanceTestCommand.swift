@@ -9,6 +9,7 @@ import StateStore
 import RetentionMessaging
 import RetentionMessagingModels
 import Views
+import Operations
 
 struct PerformanceTestCommand: ParsedCommand {
     static let name = "performance-test"

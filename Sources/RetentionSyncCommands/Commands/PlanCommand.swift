@@ -9,6 +9,7 @@ import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
 import Views
+import Operations
 
 struct PlanCommand: ParsedCommand {
     static let name = "plan"

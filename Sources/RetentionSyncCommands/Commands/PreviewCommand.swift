@@ -8,6 +8,7 @@ import RetentionMessagingModels
 import StateLocations
 import StateStore
 import Views
+import Operations
 
 struct PreviewCommand: ParsedCommand {
     static let name = "preview"

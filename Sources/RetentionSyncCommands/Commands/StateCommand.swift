@@ -10,6 +10,7 @@ import Runtime
 import StateLocations
 import StateStore
 import Views
+import Operations
 
 struct StateCommand: ParsedCommand {
     static let name = "state"

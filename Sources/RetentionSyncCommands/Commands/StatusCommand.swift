@@ -7,6 +7,7 @@ import StateStore
 import RetentionMessaging
 import RetentionMessagingModels
 import Views
+import Operations
 
 struct StatusCommand: ParsedCommand {
     static let name = "status"

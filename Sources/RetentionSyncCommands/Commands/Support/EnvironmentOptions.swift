@@ -9,18 +9,13 @@ import RetentionMessagingModels
 import StateLocations
 import StateStore
 import Views
+import Operations
 
-/// The options `plan`, `apply`, `status`, `outcomes` and `performance-test` share: where the
-/// manifests are, which environment, which API endpoint, and where the environment's state lives.
-/// The one place that reads them, `RETENTION_SYNC_ENDPOINT` included.
-struct EnvironmentOptions: Sendable {
-    var manifestsPath: String
-    var environment: Environment
-    /// The API to talk to instead of Apple's, from `--endpoint` or `RETENTION_SYNC_ENDPOINT`.
-    var endpoint: APIEndpoint?
-    var stateStore: StateLocation?
-    var refreshDefaults: DefaultsRefresh = .standard
+/// `ReconcileTarget` as the command line reads it: the one place that reads these options,
+/// `RETENTION_SYNC_ENDPOINT` included.
+typealias EnvironmentOptions = ReconcileTarget
 
+extension ReconcileTarget {
     static let manifests = Option.manifests()
     static let env = Option("--env", value: "ENV", of: Environment.self, help: ["The environment to work on"])
     static let endpointVariable = "RETENTION_SYNC_ENDPOINT"
@@ -61,82 +56,6 @@ struct EnvironmentOptions: Sendable {
                                   refreshDefaults: try arguments.value(refreshDefaultsOption, as: DefaultsRefresh.self) ?? .standard)
     }
 
-    /// libcurl's settings for real runs: the process environment (for proxies) and an optional CA bundle.
-    static func transportConfiguration(_ context: CommandContext) throws(CommandError) -> CurlHTTPClient.Configuration {
-        var configuration = CurlHTTPClient.Configuration()
-        configuration.environment = context.environment
-        if let bundle = context.environment["RETENTION_SYNC_CA_BUNDLE"], !bundle.isEmpty {
-            let path = context.url(bundle).path
-            guard FileManager.default.isReadableFile(atPath: path) else {
-                throw CommandError("RETENTION_SYNC_CA_BUNDLE: cannot read \(bundle); set it to a PEM file of trusted certificate authorities, or unset it")
-            }
-            configuration.caBundlePath = path
-        }
-        return configuration
-    }
-
-    /// Runs one workspace step, printing its diagnostics and wording its failure.
-    static func workspaceStep<T>(context: CommandContext, _ step: () throws(Workspace.Failure) -> (T, [Diagnostic])) throws(CommandError) -> T {
-        do {
-            let (value, diagnostics) = try step()
-            DiagnosticsView.print(diagnostics, to: context.console)
-            return value
-        } catch {
-            DiagnosticsView.print(error.diagnostics, to: context.console)
-            throw CommandError(DiagnosticsView.describe(error))
-        }
-    }
-
-    /// Opens the manifests for this environment, printing every diagnostic; fails before any
-    /// request when there is an error.
-    func openWorkspace(context: CommandContext) throws(CommandError) -> Workspace {
-        do {
-            let workspace = try Workspace.open(directory: context.url(manifestsPath), displayPath: manifestsPath,
-                                               environment: environment, stateStore: stateStore)
-            DiagnosticsView.print(workspace.diagnostics, to: context.console)
-            return workspace
-        } catch {
-            DiagnosticsView.print(error.diagnostics, to: context.console)
-            throw CommandError(DiagnosticsView.describe(error))
-        }
-    }
-}
-
-/// Makes the API client for an environment. Real runs use libcurl against Apple (or `--endpoint`);
-/// the demo and the tests hand in the in-process emulator instead, through the same client type, so
-/// what a command needs of it beyond the reconciler's role (its clock, its waits, Notification
-/// History, the performance test) is there without a cast.
-struct APIProvider: Sendable {
-    var make: @Sendable (_ environment: Environment, _ bundleId: String, _ options: EnvironmentOptions,
-                         _ context: CommandContext) throws(CommandError) -> RetentionMessagingClient
-
-    static let live = APIProvider { environment, bundleId, options, context throws(CommandError) in
-        let credentials: Credentials
-        do {
-            credentials = try Credentials.fromEnvironment(context.environment, bundleId: bundleId)
-        } catch {
-            throw CommandError("\(error); nothing was sent")
-        }
-        let client = RetentionMessagingClient(environment: environment, credentials: credentials,
-                                              transport: CurlHTTPClient(configuration: try EnvironmentOptions.transportConfiguration(context)),
-                                              endpoint: options.endpoint?.url, clock: SystemClock())
-        return client
-    }
-}
-
-/// `--endpoint`: an absolute URL; one without a path means the API's base path on that host.
-struct APIEndpoint: ArgumentValue, Hashable {
-    var url: URL
-
-    init(argument text: String) throws(ArgumentError) {
-        guard var url = URL(string: text), url.scheme != nil, url.host != nil else {
-            throw .reason("'\(text)' is not an absolute URL (like http://127.0.0.1:8080)")
-        }
-        if url.path.isEmpty || url.path == "/" { url = url.appendingPathComponent(String(RetentionMessagingPaths.base.dropFirst())) }
-        self.url = url
-    }
-
-    var argumentDescription: String { url.absoluteString }
 }
 
 /// `--state-store LOCATION`: one declaration (spelling, value, completion, the old `--snapshot-store`

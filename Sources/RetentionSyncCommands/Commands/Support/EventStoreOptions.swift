@@ -5,6 +5,7 @@ import Foundation
 import HTTPClient
 import StateLocations
 import StateStore
+import Operations
 
 /// Where `serve` and `outcomes pull` write decision and outcome events, and how they spool them:
 /// one option group, so both write where `results` reads.

@@ -7,6 +7,7 @@ import RealtimeServer
 import RetentionMessagingModels
 import StateLocations
 import StateStore
+import Operations
 
 /// `serve`'s decision recording and notification forwarding, set up from its options.
 enum ServeRecording {

@@ -5,6 +5,7 @@ import Foundation
 import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
+import Operations
 
 extension Option {
     /// The default manifest directory, declared once for every command that reads manifests.
@@ -108,25 +109,7 @@ enum PruneOptions {
     static let following = [pruneForce, pruneId, rollbackVersions, pruneGrace, allowDeleteDefaults]
 }
 
-/// What `plan` and `apply` were told about deleting: `--prune`, `--prune-force`, the rollback
-/// options and `--allow-delete-defaults`, read the same way for both.
-struct PruneSettings: Sendable {
-    var prune: Bool
-    var force: Bool
-    /// `--allow-delete-defaults`: lifts the defaults' delete protection only; it implies no prune.
-    var allowDeleteDefaults: Bool = false
-    var named: Set<String>
-    var rollbackVersions: Int
-    var graceDays: Int
-
-    /// Whether unused content may be deleted (`--prune-force` and `--prune-id` imply `--prune`).
-    var deletes: Bool { prune || force || !named.isEmpty }
-
-    var planOptions: PlanOptions {
-        PlanOptions(prune: deletes, pruneForce: force, allowDeleteDefaults: allowDeleteDefaults, pruneNamed: named,
-                    rollbackVersions: rollbackVersions, pruneGraceDays: graceDays)
-    }
-
+extension PruneSettings {
     /// Reads the settings; `prune` is the command's own declaration (its help differs).
     static func parse(_ arguments: inout Arguments, prune: Option) throws(CommandError) -> PruneSettings {
         // Identifiers are compared lower-cased; an empty list names nothing to delete.

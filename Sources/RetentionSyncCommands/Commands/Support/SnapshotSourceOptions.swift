@@ -8,6 +8,7 @@ import RetentionMessagingModels
 import StateLocations
 import StateStore
 import Views
+import Operations
 
 /// Where `serve` and `decide` find each environment's published snapshot, and whose it is: one
 /// resolution for both, so `decide` previews exactly the snapshot `serve` answers from.

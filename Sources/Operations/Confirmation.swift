@@ -1,13 +1,13 @@
-import CLIKit
+public import CLIKit
 import Foundation
-import Reconciler
+public import Reconciler
 import Views
 
 /// Terraform's habit: a person at a terminal confirms an apply by typing `yes`; without a terminal
 /// (CI) nothing is asked, and `--auto-approve` skips the question.
-enum Confirmation {
+public enum Confirmation {
     /// Returns normally when the apply may go ahead; throws when the person did not type `yes`.
-    static func confirmApply(actions count: Int, environment: String, autoApprove: Bool,
+    public static func confirmApply(actions count: Int, environment: String, autoApprove: Bool,
                              console: Console) throws(CommandError) {
         guard !autoApprove, count > 0, console.isInteractive else { return }
         console.print("Apply these \(count) action\(count == 1 ? "" : "s") to \(environment)? Only 'yes' will be accepted (or run with --auto-approve).")
@@ -21,7 +21,7 @@ enum Confirmation {
 }
 
 /// A plan saved by `plan --out`, read with a message that says what to do when it cannot be used.
-func readSavedPlan(_ path: String, context: CommandContext) throws(CommandError) -> SavedPlan {
+public func readSavedPlan(_ path: String, context: CommandContext) throws(CommandError) -> SavedPlan {
     let data = try readFile(path, what: "the saved plan", context: context)
     let advice = "make it again with 'retention-sync plan --env ENV --out \(path)'"
     guard let object = try? JSONSerialization.jsonObject(with: data) else {

@@ -1,16 +1,16 @@
 import Basics
-import CLIKit
+public import CLIKit
 import Foundation
-import HTTPCore
-import HTTPClient
-import Notifications
-import StateStore
+public import HTTPCore
+public import HTTPClient
+public import Notifications
+public import StateStore
 
 /// The sending of what a run tells the team's webhook (`RETENTION_SYNC_WEBHOOK_URL`); the events
 /// themselves are `RunEvents`'.
-enum RunNotifications {
+public enum RunNotifications {
     /// Sends `events` when a webhook is configured; warnings go to standard error and never fail the run.
-    static func send(_ events: [NotificationEvent], store: (any StateSideDocuments)?, context: CommandContext,
+    public static func send(_ events: [NotificationEvent], store: (any StateSideDocuments)?, context: CommandContext,
                      transport: @autoclosure () -> any HTTPTransport = CurlHTTPClient()) async {
         let webhook: Webhook
         do {

@@ -1,12 +1,12 @@
-import CLIKit
+public import CLIKit
 import Dispatch
 import Foundation
-import Reconciler
+public import Reconciler
 import Synchronization
 
 /// Turns SIGINT and SIGTERM into a request to stop, so that apply can finish the action in flight,
 /// write its report and exit 130 or 143 instead of dying half-way with nothing recorded.
-final class Interruption: Sendable {
+public final class Interruption: Sendable {
     private struct State {
         var received: ApplyStop?
         var onSignal: (@Sendable () -> Void)?
@@ -17,11 +17,11 @@ final class Interruption: Sendable {
     private let state = Mutex(State())
 
     /// What a signal has asked for, if one came.
-    var received: ApplyStop? { state.withLock { $0.received } }
+    public var received: ApplyStop? { state.withLock { $0.received } }
 
     /// Ignores the default disposition of SIGINT and SIGTERM (which would end the process at once)
     /// and records them instead, until `uninstall`.
-    static func install() -> Interruption {
+    public static func install() -> Interruption {
         let interruption = Interruption()
         let watcher = SignalWatcher { number in
             interruption.receive(number == SIGINT ? .interrupted : .terminated)
@@ -31,12 +31,12 @@ final class Interruption: Sendable {
     }
 
     /// Called once, on the first signal (to cut a long wait short).
-    func onSignal(_ handler: @escaping @Sendable () -> Void) {
+    public func onSignal(_ handler: @escaping @Sendable () -> Void) {
         state.withLock { $0.onSignal = handler }
     }
 
     /// Restores the default dispositions.
-    func uninstall() {
+    public func uninstall() {
         let watcher = state.withLock { state in
             defer { state.watcher = nil }
             return state.watcher
@@ -56,7 +56,7 @@ final class Interruption: Sendable {
 
 extension ApplyStop {
     /// The shell convention: 128 + the signal number; a planned stop is a success.
-    var exitCode: ExitCode {
+    public var exitCode: ExitCode {
         switch self {
         case .interrupted: ExitCode(128 + SIGINT)
         case .terminated: ExitCode(128 + SIGTERM)

@@ -1,9 +1,9 @@
-import Basics
-import CLIKit
+public import Basics
+public import CLIKit
 import Foundation
-import Manifests
-import Reconciler
-import RetentionMessaging
+public import Manifests
+public import Reconciler
+public import RetentionMessaging
 import RetentionMessagingModels
 import StateStore
 import HTTPClient
@@ -12,25 +12,25 @@ import Views
 
 /// Manifests loaded and derived for one environment, with a reconciler bound to its API client
 /// and snapshot store: the one service `plan`, `apply` and `status` call.
-struct ReconcileSession: Sendable {
-    var options: EnvironmentOptions
-    var console: Console
-    var workspace: Workspace
-    var reconciler: Reconciler
+public struct ReconcileSession: Sendable {
+    public var options: ReconcileTarget
+    public var console: Console
+    public var workspace: Workspace
+    public var reconciler: Reconciler
     /// The client behind the reconciler's API (which a command may wrap): its clock and its waits.
-    var client: RetentionMessagingClient
+    public var client: RetentionMessagingClient
 
-    var manifests: ManifestSet { workspace.manifests }
-    var desired: DesiredState { workspace.desired }
+    public var manifests: ManifestSet { workspace.manifests }
+    public var desired: DesiredState { workspace.desired }
 
-    static func open(_ options: EnvironmentOptions, context: CommandContext, provider: APIProvider) throws(CommandError) -> ReconcileSession {
+    public static func open(_ options: ReconcileTarget, context: CommandContext, provider: APIProvider) throws(CommandError) -> ReconcileSession {
         let workspace = try options.openWorkspace(context: context)
         let client = try provider.make(options.environment, workspace.desired.bundleId, options, context)
         if workspace.flowsUnpublished {
             context.console.error(DiagnosticsView.flowsUnpublished(options.environment.rawValue))
         }
         let reconciler: Reconciler
-        let configuration = try EnvironmentOptions.transportConfiguration(context)
+        let configuration = try ReconcileTarget.transportConfiguration(context)
         do throws(StateStoreError) {
             reconciler = try Reconciler.open(workspace, api: client, refresh: options.refreshDefaults, environment: context.environment, clock: SystemClock(),
                                              transport: CurlHTTPClient(configuration: configuration))
@@ -42,7 +42,7 @@ struct ReconcileSession: Sendable {
         return ReconcileSession(options: options, console: context.console, workspace: workspace, reconciler: reconciler, client: client)
     }
 
-    func plan(_ planOptions: PlanOptions) async throws(CommandError) -> PlanResult {
+    public func plan(_ planOptions: PlanOptions) async throws(CommandError) -> PlanResult {
         do {
             let planned = try await reconciler.plan(desired, options: planOptions)
             if let name = planned.remote.stateStoreName, let read = planned.remote.state {
@@ -72,7 +72,7 @@ struct ReconcileSession: Sendable {
 extension ReconcileSession {
     /// Records what a plan's reads showed when an apply has nothing to do (review states, the
     /// refresh cursor), so the next plan reads the next window of defaults.
-    func recordState(_ planned: PlanResult, notAllowedDetail: String? = nil) async throws(CommandError) {
+    public func recordState(_ planned: PlanResult, notAllowedDetail: String? = nil) async throws(CommandError) {
         do {
             _ = try await Applier(api: reconciler.api, state: reconciler.state, notAllowedDetail: notAllowedDetail,
                                   clock: reconciler.clock).recordState(planned)
@@ -82,28 +82,23 @@ extension ReconcileSession {
     }
 }
 
-/// Writes text to a file given on the command line (see `OutputFile` for what is never replaced).
-func writeFile(_ text: String, to path: String, context: CommandContext) throws(CommandError) {
-    try OutputFile.write(text, to: path, context: context)
-}
-
 /// Waits on Apple's rate limits while a plan reads, on standard error (standard output is the
 /// plan): every noticeable wait on a terminal, and in a log a heartbeat at most every
 /// `ApplyProgressView.heartbeatInterval` seconds, the first at once, so a CI job never looks hung.
 /// Apply replaces it with its own progress view once it starts performing.
-final class ReadHeartbeat: Sendable {
-    let console: Console
-    let clock: any RetentionClock
-    let environment: String
+public final class ReadHeartbeat: Sendable {
+    public let console: Console
+    public let clock: any RetentionClock
+    public let environment: String
     private let last = Mutex<Double?>(nil)
 
-    init(console: Console, clock: any RetentionClock, environment: String) {
+    public init(console: Console, clock: any RetentionClock, environment: String) {
         self.console = console
         self.clock = clock
         self.environment = environment
     }
 
-    func waiting(_ seconds: Double, reason: String) {
+    public func waiting(_ seconds: Double, reason: String) {
         let now = clock.now()
         let show: Bool = last.withLock { last in
             if console.isTerminal { return seconds >= 1 }
