@@ -20,15 +20,18 @@ import PackageDescription
 //      beside the state), EventStore (decision and outcome events: keyed pseudonyms, the spooling
 //      recorder, segments beside the state), Reconciler,
 //      RealtimeServer (`serve`: Runtime behind HTTPServer) and Notifications (webhooks, and the
-//      ledger beside the state that tells each event once). Above them the application services the
-//      commands and the demo share: Operations (use cases returning models), Outcomes, Notify.
+//      ledger beside the state that tells each event once). Above them the services the commands
+//      and the demo share: Outcomes, Notify.
 //   6. CLIKit (the command-line toolkit: options, arguments, commands, console; Basics only), Views
 //      (plans, statuses, diagnostics and progress worded for people, JSON and CI; CLIKit and the engines)
 //      and Preview (the static HTML site of the messages as the cancellation sheet shows them; the
 //      manifests and Apple's models only, no engine, no network).
-//   7. Demo (the demo's story: a scripted user of the commands, which it reaches through Operations and
-//      the `DemoHost` protocol the command module implements, against the embedded emulator).
-//   8. RetentionSyncCommands (the commands and the list of them), then the two executables.
+//   7. Operations (the use cases behind the commands: plan, apply, validate, decide, the performance
+//      test, results' configuration; the reconcile session they read an environment through,
+//      confirmation, interruption and the webhook). A command parses, calls one, views, exits.
+//   8. Demo (the demo's story: a scripted user that prints each command line and runs the operation
+//      behind it against the embedded emulator; it never reaches the command module).
+//   9. RetentionSyncCommands (the commands and the list of them), then the two executables.
 let package = Package(
     name: "retention-sync",
     products: [
@@ -84,12 +87,12 @@ let package = Package(
 
         // The use cases the commands and the demo share: plan, apply, results' configuration, the
         // session they read an environment through, confirmation, interruption and notifications.
-        .target(name: "Operations", dependencies: ["Basics", "CLIKit", "Experiments", "HTTPClient", "HTTPCore", "Manifests", "Notifications", "Notify",
+        .target(name: "Operations", dependencies: ["Basics", "CLIKit", "EventStore", "Experiments", "HTTPClient", "HTTPCore", "Manifests", "Notifications", "Notify",
                                                   "Reconciler", "RetentionMessaging", "RetentionMessagingModels", "Runtime", "StateLocations",
                                                   "StateStore", "Views"]),
 
-        // The demo's story: a scripted user playing the commands (through the `DemoHost` they implement)
-        // against the embedded emulator.
+        // The demo's story: a scripted user running the operations behind the commands against the
+        // embedded emulator.
         .target(name: "Demo", dependencies: ["Basics", "CLIKit", "Views", "Reconciler", "Manifests", "Operations", "Runtime", "StateLocations", "StateStore", "Emulator",
                                             "RetentionMessagingModels", "Experiments", "EventStore", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer",
                                             "Crypto", "RealtimeServer"]),

@@ -7,6 +7,7 @@ import HTTPClient
 import HTTPCore
 import HTTPServer
 import Manifests
+import Operations
 import RealtimeServer
 import StateLocations
 import StateStore
@@ -16,11 +17,14 @@ import RetentionMessagingModels
 import Runtime
 import Views
 
-/// The story, step by step, with every expectation checked: a scripted user of the commands, which
-/// it plays through `host` against the embedded emulator.
+/// The API client the story hands to an operation for one environment: the embedded emulator's.
+typealias DemoAPI = @Sendable (_ environment: Environment) -> RetentionMessagingClient
+
+/// The story, step by step, with every expectation checked: a scripted user of the commands. It
+/// prints each command line a user would type and runs the operation behind it (`Operations`, as the
+/// command does) against the embedded emulator.
 public struct DemoStory: Sendable {
     let context: CommandContext
-    let host: any DemoHost
     /// The temporary folder the story works in (the manifests' copy, its git repository, the events).
     public let root: URL
     let manifestsURL: URL
@@ -54,8 +58,7 @@ public struct DemoStory: Sendable {
     }
 
     /// Copies the manifests in `source` to a temporary folder and sets up the emulator for the story.
-    public init(source: String, context: CommandContext, host: any DemoHost) throws(CommandError) {
-        self.host = host
+    public init(source: String, context: CommandContext) throws(CommandError) {
         let sourceURL = context.url(source)
         guard FileManager.default.fileExists(atPath: sourceURL.appendingPathComponent("app.yaml").path)
                 || (try? FileManager.default.contentsOfDirectory(atPath: sourceURL.path))?.contains(where: { $0.hasSuffix(".yaml") }) == true else {
@@ -126,10 +129,13 @@ public struct DemoStory: Sendable {
     /// Reads the environment once; with `show`, prints the plan as `retention-sync plan` does.
     func plan(_ environment: Environment, show: Bool = true) async throws(CommandError) -> Plan {
         if show { shell("retention-sync plan --env \(environment.rawValue)") }
-        let plan = try await host.plan(environment, api: api, context: show ? context : quiet)
+        let plan = try await PlanOperation.plan(PlanRequest(environment: reconcileTarget(environment)), context: show ? context : quiet,
+                                                provider: provider).plan
         if show {
-            try host.show(plan, context: context)
-            try expect(host.exitCode(of: plan, detailed: false) != .failure, "the \(environment.rawValue) plan to have no errors")
+            do { context.console.write(try PlanFormat.text.view(maxCharacters: Int.max, base: root.path).render(PlanPresentation(plan: plan), console: context.console)) } catch {
+                throw CommandError("cannot write the plan: \(error)")
+            }
+            try expect(PlanOperation.exitCode(plan, detailed: false) != .failure, "the \(environment.rawValue) plan to have no errors")
         }
         return plan
     }
@@ -141,9 +147,21 @@ public struct DemoStory: Sendable {
         return quiet
     }
 
+    /// The environment as `--manifests manifests --env ENVIRONMENT` names it, in the demo's working copy.
+    func reconcileTarget(_ environment: Environment) -> ReconcileTarget {
+        ReconcileTarget(manifestsPath: "manifests", environment: environment)
+    }
+
+    /// The embedded emulator's client in place of Apple's.
+    var provider: APIProvider {
+        let api = api
+        return APIProvider { environment, _, _, _ in api(environment) }
+    }
+
     func apply(_ environment: Environment) async throws(CommandError) {
         shell("retention-sync apply --env \(environment.rawValue)")
-        let code = try await host.apply(environment, api: api, context: context)
+        let code = try await ApplyOperation.apply(ApplyRequest(environment: reconcileTarget(environment)), context: context, provider: provider,
+                                                  printPlan: false)
         try expect(code == .success, "apply to \(environment.rawValue) to succeed")
     }
 
@@ -183,7 +201,7 @@ public struct DemoStory: Sendable {
     private func goLiveInSandbox() async throws(CommandError) {
         heading(1, "Validate the manifests (offline)")
         shell("retention-sync validate")
-        let validation = await host.run(["validate", "--manifests", "manifests"], context: context)
+        let validation = ValidateOperation.run(directory: "manifests", format: .text, strict: false, context: context)
         try expect(validation == .success, "the manifests to validate")
 
         heading(2, "Plan sandbox: everything is new")
@@ -219,7 +237,7 @@ public struct DemoStory: Sendable {
         try expect(heldBack.isEmpty, "no production rule with a message before review")
         shell("retention-sync plan --env production --detailed-exitcode")
         let waiting = try await plan(.production, show: false)
-        let waitingCode = host.exitCode(of: waiting, detailed: true)
+        let waitingCode = PlanOperation.exitCode(waiting, detailed: true)
         console.print("\(PlanView.summaryLine(waiting))  → exit \(waitingCode): only waiting for App Review, so a scheduled job stays green")
         try expect(waitingCode == .success, "exit 0 while only waiting for review")
 
@@ -293,8 +311,8 @@ public struct DemoStory: Sendable {
         emulator.registerTestTransaction(SandboxTransaction(originalTransactionId: transaction, productId: products.first ?? "", locale: "en-US"))
 
         shell("retention-sync performance-test --env sandbox --original-transaction-id \(transaction)")
-        let code = try await host.performanceTest(["--manifests", "manifests", "--env", "sandbox", "--original-transaction-id", transaction,
-                                                   "--poll-interval", "0.2"], api: api, minimumPoll: 0.1, context: context)
+        let code = try await PerformanceTestOperation.test(PerformanceTestTask(environment: reconcileTarget(.sandbox), transaction: transaction, interval: 0.2),
+                                                           context: context, provider: provider)
         try expect(code == .success, "the sandbox performance test against serve to PASS")
     }
 
@@ -384,7 +402,13 @@ public struct DemoStory: Sendable {
         }
         console.print(text)
         shell("retention-sync decide --env production --request request.json")
-        let code = await host.run(["decide", "--manifests", "manifests", "--env", "production", "--request", "request.json"], context: context)
+        let code: ExitCode
+        do {
+            // The demo never signs with a key from the environment: the offer's signature is the marked preview.
+            code = try DecideOperation.run(request, snapshot: snapshot, credentials: nil, explain: false, manifestsPath: "manifests", context: context)
+        } catch {
+            throw CommandError("demo: decide failed: \(error)")
+        }
         try expect(code == .success, "decide to answer from the published snapshot")
         let served = rule.response.messageIdentifiers?[edit.locale] ?? "?"
         console.print("rule \(edit.ruleId) still serves \(edit.locale) with \(served), the approved version; the edit waits for review.")

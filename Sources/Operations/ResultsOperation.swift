@@ -3,6 +3,11 @@ public import Foundation
 public import Manifests
 public import RetentionMessagingModels
 import Basics
+public import CLIKit
+import EventStore
+import HTTPClient
+public import StateLocations
+import StateStore
 
 /// What `results` does besides reading events, for every caller (the command, `plan --results`, the
 /// demo): the configuration the events are checked against, from manifests loaded once, and the
@@ -24,5 +29,29 @@ public enum ResultsOperation {
     /// decisions and outcomes both live on that clock.
     public static func clock(asOf: Date) -> Date {
         max(SystemClock().date(), asOf)
+    }
+
+    /// The folder to read: the backend's own folder for `location`, or a local copy brought up to date.
+    public static func localFolder(_ location: StateLocation, context: CommandContext) async throws(CommandError) -> URL {
+        let backend = StateStores.backend(for: location)
+        if let folder = backend.localFolder(of: location) { return folder }
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "retention-sync/events/\(Self.copyName(location))", isDirectory: true)
+        do {
+            let configuration = try ReconcileTarget.transportConfiguration(context)
+            let store = try backend.objectStore(at: location, environment: context.environment,
+                                                transport: { CurlHTTPClient(configuration: configuration) })
+            try await EventMirror.update(copy, from: store)
+        } catch {
+            throw CommandError("cannot read the events in \(location): \(error)")
+        }
+        return copy
+    }
+
+    /// A folder name for the local copy of a remote location: its bucket and prefix as path components.
+    static func copyName(_ location: StateLocation) -> String {
+        let text = location.description
+        guard let range = text.range(of: "://") else { return text }
+        return String(text[range.upperBound...])
     }
 }

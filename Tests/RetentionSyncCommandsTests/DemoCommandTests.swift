@@ -88,8 +88,7 @@ struct DemoCommandTests {
     func planStepReadsOnce() async throws {
         let captured = CapturedConsole()
         let demo = try DemoStory(source: "manifests", context: CommandContext(console: captured.console, environment: [:],
-                                                                              currentDirectory: CommandHarness.repository),
-                                 host: CommandLineDemoHost())
+                                                                              currentDirectory: CommandHarness.repository))
         defer { try? FileManager.default.removeItem(at: demo.root) }
         _ = try await demo.plan(.sandbox)
         // Two list calls, one GET /default per declared pair (2 products × 3 locales), the realtime URL.

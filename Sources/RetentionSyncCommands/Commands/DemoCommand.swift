@@ -48,47 +48,10 @@ struct DemoCommand: ParsedCommand {
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
         let (source, keep) = (options.source, options.keep)
-        let demo = try DemoStory(source: source, context: context, host: CommandLineDemoHost())
+        let demo = try DemoStory(source: source, context: context)
         defer { if !keep { try? FileManager.default.removeItem(at: demo.root) } }
         try await demo.run()
         if keep { context.console.print("The demo's files are in \(demo.root.path).") }
         return .success
-    }
-}
-
-/// The commands as the demo's story plays them: each requirement is the command it names, run
-/// in-process with the emulator's client in place of `APIProvider.live`.
-struct CommandLineDemoHost: DemoHost {
-    func run(_ arguments: [String], context: CommandContext) async -> ExitCode {
-        await CLI.run(arguments, context: context)
-    }
-
-    func plan(_ environment: Environment, api: @escaping DemoAPI, context: CommandContext) async throws(CommandError) -> Plan {
-        var arguments = Arguments(["--env", environment.rawValue])
-        let options = try EnvironmentOptions.parse(&arguments, context: context)
-        return try await ReconcileSession.open(options, context: context, provider: Self.provider(api)).plan(PlanOptions()).plan
-    }
-
-    func show(_ plan: Plan, context: CommandContext) throws(CommandError) {
-        try PlanCommand.render(plan, format: .text, context: context)
-    }
-
-    func exitCode(of plan: Plan, detailed: Bool) -> ExitCode {
-        PlanCommand.exitCode(plan, detailed: detailed)
-    }
-
-    func apply(_ environment: Environment, api: @escaping DemoAPI, context: CommandContext) async throws(CommandError) -> ExitCode {
-        var arguments = Arguments(["--env", environment.rawValue])
-        return try await ApplyCommand.execute(&arguments, context: context, provider: Self.provider(api), printPlan: false)
-    }
-
-    func performanceTest(_ arguments: [String], api: @escaping DemoAPI, minimumPoll: TimeInterval,
-                         context: CommandContext) async throws(CommandError) -> ExitCode {
-        var arguments = Arguments(arguments)
-        return try await PerformanceTestCommand.execute(&arguments, context: context, provider: Self.provider(api), minimumPoll: minimumPoll)
-    }
-
-    static func provider(_ api: @escaping DemoAPI) -> APIProvider {
-        APIProvider { environment, _, _, _ in api(environment) }
     }
 }

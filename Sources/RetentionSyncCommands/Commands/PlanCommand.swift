@@ -104,27 +104,17 @@ struct PlanCommand: ParsedCommand {
     }
 
     static func plan(_ parsed: Options, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
-        let (options, format, out, snapshotOut) = (parsed.environment, parsed.format, parsed.out, parsed.snapshotOut)
-        let (maxCharacters, warnDays, withResults, detailed) = (parsed.maxCharacters, parsed.warnDays, parsed.withResults, parsed.detailed)
-        var session = try ReconcileSession.open(options, context: context, provider: provider)
-        session.reconciler.pendingWarnDays = warnDays
-        let planned = try await session.plan(parsed.planOptions)
-        var presentation = PlanPresentation(plan: planned.plan, manifests: session.manifests)
-        // How long App Review takes for this app, beside a plan whose content waits for it.
-        if planned.plan.actions.contains(where: { $0.state == .blocked }), let document = planned.remote.state?.document {
-            presentation.reviewTimes = ReviewTimes.measure(document, now: session.reconciler.clock.date(), observed: planned.reviewStates)
-        }
-        if withResults {
-            presentation.evidence = await PlanEvidenceReading.read(
-                planned.plan, environment: options.environment,
-                root: session.workspace.stateLocation.map { StateStores.backend(for: $0).root(of: $0) }, context: context)
-        }
-        try show(presentation, format: format, maxCharacters: maxCharacters, context: context)
-        if let out {
+        let options = parsed.environment
+        let outcome = try await PlanOperation.plan(
+            PlanRequest(environment: options, pruneSettings: parsed.pruneSettings, warnDays: parsed.warnDays, withResults: parsed.withResults),
+            context: context, provider: provider)
+        let planned = outcome.planned
+        try show(outcome.presentation, format: parsed.format, maxCharacters: parsed.maxCharacters, context: context)
+        if let out = parsed.out {
             try writeFile(try json(planned.plan), to: out, context: context)
             context.console.error("Saved the plan to \(out); apply it with: retention-sync apply --env \(options.environment.rawValue) --plan \(out)")
         }
-        if let snapshotOut {
+        if let snapshotOut = parsed.snapshotOut {
             guard let snapshot = planned.snapshot?.snapshot else {
                 throw CommandError("no snapshot to write: \(options.environment.rawValue) has no state store (set environments.\(options.environment.rawValue).stateStore in the App manifest, or pass --state-store)")
             }
@@ -133,17 +123,11 @@ struct PlanCommand: ParsedCommand {
             try writeFile(String(decoding: encoded, as: UTF8.self), to: snapshotOut, context: context)
         }
         if let previewPath = parsed.previewPath {
-            try writePreview(planned, manifests: session.manifests, to: previewPath, context: context)
+            try writePreview(planned, manifests: outcome.manifests, to: previewPath, context: context)
         }
-        let code = exitCode(planned.plan, detailed: detailed)
         // On standard error, so that JSON and Markdown on standard output stay whole.
-        if planned.plan.hasErrors { context.console.error("error: " + PlanView.errorLine(planned.plan)) }
-        if let missing = planned.plan.missingState {
-            context.console.error("error: apply would refuse this plan: " + TerminalText.safe(missing.explanation))
-        }
-        if planned.plan.needsAttention { context.console.error("attention: " + PlanView.attentionLine(planned.plan)) }
-        for warning in planned.plan.warnings { context.console.error("warning: " + TerminalText.safe(PlanWording.warning(warning))) }
-        return code
+        for line in PlanOperation.closingLines(planned.plan) { context.console.error(line) }
+        return PlanOperation.exitCode(planned.plan, detailed: parsed.detailed)
     }
 
     /// Writes everything the run shows through the one view `format` names.
@@ -201,17 +185,5 @@ struct PlanCommand: ParsedCommand {
 
     static func json(_ plan: Plan) throws(CommandError) -> String {
         do { return try PlanJSON.encode(plan) } catch { throw CommandError("cannot encode the plan: \(error)") }
-    }
-
-    /// 1 on an error of this configuration (content it takes up that App Review had already
-    /// REJECTED, a limit, prune protection) and on a missing state, which apply refuses; with `--detailed-exitcode`, 2 when ready actions are
-    /// pending, else 3 when a remote condition needs a person (content rejected after the main
-    /// branch used it, a realtime URL waiting for a performance test); otherwise 0 — also when
-    /// only waiting for review.
-    static func exitCode(_ plan: Plan, detailed: Bool) -> ExitCode {
-        if plan.hasErrors || plan.missingState != nil { return .failure }
-        if detailed && plan.hasReadyActions { return .changesPending }
-        if detailed && plan.needsAttention { return .needsAttention }
-        return .success
     }
 }

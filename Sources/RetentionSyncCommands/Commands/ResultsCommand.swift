@@ -94,7 +94,7 @@ struct ResultsCommand: ParsedCommand {
             throw CommandError("no events at \(location): the folder does not exist; serve and outcomes pull write events beside the "
                                + "environment's state (its folder or S3 prefix, under events/v1), or where their --events points")
         }
-        let root = try await Self.localFolder(location, context: context)
+        let root = try await ResultsOperation.localFolder(location, context: context)
         let configuration = Self.configuration(try? manifests.get().0, manifestsPath: manifestsPath, environment: environment)
         if configuration == nil {
             context.console.error("note: the manifests in \(manifestsPath) cannot be read, so the checks against the configuration (sample "
@@ -161,30 +161,6 @@ struct ResultsCommand: ParsedCommand {
         }
         await RunNotifications.send(RunEvents.events(results: report, bundleId: workspace.app.bundleId, environment: environment),
                                     store: store, context: context)
-    }
-
-    /// The folder to read: the backend's own folder for `location`, or a local copy brought up to date.
-    static func localFolder(_ location: StateLocation, context: CommandContext) async throws(CommandError) -> URL {
-        let backend = StateStores.backend(for: location)
-        if let folder = backend.localFolder(of: location) { return folder }
-        let copy = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "retention-sync/events/\(Self.copyName(location))", isDirectory: true)
-        do {
-            let configuration = try EnvironmentOptions.transportConfiguration(context)
-            let store = try backend.objectStore(at: location, environment: context.environment,
-                                                transport: { CurlHTTPClient(configuration: configuration) })
-            try await EventMirror.update(copy, from: store)
-        } catch {
-            throw CommandError("cannot read the events in \(location): \(error)")
-        }
-        return copy
-    }
-
-    /// A folder name for the local copy of a remote location: its bucket and prefix as path components.
-    static func copyName(_ location: StateLocation) -> String {
-        let text = location.description
-        guard let range = text.range(of: "://") else { return text }
-        return String(text[range.upperBound...])
     }
 
     /// Where the environment's state lives: the folder a file store is in, or an S3 store's prefix.

@@ -1,21 +1,21 @@
 import Basics
-import CLIKit
+public import CLIKit
 import EventStore
 import Experiments
 import Foundation
 import HTTPClient
-import Reconciler
-import RetentionMessagingModels
-import StateLocations
+public import Reconciler
+public import RetentionMessagingModels
+public import StateLocations
 import StateStore
-import Views
+public import Views
 
 /// `plan --results`: the current results of the rules (and their split groups) a plan publishes,
 /// adds, updates, holds or removes, so that "promote arm B" is reviewed with its evidence beside it.
 /// Evidence never fails a plan: without events, or when they cannot be read, it says so and the plan stands.
-enum PlanEvidenceReading {
+public enum PlanEvidenceReading {
     /// The `flow/rule` ids whose published form the plan changes.
-    static func touchedRules(_ plan: Plan) -> Set<String> {
+    public static func touchedRules(_ plan: Plan) -> Set<String> {
         var touched: Set<String> = []
         for action in plan.actions {
             guard let compiled = action.change.as(SnapshotChange.self)?.compiled else { continue }
@@ -25,13 +25,13 @@ enum PlanEvidenceReading {
     }
 
     /// The evidence for `plan`: read, never shown here (the plan's view words it).
-    static func read(_ plan: Plan, environment: Environment, root: StateLocation?, context: CommandContext) async -> PlanEvidence {
+    public static func read(_ plan: Plan, environment: Environment, root: StateLocation?, context: CommandContext) async -> PlanEvidence {
         let touched = touchedRules(plan)
         guard !touched.isEmpty else { return .noRuleChanged }
         guard let root else { return .noStateStore }
         let report: ResultsReport
         do {
-            let folder = try await ResultsCommand.localFolder(root, context: context)
+            let folder = try await ResultsOperation.localFolder(root, context: context)
             report = try ResultsReport.compute(source: FolderEventSource(root: folder), environment: environment.rawValue, flow: nil,
                                                since: nil, now: SystemClock().date(), breakdown: nil).restricted(to: touched)
         } catch {
