@@ -20,15 +20,15 @@ import PackageDescription
 //      beside the state), EventStore (decision and outcome events: keyed pseudonyms, the spooling
 //      recorder, segments beside the state), Reconciler,
 //      RealtimeServer (`serve`: Runtime behind HTTPServer) and Notifications (webhooks, and the
-//      ledger beside the state that tells each event once). Above them the services the commands
-//      and the demo share: Outcomes, Notify.
+//      ledger beside the state that tells each event once).
 //   6. CLIKit (the command-line toolkit: options, arguments, commands, console; Basics only), Views
 //      (plans, statuses, diagnostics and progress worded for people, JSON and CI; CLIKit and the engines)
 //      and Preview (the static HTML site of the messages as the cancellation sheet shows them; the
 //      manifests and Apple's models only, no engine, no network).
-//   7. Operations (the use cases behind the commands: plan, apply, validate, decide, the performance
-//      test, results' configuration; the reconcile session they read an environment through,
-//      confirmation, interruption and the webhook). A command parses, calls one, views, exits.
+//   7. Operations (the use cases behind the commands: plan, apply, import, validate, decide, the
+//      performance test, state migration, outcomes pull, results' configuration, what a run tells the
+//      webhook; the reconcile session they read an environment through, confirmation, interruption).
+//      A command parses, calls one, views, exits.
 //   8. Demo (the demo's story: a scripted user that prints each command line and runs the operation
 //      behind it against the embedded emulator; it never reaches the command module).
 //   9. RetentionSyncCommands (the commands and the list of them), then the two executables.
@@ -71,15 +71,11 @@ let package = Package(
         .target(name: "Experiments", dependencies: ["Basics", "EventContract", "RetentionMessagingModels"]),
         .target(name: "StateStore", dependencies: ["Basics", "RetentionMessagingModels", "StateLocations", "Runtime", "HTTPCore", "HTTPClient", "Crypto"]),
         .target(name: "EventStore", dependencies: ["Basics", "RetentionMessagingModels", "StateStore", "EventContract", "Crypto", "Runtime"]),
-        // Outcomes read from Apple's Notification History into the event store (`outcomes pull`).
-        .target(name: "Outcomes", dependencies: ["EventContract", "EventStore", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "StateStore"]),
         .target(name: "Notifications", dependencies: ["Basics", "RetentionMessagingModels", "HTTPCore", "HTTPClient", "StateStore"]),
         .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "EventStore", "EventContract", "RetentionMessagingModels", "HTTPCore", "HTTPServer", "TLS", "Crypto", "StateLocations", "StateStore"]),
         .target(name: "Reconciler",
                 dependencies: ["Basics", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateLocations", "StateStore", "HTTPCore"]),
 
-        // What a run tells the team's webhook, from the engines' reports.
-        .target(name: "Notify", dependencies: ["Basics", "Notifications", "Experiments", "Reconciler", "RetentionMessagingModels", "Runtime", "StateStore"]),
         .target(name: "CLIKit", dependencies: ["Basics"]),
         .target(name: "Views", dependencies: ["Basics", "CLIKit", "Experiments", "Manifests", "Reconciler", "RetentionMessaging", "RetentionMessagingModels", "Runtime",
                                               "StateStore", "YAML"]),
@@ -87,7 +83,7 @@ let package = Package(
 
         // The use cases the commands and the demo share: plan, apply, results' configuration, the
         // session they read an environment through, confirmation, interruption and notifications.
-        .target(name: "Operations", dependencies: ["Basics", "CLIKit", "EventStore", "Experiments", "HTTPClient", "HTTPCore", "Manifests", "Notifications", "Notify",
+        .target(name: "Operations", dependencies: ["Basics", "CLIKit", "EventContract", "EventStore", "Experiments", "HTTPClient", "HTTPCore", "Manifests", "Notifications",
                                                   "Reconciler", "RetentionMessaging", "RetentionMessagingModels", "Runtime", "StateLocations",
                                                   "StateStore", "Views"]),
 
@@ -99,12 +95,12 @@ let package = Package(
         .target(name: "RetentionSyncCommands",
                 dependencies: ["Basics", "CLIKit", "Views", "Preview", "Demo", "Reconciler", "Manifests", "Operations", "Runtime", "StateLocations", "StateStore", "Emulator", "RetentionMessagingModels",
                                "EventContract", "Experiments", "EventStore", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "RealtimeServer", "TLS",
-                               "Notifications", "Outcomes", "Notify"]),
+                               "Notifications"]),
         .executableTarget(name: "retention-sync", dependencies: ["RetentionSyncCommands", "CLIKit"]),
         .executableTarget(name: "retention-sync-bench",
                           dependencies: ["RetentionSyncCommands", "Views", "Reconciler", "Manifests", "Runtime", "Emulator",
                                          "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "Basics", "YAML",
-                                         "RealtimeServer", "EventContract", "Experiments", "EventStore", "StateStore", "SyntheticImages", "Outcomes"]),
+                                         "RealtimeServer", "EventContract", "Experiments", "EventStore", "StateStore", "SyntheticImages", "Operations"]),
 
         .target(name: "TestSupport", dependencies: ["Basics", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "RetentionMessaging"], path: "Tests/TestSupport"),
         .testTarget(name: "WorkflowTests", dependencies: ["TestSupport", "YAML"]),
@@ -133,7 +129,7 @@ let package = Package(
         .testTarget(name: "PreviewTests", dependencies: ["TestSupport", "Preview", "Manifests", "RetentionMessagingModels"]),
         .testTarget(name: "RetentionSyncCommandsTests",
                     dependencies: ["TestSupport", "Basics", "CLIKit", "Views", "Demo", "RetentionSyncCommands", "Reconciler", "Manifests", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer", "Runtime", "RetentionMessagingModels",
-                                   "RealtimeServer", "EventStore", "EventContract", "Experiments", "RetentionMessaging", "Outcomes", "Operations"]),
+                                   "RealtimeServer", "EventStore", "EventContract", "Experiments", "RetentionMessaging", "Operations"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,7 +1,6 @@
 import Basics
 public import CLIKit
 import Foundation
-import Notify
 public import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels

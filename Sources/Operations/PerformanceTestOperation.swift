@@ -2,7 +2,6 @@ import Basics
 public import CLIKit
 import Foundation
 import HTTPClient
-import Notify
 import Reconciler
 public import RetentionMessaging
 public import RetentionMessagingModels

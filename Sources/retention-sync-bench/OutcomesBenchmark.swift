@@ -3,7 +3,7 @@ import Crypto
 import Emulator
 import EventStore
 import Foundation
-import Outcomes
+import Operations
 import RetentionMessaging
 import RetentionMessagingModels
 import RetentionSyncCommands

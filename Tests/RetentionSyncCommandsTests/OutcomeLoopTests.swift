@@ -8,7 +8,7 @@ import Foundation
 import HTTPClient
 import HTTPServer
 import RealtimeServer
-@testable import Outcomes
+@testable import Operations
 import RetentionMessaging
 @testable import RetentionSyncCommands
 import RetentionMessagingModels

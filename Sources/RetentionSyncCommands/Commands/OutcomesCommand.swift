@@ -5,7 +5,6 @@ import EventContract
 import HTTPClient
 import StateStore
 import Foundation
-import Outcomes
 import Manifests
 import Reconciler
 import RetentionMessaging

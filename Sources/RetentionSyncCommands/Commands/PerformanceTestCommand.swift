@@ -1,7 +1,6 @@
 import Basics
 import CLIKit
 import Foundation
-import Notify
 import HTTPClient
 import Reconciler
 import StateLocations

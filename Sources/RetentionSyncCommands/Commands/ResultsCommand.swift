@@ -4,7 +4,6 @@ import EventStore
 import Experiments
 import HTTPClient
 import Notifications
-import Notify
 import Operations
 import StateStore
 import Foundation

@@ -217,49 +217,18 @@ struct StateCommand: ParsedCommand {
         return .success
     }
 
-    /// Copies the document into an empty store with the versions the old store kept (its history,
-    /// replayed oldest first so the new store keeps them as its own), then reads it back and compares
-    /// digests.
+    /// `state migrate`: moves the document with its history, then says where things stand.
     static func migrate(from source: StateLocation, to destination: StateLocation, owner: StateOwner, context: CommandContext,
                         transport: any HTTPTransport) async throws(CommandError) -> ExitCode {
-        do {
-            let from = try StateStores.open(source, owner: owner, environment: context.environment, transport: transport)
-            let to = try StateStores.open(destination, owner: owner, environment: context.environment, transport: transport)
-            guard from.location != to.location else {
-                throw CommandError("--from and the destination are the same store (\(to.location)); nothing to move", exitCode: .usage)
-            }
-            guard let document = try await from.read().document?.sealed() else {
-                throw CommandError("\(from.location) holds no state document for \(owner); nothing to move")
-            }
-            if let existing = try await to.read().document {
-                throw CommandError("\(to.location) already holds a state document (\(try existing.sealed().digest)); "
-                                   + "refusing to overwrite it. Compare the two with 'state show', and move the one to keep into an empty store")
-            }
-            // The kept versions first, oldest first, each written over the one before: the new store
-            // keeps each replaced one in its own history, as if its writes had happened there.
-            let kept = try await from.versions().filter { !$0.current }.map(\.document)
-            var condition = StateWriteCondition.createOnly
-            for version in kept + [document] {
-                condition = .ifMatch(try await to.write(version, condition: condition))
-            }
-            guard let copied = try await to.read().document?.sealed(), copied.digest == document.digest else {
-                throw CommandError("the copy in \(to.location) does not read back with digest \(document.digest); "
-                                   + "check the store, and keep using \(from.location) until a migrate succeeds")
-            }
-            let carried = kept.count
-            context.console.print("Moved the state of \(owner) from \(from.location) to \(to.location) (digest \(copied.digest)), "
-                                  + (kept.isEmpty ? "with no earlier version: the old store kept none."
-                                                  : "with its history: \(carried) earlier version\(carried == 1 ? "" : "s") ('state history' lists them)."))
-            context.console.print("The document in \(from.location) is left as it was; point the App's stateStore (and serve) at "
-                                  + "\(to.location), then remove the old one.")
-            return .success
-        } catch let error as CommandError {
-            throw error
-        } catch let error as StateStoreError {
-            throw CommandError(error.description)
-        } catch {
-            throw CommandError("\(error)")
-        }
+        let moved = try await StateMigration.move(from: source, to: destination, owner: owner, environment: context.environment,
+                                                  transport: transport)
+        let carried = moved.earlierVersions
+        context.console.print("Moved the state of \(owner) from \(moved.from) to \(moved.to) (digest \(moved.digest)), "
+                              + (carried == 0 ? "with no earlier version: the old store kept none."
+                                              : "with its history: \(carried) earlier version\(carried == 1 ? "" : "s") ('state history' lists them)."))
+        context.console.print("The document in \(moved.from) is left as it was; point the App's stateStore (and serve) at "
+                              + "\(moved.to), then remove the old one.")
+        return .success
     }
 
     static func text(_ read: StateRead, owner: StateOwner, store: String) -> String {

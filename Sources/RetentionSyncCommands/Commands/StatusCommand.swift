@@ -1,7 +1,6 @@
 import Basics
 import CLIKit
 import Foundation
-import Notify
 import Reconciler
 import StateStore
 import RetentionMessaging

@@ -1,0 +1,309 @@
+import Basics
+public import CLIKit
+import Foundation
+import Manifests
+import Reconciler
+import RetentionMessaging
+import RetentionMessagingModels
+import StateStore
+import Synchronization
+import Views
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `import` as a use case: reads everything Apple holds in one environment (every declared default
+/// included), works out what the manifests do not declare (`ImportPlan`), and writes it as a new
+/// manifest file, whole or not at all, plus Apple's realtime URL into the App manifest when it
+/// declares none. Stopped while reading, it has written nothing.
+public enum ImportOperation {
+    public static func run(_ target: ReconcileTarget, context: CommandContext, provider: APIProvider,
+                           handleSignals: Bool = false) async throws(CommandError) -> ExitCode {
+        var environmentOptions = target
+        // Every declared default is read: the state record's trust is no substitute here.
+        environmentOptions.refreshDefaults = .all
+        let environment = environmentOptions.environment
+        var session = try ReconcileSession.open(environmentOptions, context: context, provider: provider)
+        let directory = context.url(environmentOptions.manifestsPath)
+        for name in NewFile.removeAbandoned(in: directory, prefix: "imported-") {
+            context.console.error("Removed \(environmentOptions.manifestsPath)/\(name), the unfinished file of an import that was killed while writing.")
+        }
+        let estimate = ImportEstimate(environment: environment, pairs: session.desired.declaredPairs.count)
+        context.console.write("Importing \(environment.rawValue) of \(session.desired.bundleId): \(estimate.text)\n")
+        let progress = CallProgress(expected: estimate.calls, label: "importing \(environment.rawValue)", console: context.console)
+        session.reconciler.api = ProgressReportingAPI(base: session.reconciler.api, progress: progress)
+        // Killed while reading, import has written nothing; the write at the end is one atomic step.
+        let interruption = handleSignals ? ImportInterruption.install(console: context.console) : nil
+        defer { interruption?.uninstall() }
+        let planned: PlanResult
+        do {
+            planned = try await session.plan(PlanOptions())
+        } catch {
+            throw CommandError("import wrote nothing: \(error.message)", exitCode: error.exitCode)
+        }
+        let result = ImportPlan.make(planned, manifests: session.manifests)
+        context.console.write("Read in \(planned.remote.apiCalls) calls.\n")
+        for note in result.notes { context.console.write("note: \(note)\n") }
+        guard !result.isEmpty || result.realtimeURL != nil else {
+            context.console.write("Nothing new to import: every message, image and default Apple holds in \(environment.rawValue) is in the manifests.\n")
+            return interruption?.finish() ?? .success
+        }
+        interruption?.writing()
+        if !result.isEmpty {
+            let written = try write(result.yaml(environment: environment), in: directory, environment: environment)
+            let images = result.images.isEmpty ? "" : "\(result.images.count) external image\(result.images.count == 1 ? "" : "s"), "
+            context.console.write("Wrote \(environmentOptions.manifestsPath)/\(written): \(result.externals.count) external message\(result.externals.count == 1 ? "" : "s"), "
+                                  + images + "\(result.defaults.count) default\(result.defaults.count == 1 ? "" : "s").\n")
+        }
+        if let url = result.realtimeURL {
+            try declareRealtimeURL(url, in: session.manifests.app, environment: environment, manifestsPath: environmentOptions.manifestsPath,
+                                   date: UTCTime(session.reconciler.clock.date()).formatted(.date), context: context)
+        }
+        context.console.write("Next: retention-sync validate, then retention-sync plan --env \(environment.rawValue) (it should say No changes), and commit the "
+                              + (result.isEmpty || result.realtimeURL == nil ? "file" : "files") + ".\n")
+        return interruption?.finish() ?? .success
+    }
+
+    /// Writes the realtime URL Apple holds into the App manifest as a minimal edit, so that a later
+    /// switch of the URL is a diff that a revert undoes. When the file cannot be edited safely, it
+    /// is left as it is and the note gives the line to add.
+    static func declareRealtimeURL(_ url: String, in app: AppManifest, environment: Environment, manifestsPath: String,
+                                   date: String, context: CommandContext) throws(CommandError) {
+        let field = "environments.\(environment.rawValue).realtimeURL"
+        // Manifests are the directory's own files (never in subdirectories), named as the user wrote the directory.
+        let name = app.location.file.split(separator: "/").last.map(String.init) ?? "app.yaml"
+        let path = manifestsPath.hasSuffix("/") ? manifestsPath + name : manifestsPath + "/" + name
+        let comment = "Imported by 'retention-sync import --env \(environment.rawValue)' on \(date): Apple's realtime URL then."
+        let text = String(decoding: try readFile(path, what: "the App manifest", context: context), as: UTF8.self)
+        switch AppRealtimeURLEdit.declaring(url, environment: environment, comment: comment, in: text, file: path) {
+        case .success(let edited):
+            try OutputFile.write(edited, to: path, context: context)
+            context.console.write("Apple's realtime URL is \(url): declared it as \(field) in \(path), so that reverting a later "
+                                  + "change of the URL sets it back.\n")
+        case .failure(let refusal):
+            context.console.write("note: Apple's realtime URL is \(url); \(path) was left as it is (\(refusal)). Declare it yourself "
+                                  + "as \(field): \(url), so that reverting a later change of the URL sets it back.\n")
+        }
+    }
+
+    /// Writes `text` to the first free `imported-<env>[-N].yaml`, whole or not at all, never over
+    /// an existing file (see `NewFile`).
+    static func write(_ text: String, in directory: URL, environment: Environment) throws(CommandError) -> String {
+        for index in 1...999 {
+            let name = index == 1 ? "imported-\(environment.rawValue).yaml" : "imported-\(environment.rawValue)-\(index).yaml"
+            let url = directory.appendingPathComponent(name)
+            if FileManager.default.fileExists(atPath: url.path) { continue }
+            if try NewFile.create(Data(text.utf8), at: url) { return name }
+        }
+        throw CommandError("cannot find a free imported-\(environment.rawValue)-N.yaml name in \(directory.path)")
+    }
+}
+
+/// What an import costs before it starts: the two list calls, one `GET /default` per declared
+/// pair and the realtime URL — all in Apple's "every other endpoint" class — against the hourly
+/// budget Apple gives that class in the environment.
+struct ImportEstimate {
+    var environment: Environment
+    var pairs: Int
+
+    var calls: Int { 2 + pairs + 1 }
+    var budget: Int { RateLimits.apple.perWindow(.other, in: environment) }
+    var rate: Double { RateLimits.apple.perSecond(.other, in: environment) }
+    /// The least time Apple's budget allows, starting with a full hour's budget.
+    var floorSeconds: Double { Estimate.floorSeconds(requests: calls, rate: rate) }
+
+    var text: String {
+        let what = "about \(calls) calls (the message and image lists, \(pairs) default\(pairs == 1 ? "" : "s"), the realtime URL) before anything is written"
+        let limit = "Apple allows \(budget) an hour in \(environment.rawValue)"
+        guard calls > budget else { return "\(what); \(limit), so they fit in one hour's budget." }
+        let rateText = rate < 1 ? String(format: "%.1f", rate) : String(Int(rate))
+        return "\(what); \(limit), so after the first \(budget) it paces itself at \(rateText) a second: at least \(PlanView.seconds(floorSeconds))."
+    }
+}
+
+/// SIGINT and SIGTERM during an import: while it reads, nothing is written yet, so it stops at
+/// once and says so; while it writes its one file (a moment), the write finishes first, whole.
+final class ImportInterruption: Sendable {
+    private enum Phase { case reading, writing }
+    private struct State {
+        var phase = Phase.reading
+        var received: Int32?
+        var watcher: SignalWatcher?
+    }
+
+    private let state = Mutex(State())
+    private let console: Console
+
+    private init(console: Console) { self.console = console }
+
+    static func install(console: Console) -> ImportInterruption {
+        let interruption = ImportInterruption(console: console)
+        let watcher = SignalWatcher { number in interruption.receive(number) }
+        interruption.state.withLock { $0.watcher = watcher }
+        return interruption
+    }
+
+    private func receive(_ number: Int32) {
+        let reading = state.withLock { state -> Bool in
+            if state.received == nil { state.received = number }
+            return state.phase == .reading
+        }
+        guard reading else { return }
+        console.error("import stopped by \(SignalWatcher.name(of: number)) while reading Apple: nothing was written. "
+                      + "Run it again: it reads everything again (the lists are two calls however many messages there are).")
+        _exit(128 + number)
+    }
+
+    /// From here the signal waits for the write to end.
+    func writing() { state.withLock { $0.phase = .writing } }
+
+    /// The exit code: 128 + the signal when one came during the write (which finished whole).
+    func finish() -> ExitCode {
+        guard let number = state.withLock({ $0.received }) else { return .success }
+        console.error("import received \(SignalWatcher.name(of: number)) while writing its file; the file was written whole first.")
+        return ExitCode(128 + number)
+    }
+
+    func uninstall() {
+        let watcher = state.withLock { state in
+            defer { state.watcher = nil }
+            return state.watcher
+        }
+        watcher?.cancel()
+    }
+}
+
+/// What an import adds: external messages and images for content the tool did not make, and the
+/// defaults the manifests do not assign, as Apple holds them.
+struct ImportPlan {
+    struct External {
+        var name: String
+        var identifier: String
+        var state: String
+    }
+
+    struct ExternalImage {
+        var name: String
+        var identifier: String
+        var state: String
+        var size: ImageSize?
+    }
+
+    struct Default {
+        var pair: ProductLocale
+        var message: String
+    }
+
+    var externals: [External] = []
+    var images: [ExternalImage] = []
+    var defaults: [Default] = []
+    var notes: [String] = []
+    /// Apple's realtime URL, when the App declares none for the environment: import declares it.
+    var realtimeURL: String?
+
+    var isEmpty: Bool { externals.isEmpty && images.isEmpty && defaults.isEmpty }
+
+    /// `imported-<env>-<first 8 hex digits>` (after `kind`, when given), longer while `names` has it.
+    static func name(for identifier: String, environment: Environment, kind: String? = nil, taken names: inout Set<String>) -> String {
+        let prefix = "imported-\(environment.rawValue)-" + (kind.map { "\($0)-" } ?? "")
+        var length = 8
+        var name = prefix + identifier.prefix(length)
+        while names.contains(name) && length < 32 {
+            length += 4
+            name = prefix + identifier.replacingOccurrences(of: "-", with: "").prefix(length)
+        }
+        names.insert(name)
+        return name
+    }
+
+    static func make(_ planned: PlanResult, manifests: ManifestSet) -> ImportPlan {
+        var result = ImportPlan()
+        let desired = planned.desired
+        let remote = planned.remote
+        var names = Set(manifests.messages.map(\.name) + manifests.externalMessages.map(\.name))
+        // The names content already has: managed messages by identifier, declared external ones.
+        var nameOf: [String: String] = [:]
+        for message in desired.messages { nameOf[message.identifier] = message.name }
+        for external in desired.externalMessages ?? [] { nameOf[external.identifier] = external.name }
+        // Only what nobody recorded: older versions, rollback targets and submissions are the tool's own.
+        let unmanaged = planned.plan.inventory.filter { $0.kind == .message && $0.label == .unmanaged }.map(\.identifier).sorted()
+        for identifier in unmanaged {
+            let name = name(for: identifier, environment: desired.environment, taken: &names)
+            nameOf[identifier] = name
+            result.externals.append(External(name: name, identifier: identifier, state: ReviewState(remote.messages[identifier]).rawValue))
+        }
+        let assigned = Set(desired.defaults.map { ProductLocale(productId: $0.productId, locale: $0.locale) })
+        for (pair, identifier) in remote.defaults.sorted(by: { $0.key < $1.key }) where !assigned.contains(pair) {
+            guard remote.messages[identifier] != nil else {
+                result.notes.append("the default of \(pair) is \(identifier), which Apple's message list does not hold: not imported")
+                continue
+            }
+            if let managed = desired.messages.first(where: { $0.identifier == identifier }), managed.locale != pair.locale {
+                result.notes.append("the default of \(pair) is the \(managed.locale) version of message '\(managed.name)': not imported; assign it in a Defaults document")
+                continue
+            }
+            guard let name = nameOf[identifier] else { continue }
+            result.defaults.append(Default(pair: pair, message: name))
+        }
+        // Images nobody recorded either: one the state knows is an earlier upload of the tool's own.
+        var imageNames = Set(manifests.images.map(\.name) + manifests.externalImages.map(\.name))
+        let document = remote.state?.document
+        let unmanagedImages = planned.plan.inventory
+            .filter { $0.kind == .image && $0.label == .unmanaged && document?.record(for: $0.identifier) == nil }.map(\.identifier).sorted()
+        for identifier in unmanagedImages {
+            let image = remote.images[identifier]
+            result.images.append(ExternalImage(name: name(for: identifier, environment: desired.environment, kind: "image", taken: &imageNames),
+                                               identifier: identifier, state: ReviewState(image?.state).rawValue, size: image?.size))
+        }
+        if let url = remote.realtimeURL, let declared = desired.realtimeURL, url != declared {
+            result.notes.append("Apple's realtime URL is \(url), the App declares \(declared): import changed nothing, and plan will change it; "
+                                + "to keep it, set environments.\(desired.environment.rawValue).realtimeURL to \(url) in the App manifest")
+        } else if let url = remote.realtimeURL, desired.realtimeURL == nil {
+            result.realtimeURL = url
+        }
+        return result
+    }
+
+    func yaml(environment: Environment) -> String {
+        var documents: [String] = []
+        for image in images {
+            documents.append("""
+                # yaml-language-server: $schema=retention-sync.schema.json
+                # Imported by 'retention-sync import --env \(environment.rawValue)': \(image.state) at Apple\(image.size.map { ", \($0.rawValue)" } ?? ""); its pixels are unknown.
+                apiVersion: retention-sync/v1
+                kind: ExternalImage
+                name: \(image.name)
+                identifiers:
+                  \(environment.rawValue): \(image.identifier)
+
+                """)
+        }
+        for external in externals {
+            documents.append("""
+                # yaml-language-server: $schema=retention-sync.schema.json
+                # Imported by 'retention-sync import --env \(environment.rawValue)': \(external.state) at Apple; its content is unknown.
+                apiVersion: retention-sync/v1
+                kind: ExternalMessage
+                name: \(external.name)
+                identifiers:
+                  \(environment.rawValue): \(external.identifier)
+
+                """)
+        }
+        if !defaults.isEmpty {
+            var text = """
+                # yaml-language-server: $schema=retention-sync.schema.json
+                # The defaults Apple held in \(environment.rawValue) when they were imported.
+                apiVersion: retention-sync/v1
+                kind: Defaults
+                defaults:
+
+                """
+            for item in defaults {
+                text += "  - { products: [\(item.pair.productId)], locales: [\(item.pair.locale)], message: \(item.message) }\n"
+            }
+            documents.append(text)
+        }
+        return documents.joined(separator: "---\n")
+    }
+}
