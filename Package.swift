@@ -77,7 +77,7 @@ let package = Package(
                 dependencies: ["Basics", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateLocations", "StateStore", "HTTPCore"]),
 
         .target(name: "CLIKit", dependencies: ["Basics"]),
-        .target(name: "Views", dependencies: ["Basics", "CLIKit", "Experiments", "Manifests", "Reconciler", "RetentionMessaging", "RetentionMessagingModels", "Runtime",
+        .target(name: "Views", dependencies: ["Basics", "CLIKit", "EventContract", "Experiments", "Manifests", "Reconciler", "RetentionMessaging", "RetentionMessagingModels", "Runtime",
                                               "StateStore", "YAML"]),
         .target(name: "Preview", dependencies: ["Basics", "Manifests", "RetentionMessagingModels"]),
 
@@ -113,7 +113,7 @@ let package = Package(
                     dependencies: ["TestSupport", "Basics", "RetentionMessagingModels", "RetentionMessaging", "Emulator", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "SyntheticImages"]),
         .testTarget(name: "ManifestsTests", dependencies: ["TestSupport", "Manifests", "YAML", "Basics", "RetentionMessagingModels", "StateLocations",
                                                           "Views"]),
-        .testTarget(name: "ExperimentsTests", dependencies: ["TestSupport", "Crypto", "EventContract", "Experiments"]),
+        .testTarget(name: "ExperimentsTests", dependencies: ["TestSupport", "Crypto", "EventContract", "Experiments", "Views"]),
         .testTarget(name: "EventStoreTests",
                     dependencies: ["TestSupport", "EventContract", "EventStore", "Experiments", "StateStore", "StateLocations", "HTTPClient", "HTTPCore", "RetentionMessagingModels"]),
         .testTarget(name: "RuntimeTests", dependencies: ["TestSupport", "Basics", "Runtime", "Crypto", "RetentionMessagingModels"]),

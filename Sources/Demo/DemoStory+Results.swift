@@ -10,6 +10,7 @@ import Operations
 import RealtimeServer
 import Reconciler
 import RetentionMessagingModels
+import Views
 import Runtime
 
 extension DemoStory {

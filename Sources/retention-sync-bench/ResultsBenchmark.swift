@@ -1,6 +1,7 @@
 import EventContract
 import Experiments
 import Foundation
+import Views
 import RetentionMessagingModels
 
 /// `results` over a generated event store: by default 10 million decisions and about 3 million outcomes

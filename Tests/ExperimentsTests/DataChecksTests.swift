@@ -3,6 +3,7 @@ import Testing
 import EventContract
 import TestSupport
 @testable import Experiments
+@testable import Views
 
 /// The checks `results` runs on the data before anyone reads a verdict, against simulated customers
 /// whose truth is known: the split they were really assigned by, the clock that stamped their events,

@@ -3,6 +3,7 @@ import Testing
 import EventContract
 import TestSupport
 @testable import Experiments
+@testable import Views
 
 /// `results` parses segments on threads of their own ahead of the one join; what it reports must not
 /// depend on how many threads read.

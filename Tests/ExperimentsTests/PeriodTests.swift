@@ -3,6 +3,7 @@ import Testing
 import EventContract
 import TestSupport
 @testable import Experiments
+@testable import Views
 
 /// A split group re-weighted in the middle of an experiment: each configuration is a period of its
 /// own, each customer counts once, in the arm and period of their first exposure — checked against a

@@ -4,6 +4,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import Experiments
+@testable import Views
 
 /// `results --format html`: the page a person opens to see which arm keeps more subscribers. Its
 /// charts are read back from the SVG — by the tick labels a person reads — and compared with the

@@ -3,6 +3,7 @@ import Testing
 import EventContract
 import TestSupport
 @testable import Experiments
+@testable import Views
 
 /// Claims `results` makes, checked against simulated customers whose true behaviour is known.
 @Suite struct SimulationTests {

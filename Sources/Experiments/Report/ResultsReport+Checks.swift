@@ -87,12 +87,12 @@ extension ResultsReport {
         return check
     }
 
-    static func pValueText(_ p: Double) -> String {
+    public static func pValueText(_ p: Double) -> String {
         p < 0.000001 ? "p < 0.000001" : String(format: "p = %.6f", p)
     }
 
     /// `a 9,600 / b 10,400 against 50% / 50% configured`.
-    static func ratioText(_ check: SampleRatio) -> String {
+    public static func ratioText(_ check: SampleRatio) -> String {
         let rules = check.configuredPercents.keys.sorted()
         return rules.map { "\($0) \(count(check.exposed[$0] ?? 0))" }.joined(separator: " / ") + " against "
             + rules.map { percentText(check.configuredPercents[$0] ?? 0) }.joined(separator: " / ") + " configured"
@@ -124,5 +124,18 @@ extension SampleSizeEstimate {
             return "most customers are still pending, and the first decided are not a fair sample; no estimate yet"
         }
         return nil
+    }
+}
+
+extension ResultsReport {
+    /// A whole number with thousands separators, `12,345`: how every count in the report is written.
+    public static func count(_ value: Int) -> String {
+        let digits = Array(String(value))
+        var out = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0, (digits.count - index) % 3 == 0 { out.append(",") }
+            out.append(digit)
+        }
+        return out
     }
 }

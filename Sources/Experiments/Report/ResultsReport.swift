@@ -104,7 +104,7 @@ public struct ResultsReport: Sendable, Codable, Equatable {
             .joined(separator: ", ")
     }
 
-    static func periodLabel(_ layout: String?, since: String?) -> String? {
+    public static func periodLabel(_ layout: String?, since: String?) -> String? {
         guard let layout else { return nil }
         let shares = SplitLayoutText.arms(layout).map { SplitLayoutText.percentText($0.percent) }.joined(separator: "/")
         return "period \(shares)" + (since.map { " since \($0)" } ?? "")

@@ -59,7 +59,7 @@ public struct ResultsTimeline: Sendable, Equatable {
     }
 
     /// The arm's row in one period of a split group, or nil.
-    func arm(flow: String, rule: String, splitLayout: String?) -> Arm? {
+    public func arm(flow: String, rule: String, splitLayout: String?) -> Arm? {
         arms.first { $0.flow == flow && $0.rule == rule && $0.splitLayout == splitLayout }
     }
 
@@ -118,7 +118,12 @@ public struct ResultsTimeline: Sendable, Equatable {
     }
 
     /// `2026-10-04`.
-    static func dayText(_ millis: Int64) -> String {
+    public static func dayText(_ millis: Int64) -> String {
         String(EventTime.format(millis).prefix(10))
+    }
+
+    /// The start of the UTC day holding `millis`: the days the timeline counts in.
+    public static func dayStart(_ millis: Int64) -> Int64 {
+        ResultsJoin.dayStart(millis)
     }
 }

@@ -10,6 +10,7 @@ import Foundation
 import Manifests
 import Reconciler
 import RetentionMessagingModels
+import Views
 import StateLocations
 
 /// `retention-sync results`: which answer keeps more subscribers, per flow, rule and split arm.

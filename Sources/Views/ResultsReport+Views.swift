@@ -1,3 +1,4 @@
+public import Experiments
 import Foundation
 
 extension ResultsReport {
@@ -192,16 +193,6 @@ extension ResultsReport {
     static func points(_ value: Double) -> String {
         let text = String(format: "%.1f", abs(value) * 100)
         return (value < 0 ? "−" : "+") + text
-    }
-
-    static func count(_ value: Int) -> String {
-        let digits = Array(String(value))
-        var out = ""
-        for (index, digit) in digits.enumerated() {
-            if index > 0, (digits.count - index) % 3 == 0 { out.append(",") }
-            out.append(digit)
-        }
-        return out
     }
 
     static func describe(_ rate: Rate) -> String {

@@ -1,3 +1,4 @@
+public import Experiments
 import Basics
 import EventContract
 import Foundation
@@ -213,7 +214,7 @@ extension ResultsReport {
         let series = arms.compactMap { row in timeline.arm(flow: row.flow, rule: row.rule, splitLayout: row.splitLayout).map { (row.rule, $0) } }
         // From the first exposure to the report's day: days without exposures show as zeros.
         guard let first = series.flatMap({ $0.1.days.filter { $0.exposed > 0 }.map(\.start) }).min() else { return }
-        let last = max(first, ResultsJoin.dayStart(timeline.now))
+        let last = max(first, ResultsTimeline.dayStart(timeline.now))
         let dayCount = Int((last - first) / EventTime.day) + 1
         let days = (0 ..< dayCount).map { first + Int64($0) * EventTime.day }
         let width = 560.0, left = 56.0, right = 540.0, top = 14.0, bottom = 190.0, height = 230.0
