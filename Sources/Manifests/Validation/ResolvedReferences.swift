@@ -1,43 +1,39 @@
 public import Basics
 
-/// Every name a manifest uses to refer to another element, as the validator resolved it: the one
-/// place a written name becomes the element it names. Positions index the arrays of the set the
-/// references were resolved in; `ValidatedManifests` keeps the two together so they cannot drift.
-public struct ResolvedReferences: Sendable, Hashable {
+/// Every name a manifest uses to refer to another element, as the validator records it while it
+/// checks: positions in the arrays of the set being checked. They never leave validation:
+/// `ReferenceRecorder.resolved(in:)` turns them into resolved values (`ResolvedMessage`,
+/// `ResolvedDefault`, `ResolvedRule`) that carry the elements themselves.
+enum ResolvedReferences {
     /// An image a message localization shows: a managed image (its position in `ManifestSet.images`)
     /// or an external one (its position in `ManifestSet.externalImages`, one identifier per
     /// environment). A kind a localization can show is a case here, so every place that derives an
     /// upload body must say what it does with it.
-    public enum ImageTarget: Sendable, Hashable {
+    enum ImageTarget: Sendable, Hashable {
         case image(Int)
         case external(Int)
     }
 
     /// The images one message localization shows.
-    public struct LocalizationImages: Sendable, Hashable {
+    struct LocalizationImages: Sendable, Hashable {
         /// The localization's own image.
-        public var image: ImageTarget?
+        var image: ImageTarget?
         /// One per bullet point, in order.
-        public var bulletPoints: [ImageTarget]
+        var bulletPoints: [ImageTarget]
     }
 
     /// One localization of one message: positions in `ManifestSet.messages` and in its `localizations`.
-    public struct LocalizationPosition: Sendable, Hashable {
-        public var message: Int
-        public var localization: Int
+    struct LocalizationPosition: Sendable, Hashable {
+        var message: Int
+        var localization: Int
     }
 
     /// What a default assigns: one localization of a managed message, or an external message
     /// (its position in `ManifestSet.externalMessages`), which has one identifier for every locale.
-    public enum DefaultTarget: Sendable, Hashable {
+    enum DefaultTarget: Sendable, Hashable {
         case localization(LocalizationPosition)
         case external(Int)
     }
-
-    /// Per message, per localization, in the set's order.
-    public var localizationImages: [[LocalizationImages]]
-    /// Per entry of `ManifestSet.defaults`: what it assigns.
-    public var defaults: [DefaultTarget]
 }
 
 /// A reference that names nothing, worded as the validator reports it.
@@ -51,13 +47,17 @@ public struct UnresolvedReference: Error, Sendable, Hashable, CustomStringConver
 /// A manifest set whose every reference resolved, with the resolutions.
 public struct ValidatedManifests: Sendable {
     public let set: ManifestSet
-    public let references: ResolvedReferences
+    /// Every managed message, in the set's order, with the images each localization shows.
+    public let messages: [ResolvedMessage]
+    /// Every default, in the set's order, with what it assigns.
+    public let defaults: [ResolvedDefault]
     /// Every flow's rules in evaluation order (flows as written, then rules as written), resolved.
     public let rules: [ResolvedRule]
 
-    init(set: ManifestSet, references: ResolvedReferences, rules: [ResolvedRule]) {
+    init(set: ManifestSet, messages: [ResolvedMessage], defaults: [ResolvedDefault], rules: [ResolvedRule]) {
         self.set = set
-        self.references = references
+        self.messages = messages
+        self.defaults = defaults
         self.rules = rules
     }
 
@@ -122,7 +122,27 @@ struct ReferenceRecorder {
                                                   shows: shows, location: rule.location))
             }
         }
-        return .success(ValidatedManifests(set: set, references: ResolvedReferences(localizationImages: images, defaults: assignments),
-                                           rules: resolvedRules))
+        func shown(_ target: ResolvedReferences.ImageTarget) -> ShownImage {
+            switch target {
+            case .image(let position): .image(set.images[position])
+            case .external(let position): .external(set.externalImages[position])
+            }
+        }
+        let messages = zip(set.messages, images).map { message, localizations in
+            ResolvedMessage(message: message, localizations: zip(message.localizations, localizations).map { localization, images in
+                ResolvedLocalization(localization: localization, image: images.image.map(shown), bulletPoints: images.bulletPoints.map(shown))
+            })
+        }
+        let defaults = zip(set.defaults, assignments).map { assignment, target in
+            switch target {
+            case .localization(let position):
+                let message = set.messages[position.message]
+                return ResolvedDefault(assignment: assignment,
+                                       assigns: .localization(message, locale: message.localizations[position.localization].locale))
+            case .external(let position):
+                return ResolvedDefault(assignment: assignment, assigns: .external(set.externalMessages[position]))
+            }
+        }
+        return .success(ValidatedManifests(set: set, messages: messages, defaults: defaults, rules: resolvedRules))
     }
 }

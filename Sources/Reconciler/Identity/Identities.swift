@@ -56,20 +56,18 @@ public enum Identities {
     /// use was resolved by the validator, so nothing here looks one up.
     public static func derive(_ validated: ValidatedManifests, environment: Environment) throws(ReconcilerError) -> DesiredState {
         let app = validated.set.app
-        let derivation = Derivation(manifests: validated.set, references: validated.references, environment: environment,
-                                    namespace: app.identityNamespace ?? Self.namespace)
+        let derivation = Derivation(validated: validated, environment: environment, namespace: app.identityNamespace ?? Self.namespace)
         let images = try derivation.images()
-        let (messages, messageIds) = try derivation.messages(imageIds: images.ids)
-        let (defaults, leftAlone) = derivation.defaults(messageIds: messageIds)
-        let (rules, fallbacks) = try RuleCompiler.compile(validated, environment: environment,
-                                                          messageIds: derivation.localizedIds(messageIds: messageIds))
+        let messages = try derivation.messages(images: images)
+        let (defaults, leftAlone) = derivation.defaults(messages: messages)
+        let (rules, fallbacks) = try RuleCompiler.compile(validated, environment: environment, messageIds: messages.localizedIds)
         let external = derivation.externalMessages()
         let externalImages = derivation.externalImages()
         let settings = app.settings(for: environment)
         return DesiredState(environment: environment, bundleId: app.bundleId, appAppleId: app.appAppleId,
                             identityNamespace: derivation.namespace,
                             images: images.byId.values.sorted { $0.identifier < $1.identifier },
-                            messages: messages, declaredPairs: derivation.declaredPairs(defaults: defaults, leftAlone: leftAlone),
+                            messages: messages.all, declaredPairs: derivation.declaredPairs(defaults: defaults, leftAlone: leftAlone),
                             defaults: defaults,
                             realtimeURL: settings?.realtimeURL, snapshotPath: settings?.snapshotPath,
                             rules: rules, localeFallbacks: fallbacks, externalMessages: external.isEmpty ? nil : external,
@@ -78,29 +76,38 @@ public enum Identities {
     }
 }
 
-/// One environment's identifiers, kind by kind, from manifests the validator resolved.
+/// One environment's identifiers, kind by kind, from the elements validation resolved: every
+/// reference arrives as the element it names, so nothing here looks a name or a position up.
 private struct Derivation {
     /// The managed images: each identifier once, with every name that shares its bytes.
     struct Images {
         var byId: [String: DesiredImage] = [:]
         var pngs: [String: [UInt8]] = [:]
-        /// By position in `manifests.images`, as the references name them.
-        var ids: [String] = []
+        /// By image name (names are unique in a valid set; the first wins).
+        var idByName: [String: String] = [:]
     }
 
-    let manifests: ManifestSet
-    let references: ResolvedReferences
+    /// The managed messages' localizations and their identifiers.
+    struct Messages {
+        /// Sorted by name, then locale.
+        var all: [DesiredMessage] = []
+        /// Per message name (the first message of a name wins), its identifiers by locale (the first
+        /// localization of a locale wins): what rules and defaults resolve to.
+        var localizedIds: [String: [String: String]] = [:]
+    }
+
+    let validated: ValidatedManifests
     let environment: Environment
     let namespace: String
 
-    private var bundleId: String { manifests.app.bundleId }
+    private var bundleId: String { validated.set.app.bundleId }
 
     func images() throws(ReconcilerError) -> Images {
         var images = Images()
-        for image in manifests.images {
+        for image in validated.set.images {
             let id = try Identities.uuid(namespace: namespace, name: Identities.imageName(bundleId: bundleId, environment: environment,
                                                                                           size: image.size, sha256: image.sha256))
-            images.ids.append(id)
+            if images.idByName[image.name] == nil { images.idByName[image.name] = id }
             images.pngs[id] = image.png
             if var existing = images.byId[id] {
                 existing.names = (existing.names + [image.name]).sorted()
@@ -112,60 +119,51 @@ private struct Derivation {
         return images
     }
 
-    /// By position in `manifests.externalImages`: the identifier in this environment, if it has one.
-    private var externalImageIds: [String?] {
-        manifests.externalImages.map { $0.identifier(in: environment) }
-    }
-
-    /// By position in `manifests.externalMessages`: the identifier in this environment, if it has one.
-    private var externalMessageIds: [String?] {
-        manifests.externalMessages.map { $0.identifier(in: environment) }
-    }
-
-    /// The messages, sorted, and their identifiers by position in `manifests.messages`, then in its
-    /// localizations.
-    func messages(imageIds: [String]) throws(ReconcilerError) -> ([DesiredMessage], [[String]]) {
-        let externalImageIds = self.externalImageIds
-        /// The identifier a localization's image reference carries in the upload body.
-        func imageIdentifier(_ target: ResolvedReferences.ImageTarget, at location: SourceLocation) throws(ReconcilerError) -> String {
-            switch target {
-            case .image(let position):
-                return imageIds[position]
-            case .external(let position):
-                guard let id = externalImageIds[position] else {
-                    let image = manifests.externalImages[position]
-                    throw .manifest(location: location, message: "external image '\(image.name)' has no \(environment.rawValue) identifier (\(image.location))")
-                }
-                return id
+    /// The identifier a localization's image reference carries in the upload body.
+    private func identifier(of shown: ShownImage, images: Images, at location: SourceLocation) throws(ReconcilerError) -> String {
+        switch shown {
+        case .image(let image):
+            guard let id = images.idByName[image.name] else {
+                throw .manifest(location: location, message: "image '\(image.name)' was not derived")
             }
+            return id
+        case .external(let image):
+            guard let id = image.identifier(in: environment) else {
+                throw .manifest(location: location, message: "external image '\(image.name)' has no \(environment.rawValue) identifier (\(image.location))")
+            }
+            return id
         }
+    }
 
-        var messages: [DesiredMessage] = []
-        var messageIds: [[String]] = []
-        for (position, message) in manifests.messages.enumerated() {
-            var ids: [String] = []
-            for (index, localization) in message.localizations.enumerated() {
-                let resolved = references.localizationImages[position][index]
+    /// Every localization's upload body, named by its content.
+    func messages(images: Images) throws(ReconcilerError) -> Messages {
+        var messages = Messages()
+        for resolved in validated.messages {
+            let message = resolved.message
+            var ids: [String: String] = [:]
+            for shown in resolved.localizations {
+                let localization = shown.localization
                 var image: UploadMessageImage?
-                if let reference = localization.image, let shown = resolved.image {
-                    image = UploadMessageImage(imageIdentifier: try imageIdentifier(shown, at: reference.location), altText: reference.altText)
+                if let reference = localization.image, let target = shown.image {
+                    image = UploadMessageImage(imageIdentifier: try identifier(of: target, images: images, at: reference.location),
+                                               altText: reference.altText)
                 }
                 var bullets: [UploadMessageBulletPoint] = []
-                for (bullet, shown) in zip(localization.bulletPoints, resolved.bulletPoints) {
-                    bullets.append(UploadMessageBulletPoint(text: bullet.text, imageIdentifier: try imageIdentifier(shown, at: bullet.location),
+                for (bullet, target) in zip(localization.bulletPoints, shown.bulletPoints) {
+                    bullets.append(UploadMessageBulletPoint(text: bullet.text, imageIdentifier: try identifier(of: target, images: images, at: bullet.location),
                                                             altText: bullet.altText))
                 }
                 let body = UploadMessageRequestBody(header: localization.header, body: localization.body, image: image,
                                                     bulletPoints: bullets.isEmpty ? nil : bullets,
                                                     headerPosition: message.headerPosition)
                 let desired = try self.message(message, localization, body: body)
-                messages.append(desired)
-                ids.append(desired.identifier)
+                messages.all.append(desired)
+                if ids[localization.locale] == nil { ids[localization.locale] = desired.identifier }
             }
-            messageIds.append(ids)
+            if messages.localizedIds[message.name] == nil { messages.localizedIds[message.name] = ids }
         }
-        messages.sort { ($0.name, $0.locale) < ($1.name, $1.locale) }
-        return (messages, messageIds)
+        messages.all.sort { ($0.name, $0.locale) < ($1.name, $1.locale) }
+        return messages
     }
 
     /// One localization's upload body named by its content: the version, then the identifier.
@@ -184,17 +182,18 @@ private struct Derivation {
 
     /// The defaults, sorted, and the pairs whose default is an external message without an
     /// identifier here: those are left as they are.
-    func defaults(messageIds: [[String]]) -> ([DesiredDefault], Set<ProductLocale>) {
-        let externals = externalMessageIds
+    func defaults(messages: Messages) -> ([DesiredDefault], Set<ProductLocale>) {
         var defaults: [DesiredDefault] = []
         var leftAlone = Set<ProductLocale>()
-        for (assignment, resolved) in zip(manifests.defaults, references.defaults) {
+        for resolved in validated.defaults {
+            let assignment = resolved.assignment
             let identifier: String
-            switch resolved {
-            case .localization(let position):
-                identifier = messageIds[position.message][position.localization]
-            case .external(let position):
-                guard let id = externals[position] else {
+            switch resolved.assigns {
+            case .localization(let message, let locale):
+                guard let id = messages.localizedIds[message.name]?[locale] else { continue }
+                identifier = id
+            case .external(let message):
+                guard let id = message.identifier(in: environment) else {
                     leftAlone.insert(ProductLocale(productId: assignment.productId, locale: assignment.locale))
                     continue
                 }
@@ -209,7 +208,7 @@ private struct Derivation {
 
     /// Every pair the app's products declare or a default names, but those left alone.
     func declaredPairs(defaults: [DesiredDefault], leftAlone: Set<ProductLocale>) -> [ProductLocale] {
-        var pairs = Set(manifests.app.products.flatMap { product in
+        var pairs = Set(validated.set.app.products.flatMap { product in
             product.locales.map { ProductLocale(productId: product.id, locale: $0) }
         })
         pairs.formUnion(defaults.map { ProductLocale(productId: $0.productId, locale: $0.locale) })
@@ -217,26 +216,17 @@ private struct Derivation {
         return pairs.sorted()
     }
 
-    /// Per managed message name (the first message of a name wins), its identifiers by locale.
-    func localizedIds(messageIds: [[String]]) -> [String: [String: String]] {
-        var localizedIds: [String: [String: String]] = [:]
-        for (position, message) in manifests.messages.enumerated() where localizedIds[message.name] == nil {
-            localizedIds[message.name] = Dictionary(zip(message.localizations.map(\.locale), messageIds[position]),
-                                                    uniquingKeysWith: { first, _ in first })
-        }
-        return localizedIds
-    }
-
     func externalMessages() -> [DesiredExternalMessage] {
-        zip(manifests.externalMessages, externalMessageIds).compactMap { message, id in
-            id.map { DesiredExternalMessage(identifier: $0, name: message.name,
-                                            assumedText: message.assumedText.isEmpty ? nil : message.assumedText) }
+        validated.set.externalMessages.compactMap { message in
+            message.identifier(in: environment).map {
+                DesiredExternalMessage(identifier: $0, name: message.name, assumedText: message.assumedText.isEmpty ? nil : message.assumedText)
+            }
         }
     }
 
     func externalImages() -> [DesiredExternalImage] {
-        zip(manifests.externalImages, externalImageIds).compactMap { image, id in
-            id.map { DesiredExternalImage(identifier: $0, name: image.name) }
+        validated.set.externalImages.compactMap { image in
+            image.identifier(in: environment).map { DesiredExternalImage(identifier: $0, name: image.name) }
         }
     }
 }
