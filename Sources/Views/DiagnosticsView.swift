@@ -9,10 +9,40 @@ import Runtime
 
 /// Validation diagnostics and workspace failures as the commands that read manifests print them.
 public enum DiagnosticsView {
+    /// Warnings of one code shown in full before the rest are summed up in one line.
+    public static let warningsShownPerCode = 2
+
+    /// The diagnostics a command that reads the manifests (plan, apply, status, import, …) prints on
+    /// standard error: every error, and of each warning code the first `warningsShownPerCode`, then
+    /// one line that counts the rest — an import of a vendor's 72 messages is one warning and a
+    /// count, not 144 lines. `validate` lists every one.
     public static func print(_ diagnostics: [Diagnostic], to console: Console) {
         guard !diagnostics.isEmpty else { return }
-        console.error(DiagnosticRenderer.render(diagnostics, format: .text, color: console.useColor)
-            .trimmingCharacters(in: .newlines))
+        let (shown, summaries) = consolidated(diagnostics)
+        var text = DiagnosticRenderer.render(shown, format: .text, color: console.useColor).trimmingCharacters(in: .newlines)
+        for line in summaries { text += "\n" + line }
+        console.error(text)
+    }
+
+    /// The diagnostics to show, in order, and one line per warning code with more than it shows.
+    public static func consolidated(_ diagnostics: [Diagnostic]) -> (shown: [Diagnostic], summaries: [String]) {
+        var counts: [String: Int] = [:]
+        var shown: [Diagnostic] = []
+        var codes: [String] = []
+        for diagnostic in diagnostics {
+            guard diagnostic.severity == .warning else { shown.append(diagnostic); continue }
+            let seen = counts[diagnostic.code, default: 0]
+            if seen == 0 { codes.append(diagnostic.code) }
+            counts[diagnostic.code] = seen + 1
+            if seen < warningsShownPerCode { shown.append(diagnostic) }
+        }
+        let summaries = codes.compactMap { code -> String? in
+            let hidden = (counts[code] ?? 0) - warningsShownPerCode
+            guard hidden > 0 else { return nil }
+            return "… and \(hidden) more [\(code)] warning\(hidden == 1 ? "" : "s") like \(warningsShownPerCode == 1 ? "it" : "these") "
+                + "('retention-sync validate' lists every one)"
+        }
+        return (shown, summaries)
     }
 
     public static func describe(_ failure: Workspace.Failure) -> String {

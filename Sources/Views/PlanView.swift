@@ -177,7 +177,7 @@ public enum PlanView {
         if !plan.inventory.isEmpty {
             out.append("")
             out.append(painter.bold("Not derived by the manifests (\(plan.inventory.count))"))
-            for item in plan.inventory { out.append("  " + safe(inventoryText(item))) }
+            for line in inventoryLines(plan.inventory) { out.append("  " + safe(line)) }
         }
         out.append("")
         out.append(estimateText(plan.estimate))
@@ -591,6 +591,29 @@ public enum PlanView {
         case .rollbackTarget: "rollback target" + (item.name.map { " for \($0)" } ?? "")
         case .submitted: "submitted by " + item.submittedBy.joined(separator: ", ") + (item.name.map { " for \($0)" } ?? "")
         }
+    }
+
+    /// More external items than this are one summary line in the terminal (JSON and Markdown list each).
+    public static let externalItemsListed = 3
+
+    /// The inventory as the terminal shows it: every item on its line, except that a team's many
+    /// declared external messages and images (a vendor's content after an import) are one line that
+    /// counts them by kind and review state — each is kept, and `--format json` lists every one.
+    static func inventoryLines(_ inventory: [InventoryItem]) -> [String] {
+        let external = inventory.filter { $0.label == .external }
+        guard external.count > externalItemsListed else { return inventory.map(inventoryText) }
+        var lines = inventory.filter { $0.label != .external }.map(inventoryText)
+        let kinds = ContentKind.allCases.compactMap { kind -> String? in
+            let items = external.filter { $0.kind == kind }
+            guard !items.isEmpty else { return nil }
+            let states = Dictionary(grouping: items, by: \.state.rawValue).map { "\($0.value.count) \($0.key)" }.sorted()
+            return "\(items.count) \(kind.rawValue)\(items.count == 1 ? "" : "s") (\(states.joined(separator: ", ")))"
+        }
+        let inUse = external.filter { !$0.usedBy.isEmpty }.count
+        lines.append("external (declared, content unknown): " + kinds.joined(separator: ", ")
+                     + (inUse > 0 ? "; \(inUse) in use" : "")
+                     + "; kept, deleted only when named with --prune-id (--format json lists each)")
+        return lines
     }
 
     static func inventoryText(_ item: InventoryItem) -> String {

@@ -234,4 +234,25 @@ struct ExternalContentTests {
         #expect(text.contains("defaults.yaml:6:14: warning: external message 'legacy-calm' has no production identifier: in production, retention-sync leaves the defaults it is assigned to as they are [external-not-in-environment]"),
                 "\(text)")
     }
+
+    @Test("a default switch says what customers see before and after: the vendor's message by name with its assumed header, an unknown one by identifier")
+    func defaultSwitchShowsFromAndTo() async throws {
+        let harness = try CommandHarness()
+        try Self.writeManifests(harness, defaultMessage: "stay-calm")
+        #expect(try await Self.seed(harness, """
+            {"messages": [{"identifier": "\(Self.productionId)", "state": "APPROVED"}],
+             "defaults": [{"productId": "com.example.stillpoint.monthly", "locale": "en-US", "messageIdentifier": "\(Self.productionId)"}]}
+            """, in: .production).status == 200)
+        let fromVendor = await harness.run(["plan", "--env", "production"])
+        #expect(fromVendor.stdout.contains("set default com.example.stillpoint.monthly/en-US from legacy-calm (external; assumed header: \"Before you go\") → stay-calm "),
+                "\(fromVendor.stdout)")
+
+        #expect(try await Self.seed(harness, """
+            {"messages": [{"identifier": "\(Self.strangerId)", "state": "APPROVED"}],
+             "defaults": [{"productId": "com.example.stillpoint.monthly", "locale": "en-US", "messageIdentifier": "\(Self.strangerId)"}]}
+            """, in: .production).status == 200)
+        let fromUnknown = await harness.run(["plan", "--env", "production"])
+        #expect(fromUnknown.stdout.contains("set default com.example.stillpoint.monthly/en-US from \(Self.strangerId) (not in the manifests) → stay-calm "),
+                "\(fromUnknown.stdout)")
+    }
 }

@@ -53,7 +53,7 @@ struct RealtimeURLCutoverTests {
         try Self.writeApp(harness, app)
         let reverted = await harness.run(["plan", "--env", "sandbox", "--detailed-exitcode"])
         #expect(reverted.code == .changesPending, "\(reverted.stdout)\(reverted.stderr)")
-        #expect(reverted.stdout.contains("set realtime URL \(Self.vendor)"), "\(reverted.stdout)")
+        #expect(reverted.stdout.contains("set realtime URL from \(Self.serve) → \(Self.vendor)"), "\(reverted.stdout)")
         #expect(await harness.run(["apply", "--env", "sandbox", "--auto-approve"]).code == .success)
         #expect(harness.emulator.state(of: .sandbox).realtimeURL == Self.vendor)
     }

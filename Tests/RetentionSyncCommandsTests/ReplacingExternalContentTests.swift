@@ -102,7 +102,9 @@ struct ReplacingExternalContentTests {
         try harness.edit("manifests/imported-production.yaml", replacing: "locales: [en-US], message: imported-production-7d6c5b4a",
                          with: "locales: [en-US], message: stay-calm")
         let blocked = try await run("retention-sync plan --env production")
-        #expect(blocked.stdout.contains("! set default com.example.stillpoint.monthly/en-US → stay-calm \(newId)"), "\(blocked.stdout)")
+        // The reviewer reads what customers see before and after.
+        #expect(blocked.stdout.contains("! set default com.example.stillpoint.monthly/en-US from imported-production-7d6c5b4a (external, content unknown) → stay-calm \(newId)"),
+                "\(blocked.stdout)")
         #expect(blocked.stdout.contains("waiting for message 'stay-calm' (en-US): PENDING review"))
         _ = try await run("retention-sync apply --env production")
         #expect(held().defaults[Self.englishPair] == Self.english, "held until approved")

@@ -189,7 +189,7 @@ public enum Status {
 
         init(plan: Plan, desired: DesiredState) {
             for action in plan.actions {
-                if case .set(let pair, let id, _, _)? = action.change.as(DefaultChange.self) {
+                if case .set(let pair, let id, _, _, _)? = action.change.as(DefaultChange.self) {
                     upcoming[id, default: []].append(.becomesDefault(pair, now: action.state == .ready))
                 } else if let compiled = action.change.as(SnapshotChange.self)?.compiled {
                     let now = action.state == .ready

@@ -1,4 +1,5 @@
 import Foundation
+import Manifests
 import RetentionMessaging
 import RetentionMessagingModels
 public import StateStore
@@ -20,8 +21,10 @@ extension ActionID {
 
 /// What a default action changes.
 public enum DefaultChange: ResourceChange {
-    /// `name` is the assigned message's manifest name; `current` what is configured now (keeps serving while blocked).
-    case set(ProductLocale, to: String, name: String, current: String?)
+    /// `name` is the assigned message's manifest name; `current` what is configured now (keeps serving
+    /// while blocked), and `currentName` how the manifests or the state know it, for a reviewer to read
+    /// what customers see before and after.
+    case set(ProductLocale, to: String, name: String, current: String?, currentName: String? = nil)
     case delete(ProductLocale, current: String)
 
     public var kind: ActionKind {
@@ -33,13 +36,14 @@ public enum DefaultChange: ResourceChange {
 
     public var pair: ProductLocale {
         switch self {
-        case .set(let pair, _, _, _), .delete(let pair, _): pair
+        case .set(let pair, _, _, _, _), .delete(let pair, _): pair
         }
     }
 
     public var title: String {
         switch self {
-        case .set(let pair, let id, let name, _): "set default \(pair) → \(name) \(id)"
+        case .set(let pair, let id, let name, let current, let currentName):
+            "set default \(pair)" + (current.map { " from \(currentName ?? "\($0) (not in the manifests)")" } ?? "") + " → \(name) \(id)"
         case .delete(let pair, _): "delete default \(pair)"
         }
     }
@@ -48,7 +52,7 @@ public enum DefaultChange: ResourceChange {
 
     /// The record says an apply set this pair to the message, and someone changed or removed it since.
     public func drift(against document: StateDocument?) -> Drift? {
-        guard case .set(let pair, let id, _, let current) = self, current != id,
+        guard case .set(let pair, let id, _, let current, _) = self, current != id,
               document?.lastAppliedDefault(productId: pair.productId, locale: pair.locale)?.messageIdentifier == id else { return nil }
         return Drift(what: "default \(pair.productId)/\(pair.locale)", found: current ?? "(no default)", correctedTo: id)
     }
@@ -58,7 +62,7 @@ public enum DefaultChange: ResourceChange {
         fields.locale = pair.locale
         fields.productId = pair.productId
         switch self {
-        case .set(_, let id, let name, let current):
+        case .set(_, let id, let name, let current, _):
             fields.name = name
             fields.messageIdentifier = id
             fields.currentMessageIdentifier = current
@@ -69,7 +73,7 @@ public enum DefaultChange: ResourceChange {
     }
 
     public var source: ManifestSource? {
-        guard case .set(let pair, _, _, _) = self else { return nil }
+        guard case .set(let pair, _, _, _, _) = self else { return nil }
         return .defaultAssignment(pair)
     }
 }
@@ -112,7 +116,8 @@ enum DefaultResource: RemoteResource {
                     id: .setDefault(pair, to: wanted.messageIdentifier),
                     reason: ActionReason(current == nil ? .noDefault(pair, assigned: wanted.messageName)
                                                         : .otherDefault(pair, assigned: wanted.messageName)),
-                    change: DefaultChange.set(pair, to: wanted.messageIdentifier, name: wanted.messageName, current: current),
+                    change: DefaultChange.set(pair, to: wanted.messageIdentifier, name: wanted.messageName, current: current,
+                                              currentName: current.flatMap { knownName(of: $0, locale: pair.locale, in: context) }),
                     dependsOn: missing && external == nil ? [.uploadMessage(wanted.messageIdentifier)] : [])
                 context.applyGate(context.gate.readiness(of: [ContentReference(kind: .message, identifier: wanted.messageIdentifier)]), to: &action,
                                   serving: current == nil ? .nothingYet : .currentDefault)
@@ -130,10 +135,23 @@ enum DefaultResource: RemoteResource {
         }
     }
 
+    /// How a reviewer knows the message a pair shows now: its manifest name (an external message is
+    /// marked so, with the header it is assumed to show in the pair's locale when it declares one), or
+    /// the name the state recorded for an earlier upload; nil when nothing knows it.
+    static func knownName(of identifier: String, locale: String, in context: PlanContext) -> String? {
+        if let message = context.desired.messages.first(where: { $0.identifier == identifier }) { return message.name }
+        if let external = context.desired.externalByIdentifier[identifier] {
+            let assumed = external.assumedText?.first { $0.locale == locale }
+            return external.name + (assumed.map { " (external; assumed header: \"\($0.header)\")" } ?? " (external, content unknown)")
+        }
+        if let record = context.remote.state?.document?.record(for: identifier) { return "\(record.name) (an earlier upload)" }
+        return nil
+    }
+
     static func perform(_ change: DefaultChange, in planned: PlanResult, api: any RetentionMessagingAPI,
                         report: inout ApplyReport, recorder: inout StateRecorder?) async throws -> Refusal? {
         switch change {
-        case .set(let pair, let identifier, _, _):
+        case .set(let pair, let identifier, _, _, _):
             try await api.configureDefaultMessage(productId: pair.productId, locale: pair.locale, messageIdentifier: identifier)
         case .delete(let pair, _):
             try await api.deleteDefaultMessage(productId: pair.productId, locale: pair.locale)
@@ -143,7 +161,7 @@ enum DefaultResource: RemoteResource {
 
     static func recordDone(_ change: DefaultChange, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {
         switch change {
-        case .set(let pair, let identifier, _, _):
+        case .set(let pair, let identifier, _, _, _):
             recorder?.record { $0.recordDefault(productId: pair.productId, locale: pair.locale, messageIdentifier: identifier, at: time) }
         case .delete(let pair, _):
             recorder?.record { $0.recordDefault(productId: pair.productId, locale: pair.locale, messageIdentifier: nil, at: time) }

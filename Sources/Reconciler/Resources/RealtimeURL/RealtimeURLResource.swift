@@ -26,7 +26,7 @@ public struct RealtimeURLChange: ResourceChange {
     }
 
     public var kind: ActionKind { .setRealtimeURL }
-    public var title: String { "set realtime URL \(url)" }
+    public var title: String { "set realtime URL " + (current.map { "from \($0) → " } ?? "") + url }
     public var source: ManifestSource? { .app }
 
     public var identifier: String? { nil }
