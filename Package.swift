@@ -129,7 +129,7 @@ let package = Package(
         .testTarget(name: "PreviewTests", dependencies: ["TestSupport", "Preview", "Manifests", "RetentionMessagingModels"]),
         .testTarget(name: "RetentionSyncCommandsTests",
                     dependencies: ["TestSupport", "Basics", "CLIKit", "Views", "Demo", "RetentionSyncCommands", "Reconciler", "Manifests", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer", "Runtime", "RetentionMessagingModels",
-                                   "RealtimeServer", "EventStore", "EventContract", "Experiments", "RetentionMessaging", "Operations"]),
+                                   "RealtimeServer", "EventStore", "EventContract", "Experiments", "RetentionMessaging", "Operations", "YAML"]),
     ],
     swiftLanguageModes: [.v6]
 )

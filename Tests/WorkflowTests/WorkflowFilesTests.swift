@@ -28,6 +28,29 @@ struct WorkflowFilesTests {
         }
     }
 
+    @Test("the In-App Purchase key lives in GitHub Environments, and each AWS role trusts only the environment of the job that assumes it")
+    func keysBehindEnvironments() throws {
+        var environments: [String: String] = [:]
+        for (file, trust) in [("plan-preview.yml", "examples/aws/plan-role-trust.json"), ("reconcile.yml", "examples/aws/apply-role-trust.json")] {
+            let path = "\(Self.folder)/\(file)"
+            let root = try #require(try YAMLParser.parse(try Repository.text(path), file: path).first?.root)
+            guard case .mapping(let jobs)? = root["jobs"]?.kind, let job = jobs.first?.value else {
+                Issue.record("\(path) has no job"); continue
+            }
+            let environment = try #require(job["environment"]?.scalar?.text, "\(path): the job names no GitHub Environment")
+            environments[file] = environment
+            #expect(job["env"]?["RETENTION_SYNC_PRIVATE_KEY"] != nil, "\(path) reads the key from the job's secrets")
+            let policy = try #require(try JSONSerialization.jsonObject(with: Data(try Repository.text(trust).utf8)) as? [String: Any])
+            let statements = try #require(policy["Statement"] as? [[String: Any]])
+            #expect(statements.count == 1, "\(trust)")
+            let condition = try #require(statements.first?["Condition"] as? [String: [String: String]], "\(trust)")
+            #expect(condition.keys.sorted() == ["StringEquals"], "\(trust): an exact subject, no wildcard")
+            #expect(condition["StringEquals"]?["token.actions.githubusercontent.com:sub"] == "repo:acme/app:environment:\(environment)", "\(trust)")
+            #expect(condition["StringEquals"]?["token.actions.githubusercontent.com:aud"] == "sts.amazonaws.com", "\(trust)")
+        }
+        #expect(Set(environments.values).count == 2, "the preview and the reconcile use different environments: \(environments)")
+    }
+
     @Test("every workflow parses as YAML and has triggers and jobs with steps")
     func workflowsParse() throws {
         for path in Self.files.map({ "\(Self.folder)/\($0)" }) + Self.own {
