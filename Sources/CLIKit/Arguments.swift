@@ -28,6 +28,9 @@ public struct Option: Sendable, Hashable {
     /// The value used when the option is absent, as help prints it after the text: `(default: X)`.
     /// Declared here once; `Arguments.value(_:as:)` reads the same text when the option is absent.
     public var defaultValue: String?
+    /// A value the command cannot run without (`--env`): the synopsis shows it outside brackets, and
+    /// the command reads it with `Arguments.required`, which the commands' tests hold to this.
+    public var isRequired = false
 
     public init(_ name: String, aliases: [String] = [], value valueName: String? = nil, choices: [String] = [],
                 completion: Completion = .none, default defaultValue: String? = nil, help: [String]) {
@@ -46,6 +49,19 @@ public struct Option: Sendable, Hashable {
                                   completion: Completion = .none, default defaultValue: T? = nil, help: [String]) {
         self.init(name, aliases: aliases, value: valueName, choices: T.allValueStrings, completion: completion,
                   default: defaultValue?.argumentDescription, help: help)
+    }
+
+    /// The same option, declared as one the command cannot run without.
+    public func required() -> Option {
+        var option = self
+        option.isRequired = true
+        return option
+    }
+
+    /// How the synopsis writes it: `--env sandbox|production`, `--plan FILE`, `--strict`.
+    public var synopsis: String {
+        guard let valueName else { return name }
+        return name + " " + (choices.isEmpty ? valueName : choices.joined(separator: "|"))
     }
 
     /// The same option, also accepting `spellings` with a notice that says why they went.
@@ -98,6 +114,9 @@ public struct Arguments: Sendable {
     /// Every spelling a command asked for, given or not: a declared option no parse ever asks for is
     /// a help line that does nothing, which the commands' tests look for.
     public private(set) var consulted: Set<String> = []
+    /// The options a command read as required (`required(_:)`): the commands' tests hold them to the
+    /// declarations' `isRequired`, which the synopsis shows.
+    public private(set) var demanded: Set<String> = []
 
     /// Arguments read without a declaration (tests and the demo build them by hand).
     public init(_ arguments: [String]) {
@@ -237,6 +256,7 @@ public struct Arguments: Sendable {
 
     /// A required value; the error says what it may be.
     public mutating func required(_ option: Option) throws(CommandError) -> String {
+        demanded.insert(option.name)
         guard let text = try self.option(option.name) else {
             let what = option.choices.isEmpty ? option.valueName ?? "a value" : Option.list(option.choices)
             throw CommandError("\(option.name) is required: \(what)", exitCode: .usage)
@@ -275,13 +295,17 @@ public struct Arguments: Sendable {
 
 /// A command's `--help` page, laid out from its option declarations.
 public struct HelpPage: Sendable {
-    public var usage: String
+    /// The synopsis written by hand; nil when the command generates it.
+    public var usage: String?
     public var about: String
     public var options: [Option]
     /// Where option descriptions start, counted after the two-space indent.
     public var column: Int
     public var footer: String?
 
+    /// A page whose synopsis is written by hand: for a command whose modes or alternatives no list of
+    /// declarations can say (`--snapshot FILE | --manifests DIR --env ENV`). The commands' tests hold
+    /// every option it names to the declarations.
     public init(usage: String, about: String, options: [Option] = [], column: Int = 22, footer: String? = nil) {
         self.usage = usage
         self.about = about
@@ -290,7 +314,17 @@ public struct HelpPage: Sendable {
         self.footer = footer
     }
 
-    public var text: String {
+    /// A page whose synopsis the command generates from its declarations (`Command.usage`).
+    public init(about: String, options: [Option] = [], column: Int = 22, footer: String? = nil) {
+        self.usage = nil
+        self.about = about
+        self.options = options
+        self.column = column
+        self.footer = footer
+    }
+
+    /// The page under `usage`, the synopsis the command shows.
+    public func text(usage: String) -> String {
         var parts = [usage, about]
         if !options.isEmpty { parts.append("Options:\n" + Self.rows(options, column: column)) }
         if let footer { parts.append(footer) }
@@ -310,5 +344,20 @@ public struct HelpPage: Sendable {
             }
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// The usage line made from a command's declarations, as swift-argument-parser makes it: the
+/// positional word, the required options, then every other option in brackets — or `[options]` when
+/// listing them would make the line longer than `width`.
+public enum Synopsis {
+    public static let width = 100
+
+    public static func line(command: String, positional: Positional?, options: [Option]) -> String {
+        let head = ["Usage: retention-sync", command] + (positional.map { [$0.synopsis] } ?? []) + options.filter(\.isRequired).map(\.synopsis)
+        let optional = options.filter { !$0.isRequired }.map { "[\($0.synopsis)]" }
+        let full = (head + optional).joined(separator: " ")
+        guard full.count > width else { return full }
+        return (head + ["[options]"]).joined(separator: " ")
     }
 }

@@ -31,23 +31,35 @@ public protocol Command: Sendable {
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode
 }
 
-/// A command's positional argument, for completions.
+/// A command's positional argument, for completions and the synopsis.
 public struct Positional: Sendable {
     public var name: String
     public var choices: [String]
     public var completion: Option.Completion
 
-    public init(_ name: String, choices: [String] = [], completion: Option.Completion = .none) {
+    /// Whether the command runs without it; the synopsis brackets it.
+    public var isOptional: Bool
+
+    public init(_ name: String, choices: [String] = [], completion: Option.Completion = .none, optional: Bool = false) {
         self.name = name
         self.choices = choices
         self.completion = completion
+        self.isOptional = optional
+    }
+
+    /// How the synopsis writes it: `DIR`, `bash|zsh|fish`, `[ACTION]`.
+    public var synopsis: String {
+        let word = choices.isEmpty ? name : choices.joined(separator: "|")
+        return isOptional ? "[\(word)]" : word
     }
 }
 
 extension Command {
     public static var positional: Positional? { nil }
+    /// The synopsis: written by hand in the help page, else generated from the declarations.
+    public static var usage: String { helpPage.usage ?? Synopsis.line(command: name, positional: positional, options: options) }
     /// The full help text, options included.
-    public static var help: String { helpPage.text }
+    public static var help: String { helpPage.text(usage: usage) }
     /// Every option the command accepts: what parsing checks against and completions offer.
     public static var options: [Option] { helpPage.options }
 }

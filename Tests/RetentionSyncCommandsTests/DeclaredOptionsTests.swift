@@ -50,4 +50,21 @@ struct DeclaredOptionsTests {
         let unread = command.options.map(\.name).filter { !asked.contains($0) }
         #expect(unread.isEmpty, "'\(name)' declares \(unread.joined(separator: ", ")) but its parse never reads them")
     }
+
+    @Test("an option the command cannot run without is declared required, so the usage line shows it outside brackets", arguments: commandNames)
+    func requiredOptionsAreDeclared(_ name: String) throws {
+        let command = try #require(CLI.commands.first { $0.name == name })
+        guard let parsed = command as? any ParsedCommand.Type else { return }
+        let lines = try #require(Self.lines[name])
+        let context = CommandContext(console: CapturedConsole().console, environment: [:],
+                                     currentDirectory: FileManager.default.temporaryDirectory)
+        var demanded: Set<String> = []
+        for line in lines {
+            guard var arguments = try? Arguments(line, options: parsed.options) else { continue }
+            _ = try? parsed.parse(&arguments, context: context)
+            demanded.formUnion(arguments.demanded)
+        }
+        let declared = Set(command.options.filter(\.isRequired).map(\.name))
+        #expect(demanded == declared, "'\(name)' reads \(demanded.sorted()) as required but declares \(declared.sorted())")
+    }
 }

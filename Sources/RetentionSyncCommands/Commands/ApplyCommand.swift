@@ -54,7 +54,6 @@ struct ApplyCommand: ParsedCommand {
     ])
 
     static let helpPage = HelpPage(
-        usage: "Usage: retention-sync apply --env sandbox|production [--plan FILE] [options]",
         about: """
         Without --plan, plans and applies in one go (the plan is printed first). With --plan, applies
         a plan saved by 'plan --out FILE', and refuses when the manifests changed since, or when the

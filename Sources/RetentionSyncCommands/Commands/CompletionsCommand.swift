@@ -7,7 +7,6 @@ struct CompletionsCommand: ParsedCommand {
     static let summary = "Print a shell completion script (bash, zsh or fish)"
     static let positional: Positional? = Positional("SHELL", choices: Shell.allCases.map(\.rawValue))
     static let helpPage = HelpPage(
-        usage: "Usage: retention-sync completions bash|zsh|fish",
         about: """
         Prints a script that completes commands, options and their values in the shell, made from
         the same declarations as --help. To load it:

@@ -14,7 +14,6 @@ struct DemoCommand: ParsedCommand {
     static let keep = Option("--keep", help: ["Keep the temporary directory and print where it is"])
 
     static let helpPage = HelpPage(
-        usage: "Usage: retention-sync demo [--manifests DIR] [--keep]",
         about: """
         Runs the whole story against the in-process emulator of Apple's API, with a key generated
         for the run: no Apple account, no network. It works on a temporary copy of the manifests

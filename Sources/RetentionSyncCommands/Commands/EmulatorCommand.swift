@@ -71,7 +71,6 @@ struct EmulatorCommand: ParsedCommand {
     }
 
     static let helpPage = HelpPage(
-        usage: "Usage: retention-sync emulator [options]",
         about: """
         Serves an emulator of Apple's Retention Messaging API on 127.0.0.1 until SIGINT or SIGTERM.
         Point the client at the printed API endpoint (RETENTION_SYNC_ENDPOINT): it serves sandbox and

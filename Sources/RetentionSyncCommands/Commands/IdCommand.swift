@@ -15,7 +15,6 @@ struct IdCommand: ParsedCommand {
     static let format = Option("--format", value: "FORMAT", of: StatusFormat.self, default: .text, help: ["How to print it"])
 
     static let helpPage = HelpPage(
-        usage: "Usage: retention-sync id [--manifests DIR] [--env sandbox|production] [--format text|json]",
         about: """
         Prints every message and image identifier the manifests derive, with its logical name,
         locale and content version, and the exact UUIDv5 name string it is computed from, so any

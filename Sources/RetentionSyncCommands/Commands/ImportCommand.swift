@@ -21,7 +21,6 @@ struct ImportCommand: ParsedCommand {
     static let summary = "Write manifests for the messages, images and defaults Apple already holds"
 
     static let helpPage = HelpPage(
-        usage: "Usage: retention-sync import --env sandbox|production [--manifests DIR] [options]",
         about: """
         Reads what Apple holds in the environment (the message and image lists with their review
         states, the default of every product and locale the App declares, the realtime URL) and

@@ -7,7 +7,6 @@ struct InitCommand: ParsedCommand {
     static let summary = "Write a small app that validates cleanly"
     static let positional: Positional? = Positional("DIR", completion: .directory)
     static let helpPage = HelpPage(
-        usage: "Usage: retention-sync init DIR",
         about: """
         Writes a small manifest directory to start from: an App with one product and one locale,
         a message in en-US, the Defaults that show it, a Flow with one rule, and the JSON Schema that

@@ -43,7 +43,6 @@ struct PlanCommand: ParsedCommand {
     ])
 
     static let helpPage = HelpPage(
-        usage: "Usage: retention-sync plan --env sandbox|production [options]",
         about: """
         Reads the environment with the fewest calls (two list calls, one GET /default per declared
         product/locale pair, the realtime URL) and the published snapshot, then prints what apply

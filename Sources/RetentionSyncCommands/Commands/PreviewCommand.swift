@@ -24,7 +24,6 @@ struct PreviewCommand: ParsedCommand {
     static let offline = Option("--offline", help: ["Do not read the state store: review states show as unknown"])
 
     static let helpPage = HelpPage(
-        usage: "Usage: retention-sync preview [--manifests DIR] [--out DIR] [--env sandbox|production] [--offline]",
         about: """
         Writes a self-contained static site to DIR: index.html lists every message and locale with its
         review state per environment, and one page per message draws each localization as the

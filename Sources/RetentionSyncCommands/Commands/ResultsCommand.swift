@@ -17,7 +17,7 @@ import StateLocations
 struct ResultsCommand: ParsedCommand {
     static let name = "results"
     static let summary = "Report save rates per flow, rule and split arm from recorded events"
-    static let env = Option("--env", value: "ENV", of: Environment.self, help: ["The environment whose events to read"])
+    static let env = Option("--env", value: "ENV", of: Environment.self, help: ["The environment whose events to read"]).required()
     static let manifests = Option.manifests(help: ["The manifest directory, for where the state (and so the events) live"])
     static let events = Option.events
     static let asOf = Option("--as-of", value: "DATE", of: DateArgument.self, help: [
@@ -36,7 +36,6 @@ struct ResultsCommand: ParsedCommand {
     ])
 
     static let helpPage = HelpPage(
-        usage: "Usage: retention-sync results --env sandbox|production [--flow NAME] [--since DATE] [--as-of DATE] [--by message|locale|product] [--format text|markdown|json|html] [--events LOCATION] [--manifests DIR]",
         about: """
         Reads the decisions serve recorded and the outcomes Apple reported, joins them per customer
         (by the keyed pseudonym, never a raw transaction id), and reports per flow, rule and split arm:

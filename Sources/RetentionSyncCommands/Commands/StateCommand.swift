@@ -21,7 +21,7 @@ struct StateCommand: ParsedCommand {
     enum Action: String, CaseIterable, Sendable, ArgumentValue {
         case show, history, migrate
     }
-    static let env = Option("--env", value: "ENV", of: Environment.self, help: ["The environment whose state to read"])
+    static let env = Option("--env", value: "ENV", of: Environment.self, help: ["The environment whose state to read"]).required()
     static let stateStore = StateStoreOption.declaration(help: [
         "s3://bucket/prefix or a file path (default: the App's",
         "environments.<env>.stateStore, else its snapshotPath)",

@@ -18,7 +18,6 @@ struct StatusCommand: ParsedCommand {
     ])
 
     static let helpPage = HelpPage(
-        usage: "Usage: retention-sync status --env sandbox|production [--format text|markdown|json] [options]",
         about: """
         Lists every message and image in the environment with its review state, the logical name,
         locale and version the manifests give it (when they derive it), where it is in use (defaults,

@@ -15,7 +15,6 @@ struct ValidateCommand: ParsedCommand {
     static let strict = Option("--strict", help: ["Fail on warnings too."])
 
     static let helpPage = HelpPage(
-        usage: "Usage: retention-sync validate [--manifests DIR] [--format text|json|github] [--strict]",
         about: """
         Checks the manifests in DIR (default: manifests) offline against Apple's rules: text lengths,
         locales, images, references, locale coverage and limits. Every problem is reported in one run.

@@ -117,7 +117,7 @@ public enum CLI {
 struct VersionCommand: Command {
     static let name = "version"
     static let summary = "Print the version"
-    static let helpPage = HelpPage(usage: "Usage: retention-sync version", about: "Prints the version of retention-sync.")
+    static let helpPage = HelpPage(about: "Prints the version of retention-sync.")
     static func run(_ arguments: inout Arguments, context: CommandContext) async throws -> ExitCode {
         try arguments.finish()
         context.console.print("retention-sync \(CLI.version)")
@@ -140,7 +140,7 @@ public enum CommandRegistry {
     /// In the order `retention-sync --help` lists them.
     public static var all: [Entry] {
         CLI.commands.map { command in
-            Entry(name: command.name, summary: command.summary, usage: command.helpPage.usage,
+            Entry(name: command.name, summary: command.summary, usage: command.usage,
                   positional: command.positional, options: command.options)
         }
     }

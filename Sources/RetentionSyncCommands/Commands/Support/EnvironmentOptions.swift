@@ -17,7 +17,7 @@ typealias EnvironmentOptions = ReconcileTarget
 
 extension ReconcileTarget {
     static let manifests = Option.manifests()
-    static let env = Option("--env", value: "ENV", of: Environment.self, help: ["The environment to work on"])
+    static let env = Option("--env", value: "ENV", of: Environment.self, help: ["The environment to work on"]).required()
     static let endpointVariable = "RETENTION_SYNC_ENDPOINT"
     static let endpoint = Option("--endpoint", value: "URL", help: [
         "Talk to this API endpoint instead of Apple (e.g. `retention-sync",
