@@ -1,46 +1,11 @@
 import Foundation
+@testable import ExperimentsTestSupport
 import Testing
 import EventContract
 @testable import Experiments
 
 /// The join's definitions, one hand-written story each.
-@Suite struct JoinTests {
-    static let alice = String(repeating: "a1", count: 32)
-    static let bob = String(repeating: "b2", count: 32)
-
-    static func decision(_ customer: String, _ time: String, rule: String = "control", answer: String = "message", id: String = UUID().uuidString.lowercased(),
-                         splitControl: Bool = false, group: String? = "g", offer: String? = nil) -> String {
-        let groupValue = group.map { "\"\($0)\"" } ?? "null"
-        let offerValue = offer.map { "\"\($0)\"" } ?? "null"
-        return #"{"alternateProductId":null,"answer":"\#(answer)","arm":"\#(rule)","customer":"\#(customer)","environment":"production","eventId":"\#(id)","flow":"cancel-flow","keyId":"0badc0de","localeServed":"en-US","messageIdentifier":"m","offerIdentifier":\#(offerValue),"productId":"p","rule":"\#(rule)","schema":1,"splitControl":\#(splitControl),"splitGroup":\#(groupValue),"time":"\#(time)","type":"decision"}"#
-    }
-
-    static func outcome(_ customer: String, _ time: String, _ type: String, subtype: String? = nil, effective: String? = nil,
-                        expires: String? = nil, price: Int? = nil, offer: String? = nil, id: String = UUID().uuidString.lowercased()) -> String {
-        func text(_ value: String?) -> String { value.map { "\"\($0)\"" } ?? "null" }
-        return #"{"autoRenewProductId":"p","currency":\#(price == nil ? "null" : "\"USD\""),"customer":"\#(customer)","effectiveDate":"\#(effective ?? time)","eventId":"\#(id)","expiresDate":\#(text(expires)),"keyId":"0badc0de","notificationType":"\#(type)","offerIdentifier":\#(text(offer)),"offerType":\#(offer == nil ? "null" : "2"),"price":\#(price.map(String.init) ?? "null"),"productId":"p","subtype":\#(text(subtype)),"time":"\#(time)","type":"outcome"}"#
-    }
-
-    /// Files each line in the partition of its own time, unless `hour` says otherwise.
-    static func source(decisions: [String], outcomes: [String], misfiled: [(line: String, date: String, hour: String)] = []) -> MemoryEventSource {
-        var files: [String: Data] = [:]
-        func add(_ stream: String, _ line: String, date: String? = nil, hour: String? = nil) {
-            let time = line.range(of: #""time":""#).map { String(line[$0.upperBound...].prefix(24)) }!
-            let (d, h) = EventTime.partition(EventTime.parse(time)!)
-            let path = "events/v1/\(stream)/environment=production/date=\(date ?? d)/hour=\(hour ?? h)/w-0000000001.ndjson"
-            files[path, default: Data()].append(Data((line + "\n").utf8))
-        }
-        decisions.forEach { add("decisions", $0) }
-        outcomes.forEach { add("outcomes", $0) }
-        misfiled.forEach { add("outcomes", $0.line, date: $0.date, hour: $0.hour) }
-        return MemoryEventSource(files: files)
-    }
-
-    static func report(_ source: MemoryEventSource, now: String) throws -> ResultsReport {
-        try ResultsReport.compute(source: source, environment: "production",
-                                  now: Date(timeIntervalSince1970: Double(EventTime.parse(now)!) / 1000))
-    }
-
+@Suite struct JoinTests: JoinFixtures {
     @Test func aCustomerCountsOnceAndARetriedUploadIsReadOnce() throws {
         let id = "11111111-2222-3333-4444-555555555555"
         let first = Self.decision(Self.alice, "2026-11-01T10:00:00.000Z", id: id)

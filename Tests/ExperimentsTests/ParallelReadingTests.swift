@@ -1,4 +1,5 @@
 import Foundation
+@testable import ExperimentsTestSupport
 import Testing
 import EventContract
 import TestSupport

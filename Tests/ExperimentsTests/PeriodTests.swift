@@ -1,4 +1,5 @@
 import Foundation
+@testable import ExperimentsTestSupport
 import Testing
 import EventContract
 import TestSupport
@@ -8,19 +9,7 @@ import TestSupport
 /// A split group re-weighted in the middle of an experiment: each configuration is a period of its
 /// own, each customer counts once, in the arm and period of their first exposure — checked against a
 /// simulation that knows every customer's bucket, arm and period.
-@Suite struct PeriodTests {
-    static let first = "keep-message*:0-5000,upsell-yearly:5000-10000"
-    static let second = "keep-message*:0-7000,upsell-yearly:7000-10000"
-
-    static func decision(_ customer: String, time: Int64, rule: String, layout: String, random: inout SplitMix64) -> String {
-        #"{"alternateProductId":null,"answer":"message","arm":"\#(rule)","customer":"\#(customer)","environment":"production","eventId":"\#(random.hex(8))-\#(random.hex(4))-4\#(random.hex(3))-8\#(random.hex(3))-\#(random.hex(12))","flow":"cancel-flow","keyId":"0badc0de","localeServed":"en-US","messageIdentifier":"m-\#(rule)","offerIdentifier":null,"productId":"com.example.stillpoint.monthly","rule":"\#(rule)","schema":1,"splitControl":\#(rule == "keep-message"),"splitGroup":"yearly-upsell","splitLayout":"\#(layout)","time":"\#(EventTime.format(time))","type":"decision"}"#
-    }
-
-    /// The arm of a bucket under a layout, as serve assigns it.
-    static func arm(_ bucket: Int, _ layout: String) -> String {
-        bucket < (layout == first ? 5000 : 7000) ? "keep-message" : "upsell-yearly"
-    }
-
+@Suite struct PeriodTests: PeriodFixtures {
     @Test("a group moved from 50/50 to 70/30 mid-experiment is reported as two periods; every customer counts once, in the arm and period of their first exposure",
           arguments: [UInt64(70_30), 1, 2, 3, 4, 5])
     func reweightedGroupIsReportedInPeriods(seed: UInt64) throws {

@@ -1,4 +1,5 @@
 import Foundation
+@testable import ExperimentsTestSupport
 import Testing
 import EventContract
 import TestSupport
@@ -6,10 +7,7 @@ import TestSupport
 @testable import Views
 
 /// Claims `results` makes, checked against simulated customers whose true behaviour is known.
-@Suite struct SimulationTests {
-    static let control = EventSimulator.Arm(rule: "keep-message", keepRate: 0.30, splitControl: true)
-    static let treatment = EventSimulator.Arm(rule: "upsell-yearly", keepRate: 0.40, answer: "promotionalOffer", offer: "yearly-half-price")
-
+@Suite struct SimulationTests: SimulationFixtures {
     @Test func twoArmsWhoseKeepRatesDifferByTenPointsNameTheBetterArm() throws {
         var simulator = EventSimulator(arms: [Self.control, Self.treatment], customers: 4000)
         simulator.run(seed: 21)

@@ -6,6 +6,7 @@ import RetentionMessaging
 import Reconciler
 import RetentionMessagingModels
 @testable import RetentionSyncCommands
+@testable import CommandTestSupport
 import Testing
 
 @Suite("retention-sync apply")

@@ -4,6 +4,7 @@ import Foundation
 import RetentionMessagingModels
 import Operations
 @testable import RetentionSyncCommands
+@testable import CommandTestSupport
 import Testing
 
 /// `apply` at a terminal asks first, like Terraform; in CI (no terminal) it never asks.

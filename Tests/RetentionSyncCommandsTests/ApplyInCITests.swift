@@ -7,6 +7,7 @@ import Reconciler
 import RetentionMessaging
 import RetentionMessagingModels
 @testable import RetentionSyncCommands
+@testable import CommandTestSupport
 import Testing
 import TestSupport
 @testable import Views

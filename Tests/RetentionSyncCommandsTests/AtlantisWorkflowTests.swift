@@ -2,6 +2,7 @@ import CLIKit
 import Emulator
 import Foundation
 import RetentionMessagingModels
+@testable import CommandTestSupport
 import Testing
 import TestSupport
 import YAML

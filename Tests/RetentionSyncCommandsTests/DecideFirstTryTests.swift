@@ -5,6 +5,7 @@ import Foundation
 import TestSupport
 import RetentionMessagingModels
 @testable import RetentionSyncCommands
+@testable import CommandTestSupport
 import Testing
 
 /// `decide` as a new user first tries it: on the example app's own request samples, with the texts

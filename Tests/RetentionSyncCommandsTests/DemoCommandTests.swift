@@ -5,6 +5,7 @@ import Foundation
 import RetentionMessaging
 import RetentionMessagingModels
 @testable import RetentionSyncCommands
+@testable import CommandTestSupport
 import Testing
 
 @Suite("retention-sync demo")

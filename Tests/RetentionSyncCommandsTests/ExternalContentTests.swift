@@ -3,6 +3,7 @@ import Emulator
 import Foundation
 import HTTPCore
 import RetentionMessagingModels
+@testable import CommandTestSupport
 import Testing
 
 /// A team that already runs Retention Messaging (by hand, a script or a vendor) declares the

@@ -3,75 +3,14 @@ import Emulator
 import Foundation
 import HTTPCore
 import RetentionMessagingModels
+@testable import CommandTestSupport
 import Testing
 
 /// A team that adopts an app a vendor set up keeps showing the vendor's pictures in its own
 /// messages: `kind: ExternalImage` declares them by identifier, and the emulator holds them as
 /// `POST /emulator/seed` put them there.
 @Suite("external images")
-struct ExternalImageTests {
-    static let sandboxHero = "5e4d3c2b-1a09-4f8e-9d7c-6b5a4e3d2c1b"
-    static let productionHero = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
-    static let sandboxIcon = "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"
-    static let productionIcon = "2d3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f6a"
-    static let stranger = "33333333-4444-4555-8666-777777777777"
-    static let pair = DefaultKey(productId: "com.example.stillpoint.monthly", locale: "en-US")
-
-    /// One product, one locale, both environments with a state file each; `stay-calm` shows the
-    /// vendor's hero picture and, as its one bullet point's icon, the vendor's icon; it is the default.
-    static func writeManifests(_ harness: CommandHarness, images: String? = nil) throws {
-        let files = [
-            "app.yaml": """
-            apiVersion: retention-sync/v1
-            kind: App
-            bundleId: com.example.stillpoint
-            appAppleId: 6450012345
-            environments:
-              sandbox: { stateStore: .retention-sync/sandbox-state.json }
-              production: { stateStore: .retention-sync/production-state.json }
-            products:
-              - id: com.example.stillpoint.monthly
-                locales: [en-US]
-            """,
-            "vendor-images.yaml": images ?? """
-            apiVersion: retention-sync/v1
-            kind: ExternalImage
-            name: vendor-hero
-            identifiers:
-              sandbox: \(sandboxHero)
-              production: \(productionHero)
-            ---
-            apiVersion: retention-sync/v1
-            kind: ExternalImage
-            name: vendor-icon
-            identifiers:
-              sandbox: \(sandboxIcon)
-              production: \(productionIcon)
-            """,
-            "messages.yaml": """
-            apiVersion: retention-sync/v1
-            kind: Message
-            name: stay-calm
-            localizations:
-              en-US:
-                header: Stay a little longer
-                body: Ten minutes a day still counts.
-                image: { name: vendor-hero, altText: The sun over the hills }
-                bulletPoints:
-                  - { text: Guided sessions, image: vendor-icon, altText: A breathing ring }
-            """,
-            "defaults.yaml": """
-            apiVersion: retention-sync/v1
-            kind: Defaults
-            defaults:
-              - products: "*"
-                locales: "*"
-                message: stay-calm
-            """,
-        ]
-        try harness.writeManifests(files)
-    }
-
+struct ExternalImageTests: ExternalImageFixtures {
     /// The team's own picture in place of the vendor's: an `Image` the message shows instead.
     static func showOwnHero(_ harness: CommandHarness) throws {
         try """

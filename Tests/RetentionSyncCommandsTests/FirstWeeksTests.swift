@@ -5,6 +5,7 @@ import Foundation
 import RetentionMessaging
 import RetentionMessagingModels
 import RetentionSyncCommands
+@testable import CommandTestSupport
 import Testing
 
 @Suite("A team's first weeks")

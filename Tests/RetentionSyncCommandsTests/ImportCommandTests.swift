@@ -3,6 +3,7 @@ import Emulator
 import Foundation
 import HTTPCore
 import RetentionMessagingModels
+@testable import CommandTestSupport
 import Testing
 
 /// A team that already runs Retention Messaging adopts it: `import` writes what Apple holds as

@@ -3,6 +3,8 @@ import Emulator
 import Foundation
 import RetentionMessagingModels
 @testable import RetentionSyncCommands
+@testable import CommandTestSupport
+@testable import EngineTestSupport
 import Testing
 import TestSupport
 

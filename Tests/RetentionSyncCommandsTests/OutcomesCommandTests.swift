@@ -8,6 +8,7 @@ import RetentionMessaging
 import Foundation
 import RetentionMessagingModels
 @testable import RetentionSyncCommands
+@testable import CommandTestSupport
 import Testing
 import TestSupport
 

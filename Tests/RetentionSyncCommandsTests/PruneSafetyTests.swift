@@ -2,6 +2,7 @@ import CLIKit
 import Emulator
 import Foundation
 import RetentionMessagingModels
+@testable import CommandTestSupport
 import Testing
 
 /// Moving over from a vendor who still writes: nothing Apple uses as a default is deleted on evidence

@@ -5,6 +5,7 @@ import RetentionMessagingModels
 @testable import RetentionSyncCommands
 import Runtime
 import StateStore
+@testable import CommandTestSupport
 import Testing
 
 /// Production review starts at the pull request: `apply --only-uploads` from the pull request's

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import RetentionMessagingModels
+@testable import CommandTestSupport
 import Testing
 
 /// After an import of a vendor's setup, a team has dozens of external messages: what every plan

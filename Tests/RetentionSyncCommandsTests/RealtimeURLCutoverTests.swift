@@ -2,6 +2,7 @@ import CLIKit
 import Emulator
 import Foundation
 import RetentionMessagingModels
+@testable import CommandTestSupport
 import Testing
 
 /// Switching Apple's realtime URL from a vendor to retention-sync's serve, and back in an incident:

@@ -3,6 +3,7 @@ import Emulator
 import Foundation
 import HTTPCore
 import RetentionMessagingModels
+@testable import CommandTestSupport
 import Testing
 import TestSupport
 

@@ -1,6 +1,7 @@
 import CLIKit
 import Foundation
 import RetentionSyncCommands
+@testable import CommandTestSupport
 import Testing
 import TestSupport
 

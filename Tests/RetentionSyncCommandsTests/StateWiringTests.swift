@@ -3,6 +3,7 @@ import Emulator
 import Foundation
 @testable import RetentionSyncCommands
 import RetentionMessagingModels
+@testable import CommandTestSupport
 import Testing
 
 @Suite("plan, apply and status on the state store")

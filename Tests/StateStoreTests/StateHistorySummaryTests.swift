@@ -2,6 +2,7 @@ import Foundation
 import RetentionMessagingModels
 import Runtime
 import StateStore
+@testable import EngineTestSupport
 import Testing
 
 @Suite("State history: who wrote a version, and what it changed")

@@ -3,6 +3,7 @@ import RetentionMessagingModels
 import Runtime
 import StateLocations
 import StateStore
+@testable import EngineTestSupport
 import Testing
 
 @Suite("State store locations")
