@@ -264,6 +264,32 @@ struct ImportPlan {
         return result
     }
 
+    /// One Defaults entry: every product in `products` shows `message` in every locale in `locales`.
+    struct DefaultsEntry: Equatable {
+        var products: [String]
+        var locales: [String]
+        var message: String
+    }
+
+    /// The defaults as few entries as say exactly them: per message, the products that show it in
+    /// the same locales share one entry (a vendor's campaign over 40 products and 12 locales is a line
+    /// per message, not 480), so that a team takes over a campaign by changing one line.
+    static func grouped(_ defaults: [Default]) -> [DefaultsEntry] {
+        var localesByMessageAndProduct: [String: [String: [String]]] = [:]
+        for item in defaults {
+            localesByMessageAndProduct[item.message, default: [:]][item.pair.productId, default: []].append(item.pair.locale)
+        }
+        var entries: [DefaultsEntry] = []
+        for (message, byProduct) in localesByMessageAndProduct {
+            var productsByLocales: [[String]: [String]] = [:]
+            for (product, locales) in byProduct { productsByLocales[locales.sorted(), default: []].append(product) }
+            for (locales, products) in productsByLocales {
+                entries.append(DefaultsEntry(products: products.sorted(), locales: locales, message: message))
+            }
+        }
+        return entries.sorted { ($0.products[0], $0.locales[0], $0.message) < ($1.products[0], $1.locales[0], $1.message) }
+    }
+
     func yaml(environment: Environment) -> String {
         var documents: [String] = []
         for image in images {
@@ -299,8 +325,9 @@ struct ImportPlan {
                 defaults:
 
                 """
-            for item in defaults {
-                text += "  - { products: [\(item.pair.productId)], locales: [\(item.pair.locale)], message: \(item.message) }\n"
+            for entry in Self.grouped(defaults) {
+                text += "  - { products: [\(entry.products.joined(separator: ", "))], locales: [\(entry.locales.joined(separator: ", "))], "
+                    + "message: \(entry.message) }\n"
             }
             documents.append(text)
         }
