@@ -28,7 +28,8 @@ public enum ImportOperation {
         for name in NewFile.removeAbandoned(in: directory, prefix: "imported-") {
             context.console.error("Removed \(environmentOptions.manifestsPath)/\(name), the unfinished file of an import that was killed while writing.")
         }
-        let estimate = ImportEstimate(environment: environment, pairs: session.desired.declaredPairs.count)
+        let estimate = ImportEstimate(environment: environment,
+                                      pairs: session.workspace.pairsNamedByManifests.union(session.desired.declaredPairs).count)
         context.console.write("Importing \(environment.rawValue) of \(session.desired.bundleId): \(estimate.text)\n")
         let progress = CallProgress(expected: estimate.calls, label: "importing \(environment.rawValue)", console: context.console)
         session.reconciler.api = ProgressReportingAPI(base: session.reconciler.api, progress: progress)
@@ -37,7 +38,9 @@ public enum ImportOperation {
         defer { interruption?.uninstall() }
         let planned: PlanResult
         do {
-            planned = try await session.plan(PlanOptions())
+            var options = PlanOptions()
+            options.readEveryNamedPair = true
+            planned = try await session.plan(options)
         } catch {
             throw CommandError("import wrote nothing: \(error.message)", exitCode: error.exitCode)
         }
@@ -49,7 +52,8 @@ public enum ImportOperation {
             return interruption?.finish() ?? .success
         }
         interruption?.writing()
-        if !result.isEmpty {
+        try pair(result.pairings, environment: environment, manifestsPath: environmentOptions.manifestsPath, context: context)
+        if !(result.externals.isEmpty && result.images.isEmpty && result.defaults.isEmpty) {
             let written = try write(result.yaml(environment: environment), in: directory, environment: environment)
             let images = result.images.isEmpty ? "" : "\(result.images.count) external image\(result.images.count == 1 ? "" : "s"), "
             context.console.write("Wrote \(environmentOptions.manifestsPath)/\(written): \(result.externals.count) external message\(result.externals.count == 1 ? "" : "s"), "
@@ -62,6 +66,39 @@ public enum ImportOperation {
         context.console.write("Next: retention-sync validate, then retention-sync plan --env \(environment.rawValue) (it should say No changes), and commit the "
                               + (result.isEmpty || result.realtimeURL == nil ? "file" : "files") + ".\n")
         return interruption?.finish() ?? .success
+    }
+
+    /// Adds each pairing's identifier to its external message, as a minimal edit of the file that
+    /// declares it (each file written whole); an edit that cannot be made safely leaves the file as it
+    /// is, and the note gives the line to add.
+    static func pair(_ pairings: [ImportPlan.Pairing], environment: Environment, manifestsPath: String,
+                     context: CommandContext) throws(CommandError) {
+        var byPath: [String: [ImportPlan.Pairing]] = [:]
+        for pairing in pairings {
+            // Manifests are the directory's own files (never in subdirectories), named as the user wrote the directory.
+            let name = pairing.file.split(separator: "/").last.map(String.init) ?? pairing.file
+            byPath[manifestsPath.hasSuffix("/") ? manifestsPath + name : manifestsPath + "/" + name, default: []].append(pairing)
+        }
+        for (path, pairings) in byPath.sorted(by: { $0.key < $1.key }) {
+            var text = String(decoding: try readFile(path, what: "a manifest", context: context), as: UTF8.self)
+            var paired: [String] = []
+            for pairing in pairings {
+                switch ExternalIdentifierEdit.adding(pairing.identifier, environment: environment, toExternalMessage: pairing.name, in: text, file: path) {
+                case .success(let edited):
+                    text = edited
+                    paired.append(pairing.name)
+                case .failure(let refusal):
+                    context.console.write("note: '\(pairing.name)' is \(pairing.identifier) in \(environment.rawValue) (the defaults it is assigned to "
+                                          + "show it there), but \(path) was left as it is for it (\(refusal)); add \(environment.rawValue): "
+                                          + "\(pairing.identifier) under its identifiers yourself.\n")
+                }
+            }
+            guard !paired.isEmpty else { continue }
+            try OutputFile.write(text, to: path, context: context)
+            context.console.write("Paired \(paired.count) external message\(paired.count == 1 ? "" : "s") in \(path) with \(environment.rawValue)'s "
+                                  + "identifier\(paired.count == 1 ? "" : "s"): the defaults \(paired.count == 1 ? "it is" : "they are") assigned to show "
+                                  + "the same message there (\(paired.joined(separator: ", "))).\n")
+        }
     }
 
     /// Writes the realtime URL Apple holds into the App manifest as a minimal edit, so that a later
@@ -194,6 +231,16 @@ struct ImportPlan {
         var message: String
     }
 
+    /// A declared external message with no identifier in this environment, and the one message the
+    /// pairs it is the default of show here: the same campaign, so import adds the identifier.
+    struct Pairing {
+        var name: String
+        var identifier: String
+        /// The file that declares it, as the manifests' location names it.
+        var file: String
+    }
+
+    var pairings: [Pairing] = []
     var externals: [External] = []
     var images: [ExternalImage] = []
     var defaults: [Default] = []
@@ -201,7 +248,34 @@ struct ImportPlan {
     /// Apple's realtime URL, when the App declares none for the environment: import declares it.
     var realtimeURL: String?
 
-    var isEmpty: Bool { externals.isEmpty && images.isEmpty && defaults.isEmpty }
+    var isEmpty: Bool { externals.isEmpty && images.isEmpty && defaults.isEmpty && pairings.isEmpty }
+
+    /// Pairs each external message that has no identifier in this environment with the one unmanaged
+    /// message the pairs it is assigned to show here (the same product and locale name the same
+    /// campaign in both environments); when they show several, says so and pairs nothing.
+    static func pairings(_ manifests: ManifestSet, remote: RemoteState, unmanaged: Set<String>,
+                         environment: Environment) -> (pairings: [Pairing], notes: [String]) {
+        var pairings: [Pairing] = [], notes: [String] = [], claimed: [String: String] = [:]
+        for external in manifests.externalMessages where external.identifier(in: environment) == nil {
+            let pairs = manifests.defaults.filter { $0.message == external.name }.map { ProductLocale(productId: $0.productId, locale: $0.locale) }
+            let shown = Set(pairs.compactMap { remote.defaults[$0] }).sorted()
+            guard let identifier = shown.first else { continue }
+            guard shown.count == 1 else {
+                notes.append("external message '\(external.name)' is the default of \(pairs.count) pairs, which show \(shown.count) different messages "
+                             + "in \(environment.rawValue) (\(shown.joined(separator: ", "))): not paired; add the right one under its identifiers yourself")
+                continue
+            }
+            guard unmanaged.contains(identifier) else { continue }
+            if let other = claimed[identifier] {
+                notes.append("\(identifier) in \(environment.rawValue) is what both '\(other)' and '\(external.name)' are the default of: "
+                             + "paired with '\(other)' only")
+                continue
+            }
+            claimed[identifier] = external.name
+            pairings.append(Pairing(name: external.name, identifier: identifier, file: external.location.file))
+        }
+        return (pairings, notes)
+    }
 
     /// `imported-<env>-<first 8 hex digits>` (after `kind`, when given), longer while `names` has it.
     static func name(for identifier: String, environment: Environment, kind: String? = nil, taken names: inout Set<String>) -> String {
@@ -227,12 +301,17 @@ struct ImportPlan {
         for external in desired.externalMessages ?? [] { nameOf[external.identifier] = external.name }
         // Only what nobody recorded: older versions, rollback targets and submissions are the tool's own.
         let unmanaged = planned.plan.inventory.filter { $0.kind == .message && $0.label == .unmanaged }.map(\.identifier).sorted()
-        for identifier in unmanaged {
+        let (pairings, pairingNotes) = pairings(manifests, remote: remote, unmanaged: Set(unmanaged), environment: desired.environment)
+        result.pairings = pairings
+        result.notes += pairingNotes
+        for pairing in pairings { nameOf[pairing.identifier] = pairing.name }
+        for identifier in unmanaged where nameOf[identifier] == nil {
             let name = name(for: identifier, environment: desired.environment, taken: &names)
             nameOf[identifier] = name
             result.externals.append(External(name: name, identifier: identifier, state: ReviewState(remote.messages[identifier]).rawValue))
         }
-        let assigned = Set(desired.defaults.map { ProductLocale(productId: $0.productId, locale: $0.locale) })
+        // Every pair a Defaults document assigns, in any environment: its default is the manifests'.
+        let assigned = Set(manifests.defaults.map { ProductLocale(productId: $0.productId, locale: $0.locale) })
         for (pair, identifier) in remote.defaults.sorted(by: { $0.key < $1.key }) where !assigned.contains(pair) {
             guard remote.messages[identifier] != nil else {
                 result.notes.append("the default of \(pair) is \(identifier), which Apple's message list does not hold: not imported")

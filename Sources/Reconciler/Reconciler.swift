@@ -38,7 +38,7 @@ public struct Reconciler: Sendable {
         }
         // Whether content is in use is decided on defaults this run read: a prune reads every pair,
         // the record's trust and the refresh window notwithstanding (a vendor may still write).
-        let extra = options.prune ? pairsNamedByManifests.subtracting(desired.declaredPairs) : []
+        let extra = options.prune || options.readEveryNamedPair ? pairsNamedByManifests.subtracting(desired.declaredPairs) : []
         let remote = try await RemoteStateReader.read(api, desired: desired, state: state, refresh: options.prune ? .all : refresh,
                                                       alsoRead: extra)
         var options = options

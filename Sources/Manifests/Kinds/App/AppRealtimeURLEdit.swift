@@ -51,7 +51,7 @@ public enum AppRealtimeURLEdit {
     /// Why the file was left as it is.
     public struct EditRefusal: Error, Sendable, CustomStringConvertible {
         public var description: String
-        init(_ description: String) { self.description = description }
+        public init(_ description: String) { self.description = description }
     }
 
     static func blank(_ line: String, upTo column: Int) -> Bool {
