@@ -47,6 +47,8 @@ public enum ImportOperation {
         let result = ImportPlan.make(planned, manifests: session.manifests)
         context.console.write("Read in \(planned.remote.apiCalls) calls.\n")
         for note in result.notes { context.console.write("note: \(note)\n") }
+        // What the vendor left that needs fixing is said before the move, not found after it.
+        for problem in planned.plan.inherited { context.console.write("attention: \(problem.description)\n") }
         guard !result.isEmpty || result.realtimeURL != nil else {
             context.console.write("Nothing new to import: every message, image and default Apple holds in \(environment.rawValue) is in the manifests.\n")
             return interruption?.finish() ?? .success

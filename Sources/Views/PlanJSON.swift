@@ -64,13 +64,14 @@ public enum PlanJSON {
         var missingState: MissingState?
         var pruneRead: PruneRead?
         var warnings: [Warning]?
+        var inherited: [Inherited]?
         var evidence: EvidenceMember?
 
         enum CodingKeys: String, CodingKey {
             case formatVersion = "format_version", environment, bundleId = "bundle_id", prune, converged, health
             case summary, actions, problems, inventory, estimate, apiCalls = "api_calls", fingerprints
             case reviewAges = "review_ages", rollbackVersions = "rollback_versions", missingState = "missing_state"
-            case pruneGraceDays = "prune_grace_days", pruneRead = "prune_read", warnings, evidence
+            case pruneGraceDays = "prune_grace_days", pruneRead = "prune_read", warnings, inherited, evidence
         }
 
         init(_ plan: Plan) {
@@ -93,6 +94,27 @@ public enum PlanJSON {
             missingState = plan.missingState
             pruneRead = plan.pruneRead
             warnings = plan.warnings.isEmpty ? nil : plan.warnings.map(Warning.init)
+            inherited = plan.inherited.isEmpty ? nil : plan.inherited.map(Inherited.init)
+        }
+    }
+
+    /// What the environment held before these manifests that needs a person (absent when nothing).
+    struct Inherited: Encodable {
+        var kind: String
+        /// `product/locale`, each pair it concerns.
+        var pairs: [String]
+        var messageIdentifier: String?
+        var message: String
+
+        enum CodingKeys: String, CodingKey { case kind, pairs, messageIdentifier = "message_identifier", message }
+
+        init(_ problem: InheritedProblem) {
+            kind = problem.kind
+            message = problem.description
+            switch problem {
+            case .defaultShowsRejected(let pair, let identifier): (pairs, messageIdentifier) = ([pair.description], identifier)
+            case .noDefault(let missing): (pairs, messageIdentifier) = (missing.map(\.description), nil)
+            }
         }
     }
 

@@ -253,6 +253,12 @@ public enum PlanView {
                 head.append("> - \(MarkdownText.code(action.title)) stays as it is until then")
             }
         }
+        if !plan.inherited.isEmpty {
+            head.append("")
+            head.append("> [!WARNING]")
+            head.append("> **Needs attention** (the environment was like this before these manifests; no action of this plan changes it):")
+            for problem in plan.inherited { head.append("> - \(escape(problem.description))") }
+        }
         if !waitingForTest.isEmpty {
             head.append("")
             head.append("**Waiting for a sandbox performance test to pass:**")

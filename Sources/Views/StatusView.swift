@@ -27,6 +27,9 @@ public enum StatusView {
         if !attention.isEmpty {
             out.append(painter.color(.red, "Needs attention: \(attention.count) item\(attention.count == 1 ? "" : "s") REJECTED or PENDING longer than \(report.pendingWarnDays) days"))
         }
+        for problem in report.inherited {
+            out.append(painter.color(.red, "Needs attention (held before these manifests): " + safe(problem.description)))
+        }
         for (title, entries) in sections(report) {
             out.append("")
             out.append(painter.bold("\(title) (\(entries.count))"))
@@ -66,9 +69,13 @@ public enum StatusView {
         out.append("### retention-sync status (\(report.environment.rawValue)) of `\(cell(report.bundleId))`")
         out.append("")
         out.append("**\(report.converged ? "In sync" : "Not in sync")**, health **\(report.health.rawValue)**. "
-                   + (attention.isEmpty ? "Nothing needs attention."
+                   + (attention.isEmpty ? (report.inherited.isEmpty ? "Nothing needs attention." : "")
                       : "**⚠ \(attention.count) item\(attention.count == 1 ? "" : "s") need\(attention.count == 1 ? "s" : "") attention** (REJECTED, or PENDING longer than \(report.pendingWarnDays) days)."))
         out.append("")
+        for problem in report.inherited {
+            out.append("**⚠ Needs attention** (held before these manifests): \(cell(problem.description))")
+            out.append("")
+        }
         out.append("Published snapshot: `\(report.publishedSnapshot ?? "none")` · realtime URL: `\(cell(report.realtimeURL ?? "none"))` · state store: `\(cell(report.stateStore ?? "none"))`")
         for (title, entries) in sections(report) where !entries.isEmpty {
             out.append("")
@@ -149,11 +156,12 @@ public enum StatusView {
         var stateStore: String?
         var pendingWarnDays: Int
         var needsAttention: Int
+        var inherited: [String]
 
         enum CodingKeys: String, CodingKey {
             case formatVersion = "format_version", environment, bundleId = "bundle_id", converged, health
             case publishedSnapshot = "published_snapshot", realtimeURL = "realtime_url"
-            case stateStore = "state_store", pendingWarnDays = "pending_warn_days", needsAttention = "needs_attention"
+            case stateStore = "state_store", pendingWarnDays = "pending_warn_days", needsAttention = "needs_attention", inherited
             case realtimeURLAwaitingTest = "realtime_url_awaiting_performance_test"
         }
 
@@ -169,7 +177,8 @@ public enum StatusView {
             realtimeURL = report.realtimeURL
             stateStore = report.stateStore
             pendingWarnDays = report.pendingWarnDays
-            needsAttention = report.needingAttention.count
+            needsAttention = report.needingAttention.count + report.inherited.count
+            inherited = report.inherited.map(\.description)
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -187,6 +196,7 @@ public enum StatusView {
             try container.encodeIfPresent(stateStore, forKey: .stateStore)
             try container.encode(pendingWarnDays, forKey: .pendingWarnDays)
             try container.encode(needsAttention, forKey: .needsAttention)
+            if !inherited.isEmpty { try container.encode(inherited, forKey: .inherited) }
         }
     }
 

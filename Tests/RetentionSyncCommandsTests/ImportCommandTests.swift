@@ -44,14 +44,17 @@ struct ImportCommandTests {
         #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
     }
 
-    /// What a vendor left behind: three messages (one still in review), an image, three defaults, a realtime URL.
-    static func seedVendorApp(_ harness: CommandHarness) async throws {
+    /// What a vendor left behind: three messages (one still in review), an image, three defaults (the
+/// fourth pair has none: a problem the vendor left, which plan and apply call for attention; with
+/// `everyPair`, it has one too), a realtime URL.
+    static func seedVendorApp(_ harness: CommandHarness, everyPair: Bool = false) async throws {
         try await seed(harness, """
             {"messages": [{"identifier": "\(first)"}, {"identifier": "\(second)"}, {"identifier": "\(pending)", "state": "PENDING"}],
              "images": [{"identifier": "e5e5e5e5-0000-4000-8000-000000000005"}],
              "defaults": [{"productId": "com.example.stillpoint.monthly", "locale": "en-US", "messageIdentifier": "\(first)"},
                           {"productId": "com.example.stillpoint.monthly", "locale": "de-DE", "messageIdentifier": "\(second)"},
-                          {"productId": "com.example.stillpoint.yearly", "locale": "en-US", "messageIdentifier": "\(first)"}],
+                          {"productId": "com.example.stillpoint.yearly", "locale": "en-US", "messageIdentifier": "\(first)"}\(everyPair ? "," : "")
+                          \(everyPair ? #"{"productId": "com.example.stillpoint.yearly", "locale": "de-DE", "messageIdentifier": "\#(second)"}"# : "")],
              "realtimeURL": "https://vendor.example/apple/sandbox"}
             """)
     }
@@ -87,8 +90,11 @@ struct ImportCommandTests {
         #expect(plan.code == .success, "\(plan.stdout)\(plan.stderr)")
         #expect(plan.stdout.contains("No changes. sandbox matches the manifests."), "\(plan.stdout)")
         #expect(plan.stdout.contains("7 API calls") || plan.stdout.contains("7 calls"), "\(plan.stdout)")
+        // The vendor left yearly/de-DE without a default: apply changes nothing and calls for attention to it.
         let apply = await harness.run(["apply", "--env", "sandbox"])
-        #expect(apply.code == .success, "\(apply.stdout)\(apply.stderr)")
+        #expect(apply.code == .needsAttention, "\(apply.stdout)\(apply.stderr)")
+        #expect(apply.stderr.contains("1 declared pair has no default message at Apple and none in the manifests (com.example.stillpoint.yearly/de-DE)"),
+                "\(apply.stderr)")
         let after = harness.emulator.state(of: .sandbox)
         #expect(after.messages.count == before.messages.count, "nothing uploaded")
         #expect(after.defaults == before.defaults, "no default changed")
@@ -161,7 +167,7 @@ struct ImportCommandTests {
     func adoptionIsNoLostStore() async throws {
         let harness = try CommandHarness()
         try Self.adoptingApp(harness)
-        try await Self.seedVendorApp(harness)
+        try await Self.seedVendorApp(harness, everyPair: true)
         #expect(await harness.run(["import", "--env", "sandbox"]).code == .success)
 
         let plan = await harness.run(["plan", "--env", "sandbox", "--format", "json"])

@@ -16,7 +16,7 @@ struct RealtimeURLCutoverTests {
     /// The vendor's app, imported; the App file as import left it is returned.
     static func importedVendorApp(_ harness: CommandHarness) async throws -> String {
         try ImportCommandTests.adoptingApp(harness)
-        try await ImportCommandTests.seedVendorApp(harness)
+        try await ImportCommandTests.seedVendorApp(harness, everyPair: true)
         let imported = await harness.run(["import", "--env", "sandbox"])
         #expect(imported.code == .success, "\(imported.stdout)\(imported.stderr)")
         return try String(contentsOf: harness.file("manifests/app.yaml"), encoding: .utf8)
@@ -104,7 +104,7 @@ struct RealtimeURLCutoverTests {
         let declared = try String(contentsOf: file, encoding: .utf8)
             .replacingOccurrences(of: "sandbox: { stateStore:", with: "sandbox: { realtimeURL: \(Self.serve), stateStore:")
         try declared.write(to: file, atomically: true, encoding: .utf8)
-        try await ImportCommandTests.seedVendorApp(harness)
+        try await ImportCommandTests.seedVendorApp(harness, everyPair: true)
         let run = await harness.run(["import", "--env", "sandbox"])
         #expect(run.code == .success, "\(run.stdout)\(run.stderr)")
         #expect(run.stdout.contains("note: Apple's realtime URL is \(Self.vendor), the App declares \(Self.serve): import changed nothing"), "\(run.stdout)")

@@ -44,6 +44,9 @@ public struct Plan: Sendable, Hashable {
     public var pruneRead: PruneRead?
     /// What these manifests stopped declaring that no action changes at Apple, sorted.
     public var warnings: [PlanWarning] = []
+    /// What the environment held before these manifests that a person should fix and no action of
+    /// this plan changes (a default on REJECTED content, declared pairs with no default).
+    public var inherited: [InheritedProblem] = []
 
     public init(formatVersion: String = Plan.currentFormatVersion, environment: Environment, bundleId: String,
                 prune: Bool, converged: Bool, health: Health, summary: PlanSummary, actions: [PlanAction],
@@ -72,6 +75,7 @@ public struct Plan: Sendable, Hashable {
     public var attention: [Attention] {
         problems.filter { $0.severity == .attention }.map(Attention.rejected)
             + actions.filter { $0.state == .blocked && $0.reason.wait == .performanceTest }.map { Attention.performanceTest($0.title) }
+            + inherited.map(Attention.inherited)
     }
     public var needsAttention: Bool { !attention.isEmpty }
     public var hasReadyActions: Bool { actions.contains { $0.state == .ready } }
@@ -102,13 +106,47 @@ public enum Attention: Sendable, Hashable, CustomStringConvertible {
     case rejected(PlanProblem)
     /// Apple refused the production realtime URL until a sandbox performance test passes.
     case performanceTest(String)
+    /// What the environment held before these manifests.
+    case inherited(InheritedProblem)
 
     public var description: String {
         switch self {
         case .rejected(let problem): problem.message
         case .performanceTest(let title): "\(title): Apple takes the production realtime URL once a sandbox performance test passes (retention-sync performance-test --env sandbox)"
+        case .inherited(let problem): problem.description
         }
     }
+}
+
+/// A condition the environment was in before these manifests — set up by hand or by a vendor — that
+/// leaves customers without the answer a team means to give, and that no action of the plan changes.
+public enum InheritedProblem: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Apple's default for the pair is a message App Review REJECTED: the pair shows no default message.
+    case defaultShowsRejected(ProductLocale, identifier: String)
+    /// Declared pairs that have no default at Apple, and that the manifests assign none.
+    case noDefault([ProductLocale])
+
+    /// The JSON `kind`.
+    public var kind: String {
+        switch self {
+        case .defaultShowsRejected: "default_shows_rejected"
+        case .noDefault: "no_default"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .defaultShowsRejected(let pair, let identifier):
+            "the default of \(pair) is message \(identifier), which App Review REJECTED: customers there see no default message "
+                + "(assign an approved message in a Defaults document)"
+        case .noDefault(let pairs):
+            "\(pairs.count) declared pair\(pairs.count == 1 ? " has" : "s have") no default message at Apple and none in the manifests ("
+                + pairs.prefix(5).map(\.description).joined(separator: ", ") + (pairs.count > 5 ? ", …" : "")
+                + "): assign one in a Defaults document, or remove the locale from the product in the App"
+        }
+    }
+
+    public static func < (lhs: InheritedProblem, rhs: InheritedProblem) -> Bool { lhs.description < rhs.description }
 }
 
 /// A change in the manifests that no action carries out at Apple: neither an error (the plan is

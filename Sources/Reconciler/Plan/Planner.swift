@@ -105,11 +105,12 @@ public enum Planner {
             estimate: estimate(actions, desired: desired, remote: remote, content: content),
             apiCalls: remote.apiCalls,
             fingerprints: Fingerprints(manifests: try desired.fingerprint(), remote: try remote.fingerprint()))
-        // What needs a person is said once, by `Plan.attention`; the summary counts it.
-        plan.summary.attention = plan.attention.count
         plan.rollbackVersions = options.rollbackVersions == PlanOptions.defaultRollbackVersions ? nil : options.rollbackVersions
         plan.pruneGraceDays = options.pruneGraceDays == PlanOptions.defaultPruneGraceDays ? nil : options.pruneGraceDays
         plan.warnings = context.warnings.sorted()
+        plan.inherited = inheritedProblems(actions: actions, problems: problems, desired: desired, remote: remote)
+        // What needs a person is said once, by `Plan.attention`; the summary counts it.
+        plan.summary.attention = plan.attention.count
         if remote.isFirstPublish, let store = remote.stateStoreName {
             let derived = content.derivedStates
             let atApple = derived.filter { $0 != .notUploaded }.count
@@ -118,6 +119,27 @@ public enum Planner {
             }
         }
         return PlanResult(plan: plan, desired: desired, remote: remote, snapshot: compiled, options: options, usage: usage)
+    }
+
+    /// The declared pairs Apple leaves without a working default that no action of this plan sets:
+    /// a default on a message App Review REJECTED (unless a problem of the plan already names it),
+    /// and pairs with no default at all.
+    static func inheritedProblems(actions: [PlanAction], problems: [PlanProblem], desired: DesiredState,
+                                  remote: RemoteState) -> [InheritedProblem] {
+        let setByPlan = Set(actions.compactMap { action -> ProductLocale? in
+            guard case .set(let pair, _, _, _, _)? = action.change.as(DefaultChange.self) else { return nil }
+            return pair
+        })
+        let named = Set(problems.map(\.identifier))
+        var found: [InheritedProblem] = [], missing: [ProductLocale] = []
+        for pair in desired.declaredPairs.sorted() where !setByPlan.contains(pair) {
+            guard let current = remote.defaults[pair] else { missing.append(pair); continue }
+            if ReviewState(remote.messages[current]) == .rejected, !named.contains(current) {
+                found.append(.defaultShowsRejected(pair, identifier: current))
+            }
+        }
+        if !missing.isEmpty { found.append(.noDefault(missing)) }
+        return found
     }
 
     static func applyGate(_ readiness: ReviewGate.Readiness, to action: inout PlanAction, serving: ActionReason.Serving,

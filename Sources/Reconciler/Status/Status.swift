@@ -23,6 +23,11 @@ public struct StatusReport: Sendable, Hashable {
     public var stateStore: String?
     /// PENDING longer than this many days is flagged.
     public var pendingWarnDays: Int = Status.defaultPendingWarnDays
+    /// What the environment held before these manifests that needs a person (`Plan.inherited`).
+    public var inherited: [InheritedProblem] = []
+
+    /// Whether anything needs a person: an entry, or an inherited problem.
+    public var needsAttention: Bool { !needingAttention.isEmpty || !inherited.isEmpty }
 
     /// Entries that need a person: REJECTED, or PENDING longer than `pendingWarnDays`.
     public var needingAttention: [StatusEntry] { ContentKind.allCases.flatMap { content[$0] ?? [] }.filter(\.needsAttention) }
@@ -106,6 +111,7 @@ public enum Status {
         }
         report.pendingWarnDays = pendingWarnDays
         report.stateStore = planned.remote.stateStoreName
+        report.inherited = planned.plan.inherited
         return report
     }
 

@@ -73,7 +73,7 @@ struct StatusCommand: ParsedCommand {
         }
         await RunNotifications.send(RunEvents.events(report, planned: planned), store: session.reconciler.state?.store,
                                     context: context)
-        return options.detailed && !report.needingAttention.isEmpty ? .needsAttention : .success
+        return options.detailed && report.needsAttention ? .needsAttention : .success
     }
 }
 
