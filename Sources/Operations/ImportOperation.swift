@@ -24,11 +24,12 @@ public enum ImportOperation {
         environmentOptions.refreshDefaults = .all
         let environment = environmentOptions.environment
         var session = try ReconcileSession.open(environmentOptions, context: context, provider: provider)
+        session.reconciler.onReadPlanned = nil // import announces its own read below
         let directory = context.url(environmentOptions.manifestsPath)
         for name in NewFile.removeAbandoned(in: directory, prefix: "imported-") {
             context.console.error("Removed \(environmentOptions.manifestsPath)/\(name), the unfinished file of an import that was killed while writing.")
         }
-        let estimate = ImportEstimate(environment: environment,
+        let estimate = ReadEstimate(environment: environment,
                                       pairs: session.workspace.pairsNamedByManifests.union(session.desired.declaredPairs).count)
         context.console.write("Importing \(environment.rawValue) of \(session.desired.bundleId): \(estimate.text)\n")
         let progress = CallProgress(expected: estimate.calls, label: "importing \(environment.rawValue)", console: context.console)
@@ -135,28 +136,6 @@ public enum ImportOperation {
             if try NewFile.create(Data(text.utf8), at: url) { return name }
         }
         throw CommandError("cannot find a free imported-\(environment.rawValue)-N.yaml name in \(directory.path)")
-    }
-}
-
-/// What an import costs before it starts: the two list calls, one `GET /default` per declared
-/// pair and the realtime URL — all in Apple's "every other endpoint" class — against the hourly
-/// budget Apple gives that class in the environment.
-struct ImportEstimate {
-    var environment: Environment
-    var pairs: Int
-
-    var calls: Int { 2 + pairs + 1 }
-    var budget: Int { RateLimits.apple.perWindow(.other, in: environment) }
-    var rate: Double { RateLimits.apple.perSecond(.other, in: environment) }
-    /// The least time Apple's budget allows, starting with a full hour's budget.
-    var floorSeconds: Double { Estimate.floorSeconds(requests: calls, rate: rate) }
-
-    var text: String {
-        let what = "about \(calls) calls (the message and image lists, \(pairs) default\(pairs == 1 ? "" : "s"), the realtime URL) before anything is written"
-        let limit = "Apple allows \(budget) an hour in \(environment.rawValue)"
-        guard calls > budget else { return "\(what); \(limit), so they fit in one hour's budget." }
-        let rateText = rate < 1 ? String(format: "%.1f", rate) : String(Int(rate))
-        return "\(what); \(limit), so after the first \(budget) it paces itself at \(rateText) a second: at least \(PlanView.seconds(floorSeconds))."
     }
 }
 

@@ -29,13 +29,20 @@ public struct ReconcileSession: Sendable {
         if workspace.flowsUnpublished {
             context.console.error(DiagnosticsView.flowsUnpublished(options.environment.rawValue))
         }
-        let reconciler: Reconciler
+        var reconciler: Reconciler
         let configuration = try ReconcileTarget.transportConfiguration(context)
         do throws(StateStoreError) {
             reconciler = try Reconciler.open(workspace, api: client, refresh: options.refreshDefaults, environment: context.environment, clock: SystemClock(),
                                              transport: CurlHTTPClient(configuration: configuration))
         } catch {
             throw CommandError("\(error.description); nothing was read or sent")
+        }
+        // A long read is announced with its cost before the first call, as import announces its own.
+        let environment = options.environment, console = context.console
+        reconciler.onReadPlanned = { defaults in
+            let estimate = ReadEstimate(environment: environment, pairs: defaults)
+            guard estimate.calls >= CallProgress.minimumCalls else { return }
+            console.error("Reading \(environment.rawValue): \(estimate.text(before: "the plan"))")
         }
         let heartbeat = ReadHeartbeat(console: context.console, clock: client.clock, environment: options.environment.rawValue)
         client.onWait { seconds, reason in heartbeat.waiting(seconds, reason: reason) }
@@ -107,5 +114,30 @@ public final class ReadHeartbeat: Sendable {
             return true
         }
         if show { console.error("  … reading \(environment): waiting \(PlanView.seconds(seconds)) (\(reason))") }
+    }
+}
+
+/// What reading an environment costs before it starts (an import, a plan, an apply's plan): the two
+/// list calls, one `GET /default` per pair read and the realtime URL — all in Apple's "every other
+/// endpoint" class — against the hourly budget Apple gives that class in the environment.
+struct ReadEstimate {
+    var environment: Environment
+    var pairs: Int
+
+    var calls: Int { 2 + pairs + 1 }
+    var budget: Int { RateLimits.apple.perWindow(.other, in: environment) }
+    var rate: Double { RateLimits.apple.perSecond(.other, in: environment) }
+    /// The least time Apple's budget allows, starting with a full hour's budget.
+    var floorSeconds: Double { Estimate.floorSeconds(requests: calls, rate: rate) }
+
+    var text: String { text(before: "anything is written") }
+
+    /// `before`: what waits for the read (`anything is written`, `the plan`).
+    func text(before: String) -> String {
+        let what = "about \(calls) calls (the message and image lists, \(pairs) default\(pairs == 1 ? "" : "s"), the realtime URL) before \(before)"
+        let limit = "Apple allows \(budget) an hour in \(environment.rawValue)"
+        guard calls > budget else { return "\(what); \(limit), so they fit in one hour's budget." }
+        let rateText = rate < 1 ? String(format: "%.1f", rate) : String(Int(rate))
+        return "\(what); \(limit), so after the first \(budget) it paces itself at \(rateText) a second: at least \(PlanView.seconds(floorSeconds))."
     }
 }

@@ -16,6 +16,8 @@ public struct Reconciler: Sendable {
     /// Every pair the manifests name in any environment (the App's products and locales, every
     /// `Defaults` entry), including those this environment leaves alone: a prune reads them all.
     public var pairsNamedByManifests: Set<ProductLocale> = []
+    /// Hears how many defaults a plan's read will fetch, before the first call (`RemoteStateReader.read`).
+    public var onReadPlanned: (@Sendable (_ defaults: Int) -> Void)?
 
     public init(api: any RetentionMessagingAPI, state: StateBinding?, refresh: DefaultsRefresh = .standard,
                 clock: any RetentionClock) {
@@ -40,7 +42,7 @@ public struct Reconciler: Sendable {
         // the record's trust and the refresh window notwithstanding (a vendor may still write).
         let extra = options.prune || options.readEveryNamedPair ? pairsNamedByManifests.subtracting(desired.declaredPairs) : []
         let remote = try await RemoteStateReader.read(api, desired: desired, state: state, refresh: options.prune ? .all : refresh,
-                                                      alsoRead: extra)
+                                                      alsoRead: extra, planned: onReadPlanned)
         var options = options
         // The prune grace period counts to the reconciler's clock, read once, never inside the planner.
         if options.now == nil { options.now = clock.date() }

@@ -88,11 +88,16 @@ public enum RemoteStateReader {
     /// Apple), then the lists, the defaults `DefaultsReadPlan` picks, and the realtime URL.
     /// `alsoRead`: pairs outside the declared ones whose defaults are read too (what a prune must
     /// see), only for what is in use; no action is planned for them.
+    /// `planned` hears how many defaults will be read, once the state said which it vouches for and
+    /// before the first call to Apple: a long read is announced with its cost up front.
     public static func read(_ api: any RetentionMessagingAPI, desired: DesiredState, state binding: StateBinding?,
-                            refresh: DefaultsRefresh = .standard, alsoRead: Set<ProductLocale> = []) async throws -> RemoteState {
+                            refresh: DefaultsRefresh = .standard, alsoRead: Set<ProductLocale> = [],
+                            planned: (@Sendable (_ defaults: Int) -> Void)? = nil) async throws -> RemoteState {
         let stored = try await binding?.read()
         let readPlan = DefaultsReadPlan.make(desired: desired, document: stored?.document, refresh: refresh)
-        var state = try await read(api, pairs: readPlan.read + alsoRead.subtracting(desired.declaredPairs))
+        let pairs = readPlan.read + alsoRead.subtracting(desired.declaredPairs)
+        planned?(pairs.count)
+        var state = try await read(api, pairs: pairs)
         for (pair, identifier) in readPlan.trusted {
             if let identifier { state.defaults[pair] = identifier }
         }
