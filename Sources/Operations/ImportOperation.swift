@@ -48,6 +48,15 @@ public enum ImportOperation {
         let result = ImportPlan.make(planned, manifests: session.manifests)
         context.console.write("Read in \(planned.remote.apiCalls) calls.\n")
         for note in result.notes { context.console.write("note: \(note)\n") }
+        if !result.drifted.isEmpty {
+            let count = result.drifted.count
+            context.console.write("\(count) default\(count == 1 ? " differs" : "s differ") from the manifests (changed at Apple since they were "
+                                  + "written); the next plan sets \(count == 1 ? "it" : "them") back unless you change the Defaults:\n")
+            for drift in result.drifted {
+                let atApple = drift.atApple + (drift.atAppleName.map { " (\($0))" } ?? "")
+                context.console.write("  \(drift.pair) is \(atApple) at Apple, \(drift.assigned) in the manifests\n")
+            }
+        }
         // What the vendor left that needs fixing is said before the move, not found after it.
         for problem in planned.plan.inherited { context.console.write("attention: \(problem.description)\n") }
         guard !result.isEmpty || result.realtimeURL != nil else {
@@ -66,7 +75,8 @@ public enum ImportOperation {
             try declareRealtimeURL(url, in: session.manifests.app, environment: environment, manifestsPath: environmentOptions.manifestsPath,
                                    date: UTCTime(session.reconciler.clock.date()).formatted(.date), context: context)
         }
-        context.console.write("Next: retention-sync validate, then retention-sync plan --env \(environment.rawValue) (it should say No changes), and commit the "
+        context.console.write("Next: retention-sync validate, then retention-sync plan --env \(environment.rawValue) ("
+                              + (result.drifted.isEmpty ? "it should say No changes" : "it sets back the defaults listed above") + "), and commit the "
                               + (result.isEmpty || result.realtimeURL == nil ? "file" : "files") + ".\n")
         return interruption?.finish() ?? .success
     }
@@ -221,7 +231,19 @@ struct ImportPlan {
         var file: String
     }
 
+    /// A default the manifests assign that Apple holds otherwise (a vendor or a person changed it
+    /// since): the next plan sets it back unless the manifests change.
+    struct Drift {
+        var pair: ProductLocale
+        /// At Apple, and the name the manifests or this import give it.
+        var atApple: String
+        var atAppleName: String?
+        /// What the manifests assign.
+        var assigned: String
+    }
+
     var pairings: [Pairing] = []
+    var drifted: [Drift] = []
     var externals: [External] = []
     var images: [ExternalImage] = []
     var defaults: [Default] = []
@@ -293,6 +315,11 @@ struct ImportPlan {
         }
         // Every pair a Defaults document assigns, in any environment: its default is the manifests'.
         let assigned = Set(manifests.defaults.map { ProductLocale(productId: $0.productId, locale: $0.locale) })
+        for wanted in desired.defaults {
+            let pair = ProductLocale(productId: wanted.productId, locale: wanted.locale)
+            guard let current = remote.defaults[pair], current != wanted.messageIdentifier else { continue }
+            result.drifted.append(Drift(pair: pair, atApple: current, atAppleName: nameOf[current], assigned: wanted.messageName))
+        }
         for (pair, identifier) in remote.defaults.sorted(by: { $0.key < $1.key }) where !assigned.contains(pair) {
             guard remote.messages[identifier] != nil else {
                 result.notes.append("the default of \(pair) is \(identifier), which Apple's message list does not hold: not imported")

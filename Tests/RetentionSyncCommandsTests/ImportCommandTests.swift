@@ -109,6 +109,28 @@ struct ImportCommandTests {
         #expect(production.stdout.contains("No changes"), "\(production.stdout)")
     }
 
+    @Test("importing again after the vendor changed a default says which default differs, at Apple and in the manifests, and what the next plan does")
+    func reimportReportsDrift() async throws {
+        let harness = try CommandHarness()
+        try Self.adoptingApp(harness)
+        try await Self.seedVendorApp(harness)
+        #expect(await harness.run(["import", "--env", "sandbox"]).code == .success)
+        // The vendor, still writing, points monthly/en-US at a new message.
+        try await Self.seed(harness, """
+            {"messages": [{"identifier": "\(Self.later)"}],
+             "defaults": [{"productId": "com.example.stillpoint.monthly", "locale": "en-US", "messageIdentifier": "\(Self.later)"}]}
+            """)
+        let again = await harness.run(["import", "--env", "sandbox"])
+        #expect(again.code == .success, "\(again.stdout)\(again.stderr)")
+        #expect(again.stdout.contains("""
+            1 default differs from the manifests (changed at Apple since they were written); the next plan sets it back unless you change the Defaults:
+              com.example.stillpoint.monthly/en-US is \(Self.later) (imported-sandbox-d4d4d4d4) at Apple, imported-sandbox-a1a1a1a1 in the manifests
+            """), "\(again.stdout)")
+        #expect(again.stdout.contains("(it sets back the defaults listed above)"), "\(again.stdout)")
+        let plan = await harness.run(["plan", "--env", "sandbox"])
+        #expect(plan.stdout.contains("set default com.example.stillpoint.monthly/en-US from imported-sandbox-d4d4d4d4"), "\(plan.stdout)")
+    }
+
     @Test("importing again adds only what is new, in a new file, and never rewrites the first")
     func reimportAddsOnlyNew() async throws {
         let harness = try CommandHarness()
