@@ -32,7 +32,7 @@ struct HostileNetworkTests {
     @Test("600 connections that never send a byte, beyond a cap of 64, make no genuine request fail")
     func idleFlood() async throws {
         raiseOpenFileLimit(to: 4096)
-        let running = try RunningService(snapshot: try snapshot(), maxConnections: 64)
+        let running = try RunningService(snapshot: try snapshot(), maxConnections: 64, transport: .live)
         let body = try running.signed(requestBody())
         var idle: [LoopbackConnection] = []
         defer { for connection in idle { connection.close() } }
@@ -82,7 +82,7 @@ struct HostileNetworkTests {
     func overloadSheds() async throws {
         // One loop, and every real answer keeps it busy for 150 ms: requests that arrive together
         // wait behind each other, and those past 250 ms are shed instead of answered late.
-        let running = try RunningService(snapshot: try snapshot(), eventLoops: 1, shedAfter: 0.25, afterAnswer: { response in
+        let running = try RunningService(snapshot: try snapshot(), eventLoops: 1, shedAfter: 0.25, transport: .live, afterAnswer: { response in
             if response.body.count > 2 { usleep(150_000) }
         })
         let body = try running.signed(requestBody())

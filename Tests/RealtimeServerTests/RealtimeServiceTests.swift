@@ -89,7 +89,7 @@ struct RealtimeServiceTests {
 
     @Test("a signedPayload read in place from the body verifies as the decoded String did: padded, escaped or spaced out")
     func bodyShapes() async throws {
-        let running = try RunningService(snapshot: try snapshot())
+        let running = try RunningService(snapshot: try snapshot(), transport: .live)
         let client = CurlHTTPClient()
         let url = URL(string: running.server.baseURL.absoluteString + running.path)!
         let signed = try running.signed(requestBody())
@@ -118,7 +118,7 @@ struct RealtimeServiceTests {
 
     @Test("oversized and malformed bodies, wrong methods and paths get 4xx, and the service keeps answering")
     func badRequests() async throws {
-        let running = try RunningService(snapshot: try snapshot())
+        let running = try RunningService(snapshot: try snapshot(), transport: .live)
         let client = CurlHTTPClient()
         let url = URL(string: running.server.baseURL.absoluteString + running.path)!
         let big = try await client.send(HTTPRequest(method: "POST", url: url, body: Data(repeating: 0x41, count: 64 * 1024 + 1)))

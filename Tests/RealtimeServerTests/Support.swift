@@ -51,15 +51,18 @@ func requestBody(product: String = monthly, environment: String = "Production", 
                                signedDate: Int64(signedDate.timeIntervalSince1970 * 1000))
 }
 
-/// A running realtime service on a free loopback port, with its snapshot file, its Apple-style
-/// chain and the log lines it wrote.
+/// A realtime service with its snapshot file, its Apple-style chain and the log lines it wrote,
+/// answering in-process (its handler called directly, as the server calls it) or, for what only a
+/// socket shows — connections, shedding, framing — on a free loopback port.
 final class RunningService: Sendable {
+    enum Transport { case inProcess, live }
+
     let chain: AppleStyleSigningChain
     let offerKey = ES256PrivateKey.generate()
     let directory: URL
     let snapshotURL: URL
     let service: RealtimeService
-    let server: HTTPServer
+    private let liveServer: HTTPServer?
     let logLines = LogLines()
     let path = "/apple/production"
 
@@ -67,7 +70,8 @@ final class RunningService: Sendable {
     /// a loop kept busy); `maxConnections`, `eventLoops` and `shedAfter` are the server's settings.
     init(snapshot initial: RuntimeSnapshot? = nil, signing: Bool = true, pollInterval: TimeInterval = 3600,
          maxConnections: Int = 512, eventLoops: Int = 2, shedAfter: TimeInterval? = nil,
-         recording: RealtimeService.Recording? = nil, afterAnswer: (@Sendable (HTTPResponse) -> Void)? = nil) throws {
+         recording: RealtimeService.Recording? = nil, transport: Transport = .inProcess,
+         afterAnswer: (@Sendable (HTTPResponse) -> Void)? = nil) throws {
         chain = try AppleStyleSigningChain()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -82,22 +86,42 @@ final class RunningService: Sendable {
         configuration.recording = recording
         service = RealtimeService(configuration: configuration, log: RequestLog(sink: { line in lines.append(line) }))
         let service = service
-        server = try HTTPServer(configuration: HTTPServerConfiguration(maxBodySize: RealtimeService.maxBodySize, maxHeaderSize: 16 * 1024,
-                                                                       maxConnections: maxConnections, idleTimeout: 10, requestTimeout: 5,
-                                                                       eventLoops: eventLoops),
-                                synchronousHandler: { request in
-                                    let response = service.handle(request)
-                                    afterAnswer?(response)
-                                    return response
-                                })
-        let server = server
-        service.metrics.showConnections { server.statistics }
+        if transport == .live {
+            let server = try HTTPServer(configuration: HTTPServerConfiguration(maxBodySize: RealtimeService.maxBodySize, maxHeaderSize: 16 * 1024,
+                                                                               maxConnections: maxConnections, idleTimeout: 10, requestTimeout: 5,
+                                                                               eventLoops: eventLoops),
+                                        synchronousHandler: { request in
+                                            let response = service.handle(request)
+                                            afterAnswer?(response)
+                                            return response
+                                        })
+            service.metrics.showConnections { server.statistics }
+            liveServer = server
+        } else {
+            liveServer = nil
+        }
         service.startPolling()
+    }
+
+    /// The loopback server of a `.live` service.
+    var server: HTTPServer {
+        guard let liveServer else { preconditionFailure("an in-process RunningService has no server: start it with transport: .live") }
+        return liveServer
+    }
+
+    /// One request as the server hands it to the service: through the socket when live, else directly.
+    func exchange(_ method: String, _ target: String, body: Data = Data(), client: CurlHTTPClient = CurlHTTPClient()) async throws -> HTTPResponse {
+        let headers = body.isEmpty ? [] : [(name: "Content-Type", value: "application/json")]
+        guard let liveServer else {
+            return service.handle(HTTPServerRequest(method: method, target: target, headers: headers, body: body))
+        }
+        return try await client.send(HTTPRequest(method: method, url: URL(string: liveServer.baseURL.absoluteString + target)!,
+                                                 headers: headers.map { ($0.name, $0.value) }, body: body))
     }
 
     deinit {
         service.stopPolling()
-        server.stop()
+        liveServer?.stop()
         try? FileManager.default.removeItem(at: directory)
     }
 
@@ -121,9 +145,7 @@ final class RunningService: Sendable {
     }
 
     func post(_ signedPayload: String, client: CurlHTTPClient = CurlHTTPClient()) async throws -> HTTPResponse {
-        let body = try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload])
-        return try await client.send(HTTPRequest(method: "POST", url: URL(string: server.baseURL.absoluteString + path)!,
-                                                 headers: [("Content-Type", "application/json")], body: body))
+        try await exchange("POST", path, body: try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload]), client: client)
     }
 
     func post(_ body: DecodedRealtimeRequestBody) async throws -> HTTPResponse {
@@ -131,13 +153,11 @@ final class RunningService: Sendable {
     }
 
     func postNotification(_ signedPayload: String) async throws -> HTTPResponse {
-        let body = try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload])
-        return try await CurlHTTPClient().send(HTTPRequest(method: "POST", url: URL(string: server.baseURL.absoluteString + "/notifications")!,
-                                                           headers: [("Content-Type", "application/json")], body: body))
+        try await exchange("POST", "/notifications", body: try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload]))
     }
 
     func get(_ path: String) async throws -> HTTPResponse {
-        try await CurlHTTPClient().send(HTTPRequest(method: "GET", url: URL(string: server.baseURL.absoluteString + path)!))
+        try await exchange("GET", path)
     }
 }
 
