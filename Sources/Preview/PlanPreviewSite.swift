@@ -13,13 +13,44 @@ public struct PlanPreviewInput: Sendable {
     /// The images the manifests declare by identifier only (`ExternalImage`): identifier → name.
     public var externalImages: [String: String]
 
+    /// The defaults the plan switches from one message to another, by product and locale.
+    public var defaults: [ComparedDefault]
+
     public init(bundleId: String, environment: Environment, localizations: [ComparedLocalization], images: [String: ImageManifest],
-                externalImages: [String: String] = [:]) {
+                externalImages: [String: String] = [:], defaults: [ComparedDefault] = []) {
         self.bundleId = bundleId
         self.environment = environment
         self.localizations = localizations
         self.images = images
         self.externalImages = externalImages
+        self.defaults = defaults
+    }
+}
+
+/// A default the plan switches: what a customer of the pair sees before (the message Apple holds
+/// now, drawn from its recorded text, or from the text an external message is assumed to show) and
+/// after (the message the manifests assign).
+public struct ComparedDefault: Sendable, Hashable {
+    public var product: String
+    public var locale: String
+    /// How each side is known: its name, and where its text comes from.
+    public var beforeName: String
+    public var afterName: String
+    /// Nil when its text is unknown (an external message without assumed text).
+    public var before: ComparedLocalization.Version?
+    public var after: ComparedLocalization.Version?
+    /// The state of the plan's `set default` (`ready`, `blocked`).
+    public var state: String
+
+    public init(product: String, locale: String, beforeName: String, afterName: String, before: ComparedLocalization.Version?,
+                after: ComparedLocalization.Version?, state: String) {
+        self.product = product
+        self.locale = locale
+        self.beforeName = beforeName
+        self.afterName = afterName
+        self.before = before
+        self.after = after
+        self.state = state
     }
 }
 
@@ -84,7 +115,8 @@ public struct PlanPreviewSite: StaticSite {
     public init(_ input: PlanPreviewInput) {
         self.input = input
         // Only the pictures the compared versions show are embedded, each once.
-        let shown = Set(input.localizations.flatMap { [$0.before?.body, $0.after?.body].compactMap { $0?.referencedImageIdentifiers }.joined() })
+        let bodies = input.localizations.flatMap { [$0.before?.body, $0.after?.body] } + input.defaults.flatMap { [$0.before?.body, $0.after?.body] }
+        let shown = Set(bodies.compactMap { $0?.referencedImageIdentifiers }.joined())
         var images: [String: EmbeddedImage] = [:]
         for (identifier, image) in input.images where shown.contains(identifier) && !image.png.isEmpty {
             images[identifier] = EmbeddedImage(image)
@@ -104,14 +136,37 @@ public struct PlanPreviewSite: StaticSite {
     /// How many messages have a page: the count the pull-request comment gives.
     public var messageCount: Int { messages.count }
 
+    /// The page of the default switches, when the plan makes any.
+    public static let defaultsPage = "defaults.html"
+
     /// Every file of the site, relative to the output folder, in the order they are written.
-    public var paths: [String] { ["index.html"] + messages.map { PageNames.messagePage($0.name) } }
+    public var paths: [String] {
+        ["index.html"] + messages.map { PageNames.messagePage($0.name) } + (input.defaults.isEmpty ? [] : [Self.defaultsPage])
+    }
 
     public func forEachFile(_ body: (_ path: String, _ contents: Data) throws -> Void) throws {
         try body("index.html", Data(indexPage().utf8))
         for message in messages {
             try body(PageNames.messagePage(message.name), Data(messagePage(message.name, message.localizations).utf8))
         }
+        if !input.defaults.isEmpty { try body(Self.defaultsPage, Data(defaultsPage().utf8)) }
+    }
+
+    /// Each switched default: what a customer of the pair sees before and after, side by side.
+    func defaultsPage() -> String {
+        var html = "<p><a href=\"index.html\">All changes in \(input.environment.rawValue)</a></p>\n"
+        html += "<h1>Default messages this plan switches</h1>\n"
+        html += "<p class=\"facts\">Before is the message Apple shows now, drawn from the text the state recorded, or from the text an "
+            + "external message is assumed to show (unverified); after is the message these manifests assign.</p>\n" + Self.approximation + "\n"
+        for item in input.defaults {
+            html += "<section class=\"default\" id=\"\(HTML.escape(PageNames.anchor(locale: item.product + "-" + item.locale)))\">\n"
+            html += "<h2>\(HTML.escape(item.product))/\(HTML.escape(item.locale)) · \(HTML.escape(item.beforeName)) → \(HTML.escape(item.afterName))</h2>\n"
+            html += "<ul class=\"facts\"><li>The plan's set default is \(HTML.escape(item.state)).</li></ul>\n"
+            let before = side(item.before, missing: "The text of \(item.beforeName) is unknown: declare its assumedText to draw it here.")
+            let after = side(item.after, missing: "The text of \(item.afterName) is unknown.")
+            html += frames(before: before, after: after, locale: item.locale) + "</section>\n"
+        }
+        return PreviewSite.page(title: "Default messages — what the plan changes in \(input.environment.rawValue)", body: html)
     }
 
     static let approximation = PreviewSite.approximation(
@@ -135,6 +190,13 @@ public struct PlanPreviewSite: StaticSite {
             for localization in localizations {
                 html += "<li><a href=\"\(page)#\(PageNames.anchor(locale: localization.locale))\">\(HTML.escape(localization.locale))</a>: "
                 html += HTML.escape(Self.summary(localization)) + "</li>\n"
+            }
+            html += "</ul>\n"
+        }
+        if !input.defaults.isEmpty {
+            html += "<h2><a href=\"\(Self.defaultsPage)\">Default messages switched (\(input.defaults.count))</a></h2>\n<ul class=\"changes\">\n"
+            for item in input.defaults {
+                html += "<li>\(HTML.escape(item.product))/\(HTML.escape(item.locale)): \(HTML.escape(item.beforeName)) → \(HTML.escape(item.afterName))</li>\n"
             }
             html += "</ul>\n"
         }
@@ -165,12 +227,22 @@ public struct PlanPreviewSite: StaticSite {
             html += "<li>After: version \(HTML.escape(after.identifier)); \(upload).</li>\n"
         }
         html += "</ul>\n"
-        let direction = PreviewSite.isRightToLeft(locale) ? "rtl" : "ltr"
         let before = side(localization.before, missing: localization.change == .new
                           ? "New: no earlier version of this localization is recorded."
                           : "The state kept no text of the earlier version.")
         let after = side(localization.after, missing: "Removed: these manifests no longer have this localization.")
-        html += "<div class=\"frames\">\n"
+        html += frames(before: before, after: after, locale: locale)
+        if case .sheet(let sheet) = after {
+            let notes = sheet.nearLimitNotes
+            if !notes.isEmpty { html += "<ul class=\"notes\">\n" + notes.map { "<li>\(HTML.escape($0))</li>\n" }.joined() + "</ul>\n" }
+        }
+        return html + "</section>\n"
+    }
+
+    /// Before and after, light and dark, at the preview's width.
+    func frames(before: Side, after: Side, locale: String) -> String {
+        let direction = PreviewSite.isRightToLeft(locale) ? "rtl" : "ltr"
+        var html = "<div class=\"frames\">\n"
         for theme in ["light", "dark"] {
             for (label, content) in [("Before", before), ("After", after)] {
                 html += "<figure class=\"frame w\(Self.width) \(theme) \(label.lowercased())\"><figcaption>\(label) · \(Self.width) px · \(theme)</figcaption>"
@@ -182,12 +254,7 @@ public struct PlanPreviewSite: StaticSite {
                 }
             }
         }
-        html += "</div>\n"
-        if case .sheet(let sheet) = after {
-            let notes = sheet.nearLimitNotes
-            if !notes.isEmpty { html += "<ul class=\"notes\">\n" + notes.map { "<li>\(HTML.escape($0))</li>\n" }.joined() + "</ul>\n" }
-        }
-        return html + "</section>\n"
+        return html + "</div>\n"
     }
 
     enum Side {

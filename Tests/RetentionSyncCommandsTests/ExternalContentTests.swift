@@ -256,4 +256,23 @@ struct ExternalContentTests {
         #expect(fromUnknown.stdout.contains("set default com.example.stillpoint.monthly/en-US from \(Self.strangerId) (not in the manifests) → stay-calm "),
                 "\(fromUnknown.stdout)")
     }
+
+    @Test("plan --preview draws a default switch before and after: the vendor's message from its assumed text, the new one from the manifests")
+    func previewDrawsDefaultSwitch() async throws {
+        let harness = try CommandHarness()
+        try Self.writeManifests(harness, defaultMessage: "stay-calm")
+        #expect(try await Self.seed(harness, """
+            {"messages": [{"identifier": "\(Self.productionId)", "state": "APPROVED"}],
+             "defaults": [{"productId": "com.example.stillpoint.monthly", "locale": "en-US", "messageIdentifier": "\(Self.productionId)"}]}
+            """, in: .production).status == 200)
+        let plan = await harness.run(["plan", "--env", "production", "--preview", "site"])
+        #expect(plan.stderr.contains("and 1 default switch in production to site/index.html"), "\(plan.stderr)")
+        let page = try String(contentsOf: harness.file("site/defaults.html"), encoding: .utf8)
+        #expect(page.contains("com.example.stillpoint.monthly/en-US · legacy-calm (external; assumed text) → stay-calm"), "\(page)")
+        let before = try #require(page.range(of: "Before you go"), "the vendor's side is drawn from its assumed text")
+        let after = try #require(page.range(of: "Stay a little longer"), "the new side is drawn from the manifests")
+        #expect(before.lowerBound < after.lowerBound)
+        let index = try String(contentsOf: harness.file("site/index.html"), encoding: .utf8)
+        #expect(index.contains("<a href=\"defaults.html\">Default messages switched (1)</a>"), "\(index)")
+    }
 }

@@ -148,8 +148,9 @@ struct PlanCommand: ParsedCommand {
     static func writePreview(_ planned: PlanResult, manifests: ManifestSet, to path: String, context: CommandContext) throws(CommandError) {
         let environment = planned.plan.environment.rawValue
         let changes = planned.localizationChanges
+        let defaults = comparedDefaults(planned)
         let folder = context.url(path)
-        guard !changes.isEmpty else {
+        guard !changes.isEmpty || !defaults.isEmpty else {
             let removed: Bool
             do { removed = try PreviewFolder.removePrevious(at: folder, displayPath: path) } catch { throw CommandError(error.description) }
             context.console.error("No message changes in \(environment): no preview written to \(path)" + (removed ? " (the previous preview there was removed)" : ""))
@@ -162,10 +163,41 @@ struct PlanCommand: ParsedCommand {
         }
         let site = PlanPreviewSite(PlanPreviewInput(bundleId: planned.plan.bundleId, environment: planned.plan.environment,
                                                     localizations: changes.map(compared), images: images,
-                                                    externalImages: planned.desired.externalImagesByIdentifier.mapValues(\.name)))
+                                                    externalImages: planned.desired.externalImagesByIdentifier.mapValues(\.name),
+                                                    defaults: defaults))
         do { try PreviewFolder.write(site, to: folder, displayPath: path, option: "--preview") } catch { throw CommandError(error.description) }
         let messages = site.messageCount
-        context.console.error("Wrote the preview of \(messages) changed message\(messages == 1 ? "" : "s") (\(changes.count) localization\(changes.count == 1 ? "" : "s")) in \(environment) to \(path)/index.html")
+        let switched = defaults.isEmpty ? "" : " and \(defaults.count) default switch\(defaults.count == 1 ? "" : "es")"
+        context.console.error("Wrote the preview of \(messages) changed message\(messages == 1 ? "" : "s") (\(changes.count) localization\(changes.count == 1 ? "" : "s"))"
+                              + switched + " in \(environment) to \(path)/index.html")
+    }
+
+    /// The defaults the plan switches from one message to another, each side with the text it is
+    /// known by: a managed message's body, the body the state recorded for an earlier upload, or the
+    /// header and body an external message is assumed to show in the pair's locale.
+    static func comparedDefaults(_ planned: PlanResult) -> [ComparedDefault] {
+        let desired = planned.desired
+        func known(_ identifier: String, locale: String) -> (name: String, body: UploadMessageRequestBody?) {
+            if let message = desired.messages.first(where: { $0.identifier == identifier }) { return (message.name, message.body) }
+            if let external = desired.externalByIdentifier[identifier] {
+                let assumed = external.assumedText?.first { $0.locale == locale }
+                return (external.name + (assumed == nil ? " (external, content unknown)" : " (external; assumed text)"),
+                        assumed.map { UploadMessageRequestBody(header: $0.header, body: $0.body) })
+            }
+            if let record = planned.remote.state?.document?.record(for: identifier) {
+                return (record.name + " (an earlier upload)",
+                        record.uploadBody.flatMap { try? JSONDecoder().decode(UploadMessageRequestBody.self, from: Data($0.utf8)) })
+            }
+            return (identifier + " (not in the manifests)", nil)
+        }
+        return planned.plan.actions.compactMap { action -> ComparedDefault? in
+            guard case .set(let pair, let to, _, let current?, _)? = action.change.as(DefaultChange.self) else { return nil }
+            let before = known(current, locale: pair.locale), after = known(to, locale: pair.locale)
+            return ComparedDefault(product: pair.productId, locale: pair.locale, beforeName: before.name, afterName: after.name,
+                                   before: before.body.map { ComparedLocalization.Version(identifier: current, body: $0) },
+                                   after: after.body.map { ComparedLocalization.Version(identifier: to, body: $0) },
+                                   state: action.state.rawValue)
+        }
     }
 
     static func compared(_ change: LocalizationChange) -> ComparedLocalization {
