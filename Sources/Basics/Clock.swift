@@ -12,8 +12,10 @@ public protocol RetentionClock: Sendable {
 }
 
 extension RetentionClock {
-    /// The time as a `Date`.
+    /// The time as a `Date`, for Foundation's and OpenSSL's edges.
     public func date() -> Date { Date(timeIntervalSince1970: now()) }
+    /// The current millisecond: the time every document and report records.
+    public func time() -> UTCTime { UTCTime(date()) }
 }
 
 public struct SystemClock: RetentionClock {

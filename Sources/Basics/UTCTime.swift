@@ -4,7 +4,7 @@ public import Foundation
 /// lines, logs, explanations and manifests write and read. One civil-date calculation (H. Hinnant's
 /// `days_from_civil` and its inverse), one parser (RFC 3339) and one formatter serve all of them, so
 /// nothing depends on the C library's time zone tables or Foundation's date formatters.
-public struct UTCTime: Sendable, Hashable, Comparable {
+public struct UTCTime: Sendable, Hashable, Comparable, Codable {
     public var milliseconds: Int64
 
     public static let second: Int64 = 1000
@@ -32,6 +32,41 @@ public struct UTCTime: Sendable, Hashable, Comparable {
 
     public static func < (lhs: UTCTime, rhs: UTCTime) -> Bool {
         lhs.milliseconds < rhs.milliseconds
+    }
+
+    // MARK: Arithmetic
+
+    /// `milliseconds` later (earlier when negative).
+    public static func + (time: UTCTime, milliseconds: Int64) -> UTCTime { UTCTime(milliseconds: time.milliseconds + milliseconds) }
+    public static func - (time: UTCTime, milliseconds: Int64) -> UTCTime { UTCTime(milliseconds: time.milliseconds - milliseconds) }
+    /// The milliseconds from `rhs` to `lhs`.
+    public static func - (lhs: UTCTime, rhs: UTCTime) -> Int64 { lhs.milliseconds - rhs.milliseconds }
+
+    /// `seconds` later (earlier when negative), cut to the millisecond below: the one rounding rule
+    /// for a duration given in seconds.
+    public func adding(seconds: Double) -> UTCTime { UTCTime(milliseconds: milliseconds + Int64((seconds * 1000).rounded(.down))) }
+
+    /// Whole days from `earlier` to this time, rounded down (negative when `earlier` is later).
+    public func days(since earlier: UTCTime) -> Int64 { Self.floorDivide(milliseconds - earlier.milliseconds, Self.day).quotient }
+
+    /// Seconds from `earlier` to this time, for rates and durations shown to people.
+    public func seconds(since earlier: UTCTime) -> Double { Double(milliseconds - earlier.milliseconds) / 1000 }
+
+    // MARK: Coding
+
+    /// Written as the millisecond form, `2026-01-31T12:00:00.000Z`; read back in exactly that form.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(formatted())
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let time = UTCTime.parse(text, exactly: .milliseconds) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(text)' is not a UTC time like 2026-01-31T12:00:00.000Z")
+        }
+        self = time
     }
 
     // MARK: Civil dates

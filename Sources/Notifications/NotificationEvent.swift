@@ -1,4 +1,5 @@
-public import Foundation
+public import Basics
+import Foundation
 public import RetentionMessagingModels
 import StateStore
 
@@ -62,7 +63,7 @@ public struct NotificationEvent: Sendable, Hashable {
 
     /// Content PENDING for longer than the team's threshold; once per identifier and threshold.
     public static func contentPending(bundleId: String, environment: Environment, contentKind: String, identifier: String,
-                                      name: String, locale: String?, since: Date, days: Int, thresholdDays: Int) -> NotificationEvent {
+                                      name: String, locale: String?, since: UTCTime, days: Int, thresholdDays: Int) -> NotificationEvent {
         let label = locale.map { "\(name) (\($0))" } ?? name
         var details = ["content_kind": contentKind, "identifier": identifier, "name": name,
                        "pending_since": StateTime.format(since), "pending_days": String(days),
@@ -79,7 +80,7 @@ public struct NotificationEvent: Sendable, Hashable {
     /// thing (`default com.example.monthly/en-US`), `found` what was there; the same drift found
     /// again later is a new occurrence only when what was found differs.
     public static func driftCorrected(bundleId: String, environment: Environment, what: String, found: String,
-                                      correctedTo: String, at time: Date) -> NotificationEvent {
+                                      correctedTo: String, at time: UTCTime) -> NotificationEvent {
         NotificationEvent(
             kind: .driftCorrected, bundleId: bundleId, environment: environment,
             key: key(.driftCorrected, bundleId, environment, what, found, correctedTo),

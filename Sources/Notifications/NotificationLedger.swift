@@ -1,5 +1,5 @@
 public import Foundation
-import Basics
+public import Basics
 public import StateStore
 
 /// Which events were already told, kept beside the state document so that every run — a laptop, a
@@ -20,22 +20,22 @@ public struct NotificationLedgerDocument: Codable, Sendable, Hashable {
     public static let retentionDays = 180
 
     public var formatVersion: String
-    public var sent: [String: Date]
+    public var sent: [String: UTCTime]
 
-    public init(sent: [String: Date] = [:]) {
+    public init(sent: [String: UTCTime] = [:]) {
         formatVersion = Self.currentFormatVersion
         self.sent = sent
     }
 
     public func contains(_ key: String) -> Bool { sent[key] != nil }
 
-    public mutating func record(_ key: String, at time: Date) {
+    public mutating func record(_ key: String, at time: UTCTime) {
         if sent[key] == nil { sent[key] = time }
     }
 
     /// Drops what was sent more than `retentionDays` before `now`.
-    public mutating func expire(now: Date) {
-        let horizon = now.addingTimeInterval(-Double(Self.retentionDays) * 86_400)
+    public mutating func expire(now: UTCTime) {
+        let horizon = now - Int64(Self.retentionDays) * UTCTime.day
         sent = sent.filter { $0.value >= horizon }
     }
 

@@ -1,4 +1,5 @@
-public import Foundation
+public import Basics
+import Foundation
 public import HTTPCore
 import HTTPClient
 
@@ -25,7 +26,7 @@ public struct Notifier: Sendable {
         self.transport = transport
     }
 
-    public func send(_ events: [NotificationEvent], now: Date) async -> NotificationOutcome {
+    public func send(_ events: [NotificationEvent], now: UTCTime) async -> NotificationOutcome {
         var outcome = NotificationOutcome()
         var seen = Set<String>()
         // One message per key per run, in a stable order.

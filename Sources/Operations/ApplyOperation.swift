@@ -213,7 +213,7 @@ public enum ApplyOperation {
                                  session: ReconcileSession, context: CommandContext) async throws(CommandError) {
         guard let binding = session.reconciler.state else { return }
         let summary = SubmissionSummary(planned, report: report, by: submitter(submittedBy, environment: context.environment),
-                                        run: StateWriter.current(environment: context.environment).url, at: session.reconciler.clock.date())
+                                        run: StateWriter.current(environment: context.environment).url, at: session.reconciler.clock.time())
         do {
             try await Submissions.write(summary, to: binding, clock: session.reconciler.clock)
         } catch {
@@ -226,7 +226,7 @@ public enum ApplyOperation {
 
     public static func notify(_ report: ApplyReport, failure: String?, planned: PlanResult, session: ReconcileSession,
                        context: CommandContext) async {
-        let events = RunEvents.events(apply: report, failure: failure, planned: planned, now: session.reconciler.clock.date(),
+        let events = RunEvents.events(apply: report, failure: failure, planned: planned, now: session.reconciler.clock.time(),
                                              pendingWarnDays: session.reconciler.pendingWarnDays, environment: context.environment)
         await RunNotifications.send(events, store: session.reconciler.state?.store, context: context)
     }

@@ -83,7 +83,7 @@ extension PerformanceTestOperation {
                 if !quiet { context.console.print("  (not recorded in the state store \(location): it holds no sandbox state yet; apply --env sandbox writes it)") }
                 return
             }
-            document.performanceTest = PerformanceTestRecord(requestId: outcome.requestId, result: outcome.result, observedAt: SystemClock().date())
+            document.performanceTest = PerformanceTestRecord(requestId: outcome.requestId, result: outcome.result, observedAt: SystemClock().time())
             _ = try await store.write(document, condition: read.writeCondition)
             if !quiet { context.console.print("  recorded in the state store \(location)") }
             await RunNotifications.send(RunEvents.events(performanceTest: document.performanceTest, owner: store.owner),
@@ -108,7 +108,7 @@ extension PerformanceTestOperation {
             guard var document = read.document, read.migratedFrom == nil,
                   let waiting = document.realtimeURLAwaitingPerformanceTest else { return }
             document.realtimeURLAwaitingPerformanceTest = nil
-            document.updatedAt = SystemClock().date()
+            document.updatedAt = SystemClock().time()
             _ = try await store.write(document, condition: read.writeCondition)
             if !quiet {
                 context.console.print("  production's realtime URL \(waiting.url) no longer waits for a performance test (cleared in the state store \(location)); apply --env production sets it")

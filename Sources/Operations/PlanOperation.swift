@@ -45,7 +45,7 @@ public enum PlanOperation {
         var presentation = PlanPresentation(plan: planned.plan, manifests: session.manifests)
         // How long App Review takes for this app, beside a plan whose content waits for it.
         if planned.plan.actions.contains(where: { $0.state == .blocked }), let document = planned.remote.state?.document {
-            presentation.reviewTimes = ReviewTimes.measure(document, now: session.reconciler.clock.date(), observed: planned.reviewStates)
+            presentation.reviewTimes = ReviewTimes.measure(document, now: session.reconciler.clock.time(), observed: planned.reviewStates)
         }
         if request.withResults {
             presentation.evidence = await PlanEvidenceReading.read(

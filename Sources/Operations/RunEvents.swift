@@ -1,6 +1,6 @@
-import Basics
+public import Basics
 public import Experiments
-public import Foundation
+import Foundation
 public import Notifications
 public import Reconciler
 public import RetentionMessagingModels
@@ -92,7 +92,7 @@ public enum RunEvents {
 
     /// What an apply tells: drift it set back, how it stopped if it did not finish, and what review says
     /// about the content the manifests derive (as `status` would).
-    public static func events(apply report: ApplyReport, failure: String?, planned: PlanResult, now: Date,
+    public static func events(apply report: ApplyReport, failure: String?, planned: PlanResult, now: UTCTime,
                        pendingWarnDays: Int, environment: [String: String]) -> [NotificationEvent] {
         let owner = planned.desired.owner
         let document = planned.remote.state?.document

@@ -26,7 +26,7 @@ public enum RunNotifications {
                                   + "the state document); set environments.<env>.stateStore in the App manifest")
             return
         }
-        let outcome = await Notifier(webhook: webhook, ledger: ledger, transport: transport()).send(events, now: SystemClock().date())
+        let outcome = await Notifier(webhook: webhook, ledger: ledger, transport: transport()).send(events, now: SystemClock().time())
         for warning in outcome.warnings { context.console.error("warning: " + warning) }
         if !outcome.sent.isEmpty {
             context.console.error("Notified the \(webhook.format.rawValue) webhook of \(outcome.sent.count) event(s)"

@@ -45,14 +45,14 @@ public struct Reconciler: Sendable {
                                                       alsoRead: extra, planned: onReadPlanned)
         var options = options
         // The prune grace period counts to the reconciler's clock, read once, never inside the planner.
-        if options.now == nil { options.now = clock.date() }
+        if options.now == nil { options.now = clock.time() }
         var planned = try Planner.plan(desired: desired, remote: remote, options: options, hasSnapshotStore: state != nil)
         if options.prune {
             let windowed = DefaultsReadPlan.make(desired: desired, document: remote.state?.document, refresh: refresh)
             planned.plan.pruneRead = PruneRead(pairs: desired.declaredPairs.count + extra.count,
                                                extraCalls: windowed.trusted.count + extra.count)
         }
-        planned.plan.reviewAges = ReviewAge.compute(planned, now: clock.date(), warnDays: pendingWarnDays)
+        planned.plan.reviewAges = ReviewAge.compute(planned, now: clock.time(), warnDays: pendingWarnDays)
         if !planned.plan.reviewAges.isEmpty { planned.plan.formatVersion = Plan.textChangesFormatVersion }
         return planned
     }

@@ -1,3 +1,4 @@
+public import Basics
 public import Foundation
 public import RetentionMessagingModels
 public import Runtime
@@ -36,7 +37,7 @@ public struct StateDocument: Codable, Sendable, Hashable {
     /// pairs (`--refresh-defaults`); advanced by apply, so every pair is re-read in turn.
     public var defaultsRefreshCursor: Int?
     /// When the writer last changed the document; set by the writer, not by the store.
-    public var updatedAt: Date?
+    public var updatedAt: UTCTime?
     /// Counts the writes of this document (1: the first); set by the writer from the version it
     /// read, so `state history` can number versions. Absent in documents written before it existed.
     public var serial: Int?
@@ -47,7 +48,7 @@ public struct StateDocument: Codable, Sendable, Hashable {
 
     public init(app: StateApp, environment: Environment, snapshot: RuntimeSnapshot? = nil, content: [ContentRecord] = [],
                 defaults: [DefaultRecord] = [], realtimeURL: RealtimeURLRecord? = nil,
-                performanceTest: PerformanceTestRecord? = nil, updatedAt: Date? = nil,
+                performanceTest: PerformanceTestRecord? = nil, updatedAt: UTCTime? = nil,
                 formatVersion: String = StateDocument.currentFormatVersion, digest: String = "") {
         self.formatVersion = formatVersion
         self.app = app
@@ -141,7 +142,7 @@ public struct ContentRecord: Codable, Sendable, Hashable {
     public var uploadBody: String?
     /// Images only.
     public var image: ImageFacts?
-    public var firstUploadedAt: Date
+    public var firstUploadedAt: UTCTime
     /// Review states in the order they were observed; a state is added when it differs from the last one.
     public var reviewStates: [ObservedReviewState]
     /// Pull requests (or other branches) that submitted this content for review before the main
@@ -151,7 +152,7 @@ public struct ContentRecord: Codable, Sendable, Hashable {
     /// Content pull requests submitted: when an apply of the main branch (any apply but
     /// `--only-uploads`) first found its manifests deriving it. Until then it is only a pull
     /// request's, never a version a revert would use; absent for content no pull request submitted.
-    public var mergedAt: Date?
+    public var mergedAt: UTCTime?
     /// Whether the main branch's manifests derive this content: set by every apply of the main
     /// branch (any apply but `--only-uploads`) — true when they derive it and App Review had not
     /// rejected it when they began to, false when they no longer derive it or began to derive it
@@ -162,7 +163,7 @@ public struct ContentRecord: Codable, Sendable, Hashable {
     public var inMain: Bool?
 
     public init(identifier: String, kind: Kind, name: String, locale: String? = nil, productScope: String? = nil,
-                contentVersion: String, uploadBody: String? = nil, image: ImageFacts? = nil, firstUploadedAt: Date,
+                contentVersion: String, uploadBody: String? = nil, image: ImageFacts? = nil, firstUploadedAt: UTCTime,
                 reviewStates: [ObservedReviewState] = [], submissions: [ContentSubmission]? = nil) {
         self.identifier = identifier
         self.kind = kind
@@ -199,7 +200,7 @@ public struct ContentRecord: Codable, Sendable, Hashable {
     }
 
     /// When the content was last submitted by anyone: its newest submission, else its upload.
-    public var lastSubmittedAt: Date {
+    public var lastSubmittedAt: UTCTime {
         max(firstUploadedAt, submissions?.map(\.at).max() ?? firstUploadedAt)
     }
 }
@@ -208,11 +209,11 @@ public struct ContentRecord: Codable, Sendable, Hashable {
 public struct ContentSubmission: Codable, Sendable, Hashable {
     /// `pr-123`, from `--submitted-by` or GitHub's `GITHUB_REF` (`refs/pull/123/merge`).
     public var by: String
-    public var at: Date
+    public var at: UTCTime
     /// The run that submitted it (a GitHub Actions run URL), when known.
     public var run: String?
 
-    public init(by: String, at: Date, run: String? = nil) {
+    public init(by: String, at: UTCTime, run: String? = nil) {
         self.by = by
         self.at = at
         self.run = run
@@ -243,9 +244,9 @@ public struct ImageFacts: Codable, Sendable, Hashable {
 /// A review state (`PENDING`, `APPROVED`, `REJECTED`, or one Apple adds later) and when it was first seen.
 public struct ObservedReviewState: Codable, Sendable, Hashable {
     public var state: String
-    public var firstSeenAt: Date
+    public var firstSeenAt: UTCTime
 
-    public init(state: String, firstSeenAt: Date) {
+    public init(state: String, firstSeenAt: UTCTime) {
         self.state = state
         self.firstSeenAt = firstSeenAt
     }
@@ -261,13 +262,13 @@ public struct AdoptedRecord: Codable, Sendable, Hashable {
     /// The `ExternalMessage`'s name in the manifests, as last seen.
     public var name: String
     /// When an apply first found it declared and at Apple.
-    public var adoptedAt: Date
+    public var adoptedAt: UTCTime
     /// Review states in the order they were observed, as for uploaded content.
     public var reviewStates: [ObservedReviewState]
     /// When an apply deleted it (`--prune-id`); absent while it exists.
-    public var deletedAt: Date?
+    public var deletedAt: UTCTime?
 
-    public init(identifier: String, kind: ContentKind, name: String, adoptedAt: Date, reviewStates: [ObservedReviewState] = []) {
+    public init(identifier: String, kind: ContentKind, name: String, adoptedAt: UTCTime, reviewStates: [ObservedReviewState] = []) {
         self.identifier = identifier
         self.kind = kind
         self.name = name
@@ -285,9 +286,9 @@ public struct DefaultRecord: Codable, Sendable, Hashable {
     public var productId: String
     public var locale: String
     public var messageIdentifier: String?
-    public var appliedAt: Date
+    public var appliedAt: UTCTime
 
-    public init(productId: String, locale: String, messageIdentifier: String?, appliedAt: Date) {
+    public init(productId: String, locale: String, messageIdentifier: String?, appliedAt: UTCTime) {
         self.productId = productId
         self.locale = locale
         self.messageIdentifier = messageIdentifier
@@ -302,9 +303,9 @@ public struct DefaultRecord: Codable, Sendable, Hashable {
 /// The realtime URL as last applied; nil url: removed.
 public struct RealtimeURLRecord: Codable, Sendable, Hashable {
     public var url: String?
-    public var appliedAt: Date
+    public var appliedAt: UTCTime
 
-    public init(url: String?, appliedAt: Date) {
+    public init(url: String?, appliedAt: UTCTime) {
         self.url = url
         self.appliedAt = appliedAt
     }
@@ -315,9 +316,9 @@ public struct RealtimeURLRecord: Codable, Sendable, Hashable {
 /// A realtime URL Apple refused to set until a sandbox performance test passes, and when.
 public struct RealtimeURLRefusal: Codable, Sendable, Hashable {
     public var url: String
-    public var refusedAt: Date
+    public var refusedAt: UTCTime
 
-    public init(url: String, refusedAt: Date) {
+    public init(url: String, refusedAt: UTCTime) {
         self.url = url
         self.refusedAt = refusedAt
     }
@@ -329,9 +330,9 @@ public struct RealtimeURLRefusal: Codable, Sendable, Hashable {
 public struct PerformanceTestRecord: Codable, Sendable, Hashable {
     public var requestId: String
     public var result: PerformanceTestResultResponse
-    public var observedAt: Date
+    public var observedAt: UTCTime
 
-    public init(requestId: String, result: PerformanceTestResultResponse, observedAt: Date) {
+    public init(requestId: String, result: PerformanceTestResultResponse, observedAt: UTCTime) {
         self.requestId = requestId
         self.result = result
         self.observedAt = observedAt
@@ -356,7 +357,7 @@ extension StateDocument {
 
     /// Notes a review state seen at `time`; returns whether the record changed.
     @discardableResult
-    public mutating func observeReviewState(_ state: String, of identifier: String, at time: Date) -> Bool {
+    public mutating func observeReviewState(_ state: String, of identifier: String, at time: UTCTime) -> Bool {
         guard let index = content.firstIndex(where: { $0.identifier == identifier }) else { return false }
         guard content[index].reviewStates.last?.state != state else { return false }
         content[index].reviewStates.append(ObservedReviewState(state: state, firstSeenAt: time))
@@ -364,7 +365,7 @@ extension StateDocument {
     }
 
     /// Notes that `by` submitted the content at `time` (keeping one entry per submitter, the latest).
-    public mutating func recordSubmission(of identifier: String, by: String, at time: Date, run: String?) {
+    public mutating func recordSubmission(of identifier: String, by: String, at time: UTCTime, run: String?) {
         guard let index = content.firstIndex(where: { $0.identifier == identifier }) else { return }
         var submissions = content[index].submissions ?? []
         submissions.removeAll { $0.by == by }
@@ -373,7 +374,7 @@ extension StateDocument {
     }
 
     /// Notes that the main branch derives content a pull request submitted (once: the merge).
-    public mutating func recordMerge(of identifier: String, at time: Date) {
+    public mutating func recordMerge(of identifier: String, at time: UTCTime) {
         guard let index = content.firstIndex(where: { $0.identifier == identifier }),
               content[index].submissions != nil, content[index].mergedAt == nil else { return }
         content[index].mergedAt = time
@@ -399,7 +400,7 @@ extension StateDocument {
     /// Notes that external content is adopted (or, already adopted, its current name and review
     /// state); returns whether the record changed.
     @discardableResult
-    public mutating func recordAdoption(of identifier: String, kind: ContentKind, name: String, state: String, at time: Date) -> Bool {
+    public mutating func recordAdoption(of identifier: String, kind: ContentKind, name: String, state: String, at time: UTCTime) -> Bool {
         var records = adopted ?? []
         let before = records
         if let index = records.firstIndex(where: { $0.identifier == identifier }) {
@@ -420,7 +421,7 @@ extension StateDocument {
 
     /// Notes that external content was deleted (`--prune-id`), adopting it first when this is the
     /// first apply that saw it.
-    public mutating func recordAdoptedDeletion(of identifier: String, kind: ContentKind, name: String, at time: Date) {
+    public mutating func recordAdoptedDeletion(of identifier: String, kind: ContentKind, name: String, at time: UTCTime) {
         var records = adopted ?? []
         if let index = records.firstIndex(where: { $0.identifier == identifier }) {
             if records[index].deletedAt == nil { records[index].deletedAt = time }
@@ -441,7 +442,7 @@ extension StateDocument {
         content.removeAll { $0.identifier == identifier }
     }
 
-    public mutating func recordDefault(productId: String, locale: String, messageIdentifier: String?, at time: Date) {
+    public mutating func recordDefault(productId: String, locale: String, messageIdentifier: String?, at time: UTCTime) {
         defaults.removeAll { $0.productId == productId && $0.locale == locale }
         defaults.append(DefaultRecord(productId: productId, locale: locale, messageIdentifier: messageIdentifier, appliedAt: time))
         defaults.sort { ($0.productId, $0.locale) < ($1.productId, $1.locale) }

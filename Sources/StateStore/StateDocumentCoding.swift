@@ -1,5 +1,5 @@
 public import Foundation
-import Basics
+public import Basics
 import Crypto
 import RetentionMessagingModels
 import Runtime
@@ -168,12 +168,12 @@ extension StateDocument {
 /// Times in the document: UTC, millisecond precision, `2026-01-31T12:00:00.000Z` (`UTCTime`'s
 /// millisecond form).
 public enum StateTime {
-    public static func format(_ date: Date) -> String {
-        UTCTime(date).formatted()
+    public static func format(_ time: UTCTime) -> String {
+        time.formatted()
     }
 
     /// Exactly the form `format` writes; anything else is nil.
-    public static func parse(_ text: String) -> Date? {
-        UTCTime.parse(text, exactly: .milliseconds)?.date
+    public static func parse(_ text: String) -> UTCTime? {
+        UTCTime.parse(text, exactly: .milliseconds)
     }
 }

@@ -100,7 +100,7 @@ public enum PlanView {
     /// `PENDING for 9 days (since 2026-01-22)`.
     static func ageText(_ age: ReviewAge) -> String {
         guard let days = age.days, let since = age.since else { return "\(age.state.rawValue) (newly seen; the next apply records since when)" }
-        return "\(age.state.rawValue) for \(days) day\(days == 1 ? "" : "s") (since \(UTCTime(since).formatted(.date)))"
+        return "\(age.state.rawValue) for \(days) day\(days == 1 ? "" : "s") (since \(since.formatted(.date)))"
     }
 
     /// `header: "Before you go" → "Wait — before you go"`.

@@ -108,7 +108,7 @@ public enum PlanWording {
         case .rollbackTarget:
             "kept: an approved version a revert would use (delete it with --prune-id)"
         case .withinGrace(let until):
-            "kept until \(UTCTime(until).formatted(.date)): submitted from a pull request within --prune-grace"
+            "kept until \(until.formatted(.date)): submitted from a pull request within --prune-grace"
         case .external:
             "kept: external (content unknown), deleted only when named with --prune-id"
         }

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 public import Reconciler
 import RetentionMessagingModels
@@ -33,9 +34,9 @@ public enum ReviewTimeView {
         }
     }
 
-    static func time(_ date: Date?) -> String {
-        guard let date else { return "?" }
-        let text = StateTime.format(date)
+    static func time(_ time: UTCTime?) -> String {
+        guard let time else { return "?" }
+        let text = time.formatted()
         return text.prefix(10) + " " + text.dropFirst(11).prefix(5) + " UTC"
     }
 

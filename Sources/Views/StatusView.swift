@@ -51,7 +51,7 @@ public enum StatusView {
     /// `PENDING for 9 days (since 2026-01-31)`; nil without a record.
     static func age(_ entry: StatusEntry) -> String? {
         guard let days = entry.stateAgeDays, let since = entry.stateSince else { return nil }
-        return "\(entry.state.rawValue) for \(days) day\(days == 1 ? "" : "s") (since \(UTCTime(since).formatted(.date)))"
+        return "\(entry.state.rawValue) for \(days) day\(days == 1 ? "" : "s") (since \(since.formatted(.date)))"
     }
 
     static func attentionReason(_ entry: StatusEntry, _ report: StatusReport) -> String {

@@ -37,5 +37,5 @@ public enum SubmissionView {
     }
 
     /// To the second: a comment reader needs no milliseconds.
-    static func time(_ date: Date) -> String { UTCTime(date).formatted(.seconds) }
+    static func time(_ time: UTCTime) -> String { time.formatted(.seconds) }
 }

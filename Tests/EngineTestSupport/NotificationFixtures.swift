@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import HTTPClient
 import Notifications
@@ -18,7 +19,7 @@ func everyKindOfEvent() -> [NotificationEvent] {
                          identifier: "5f0c6b7e-0000-5000-8000-000000000001", name: "winback", locale: "de-DE"),
         .contentPending(bundleId: bundle, environment: .production, contentKind: "message",
                         identifier: "5f0c6b7e-0000-5000-8000-000000000002", name: "winback", locale: "fr-FR",
-                        since: now.addingTimeInterval(-9 * 86_400), days: 9, thresholdDays: 7),
+                        since: now - 9 * UTCTime.day, days: 9, thresholdDays: 7),
         .driftCorrected(bundleId: bundle, environment: .production, what: "default com.example.monthly/en-US",
                         found: "5f0c6b7e-0000-5000-8000-00000000000a", correctedTo: "5f0c6b7e-0000-5000-8000-00000000000b", at: now),
         .applyFailed(bundleId: bundle, environment: .production, run: "https://github.com/acme/app/actions/runs/42",

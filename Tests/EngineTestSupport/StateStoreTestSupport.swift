@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 import Foundation
 import TestSupport
@@ -12,7 +13,7 @@ enum StateStoreTestSupport {
     static let sandbox = StateOwner(bundleId: "com.example.app", appAppleId: 1_234_567_890, environment: .sandbox)
     static let production = StateOwner(bundleId: "com.example.app", appAppleId: 1_234_567_890, environment: .production)
 
-    static let uploaded = Date(timeIntervalSince1970: 1_767_225_600.125)
+    static let uploaded = UTCTime(milliseconds: 1_767_225_600_125)
 
     static func snapshot(for owner: StateOwner, message: String = "winback") throws -> RuntimeSnapshot {
         try RuntimeSnapshot(
@@ -37,7 +38,7 @@ enum StateStoreTestSupport {
             image: ImageFacts(size: "FULL_SIZE", width: 3840, height: 2160, byteCount: 123_456, sha256: String(repeating: "ab", count: 32)),
             firstUploadedAt: uploaded))
         document.observeReviewState("PENDING", of: "6f1c2d3e-0000-5000-8000-000000000001", at: uploaded)
-        document.observeReviewState("APPROVED", of: "6f1c2d3e-0000-5000-8000-000000000001", at: uploaded.addingTimeInterval(3600))
+        document.observeReviewState("APPROVED", of: "6f1c2d3e-0000-5000-8000-000000000001", at: uploaded + UTCTime.hour)
         document.recordDefault(productId: "com.example.app.monthly", locale: "en-US",
                                messageIdentifier: "6f1c2d3e-0000-5000-8000-000000000001", at: uploaded)
         document.realtimeURL = RealtimeURLRecord(url: "https://example.com/retention", appliedAt: uploaded)

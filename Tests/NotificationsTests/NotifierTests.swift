@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import HTTPCore
 import HTTPClient
@@ -28,7 +29,7 @@ struct NotifierTests {
         #expect(texts.count == events.count)
         #expect(texts.first == "[retention-sync] com.example.app production: message winback (de-DE) was REJECTED by App Review; change its content and apply again")
 
-        let second = await notifier(receiver.url(path: secretPath), ledger: ledger).send(events, now: now.addingTimeInterval(3600))
+        let second = await notifier(receiver.url(path: secretPath), ledger: ledger).send(events, now: now.adding(seconds: 3600))
         #expect(second.sent == [])
         #expect(Set(second.alreadySent) == Set(events.map(\.key)))
         #expect(receiver.received.count == events.count)
@@ -155,7 +156,7 @@ struct NotifierTests {
 
     @Test("ledger entries older than the retention are dropped when it is saved")
     func ledgerRetention() throws {
-        var document = NotificationLedgerDocument(sent: ["old": now.addingTimeInterval(-181 * 86_400), "recent": now.addingTimeInterval(-86_400)])
+        var document = NotificationLedgerDocument(sent: ["old": now.adding(seconds: -181 * 86_400), "recent": now.adding(seconds: -86_400)])
         document.expire(now: now)
         #expect(Array(document.sent.keys) == ["recent"])
     }

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import Reconciler
 import RetentionMessagingModels
@@ -7,7 +8,7 @@ import Testing
 /// A production state record with a scripted review history, and the figures computed by hand.
 @Suite("Review time, measured from the state record")
 struct ReviewTimesTests {
-    static func time(_ text: String) -> Date { StateTime.parse(text)! }
+    static func time(_ text: String) -> UTCTime { StateTime.parse(text)! }
     static let hour: TimeInterval = 3600
 
     /// A record uploaded at `uploaded` and seen in `states` (state, time) in order.

@@ -1,3 +1,4 @@
+import Basics
 import Emulator
 import Foundation
 import Manifests
@@ -59,7 +60,7 @@ struct SplitGroupPublishingTests {
         #expect(outcomes["retention/arm-winback"]?.waitingFor.contains { $0.name == "winback" && $0.state == .pending } == true)
         #expect(outcomes["retention/yearly"]?.outcome == .added)
         // status says the same of the ready arm's message: it goes live with its group, once winback is approved.
-        let status = Status.report(planned, now: Date(), pendingWarnDays: 7)
+        let status = Status.report(planned, now: SystemClock().time(), pendingWarnDays: 7)
         let standard = status.messages.filter { $0.name == "standard" }
         #expect(!standard.isEmpty)
         for entry in standard {

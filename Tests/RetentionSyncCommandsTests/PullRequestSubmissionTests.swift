@@ -1,3 +1,4 @@
+import Basics
 import CLIKit
 import Emulator
 import Foundation
@@ -152,9 +153,9 @@ struct PullRequestSubmissionTests {
         // Three weeks later (the record dated back, as the clock would have moved on).
         let (store, read) = try await state(harness)
         var document = try #require(read.document)
-        let threeWeeks = 21.0 * 86_400
+        let threeWeeks = 21 * UTCTime.day
         for index in document.content.indices {
-            document.content[index].firstUploadedAt -= threeWeeks
+            document.content[index].firstUploadedAt = document.content[index].firstUploadedAt - threeWeeks
             document.content[index].submissions = document.content[index].submissions?.map {
                 ContentSubmission(by: $0.by, at: $0.at - threeWeeks, run: $0.run)
             }

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import RetentionMessagingModels
 import Runtime
@@ -60,11 +61,11 @@ struct StateHistorySummaryTests {
     func submissionsPerSubmitter() throws {
         var document = try Support.document(for: Support.production)
         let id = "6f1c2d3e-0000-5000-8000-000000000001"
-        document.recordSubmission(of: id, by: "pr-9", at: Support.uploaded.addingTimeInterval(10), run: nil)
-        document.recordSubmission(of: id, by: "pr-12", at: Support.uploaded.addingTimeInterval(20), run: "https://x/runs/1")
-        document.recordSubmission(of: id, by: "pr-9", at: Support.uploaded.addingTimeInterval(30), run: nil)
+        document.recordSubmission(of: id, by: "pr-9", at: Support.uploaded.adding(seconds: 10), run: nil)
+        document.recordSubmission(of: id, by: "pr-12", at: Support.uploaded.adding(seconds: 20), run: "https://x/runs/1")
+        document.recordSubmission(of: id, by: "pr-9", at: Support.uploaded.adding(seconds: 30), run: nil)
         let record = try #require(document.record(for: id))
         #expect(record.submissions?.map(\.by) == ["pr-12", "pr-9"])
-        #expect(record.lastSubmittedAt == Support.uploaded.addingTimeInterval(30))
+        #expect(record.lastSubmittedAt == Support.uploaded.adding(seconds: 30))
     }
 }

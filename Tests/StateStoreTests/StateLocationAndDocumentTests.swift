@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import RetentionMessagingModels
 import Runtime
@@ -158,18 +159,18 @@ struct StateDocumentTests {
     func reviewStates() throws {
         var document = try Support.document(for: Support.sandbox)
         let id = "6f1c2d3e-0000-5000-8000-000000000001"
-        let repeated = document.observeReviewState("APPROVED", of: id, at: Support.uploaded.addingTimeInterval(7200))
-        let changed = document.observeReviewState("REJECTED", of: id, at: Support.uploaded.addingTimeInterval(9000))
+        let repeated = document.observeReviewState("APPROVED", of: id, at: Support.uploaded.adding(seconds: 7200))
+        let changed = document.observeReviewState("REJECTED", of: id, at: Support.uploaded.adding(seconds: 9000))
         #expect(!repeated)
         #expect(changed)
         #expect(document.record(for: id)?.reviewStates.map(\.state) == ["PENDING", "APPROVED", "REJECTED"])
-        #expect(document.record(for: id)?.currentReviewState?.firstSeenAt == Support.uploaded.addingTimeInterval(9000))
+        #expect(document.record(for: id)?.currentReviewState?.firstSeenAt == Support.uploaded.adding(seconds: 9000))
     }
 
     @Test("times are written and read back exactly; impossible times are refused")
     func times() {
-        #expect(StateTime.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
-        #expect(StateTime.parse("2026-11-23T18:25:48.123Z") == Date(timeIntervalSince1970: 1_795_458_348.123))
+        #expect(StateTime.format(UTCTime(milliseconds: 0)) == "1970-01-01T00:00:00.000Z")
+        #expect(StateTime.parse("2026-11-23T18:25:48.123Z") == UTCTime(milliseconds: 1_795_458_348_123))
         for bad in ["2026-02-29T00:00:00.000Z", "2026-04-31T00:00:00.000Z", "2026-01-01T24:00:00.000Z", "2026-01-01T00:00:00Z"] {
             #expect(StateTime.parse(bad) == nil, "\(bad)")
         }

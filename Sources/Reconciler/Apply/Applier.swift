@@ -191,7 +191,7 @@ public struct Applier: Sendable {
     public func recordState(_ planned: PlanResult) async throws(StateStoreError) -> Bool {
         guard let state else { return false }
         var recorder = StateRecorder(binding: state, read: planned.remote.state, owner: planned.desired.owner, clock: clock)
-        recorder.recordObservations(desired: planned.desired, remote: planned.remote, time: clock.date(), merging: merging)
+        recorder.recordObservations(desired: planned.desired, remote: planned.remote, time: clock.time(), merging: merging)
         guard recorder.hasChanges else { return false }
         try await recorder.write()
         return true

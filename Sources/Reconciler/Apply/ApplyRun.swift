@@ -91,7 +91,7 @@ struct ApplyRun {
         try await recordFirstPublishStart()
         let resource = RemoteResources.resource(of: action.kind)
         let clock = applier.clock
-        let time = { clock.date() }
+        let time = { clock.time() }
         do {
             if let refusal = try await resource.perform(action, in: current, api: applier.api, report: &report, recorder: &recorder) {
                 record(action, refusal.outcome, refusal.detail, awaiting: refusal.awaiting)
@@ -166,7 +166,7 @@ struct ApplyRun {
     /// Records what the reads and actions showed, and closes the report.
     mutating func finish() async throws(ApplyFailure) -> ApplyReport {
         if var recorder {
-            recorder.recordObservations(desired: current.desired, remote: current.remote, time: applier.clock.date(),
+            recorder.recordObservations(desired: current.desired, remote: current.remote, time: applier.clock.time(),
                                         merging: applier.merging)
             if recorder.hasChanges {
                 do {

@@ -1,4 +1,5 @@
-public import Foundation
+public import Basics
+import Foundation
 import StateStore
 
 /// Of the defaults a plan would delete, those that show a message the state records as adopted
@@ -6,10 +7,10 @@ import StateStore
 public struct AdoptedDefaults: Sendable, Hashable {
     public var count: Int
     /// The earliest and the latest adoption among them (equal when all were adopted in one apply).
-    public var firstAdoptedAt: Date
-    public var lastAdoptedAt: Date
+    public var firstAdoptedAt: UTCTime
+    public var lastAdoptedAt: UTCTime
 
-    public init(count: Int, firstAdoptedAt: Date, lastAdoptedAt: Date) {
+    public init(count: Int, firstAdoptedAt: UTCTime, lastAdoptedAt: UTCTime) {
         self.count = count
         self.firstAdoptedAt = firstAdoptedAt
         self.lastAdoptedAt = lastAdoptedAt

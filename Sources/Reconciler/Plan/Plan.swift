@@ -1,4 +1,5 @@
-public import Foundation
+public import Basics
+import Foundation
 import RetentionMessaging
 public import RetentionMessagingModels
 
@@ -431,7 +432,7 @@ public enum PruneVerdict: Sendable, Hashable {
     /// it out of the kept window.
     case rollbackTarget
     /// Submitted from a pull request within the grace period (`--prune-grace`): kept until then.
-    case withinGrace(until: Date)
+    case withinGrace(until: UTCTime)
     /// Declared by an `ExternalMessage` manifest: deleted only when named (`--prune-id`).
     case external
 }

@@ -259,7 +259,7 @@ public enum ActionError: Sendable, Hashable, CustomStringConvertible {
             var text = "delete protection: this would delete \(deleting) of the \(total) defaults Apple holds for the declared pairs "
                 + "(more than \(Int(PlanOptions.pruneProtectionShare * 100))%)"
             if let adopted {
-                let first = UTCTime(adopted.firstAdoptedAt).formatted(.date), last = UTCTime(adopted.lastAdoptedAt).formatted(.date)
+                let first = adopted.firstAdoptedAt.formatted(.date), last = adopted.lastAdoptedAt.formatted(.date)
                 text += "; \(adopted.count) of these \(adopted.count == 1 ? "was" : "were") adopted by import "
                     + (first == last ? "on \(first)" : "between \(first) and \(last)")
             }

@@ -1,3 +1,4 @@
+public import Basics
 public import Foundation
 import RetentionMessaging
 import RetentionMessagingModels
@@ -23,14 +24,14 @@ public struct PlanOptions: Sendable, Hashable {
     public var pruneGraceDays: Int
     /// The time the grace period counts to. The planner never reads a clock: `Reconciler.plan`
     /// sets it from its own clock when nil, so the same inputs give the same plan.
-    public var now: Date?
+    public var now: UTCTime?
     /// Also read the defaults of the pairs this environment leaves alone (an external message without
     /// an identifier here): `import` pairs such a message with what those pairs show in this environment.
     public var readEveryNamedPair = false
 
     public init(prune: Bool = false, pruneForce: Bool = false, allowDeleteDefaults: Bool = false, pruneNamed: Set<String> = [],
                 rollbackVersions: Int = PlanOptions.defaultRollbackVersions,
-                pruneGraceDays: Int = PlanOptions.defaultPruneGraceDays, now: Date? = nil) {
+                pruneGraceDays: Int = PlanOptions.defaultPruneGraceDays, now: UTCTime? = nil) {
         self.prune = prune
         self.pruneForce = pruneForce
         self.allowDeleteDefaults = allowDeleteDefaults

@@ -14,7 +14,7 @@ enum RuleChanges {
         }
         func list(_ values: [String]?, every: String) -> String { values.map { $0.joined(separator: ", ") } ?? every }
         func time(_ milliseconds: Int64?) -> String? {
-            milliseconds.map { UTCTime(Date(timeIntervalSince1970: Double($0) / 1000)).formatted(.seconds) }
+            milliseconds.map { UTCTime(milliseconds: $0).formatted(.seconds) }
         }
         note("match.products", list(before.match.products, every: "every product"), list(after.match.products, every: "every product"))
         note("match.locales", list(before.match.locales, every: "every locale"), list(after.match.locales, every: "every locale"))

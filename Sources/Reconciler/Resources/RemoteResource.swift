@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import RetentionMessaging
 import RetentionMessagingModels
@@ -47,9 +48,9 @@ protocol RemoteResource: Sendable {
     static func perform(_ change: Change, in planned: PlanResult, api: any RetentionMessagingAPI,
                         report: inout ApplyReport, recorder: inout StateRecorder?) async throws -> Refusal?
     /// Adds what a successful (or already done) action changed to the state record.
-    static func recordDone(_ change: Change, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date)
+    static func recordDone(_ change: Change, in planned: PlanResult, recorder: inout StateRecorder?, at time: UTCTime)
     /// Records a refusal that later plans must know of.
-    static func recordRefusal(_ refusal: Refusal, of change: Change, recorder: inout StateRecorder?, at time: Date)
+    static func recordRefusal(_ refusal: Refusal, of change: Change, recorder: inout StateRecorder?, at time: UTCTime)
 }
 
 extension ContentResource {
@@ -62,8 +63,8 @@ extension ContentResource {
 extension RemoteResource {
     static func annotate(_ context: inout PlanContext) {}
     static func prune(_ context: inout PlanContext) {}
-    static func recordDone(_ change: Change, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {}
-    static func recordRefusal(_ refusal: Refusal, of change: Change, recorder: inout StateRecorder?, at time: Date) {}
+    static func recordDone(_ change: Change, in planned: PlanResult, recorder: inout StateRecorder?, at time: UTCTime) {}
+    static func recordRefusal(_ refusal: Refusal, of change: Change, recorder: inout StateRecorder?, at time: UTCTime) {}
 
     /// Performs an action of this resource: the one place a type-erased change meets its type. The
     /// registry hands each action to the resource of its kind, so the mismatch cannot happen in a plan.
@@ -73,12 +74,12 @@ extension RemoteResource {
         return try await perform(change, in: planned, api: api, report: &report, recorder: &recorder)
     }
 
-    static func recordDone(_ action: PlanAction, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {
+    static func recordDone(_ action: PlanAction, in planned: PlanResult, recorder: inout StateRecorder?, at time: UTCTime) {
         guard let change = action.change.as(Change.self) else { return }
         recordDone(change, in: planned, recorder: &recorder, at: time)
     }
 
-    static func recordRefusal(_ refusal: Refusal, of action: PlanAction, recorder: inout StateRecorder?, at time: Date) {
+    static func recordRefusal(_ refusal: Refusal, of action: PlanAction, recorder: inout StateRecorder?, at time: UTCTime) {
         guard let change = action.change.as(Change.self) else { return }
         recordRefusal(refusal, of: change, recorder: &recorder, at: time)
     }

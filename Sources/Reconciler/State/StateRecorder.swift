@@ -42,7 +42,7 @@ struct StateRecorder: Sendable {
     mutating func write() async throws(StateStoreError) {
         for _ in 0..<3 {
             var document = document(over: base)
-            document.updatedAt = clock.date()
+            document.updatedAt = clock.time()
             if let writer = binding.writer {
                 document.writtenBy = writer
                 document.serial = (base.serial ?? 0) + 1
@@ -72,14 +72,14 @@ struct StateRecorder: Sendable {
 }
 
 extension ContentRecord {
-    static func message(_ message: DesiredMessage, at time: Date) -> ContentRecord {
+    static func message(_ message: DesiredMessage, at time: UTCTime) -> ContentRecord {
         let body = (try? CanonicalJSON.encode(message.body)).map { String(decoding: $0, as: UTF8.self) }
         return ContentRecord(identifier: message.identifier, kind: .message, name: message.name, locale: message.locale,
                              productScope: message.productScope, contentVersion: message.contentVersion,
                              uploadBody: body, firstUploadedAt: time)
     }
 
-    static func image(_ image: DesiredImage, png: [UInt8]?, at time: Date) -> ContentRecord {
+    static func image(_ image: DesiredImage, png: [UInt8]?, at time: UTCTime) -> ContentRecord {
         let info = png.flatMap { try? PNGInfo.parse($0) }
         return ContentRecord(identifier: image.identifier, kind: .image, name: image.names.joined(separator: ", "),
                              contentVersion: "\(image.size.rawValue):\(image.sha256)",
@@ -93,7 +93,7 @@ extension StateRecorder {
     /// What the reads showed that the record does not hold yet: content the manifests derive that is
     /// already there, review states, defaults and the realtime URL found as desired, the refresh cursor;
     /// for an apply of the main branch (`merging`), that it derives what pull requests submitted.
-    mutating func recordObservations(desired: DesiredState, remote: RemoteState, time: Date, merging: Bool) {
+    mutating func recordObservations(desired: DesiredState, remote: RemoteState, time: UTCTime, merging: Bool) {
         let messages = desired.messages.filter { remote.messages[$0.identifier] != nil }
         let images = desired.images.filter { remote.images[$0.identifier] != nil }
         let pngs = desired.pngs

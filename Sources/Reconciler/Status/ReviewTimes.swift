@@ -1,3 +1,4 @@
+public import Basics
 public import Foundation
 public import RetentionMessagingModels
 public import StateStore
@@ -35,9 +36,9 @@ public struct ReviewTimes: Sendable, Hashable {
 
     /// `observed`: the review states this run read from Apple, by identifier, which are newer than
     /// the record's (a plan writes nothing); content Apple no longer holds as PENDING is not waiting.
-    public static func measure(_ document: StateDocument, now: Date, windowDays: Int = defaultWindowDays,
+    public static func measure(_ document: StateDocument, now: UTCTime, windowDays: Int = defaultWindowDays,
                                observed: [String: ReviewState] = [:]) -> ReviewTimes {
-        let horizon = now.addingTimeInterval(-Double(windowDays) * 86_400)
+        let horizon = now - Int64(windowDays) * UTCTime.day
         var all: [Review] = []
         var pending: [ContentRecord] = []
         for record in document.content {
@@ -55,17 +56,17 @@ public struct ReviewTimes: Sendable, Hashable {
             byLocale[locale] = ReviewTimeFigures(reviews)
         }
         let waiting = pending.map { record -> PendingReview in
-            let waited = max(0, now.timeIntervalSince(record.firstUploadedAt))
+            let waited = max(0, now.seconds(since: record.firstUploadedAt))
             let local = record.locale.flatMap { byLocale[$0] }.flatMap { $0.count >= minimumLocaleSamples ? $0 : nil }
             let scope: ReviewEstimate.Scope = local != nil ? .locale(record.locale!) : .overall
             let estimate = (local ?? overall).map { figures -> ReviewEstimate in
                 if waited <= figures.median {
                     return ReviewEstimate(statistic: .median, scope: scope, sampleCount: figures.count,
-                                          likelyBy: record.firstUploadedAt.addingTimeInterval(figures.median))
+                                          likelyBy: record.firstUploadedAt + Int64((figures.median * 1000).rounded(.down)))
                 }
                 if waited <= figures.p90 {
                     return ReviewEstimate(statistic: .p90, scope: scope, sampleCount: figures.count,
-                                          likelyBy: record.firstUploadedAt.addingTimeInterval(figures.p90))
+                                          likelyBy: record.firstUploadedAt + Int64((figures.p90 * 1000).rounded(.down)))
                 }
                 return ReviewEstimate(statistic: .overdue, scope: scope, sampleCount: figures.count, likelyBy: nil)
             }
@@ -87,7 +88,7 @@ public struct ReviewTimes: Sendable, Hashable {
                   let decision = record.reviewStates[pendingIndex...].first(where: { $0.state == "APPROVED" || $0.state == "REJECTED" })
             else { return nil }
             locale = record.locale
-            seconds = max(0, decision.firstSeenAt.timeIntervalSince(record.firstUploadedAt))
+            seconds = max(0, decision.firstSeenAt.seconds(since: record.firstUploadedAt))
             approved = decision.state == "APPROVED"
         }
     }
@@ -135,7 +136,7 @@ public struct PendingReview: Sendable, Hashable {
     public var kind: ContentRecord.Kind
     public var name: String
     public var locale: String?
-    public var submittedAt: Date
+    public var submittedAt: UTCTime
     public var waited: TimeInterval
     /// nil when there is no recent review to estimate from.
     public var estimate: ReviewEstimate?
@@ -161,9 +162,9 @@ public struct ReviewEstimate: Sendable, Hashable {
     /// How many recent reviews the figure comes from.
     public var sampleCount: Int
     /// nil when overdue.
-    public var likelyBy: Date?
+    public var likelyBy: UTCTime?
 
-    public init(statistic: Statistic, scope: Scope, sampleCount: Int, likelyBy: Date?) {
+    public init(statistic: Statistic, scope: Scope, sampleCount: Int, likelyBy: UTCTime?) {
         self.statistic = statistic
         self.scope = scope
         self.sampleCount = sampleCount

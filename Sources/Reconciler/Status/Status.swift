@@ -1,5 +1,6 @@
+public import Basics
 import RetentionMessaging
-public import Foundation
+import Foundation
 public import RetentionMessagingModels
 import Runtime
 import StateStore
@@ -79,7 +80,7 @@ public struct StatusEntry: Sendable, Hashable {
     public var inUse: [Use]
     public var next: Next
     /// When the current review state was first seen, from the state record.
-    public var stateSince: Date?
+    public var stateSince: UTCTime?
     /// Whole days in the current review state (nil without a record).
     public var stateAgeDays: Int?
     /// Derived by the manifests, and REJECTED or PENDING longer than the warning threshold.
@@ -91,7 +92,7 @@ public struct StatusEntry: Sendable, Hashable {
 public enum Status {
     public static let defaultPendingWarnDays = 7
 
-    public static func report(_ planned: PlanResult, now: Date, pendingWarnDays: Int = defaultPendingWarnDays) -> StatusReport {
+    public static func report(_ planned: PlanResult, now: UTCTime, pendingWarnDays: Int = defaultPendingWarnDays) -> StatusReport {
         var report = report(planned)
         let document = planned.remote.state?.document
         func age(_ entry: inout StatusEntry) {
@@ -100,7 +101,7 @@ public enum Status {
                 ?? (entry.external ? document?.adoption(of: entry.identifier)?.reviewStates.last : nil)
             if let observed, observed.state == entry.state.rawValue {
                 entry.stateSince = observed.firstSeenAt
-                entry.stateAgeDays = max(0, Int(now.timeIntervalSince(observed.firstSeenAt) / 86_400))
+                entry.stateAgeDays = max(0, Int(now.days(since: observed.firstSeenAt)))
             }
             // Content no manifest derives any more (a rejected text since fixed) is history, not a problem.
             entry.needsAttention = entry.derived && (entry.state == .rejected

@@ -1,4 +1,5 @@
-public import Foundation
+public import Basics
+import Foundation
 public import StateStore
 
 /// How long content that no manifest on the main branch derives is kept after it was last submitted
@@ -13,9 +14,9 @@ public struct PruneGrace: Sendable, Hashable {
 
     /// Until when the recorded content is kept; nil when the grace period is over, or the record
     /// does not say when it was submitted (content the tool did not upload).
-    public func keptUntil(_ record: ContentRecord?, now: Date) -> Date? {
+    public func keptUntil(_ record: ContentRecord?, now: UTCTime) -> UTCTime? {
         guard let record, days > 0 else { return nil }
-        let until = record.lastSubmittedAt.addingTimeInterval(Double(days) * 86_400)
+        let until = record.lastSubmittedAt + Int64(days) * UTCTime.day
         return until > now ? until : nil
     }
 }
@@ -23,7 +24,7 @@ public struct PruneGrace: Sendable, Hashable {
 /// Upload actions for the content of a pull request, submitted before the merge.
 public enum Submissions {
     /// Records `by` as a submitter of every identifier it uploaded, or found already uploaded.
-    public static func record(_ identifiers: [String], by: String, run: String?, at time: Date, in document: inout StateDocument) {
+    public static func record(_ identifiers: [String], by: String, run: String?, at time: UTCTime, in document: inout StateDocument) {
         for identifier in identifiers.sorted() {
             document.recordSubmission(of: identifier, by: by, at: time, run: run)
         }
@@ -32,7 +33,7 @@ public enum Submissions {
 
 /// Content a prune keeps because a pull request submitted it within the grace period.
 struct GraceKept {
-    var until: Date
+    var until: UTCTime
     /// Who submitted it, sorted.
     var by: [String]
 }

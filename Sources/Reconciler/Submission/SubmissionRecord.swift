@@ -1,5 +1,5 @@
 public import Basics
-public import Foundation
+import Foundation
 public import RetentionMessagingModels
 public import StateStore
 
@@ -8,7 +8,7 @@ public import StateStore
 public struct SubmissionSummary: Sendable, Hashable {
     /// `pr-12`.
     public var by: String
-    public var at: Date
+    public var at: UTCTime
     /// The run that submitted (a GitHub Actions run URL), when known.
     public var run: String?
     /// Per content kind (every registered kind, in the kinds' declared order): how many this run uploaded.
@@ -26,7 +26,7 @@ public struct SubmissionSummary: Sendable, Hashable {
     public var identifiers: [String]
 
     /// Counts the upload results of `report` against what `planned` derives and read.
-    public init(_ planned: PlanResult, report: ApplyReport, by: String, run: String?, at: Date) {
+    public init(_ planned: PlanResult, report: ApplyReport, by: String, run: String?, at: UTCTime) {
         self.by = by
         self.at = at
         self.run = run
@@ -88,7 +88,7 @@ extension Submissions {
             let before = document
             record(summary.identifiers, by: summary.by, run: summary.run, at: summary.at, in: &document)
             guard document != before else { return }
-            document.updatedAt = clock.date()
+            document.updatedAt = clock.time()
             if let writer = binding.writer {
                 document.writtenBy = writer
                 document.serial = (before.serial ?? 0) + 1

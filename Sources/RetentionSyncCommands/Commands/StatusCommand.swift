@@ -57,9 +57,9 @@ struct StatusCommand: ParsedCommand {
         var session = try ReconcileSession.open(options.environment, context: context, provider: provider)
         session.reconciler.pendingWarnDays = options.warnDays
         let planned = try await session.plan(PlanOptions())
-        let report = Status.report(planned, now: session.reconciler.clock.date(), pendingWarnDays: options.warnDays)
+        let report = Status.report(planned, now: session.reconciler.clock.time(), pendingWarnDays: options.warnDays)
         // How long App Review takes for this app, from the review states the state record observed.
-        let reviewTimes = planned.remote.state?.document.map { ReviewTimes.measure($0, now: session.reconciler.clock.date(), observed: planned.reviewStates) }
+        let reviewTimes = planned.remote.state?.document.map { ReviewTimes.measure($0, now: session.reconciler.clock.time(), observed: planned.reviewStates) }
         switch options.format {
         case .json:
             do { context.console.write(try StatusView.json(report)) } catch { throw CommandError("cannot encode the status: \(error)") }

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import HTTPCore
 import HTTPClient
@@ -65,8 +66,8 @@ extension S3StateStore: StateHistoryKeeping {
                 versions.append(StoredStateVersion(number: document.versionNumber, document: document, current: true))
             }
         }
-        return versions.sorted { ($0.number, $0.current ? 1 : 0, $0.document.updatedAt ?? .distantPast)
-            < ($1.number, $1.current ? 1 : 0, $1.document.updatedAt ?? .distantPast) }
+        return versions.sorted { ($0.number, $0.current ? 1 : 0, $0.document.updatedAt?.milliseconds ?? .min)
+            < ($1.number, $1.current ? 1 : 0, $1.document.updatedAt?.milliseconds ?? .min) }
     }
 
     private func decodeKept(_ data: Data, at place: String) throws(StateStoreError) -> StateDocument {

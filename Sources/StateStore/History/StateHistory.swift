@@ -1,3 +1,4 @@
+public import Basics
 public import Foundation
 
 /// A store that keeps the versions its writes replaced, so `state history` can list them and
@@ -27,7 +28,7 @@ public struct StoredStateVersion: Sendable, Hashable {
 /// One line of `state history`.
 public struct StateHistoryEntry: Sendable, Hashable {
     public var number: Int
-    public var writtenAt: Date?
+    public var writtenAt: UTCTime?
     public var writer: StateWriter?
     public var digest: String
     public var summary: String

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import HTTPCore
 import RetentionMessagingModels
@@ -52,7 +53,7 @@ struct StateBackendConformanceTests {
     }
 
     /// What an apply does to the document it read: its changes, the next serial and its name.
-    static func applied(_ read: StateRead, by writer: StateWriter, at time: Date,
+    static func applied(_ read: StateRead, by writer: StateWriter, at time: UTCTime,
                         _ change: (inout StateDocument) throws -> Void) rethrows -> StateDocument {
         var document = read.document ?? StateDocument(owner: Support.production)
         try change(&document)
@@ -79,16 +80,16 @@ struct StateBackendConformanceTests {
         }
         _ = try await store.write(first, condition: .createOnly)
         let shared = try await store.read()
-        let third = try applied(shared, by: ci(3), at: t0.addingTimeInterval(60)) { document in
+        let third = try applied(shared, by: ci(3), at: t0.adding(seconds: 60)) { document in
             document.snapshot = try Support.snapshot(for: Support.production, message: "stay")
         }
-        let second = applied(shared, by: ci(2), at: t0.addingTimeInterval(61)) { document in
+        let second = applied(shared, by: ci(2), at: t0.adding(seconds: 61)) { document in
             document.observeReviewState("REJECTED", of: "6f1c2d3e-0000-5000-8000-000000000001", at: t0)
         }
         _ = try await store.write(third, condition: shared.writeCondition)
         let refused = await #expect(throws: StateStoreError.self) { _ = try await store.write(second, condition: shared.writeCondition) }
         let now = try await store.read()
-        let fourth = applied(now, by: ci(4), at: t0.addingTimeInterval(120)) { document in
+        let fourth = applied(now, by: ci(4), at: t0.adding(seconds: 120)) { document in
             document.observeReviewState("PENDING", of: "0a1b2c3d-0000-5000-8000-000000000002", at: t0)
         }
         _ = try await store.write(fourth, condition: now.writeCondition)
@@ -102,7 +103,7 @@ struct StateBackendConformanceTests {
         #expect(entries.map(\.number) == [1, 2, 3])
         #expect(entries.map(\.current) == [false, false, true])
         #expect(entries.map { $0.writer?.url } == [1, 3, 4].map { "https://github.com/acme/app/actions/runs/\($0)" })
-        #expect(entries.map(\.writtenAt) == [t0, t0.addingTimeInterval(60), t0.addingTimeInterval(120)])
+        #expect(entries.map(\.writtenAt) == [t0, t0.adding(seconds: 60), t0.adding(seconds: 120)])
         let published = try #require(runs.third.snapshot?.digest)
         let firstDigest = try #require(runs.first.snapshot?.digest)
         #expect(entries.map(\.summary) == ["first version: published \(firstDigest.prefix(19))",
@@ -157,7 +158,7 @@ struct StateBackendConformanceTests {
         store.historyLimit = 2
         for run in 1...5 {
             let read = try await store.read()
-            let document = Self.applied(read, by: Self.ci(run), at: Support.uploaded.addingTimeInterval(Double(run))) { document in
+            let document = Self.applied(read, by: Self.ci(run), at: Support.uploaded.adding(seconds: Double(run))) { document in
                 document.defaultsRefreshCursor = run
             }
             _ = try await store.write(document, condition: read.writeCondition)

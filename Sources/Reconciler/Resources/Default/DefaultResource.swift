@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import Manifests
 import RetentionMessaging
@@ -159,7 +160,7 @@ enum DefaultResource: RemoteResource {
         return nil
     }
 
-    static func recordDone(_ change: DefaultChange, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {
+    static func recordDone(_ change: DefaultChange, in planned: PlanResult, recorder: inout StateRecorder?, at time: UTCTime) {
         switch change {
         case .set(let pair, let identifier, _, _, _):
             recorder?.record { $0.recordDefault(productId: pair.productId, locale: pair.locale, messageIdentifier: identifier, at: time) }

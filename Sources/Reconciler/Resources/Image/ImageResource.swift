@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import RetentionMessaging
 public import RetentionMessagingModels
@@ -216,7 +217,7 @@ enum ImageResource: ContentResource {
         return nil
     }
 
-    static func recordDone(_ change: ImageChange, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {
+    static func recordDone(_ change: ImageChange, in planned: PlanResult, recorder: inout StateRecorder?, at time: UTCTime) {
         if case .delete(let identifier, _) = change, let external = planned.desired.externalImagesByIdentifier[identifier] {
             recorder?.record { $0.recordAdoptedDeletion(of: identifier, kind: .image, name: external.name, at: time) }
             return

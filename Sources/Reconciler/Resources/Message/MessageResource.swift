@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import RetentionMessaging
 import RetentionMessagingModels
@@ -235,7 +236,7 @@ enum MessageResource: ContentResource {
         return nil
     }
 
-    static func recordDone(_ change: MessageChange, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {
+    static func recordDone(_ change: MessageChange, in planned: PlanResult, recorder: inout StateRecorder?, at time: UTCTime) {
         if case .delete(let identifier, _) = change, let external = planned.desired.externalByIdentifier[identifier] {
             recorder?.record { $0.recordAdoptedDeletion(of: identifier, kind: .message, name: external.name, at: time) }
             return

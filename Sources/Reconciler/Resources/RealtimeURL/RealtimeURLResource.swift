@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import RetentionMessaging
 import RetentionMessagingModels
@@ -89,7 +90,7 @@ enum RealtimeURLResource: RemoteResource {
         return nil
     }
 
-    static func recordDone(_ change: RealtimeURLChange, in planned: PlanResult, recorder: inout StateRecorder?, at time: Date) {
+    static func recordDone(_ change: RealtimeURLChange, in planned: PlanResult, recorder: inout StateRecorder?, at time: UTCTime) {
         let url = change.url
         recorder?.record {
             $0.realtimeURL = RealtimeURLRecord(url: url, appliedAt: time)
@@ -99,7 +100,7 @@ enum RealtimeURLResource: RemoteResource {
 
     /// Records that Apple refused the realtime URL until a sandbox performance test passes, so that
     /// every later plan that shares the store shows it waiting, on any runner.
-    static func recordRefusal(_ refusal: Refusal, of change: RealtimeURLChange, recorder: inout StateRecorder?, at time: Date) {
+    static func recordRefusal(_ refusal: Refusal, of change: RealtimeURLChange, recorder: inout StateRecorder?, at time: UTCTime) {
         guard refusal.awaiting == .performanceTest else { return }
         let url = change.url
         recorder?.record { document in
