@@ -1,5 +1,5 @@
 public import Basics
-public import Foundation
+import Foundation
 
 /// A store that keeps the versions its writes replaced, so `state history` can list them and
 /// `state show --version N` print one: the audit trail of which snapshot served when.
