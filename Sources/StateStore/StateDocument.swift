@@ -1,5 +1,5 @@
 public import Basics
-public import Foundation
+import Foundation
 public import RetentionMessagingModels
 public import Runtime
 

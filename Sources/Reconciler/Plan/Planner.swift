@@ -1,5 +1,5 @@
 public import Basics
-public import Foundation
+import Foundation
 import RetentionMessaging
 import RetentionMessagingModels
 import Runtime
