@@ -16,31 +16,20 @@ struct QuietAfterImportTests {
 
     /// Six external messages known in production only, each the default of one locale.
     static func writeManifests(_ harness: CommandHarness) throws {
-        var files = ["app.yaml": """
-            apiVersion: retention-sync/v1
-            kind: App
-            bundleId: com.example.stillpoint
-            appAppleId: 6450012345
-            environments:
-              sandbox: { stateStore: .retention-sync/sandbox-state.json }
-              production: { stateStore: .retention-sync/production-state.json }
-            products:
-              - id: com.example.stillpoint.monthly
-                locales: [\(locales.joined(separator: ", "))]
-            """]
+        try ImportCommandTests.adoptingApp(harness, products: ["com.example.stillpoint.monthly"], locales: locales)
         var defaults = "apiVersion: retention-sync/v1\nkind: Defaults\ndefaults:\n"
         for (index, locale) in locales.enumerated() {
-            files["vendor-\(index).yaml"] = """
+            try """
                 apiVersion: retention-sync/v1
                 kind: ExternalMessage
                 name: vendor-\(index)
                 identifiers:
                   production: \(identifier(index))
-                """
+
+                """.write(to: harness.file("manifests/vendor-\(index).yaml"), atomically: true, encoding: .utf8)
             defaults += "  - { products: [com.example.stillpoint.monthly], locales: [\(locale)], message: vendor-\(index) }\n"
         }
-        files["defaults.yaml"] = defaults
-        try harness.writeManifests(files)
+        try defaults.write(to: harness.file("manifests/defaults.yaml"), atomically: true, encoding: .utf8)
     }
 
     @Test("six external messages without a sandbox identifier: plan shows two warnings and counts the rest; validate lists all six")
