@@ -1,4 +1,5 @@
 import CLIKit
+import Emulator
 import Foundation
 @testable import RetentionSyncCommands
 import Testing
@@ -21,6 +22,33 @@ struct CommandRegistryTests {
                 }
             }
         }
+    }
+
+    @Test("a default that is a value is declared, never only written in the help text")
+    func noDefaultInProse() {
+        let prose = /\(default:? [0-9]/
+        for entry in CommandRegistry.all {
+            for option in entry.options {
+                let text = option.help.joined(separator: " ")
+                #expect(text.firstMatch(of: prose) == nil,
+                        "\(entry.name) \(option.name) words its default in its help; declare it (default:) so help prints it")
+            }
+        }
+    }
+
+    @Test("the emulator's performance-test defaults are printed from the settings it runs with")
+    func emulatorDefaults() throws {
+        var arguments = try Arguments([], options: EmulatorCommand.options)
+        let options = try EmulatorCommand.parse(&arguments, context: CommandContext(console: CapturedConsole().console, environment: [:],
+                                                                                  currentDirectory: FileManager.default.temporaryDirectory))
+        #expect(options.testSettings == .default)
+        let printed = Dictionary(uniqueKeysWithValues: EmulatorCommand.options.compactMap { option in
+            option.defaultValue.map { (option.name, $0) }
+        })
+        #expect(printed["--test-requests"] == "\(options.testSettings.totalRequests)")
+        #expect(printed["--test-concurrency"] == "\(options.testSettings.maxConcurrentRequests)")
+        #expect(printed["--test-duration"] == "\(options.testSettings.totalDuration)")
+        #expect(printed["--app-apple-id"] == "\(options.appAppleId)")
     }
 
     @Test("--manifests is one declaration: every command that reads manifests defaults to the same directory")

@@ -34,14 +34,16 @@ struct EmulatorCommand: ParsedCommand {
         "derived from RETENTION_SYNC_PRIVATE_KEY_FILE or RETENTION_SYNC_PRIVATE_KEY;",
         "with neither, a throwaway key is generated and its export lines printed",
     ])
-    static let testRequests = Option("--test-requests", value: "N", of: Int.self,
-                                     help: ["Requests per sandbox performance test (default 100)"])
+    static let testRequests = Option("--test-requests", value: "N", of: Int.self, default: PerformanceTestSettings.default.totalRequests,
+                                     help: ["Requests per sandbox performance test"])
     static let testConcurrency = Option("--test-concurrency", value: "N", of: Int.self,
-                                        help: ["Performance-test requests in flight at once (default 10)"])
-    static let testDuration = Option("--test-duration", value: "MS", of: Int64.self,
-                                     help: ["Milliseconds a performance test spreads its requests over (default 20000)"])
-    static let appAppleId = Option("--app-apple-id", value: "N", of: Int64.self,
-                                   help: ["appAppleId in the performance test's signed requests (default 0)"])
+                                        default: PerformanceTestSettings.default.maxConcurrentRequests,
+                                        help: ["Performance-test requests in flight at once"])
+    static let testDuration = Option("--test-duration", value: "MS", of: Int64.self, default: PerformanceTestSettings.default.totalDuration,
+                                     help: ["Milliseconds a performance test spreads its requests over"])
+    static let defaultAppAppleId: Int64 = 0
+    static let appAppleId = Option("--app-apple-id", value: "N", of: Int64.self, default: defaultAppAppleId,
+                                   help: ["appAppleId in the performance test's signed requests"])
     static let caBundle = Option("--ca-bundle", value: "FILE", completion: .file, help: [
         "PEM authorities an https:// realtime URL is verified against (default:",
         "the system's); http:// is allowed on loopback only",
@@ -139,7 +141,7 @@ struct EmulatorCommand: ParsedCommand {
                 seed: try arguments.value(Self.seed, as: UInt64.self) ?? defaultSeed,
                 verbose: arguments.flag(Self.verbose), testSettings: try performanceTestSettings(&arguments),
                 caBundle: try arguments.value(Self.caBundle).map { context.url($0).path },
-                appAppleId: try arguments.value(Self.appAppleId, as: Int64.self, in: 0..., expected: "the App's numeric Apple ID") ?? 0)
+                appAppleId: try arguments.value(Self.appAppleId, as: Int64.self, in: 0..., expected: "the App's numeric Apple ID") ?? defaultAppAppleId)
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {

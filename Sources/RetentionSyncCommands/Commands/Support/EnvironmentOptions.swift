@@ -27,9 +27,9 @@ extension ReconcileTarget {
         "s3://bucket/prefix or a file: the environment's state document (default:",
         "the App's environments.<env>.stateStore, else its snapshotPath)",
     ])
-    static let refreshDefaultsOption = Option("--refresh-defaults", value: "N", help: [
-        "Re-read N of the defaults the state records as applied (default 10,",
-        "rotating with each apply), or 'all'; unrecorded pairs are always read",
+    static let refreshDefaultsOption = Option("--refresh-defaults", value: "N", of: DefaultsRefresh.self, default: .standard, help: [
+        "Re-read N of the defaults the state records as applied (rotating with",
+        "each apply), or 'all'; unrecorded pairs are always read",
     ])
     /// What `outcomes` and `performance-test` take: the environment without the defaults refresh.
     static let connection = [manifests, env, endpoint, stateStoreOption]
