@@ -74,10 +74,14 @@ struct ModuleGraphTests {
         }
     }
 
-    @Test("the shipped executables depend on no test support")
+    @Test("the shipped executables and libraries depend on no test support")
     func shippedProductsHaveNoTestSupport() throws {
-        for target in try Self.targets() where target.kind == "executableTarget" {
-            #expect(!target.dependencies.contains("TestSupport"), "\(target.name) depends on TestSupport")
+        let targets = try Self.targets()
+        let support = Set(targets.filter { $0.kind == "target" && $0.path.hasPrefix("Tests/") }.map(\.name))
+        #expect(support.isSuperset(of: ["TestSupport", "CommandTestSupport", "ExperimentsTestSupport", "EngineTestSupport"]), "\(support)")
+        for target in targets where !target.path.hasPrefix("Tests/") {
+            let used = support.intersection(target.dependencies).sorted()
+            #expect(used.isEmpty, "\(target.name) depends on test support \(used)")
         }
     }
 
