@@ -162,7 +162,7 @@ extension DemoStory {
     /// better arms.
     private func readResults(_ split: (flow: String, group: String, arms: [SplitArm]), drawn: [(arm: SplitArm, tally: AnswerTruth)],
                              events: URL) async throws(CommandError) {
-        let now = emulator.now
+        let now = UTCTime(emulator.now)
         let report: ResultsReport
         do {
             // As `results` computes it, so that running it afterwards prints the same report.

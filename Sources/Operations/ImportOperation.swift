@@ -73,7 +73,7 @@ public enum ImportOperation {
         }
         if let url = result.realtimeURL {
             try declareRealtimeURL(url, in: session.manifests.app, environment: environment, manifestsPath: environmentOptions.manifestsPath,
-                                   date: UTCTime(session.reconciler.clock.date()).formatted(.date), context: context)
+                                   date: session.reconciler.clock.time().formatted(.date), context: context)
         }
         context.console.write("Next: retention-sync validate, then retention-sync plan --env \(environment.rawValue) ("
                               + (result.drifted.isEmpty ? "it should say No changes" : "it sets back the defaults listed above") + "), and commit the "

@@ -33,7 +33,7 @@ public enum PlanEvidenceReading {
         do {
             let folder = try await ResultsOperation.localFolder(root, context: context)
             report = try ResultsReport.compute(source: FolderEventSource(root: folder), environment: environment.rawValue, flow: nil,
-                                               since: nil, now: SystemClock().date(), breakdown: nil).restricted(to: touched)
+                                               since: nil, now: SystemClock().time(), breakdown: nil).restricted(to: touched)
         } catch {
             return .unreadable("\(error)")
         }

@@ -2,7 +2,7 @@ public import Experiments
 public import Foundation
 public import Manifests
 public import RetentionMessagingModels
-import Basics
+public import Basics
 public import CLIKit
 import EventStore
 import HTTPClient
@@ -27,8 +27,8 @@ public enum ResultsOperation {
     /// The clock outcomes must not be dated after: the real time, or `asOf` when that is later — a
     /// report as of a time ahead of this machine's is a rehearsal on an emulator's moved clock, whose
     /// decisions and outcomes both live on that clock.
-    public static func clock(asOf: Date) -> Date {
-        max(SystemClock().date(), asOf)
+    public static func clock(asOf: UTCTime) -> UTCTime {
+        max(SystemClock().time(), asOf)
     }
 
     /// The folder to read: the backend's own folder for `location`, or a local copy brought up to date.

@@ -1,3 +1,4 @@
+import Basics
 import EventContract
 import Experiments
 import Foundation
@@ -36,7 +37,7 @@ import RetentionMessagingModels
     }
     let reset = resetPeakRSS()
     let started = DispatchTime.now().uptimeNanoseconds
-    let now = Date(timeIntervalSince1970: Double(ResultsEventGenerator.start + 240 * 86_400_000) / 1000)
+    let now = UTCTime(milliseconds: ResultsEventGenerator.start + 240 * 86_400_000)
     let readers = value("--readers").flatMap(Int.init) ?? ResultsReport.defaultReaders
     let report = try ResultsReport.compute(source: FolderEventSource(root: root), environment: "production", now: now, readers: readers)
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9

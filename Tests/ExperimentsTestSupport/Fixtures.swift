@@ -1,3 +1,4 @@
+import Basics
 import EventContract
 @testable import Experiments
 import Foundation
@@ -44,7 +45,7 @@ extension JoinFixtures {
 
     static func report(_ source: MemoryEventSource, now: String) throws -> ResultsReport {
         try ResultsReport.compute(source: source, environment: "production",
-                                  now: Date(timeIntervalSince1970: Double(EventTime.parse(now)!) / 1000))
+                                  now: UTCTime(milliseconds: EventTime.parse(now)!))
     }
 }
 

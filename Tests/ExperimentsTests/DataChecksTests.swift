@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 @testable import ExperimentsTestSupport
 import Testing
@@ -22,8 +23,8 @@ import TestSupport
         } + extra)
     }
 
-    static func date(_ millis: Int64) -> Date {
-        Date(timeIntervalSince1970: Double(millis) / 1000)
+    static func date(_ millis: Int64) -> UTCTime {
+        UTCTime(milliseconds: millis)
     }
 
     /// The distinct outcome events the simulator wrote (duplicates are the same event).

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 @testable import ExperimentsTestSupport
 import Testing
@@ -111,7 +112,7 @@ import EventContract
     @Test func theJSONReportIsVersionedAndByteForByteTheSameForTheSameEvents() throws {
         var simulator = EventSimulator(arms: [SimulationTests.control, SimulationTests.treatment], customers: 200)
         simulator.run(seed: 3)
-        let now = Date(timeIntervalSince1970: Double(simulator.start + 5 * EventTime.day) / 1000)
+        let now = UTCTime(milliseconds: simulator.start + 5 * EventTime.day)
         let first = try ResultsReport.compute(source: simulator.source, environment: "production", now: now, breakdown: .locale).jsonData()
         let second = try ResultsReport.compute(source: simulator.source, environment: "production", now: now, breakdown: .locale).jsonData()
         #expect(first == second)

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 @testable import ExperimentsTestSupport
 import Testing
@@ -14,7 +15,7 @@ import TestSupport
     static let third = EventSimulator.Arm(rule: "switch-monthly", keepRate: 0.35, answer: "alternateProduct")
 
     /// Two flows' events in one store, so strings reach the join in an order no single segment shows.
-    static func source(seed: UInt64) -> (MemoryEventSource, Date) {
+    static func source(seed: UInt64) -> (MemoryEventSource, UTCTime) {
         var first = EventSimulator(arms: [control, treatment, third], customers: 1500)
         first.run(seed: seed)
         var second = EventSimulator(arms: [control, treatment], customers: 900)
@@ -27,7 +28,7 @@ import TestSupport
             // Same partition and writer: the second flow's lines follow the first's in one segment.
             files[path] = (files[path] ?? Data()) + data
         }
-        return (MemoryEventSource(files: files), Date(timeIntervalSince1970: Double(first.start + 40 * EventTime.day) / 1000))
+        return (MemoryEventSource(files: files), UTCTime(milliseconds: first.start + 40 * EventTime.day))
     }
 
     @Test("a report read on several threads is byte for byte the report read one segment after another", arguments: [3, 17, 101])

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 @testable import ExperimentsTestSupport
 import Testing
@@ -44,7 +45,7 @@ import TestSupport
         let source = JoinTests.source(decisions: decisions, outcomes: outcomes)
         // The manifests now say 70/30; the first period must be checked against its own 50/50.
         let report = try ResultsReport.compute(source: source, environment: "production",
-                                               now: Date(timeIntervalSince1970: Double(start + 60 * EventTime.day) / 1000),
+                                               now: UTCTime(milliseconds: start + 60 * EventTime.day),
                                                configuration: DataChecksTests.configuration([("keep-message", 70), ("upsell-yearly", 30)]))
 
         #expect(report.rows.count == 4)

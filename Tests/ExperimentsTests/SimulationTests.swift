@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 @testable import ExperimentsTestSupport
 import Testing
@@ -15,7 +16,7 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: root) }
         try simulator.write(to: root)
 
-        let now = Date(timeIntervalSince1970: Double(simulator.start + 80 * EventTime.day) / 1000)
+        let now = UTCTime(milliseconds: simulator.start + 80 * EventTime.day)
         let report = try ResultsReport.compute(source: FolderEventSource(root: root), environment: "production", now: now)
 
         #expect(report.rows.map(\.rule) == ["keep-message", "upsell-yearly"])
@@ -112,7 +113,7 @@ import TestSupport
         let source = simulator.source
         var lastExposed = 0
         for day in stride(from: 2, through: 30, by: 4) {
-            let now = Date(timeIntervalSince1970: Double(simulator.start + Int64(day) * EventTime.day) / 1000)
+            let now = UTCTime(milliseconds: simulator.start + Int64(day) * EventTime.day)
             let report = try ResultsReport.compute(source: source, environment: "production", now: now)
             let exposed = report.rows.reduce(0) { $0 + $1.exposed }
             #expect(exposed > lastExposed)

@@ -18,19 +18,14 @@ struct TimeValueTests {
         "Sources/Runtime/SignedPayloadVerifier.swift": "checks a chain's validity at a time, through Crypto",
         "Sources/RealtimeServer/Metrics.swift": "not yet moved over: process start time",
         "Sources/RealtimeServer/SnapshotSource.swift": "Foundation's file modification date",
-        "Sources/Experiments/Report/ResultsReport+Compute.swift": "not yet moved over: the report's `now`",
-        "Sources/Operations/ResultsOperation.swift": "not yet moved over: the report's clock",
-        "Sources/RetentionSyncCommands/Commands/ResultsCommand.swift": "not yet moved over: the report's `now`",
-        "Sources/RetentionSyncCommands/Commands/Support/ArgumentValues.swift": "not yet moved over: --since and --as-of",
         "Sources/RetentionSyncCommands/Commands/EmulatorCommand.swift": "not yet moved over: the emulator's start time",
         "Sources/Emulator/Customers/CustomerSimulation.swift": "not yet moved over: the simulation's calendar",
         "Sources/Emulator/Customers/ScheduledNotification.swift": "not yet moved over: the simulation's calendar",
         "Sources/Emulator/Customers/Emulator+NotificationHistory.swift": "not yet moved over: the simulation's calendar",
         "Sources/Emulator/Customers/Emulator+CustomersAdmin.swift": "not yet moved over: the simulation's calendar",
-        "Sources/Demo/DemoStory.swift": "not yet moved over: the results step's `now`",
+        "Sources/Demo/DemoStory.swift": "the emulator's signing chain's notBefore, an X.509 edge",
         "Sources/retention-sync-bench/ServeBenchmark.swift": "the benchmark's own wall clock",
         "Sources/retention-sync-bench/OutcomesBenchmark.swift": "the benchmark's own wall clock",
-        "Sources/retention-sync-bench/ResultsBenchmark.swift": "the benchmark's own wall clock",
     ]
 
     /// Whether a line of code (comments cut off) names the type `Date`.

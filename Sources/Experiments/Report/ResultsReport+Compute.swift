@@ -1,3 +1,4 @@
+public import Basics
 import EventContract
 public import Foundation
 
@@ -22,9 +23,9 @@ extension ResultsReport {
     ///
     /// Segments are read and parsed on `readers` threads ahead of the join (0: on the calling thread,
     /// one after another); the join takes them in the same order either way, so the report is the same.
-    public static func compute(source: any EventSource, environment: String, flow: String? = nil, since: Date? = nil,
-                               now: Date, breakdown: ResultsBreakdown? = nil, configuration: ResultsConfiguration? = nil,
-                               clock: Date? = nil, readers: Int = defaultReaders) throws -> ResultsReport {
+    public static func compute(source: any EventSource, environment: String, flow: String? = nil, since: UTCTime? = nil,
+                               now: UTCTime, breakdown: ResultsBreakdown? = nil, configuration: ResultsConfiguration? = nil,
+                               clock: UTCTime? = nil, readers: Int = defaultReaders) throws -> ResultsReport {
         try run(source: source, environment: environment, flow: flow, since: since, now: now, breakdown: breakdown,
                 configuration: configuration, clock: clock, daily: false, readers: readers).report
     }
@@ -36,20 +37,20 @@ extension ResultsReport {
     /// `compute`, and the per-day counts the HTML view draws over time (`ResultsTimeline`), from the
     /// same single pass: each exposure adds to the counts of its day as its window closes, so the
     /// series costs one dictionary update per customer and no second reading of the events.
-    public static func computeWithTimeline(source: any EventSource, environment: String, flow: String? = nil, since: Date? = nil,
-                                           now: Date, breakdown: ResultsBreakdown? = nil, configuration: ResultsConfiguration? = nil,
-                                           clock: Date? = nil, readers: Int = defaultReaders) throws -> (report: ResultsReport, timeline: ResultsTimeline) {
+    public static func computeWithTimeline(source: any EventSource, environment: String, flow: String? = nil, since: UTCTime? = nil,
+                                           now: UTCTime, breakdown: ResultsBreakdown? = nil, configuration: ResultsConfiguration? = nil,
+                                           clock: UTCTime? = nil, readers: Int = defaultReaders) throws -> (report: ResultsReport, timeline: ResultsTimeline) {
         let (report, timeline) = try run(source: source, environment: environment, flow: flow, since: since, now: now, breakdown: breakdown,
                                          configuration: configuration, clock: clock, daily: true, readers: readers)
         return (report, timeline ?? ResultsTimeline(now: 0, arms: []))
     }
 
-    private static func run(source: any EventSource, environment: String, flow: String?, since: Date?, now: Date,
-                            breakdown: ResultsBreakdown?, configuration: ResultsConfiguration?, clock: Date?,
+    private static func run(source: any EventSource, environment: String, flow: String?, since: UTCTime?, now: UTCTime,
+                            breakdown: ResultsBreakdown?, configuration: ResultsConfiguration?, clock: UTCTime?,
                             daily: Bool, readers: Int) throws -> (report: ResultsReport, timeline: ResultsTimeline?) {
-        let nowMillis = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
-        let sinceMillis = since.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.up)) } ?? Int64.min
-        let clockMillis = clock.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.down)) } ?? nowMillis
+        let nowMillis = now.milliseconds
+        let sinceMillis = since?.milliseconds ?? Int64.min
+        let clockMillis = clock?.milliseconds ?? nowMillis
         var join = ResultsJoin(now: nowMillis, since: sinceMillis, flow: flow, breakdown: breakdown,
                                futureLimit: clockMillis + Checks.clockTolerance, daily: daily)
 

@@ -64,7 +64,7 @@ struct ResultsCommand: ParsedCommand {
         var breakdown: ResultsBreakdown?
 
         /// The end of the window: `--as-of`, else now.
-        var now: Date { asOf?.date ?? SystemClock().date() }
+        var now: UTCTime { asOf?.time ?? SystemClock().time() }
 
         func validate() throws(CommandError) {}
     }
@@ -81,7 +81,7 @@ struct ResultsCommand: ParsedCommand {
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
         let (manifestsPath, environment, flow) = (options.manifestsPath, options.environment, options.flow)
-        let (since, now, format, breakdown) = (options.since?.date, options.now, options.format, options.breakdown)
+        let (since, now, format, breakdown) = (options.since?.time, options.now, options.format, options.breakdown)
         // The manifests, read once: where the events live, what they are checked against, the App the webhook names.
         let manifests = Result { () throws(Workspace.Failure) in
             try Workspace.load(directory: context.url(manifestsPath), displayPath: manifestsPath)

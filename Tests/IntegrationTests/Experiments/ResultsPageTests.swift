@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 import EventContract
 import Foundation
@@ -17,20 +18,20 @@ struct ResultsPageTests {
 
     /// Two weeks of a 30% control against a 40% offer; the report runs six hours into the 16th day.
     static func simulation(arms: [EventSimulator.Arm] = [control, treatment], flow: String = "cancel-flow", customers: Int = 3000,
-                           seed: UInt64 = 34) throws -> (root: URL, now: Date) {
+                           seed: UInt64 = 34) throws -> (root: URL, now: UTCTime) {
         var simulator = EventSimulator(arms: arms, customers: customers)
         simulator.flow = flow
         simulator.days = 14
         simulator.run(seed: seed)
         let root = try temporaryFolder("results-page")
         try simulator.write(to: root)
-        return (root, Date(timeIntervalSince1970: Double(simulator.start + 15 * EventTime.day + 6 * EventTime.hour) / 1000))
+        return (root, UTCTime(milliseconds: simulator.start + 15 * EventTime.day + 6 * EventTime.hour))
     }
 
-    static func page(_ root: URL, now: Date) throws -> (ResultsReport, ResultsTimeline, String) {
+    static func page(_ root: URL, now: UTCTime) throws -> (ResultsReport, ResultsTimeline, String) {
         // The simulation writes every customer's later renewals too: the run's clock is after them all.
         let (report, timeline) = try ResultsReport.computeWithTimeline(source: FolderEventSource(root: root), environment: "production", now: now,
-                                                                       clock: now.addingTimeInterval(365 * 86400))
+                                                                       clock: now.adding(seconds: 365 * 86400))
         return (report, timeline, report.html(timeline: timeline))
     }
 
@@ -103,7 +104,7 @@ struct ResultsPageTests {
         let points = try #require(timeline.kept24hDifferences(comparison)["upsell-yearly"])
         for point in points.dropLast() {
             let then = try ResultsReport.compute(source: FolderEventSource(root: root), environment: "production",
-                                                 now: Date(timeIntervalSince1970: Double(point.time) / 1000))
+                                                 now: UTCTime(milliseconds: point.time))
             let arm = try #require(then.comparisons.first?.arms.first)
             #expect(arm.kept24h == point.difference, "\(point.day)")
         }
@@ -187,7 +188,7 @@ struct ResultsPageTests {
         }
         let (report, timeline) = try ResultsReport.computeWithTimeline(
             source: Join.source(decisions: decisions, outcomes: outcomes), environment: "production",
-            now: Date(timeIntervalSince1970: Double(start + 14 * EventTime.day) / 1000))
+            now: UTCTime(milliseconds: start + 14 * EventTime.day))
         let html = report.html(timeline: timeline)
         #expect(report.comparisons.count == 2)
         let charts = SVG.all(in: html, class: "difference")

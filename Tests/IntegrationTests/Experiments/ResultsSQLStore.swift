@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 @testable import ExperimentsTestSupport
 import Testing
@@ -69,8 +70,8 @@ struct ResultsSQLStore {
 
     func report(_ root: URL, _ window: Window) throws -> ResultsReport {
         try ResultsReport.compute(source: FolderEventSource(root: root), environment: "production",
-                                  since: Date(timeIntervalSince1970: Double(window.since) / 1000),
-                                  now: Date(timeIntervalSince1970: Double(window.now) / 1000))
+                                  since: UTCTime(milliseconds: window.since),
+                                  now: UTCTime(milliseconds: window.now))
     }
 
     /// The report's rows as the queries select them: a rule that offered nothing has no `tookOffer`

@@ -181,7 +181,7 @@ struct OutcomeLoopTests {
 
         // results, as of the simulated month's end, counts what the simulation drew.
         let report = try ResultsReport.compute(source: FolderEventSource(root: copy), environment: "sandbox", flow: nil, since: nil,
-                                               now: simulatedNow, breakdown: nil)
+                                               now: UTCTime(simulatedNow), breakdown: nil)
         let message = try #require(report.rows.first { $0.rule == "stay-message" })
         let holdout = try #require(report.rows.first { $0.rule == "holdout" })
         let messageTruth = try #require(truth["message:\(Self.messageId)"])

@@ -81,7 +81,6 @@ struct DateArgument: ArgumentValue, Hashable {
         self.time = time
     }
 
-    var date: Date { time.date }
     /// Milliseconds since 1970, as events count time.
     var milliseconds: Int64 { time.milliseconds }
     var argumentDescription: String { time.formatted(.seconds) }
