@@ -1,5 +1,6 @@
+public import Basics
 public import EventStore
-public import Foundation
+import Foundation
 public import HTTPServer
 import Runtime
 import Synchronization
@@ -53,7 +54,7 @@ public final class RealtimeMetrics: Sendable {
         var reloadFailures: [String: Int] = [:]
         var reloads = 0
         var snapshotDigest: String?
-        var snapshotLoadedAt: Date?
+        var snapshotLoadedAt: UTCTime?
     }
 
     // One lock is enough: serve answers from one event loop per processor, so few threads count.
@@ -91,7 +92,7 @@ public final class RealtimeMetrics: Sendable {
         state.withLock { $0.reloadFailures[labels(["environment": environment, "reason": reason]), default: 0] += 1 }
     }
 
-    func snapshotLoaded(environment: String, digest: String, at date: Date) {
+    func snapshotLoaded(environment: String, digest: String, at date: UTCTime) {
         state.withLock { state in
             state.reloads += 1
             state.snapshotDigest = labels(["environment": environment, "digest": digest])
@@ -100,7 +101,7 @@ public final class RealtimeMetrics: Sendable {
     }
 
     /// The Prometheus exposition text, lines sorted within each metric.
-    public func render(now: Date) -> String {
+    public func render(now: UTCTime) -> String {
         let state = state.withLock { $0 }
         var text = Exposition()
         text.counter("retention_sync_requests_total", "Realtime requests by environment and outcome.", requestCounts(state))
@@ -122,7 +123,7 @@ public final class RealtimeMetrics: Sendable {
         if let digest = state.snapshotDigest { text.lines.append("retention_sync_snapshot_info{\(digest)} 1") }
         text.header("retention_sync_snapshot_age_seconds", "Seconds since the served snapshot was loaded.", "gauge")
         if let loaded = state.snapshotLoadedAt {
-            text.lines.append("retention_sync_snapshot_age_seconds \(Int(now.timeIntervalSince(loaded)))")
+            text.lines.append("retention_sync_snapshot_age_seconds \(Int(now.seconds(since: loaded)))")
         }
         return text.lines.joined(separator: "\n") + "\n"
     }

@@ -162,7 +162,7 @@ final class EndpointState: Sendable {
                            notReadyReason: hasOffers && signingKey == nil
                                ? "the snapshot has promotional offers but no In-App Purchase key is set (RETENTION_SYNC_*)" : nil)
         serving.withLock { $0 = next }
-        metrics.snapshotLoaded(environment: environment, digest: snapshot.digest, at: clock.date())
+        metrics.snapshotLoaded(environment: environment, digest: snapshot.digest, at: clock.time())
         log.write(["event": "snapshot_loaded", "environment": .text(environment), "digest": .text(snapshot.digest),
                    "rules": .integer(Int64(snapshot.rules.count)), "source": .text(endpoint.source.location),
                    "time": .text(UTCTime(now: clock).formatted())])

@@ -180,7 +180,7 @@ public final class RealtimeService: Sendable {
         case Self.metricsPath:
             guard isRead else { return HTTPResponse(status: 405, headers: [("Allow", "GET, HEAD")]) }
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
-                                body: Data(metrics.render(now: clock.date()).utf8))
+                                body: Data(metrics.render(now: clock.time()).utf8))
         default:
             return HTTPResponse(status: 404)
         }

@@ -16,7 +16,6 @@ struct TimeValueTests {
         "Sources/Crypto/X509Chain.swift": "X.509 validity, as OpenSSL reads it",
         "Sources/Crypto/X509Issuing.swift": "X.509 validity, as OpenSSL writes it",
         "Sources/Runtime/SignedPayloadVerifier.swift": "checks a chain's validity at a time, through Crypto",
-        "Sources/RealtimeServer/Metrics.swift": "not yet moved over: process start time",
         "Sources/RealtimeServer/SnapshotSource.swift": "Foundation's file modification date",
         "Sources/RetentionSyncCommands/Commands/EmulatorCommand.swift": "not yet moved over: the emulator's start time",
         "Sources/Emulator/Customers/CustomerSimulation.swift": "not yet moved over: the simulation's calendar",
