@@ -176,19 +176,14 @@ struct PlanCommand: ParsedCommand {
     /// known by: a managed message's body, the body the state recorded for an earlier upload, or the
     /// header and body an external message is assumed to show in the pair's locale.
     static func comparedDefaults(_ planned: PlanResult) -> [ComparedDefault] {
-        let desired = planned.desired
+        let messages = KnownMessages(desired: planned.desired, document: planned.remote.state?.document)
         func known(_ identifier: String, locale: String) -> (name: String, body: UploadMessageRequestBody?) {
-            if let message = desired.messages.first(where: { $0.identifier == identifier }) { return (message.name, message.body) }
-            if let external = desired.externalByIdentifier[identifier] {
-                let assumed = external.assumedText?.first { $0.locale == locale }
-                return (external.name + (assumed == nil ? " (external, content unknown)" : " (external; assumed text)"),
-                        assumed.map { UploadMessageRequestBody(header: $0.header, body: $0.body) })
+            guard let message = messages.message(identifier, locale: locale) else { return (identifier + " (not in the manifests)", nil) }
+            switch message.origin {
+            case .managed: return (message.name, message.body)
+            case .external(let assumed): return (message.name + (assumed == nil ? " (external, content unknown)" : " (external; assumed text)"), message.body)
+            case .earlierUpload: return (message.name + " (an earlier upload)", message.body)
             }
-            if let record = planned.remote.state?.document?.record(for: identifier) {
-                return (record.name + " (an earlier upload)",
-                        record.uploadBody.flatMap { try? JSONDecoder().decode(UploadMessageRequestBody.self, from: Data($0.utf8)) })
-            }
-            return (identifier + " (not in the manifests)", nil)
         }
         return planned.plan.actions.compactMap { action -> ComparedDefault? in
             guard case .set(let pair, let to, _, let current?, _)? = action.change.as(DefaultChange.self) else { return nil }

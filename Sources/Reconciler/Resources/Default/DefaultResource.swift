@@ -107,18 +107,20 @@ enum DefaultResource: RemoteResource {
         let desired = context.desired, remote = context.remote
         let assignments = Dictionary(desired.defaults.map { (ProductLocale(productId: $0.productId, locale: $0.locale), $0) },
                                      uniquingKeysWith: { first, _ in first })
+        let externals = desired.externalByIdentifier
+        let known = KnownMessages(desired: desired, document: remote.state?.document)
         for pair in desired.declaredPairs {
             let current = remote.defaults[pair]
             if let wanted = assignments[pair] {
                 guard current != wanted.messageIdentifier else { continue }
-                let external = desired.externalByIdentifier[wanted.messageIdentifier]
+                let external = externals[wanted.messageIdentifier]
                 let missing = remote.messages[wanted.messageIdentifier] == nil
                 var action = PlanAction(
                     id: .setDefault(pair, to: wanted.messageIdentifier),
                     reason: ActionReason(current == nil ? .noDefault(pair, assigned: wanted.messageName)
                                                         : .otherDefault(pair, assigned: wanted.messageName)),
                     change: DefaultChange.set(pair, to: wanted.messageIdentifier, name: wanted.messageName, current: current,
-                                              currentName: current.flatMap { knownName(of: $0, locale: pair.locale, in: context) }),
+                                              currentName: current.flatMap { knownName(of: $0, locale: pair.locale, in: known) }),
                     dependsOn: missing && external == nil ? [.uploadMessage(wanted.messageIdentifier)] : [])
                 context.applyGate(context.gate.readiness(of: [ContentReference(kind: .message, identifier: wanted.messageIdentifier)]), to: &action,
                                   serving: current == nil ? .nothingYet : .currentDefault)
@@ -139,14 +141,14 @@ enum DefaultResource: RemoteResource {
     /// How a reviewer knows the message a pair shows now: its manifest name (an external message is
     /// marked so, with the header it is assumed to show in the pair's locale when it declares one), or
     /// the name the state recorded for an earlier upload; nil when nothing knows it.
-    static func knownName(of identifier: String, locale: String, in context: PlanContext) -> String? {
-        if let message = context.desired.messages.first(where: { $0.identifier == identifier }) { return message.name }
-        if let external = context.desired.externalByIdentifier[identifier] {
-            let assumed = external.assumedText?.first { $0.locale == locale }
-            return external.name + (assumed.map { " (external; assumed header: \"\($0.header)\")" } ?? " (external, content unknown)")
+    static func knownName(of identifier: String, locale: String, in known: KnownMessages) -> String? {
+        guard let message = known.message(identifier, locale: locale) else { return nil }
+        switch message.origin {
+        case .managed: return message.name
+        case .external(let assumed?): return message.name + " (external; assumed header: \"\(assumed.header)\")"
+        case .external(nil): return message.name + " (external, content unknown)"
+        case .earlierUpload: return message.name + " (an earlier upload)"
         }
-        if let record = context.remote.state?.document?.record(for: identifier) { return "\(record.name) (an earlier upload)" }
-        return nil
     }
 
     static func perform(_ change: DefaultChange, in planned: PlanResult, api: any RetentionMessagingAPI,
