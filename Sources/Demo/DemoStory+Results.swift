@@ -131,7 +131,7 @@ extension DemoStory {
         }
         shell(#"curl -X POST $EMULATOR/emulator/customers -d '{"customers":\#(Self.simulatedCustomers),"seed":\#(Self.simulationSeed),"products":["\#(product)"],"locales":[\#(locales.map { "\"\($0)\"" }.joined(separator: ","))],"realtimeURL":"\#(realtimeURL)","pushURL":"\#(pushURL)","model":{…}}'"#)
         // serve stamps each decision with the wall clock, so the customers ask (and their outcomes are dated) from it too.
-        await simulation.advance(to: SystemClock().date())
+        await simulation.advance(to: SystemClock().time())
         let truth = await simulation.run()
         try expect(truth.errors == 0, "serve to answer every simulated customer (\(truth.errorsByResult.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))")
         let drawn = split.arms.map { arm in
@@ -162,7 +162,7 @@ extension DemoStory {
     /// better arms.
     private func readResults(_ split: (flow: String, group: String, arms: [SplitArm]), drawn: [(arm: SplitArm, tally: AnswerTruth)],
                              events: URL) async throws(CommandError) {
-        let now = UTCTime(emulator.now)
+        let now = emulator.now
         let report: ResultsReport
         do {
             // As `results` computes it, so that running it afterwards prints the same report.

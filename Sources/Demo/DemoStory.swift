@@ -86,8 +86,8 @@ public struct DemoStory: Sendable {
         self.clock = clock
         // Notifications are verified at their own signedDate, and a simulated customer's period began
         // up to a month before the last step plays it: the chain is valid from well before either clock.
-        let validFrom = min(SystemClock().now(), clock.now()) - 400 * 86_400
-        do { chain = try AppleStyleSigningChain(name: "retention-sync emulator", notBefore: Date(timeIntervalSince1970: validFrom)) } catch {
+        let validFrom = min(SystemClock().time(), clock.time()) - 400 * UTCTime.day
+        do { chain = try AppleStyleSigningChain(name: "retention-sync emulator", notBefore: validFrom.date) } catch {
             throw CommandError("demo: cannot make the emulator's test chain: \(error)")
         }
 

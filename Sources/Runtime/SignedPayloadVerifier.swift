@@ -82,7 +82,7 @@ public struct SignedPayloadVerifier: Sendable {
             wire = decoded
             return decoded.signedDate
         }
-        let current = clock.date()
+        let current = clock.time()
         guard let wire else { throw .malformed("the payload is not a DecodedRealtimeRequestBody") }
         // Apple's libraries skip verification for these; a server must never answer them.
         guard wire.environment != "Xcode", wire.environment != "LocalTesting" else {
@@ -96,7 +96,7 @@ public struct SignedPayloadVerifier: Sendable {
             guard found == appAppleId else { throw .wrongAppAppleId(expected: appAppleId, found: found) }
         }
         if let maxAge {
-            let age = current.timeIntervalSince1970 - Double(wire.signedDate) / 1000
+            let age = current.seconds(since: UTCTime(milliseconds: wire.signedDate))
             guard abs(age) <= maxAge else { throw .stale(ageSeconds: Int(age.rounded()), maxAgeSeconds: Int(maxAge)) }
         }
         return DecodedRealtimeRequestBody(originalTransactionId: wire.originalTransactionId,
@@ -131,9 +131,9 @@ public struct SignedPayloadVerifier: Sendable {
         // The date to verify at comes from the payload before its signature is checked, as in Apple's
         // own libraries: a forged date cannot help, because the chain and signature must still verify.
         let signed = try signedDate(payloadJSON)
-        let current = clock.date()
-        let date = onlineChecks ? current : Date(timeIntervalSince1970: Double(signed) / 1000)
-        let (key, hashedHeader) = try leafKey(headerSegment: compact[..<first], at: date, now: current)
+        let current = clock.time()
+        let time = onlineChecks ? current : UTCTime(milliseconds: signed)
+        let (key, hashedHeader) = try leafKey(headerSegment: compact[..<first], at: time, now: current)
         // The signing input is `header.payload`; the header and its dot were hashed when the chain verified.
         // The key is a verified chain's leaf, so it may earn a table of its multiples.
         guard keyTables.verify(signature: signature, hashedPrefix: hashedHeader, rest: compact[(first + 1)..<second], key: key) else {
@@ -151,12 +151,12 @@ public struct SignedPayloadVerifier: Sendable {
         }
     }
 
-    /// The leaf's key once the chain in the header has verified at `date`, from the cache when this
-    /// exact header verified recently and `date` lies inside every certificate's validity window;
+    /// The leaf's key once the chain in the header has verified at `time`, from the cache when this
+    /// exact header verified recently and `time` lies inside every certificate's validity window;
     /// with it, SHA-256 over the header's bytes and the dot after them, to finish per payload.
-    private func leafKey(headerSegment: ArraySlice<UInt8>, at date: Date,
-                         now: Date) throws(SignedPayloadError) -> (ES256PublicKey, SHA256State) {
-        if let cached = chainCache.key(for: headerSegment, at: date, now: now) { return cached }
+    private func leafKey(headerSegment: ArraySlice<UInt8>, at time: UTCTime,
+                         now: UTCTime) throws(SignedPayloadError) -> (ES256PublicKey, SHA256State) {
+        if let cached = chainCache.key(for: headerSegment, at: time, now: now) { return cached }
         guard let headerJSON = Base64URL.decode(headerSegment) else { throw .malformed("the JWS header is not base64url") }
         let header: JWSHeader
         do {
@@ -176,7 +176,7 @@ public struct SignedPayloadVerifier: Sendable {
             }
         }
         do {
-            try X509Chain.verify(chain: chain, trustedRoots: trustedRoots, at: date, requiredExtensions: [
+            try X509Chain.verify(chain: chain, trustedRoots: trustedRoots, at: time.date, requiredExtensions: [
                 (certificateIndex: 0, oid: Self.leafExtensionOID),
                 (certificateIndex: 1, oid: Self.intermediateExtensionOID),
             ])
@@ -197,8 +197,8 @@ public struct SignedPayloadVerifier: Sendable {
         var hashedHeader = SHA256State()
         hashedHeader.update(headerSegment)
         hashedHeader.update([UInt8(ascii: ".")][...])
-        chainCache.store(key, hashedHeader: hashedHeader, for: headerSegment, validFrom: chain.map(\.notBefore).max()!,
-                         validUntil: chain.map(\.notAfter).min()!, now: now)
+        chainCache.store(key, hashedHeader: hashedHeader, for: headerSegment, validFrom: UTCTime(chain.map(\.notBefore).max()!),
+                         validUntil: UTCTime(chain.map(\.notAfter).min()!), now: now)
         return (key, hashedHeader)
     }
 }
@@ -249,9 +249,9 @@ private final class VerifiedChainCache: Sendable {
         var key: ES256PublicKey
         /// SHA-256 over `header` and the dot after it: derived from the compared bytes alone.
         var hashedHeader: SHA256State
-        var validFrom: Date
-        var validUntil: Date
-        var verifiedAt: Date
+        var validFrom: UTCTime
+        var validUntil: UTCTime
+        var verifiedAt: UTCTime
     }
 
     private let entries = Mutex<[Entry]>([])
@@ -259,23 +259,23 @@ private final class VerifiedChainCache: Sendable {
 
     var hits: Int { hitCount.load(ordering: .relaxed) }
 
-    func key(for header: ArraySlice<UInt8>, at date: Date, now: Date) -> (ES256PublicKey, SHA256State)? {
+    func key(for header: ArraySlice<UInt8>, at time: UTCTime, now: UTCTime) -> (ES256PublicKey, SHA256State)? {
         // Copied out (a reference count) so the comparison runs outside the lock.
         let entries = entries.withLock { $0 }
         guard let entry = entries.first(where: { Self.same($0.header, header) }),
-              now.timeIntervalSince(entry.verifiedAt) < SignedPayloadVerifier.chainCacheLifetime,
-              entry.validFrom <= date, date <= entry.validUntil else { return nil }
+              now.seconds(since: entry.verifiedAt) < SignedPayloadVerifier.chainCacheLifetime,
+              entry.validFrom <= time, time <= entry.validUntil else { return nil }
         hitCount.add(1, ordering: .relaxed)
         return (entry.key, entry.hashedHeader)
     }
 
-    func store(_ key: ES256PublicKey, hashedHeader: SHA256State, for header: ArraySlice<UInt8>, validFrom: Date, validUntil: Date,
-               now: Date) {
+    func store(_ key: ES256PublicKey, hashedHeader: SHA256State, for header: ArraySlice<UInt8>, validFrom: UTCTime, validUntil: UTCTime,
+               now: UTCTime) {
         let entry = Entry(header: Array(header), key: key, hashedHeader: hashedHeader, validFrom: validFrom,
                           validUntil: validUntil, verifiedAt: now)
         entries.withLock { entries in
             entries.removeAll {
-                now.timeIntervalSince($0.verifiedAt) >= SignedPayloadVerifier.chainCacheLifetime || Self.same($0.header, header)
+                now.seconds(since: $0.verifiedAt) >= SignedPayloadVerifier.chainCacheLifetime || Self.same($0.header, header)
             }
             if entries.count >= SignedPayloadVerifier.chainCacheCapacity,
                let oldest = entries.indices.min(by: { entries[$0].verifiedAt < entries[$1].verifiedAt }) {

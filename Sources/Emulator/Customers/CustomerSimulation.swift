@@ -1,6 +1,6 @@
-import Basics
+public import Basics
 import Crypto
-public import Foundation
+import Foundation
 import HTTPClient
 import HTTPCore
 import RetentionMessaging
@@ -63,7 +63,7 @@ public struct CustomerSimulation: Sendable {
     /// would land days after the decision it follows, and results would count every one as kept.
     /// `POST /emulator/customers` refuses then (409) with this text; from Swift, check it before `run()`.
     public var clockProblem: String? {
-        let gap = emulator.now.timeIntervalSince1970 - emulator.configuration.realtimeClock.now()
+        let gap = emulator.now.seconds(since: UTCTime(milliseconds: 0)) - emulator.configuration.realtimeClock.now()
         guard abs(gap) > Self.clockTolerance else { return nil }
         let amount = Self.duration(abs(gap))
         if gap > 0 {
@@ -87,7 +87,7 @@ public struct CustomerSimulation: Sendable {
     /// Makes the customers, delivers their period-start notifications, sends one realtime request
     /// per customer (at most `concurrency` at once), draws the outcomes and schedules what follows.
     public func run() async -> CustomerSimulationSummary {
-        let start = UTCTime(emulator.now).milliseconds
+        let start = emulator.now.milliseconds
         let customers = makeCustomers(now: start)
         emulator.schedule(customers.map(periodStartNotification))
         await emulator.advanceClock(to: emulator.now)
@@ -118,7 +118,7 @@ public struct CustomerSimulation: Sendable {
 
     /// Moves the emulator's clock to `date` and delivers what came due; returns how many.
     @discardableResult
-    public func advance(to date: Date) async -> Int { await emulator.advanceClock(to: date) }
+    public func advance(to time: UTCTime) async -> Int { await emulator.advanceClock(to: time) }
 
     /// Moves the emulator's clock forward by `seconds` and delivers what came due; returns how many.
     @discardableResult
@@ -223,7 +223,7 @@ public struct CustomerSimulation: Sendable {
         }
         guard response.status == 200 else { return .failure(.unsuccessfulHTTPResponseCode) }
         guard let answer = Self.answer(response.body) else { return .failure(.invalidResponse) }
-        return .success(Exposure(answer: answer, time: UTCTime(emulator.now).milliseconds))
+        return .success(Exposure(answer: answer, time: emulator.now.milliseconds))
     }
 
     /// The model key of a RealtimeResponseBody; nil when the body is not one. An empty body or `{}` is `none`.

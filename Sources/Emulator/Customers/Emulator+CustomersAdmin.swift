@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import HTTPCore
 import RetentionMessagingModels
@@ -26,7 +27,7 @@ extension Emulator {
             let delivered = if let seconds = body.advanceSeconds {
                 await advanceClock(by: seconds)
             } else {
-                await advanceClock(to: Date(timeIntervalSince1970: Double(body.to ?? 0) / 1000))
+                await advanceClock(to: UTCTime(milliseconds: body.to ?? 0))
             }
             response = Responses.json(ClockAnswer(emulator: self, delivered: delivered))
         case ("GET", ["clock"]):
@@ -84,7 +85,7 @@ private struct ClockAnswer: Encodable {
 
     init(emulator: Emulator, delivered: Int?) {
         self.delivered = delivered
-        now = Int64((emulator.now.timeIntervalSince1970 * 1000).rounded(.down))
+        now = emulator.now.milliseconds
         offsetSeconds = emulator.clockOffset
         scheduled = emulator.scheduledNotificationCount
     }

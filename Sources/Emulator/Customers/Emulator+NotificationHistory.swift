@@ -1,6 +1,6 @@
-import Basics
+public import Basics
 import Crypto
-public import Foundation
+import Foundation
 import HTTPCore
 import RetentionMessaging
 public import RetentionMessagingModels
@@ -12,7 +12,7 @@ import Synchronization
 extension Emulator {
     /// The emulator's now: its configured clock, plus however far a customer simulation moved it.
     /// History windows and "an `endDate` in the future counts as now" are read from it.
-    public var now: Date { Date(timeIntervalSince1970: configuration.clock.now() + clockOffset) }
+    public var now: UTCTime { UTCTime(milliseconds: Int64(((configuration.clock.now() + clockOffset) * 1000).rounded(.down))) }
 
     /// Seconds a customer simulation moved the emulator's clock ahead of `configuration.clock` (0 until then).
     public var clockOffset: Double { core.withLock { $0.clockOffset } }

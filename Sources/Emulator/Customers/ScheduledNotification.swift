@@ -1,5 +1,5 @@
-import Basics
-public import Foundation
+public import Basics
+import Foundation
 import HTTPClient
 import HTTPCore
 import RetentionMessaging
@@ -55,7 +55,7 @@ private struct HistoryKey: Hashable {
 }
 
 extension Emulator {
-    /// Moves the emulator's clock forward to `date` (never back) and delivers every scheduled
+    /// Moves the emulator's clock forward to `time` (never back) and delivers every scheduled
     /// notification whose date has come, in date order: each is signed with `signedDate` = its date
     /// (no earlier than the signing chain's `notBefore`, so a receiver can verify it), POSTed to its
     /// push URL when it has one, and appended with the attempt's result to its environment's
@@ -63,9 +63,9 @@ extension Emulator {
     /// as Apple does (`NotificationRetry.delays`), each attempt added to the same history entry.
     /// Returns how many notifications were delivered (retries not counted).
     @discardableResult
-    public func advanceClock(to date: Date) async -> Int {
-        setClockOffset(date.timeIntervalSince1970 - configuration.clock.now())
-        let limit = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
+    public func advanceClock(to time: UTCTime) async -> Int {
+        setClockOffset(time.seconds(since: UTCTime(milliseconds: 0)) - configuration.clock.now())
+        let limit = max(now, time).milliseconds
         var delivered = 0
         // In rounds: what came due for the first time, then the retries due. A failure in a round may
         // make a retry that falls due (an hour or more later) within this advance: the next round sends it.
@@ -160,7 +160,7 @@ extension Emulator {
     /// Moves the emulator's clock forward by `seconds` and delivers what came due (see `advanceClock(to:)`).
     @discardableResult
     public func advanceClock(by seconds: Double) async -> Int {
-        await advanceClock(to: now.addingTimeInterval(max(0, seconds)))
+        await advanceClock(to: now.adding(seconds: max(0, seconds)))
     }
 
     /// Notifications scheduled and not yet delivered.

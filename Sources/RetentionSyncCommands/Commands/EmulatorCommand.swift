@@ -282,8 +282,10 @@ struct EmulatorCommand: ParsedCommand {
     /// The chain performance tests sign with: kept next to `--state` (0600) so a restarted emulator
     /// keeps the root that `serve --root` already trusts; fresh for each run without `--state`.
     private static func testChain(stateURL: URL?) throws(CommandError) -> AppleStyleSigningChain {
+        // Valid from well before any signedDate a test or a simulated customer signs with.
+        let chainStart = (SystemClock().time() - 400 * UTCTime.day).date
         guard let stateURL else {
-            do { return try AppleStyleSigningChain(name: "retention-sync emulator", notBefore: Date(timeIntervalSinceNow: -400 * 86_400)) } catch { throw CommandError("cannot make the test signing chain: \(error)") }
+            do { return try AppleStyleSigningChain(name: "retention-sync emulator", notBefore: chainStart) } catch { throw CommandError("cannot make the test signing chain: \(error)") }
         }
         let file = URL(fileURLWithPath: stateURL.path + ".test-chain.pem")
         if let data = FileManager.default.contents(atPath: file.path) {
@@ -292,7 +294,7 @@ struct EmulatorCommand: ParsedCommand {
             }
         }
         do {
-            let chain = try AppleStyleSigningChain(name: "retention-sync emulator", notBefore: Date(timeIntervalSinceNow: -400 * 86_400))
+            let chain = try AppleStyleSigningChain(name: "retention-sync emulator", notBefore: chainStart)
             guard FileManager.default.createFile(atPath: file.path, contents: Data(chain.pem.utf8), attributes: [.posixPermissions: 0o600]) else {
                 throw CommandError("cannot write the test signing chain to \(file.path)")
             }

@@ -138,7 +138,7 @@ struct OutcomeLoopTests {
                                                                  environment: .sandbox, clock: SystemClock()),
                                   pseudonyms: try PseudonymKey(secret: Self.secret), recorder: recorder, store: store,
                                   fetch: { request, token in try await client.notificationHistory(request, paginationToken: token) })
-            let until = Int64(emulator.now.timeIntervalSince1970 * 1000) + 60_000
+            let until = emulator.now.milliseconds + 60_000
             let summary = try await job.run(since: nil, until: until)
             #expect(summary.refused.isEmpty && summary.recorded == summary.notifications && summary.lostSpan == nil)
             if lastEnd > 0 { #expect(summary.startDate == lastEnd - OutcomePull.overlap) }
@@ -181,7 +181,7 @@ struct OutcomeLoopTests {
 
         // results, as of the simulated month's end, counts what the simulation drew.
         let report = try ResultsReport.compute(source: FolderEventSource(root: copy), environment: "sandbox", flow: nil, since: nil,
-                                               now: UTCTime(simulatedNow), breakdown: nil)
+                                               now: simulatedNow, breakdown: nil)
         let message = try #require(report.rows.first { $0.rule == "stay-message" })
         let holdout = try #require(report.rows.first { $0.rule == "holdout" })
         let messageTruth = try #require(truth["message:\(Self.messageId)"])
