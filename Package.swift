@@ -36,8 +36,13 @@ let package = Package(
     name: "retention-sync",
     products: [
         .executable(name: "retention-sync", targets: ["retention-sync"]),
-        .executable(name: "retention-sync-bench", targets: ["retention-sync-bench"]),
         .library(name: "Runtime", targets: ["Runtime"]),
+        // The modules the benchmark package (Benchmarks/) measures, so it builds apart from this
+        // package and ships nothing with it. Not an API: the modules change with the tool.
+        .library(name: "RetentionSyncModules",
+                 targets: ["RetentionSyncCommands", "Views", "Reconciler", "Manifests", "Runtime", "Emulator", "RetentionMessagingModels", "RetentionMessaging",
+                           "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "Basics", "YAML", "RealtimeServer", "EventContract", "Experiments", "EventStore",
+                           "StateStore", "SyntheticImages", "Operations"]),
     ],
     targets: [
         .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1",
@@ -97,10 +102,6 @@ let package = Package(
                                "EventContract", "Experiments", "EventStore", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "RealtimeServer", "TLS",
                                "Notifications"]),
         .executableTarget(name: "retention-sync", dependencies: ["RetentionSyncCommands", "CLIKit"]),
-        .executableTarget(name: "retention-sync-bench",
-                          dependencies: ["RetentionSyncCommands", "Views", "Reconciler", "Manifests", "Runtime", "Emulator",
-                                         "RetentionMessagingModels", "RetentionMessaging", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "Basics", "YAML",
-                                         "RealtimeServer", "EventContract", "Experiments", "EventStore", "StateStore", "SyntheticImages", "Operations"]),
 
         .target(name: "TestSupport", dependencies: ["Basics", "HTTPCore", "HTTPClient", "HTTPServer", "Crypto", "RetentionMessaging"], path: "Tests/TestSupport"),
         // Helpers two test tiers share: the commands' in-process harness (and the child processes the

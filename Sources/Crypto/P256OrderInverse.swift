@@ -4,7 +4,7 @@
 /// numbers (about 1.5 µs). Its time depends on s, which is public in a signature check; it is not
 /// for secrets. The caller confirms s · w ≡ 1 (mod n) with OpenSSL before using the result, so a
 /// fault here can only cost time, never a wrong answer.
-package enum P256OrderInverse {
+public enum P256OrderInverse {
     /// A 256-bit unsigned integer in four 64-bit limbs, least significant first.
     struct Limbs: Equatable {
         var l0: UInt64, l1: UInt64, l2: UInt64, l3: UInt64
@@ -258,7 +258,7 @@ package enum P256OrderInverse {
     }
 
     /// s⁻¹ mod n for 32 big-endian bytes s with 0 < s < n; nil otherwise.
-    package static func inverse(bigEndian s: UnsafeRawBufferPointer) -> [UInt8]? {
+    public static func inverse(bigEndian s: UnsafeRawBufferPointer) -> [UInt8]? {
         guard s.count == 32 else { return nil }
         let value = Limbs(bigEndian: s)
         guard !value.isZero, !(value >= order) else { return nil }

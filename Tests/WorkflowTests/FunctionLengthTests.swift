@@ -12,10 +12,12 @@ struct FunctionLengthTests {
     static let notYetSplit: Set<String> = []
 
     /// The Swift files under `Sources/`, as paths from the repository's root, in order.
+    /// Every Swift file of the tool and of the benchmark package.
     static func sourceFiles() -> [String] {
-        let folder = Repository.url("Sources")
-        let files = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String } ?? []
-        return files.filter { $0.hasSuffix(".swift") }.sorted().map { "Sources/" + $0 }
+        ["Sources", "Benchmarks/Sources"].flatMap { root in
+            let files = FileManager.default.enumerator(atPath: Repository.url(root).path)?.compactMap { $0 as? String } ?? []
+            return files.filter { $0.hasSuffix(".swift") }.sorted().map { root + "/" + $0 }
+        }
     }
 
     @Test("no function in Sources is longer than 80 lines")

@@ -74,6 +74,27 @@ struct ModuleGraphTests {
         }
     }
 
+    /// The targets a library product of Package.swift lists.
+    static func productTargets(_ product: String) throws -> [String] {
+        let manifest = try Repository.text("Package.swift")
+        guard let match = manifest.firstMatch(of: try Regex(#"\.library\(name:\s*""# + product + #"",\s*targets:\s*\[([^\]]*)\]"#)),
+              let list = match.output[1].substring else { return [] }
+        return list.matches(of: /"([^"]+)"/).map { String($0.1) }
+    }
+
+    @Test("the benchmark package imports exactly the modules the RetentionSyncModules product lists, and ships in no product of the tool")
+    func benchmarkPackageImportsWhatTheProductLists() throws {
+        let listed = Set(try Self.productTargets("RetentionSyncModules"))
+        #expect(listed.count > 10, "Package.swift's RetentionSyncModules product was not read")
+        let modules = Set(try Self.targets().map(\.name))
+        #expect(listed.isSubset(of: modules), "the product lists targets Package.swift does not declare: \(listed.subtracting(modules).sorted())")
+        let bench = Target(name: "retention-sync-bench", kind: "executableTarget", path: "Benchmarks/Sources/retention-sync-bench", dependencies: [])
+        let imported = try Self.imports(of: bench, among: modules)
+        #expect(imported == listed, "imported but not listed: \(imported.subtracting(listed).sorted()); listed but not imported: \(listed.subtracting(imported).sorted())")
+        #expect(!modules.contains("retention-sync-bench"), "the benchmark is a target of the tool's package again")
+        #expect(try Repository.text("Benchmarks/Package.swift").contains(#".product(name: "RetentionSyncModules", package: "retention-sync")"#))
+    }
+
     @Test("the shipped executables and libraries depend on no test support")
     func shippedProductsHaveNoTestSupport() throws {
         let targets = try Self.targets()

@@ -16,8 +16,6 @@ struct TimeValueTests {
         "Sources/Crypto/X509Chain.swift": "X.509 validity, as OpenSSL reads it",
         "Sources/Crypto/X509Issuing.swift": "X.509 validity, as OpenSSL writes it",
         "Sources/RealtimeServer/SnapshotSource.swift": "Foundation's file modification date",
-        "Sources/retention-sync-bench/ServeBenchmark.swift": "the benchmark's own wall clock",
-        "Sources/retention-sync-bench/OutcomesBenchmark.swift": "the benchmark's own wall clock",
     ]
 
     /// Whether a line of code (comments cut off) names the type `Date`.

@@ -22,7 +22,7 @@ import StateStore
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outcomes-bench-\(getpid())")
     defer { try? FileManager.default.removeItem(at: folder) }
     let day = 86_400_000.0
-    let chain = try AppleStyleSigningChain(name: "bench", notBefore: Date(timeIntervalSinceNow: -40 * day / 1000))
+    let chain = try AppleStyleSigningChain(name: "bench", notBefore: (SystemClock().time() - 40 * UTCTime.day).date)
     let key = ES256PrivateKey.generate()
     let bundleId = "com.example.bench", appAppleId: Int64 = 1_234_567_890
     var configuration = EmulatorConfiguration(publicKey: key.publicKey, keyId: "BENCHKEY01", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
@@ -32,7 +32,7 @@ import StateStore
     let signer = NotificationSigner(chain: chain)
 
     // A month of notifications, evenly spread over the 20 days before now.
-    let now = Int64(Date().timeIntervalSince1970 * 1000)
+    let now = SystemClock().time().milliseconds
     let started = ContinuousClock.now
     var records: [NotificationHistoryRecord] = []
     for index in 0..<count {

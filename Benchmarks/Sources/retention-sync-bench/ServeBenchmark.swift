@@ -151,7 +151,7 @@ private struct ServeBenchRun {
             let request = DecodedRealtimeRequestBody(
                 originalTransactionId: String(2_000_000_000_000_000 + index), appAppleId: 1_234_567_890, productId: product,
                 userLocale: "en-US", requestIdentifier: UUID().uuidString.lowercased(), environment: "Production",
-                signedDate: Int64(Date().timeIntervalSince1970 * 1000))
+                signedDate: SystemClock().time().milliseconds)
             let signed = try chain.sign(payloadJSON: Array(try CanonicalJSON.encode(request)))
             let body = #"{"signedPayload":"\#(signed)"}"#
             return Array("POST /apple HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
@@ -443,7 +443,7 @@ private struct ComponentBench {
         request = DecodedRealtimeRequestBody(
             originalTransactionId: "2000000000000001", appAppleId: 1_234_567_890, productId: "com.example.monthly",
             userLocale: "en-US", requestIdentifier: UUID().uuidString.lowercased(), environment: "Production",
-            signedDate: Int64(Date().timeIntervalSince1970 * 1000))
+            signedDate: SystemClock().time().milliseconds)
         signed = try chain.sign(payloadJSON: Array(try CanonicalJSON.encode(request)))
         body = Data(#"{"signedPayload":"\#(signed)"}"#.utf8)
         httpRequest = HTTPServerRequest(method: "POST", target: "/apple", headers: [("Content-Length", "\(body.count)")], body: body)
@@ -559,7 +559,7 @@ private struct ComponentBench {
         let pseudonyms = try PseudonymKey(secret: PseudonymSecret.generate())
         measure("pseudonym (HMAC of the transaction id)") { _ = pseudonyms.pseudonym(request.originalTransactionId) }
         let facts = DecisionFacts(
-            time: Int64(Date().timeIntervalSince1970 * 1000), environment: "production", requestIdentifier: request.requestIdentifier,
+            time: SystemClock().time().milliseconds, environment: "production", requestIdentifier: request.requestIdentifier,
             customer: pseudonyms.pseudonym(request.originalTransactionId), keyId: pseudonyms.keyId, productId: request.productId,
             localeRequested: "en-US", localeServed: "en-US", flow: "monthly", rule: "message", splitGroup: nil, splitControl: false,
             answer: .message, messageIdentifier: "00000000-0000-5000-8000-000000000998", offerIdentifier: nil,

@@ -2,6 +2,7 @@ import Basics
 import EventContract
 import Experiments
 import Foundation
+import EventStore
 import Views
 import RetentionMessagingModels
 
@@ -91,7 +92,6 @@ struct ResultsEventGenerator {
     private var random: UInt64 = 0x5EED
     private var counter: UInt64 = 0
     private var buckets: [Int64: [Record]] = [:]
-    private var checked: Set<EventStream> = []
 
     init(root: URL, customers: Int) {
         self.root = root
@@ -201,10 +201,6 @@ struct ResultsEventGenerator {
 
     private mutating func write(_ lines: [UInt8], stream: EventStream, hour: Int64) throws {
         guard !lines.isEmpty else { return }
-        if !checked.contains(stream) {
-            try Self.checkAgainstContract(lines, stream)
-            checked.insert(stream)
-        }
         let time = Self.format(hour)
         let folder = root.appendingPathComponent("events/v1/\(stream.rawValue)/environment=production/date=\(time.prefix(10))/hour=\(time.dropFirst(11).prefix(2))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -213,22 +209,6 @@ struct ResultsEventGenerator {
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
-
-    struct OffContract: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// The lines are spelled out by hand for speed, so the first line of each stream is held to the
-    /// contract's members once, before any is written.
-    private static func checkAgainstContract(_ lines: [UInt8], _ stream: EventStream) throws {
-        let first = Data(lines.prefix { $0 != 0x0A })
-        let keys = (try JSONSerialization.jsonObject(with: first) as? [String: Any]).map { Set($0.keys) } ?? []
-        let declared = Set(stream.fields.map(\.rawValue))
-        guard keys == declared else {
-            throw OffContract(description: "the generated \(stream.lineType) line's members differ from the contract: "
-                              + "extra \(keys.subtracting(declared).sorted()), missing \(declared.subtracting(keys).sorted())")
-        }
-    }
 
     private static func appendHex(_ value: UInt64, digits: Int, to out: inout [UInt8]) {
         var shift = (digits - 1) * 4
@@ -272,57 +252,48 @@ struct ResultsEventGenerator {
         EventTime.format(millis)
     }
 
-    private static func appendTime(_ millis: Int64, to out: inout [UInt8]) {
-        out.append(contentsOf: EventTime.format(millis).utf8)
+    /// The save-offer group's arms take even thirds of the buckets, as serve records the layout.
+    private static let layout = "keep-message*:0-3334,half-price:3334-6667,holdout:6667-10000"
+    private static let snapshot = "sha256:9f2c5e0b7a1d4c3e8f6a2b0d9c7e5f3a1b8d6c4e2f0a9b7c5d3e1f8a6b4c2d0e"
+    private static let product = "com.example.stillpoint.monthly"
+
+    private static func customer(_ customer: UInt32) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64)
+        appendCustomer(customer, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
-    private static func append(_ text: StaticString, to out: inout [UInt8]) {
-        out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    private mutating func nextUUID() -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(36)
+        appendUUID(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
+    private static func messageIdentifier(rule: UInt8) -> String {
+        var bytes: [UInt8] = []
+        appendHex(mix(UInt64(rule)), digits: 8, to: &bytes)
+        bytes.append(contentsOf: "-1111-4222-8333-".utf8)
+        appendHex(mix(UInt64(rule) + 7), digits: 12, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// A decision line as serve writes it: through the event store's decision writer.
     private mutating func appendDecision(_ record: Record, to out: inout [UInt8]) {
         let rule = Self.rules[Int(record.rule)]
-        Self.append(#"{"alternateProductId":null,"answer":""#, to: &out)
-        out.append(contentsOf: rule.answer.rawValue.utf8)
-        Self.append(#"","arm":"#, to: &out)
-        if rule.group != nil { out.append(contentsOf: "\"\(rule.rule)\"".utf8) } else { Self.append("null", to: &out) }
-        Self.append(#","customer":""#, to: &out)
-        Self.appendCustomer(record.customer, to: &out)
-        Self.append(#"","environment":"production","eventId":""#, to: &out)
-        appendUUID(to: &out)
-        Self.append(#"","flow":""#, to: &out)
-        out.append(contentsOf: rule.flow.utf8)
-        Self.append(#"","keyId":"0badc0de","latencyMicros":"#, to: &out)
-        out.append(contentsOf: String(600 + record.time % 500).utf8)
-        Self.append(#","localeRequested":"en-GB","localeServed":"en-GB","messageIdentifier":"#, to: &out)
-        if rule.answer == .message || rule.answer == .promotionalOffer {
-            out.append(UInt8(ascii: "\""))
-            Self.appendHex(Self.mix(UInt64(record.rule)), digits: 8, to: &out)
-            Self.append("-1111-4222-8333-", to: &out)
-            Self.appendHex(Self.mix(UInt64(record.rule) + 7), digits: 12, to: &out)
-            out.append(UInt8(ascii: "\""))
-        } else {
-            Self.append("null", to: &out)
-        }
-        Self.append(#","offerIdentifier":"#, to: &out)
-        if let offer = rule.offer { out.append(contentsOf: "\"\(offer)\"".utf8) } else { Self.append("null", to: &out) }
-        Self.append(#","productId":"com.example.stillpoint.monthly","requestIdentifier":""#, to: &out)
-        appendUUID(to: &out)
-        Self.append(#"","rule":""#, to: &out)
-        out.append(contentsOf: rule.rule.utf8)
-        Self.append(#"","schema":1,"snapshot":"sha256:9f2c5e0b7a1d4c3e8f6a2b0d9c7e5f3a1b8d6c4e2f0a9b7c5d3e1f8a6b4c2d0e","splitControl":"#, to: &out)
-        if rule.control { Self.append("true", to: &out) } else { Self.append("false", to: &out) }
-        Self.append(#","splitGroup":"#, to: &out)
-        if let group = rule.group { out.append(contentsOf: "\"\(group)\"".utf8) } else { Self.append("null", to: &out) }
-        // The save-offer group's arms take even thirds of the buckets, as serve records the layout.
-        Self.append(#","splitLayout":"#, to: &out)
-        if rule.group != nil { Self.append(#""keep-message*:0-3334,half-price:3334-6667,holdout:6667-10000""#, to: &out) } else { Self.append("null", to: &out) }
-        Self.append(#","time":""#, to: &out)
-        Self.appendTime(record.time, to: &out)
-        Self.append(#"","type":"decision"}"#, to: &out)
+        let eventId = nextUUID()
+        var facts = DecisionFacts(time: record.time, environment: "production", requestIdentifier: nextUUID(), customer: Self.customer(record.customer),
+                                  keyId: "0badc0de", productId: Self.product, localeRequested: "en-GB", localeServed: "en-GB", flow: rule.flow,
+                                  rule: rule.rule, splitGroup: rule.group, splitControl: rule.control, answer: rule.answer,
+                                  messageIdentifier: rule.answer == .message || rule.answer == .promotionalOffer ? Self.messageIdentifier(rule: record.rule) : nil,
+                                  offerIdentifier: rule.offer, alternateProductId: nil, snapshot: Self.snapshot, latencyMicros: 600 + record.time % 500)
+        facts.splitLayout = rule.group == nil ? nil : Self.layout
+        out.append(contentsOf: facts.record(eventId: eventId).line)
         out.append(0x0A)
     }
 
+    /// An outcome line as serve and `outcomes pull` write it: through the event store's outcome writer.
     private mutating func appendOutcome(_ record: Record, to out: inout [UInt8]) {
         let (type, subtype): (NotificationType, NotificationSubtype?) = switch record.kind {
         case .renewal: (.didRenew, nil)
@@ -331,43 +302,14 @@ struct ResultsEventGenerator {
         case .offerRedeemed, .decision: (.offerRedeemed, nil)
         }
         let priced = record.kind == .renewal || record.kind == .offerRedeemed
-        Self.append(#"{"autoRenewProductId":"com.example.stillpoint.monthly","autoRenewStatus":"#, to: &out)
-        Self.append(record.kind == .disabled || record.kind == .expired ? "0" : "1", to: &out)
-        Self.append(#","currency":"#, to: &out)
-        Self.append(priced ? #""USD""# : "null", to: &out)
-        Self.append(#","customer":""#, to: &out)
-        Self.appendCustomer(record.customer, to: &out)
-        Self.append(#"","effectiveDate":""#, to: &out)
-        Self.appendTime(record.effective == 0 ? record.time : record.effective, to: &out)
-        Self.append(#"","environment":"production","eventId":""#, to: &out)
-        var id: [UInt8] = []
-        appendUUID(to: &id)
-        out.append(contentsOf: id)
-        Self.append(#"","expiresDate":""#, to: &out)
-        Self.appendTime(record.expires, to: &out)
-        Self.append(#"","keyId":"0badc0de","notificationType":""#, to: &out)
-        out.append(contentsOf: type.rawValue.utf8)
-        Self.append(#"","notificationUUID":""#, to: &out)
-        out.append(contentsOf: id)
-        Self.append(#"","offerIdentifier":"#, to: &out)
-        if record.kind == .offerRedeemed, let offer = Self.rules[Int(record.rule)].offer {
-            out.append(contentsOf: "\"\(offer)\"".utf8)
-            Self.append(#","offerType":2,"price":4990"#, to: &out)
-        } else {
-            Self.append(#"null,"offerType":null,"price":"#, to: &out)
-            Self.append(priced ? "9990" : "null", to: &out)
-        }
-        Self.append(#","productId":"com.example.stillpoint.monthly","schema":1,"source":"pull","subtype":"#, to: &out)
-        if let subtype {
-            out.append(UInt8(ascii: "\""))
-            out.append(contentsOf: subtype.rawValue.utf8)
-            out.append(UInt8(ascii: "\""))
-        } else {
-            Self.append("null", to: &out)
-        }
-        Self.append(#","time":""#, to: &out)
-        Self.appendTime(record.time, to: &out)
-        Self.append(#"","type":"outcome"}"#, to: &out)
+        let offer = record.kind == .offerRedeemed ? Self.rules[Int(record.rule)].offer : nil
+        let facts = OutcomeFacts(time: record.time, environment: "production", notificationUUID: nextUUID(), notificationType: type.rawValue,
+                                 subtype: subtype?.rawValue, customer: Self.customer(record.customer), keyId: "0badc0de", productId: Self.product,
+                                 autoRenewProductId: Self.product, autoRenewStatus: record.kind == .disabled || record.kind == .expired ? 0 : 1,
+                                 offerType: offer == nil ? nil : 2, offerIdentifier: offer, price: offer == nil ? (priced ? 9990 : nil) : 4990,
+                                 currency: priced ? "USD" : nil, effectiveDate: record.effective == 0 ? record.time : record.effective,
+                                 expiresDate: record.expires, source: .pull)
+        out.append(contentsOf: facts.record().line)
         out.append(0x0A)
     }
 }
