@@ -62,6 +62,16 @@ public struct ValidatedManifests: Sendable {
     }
 
     public var app: AppManifest { self.set.app }
+
+    /// Every locale fallback the flows declare, `from` → `to`; when two flows name the same `from`,
+    /// the first flow's wins.
+    public var localeFallbacks: [String: String] {
+        var fallbacks: [String: String] = [:]
+        for flow in set.flows {
+            for (from, to) in flow.localeFallbacks where fallbacks[from] == nil { fallbacks[from] = to }
+        }
+        return fallbacks
+    }
 }
 
 /// What one validation pass found: every diagnostic, and the references when all of them resolved.

@@ -16,10 +16,6 @@ enum RuleCompiler {
     static func compile(_ validated: ValidatedManifests, environment: Environment,
                         messageIds: [String: [String: String]]) throws(ReconcilerError) -> ([SnapshotRule], [String: String]) {
         let app = validated.app
-        var fallbacks: [String: String] = [:]
-        for flow in validated.set.flows {
-            for (from, to) in flow.localeFallbacks where fallbacks[from] == nil { fallbacks[from] = to }
-        }
         var rules: [SnapshotRule] = []
         // Bucket ranges are laid out over every rule as written, before environment filtering, so a
         // customer lands in the same share in both environments and whatever else is held back.
@@ -42,7 +38,7 @@ enum RuleCompiler {
             let version = try ruleVersion(match: match, response: response)
             rules.append(SnapshotRule(id: rule.id, version: version, match: match, response: response))
         }
-        return (rules, fallbacks)
+        return (rules, validated.localeFallbacks)
     }
 
     /// What `serve` checks of a customer for this rule, or nil when the rule is not published to
