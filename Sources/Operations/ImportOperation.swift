@@ -17,8 +17,10 @@ import Glibc
 /// manifest file, whole or not at all, plus Apple's realtime URL into the App manifest when it
 /// declares none. Stopped while reading, it has written nothing.
 public enum ImportOperation {
+    /// With `seedState`, what the complete read showed is recorded in the state store afterwards
+    /// (`seed`), so the next plan reads only its window of defaults.
     public static func run(_ target: ReconcileTarget, context: CommandContext, provider: APIProvider,
-                           handleSignals: Bool = false) async throws(CommandError) -> ExitCode {
+                           handleSignals: Bool = false, seedState: Bool = false) async throws(CommandError) -> ExitCode {
         var environmentOptions = target
         // Every declared default is read: the state record's trust is no substitute here.
         environmentOptions.refreshDefaults = .all
@@ -61,6 +63,7 @@ public enum ImportOperation {
         for problem in planned.plan.inherited { context.console.write("attention: \(problem.description)\n") }
         guard !result.isEmpty || result.realtimeURL != nil else {
             context.console.write("Nothing new to import: every message, image and default Apple holds in \(environment.rawValue) is in the manifests.\n")
+            try await seed(seedState, session: session, planned: planned, target: environmentOptions, context: context)
             return interruption?.finish() ?? .success
         }
         interruption?.writing()
@@ -75,10 +78,45 @@ public enum ImportOperation {
             try declareRealtimeURL(url, in: session.manifests.app, environment: environment, manifestsPath: environmentOptions.manifestsPath,
                                    date: session.reconciler.clock.time().formatted(.date), context: context)
         }
+        try await seed(seedState, session: session, planned: planned, target: environmentOptions, context: context)
         context.console.write("Next: retention-sync validate, then retention-sync plan --env \(environment.rawValue) ("
                               + (result.drifted.isEmpty ? "it should say No changes" : "it sets back the defaults listed above") + "), and commit the "
                               + (result.isEmpty || result.realtimeURL == nil ? "file" : "files") + ".\n")
         return interruption?.finish() ?? .success
+    }
+
+    /// Records in the state store what this import's complete read showed about the manifests as they
+    /// now are (the defaults and realtime URL Apple holds as they assign them, the review states), so
+    /// the next plan re-reads only its window (`--refresh-defaults`). No call is made; the write is
+    /// conditional on the record the read began with. Without `seedState`, a read long enough to matter
+    /// says what seeding would save.
+    static func seed(_ seedState: Bool, session: ReconcileSession, planned: PlanResult, target: ReconcileTarget,
+                     context: CommandContext) async throws(CommandError) {
+        let environment = target.environment.rawValue
+        guard seedState else {
+            let pairs = planned.desired.declaredPairs.count
+            if session.reconciler.state != nil, case .window(let window) = DefaultsRefresh.standard, pairs > window {
+                context.console.write("note: the next plan reads the defaults again unless the state vouches for them; import --seed-state "
+                                      + "records what this read showed, so it re-reads only \(DefaultsRefresh.standard) of them.\n")
+            }
+            return
+        }
+        guard let store = planned.remote.stateStoreName, session.reconciler.state != nil else {
+            throw CommandError("import --seed-state needs a state store: declare environments.\(environment).stateStore in the App manifest "
+                               + "(the manifests were written; run import --seed-state again once it is declared)", exitCode: .usage)
+        }
+        let desired = try target.openWorkspace(context: context).desired
+        do {
+            if let vouched = try await session.reconciler.seedState(desired, remote: planned.remote) {
+                context.console.write("Seeded the state in \(store): it vouches for \(vouched) default\(vouched == 1 ? "" : "s") as this read found "
+                                      + "\(vouched == 1 ? "it" : "them"), so the next plan re-reads \(DefaultsRefresh.standard) a run, not all.\n")
+            } else {
+                context.console.write("The state in \(store) already records what this read found; nothing to seed.\n")
+            }
+        } catch {
+            throw CommandError("the manifests were written, but seeding the state in \(store) failed: \(error.description) "
+                               + "(the next plan reads every default; run import --seed-state again with credentials that may write the store)")
+        }
     }
 
     /// Adds each pairing's identifier to its external message, as a minimal edit of the file that

@@ -57,6 +57,22 @@ public struct Reconciler: Sendable {
         return planned
     }
 
+    /// Records what a complete read (import's) showed about `desired`: the defaults and the realtime
+    /// URL Apple holds as `desired` assigns them, and the review states, so the next plan re-reads only
+    /// its window of defaults instead of every pair. Makes no call; the write is conditional on the
+    /// state record `remote` read. Returns the number of defaults the record now vouches for, or nil
+    /// when nothing needed writing.
+    public func seedState(_ desired: DesiredState, remote: RemoteState) async throws(StateStoreError) -> Int? {
+        guard let state else { return nil }
+        var recorder = StateRecorder(binding: state, read: remote.state, owner: desired.owner, clock: clock)
+        recorder.recordObservations(desired: desired, remote: remote, time: clock.time(), merging: false)
+        guard recorder.hasChanges else { return nil }
+        try await recorder.write()
+        let assigned = Dictionary(desired.defaults.map { (ProductLocale(productId: $0.productId, locale: $0.locale), $0.messageIdentifier) },
+                                  uniquingKeysWith: { first, _ in first })
+        return desired.declaredPairs.filter { remote.defaults[$0] == assigned[$0] }.count
+    }
+
     public func apply(_ planned: PlanResult, allowedActions: Set<ActionID>? = nil, notAllowedDetail: String? = nil,
                       progress: @escaping @Sendable (ApplyEvent) -> Void = { _ in },
                       shouldStop: @escaping @Sendable () -> ApplyStop? = { nil }) async throws(ApplyFailure) -> ApplyReport {

@@ -31,33 +31,43 @@ struct ImportCommand: ParsedCommand {
         it declares Apple's in the App manifest (a comment and one line added, nothing else
         changed), so that reverting a later switch of the URL sets it back. Right after, plan
         for the environment says "No changes",
-        and the next apply records the adoption in the state. Says how many calls it makes,
+        and the next apply records the adoption in the state. With --seed-state, import
+        records what it read in the state store itself, so that first plan re-reads only a
+        window of defaults instead of every pair again. Says how many calls it makes,
         and the least time Apple's hourly budget allows, before it starts; on long runs a
         progress line at each tenth of them (standard error). Writes nothing when a call fails
         (no API access: 401, 403 or 404) or when it is stopped while reading (Ctrl-C: exit
         130); the file is written whole or not at all, so run it again.
         """,
-        options: EnvironmentOptions.connection,
+        options: EnvironmentOptions.connection + [seedState],
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
+    static let seedState = Option("--seed-state", help: [
+        "Afterwards, record in the state store what the read found (the defaults",
+        "and realtime URL Apple holds as the manifests now assign them), so the",
+        "next plan re-reads 10 defaults, not all; needs write access to the store",
+    ])
+
     struct Options: CommandOptions {
         var environment: EnvironmentOptions
+        var seedState: Bool
 
         func validate() throws(CommandError) {}
     }
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
-        Options(environment: try EnvironmentOptions.parse(&arguments, context: context))
+        Options(environment: try EnvironmentOptions.parse(&arguments, context: context), seedState: arguments.flag(Self.seedState))
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
         // Only the real process takes over its signals; tests run import in-process beside others.
-        try await ImportOperation.run(options.environment, context: context, provider: .live, handleSignals: true)
+        try await ImportOperation.run(options.environment, context: context, provider: .live, handleSignals: true, seedState: options.seedState)
     }
 
     /// Parses, checks and imports from the API the caller chose (the tests': the emulator).
     static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
-        try await ImportOperation.run(parsed(&arguments, context: context).environment, context: context, provider: provider)
+        let options = try parsed(&arguments, context: context)
+        return try await ImportOperation.run(options.environment, context: context, provider: provider, seedState: options.seedState)
     }
 }
