@@ -27,6 +27,10 @@ public enum ImportOperation {
         let environment = environmentOptions.environment
         var session = try ReconcileSession.open(environmentOptions, context: context, provider: provider)
         session.reconciler.onReadPlanned = nil // import announces its own read below
+        if seedState && session.reconciler.state == nil {
+            throw CommandError("import --seed-state needs a state store: declare environments.\(environment.rawValue).stateStore in the App manifest "
+                               + "(or give --state-store); nothing was read or written", exitCode: .usage)
+        }
         let directory = context.url(environmentOptions.manifestsPath)
         for name in NewFile.removeAbandoned(in: directory, prefix: "imported-") {
             context.console.error("Removed \(environmentOptions.manifestsPath)/\(name), the unfinished file of an import that was killed while writing.")
@@ -101,10 +105,7 @@ public enum ImportOperation {
             }
             return
         }
-        guard let store = planned.remote.stateStoreName, session.reconciler.state != nil else {
-            throw CommandError("import --seed-state needs a state store: declare environments.\(environment).stateStore in the App manifest "
-                               + "(the manifests were written; run import --seed-state again once it is declared)", exitCode: .usage)
-        }
+        let store = planned.remote.stateStoreName ?? "the state store"
         let desired = try target.openWorkspace(context: context).desired
         do {
             if let vouched = try await session.reconciler.seedState(desired, remote: planned.remote) {

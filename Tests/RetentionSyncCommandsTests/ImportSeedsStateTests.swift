@@ -69,7 +69,7 @@ struct ImportSeedsStateTests {
         #expect(try Self.apiCalls(plan) == 27)
     }
 
-    @Test("--seed-state for an environment without a state store is a usage error that says what to declare")
+    @Test("--seed-state for an environment without a state store is a usage error before any read, saying what to declare")
     func seedingNeedsAStore() async throws {
         let harness = try CommandHarness()
         try await Self.vendorApp(harness)
@@ -79,5 +79,6 @@ struct ImportSeedsStateTests {
         let run = await harness.run(["import", "--env", "sandbox", "--seed-state"])
         #expect(run.code == .usage, "\(run.stdout)\(run.stderr)")
         #expect(run.stderr.contains("import --seed-state needs a state store: declare environments.sandbox.stateStore"), "\(run.stderr)")
+        #expect(try ImportCommandTests.files(harness).isEmpty, "refused before reading: nothing written")
     }
 }
