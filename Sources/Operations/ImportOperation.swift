@@ -96,7 +96,6 @@ public enum ImportOperation {
     /// says what seeding would save.
     static func seed(_ seedState: Bool, session: ReconcileSession, planned: PlanResult, target: ReconcileTarget,
                      context: CommandContext) async throws(CommandError) {
-        let environment = target.environment.rawValue
         guard seedState else {
             let pairs = planned.desired.declaredPairs.count
             if session.reconciler.state != nil, case .window(let window) = DefaultsRefresh.standard, pairs > window {
