@@ -90,7 +90,7 @@ let package = Package(
         // session they read an environment through, confirmation, interruption and notifications.
         .target(name: "Operations", dependencies: ["Basics", "CLIKit", "EventContract", "EventStore", "Experiments", "HTTPClient", "HTTPCore", "Manifests", "Notifications",
                                                   "Reconciler", "RetentionMessaging", "RetentionMessagingModels", "Runtime", "StateLocations",
-                                                  "StateStore", "Views"]),
+                                                  "StateStore", "Views", "YAML"]),
 
         // The demo's story: a scripted user running the operations behind the commands against the
         // embedded emulator.

@@ -8,6 +8,7 @@ import RetentionMessagingModels
 import StateStore
 import Synchronization
 import Views
+import YAML
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,7 +21,7 @@ public enum ImportOperation {
     /// With `seedState`, what the complete read showed is recorded in the state store afterwards
     /// (`seed`), so the next plan reads only its window of defaults.
     public static func run(_ target: ReconcileTarget, context: CommandContext, provider: APIProvider,
-                           handleSignals: Bool = false, seedState: Bool = false) async throws(CommandError) -> ExitCode {
+                           handleSignals: Bool = false, seedState: Bool = false, vendor: VendorNames? = nil) async throws(CommandError) -> ExitCode {
         var environmentOptions = target
         // Every declared default is read: the state record's trust is no substitute here.
         environmentOptions.refreshDefaults = .all
@@ -51,7 +52,7 @@ public enum ImportOperation {
         } catch {
             throw CommandError("import wrote nothing: \(error.message)", exitCode: error.exitCode)
         }
-        let result = ImportPlan.make(planned, manifests: session.manifests)
+        let result = ImportPlan.make(planned, manifests: session.manifests, vendor: vendor)
         context.console.write("Read in \(planned.remote.apiCalls) calls.\n")
         for note in result.notes { context.console.write("note: \(note)\n") }
         if !result.drifted.isEmpty {
@@ -75,8 +76,10 @@ public enum ImportOperation {
         if !(result.externals.isEmpty && result.images.isEmpty && result.defaults.isEmpty) {
             let written = try write(result.yaml(environment: environment), in: directory, environment: environment)
             let images = result.images.isEmpty ? "" : "\(result.images.count) external image\(result.images.count == 1 ? "" : "s"), "
-            context.console.write("Wrote \(environmentOptions.manifestsPath)/\(written): \(result.externals.count) external message\(result.externals.count == 1 ? "" : "s"), "
-                                  + images + "\(result.defaults.count) default\(result.defaults.count == 1 ? "" : "s").\n")
+            let namedCount = result.externals.filter { $0.namedAt != nil }.count
+            let named = vendor == nil ? "" : " (\(namedCount) named by --names)"
+            context.console.write("Wrote \(environmentOptions.manifestsPath)/\(written): \(result.externals.count) external message\(result.externals.count == 1 ? "" : "s")"
+                                  + named + ", " + images + "\(result.defaults.count) default\(result.defaults.count == 1 ? "" : "s").\n")
         }
         if let url = result.realtimeURL {
             try declareRealtimeURL(url, in: session.manifests.app, environment: environment, manifestsPath: environmentOptions.manifestsPath,
@@ -246,6 +249,9 @@ struct ImportPlan {
         var name: String
         var identifier: String
         var state: String
+        /// The line of `--names` that named it, and the text that row says it shows.
+        var namedAt: Int? = nil
+        var assumedText: AssumedText? = nil
     }
 
     struct ExternalImage {
@@ -331,7 +337,7 @@ struct ImportPlan {
         return name
     }
 
-    static func make(_ planned: PlanResult, manifests: ManifestSet) -> ImportPlan {
+    static func make(_ planned: PlanResult, manifests: ManifestSet, vendor: VendorNames? = nil) -> ImportPlan {
         var result = ImportPlan()
         let desired = planned.desired
         let remote = planned.remote
@@ -346,10 +352,19 @@ struct ImportPlan {
         result.pairings = pairings
         result.notes += pairingNotes
         for pairing in pairings { nameOf[pairing.identifier] = pairing.name }
-        for identifier in unmanaged where nameOf[identifier] == nil {
-            let name = name(for: identifier, environment: desired.environment, taken: &names)
+        let unnamed = unmanaged.filter { nameOf[$0] == nil }
+        let named = vendor.map { vendorNames($0, for: unnamed, taken: &names, notes: &result.notes) } ?? [:]
+        for identifier in unnamed {
+            let entry = named[identifier]
+            let name = entry?.name ?? name(for: identifier, environment: desired.environment, taken: &names)
             nameOf[identifier] = name
-            result.externals.append(External(name: name, identifier: identifier, state: ReviewState(remote.messages[identifier]).rawValue))
+            var external = External(name: name, identifier: identifier, state: ReviewState(remote.messages[identifier]).rawValue, namedAt: entry?.line)
+            if let entry, let problem = entry.textProblem {
+                result.notes.append("\(vendor?.file ?? "--names"):\(entry.line): \(problem): '\(name)' was written without assumed text")
+            } else if let entry, let locale = entry.locale, let header = entry.header, let body = entry.body {
+                external.assumedText = AssumedText(locale: locale, header: header, body: body)
+            }
+            result.externals.append(external)
         }
         // Every pair a Defaults document assigns, in any environment: its default is the manifests'.
         let assigned = Set(manifests.defaults.map { ProductLocale(productId: $0.productId, locale: $0.locale) })
@@ -387,6 +402,39 @@ struct ImportPlan {
             result.realtimeURL = url
         }
         return result
+    }
+
+    /// The names the vendor's export gives the messages this import writes, as manifest names unique
+    /// among `taken`: several identifiers under one name (a campaign's locales) are told apart by
+    /// their locale (`winback-50-de-de`), else by their identifier's first digits. Rows this import
+    /// writes no message for are counted in a note, by line.
+    static func vendorNames(_ vendor: VendorNames, for identifiers: [String], taken: inout Set<String>,
+                            notes: inout [String]) -> [String: VendorNames.Entry] {
+        let wanted = Set(identifiers)
+        let rows = vendor.entries.filter { wanted.contains($0.identifier) }
+        var named: [String: VendorNames.Entry] = [:]
+        for (name, entries) in Dictionary(grouping: rows, by: \.name).sorted(by: { $0.key < $1.key }) {
+            for entry in entries.sorted(by: { $0.line < $1.line }) {
+                var candidate = name
+                if entries.count > 1 { candidate += "-" + (entry.locale.map(VendorNames.manifestName) ?? String(entry.identifier.prefix(8))) }
+                if taken.contains(candidate) { candidate += "-" + entry.identifier.prefix(8) }
+                guard !taken.contains(candidate) else {
+                    notes.append("\(vendor.file):\(entry.line) names \(entry.identifier) '\(name)', which the manifests already use: named it by its identifier instead")
+                    continue
+                }
+                taken.insert(candidate)
+                var renamed = entry
+                renamed.name = candidate
+                named[entry.identifier] = renamed
+            }
+        }
+        let unused = vendor.entries.filter { !wanted.contains($0.identifier) }.map(\.line)
+        if !unused.isEmpty {
+            notes.append("\(unused.count) row\(unused.count == 1 ? "" : "s") of \(vendor.file) name\(unused.count == 1 ? "s" : "") no message this import writes "
+                         + "(declared in the manifests already, or not in Apple's list): line\(unused.count == 1 ? "" : "s") "
+                         + unused.prefix(10).map(String.init).joined(separator: ", ") + (unused.count > 10 ? ", …" : ""))
+        }
+        return named
     }
 
     /// One Defaults entry: every product in `products` shows `message` in every locale in `locales`.
@@ -430,16 +478,22 @@ struct ImportPlan {
                 """)
         }
         for external in externals {
-            documents.append("""
+            let source = external.namedAt.map { "; named by line \($0) of the vendor's export (--names)" } ?? ""
+            var text = """
                 # yaml-language-server: $schema=retention-sync.schema.json
-                # Imported by 'retention-sync import --env \(environment.rawValue)': \(external.state) at Apple; its content is unknown.
+                # Imported by 'retention-sync import --env \(environment.rawValue)': \(external.state) at Apple\(source); its content is unknown.
                 apiVersion: retention-sync/v1
                 kind: ExternalMessage
                 name: \(external.name)
                 identifiers:
                   \(environment.rawValue): \(external.identifier)
 
-                """)
+                """
+            if let assumed = external.assumedText {
+                text += "assumedText:                                   # as the vendor's export says: unverified\n"
+                    + "  \(assumed.locale): { header: \(YAMLText.doubleQuoted(assumed.header)), body: \(YAMLText.doubleQuoted(assumed.body)) }\n"
+            }
+            documents.append(text)
         }
         if !defaults.isEmpty {
             var text = """

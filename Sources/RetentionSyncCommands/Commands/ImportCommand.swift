@@ -33,13 +33,14 @@ struct ImportCommand: ParsedCommand {
         for the environment says "No changes",
         and the next apply records the adoption in the state. With --seed-state, import
         records what it read in the state store itself, so that first plan re-reads only a
-        window of defaults instead of every pair again. Says how many calls it makes,
+        window of defaults instead of every pair again. With --names, the vendor's export
+        (CSV) names the external messages it writes and gives their assumed text. Says how many calls it makes,
         and the least time Apple's hourly budget allows, before it starts; on long runs a
         progress line at each tenth of them (standard error). Writes nothing when a call fails
         (no API access: 401, 403 or 404) or when it is stopped while reading (Ctrl-C: exit
         130); the file is written whole or not at all, so run it again.
         """,
-        options: EnvironmentOptions.connection + [seedState],
+        options: EnvironmentOptions.connection + [names, seedState],
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
@@ -49,25 +50,40 @@ struct ImportCommand: ParsedCommand {
         "next plan re-reads 10 defaults, not all; needs write access to the store",
     ])
 
+    static let names = Option("--names", value: "FILE", help: [
+        "The vendor's export of its messages (CSV: identifier,name and optionally",
+        "locale,header,body): names the external messages and their assumed text",
+    ])
+
     struct Options: CommandOptions {
         var environment: EnvironmentOptions
         var seedState: Bool
+        var names: String?
 
         func validate() throws(CommandError) {}
     }
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
-        Options(environment: try EnvironmentOptions.parse(&arguments, context: context), seedState: arguments.flag(Self.seedState))
+        Options(environment: try EnvironmentOptions.parse(&arguments, context: context), seedState: arguments.flag(Self.seedState),
+                names: try arguments.value(Self.names, as: String.self))
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
         // Only the real process takes over its signals; tests run import in-process beside others.
-        try await ImportOperation.run(options.environment, context: context, provider: .live, handleSignals: true, seedState: options.seedState)
+        try await ImportOperation.run(options.environment, context: context, provider: .live, handleSignals: true, seedState: options.seedState,
+                                      vendor: try vendorNames(options.names, context: context))
     }
 
     /// Parses, checks and imports from the API the caller chose (the tests': the emulator).
     static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
         let options = try parsed(&arguments, context: context)
-        return try await ImportOperation.run(options.environment, context: context, provider: provider, seedState: options.seedState)
+        return try await ImportOperation.run(options.environment, context: context, provider: provider, seedState: options.seedState,
+                                             vendor: try vendorNames(options.names, context: context))
+    }
+
+    /// The `--names` file, read and checked before anything is read from Apple.
+    static func vendorNames(_ path: String?, context: CommandContext) throws(CommandError) -> VendorNames? {
+        guard let path else { return nil }
+        return try VendorNames.parse(Array(readFile(path, what: "the vendor's names (--names)", context: context)), file: path)
     }
 }
