@@ -76,7 +76,7 @@ public enum ImportOperation {
         if !(result.externals.isEmpty && result.images.isEmpty && result.defaults.isEmpty) {
             let written = try write(result.yaml(environment: environment), in: directory, environment: environment)
             let images = result.images.isEmpty ? "" : "\(result.images.count) external image\(result.images.count == 1 ? "" : "s"), "
-            let namedCount = result.externals.filter { $0.namedAt != nil }.count
+            let namedCount = result.externals.filter { !$0.namedAt.isEmpty }.count
             let named = vendor == nil ? "" : " (\(namedCount) named by --names)"
             context.console.write("Wrote \(environmentOptions.manifestsPath)/\(written): \(result.externals.count) external message\(result.externals.count == 1 ? "" : "s")"
                                   + named + ", " + images + "\(result.defaults.count) default\(result.defaults.count == 1 ? "" : "s").\n")
@@ -137,14 +137,15 @@ public enum ImportOperation {
             var text = String(decoding: try readFile(path, what: "a manifest", context: context), as: UTF8.self)
             var paired: [String] = []
             for pairing in pairings {
-                switch ExternalIdentifierEdit.adding(pairing.identifier, environment: environment, toExternalMessage: pairing.name, in: text, file: path) {
+                switch ExternalIdentifierEdit.adding(pairing.identifier, environment: environment, toExternalMessage: pairing.name, locale: pairing.locale,
+                                                     in: text, file: path) {
                 case .success(let edited):
                     text = edited
-                    paired.append(pairing.name)
+                    paired.append(pairing.name + (pairing.locale.map { " (\($0))" } ?? ""))
                 case .failure(let refusal):
                     context.console.write("note: '\(pairing.name)' is \(pairing.identifier) in \(environment.rawValue) (the defaults it is assigned to "
                                           + "show it there), but \(path) was left as it is for it (\(refusal)); add \(environment.rawValue): "
-                                          + "\(pairing.identifier) under its identifiers yourself.\n")
+                                          + "\(pairing.identifier) under its \(pairing.locale.map { "localizations.\($0)" } ?? "identifiers") yourself.\n")
                 }
             }
             guard !paired.isEmpty else { continue }
@@ -249,9 +250,16 @@ struct ImportPlan {
         var name: String
         var identifier: String
         var state: String
-        /// The line of `--names` that named it, and the text that row says it shows.
-        var namedAt: Int? = nil
-        var assumedText: AssumedText? = nil
+        /// The lines of `--names` that named it, and the text those rows say it shows.
+        var namedAt: [Int] = []
+        var assumedText: [AssumedText] = []
+        /// A campaign of one message per locale (`--names` rows with one name and their locales):
+        /// locale → its identifier here, and each identifier's review state. Empty for one message.
+        var localizations: [String: String] = [:]
+        var states: [String: String] = [:]
+
+        /// Every identifier it declares here.
+        var identifiers: [String] { localizations.isEmpty ? [identifier] : Set(localizations.values).sorted() }
     }
 
     struct ExternalImage {
@@ -273,6 +281,8 @@ struct ImportPlan {
         var identifier: String
         /// The file that declares it, as the manifests' location names it.
         var file: String
+        /// For a localized one (`localizations:`), the locale whose identifier this is.
+        var locale: String? = nil
     }
 
     /// A default the manifests assign that Apple holds otherwise (a vendor or a person changed it
@@ -303,23 +313,32 @@ struct ImportPlan {
     static func pairings(_ manifests: ManifestSet, remote: RemoteState, unmanaged: Set<String>,
                          environment: Environment) -> (pairings: [Pairing], notes: [String]) {
         var pairings: [Pairing] = [], notes: [String] = [], claimed: [String: String] = [:]
-        for external in manifests.externalMessages where external.identifier(in: environment) == nil {
-            let pairs = manifests.defaults.filter { $0.message == external.name }.map { ProductLocale(productId: $0.productId, locale: $0.locale) }
+        // Each message without an identifier here, or each locale of a localized one without one.
+        let wanted: [(external: ExternalMessageManifest, locale: String?)] = manifests.externalMessages.flatMap { external in
+            external.isLocalized
+                ? external.localizations.filter { $0.value[environment] == nil }.keys.sorted().map { (external, Optional($0)) }
+                : external.hasIdentifier(in: environment) ? [] : [(external, nil)]
+        }
+        for (external, locale) in wanted {
+            let label = external.name + (locale.map { " (\($0))" } ?? "")
+            let pairs = manifests.defaults.filter { $0.message == external.name && (locale == nil || $0.locale == locale) }
+                .map { ProductLocale(productId: $0.productId, locale: $0.locale) }
             let shown = Set(pairs.compactMap { remote.defaults[$0] }).sorted()
             guard let identifier = shown.first else { continue }
             guard shown.count == 1 else {
-                notes.append("external message '\(external.name)' is the default of \(pairs.count) pairs, which show \(shown.count) different messages "
+                notes.append("external message '\(label)' is the default of \(pairs.count) pairs, which show \(shown.count) different messages "
                              + "in \(environment.rawValue) (\(shown.joined(separator: ", "))): not paired; add the right one under its identifiers yourself")
                 continue
             }
             guard unmanaged.contains(identifier) else { continue }
-            if let other = claimed[identifier] {
+            // A campaign's locales may share one message; two different messages may not.
+            if let other = claimed[identifier], other != external.name {
                 notes.append("\(identifier) in \(environment.rawValue) is what both '\(other)' and '\(external.name)' are the default of: "
                              + "paired with '\(other)' only")
                 continue
             }
             claimed[identifier] = external.name
-            pairings.append(Pairing(name: external.name, identifier: identifier, file: external.location.file))
+            pairings.append(Pairing(name: external.name, identifier: identifier, file: external.location.file, locale: locale))
         }
         return (pairings, notes)
     }
@@ -352,22 +371,26 @@ struct ImportPlan {
         result.pairings = pairings
         result.notes += pairingNotes
         for pairing in pairings { nameOf[pairing.identifier] = pairing.name }
-        let unnamed = unmanaged.filter { nameOf[$0] == nil }
-        let named = vendor.map { vendorNames($0, for: unnamed, taken: &names, notes: &result.notes) } ?? [:]
-        for identifier in unnamed {
-            let entry = named[identifier]
-            let name = entry?.name ?? name(for: identifier, environment: desired.environment, taken: &names)
-            nameOf[identifier] = name
-            var external = External(name: name, identifier: identifier, state: ReviewState(remote.messages[identifier]).rawValue, namedAt: entry?.line)
-            if let entry, let problem = entry.textProblem {
-                result.notes.append("\(vendor?.file ?? "--names"):\(entry.line): \(problem): '\(name)' was written without assumed text")
-            } else if let entry, let locale = entry.locale, let header = entry.header, let body = entry.body {
-                external.assumedText = AssumedText(locale: locale, header: header, body: body)
-            }
-            result.externals.append(external)
-        }
         // Every pair a Defaults document assigns, in any environment: its default is the manifests'.
         let assigned = Set(manifests.defaults.map { ProductLocale(productId: $0.productId, locale: $0.locale) })
+        let unnamed = unmanaged.filter { nameOf[$0] == nil }
+        let state = { (identifier: String) in ReviewState(remote.messages[identifier]).rawValue }
+        if let vendor {
+            let imported = remote.defaults.filter { !assigned.contains($0.key) }
+            for var external in vendorNamed(vendor, for: unnamed, defaults: imported, taken: &names, notes: &result.notes) {
+                external.state = state(external.identifier)
+                for identifier in external.identifiers {
+                    nameOf[identifier] = external.name
+                    if !external.localizations.isEmpty { external.states[identifier] = state(identifier) }
+                }
+                result.externals.append(external)
+            }
+        }
+        for identifier in unnamed where nameOf[identifier] == nil {
+            let name = name(for: identifier, environment: desired.environment, taken: &names)
+            nameOf[identifier] = name
+            result.externals.append(External(name: name, identifier: identifier, state: state(identifier)))
+        }
         for wanted in desired.defaults {
             let pair = ProductLocale(productId: wanted.productId, locale: wanted.locale)
             guard let current = remote.defaults[pair], current != wanted.messageIdentifier else { continue }
@@ -404,17 +427,32 @@ struct ImportPlan {
         return result
     }
 
-    /// The names the vendor's export gives the messages this import writes, as manifest names unique
-    /// among `taken`: several identifiers under one name (a campaign's locales) are told apart by
-    /// their locale (`winback-50-de-de`), else by their identifier's first digits. Rows this import
-    /// writes no message for are counted in a note, by line.
-    static func vendorNames(_ vendor: VendorNames, for identifiers: [String], taken: inout Set<String>,
-                            notes: inout [String]) -> [String: VendorNames.Entry] {
+    /// The external messages the vendor's export names, as manifest names unique among `taken`.
+    /// Rows with one name and different locales are one campaign: one external message with a
+    /// localization per locale (a locale whose imported defaults show one of its messages joins it),
+    /// unless two of its messages are the default in one locale; then, as for rows with one name and
+    /// no locales, each message gets the name with its locale (`winback-de-de`) or its identifier's
+    /// first digits. Rows this import writes no message for are counted in a note, by line.
+    static func vendorNamed(_ vendor: VendorNames, for identifiers: [String], defaults: [ProductLocale: String], taken: inout Set<String>,
+                            notes: inout [String]) -> [External] {
         let wanted = Set(identifiers)
         let rows = vendor.entries.filter { wanted.contains($0.identifier) }
-        var named: [String: VendorNames.Entry] = [:]
+        var externals: [External] = []
         for (name, entries) in Dictionary(grouping: rows, by: \.name).sorted(by: { $0.key < $1.key }) {
-            for entry in entries.sorted(by: { $0.line < $1.line }) {
+            let entries = entries.sorted { $0.line < $1.line }
+            if entries.count > 1, let localizations = campaign(entries, defaults: defaults, notes: &notes, file: vendor.file) {
+                var candidate = name
+                if taken.contains(candidate) { candidate += "-" + entries[0].identifier.prefix(8) }
+                if !taken.contains(candidate) {
+                    taken.insert(candidate)
+                    var external = External(name: candidate, identifier: entries[0].identifier, state: "", namedAt: entries.map(\.line),
+                                            localizations: localizations)
+                    external.assumedText = assumedTexts(entries, name: candidate, file: vendor.file, notes: &notes)
+                    externals.append(external)
+                    continue
+                }
+            }
+            for entry in entries {
                 var candidate = name
                 if entries.count > 1 { candidate += "-" + (entry.locale.map(VendorNames.manifestName) ?? String(entry.identifier.prefix(8))) }
                 if taken.contains(candidate) { candidate += "-" + entry.identifier.prefix(8) }
@@ -423,9 +461,9 @@ struct ImportPlan {
                     continue
                 }
                 taken.insert(candidate)
-                var renamed = entry
-                renamed.name = candidate
-                named[entry.identifier] = renamed
+                var external = External(name: candidate, identifier: entry.identifier, state: "", namedAt: [entry.line])
+                external.assumedText = assumedTexts([entry], name: candidate, file: vendor.file, notes: &notes)
+                externals.append(external)
             }
         }
         let unused = vendor.entries.filter { !wanted.contains($0.identifier) }.map(\.line)
@@ -434,7 +472,38 @@ struct ImportPlan {
                          + "(declared in the manifests already, or not in Apple's list): line\(unused.count == 1 ? "" : "s") "
                          + unused.prefix(10).map(String.init).joined(separator: ", ") + (unused.count > 10 ? ", …" : ""))
         }
-        return named
+        return externals
+    }
+
+    /// A campaign's localizations, locale → identifier: each row's locale, and each locale whose
+    /// imported defaults show one of its messages; nil (with a note) when the rows lack a locale or
+    /// share one, or two of its messages are the default in one locale.
+    static func campaign(_ entries: [VendorNames.Entry], defaults: [ProductLocale: String], notes: inout [String], file: String) -> [String: String]? {
+        let locales = entries.compactMap(\.locale)
+        guard locales.count == entries.count, Set(locales).count == locales.count else { return nil }
+        var localizations = Dictionary(uniqueKeysWithValues: entries.map { ($0.locale ?? "", $0.identifier) })
+        let members = Set(entries.map(\.identifier))
+        for (pair, identifier) in defaults.sorted(by: { $0.key < $1.key }) where members.contains(identifier) {
+            if let shown = localizations[pair.locale], shown != identifier {
+                notes.append("\(file): the rows named '\(entries[0].name)' (lines \(entries.map { String($0.line) }.joined(separator: ", "))) are one campaign, "
+                             + "but \(pair) shows \(identifier) where \(pair.locale) is \(shown): named one message per locale instead")
+                return nil
+            }
+            localizations[pair.locale] = identifier
+        }
+        return localizations
+    }
+
+    /// The assumed texts the rows give, leaving out (with a note) text a message cannot show.
+    static func assumedTexts(_ entries: [VendorNames.Entry], name: String, file: String, notes: inout [String]) -> [AssumedText] {
+        entries.compactMap { entry in
+            if let problem = entry.textProblem {
+                notes.append("\(file):\(entry.line): \(problem): '\(name)' was written without that assumed text")
+                return nil
+            }
+            guard let locale = entry.locale, let header = entry.header, let body = entry.body else { return nil }
+            return AssumedText(locale: locale, header: header, body: body)
+        }.sorted { $0.locale < $1.locale }
     }
 
     /// One Defaults entry: every product in `products` shows `message` in every locale in `locales`.
@@ -463,6 +532,39 @@ struct ImportPlan {
         return entries.sorted { ($0.products[0], $0.locales[0], $0.message) < ($1.products[0], $1.locales[0], $1.message) }
     }
 
+    /// One imported external message: its identifier here, or one per locale for a campaign, and the
+    /// text the vendor's export gives, escaped.
+    static func yaml(_ external: External, environment: Environment) -> String {
+        let lines = external.namedAt.map(String.init).joined(separator: ", ")
+        let source = external.namedAt.isEmpty ? "" : "; named by line\(external.namedAt.count == 1 ? "" : "s") \(lines) of the vendor's export (--names)"
+        let state = external.localizations.isEmpty ? "\(external.state) at Apple"
+            : "one message per locale at Apple (" + external.localizations.sorted { $0.key < $1.key }
+                .map { "\($0.key) \(external.states[$0.value] ?? "")" }.joined(separator: ", ") + ")"
+        var text = """
+            # yaml-language-server: $schema=retention-sync.schema.json
+            # Imported by 'retention-sync import --env \(environment.rawValue)': \(state)\(source); its content is unknown.
+            apiVersion: retention-sync/v1
+            kind: ExternalMessage
+            name: \(external.name)
+
+            """
+        if external.localizations.isEmpty {
+            text += "identifiers:\n  \(environment.rawValue): \(external.identifier)\n"
+        } else {
+            text += "localizations:\n"
+            for (locale, identifier) in external.localizations.sorted(by: { $0.key < $1.key }) {
+                text += "  \(locale):\n    \(environment.rawValue): \(identifier)\n"
+            }
+        }
+        if !external.assumedText.isEmpty {
+            text += "assumedText:                                   # as the vendor's export says: unverified\n"
+            for assumed in external.assumedText {
+                text += "  \(assumed.locale): { header: \(YAMLText.doubleQuoted(assumed.header)), body: \(YAMLText.doubleQuoted(assumed.body)) }\n"
+            }
+        }
+        return text
+    }
+
     func yaml(environment: Environment) -> String {
         var documents: [String] = []
         for image in images {
@@ -478,22 +580,7 @@ struct ImportPlan {
                 """)
         }
         for external in externals {
-            let source = external.namedAt.map { "; named by line \($0) of the vendor's export (--names)" } ?? ""
-            var text = """
-                # yaml-language-server: $schema=retention-sync.schema.json
-                # Imported by 'retention-sync import --env \(environment.rawValue)': \(external.state) at Apple\(source); its content is unknown.
-                apiVersion: retention-sync/v1
-                kind: ExternalMessage
-                name: \(external.name)
-                identifiers:
-                  \(environment.rawValue): \(external.identifier)
-
-                """
-            if let assumed = external.assumedText {
-                text += "assumedText:                                   # as the vendor's export says: unverified\n"
-                    + "  \(assumed.locale): { header: \(YAMLText.doubleQuoted(assumed.header)), body: \(YAMLText.doubleQuoted(assumed.body)) }\n"
-            }
-            documents.append(text)
+            documents.append(Self.yaml(external, environment: environment))
         }
         if !defaults.isEmpty {
             var text = """

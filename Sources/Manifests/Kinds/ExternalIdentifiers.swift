@@ -8,9 +8,9 @@ import YAML
 extension Loader {
     /// Reads an `identifiers:` mapping: a known environment name → the identifier written there;
     /// an unknown environment is reported at its key.
-    mutating func convertIdentifiers(_ raw: [String: Located<String>], node: YAMLNode)
+    mutating func convertIdentifiers(_ raw: [String: Located<String>], node: YAMLNode, key: String = "identifiers")
         -> (identifiers: [Environment: String], locations: [Environment: SourceLocation]) {
-        let environmentKeys = Self.keyLocations(node, "identifiers")
+        let environmentKeys = Self.keyLocations(node, key)
         var identifiers: [Environment: String] = [:]
         var locations: [Environment: SourceLocation] = [:]
         for (key, identifier) in raw.sorted(by: { $0.key < $1.key }) {
@@ -55,7 +55,8 @@ extension ValidationRun {
                 continue
             }
             let key = "\(environment.rawValue):\(identifier.lowercased())"
-            if let first = seen[key] {
+            // One message may serve several locales of the same campaign.
+            if let first = seen[key], first.name != name {
                 report(.error("duplicate-identifier", at: location,
                               "\(noun)s '\(first.name)' and '\(name)' name the same \(environment.rawValue) identifier \(identifier.lowercased())",
                               hint: "keep one of them (\(first.location)) and refer to it by name"))

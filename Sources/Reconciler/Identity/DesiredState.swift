@@ -60,15 +60,21 @@ public struct DesiredExternalMessage: Codable, Sendable, Hashable {
     public var name: String
     /// What the team believes it says, per locale: unverified.
     public var assumedText: [AssumedText]?
+    /// The locales it is the message of, when its name is a campaign of one message per locale
+    /// (`localizations:`); nil when it serves every locale.
+    public var locales: [String]?
 
-    public init(identifier: String, name: String, assumedText: [AssumedText]?) {
+    public init(identifier: String, name: String, assumedText: [AssumedText]?, locales: [String]? = nil) {
         self.identifier = identifier
         self.name = name
         self.assumedText = assumedText
+        self.locales = locales
     }
 
     /// How plans and `status` name it.
-    public var label: String { "\(name) (external, content unknown)" }
+    public var label: String {
+        "\(name) (" + (locales.map { $0.joined(separator: ", ") + "; " } ?? "") + "external, content unknown)"
+    }
 }
 
 /// An image the tool did not upload (`kind: ExternalImage`): known by its identifier in this

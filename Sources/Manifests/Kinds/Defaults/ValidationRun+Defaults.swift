@@ -40,9 +40,14 @@ extension ValidationRun {
         defaultPairs[product, default: [:]][locale] = assignment
         usedMessages.insert(assignment.message)
         if let external {
-            // One identifier serves every locale; only its environments can be missing.
-            if externalChecked.insert("default:\(assignment.message)").inserted {
-                warnExternalDefaultOutside(external, at: assignment.location(of: .message))
+            let message = set.externalMessages[external]
+            if message.isLocalized && message.localizations[locale] == nil {
+                report(.error("missing-localization", at: assignment.location(of: .message),
+                              "external message '\(message.name)' has no \(locale) localization, but is the default for product '\(product)' in \(locale)",
+                              hint: "add \(locale) with its identifiers under its 'localizations:' (\(message.location)), or assign another message here"))
+            } else if externalChecked.insert("default:\(assignment.message)" + (message.isLocalized ? ":\(locale)" : "")).inserted {
+                // One identifier serves every locale, or this locale's: only its environments can be missing.
+                warnExternalDefaultOutside(external, locale: locale, at: assignment.location(of: .message))
             }
             if declaredLocales[product]?.contains(locale) != true, checkLocale(locale, at: assignment.location) {
                 report(.error("undeclared-locale", at: assignment.location,

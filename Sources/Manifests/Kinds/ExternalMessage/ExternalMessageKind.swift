@@ -36,7 +36,7 @@ extension ManifestSet {
 
 extension Loader {
     mutating func convert(_ raw: RawExternalMessage, node: YAMLNode) -> ExternalMessageManifest {
-        let (identifiers, locations) = convertIdentifiers(raw.identifiers, node: node)
+        let (identifiers, locations) = convertIdentifiers(raw.identifiers ?? [:], node: node)
         let localeKeys = Self.keyLocations(node, "assumedText")
         var texts: [AssumedText] = []
         for (locale, item) in raw.assumedText ?? [:] {
@@ -50,6 +50,18 @@ extension Loader {
         var message = ExternalMessageManifest(name: raw.name.value, identifiers: identifiers, assumedText: texts,
                                               location: raw.name.location)
         message.identifierLocations = locations
+        let localeKeys2 = Self.keyLocations(node, "localizations")
+        for (locale, byEnvironment) in (raw.localizations ?? [:]).sorted(by: { $0.key < $1.key }) {
+            let (identifiers, locations) = convertIdentifiers(byEnvironment.value, node: node["localizations"] ?? node, key: locale)
+            message.localizations[locale] = identifiers
+            message.localizationLocations[locale] = localeKeys2[locale] ?? byEnvironment.location
+            message.localizedIdentifierLocations[locale] = locations
+        }
+        if raw.identifiers != nil && raw.localizations != nil {
+            diagnostics.append(.error("identifiers-and-localizations", at: raw.name.location,
+                                      "external message '\(Diagnostic.visible(raw.name.value))' has both 'identifiers:' and 'localizations:'",
+                                      hint: "write 'identifiers:' when one message serves every locale, or 'localizations:' with each locale's identifiers, not both"))
+        }
         return message
     }
 }
@@ -74,9 +86,19 @@ extension ValidationRun {
                               "message name '\(Diagnostic.visible(message.name))' must be lowercase letters, digits and hyphens, not starting with a hyphen",
                               hint: "try '\(ManifestValidator.suggestedName(message.name))'"))
             }
-            checkIdentifiers(of: ExternalDeclaration(kind: .message, name: message.name, identifiers: message.identifiers,
-                                                     identifierLocations: message.identifierLocations, location: message.location),
-                             seen: &firstByIdentifier)
+            if message.isLocalized {
+                for (locale, identifiers) in message.localizations.sorted(by: { $0.key < $1.key }) {
+                    let location = message.localizationLocations[locale] ?? message.location
+                    _ = checkLocale(locale, at: location)
+                    checkIdentifiers(of: ExternalDeclaration(kind: .message, name: message.name, identifiers: identifiers,
+                                                             identifierLocations: message.localizedIdentifierLocations[locale] ?? [:], location: location),
+                                     seen: &firstByIdentifier)
+                }
+            } else {
+                checkIdentifiers(of: ExternalDeclaration(kind: .message, name: message.name, identifiers: message.identifiers,
+                                                         identifierLocations: message.identifierLocations, location: message.location),
+                                 seen: &firstByIdentifier)
+            }
             for text in message.assumedText {
                 checkLocale(text.locale, at: text.location ?? message.location)
                 checkLength(text.header, limit: RetentionLimits.headerLength, what: "assumed header", code: "header-too-long",
@@ -90,9 +112,9 @@ extension ValidationRun {
     /// A default naming an external message that has no identifier in a declared environment
     /// leaves those pairs' defaults as Apple holds them there (what `import` of one environment
     /// writes for an App with two): said once, as a warning.
-    mutating func warnExternalDefaultOutside(_ position: Int, at location: SourceLocation) {
+    mutating func warnExternalDefaultOutside(_ position: Int, locale: String, at location: SourceLocation) {
         let message = set.externalMessages[position]
-        let missing = declaredEnvironments.filter { message.identifiers[$0] == nil }.map(\.rawValue).sorted()
+        let missing = declaredEnvironments.filter { message.identifier(in: $0, locale: locale) == nil }.map(\.rawValue).sorted()
         guard !missing.isEmpty else { return }
         let names = missing.joined(separator: " and ")
         report(.warning("external-not-in-environment", at: location,
@@ -103,7 +125,7 @@ extension ValidationRun {
     /// Reports a use of an external message in an environment where it has no identifier.
     mutating func checkExternalIdentifiers(_ position: Int, environments: [Environment], use: String, at location: SourceLocation) {
         let message = set.externalMessages[position]
-        let missing = environments.filter { declaredEnvironments.contains($0) && message.identifiers[$0] == nil }
+        let missing = environments.filter { declaredEnvironments.contains($0) && !message.hasIdentifier(in: $0) }
         guard !missing.isEmpty else { return }
         let names = missing.map(\.rawValue).sorted().joined(separator: " and ")
         report(.error("missing-external-identifier", at: location,

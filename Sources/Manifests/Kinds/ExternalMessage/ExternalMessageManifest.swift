@@ -7,10 +7,17 @@ public import RetentionMessagingModels
 /// review state, and is never uploaded, never rewritten and never pruned unless named.
 public struct ExternalMessageManifest: Sendable, Hashable {
     public var name: String
-    /// The message's identifier in each environment, lowercased, as written.
+    /// The message's identifier in each environment, as written: one message serving every locale.
+    /// Empty when it is localized.
     public var identifiers: [Environment: String]
     /// Where each environment's identifier was written.
     public var identifierLocations: [Environment: SourceLocation] = [:]
+    /// Per locale, its message's identifier in each environment (`localizations:`): a campaign that is
+    /// one message per locale at Apple, under one name. Empty when `identifiers` serves every locale.
+    public var localizations: [String: [Environment: String]] = [:]
+    /// Where each locale's key, and each of its identifiers, was written.
+    public var localizationLocations: [String: SourceLocation] = [:]
+    public var localizedIdentifierLocations: [String: [Environment: SourceLocation]] = [:]
     /// What the team believes the message says, per locale; never checked against Apple (unverified).
     public var assumedText: [AssumedText]
     public var location: SourceLocation
@@ -22,8 +29,29 @@ public struct ExternalMessageManifest: Sendable, Hashable {
         self.location = location
     }
 
-    /// The identifier in `environment`, lowercased.
-    public func identifier(in environment: Environment) -> String? { identifiers[environment]?.lowercased() }
+    /// Whether it is one message per locale (`localizations:`).
+    public var isLocalized: Bool { !localizations.isEmpty }
+
+    /// What a customer of `locale` is shown in `environment`, lowercased: the one identifier that serves
+    /// every locale, else that locale's; nil when it has none there.
+    public func identifier(in environment: Environment, locale: String) -> String? {
+        if let identifier = identifiers[environment] { return identifier.lowercased() }
+        return localizations[locale]?[environment]?.lowercased()
+    }
+
+    /// Every identifier it has in `environment`, lowercased and sorted, each with the locales it
+    /// serves (nil: every locale).
+    public func identifiers(in environment: Environment) -> [(identifier: String, locales: [String]?)] {
+        if let identifier = identifiers[environment] { return [(identifier.lowercased(), nil)] }
+        var locales: [String: [String]] = [:]
+        for (locale, byEnvironment) in localizations {
+            if let identifier = byEnvironment[environment] { locales[identifier.lowercased(), default: []].append(locale) }
+        }
+        return locales.sorted { $0.key < $1.key }.map { ($0.key, $0.value.sorted()) }
+    }
+
+    /// Whether it has any identifier in `environment`.
+    public func hasIdentifier(in environment: Environment) -> Bool { !identifiers(in: environment).isEmpty }
 }
 
 /// The text a team believes an external message holds in one locale: shown in plans as unverified.

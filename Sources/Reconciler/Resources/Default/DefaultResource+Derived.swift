@@ -22,7 +22,7 @@ extension DefaultResource {
                 guard let id = messages.localizedIds[message.name]?[locale] else { continue }
                 identifier = id
             case .external(let message):
-                guard let id = message.identifier(in: derivation.environment) else {
+                guard let id = message.identifier(in: derivation.environment, locale: assignment.locale) else {
                     leftAlone.insert(ProductLocale(productId: assignment.productId, locale: assignment.locale))
                     continue
                 }

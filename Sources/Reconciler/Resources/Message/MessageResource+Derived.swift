@@ -77,9 +77,12 @@ extension MessageResource {
 
     /// The messages used by identifier (`kind: ExternalMessage`) that have one in this environment.
     static func deriveExternal(_ derivation: Derivation) -> [DesiredExternalMessage] {
-        derivation.validated.set.externalMessages.compactMap { message in
-            message.identifier(in: derivation.environment).map {
-                DesiredExternalMessage(identifier: $0, name: message.name, assumedText: message.assumedText.isEmpty ? nil : message.assumedText)
+        derivation.validated.set.externalMessages.flatMap { message in
+            message.identifiers(in: derivation.environment).map { entry in
+                // A localized one is a message per locale: each carries its own locales' assumed text.
+                let texts = message.assumedText.filter { entry.locales?.contains($0.locale) ?? true }
+                return DesiredExternalMessage(identifier: entry.identifier, name: message.name, assumedText: texts.isEmpty ? nil : texts,
+                                              locales: entry.locales)
             }
         }
     }

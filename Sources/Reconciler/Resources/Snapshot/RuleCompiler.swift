@@ -27,9 +27,9 @@ enum RuleCompiler {
             case .message(let message)?:
                 localized = messageIds[message.name] ?? [:]
             case .external(let message)?:
-                // An external message has one identifier for every locale the rule serves.
-                if let id = message.identifier(in: environment) {
-                    localized = Dictionary(uniqueKeysWithValues: rule.servedLocales(in: app).map { ($0, id) })
+                // An external message has one identifier for every locale the rule serves, or one per locale.
+                for locale in rule.servedLocales(in: app) {
+                    if let id = message.identifier(in: environment, locale: locale) { localized[locale] = id }
                 }
             case nil:
                 break
