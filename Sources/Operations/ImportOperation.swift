@@ -21,7 +21,8 @@ public enum ImportOperation {
     /// With `seedState`, what the complete read showed is recorded in the state store afterwards
     /// (`seed`), so the next plan reads only its window of defaults.
     public static func run(_ target: ReconcileTarget, context: CommandContext, provider: APIProvider,
-                           handleSignals: Bool = false, seedState: Bool = false, vendor: VendorNames? = nil) async throws(CommandError) -> ExitCode {
+                           handleSignals: Bool = false, seedState: Bool = false, vendor: VendorNames? = nil,
+                           acceptDrift: Bool = false) async throws(CommandError) -> ExitCode {
         var environmentOptions = target
         // Every declared default is read: the state record's trust is no substitute here.
         environmentOptions.refreshDefaults = .all
@@ -58,7 +59,10 @@ public enum ImportOperation {
         if !result.drifted.isEmpty {
             let count = result.drifted.count
             context.console.write("\(count) default\(count == 1 ? " differs" : "s differ") from the manifests (changed at Apple since they were "
-                                  + "written); the next plan sets \(count == 1 ? "it" : "them") back unless you change the Defaults:\n")
+                                  + (acceptDrift ? "written); --accept-drift writes \(count == 1 ? "it" : "them") into the manifests as Apple holds "
+                                        + (count == 1 ? "it" : "them") + ":\n"
+                                     : "written); the next plan sets \(count == 1 ? "it" : "them") back unless you change the Defaults "
+                                        + "(import --accept-drift writes \(count == 1 ? "it" : "them") as Apple holds \(count == 1 ? "it" : "them")):\n"))
             for drift in result.drifted {
                 let atApple = drift.atApple + (drift.atAppleName.map { " (\($0))" } ?? "")
                 context.console.write("  \(drift.pair) is \(atApple) at Apple, \(drift.assigned) in the manifests\n")
@@ -66,7 +70,7 @@ public enum ImportOperation {
         }
         // What the vendor left that needs fixing is said before the move, not found after it.
         for problem in planned.plan.inherited { context.console.write("attention: \(problem.description)\n") }
-        guard !result.isEmpty || result.realtimeURL != nil else {
+        guard !result.isEmpty || result.realtimeURL != nil || (acceptDrift && !result.drifted.isEmpty) else {
             context.console.write("Nothing new to import: every message, image and default Apple holds in \(environment.rawValue) is in the manifests.\n")
             try await seed(seedState, session: session, planned: planned, target: environmentOptions, context: context)
             return interruption?.finish() ?? .success
@@ -85,9 +89,13 @@ public enum ImportOperation {
             try declareRealtimeURL(url, in: session.manifests.app, environment: environment, manifestsPath: environmentOptions.manifestsPath,
                                    date: session.reconciler.clock.time().formatted(.date), context: context)
         }
+        let accepted = acceptDrift ? try writeDrift(result, planned: planned, manifests: session.manifests, manifestsPath: environmentOptions.manifestsPath,
+                                                     context: context) : 0
         try await seed(seedState, session: session, planned: planned, target: environmentOptions, context: context)
+        let driftLeft = result.drifted.count - accepted
         context.console.write("Next: retention-sync validate, then retention-sync plan --env \(environment.rawValue) ("
-                              + (result.drifted.isEmpty ? "it should say No changes" : "it sets back the defaults listed above") + "), and commit the "
+                              + (driftLeft == 0 ? "it should say No changes" : "it sets back the defaults listed above that are still assigned otherwise")
+                              + "), and commit the "
                               + (result.isEmpty || result.realtimeURL == nil ? "file" : "files") + ".\n")
         return interruption?.finish() ?? .success
     }
@@ -120,6 +128,51 @@ public enum ImportOperation {
             throw CommandError("the manifests were written, but seeding the state in \(store) failed: \(error.description) "
                                + "(the next plan reads every default; run import --seed-state again with credentials that may write the store)")
         }
+    }
+
+    /// Writes each drifted default into the `Defaults` entry that assigns it, naming the message Apple
+    /// shows (`DefaultsDriftEdit`), each file written whole; a drift it cannot write (no name gives that
+    /// locale Apple's message, or the entry is not written on one line) is a note saying what to change.
+    /// Returns how many were written.
+    static func writeDrift(_ result: ImportPlan, planned: PlanResult, manifests: ManifestSet, manifestsPath: String,
+                           context: CommandContext) throws(CommandError) -> Int {
+        let environment = planned.desired.environment
+        // What naming `name` for a pair in `locale` shows there.
+        func shows(_ name: String, _ locale: String) -> String? {
+            if let managed = planned.desired.messages.first(where: { $0.name == name && $0.locale == locale }) { return managed.identifier }
+            if let external = manifests.externalMessage(named: name) { return external.identifier(in: environment, locale: locale) }
+            if let imported = result.externals.first(where: { $0.name == name }) {
+                return imported.localizations.isEmpty ? imported.identifier : imported.localizations[locale]
+            }
+            return nil
+        }
+        var byPath: [String: [DefaultsDriftEdit.Change]] = [:]
+        for drift in result.drifted {
+            guard let name = drift.atAppleName, shows(name, drift.pair.locale) == drift.atApple else {
+                context.console.write("note: \(drift.pair) shows \(drift.atApple) at Apple, which no message in the manifests shows in \(drift.pair.locale): "
+                                      + "not written; declare it (an ExternalMessage) and assign it in the Defaults yourself.\n")
+                continue
+            }
+            guard let file = manifests.defaults.first(where: { $0.productId == drift.pair.productId && $0.locale == drift.pair.locale })?.location.file else { continue }
+            // Manifests are the directory's own files (never in subdirectories), named as the user wrote the directory.
+            let base = file.split(separator: "/").last.map(String.init) ?? file
+            let path = manifestsPath.hasSuffix("/") ? manifestsPath + base : manifestsPath + "/" + base
+            byPath[path, default: []].append(DefaultsDriftEdit.Change(pair: drift.pair, from: drift.assigned, to: name))
+        }
+        var written = 0
+        for (path, changes) in byPath.sorted(by: { $0.key < $1.key }) {
+            let text = String(decoding: try readFile(path, what: "a manifest", context: context), as: UTF8.self)
+            let edit = DefaultsDriftEdit.apply(changes, to: text, file: path)
+            for (change, reason) in edit.refused {
+                context.console.write("note: \(change.pair) was left assigned to \(change.from) (\(reason)); assign it \(change.to) yourself.\n")
+            }
+            guard !edit.done.isEmpty else { continue }
+            try OutputFile.write(edit.text, to: path, context: context)
+            written += edit.done.count
+            context.console.write("Wrote the drift into \(path): \(edit.done.count) default\(edit.done.count == 1 ? " now assigns" : "s now assign") "
+                                  + "what Apple holds (" + edit.done.map { "\($0.pair) → \($0.to)" }.joined(separator: ", ") + ").\n")
+        }
+        return written
     }
 
     /// Adds each pairing's identifier to its external message, as a minimal edit of the file that

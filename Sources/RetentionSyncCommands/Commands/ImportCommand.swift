@@ -40,7 +40,7 @@ struct ImportCommand: ParsedCommand {
         (no API access: 401, 403 or 404) or when it is stopped while reading (Ctrl-C: exit
         130); the file is written whole or not at all, so run it again.
         """,
-        options: EnvironmentOptions.connection + [names, seedState],
+        options: EnvironmentOptions.connection + [names, acceptDrift, seedState],
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
@@ -55,30 +55,36 @@ struct ImportCommand: ParsedCommand {
         "locale,header,body): names the external messages and their assumed text",
     ])
 
+    static let acceptDrift = Option("--accept-drift", help: [
+        "Write the defaults that changed at Apple since the manifests assigned them",
+        "into the Defaults as Apple holds them, instead of leaving the next plan to set them back",
+    ])
+
     struct Options: CommandOptions {
         var environment: EnvironmentOptions
         var seedState: Bool
         var names: String?
+        var acceptDrift: Bool
 
         func validate() throws(CommandError) {}
     }
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
         Options(environment: try EnvironmentOptions.parse(&arguments, context: context), seedState: arguments.flag(Self.seedState),
-                names: try arguments.value(Self.names, as: String.self))
+                names: try arguments.value(Self.names, as: String.self), acceptDrift: arguments.flag(Self.acceptDrift))
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
         // Only the real process takes over its signals; tests run import in-process beside others.
         try await ImportOperation.run(options.environment, context: context, provider: .live, handleSignals: true, seedState: options.seedState,
-                                      vendor: try vendorNames(options.names, context: context))
+                                      vendor: try vendorNames(options.names, context: context), acceptDrift: options.acceptDrift)
     }
 
     /// Parses, checks and imports from the API the caller chose (the tests': the emulator).
     static func execute(_ arguments: inout Arguments, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
         let options = try parsed(&arguments, context: context)
         return try await ImportOperation.run(options.environment, context: context, provider: provider, seedState: options.seedState,
-                                             vendor: try vendorNames(options.names, context: context))
+                                             vendor: try vendorNames(options.names, context: context), acceptDrift: options.acceptDrift)
     }
 
     /// The `--names` file, read and checked before anything is read from Apple.
