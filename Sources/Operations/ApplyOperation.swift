@@ -35,6 +35,9 @@ public enum ApplyOperation {
             allowed = try uploadsOnly(planned, within: allowed, options: options)
             notAllowedDetail = "not in this run: --only-uploads performs only uploads; the main branch's apply does the rest"
         }
+        if options.leaveDrift {
+            (allowed, notAllowedDetail) = leavingDrift(planned, within: allowed, detail: notAllowedDetail, context: context)
+        }
         if options.planPath == nil {
             try Confirmation.confirmApply(actions: planned.plan.actions.filter { $0.state == .ready && (allowed?.contains($0.id) ?? true) }.count,
                                           environment: options.environment.environment.rawValue, autoApprove: options.autoApprove,
@@ -54,6 +57,22 @@ public enum ApplyOperation {
         }
         if let stop = report.stopped { return stop.exitCode }
         return exitCode(planned.plan, report: report, context: context)
+    }
+
+    /// Holds back every action that would set back drift — a default or the realtime URL someone changed
+    /// at Apple since an apply set it, by the state record — so that a reconcile leaves the vendor's
+    /// change in place while a pull request (`import --accept-drift`) proposes keeping it.
+    static func leavingDrift(_ planned: PlanResult, within allowed: Set<ActionID>?, detail: String?,
+                             context: CommandContext) -> (Set<ActionID>?, String?) {
+        let document = planned.remote.state?.document
+        let drifted = planned.plan.actions.filter { $0.change.drift(against: document) != nil }
+        guard !drifted.isEmpty else { return (allowed, detail) }
+        for action in drifted {
+            context.console.error("left as Apple holds it (--leave-drift): \(action.title), changed at Apple since an apply set it")
+        }
+        let all = allowed ?? Set(planned.plan.actions.map(\.id))
+        let leaving = "left as Apple holds it (--leave-drift): changed at Apple since an apply set it"
+        return (all.subtracting(drifted.map(\.id)), detail.map { $0 + "; or " + leaving } ?? leaving)
     }
 
     /// 1 when the plan holds errors of this configuration (every other action was applied); 3 when
@@ -249,6 +268,8 @@ public struct ApplyRequest: CommandOptions {
     public var firstPublish: Bool
     public var replanIfStale: Bool
     public var onlyUploads: Bool
+    /// `--leave-drift`: what changed at Apple since an apply set it stays as Apple holds it.
+    public var leaveDrift: Bool = false
     /// `--submission-reserve` as given: it goes with `--only-uploads` only.
     public var reserve: Int?
     public var submittedBy: String?

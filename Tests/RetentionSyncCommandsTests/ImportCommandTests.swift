@@ -162,6 +162,42 @@ struct ImportCommandTests {
         #expect(plan.stdout.contains("No changes. sandbox matches the manifests."), "\(plan.stdout)")
     }
 
+    @Test("while the vendor still writes: apply --leave-drift keeps its change at Apple, import --accept-drift proposes it, and then nothing is set back")
+    func coexistenceLeavesTheVendorsChange() async throws {
+        let harness = try CommandHarness()
+        try Self.adoptingApp(harness)
+        try await Self.seedVendorApp(harness, everyPair: true)
+        #expect(await harness.run(["import", "--env", "sandbox"]).code == .success)
+        // The first apply records the adopted defaults: from now on a change at Apple is drift.
+        let adopt = await harness.run(["apply", "--env", "sandbox", "--auto-approve"])
+        #expect(adopt.code == .success, "\(adopt.stdout)\(adopt.stderr)")
+        try await Self.seed(harness, """
+            {"messages": [{"identifier": "\(Self.later)"}],
+             "defaults": [{"productId": "com.example.stillpoint.monthly", "locale": "en-US", "messageIdentifier": "\(Self.later)"}]}
+            """)
+        let pair = DefaultKey(productId: "com.example.stillpoint.monthly", locale: "en-US")
+
+        let reconcile = await harness.run(["apply", "--env", "sandbox", "--auto-approve", "--leave-drift", "--refresh-defaults", "all"])
+        #expect(reconcile.code == .success, "\(reconcile.stdout)\(reconcile.stderr)")
+        #expect(reconcile.stderr.contains("left as Apple holds it (--leave-drift): set default com.example.stillpoint.monthly/en-US"), "\(reconcile.stderr)")
+        #expect(harness.emulator.state(of: .sandbox).defaults[pair] == Self.later, "the vendor's change stays")
+
+        let proposal = await harness.run(["import", "--env", "sandbox", "--accept-drift"])
+        #expect(proposal.code == .success, "\(proposal.stdout)\(proposal.stderr)")
+        #expect(proposal.stdout.contains("1 default now assigns what Apple holds (com.example.stillpoint.monthly/en-US → imported-sandbox-d4d4d4d4)"),
+                "\(proposal.stdout)")
+        let plan = await harness.run(["plan", "--env", "sandbox", "--refresh-defaults", "all"])
+        #expect(plan.stdout.contains("No changes. sandbox matches the manifests."), "\(plan.stdout)")
+
+        // Without the flag, the reconcile sets a later change back, as it always did.
+        try await Self.seed(harness, """
+            {"defaults": [{"productId": "com.example.stillpoint.monthly", "locale": "en-US", "messageIdentifier": "\(Self.second)"}]}
+            """)
+        let enforce = await harness.run(["apply", "--env", "sandbox", "--auto-approve", "--refresh-defaults", "all"])
+        #expect(enforce.code == .success, "\(enforce.stdout)\(enforce.stderr)")
+        #expect(harness.emulator.state(of: .sandbox).defaults[pair] == Self.later)
+    }
+
     @Test("a drifted default whose entry is not written on one line is left as it is, with the change to make by hand")
     func acceptDriftLeavesHandWrittenEntries() async throws {
         let harness = try CommandHarness()

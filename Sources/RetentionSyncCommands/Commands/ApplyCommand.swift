@@ -31,6 +31,10 @@ struct ApplyCommand: ParsedCommand {
         "How to print progress: github for GitHub Actions groups around the plan",
         "and the apply log, with annotations on errors and blocked actions",
     ])
+    static let leaveDrift = Option("--leave-drift", help: [
+        "Leave what changed at Apple since an apply set it (a default, the realtime URL) as Apple",
+        "holds it, instead of setting it back; import --accept-drift proposes keeping it",
+    ])
     static let onlyUploads = Option("--only-uploads", help: [
         "Perform only the plan's uploads (images, messages): submit a pull request's",
         "content for App Review before the merge; never defaults, the snapshot, the",
@@ -67,12 +71,13 @@ struct ApplyCommand: ParsedCommand {
         submitted, so that --prune keeps that content for the --prune-grace period.
         """,
         options: EnvironmentOptions.options + [planOption, replanIfStale, prune] + PruneOptions.following
-            + [onlyUploads, submissionReserve, submittedBy, summaryFile, firstPublish, report, autoApprove, format, maxDuration],
+            + [leaveDrift, onlyUploads, submissionReserve, submittedBy, summaryFile, firstPublish, report, autoApprove, format, maxDuration],
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> ApplyOptions {
-        ApplyOptions(
+        let leaveDrift = arguments.flag(Self.leaveDrift)
+        var options = ApplyOptions(
             environment: try EnvironmentOptions.parse(&arguments, context: context),
             planPath: try arguments.value(Self.planOption), reportPath: try arguments.value(Self.report),
             pruneSettings: try PruneSettings.parse(&arguments, prune: Self.prune),
@@ -83,6 +88,8 @@ struct ApplyCommand: ParsedCommand {
             submittedBy: try arguments.value(Self.submittedBy), summaryPath: try arguments.value(Self.summaryFile),
             autoApprove: arguments.flag(Self.autoApprove), format: try arguments.value(Self.format, as: ApplyFormat.self) ?? .text,
             maxDuration: try arguments.value(Self.maxDuration, as: TimeSpan.self))
+        options.leaveDrift = leaveDrift
+        return options
     }
 
     static func run(_ options: ApplyOptions, context: CommandContext) async throws -> ExitCode {

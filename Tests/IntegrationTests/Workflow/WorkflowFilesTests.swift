@@ -99,6 +99,12 @@ struct WorkflowFilesTests {
         let reconcile = try Repository.text("\(Self.folder)/reconcile.yml")
         #expect(reconcile.contains("retention-sync-find-reviewed-plan \"reviewed-plan-$KEY-$RS_ENV\" reviewed"))
         #expect(reconcile.contains("title=\"retention-sync: $RS_APP $RS_ENV needs attention\""))
+        // While a vendor still writes, drift is proposed as a pull request, never set back or pushed to main.
+        #expect(reconcile.contains("if [ \"$ON_DRIFT\" = pull-request ]; then drift=(--leave-drift); fi"))
+        #expect(reconcile.contains("retention-sync import --manifests \"$RS_APP\" --env \"$RS_ENV\" --accept-drift"))
+        #expect(reconcile.contains("branch=\"retention-sync/drift-$KEY-$RS_ENV\""))
+        #expect(reconcile.contains("gh pr create --head \"$branch\""))
+        #expect(!reconcile.contains("git push origin main") && !reconcile.contains("git push --force origin main"))
     }
 
     @Test("the setup action is a composite action whose steps run scripts that exist, with the cache keyed by the route step")
