@@ -117,14 +117,14 @@ extension ResultsReport {
 
     /// Each arm's kept-at-24-h rate: a dot at the rate, a bar over its interval, on a shared percent axis.
     private func rateChart(_ arms: [Row], comparison: SplitComparison, colours: [String: String], id: String, into page: inout HTMLPage) {
-        let decided = arms.compactMap { row in row.kept24h.interval.map { (row, $0) } }
+        let decided = arms.compactMap { row in (row.kept24h.early ? row.kept24h.bounds : row.kept24h.interval).map { (row, $0) } }
         let width = 560.0, left = 170.0, right = 540.0, rowHeight = 30.0, top = 12.0
         let height = top + rowHeight * Double(arms.count) + 34
         let low = decided.map { $0.1.low }.min() ?? 0, high = decided.map { $0.1.high }.max() ?? 1
         let axis = ChartAxis.percent(low: low, high: high)
         let x = { (value: Double) in left + (value - axis.low) / (axis.high - axis.low) * (right - left) }
         page.line("<figure class=\"chart\">")
-        page.line("<figcaption>Kept at 24 h, each arm: the rate and its 95% interval</figcaption>")
+        page.line("<figcaption>Kept at 24 h, each arm: the rate and its 95% interval (dashed, without a dot: where the rate will end, while most are still pending)</figcaption>")
         page.line("<svg class=\"rates\" viewBox=\"0 0 \(n(width)) \(n(height))\" role=\"img\" aria-label=\"Kept at 24 h per arm with 95% intervals\">")
         let bottom = top + rowHeight * Double(arms.count)
         for tick in axis.ticks {
@@ -135,7 +135,10 @@ extension ResultsReport {
             let label = Self.short(row.rule + (row.rule == comparison.control ? " (control)" : ""))
             page.line("<text class=\"label\" x=\"\(n(left - 10))\" y=\"\(n(y + 4))\" text-anchor=\"end\">\(esc(label))</text>")
             let colour = colours[row.rule] ?? "#000"
-            if let rate = row.kept24h.rate, let interval = row.kept24h.interval {
+            if row.kept24h.early, let bounds = row.kept24h.bounds {
+                // No estimate yet: a dashed bar over the bounds, no dot.
+                page.line("<line class=\"bounds\" data-rule=\"\(esc(row.rule))\" x1=\"\(n(x(bounds.low)))\" y1=\"\(n(y))\" x2=\"\(n(x(bounds.high)))\" y2=\"\(n(y))\" stroke=\"\(colour)\" stroke-dasharray=\"4 3\"><title>\(esc(row.rule)): \(esc(Self.describe(row.kept24h)))</title></line>")
+            } else if let rate = row.kept24h.rate, let interval = row.kept24h.interval {
                 page.line("<line class=\"interval\" data-rule=\"\(esc(row.rule))\" x1=\"\(n(x(interval.low)))\" y1=\"\(n(y))\" x2=\"\(n(x(interval.high)))\" y2=\"\(n(y))\" stroke=\"\(colour)\"/>")
                 page.line("<circle class=\"rate\" data-rule=\"\(esc(row.rule))\" cx=\"\(n(x(rate)))\" cy=\"\(n(y))\" r=\"5\" fill=\"\(colour)\"><title>\(esc(row.rule)): \(esc(Self.describe(row.kept24h)))</title></circle>")
             } else {

@@ -65,6 +65,8 @@ extension ResultsReport {
         ("took offer", "redeemed the promotional offer, or switched to the alternate product, before the renewal deadline"),
         ("renewed", "renewed before the renewal deadline: the end of the period current at the answer, plus 7 days"),
         ("pending", "not decided yet (inside those 24 hours, or before the deadline): in no rate"),
+        ("≥ a and ≤ b", "while fewer are decided than pending: the rate of all exposed if every pending customer fails (a) or succeeds (b), "
+            + "for certain; the decided alone are no fair sample yet, since those who act decide at once"),
         ("(a–b)", "the 95% interval: the true rate lies in it 19 times in 20"),
         ("higher/lower", "said only when the always-valid 95% interval on the difference excludes 0, which keeps the chance of a false winner in a split group under 5% however often you look; until then the arms are not yet told apart"),
         ("net revenue", "revenue retained (renewals counted in renewed) less discount given (regular price less offer price), per currency"),
@@ -196,6 +198,11 @@ extension ResultsReport {
     }
 
     static func describe(_ rate: Rate) -> String {
+        if rate.early, let bounds = rate.bounds {
+            // No estimate yet: where the rate of these customers will end up, for certain.
+            let exposed = rate.successes + rate.failures + rate.pending
+            return "≥ \(percent(bounds.low)) and ≤ \(percent(bounds.high)): \(count(rate.successes)) of \(count(exposed)), \(count(rate.pending)) pending"
+        }
         guard let value = rate.rate, let interval = rate.interval else {
             return rate.pending > 0 ? "pending (\(count(rate.pending)))" : "-"
         }

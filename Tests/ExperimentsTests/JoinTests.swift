@@ -117,7 +117,7 @@ import EventContract
         let second = try ResultsReport.compute(source: simulator.source, environment: "production", now: now, breakdown: .locale).jsonData()
         #expect(first == second)
         let object = try #require(try JSONSerialization.jsonObject(with: first) as? [String: Any])
-        #expect(object["formatVersion"] as? String == "1.1")
+        #expect(object["formatVersion"] as? String == "1.2")
         #expect((object["breakdownRows"] as? [Any])?.count == 4)
     }
 }

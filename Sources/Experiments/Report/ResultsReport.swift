@@ -12,7 +12,7 @@ public enum ResultsBreakdown: String, Sendable, Codable, CaseIterable {
 /// docs/outcomes-and-experiments.md; keys are sorted, lists ordered, so the same events, `now` and
 /// configuration give the same bytes.
 public struct ResultsReport: Sendable, Codable, Equatable {
-    public static let formatVersion = "1.1"
+    public static let formatVersion = "1.2"
 
     public var formatVersion: String
     public var environment: String
@@ -51,6 +51,14 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var rate: Double?
         /// Wilson score interval, 95%.
         public var interval: ProportionInterval?
+        /// Over every exposed customer, decided or not: the rate if every pending customer fails
+        /// (`low`) and if every one succeeds (`high`). Where the rate of these customers will end up,
+        /// for certain. Nil when none is pending.
+        public var bounds: ProportionInterval?
+        /// Fewer decided than pending: the decided are not a fair sample yet (those who act decide at
+        /// once, the others only at their deadline), so the rate over them is no estimate and the
+        /// views show `bounds` instead.
+        public var early: Bool
 
         init(successes: Int, failures: Int, pending: Int) {
             self.successes = successes
@@ -61,6 +69,10 @@ public struct ResultsReport: Sendable, Codable, Equatable {
             interval = WilsonInterval.interval(successes: successes, trials: trials).map {
                 ProportionInterval(low: rounded($0.low), high: rounded($0.high))
             }
+            let exposed = trials + pending
+            bounds = pending > 0 ? ProportionInterval(low: rounded(Double(successes) / Double(exposed)),
+                                                      high: rounded(Double(successes + pending) / Double(exposed))) : nil
+            early = trials < pending
         }
     }
 
