@@ -1,3 +1,4 @@
+import Basics
 import Crypto
 
 /// The keyed pseudonym of a customer: `hex(HMAC-SHA256(secret, originalTransactionId))`. Every `serve`
@@ -30,9 +31,12 @@ public struct PseudonymKey: Sendable, CustomStringConvertible {
         keyId = String(hmac.mac(Array("retention-sync pseudonym key id".utf8)).hexString.prefix(8))
     }
 
-    /// Reads the secret from the environment; nil when it is not set (or empty).
+    /// Reads the secret from the environment (`RETENTION_SYNC_PSEUDONYM_SECRET`, or the file
+    /// `RETENTION_SYNC_PSEUDONYM_SECRET_FILE` names); nil when neither is set (or empty).
     public static func fromEnvironment(_ environment: [String: String]) throws(Refusal) -> PseudonymKey? {
-        guard let value = environment[environmentVariable], !value.isEmpty else { return nil }
+        let value: String?
+        do { value = try EnvironmentSecret.value(environmentVariable, in: environment) } catch { throw Refusal(description: error.description) }
+        guard let value else { return nil }
         return try PseudonymKey(secret: value)
     }
 

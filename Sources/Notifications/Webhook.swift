@@ -1,3 +1,4 @@
+import Basics
 public import Foundation
 
 /// Where notifications go and in which shape, read from the environment:
@@ -25,9 +26,12 @@ public struct Webhook: Sendable, CustomStringConvertible, CustomDebugStringConve
         self.format = format
     }
 
-    /// The webhook the environment configures, nil when `RETENTION_SYNC_WEBHOOK_URL` is unset or empty.
+    /// The webhook the environment configures (`RETENTION_SYNC_WEBHOOK_URL`, or the file
+    /// `RETENTION_SYNC_WEBHOOK_URL_FILE` names), nil when neither is set or empty.
     public static func fromEnvironment(_ environment: [String: String]) throws(WebhookConfigurationError) -> Webhook? {
-        guard let text = environment[urlVariable]?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else {
+        let secret: String?
+        do { secret = try EnvironmentSecret.value(urlVariable, in: environment) } catch { throw WebhookConfigurationError(error.description) }
+        guard let text = secret?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else {
             return nil
         }
         // The value is never echoed: a typo in it is still a secret.

@@ -35,6 +35,22 @@ struct PseudonymKeyTests {
         #expect(try PseudonymKey.fromEnvironment([:]) == nil)
         #expect(try PseudonymKey.fromEnvironment([PseudonymKey.environmentVariable: Self.secret])?.keyId == (try PseudonymKey(secret: Self.secret)).keyId)
     }
+
+    @Test("the secret read from the file RETENTION_SYNC_PSEUDONYM_SECRET_FILE names (a mounted Kubernetes secret) makes the same pseudonyms")
+    func secretFromAFile() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("pseudonym-\(UUID().uuidString)")
+        try (Self.secret + "\n").write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let fromFile = try #require(try PseudonymKey.fromEnvironment([PseudonymKey.environmentVariable + "_FILE": file.path]))
+        #expect(fromFile.keyId == (try PseudonymKey(secret: Self.secret)).keyId)
+        #expect(fromFile.pseudonym("2000000123456789") == (try PseudonymKey(secret: Self.secret)).pseudonym("2000000123456789"))
+        #expect {
+            try PseudonymKey.fromEnvironment([PseudonymKey.environmentVariable: Self.secret, PseudonymKey.environmentVariable + "_FILE": file.path])
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("keep only one") && !text.contains(Self.secret)
+        }
+    }
 }
 
 @Suite("Event lines")

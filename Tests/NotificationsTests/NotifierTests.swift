@@ -140,6 +140,16 @@ struct NotifierTests {
         #expect(throws: WebhookConfigurationError("RETENTION_SYNC_WEBHOOK_FORMAT=teams is not a format; use slack or json")) {
             try Webhook.fromEnvironment([Webhook.urlVariable: "https://hooks.example.com/x", Webhook.formatVariable: "teams"])
         }
+        // From a mounted secret: the file RETENTION_SYNC_WEBHOOK_URL_FILE names.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("webhook-\(UUID().uuidString)")
+        try ("https://hooks.example.com" + secretPath + "\n").write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let mounted = try #require(try Webhook.fromEnvironment([Webhook.urlVariable + "_FILE": file.path]))
+        #expect(mounted.url == slack.url)
+        #expect(throws: WebhookConfigurationError("RETENTION_SYNC_WEBHOOK_URL_FILE names \(file.path).gone, which is not a file this process can read: "
+                                                  + "give the path of the file that holds RETENTION_SYNC_WEBHOOK_URL")) {
+            try Webhook.fromEnvironment([Webhook.urlVariable + "_FILE": file.path + ".gone"])
+        }
     }
 
     @Test("a ledger that cannot be read tells nothing and says how to recover")

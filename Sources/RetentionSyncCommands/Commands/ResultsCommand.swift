@@ -120,7 +120,7 @@ struct ResultsCommand: ParsedCommand {
                                   + "there yet; serve and outcomes pull write to events/v1 beside the environment's state, or where "
                                   + "their --events points")
         }
-        if context.environment[Webhook.urlVariable] != nil {
+        if context.environment[Webhook.urlVariable] != nil || context.environment[Webhook.urlVariable + "_FILE"] != nil {
             await Self.notify(report, manifests: try? manifests.get().0, manifestsPath: manifestsPath, environment: environment, context: context)
         }
         switch format {
