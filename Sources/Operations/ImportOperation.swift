@@ -154,10 +154,7 @@ public enum ImportOperation {
                 continue
             }
             guard let file = manifests.defaults.first(where: { $0.productId == drift.pair.productId && $0.locale == drift.pair.locale })?.location.file else { continue }
-            // Manifests are the directory's own files (never in subdirectories), named as the user wrote the directory.
-            let base = file.split(separator: "/").last.map(String.init) ?? file
-            let path = manifestsPath.hasSuffix("/") ? manifestsPath + base : manifestsPath + "/" + base
-            byPath[path, default: []].append(DefaultsDriftEdit.Change(pair: drift.pair, from: drift.assigned, to: name))
+            byPath[manifestPath(of: file, in: manifestsPath), default: []].append(DefaultsDriftEdit.Change(pair: drift.pair, from: drift.assigned, to: name))
         }
         var written = 0
         for (path, changes) in byPath.sorted(by: { $0.key < $1.key }) {
@@ -175,6 +172,13 @@ public enum ImportOperation {
         return written
     }
 
+    /// Where a manifest a location names is, as the user wrote the manifest directory: manifests are
+    /// the directory's own files, never in subdirectories.
+    static func manifestPath(of file: String, in manifestsPath: String, otherwise fallback: String? = nil) -> String {
+        let name = file.split(separator: "/").last.map(String.init) ?? fallback ?? file
+        return manifestsPath.hasSuffix("/") ? manifestsPath + name : manifestsPath + "/" + name
+    }
+
     /// Adds each pairing's identifier to its external message, as a minimal edit of the file that
     /// declares it (each file written whole); an edit that cannot be made safely leaves the file as it
     /// is, and the note gives the line to add.
@@ -182,9 +186,7 @@ public enum ImportOperation {
                      context: CommandContext) throws(CommandError) {
         var byPath: [String: [ImportPlan.Pairing]] = [:]
         for pairing in pairings {
-            // Manifests are the directory's own files (never in subdirectories), named as the user wrote the directory.
-            let name = pairing.file.split(separator: "/").last.map(String.init) ?? pairing.file
-            byPath[manifestsPath.hasSuffix("/") ? manifestsPath + name : manifestsPath + "/" + name, default: []].append(pairing)
+            byPath[manifestPath(of: pairing.file, in: manifestsPath), default: []].append(pairing)
         }
         for (path, pairings) in byPath.sorted(by: { $0.key < $1.key }) {
             var text = String(decoding: try readFile(path, what: "a manifest", context: context), as: UTF8.self)
@@ -215,9 +217,7 @@ public enum ImportOperation {
     static func declareRealtimeURL(_ url: String, in app: AppManifest, environment: Environment, manifestsPath: String,
                                    date: String, context: CommandContext) throws(CommandError) {
         let field = "environments.\(environment.rawValue).realtimeURL"
-        // Manifests are the directory's own files (never in subdirectories), named as the user wrote the directory.
-        let name = app.location.file.split(separator: "/").last.map(String.init) ?? "app.yaml"
-        let path = manifestsPath.hasSuffix("/") ? manifestsPath + name : manifestsPath + "/" + name
+        let path = manifestPath(of: app.location.file, in: manifestsPath, otherwise: "app.yaml")
         let comment = "Imported by 'retention-sync import --env \(environment.rawValue)' on \(date): Apple's realtime URL then."
         let text = String(decoding: try readFile(path, what: "the App manifest", context: context), as: UTF8.self)
         switch AppRealtimeURLEdit.declaring(url, environment: environment, comment: comment, in: text, file: path) {
