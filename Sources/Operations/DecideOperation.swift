@@ -13,7 +13,8 @@ public import Runtime
 public enum DecideOperation {
     public static let unsignedPreview = "<unsigned preview: set RETENTION_SYNC_* credentials to sign>"
 
-    public static func run(_ request: DecodedRealtimeRequestBody, snapshot: RuntimeSnapshot, credentials: Credentials?, explain: Bool,
+    public static func run(_ request: DecodedRealtimeRequestBody, customer: CustomerFacts? = nil, snapshot: RuntimeSnapshot,
+                           credentials: Credentials?, explain: Bool,
                            manifestsPath: String, context: CommandContext) throws -> ExitCode {
         let engine: DecisionEngine
         if let credentials {
@@ -23,7 +24,7 @@ public enum DecideOperation {
         } else {
             engine = DecisionEngine(snapshot: snapshot, offerSigning: { _, _, _ in unsignedPreview })
         }
-        let decision = try decide(request, engine: engine, explain: explain, context: context)
+        let decision = try decide(request, customer: customer, engine: engine, explain: explain, context: context)
         switch decision {
         case .noAnswer(let reason):
             context.console.print("no answer: \(reason) (Apple shows the default message)")
@@ -44,10 +45,10 @@ public enum DecideOperation {
         return .success
     }
 
-    private static func decide(_ request: DecodedRealtimeRequestBody, engine: DecisionEngine, explain: Bool,
+    private static func decide(_ request: DecodedRealtimeRequestBody, customer: CustomerFacts?, engine: DecisionEngine, explain: Bool,
                                context: CommandContext) throws -> Decision {
-        guard explain else { return try engine.decide(request) }
-        let explained = try engine.explain(request)
+        guard explain else { return try engine.decide(request, customer: customer) }
+        let explained = try engine.explain(request, customer: customer)
         for step in explained.trace {
             context.console.print("\(step.matched ? "matched" : "skipped") \(step.ruleId): \(step.reason)")
         }

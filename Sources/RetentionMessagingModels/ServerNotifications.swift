@@ -76,7 +76,7 @@ public struct TransactionPayload: Codable, Sendable, Hashable {
     public var purchaseDate: Int64?
     /// ms since 1970: when this period ends.
     public var expiresDate: Int64?
-    /// 1 introductory, 2 promotional, 3 offer code, 4 win-back.
+    /// 1 introductory, 2 promotional, 3 offer code, 4 win-back, 5 App Store Connect retention offer.
     public var offerType: Int?
     public var offerIdentifier: String?
     /// Milliunits of `currency` (9990 is 9.99).
@@ -87,11 +87,20 @@ public struct TransactionPayload: Codable, Sendable, Hashable {
     public var transactionReason: String?
     public var environment: String?
     public var signedDate: Int64
+    /// ISO 3166-1 alpha-3 code of the purchase's storefront, e.g. `DEU`.
+    public var storefront: String?
+    /// ms since 1970: when the subscription was first bought.
+    public var originalPurchaseDate: Int64?
+    /// `PURCHASED` or `FAMILY_SHARED`.
+    public var inAppOwnershipType: String?
 
     public init(transactionId: String?, originalTransactionId: String, bundleId: String?, productId: String?,
                 purchaseDate: Int64?, expiresDate: Int64?, offerType: Int? = nil, offerIdentifier: String? = nil,
                 price: Int64? = nil, currency: String? = nil, transactionReason: String? = nil, environment: String?,
-                signedDate: Int64) {
+                signedDate: Int64, storefront: String? = nil, originalPurchaseDate: Int64? = nil, inAppOwnershipType: String? = nil) {
+        self.storefront = storefront
+        self.originalPurchaseDate = originalPurchaseDate
+        self.inAppOwnershipType = inAppOwnershipType
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
         self.bundleId = bundleId
@@ -121,10 +130,20 @@ public struct RenewalInfoPayload: Codable, Sendable, Hashable {
     public var renewalDate: Int64?
     public var environment: String?
     public var signedDate: Int64
+    /// Whether the App Store is still trying to collect a failed renewal.
+    public var isInBillingRetryPeriod: Bool?
+    /// ms since 1970: when the billing grace period ends (present only inside one).
+    public var gracePeriodExpiresDate: Int64?
+    /// 0 the customer has not responded to a price increase; 1 consented or notified (absent: no increase).
+    public var priceIncreaseStatus: Int?
 
     public init(originalTransactionId: String, productId: String?, autoRenewProductId: String?, autoRenewStatus: Int?,
                 offerType: Int? = nil, offerIdentifier: String? = nil, renewalDate: Int64? = nil, environment: String?,
-                signedDate: Int64) {
+                signedDate: Int64, isInBillingRetryPeriod: Bool? = nil, gracePeriodExpiresDate: Int64? = nil,
+                priceIncreaseStatus: Int? = nil) {
+        self.isInBillingRetryPeriod = isInBillingRetryPeriod
+        self.gracePeriodExpiresDate = gracePeriodExpiresDate
+        self.priceIncreaseStatus = priceIncreaseStatus
         self.originalTransactionId = originalTransactionId
         self.productId = productId
         self.autoRenewProductId = autoRenewProductId

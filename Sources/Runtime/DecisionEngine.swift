@@ -39,19 +39,24 @@ public final class DecisionEngine: Sendable {
 
     public var snapshot: RuntimeSnapshot { current.withLock { $0 }.snapshot }
 
-    public func decide(_ request: DecodedRealtimeRequestBody) throws -> Decision {
+    /// `customer`: what Apple signed about the customer (nil when nothing is known); rules with
+    /// `match.customer` conditions read it.
+    public func decide(_ request: DecodedRealtimeRequestBody, customer: CustomerFacts? = nil) throws -> Decision {
         var trace: [RuleTrace]? = nil
-        return try evaluate(request, trace: &trace)
+        return try evaluate(request, customer: customer, trace: &trace)
     }
 
     /// The decision, and for each rule evaluated until one answered, why it did or did not.
-    public func explain(_ request: DecodedRealtimeRequestBody) throws -> (decision: Decision, trace: [RuleTrace]) {
+    public func explain(_ request: DecodedRealtimeRequestBody, customer: CustomerFacts? = nil) throws -> (decision: Decision, trace: [RuleTrace]) {
         var trace: [RuleTrace]? = []
-        let decision = try evaluate(request, trace: &trace)
+        let decision = try evaluate(request, customer: customer, trace: &trace)
         return (decision, trace ?? [])
     }
 
-    private func evaluate(_ request: DecodedRealtimeRequestBody, trace: inout [RuleTrace]?) throws -> Decision {
+    /// Whether any rule of the current snapshot asks about the customer.
+    public var usesCustomerFacts: Bool { current.withLock { $0 }.usesCustomerFacts }
+
+    private func evaluate(_ request: DecodedRealtimeRequestBody, customer: CustomerFacts?, trace: inout [RuleTrace]?) throws -> Decision {
         let compiled = current.withLock { $0 }
         // The verifier already refuses these; an engine fed unverified requests must not answer them either.
         guard request.environment == compiled.environmentName else {
@@ -68,8 +73,8 @@ public final class DecisionEngine: Sendable {
 
         // Explaining walks every rule to say why each did not answer; deciding walks the indexed
         // table, which a property test holds to the same decisions.
-        let found = trace == nil ? compiled.table.firstAnswer(request, locales: locales, compiled: compiled)
-                                 : compiled.firstAnswerExplained(request, locales: locales, trace: &trace)
+        let found = trace == nil ? compiled.table.firstAnswer(request, customer: customer, locales: locales, compiled: compiled)
+                                 : compiled.firstAnswerExplained(request, customer: customer, locales: locales, trace: &trace)
         if let (rule, answer, locale) = found {
             switch answer {
             case .none:
@@ -105,9 +110,11 @@ private final class CompiledSnapshot: Sendable {
     let splitSalts: [String]
     let rules: [CompiledRule]
     let table: RuleTable
+    let usesCustomerFacts: Bool
 
     init(_ snapshot: RuntimeSnapshot) {
         self.snapshot = snapshot
+        usesCustomerFacts = snapshot.usesCustomerFacts
         environmentName = snapshot.environment.appleName
         var products: [String: Int] = [:]
         var locales: [String: Int] = [:]
@@ -136,9 +143,9 @@ private final class CompiledSnapshot: Sendable {
     }
 
     /// The first rule that answers, walking every rule and recording why each did or did not.
-    func firstAnswerExplained(_ request: DecodedRealtimeRequestBody, locales: [String],
+    func firstAnswerExplained(_ request: DecodedRealtimeRequestBody, customer: CustomerFacts?, locales: [String],
                               trace: inout [RuleTrace]?) -> (CompiledRule, CompiledRule.Answer, String)? {
-        var context = EvaluationContext(request: request, product: productIds[request.productId],
+        var context = EvaluationContext(request: request, customer: customer, product: productIds[request.productId],
                                         splitGroups: splitSalts.count)
         for (pass, locale) in locales.enumerated() {
             context.locale = locale
@@ -179,6 +186,8 @@ private struct RuleTable: Sendable {
     let otherLocaleRow: Int
     let notBefore: [Int64]
     let notAfter: [Int64]
+    /// nil for a rule that asks nothing about the customer.
+    let customer: [CustomerConditions?]
     /// -1 for a rule without a split.
     let splitGroup: [Int]
     let lowerBucket: [Int]
@@ -202,13 +211,14 @@ private struct RuleTable: Sendable {
         otherLocaleRow = localeCount
         notBefore = rules.map { $0.notBefore ?? .min }
         notAfter = rules.map { $0.notAfter ?? .max }
+        customer = rules.map(\.customer)
         splitGroup = rules.map { $0.split == nil ? -1 : $0.splitGroup }
         lowerBucket = rules.map { $0.split?.lowerBucket ?? 0 }
         upperBucket = rules.map { $0.split?.upperBucket ?? 0 }
     }
 
     /// The same walk as the explained one, over only the rules whose product and locale match.
-    func firstAnswer(_ request: DecodedRealtimeRequestBody, locales: [String],
+    func firstAnswer(_ request: DecodedRealtimeRequestBody, customer facts: CustomerFacts?, locales: [String],
                      compiled: CompiledSnapshot) -> (CompiledRule, CompiledRule.Answer, String)? {
         let productRow = compiled.productIds[request.productId] ?? otherProductRow
         let signedDate = request.signedDate
@@ -224,6 +234,7 @@ private struct RuleTable: Sendable {
                             let index = word * 64 + bits.trailingZeroBitCount
                             bits &= bits - 1
                             guard notBefore[index] <= signedDate, signedDate < notAfter[index] else { continue }
+                            if let conditions = customer[index], !conditions.holds(for: facts, at: signedDate) { continue }
                             let group = splitGroup[index]
                             if group >= 0 {
                                 if buckets[group] < 0 {
@@ -275,6 +286,7 @@ private struct IdSet: Sendable {
 /// far (each split group's bucket is hashed once per request, however many rules share it).
 private struct EvaluationContext {
     let request: DecodedRealtimeRequestBody
+    let customer: CustomerFacts?
     let product: Int?
     var locale = ""
     var localeId: Int?
@@ -283,8 +295,9 @@ private struct EvaluationContext {
     var pendingFallback: String?
     private var buckets: [Int]
 
-    init(request: DecodedRealtimeRequestBody, product: Int?, splitGroups: Int) {
+    init(request: DecodedRealtimeRequestBody, customer: CustomerFacts?, product: Int?, splitGroups: Int) {
         self.request = request
+        self.customer = customer
         self.product = product
         buckets = [Int](repeating: -1, count: splitGroups)
     }
@@ -325,6 +338,7 @@ private final class CompiledRule: Sendable {
     let locales: IdSet?
     let notBefore: Int64?
     let notAfter: Int64?
+    let customer: CustomerConditions?
     let split: SnapshotSplit?
     let splitGroup: Int
     let response: Response
@@ -342,6 +356,7 @@ private final class CompiledRule: Sendable {
         self.locales = locales
         notBefore = rule.match.notBefore
         notAfter = rule.match.notAfter
+        customer = rule.match.customer
         split = rule.match.split
         self.splitGroup = splitGroup ?? -1
         let identifiers = rule.response.messageIdentifiers ?? [:]
@@ -398,6 +413,9 @@ private final class CompiledRule: Sendable {
         if let notAfter, request.signedDate >= notAfter {
             return fail("signedDate \(timestamp(request.signedDate)) is not before notAfter \(timestamp(notAfter))")
         }
+        if let customer, let failure = customer.firstFailure(for: context.customer, at: request.signedDate) {
+            return fail("customer: \(failure)")
+        }
         var bucket: Int?
         if let split {
             let value = context.bucket(group: splitGroup, salt: split.salt)
@@ -418,6 +436,7 @@ private final class CompiledRule: Sendable {
                 var held = [products == nil ? "any product" : "product \(request.productId)",
                             locales == nil ? "any locale (\(locale))" : "locale \(locale)"]
                 if notBefore != nil || notAfter != nil { held.append("signedDate \(timestamp(request.signedDate)) in window") }
+                if let customer { held.append("customer: \(customer.summary)") }
                 if let bucket, let split {
                     held.append("bucket \(bucket) in [\(split.lowerBucket), \(split.upperBucket)) of split '\(split.salt)'")
                 }

@@ -54,14 +54,18 @@ public struct SnapshotMatch: Codable, Sendable, Hashable {
     public var notBefore: Int64?
     /// Exclusive, UNIX ms.
     public var notAfter: Int64?
+    /// Conditions on what Apple signed about the customer; absent for rules without them, so their
+    /// snapshots keep their bytes and digests.
+    public var customer: CustomerConditions?
     public var split: SnapshotSplit?
 
     public init(products: [String]? = nil, locales: [String]? = nil, notBefore: Int64? = nil,
-                notAfter: Int64? = nil, split: SnapshotSplit? = nil) {
+                notAfter: Int64? = nil, customer: CustomerConditions? = nil, split: SnapshotSplit? = nil) {
         self.products = products
         self.locales = locales
         self.notBefore = notBefore
         self.notAfter = notAfter
+        self.customer = customer
         self.split = split
     }
 }
@@ -113,6 +117,9 @@ public struct SnapshotResponse: Codable, Sendable, Hashable {
 }
 
 extension RuntimeSnapshot {
+    /// Whether any rule asks about the customer: only then does `serve` need their facts.
+    public var usesCustomerFacts: Bool { rules.contains { $0.match.customer != nil } }
+
     /// Each split group's layout, by group (salt): its arms in evaluation order as
     /// `rule:lower-upper`, the control marked `*` — `arm-a*:0-4500,arm-b:4500-9000,holdout:9000-10000`.
     /// Recorded on every decision of an arm (`splitLayout`), so `results` reports each configuration

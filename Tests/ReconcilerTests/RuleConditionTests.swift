@@ -19,6 +19,8 @@ struct RuleConditionTests {
         var locale = "en-US"
         var signedDate: Int64 = 1_800_000_000_000
         var transaction = "2000000000000001"
+        /// What Apple signed about the customer; nil when nothing is known.
+        var facts: CustomerFacts? = nil
     }
 
     /// A condition, a customer it lets through, and one it keeps out.
@@ -39,6 +41,10 @@ struct RuleConditionTests {
         case .window:
             return Example(condition: .window(notBefore: 1_790_000_000_000, notAfter: 1_810_000_000_000),
                            inside: Customer(), outside: Customer(signedDate: 1_810_000_000_000))
+        case .customer:
+            return Example(condition: .customer(CustomerConditions(storefronts: ["DEU"])),
+                           inside: Customer(facts: CustomerFacts(storefront: "DEU", transactionAsOf: 1_790_000_000_000)),
+                           outside: Customer(facts: CustomerFacts(storefront: "USA", transactionAsOf: 1_790_000_000_000)))
         case .split:
             let share = TrafficSplit(group: "half", percent: 50)
             func transaction(inside: Bool) -> String {
@@ -72,7 +78,7 @@ struct RuleConditionTests {
                                                  productId: customer.product, userLocale: customer.locale,
                                                  requestIdentifier: "7c3f9c1e-1b1d-4e55-9d55-3f1d2f6b8a10",
                                                  environment: customer.environment.appleName, signedDate: customer.signedDate)
-        return try engine.decide(request).answered?.ruleId
+        return try engine.decide(request, customer: customer.facts).answered?.ruleId
     }
 
     @Test("a rule with one condition answers the customer it names and no other", arguments: MatchCondition.Kind.allCases)

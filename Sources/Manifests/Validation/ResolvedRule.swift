@@ -30,7 +30,7 @@ public struct ResolvedRule: Sendable, Hashable {
             switch condition {
             case .environments(let environments):
                 return environments.contains(environment)
-            case .products, .locales, .window, .split:
+            case .products, .locales, .window, .customer, .split:
                 continue
             }
         }
@@ -41,16 +41,18 @@ public struct ResolvedRule: Sendable, Hashable {
     /// text: the arms of one split group with equal audiences split one population, so `results`
     /// may compare their shares. The environment is left out (each environment is read on its own).
     public var audience: String {
-        var products = "", locales = "", notBefore = "", notAfter = ""
+        var products = "", locales = "", notBefore = "", notAfter = "", customer = ""
         for condition in match.conditions {
             switch condition {
             case .products(let values): products = values.sorted().joined(separator: ",")
             case .locales(let values): locales = values.sorted().joined(separator: ",")
             case .window(let from, let until): (notBefore, notAfter) = (from.map(String.init) ?? "", until.map(String.init) ?? "")
+            case .customer(let conditions): customer = conditions.summary
             case .environments, .split: continue
             }
         }
-        return [products, locales, notBefore, notAfter].joined(separator: "|")
+        // Without customer conditions the text is what it always was, so audiences recorded before them still compare.
+        return [products, locales, notBefore, notAfter].joined(separator: "|") + (customer.isEmpty ? "" : "|" + customer)
     }
 
     /// The locales the rule can answer in: its own, or every locale of the products it covers.

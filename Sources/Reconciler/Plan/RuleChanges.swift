@@ -20,6 +20,7 @@ enum RuleChanges {
         note("match.locales", list(before.match.locales, every: "every locale"), list(after.match.locales, every: "every locale"))
         note("match.window.from", time(before.match.notBefore), time(after.match.notBefore))
         note("match.window.until", time(before.match.notAfter), time(after.match.notAfter))
+        for (field, old, new) in customerAttributes(before.match.customer, after.match.customer) { note(field, old, new) }
         note("split.group", before.match.split?.salt, after.match.split?.salt)
         note("split.percent", before.match.split.map(share), after.match.split.map(share))
         note("split.control", before.match.split.map { ($0.control ?? false) ? "true" : "false" },
@@ -27,7 +28,7 @@ enum RuleChanges {
         // A condition this wording does not know yet still shows: the whole match, before and after.
         func unworded(_ match: SnapshotMatch) -> SnapshotMatch {
             var rest = match
-            (rest.products, rest.locales, rest.notBefore, rest.notAfter, rest.split) = (nil, nil, nil, nil, nil)
+            (rest.products, rest.locales, rest.notBefore, rest.notAfter, rest.customer, rest.split) = (nil, nil, nil, nil, nil, nil)
             return rest
         }
         if unworded(before.match) != unworded(after.match) { note("match", matchText(before.match), matchText(after.match)) }
@@ -42,6 +43,30 @@ enum RuleChanges {
             note("response.message (\(locale))", before.response.messageIdentifiers?[locale], after.response.messageIdentifiers?[locale])
         }
         return changes
+    }
+
+    /// `match.customer`'s attributes as the manifest names them, before and after; "any" where a
+    /// rule sets no condition on that fact.
+    static func customerAttributes(_ before: CustomerConditions?, _ after: CustomerConditions?) -> [(String, String, String)] {
+        func words(_ conditions: CustomerConditions?) -> [(String, String)] {
+            let c = conditions ?? CustomerConditions()
+            func list(_ values: [String]?) -> String { values.map { $0.joined(separator: ", ") } ?? "any" }
+            return [
+                ("storefronts", list(c.storefronts)),
+                ("tenure.atLeast", c.tenureAtLeast?.description ?? "any"),
+                ("tenure.below", c.tenureBelow?.description ?? "any"),
+                ("offers.redeemedWithin", c.offerRedeemedWithin?.description ?? "any"),
+                ("offers.notRedeemedWithin", c.noOfferRedeemedWithin?.description ?? "any"),
+                ("offers.types", list(c.offerKinds?.map(\.name))),
+                ("billing", list(c.billing?.map(\.rawValue))),
+                ("priceIncrease", list(c.priceIncrease?.map(\.rawValue))),
+                ("ownership", list(c.ownership?.map(\.rawValue))),
+                ("unknown", c.unknownMatches == true ? "match" : "skip"),
+            ]
+        }
+        return zip(words(before), words(after)).compactMap { old, new in
+            old.1 == new.1 ? nil : ("match.customer.\(old.0)", old.1, new.1)
+        }
     }
 
     /// The match as canonical JSON, for a condition the field-by-field wording does not name.

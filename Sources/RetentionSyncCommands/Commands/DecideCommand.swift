@@ -36,6 +36,13 @@ struct DecideCommand: ParsedCommand {
         "Root certificates to trust for --signed-payload (PEM or DER; in production",
         "Apple Root CA - G3 from https://www.apple.com/certificateauthority/).",
     ])
+    static let customer = Option("--customer", value: "FACTS", help: [
+        "What Apple signed about the customer, for rules with match.customer:",
+        "storefront=DEU,tenure-days=40,offer.promotional=20d,billing=retry,",
+        "price-increase=pending,ownership=familyShared (times before the request's",
+        "signedDate), or @FILE holding a JSON object with those keys. A fact left out",
+        "is unknown, as in serve.",
+    ])
     static let explain = Option("--explain", help: [
         "Also print, rule by rule, why each rule did or did not answer, and the",
         "chosen message as the customer sees it (header, body, bullets, image text).",
@@ -44,14 +51,15 @@ struct DecideCommand: ParsedCommand {
     static let helpPage = HelpPage(
         usage: """
         Usage: retention-sync decide [--snapshot FILE | --manifests DIR --env ENV]
-                                     (--request FILE | --signed-payload FILE --root FILE) [--explain]
+                                     (--request FILE | --signed-payload FILE --root FILE)
+                                     [--customer FACTS] [--explain]
         """,
         about: """
         Answers a realtime "Get Retention Message" request from a runtime snapshot, exactly as a server
         embedding the decision engine would, and prints the response JSON, or "no answer" when Apple
         would show the default message.
         """,
-        options: [snapshot, manifests, env, request, signedPayload, root, explain], column: 23,
+        options: [snapshot, manifests, env, request, signedPayload, root, customer, explain], column: 23,
         footer: """
         Promotional offers are signed with the In-App Purchase key from RETENTION_SYNC_KEY_ID,
         RETENTION_SYNC_ISSUER_ID and RETENTION_SYNC_PRIVATE_KEY (the .p8 text) or
@@ -65,6 +73,7 @@ struct DecideCommand: ParsedCommand {
         var request: String?
         var signedPayload: String?
         var roots: [String]?
+        var customer: String?
         var explain: Bool
 
         func validate() throws(CommandError) {
@@ -91,7 +100,8 @@ struct DecideCommand: ParsedCommand {
         let sources = try SnapshotSourceOptions.parse(&arguments, manifests: Self.manifests, snapshotFile: Self.snapshot, context: context)
         return Options(sources: sources, environment: try arguments.value(Self.env, as: RetentionMessagingModels.Environment.self),
                        request: try arguments.value(Self.request), signedPayload: try arguments.value(Self.signedPayload),
-                       roots: try TrustRootsOption.read(&arguments, Self.root), explain: arguments.flag(Self.explain))
+                       roots: try TrustRootsOption.read(&arguments, Self.root), customer: try arguments.value(Self.customer),
+                       explain: arguments.flag(Self.explain))
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
@@ -109,9 +119,18 @@ struct DecideCommand: ParsedCommand {
             request = try decodedRequest(at: options.request ?? "", context: context)
         }
 
+        var customer: CustomerFacts?
+        if let written = options.customer {
+            let text = written.hasPrefix("@") ? try readFile(String(written.dropFirst()), what: "the customer facts", context: context) : Data(written.utf8)
+            do {
+                customer = try CustomerFactsSpec.parse(String(decoding: text, as: UTF8.self), signedDate: request.signedDate)
+            } catch {
+                throw CommandError("--customer: \(error.description)", exitCode: .usage)
+            }
+        }
         let credentials = try SigningKeyOption.credentials(bundleId: snapshot.bundleId, context: context,
                                                            unsetHint: " (or unset them all for an unsigned preview)")
-        return try DecideOperation.run(request, snapshot: snapshot, credentials: credentials, explain: options.explain,
+        return try DecideOperation.run(request, customer: customer, snapshot: snapshot, credentials: credentials, explain: options.explain,
                                        manifestsPath: options.sources.manifests ?? Option.defaultManifests, context: context)
     }
 

@@ -70,6 +70,10 @@ extension Loader {
                 match.notAfter = timestamp(until)
             }
         }
+        if let customer = written.customer {
+            fields[.customer] = customer.location
+            match.customer = convert(customer, fields: &fields)
+        }
         if let split = written.split {
             fields[.split] = split.location
             fields[.splitGroup] = split.value.group.location
@@ -123,6 +127,145 @@ extension Loader {
                 return found[0].response
             }
         }
+    }
+
+    /// `match.customer`, each value checked where it was written: storefronts Apple can name, periods
+    /// like `30d` or `6m`, tenures that can exist, and the states Apple signs.
+    private mutating func convert(_ located: Located<RawCustomer>, fields: inout [FlowRule.Field: SourceLocation]) -> CustomerConditions {
+        let raw = located.value
+        var conditions = CustomerConditions()
+        if let storefronts = raw.storefronts {
+            fields[.customerAttribute("storefronts")] = storefronts.first?.location ?? located.location
+            var codes: [String] = []
+            for storefront in storefronts {
+                fields[.customerStorefront(storefront.value)] = storefront.location
+                if Storefronts.isKnown(storefront.value) {
+                    if !codes.contains(storefront.value) { codes.append(storefront.value) }
+                } else {
+                    diagnostics.append(Self.unknownStorefront(storefront.value, at: storefront.location))
+                }
+            }
+            if storefronts.isEmpty {
+                diagnostics.append(.error("empty-condition", at: located.location, "storefronts is empty, so no customer would match",
+                                          hint: "name at least one storefront, like [USA, CAN], or remove storefronts"))
+            }
+            conditions.storefronts = codes.sorted()
+        }
+        if let tenure = raw.tenure {
+            fields[.customerAttribute("tenure")] = tenure.location
+            if let atLeast = tenure.value.atLeast {
+                fields[.customerAttribute("tenure.atLeast")] = atLeast.location
+                conditions.tenureAtLeast = period(atLeast)
+            }
+            if let below = tenure.value.below {
+                fields[.customerAttribute("tenure.below")] = below.location
+                conditions.tenureBelow = period(below)
+            }
+            if tenure.value.atLeast == nil && tenure.value.below == nil {
+                diagnostics.append(.error("empty-condition", at: tenure.location, "tenure names no bound",
+                                          hint: "write atLeast, below or both, like {atLeast: 30d, below: 12m}"))
+            }
+            for (bound, value) in [("atLeast", conditions.tenureAtLeast), ("below", conditions.tenureBelow)] {
+                guard let value, value.approximateDays > Self.longestTenureDays else { continue }
+                diagnostics.append(.error("impossible-tenure", at: fields[.customerAttribute("tenure.\(bound)")] ?? tenure.location,
+                                          "tenure \(bound) \(value) is longer than any subscription can be (the App Store opened in July 2008)",
+                                          hint: "write a tenure of at most 18 years, like 24m"))
+            }
+            if let atLeast = conditions.tenureAtLeast, let below = conditions.tenureBelow, !(atLeast < below) {
+                diagnostics.append(.error("impossible-tenure", at: tenure.location,
+                                          "tenure atLeast \(atLeast) and below \(below) leave no customer",
+                                          hint: "atLeast must be shorter than below"))
+            }
+        }
+        if let offers = raw.offers {
+            fields[.customerAttribute("offers")] = offers.location
+            if let within = offers.value.redeemedWithin {
+                fields[.customerAttribute("offers.redeemedWithin")] = within.location
+                conditions.offerRedeemedWithin = period(within)
+            }
+            if let within = offers.value.notRedeemedWithin {
+                fields[.customerAttribute("offers.notRedeemedWithin")] = within.location
+                conditions.noOfferRedeemedWithin = period(within)
+            }
+            if offers.value.redeemedWithin == nil && offers.value.notRedeemedWithin == nil {
+                diagnostics.append(.error("empty-condition", at: offers.location, "offers names no period",
+                                          hint: "write redeemedWithin or notRedeemedWithin, like {notRedeemedWithin: 90d}"))
+            }
+            if let types = offers.value.types {
+                var kinds: [OfferKind] = []
+                for type in types {
+                    if let kind = OfferKind(name: type.value) {
+                        if !kinds.contains(kind) { kinds.append(kind) }
+                    } else {
+                        diagnostics.append(Self.unknownValue(type, what: "offer type", allowed: OfferKind.allCases.map(\.name)))
+                    }
+                }
+                conditions.offerKinds = kinds.sorted()
+            }
+        }
+        conditions.billing = raw.billing.map { states($0, what: "billing state", field: "billing", fields: &fields) }
+        conditions.priceIncrease = raw.priceIncrease.map { states($0, what: "price increase state", field: "priceIncrease", fields: &fields) }
+        conditions.ownership = raw.ownership.map { states($0, what: "ownership", field: "ownership", fields: &fields) }
+        if let unknown = raw.unknown {
+            fields[.customerAttribute("unknown")] = unknown.location
+            switch unknown.value {
+            case "skip": conditions.unknownMatches = nil
+            case "match": conditions.unknownMatches = true
+            default: diagnostics.append(Self.unknownValue(unknown, what: "unknown", allowed: ["skip", "match"]))
+            }
+        }
+        if raw.storefronts == nil && raw.tenure == nil && raw.offers == nil && raw.billing == nil && raw.priceIncrease == nil && raw.ownership == nil {
+            diagnostics.append(.error("empty-condition", at: located.location, "match.customer has no condition",
+                                      hint: "write storefronts, tenure, offers, billing, priceIncrease or ownership, or remove customer"))
+        }
+        return conditions
+    }
+
+    /// About 18 years: nobody can have been subscribed longer than the App Store has sold subscriptions.
+    static let longestTenureDays = 18.0 * 365.25
+
+    private mutating func period(_ text: Located<String>) -> CustomerPeriod? {
+        guard let period = CustomerPeriod(text: text.value) else {
+            diagnostics.append(.error("invalid-period", at: text.location, "'\(Diagnostic.visible(text.value))' is not a period",
+                                      hint: "write a whole number of days or months, like 30d or 6m"))
+            return nil
+        }
+        return period
+    }
+
+    private mutating func states<State: RawRepresentable & CaseIterable & Equatable>(
+        _ written: [Located<String>], what: String, field: String, fields: inout [FlowRule.Field: SourceLocation]
+    ) -> [State] where State.RawValue == String {
+        fields[.customerAttribute(field)] = written.first?.location
+        var found: [State] = []
+        for value in written {
+            if let state = State(rawValue: value.value) {
+                if !found.contains(state) { found.append(state) }
+            } else {
+                diagnostics.append(Self.unknownValue(value, what: what, allowed: State.allCases.map(\.rawValue)))
+            }
+        }
+        // In the order the type declares its states, so reordering a list changes nothing.
+        return State.allCases.filter(found.contains)
+    }
+
+    static func unknownValue(_ value: Located<String>, what: String, allowed: [String]) -> Diagnostic {
+        let suggestion = NearMiss.best(value.value, in: allowed, maxDistance: 3)
+        return .error("unknown-value", at: value.location, "unknown \(what) '\(Diagnostic.visible(value.value))'",
+                      hint: (suggestion.map { "did you mean '\($0)'? " } ?? "") + "write one of " + allowed.joined(separator: ", "))
+    }
+
+    static func unknownStorefront(_ code: String, at location: SourceLocation) -> Diagnostic {
+        let upper = code.uppercased()
+        let hint: String
+        if upper != code, Storefronts.isKnown(upper) {
+            hint = "storefronts are written in capitals, as Apple signs them: \(upper)"
+        } else if let suggestion = NearMiss.best(upper, in: Storefronts.codes.sorted(), maxDistance: 1) {
+            hint = "did you mean '\(suggestion)'? storefronts are ISO 3166-1 alpha-3 codes, like USA, DEU, JPN"
+        } else {
+            hint = "storefronts are ISO 3166-1 alpha-3 codes, like USA, DEU, JPN (Apple's `storefront`)"
+        }
+        return .error("unknown-storefront", at: location, "'\(Diagnostic.visible(code))' is not a storefront", hint: hint)
     }
 
     private mutating func timestamp(_ text: Located<String>) -> Int64? {

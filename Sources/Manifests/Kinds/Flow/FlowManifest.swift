@@ -41,6 +41,8 @@ public struct FlowRule: Sendable, Hashable {
         case name, match, response
         case matchProduct(String), matchLocale(String), matchEnvironment(Environment)
         case window, windowFrom, windowUntil, split, splitGroup, splitPercent, splitControl
+        /// `match.customer`, one of its attributes by name (`storefronts`, `tenure.atLeast`, …), and one storefront.
+        case customer, customerAttribute(String), customerStorefront(String)
         /// The message of whichever response kind the rule has.
         case responseMessage
         case responseProductId, responseBillingPlanType, responseOfferIdentifier
@@ -70,12 +72,14 @@ public enum MatchCondition: Sendable, Hashable {
     /// The request's signed date is inside the window: inclusive start, exclusive end, UNIX milliseconds
     /// (written as RFC 3339 timestamps); either end may be open.
     case window(notBefore: Int64?, notAfter: Int64?)
+    /// What Apple signed about the customer meets these conditions (`match.customer`).
+    case customer(CustomerConditions)
     /// The customer falls in this rule's share of its traffic-split group.
     case split(TrafficSplit)
 
     /// The conditions' kinds, in the order a match keeps them.
     public enum Kind: Int, Sendable, Hashable, CaseIterable, Comparable {
-        case products, locales, environments, window, split
+        case products, locales, environments, window, customer, split
 
         public static func < (lhs: Kind, rhs: Kind) -> Bool { lhs.rawValue < rhs.rawValue }
     }
@@ -86,6 +90,7 @@ public enum MatchCondition: Sendable, Hashable {
         case .locales: .locales
         case .environments: .environments
         case .window: .window
+        case .customer: .customer
         case .split: .split
         }
     }
@@ -155,6 +160,11 @@ public struct RuleMatch: Sendable, Hashable {
     public var notAfter: Int64? {
         get { if case .window(_, let notAfter)? = condition(.window) { notAfter } else { nil } }
         set { setWindow(notBefore: notBefore, notAfter: newValue) }
+    }
+
+    public var customer: CustomerConditions? {
+        get { if case .customer(let value)? = condition(.customer) { value } else { nil } }
+        set { set(.customer, to: newValue.map { .customer($0) }) }
     }
 
     public var split: TrafficSplit? {

@@ -21,7 +21,31 @@ struct RawMatch: Decodable {
     var locales: [Located<String>]?
     var environments: [Located<String>]?
     var window: Located<RawWindow>?
+    var customer: Located<RawCustomer>?
     var split: Located<RawSplit>?
+}
+
+/// `match.customer`: conditions on what Apple signed about the customer.
+struct RawCustomer: Decodable {
+    var storefronts: [Located<String>]?
+    var tenure: Located<RawTenure>?
+    var offers: Located<RawOffers>?
+    var billing: [Located<String>]?
+    var priceIncrease: [Located<String>]?
+    var ownership: [Located<String>]?
+    /// `skip` (the default) or `match`.
+    var unknown: Located<String>?
+}
+
+struct RawTenure: Decodable {
+    var atLeast: Located<String>?
+    var below: Located<String>?
+}
+
+struct RawOffers: Decodable {
+    var redeemedWithin: Located<String>?
+    var notRedeemedWithin: Located<String>?
+    var types: [Located<String>]?
 }
 
 struct RawWindow: Decodable {

@@ -46,6 +46,7 @@ extension ValidationRun {
         var unconditional: FlowRule?
         var splitTotals: [String: Double] = [:]
         var splitControls: [String: String] = [:]
+        var splitCustomers: [String: FlowRule] = [:]
         for (index, rule) in flow.rules.enumerated() {
             if let first = firstRule[rule.name] {
                 report(.error("duplicate-rule", at: rule.location(of: .name), "rule name '\(rule.name)' is used twice in flow '\(flow.name)'",
@@ -68,6 +69,17 @@ extension ValidationRun {
                                   hint: "the rules of one group share at most 100% of customers"))
                 }
                 splitTotals[split.group] = total
+                if let first = splitCustomers[split.group] {
+                    if first.match.customer != rule.match.customer {
+                        let mine = rule.match.customer?.summary ?? "none"
+                        let theirs = first.match.customer?.summary ?? "none"
+                        report(.error("split-customer-conditions-differ", at: rule.location(of: rule.match.customer == nil ? .split : .customer),
+                                      "arm '\(rule.name)' of split group '\(Diagnostic.visible(split.group))' has customer conditions (\(mine)) that differ from arm '\(first.name)' (\(theirs))",
+                                      hint: "every arm of a group must ask the same of the customer, or the arms' shares split different populations; give them the same match.customer, or put the condition on a rule before the group"))
+                    }
+                } else {
+                    splitCustomers[split.group] = rule
+                }
                 if split.control {
                     if let first = splitControls[split.group] {
                         report(.error("split-two-controls", at: rule.location(of: .splitControl),

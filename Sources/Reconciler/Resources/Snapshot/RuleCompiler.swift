@@ -56,6 +56,8 @@ enum RuleCompiler {
                 published = environments.contains(environment)
             case .window(let notBefore, let notAfter):
                 (match.notBefore, match.notAfter) = (notBefore, notAfter)
+            case .customer(let conditions):
+                match.customer = conditions
             case .split(let share):
                 let start = groupCursor[share.group, default: 0]
                 let end = start + share.percent
