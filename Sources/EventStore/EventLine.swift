@@ -3,7 +3,7 @@ import Basics
 import Foundation
 import Crypto
 import Synchronization
-import RetentionMessagingModels
+public import RetentionMessagingModels
 
 /// One event, ready to be filed: its stream, its time (which hour partition it goes to) and its line.
 public struct EventRecord: Sendable {
@@ -120,6 +120,8 @@ public struct DecisionFacts: Sendable {
     public var alternateProductId: String?
     public var snapshot: String?
     public var latencyMicros: Int64
+    /// What serve knew of the customer when it answered; nil when it keeps no facts.
+    public var known: KnownFacts?
 
     public init(time: Int64, environment: String, requestIdentifier: String?, customer: String?, keyId: String,
                 productId: String?, localeRequested: String?, localeServed: String?, flow: String?, rule: String?,
@@ -157,12 +159,24 @@ public struct DecisionFacts: Sendable {
         line.string(answer.rawValue)
         line.raw(",\"arm\":")
         line.string(splitGroup == nil ? nil : rule)
+        line.raw(",\"billing\":")
+        line.string(known?.billing?.rawValue)
         line.raw(",\"customer\":")
         line.string(customer)
         line.raw(",\"environment\":")
         line.string(environment)
         line.raw(",\"eventId\":")
         line.string(eventId)
+        line.raw(",\"facts\":")
+        line.string(known?.source.rawValue)
+        line.raw(",\"factsAsOf\":")
+        if let asOf = known?.asOf {
+            line.raw("\"")
+            line.bytes.append(contentsOf: EventTime.formatBytes(asOf))
+            line.raw("\"")
+        } else {
+            line.raw("null")
+        }
         line.raw(",\"flow\":")
         line.string(flow)
         line.raw(",\"keyId\":")
@@ -177,6 +191,8 @@ public struct DecisionFacts: Sendable {
         line.string(messageIdentifier)
         line.raw(",\"offerIdentifier\":")
         line.string(offerIdentifier)
+        line.raw(",\"offerWithin90Days\":")
+        line.raw(known?.offerWithin90Days == nil ? "null" : known?.offerWithin90Days == true ? "true" : "false")
         line.raw(",\"productId\":")
         line.string(productId)
         line.raw(",\"requestIdentifier\":")
@@ -191,6 +207,10 @@ public struct DecisionFacts: Sendable {
         line.string(splitGroup)
         line.raw(",\"splitLayout\":")
         line.string(splitGroup == nil ? nil : splitLayout)
+        line.raw(",\"storefront\":")
+        line.string(known?.storefront)
+        line.raw(",\"tenureBand\":")
+        line.string(known?.tenureBand)
         line.raw(",\"time\":\"")
         line.bytes.append(contentsOf: EventTime.formatBytes(time))
         line.raw("\",\"type\":\"decision\"}")
@@ -215,7 +235,57 @@ public struct DecisionFacts: Sendable {
             .snapshot: EventValue(snapshot), .splitControl: .bool(splitControl), .splitGroup: EventValue(splitGroup),
             .splitLayout: splitGroup == nil ? .null : EventValue(splitLayout),
             .time: EventLine.time(time), .type: .string(EventStream.decisions.lineType),
+            .billing: EventValue(known?.billing?.rawValue), .facts: EventValue(known?.source.rawValue),
+            .factsAsOf: known?.asOf.map(EventLine.time) ?? .null, .offerWithin90Days: known?.offerWithin90Days.map(EventValue.bool) ?? .null,
+            .storefront: EventValue(known?.storefront), .tenureBand: EventValue(known?.tenureBand),
         ]
+    }
+}
+
+/// What a decision knew of its customer, as its event records it: where the facts came from and how
+/// fresh they were, and the few a team slices results by — coarse on purpose (a tenure band, a flag
+/// for a recent offer), so the events identify nobody better than the facts table does.
+public struct KnownFacts: Sendable, Hashable {
+    public var source: FactsSource
+    /// The newest signed date among the facts used; nil when nothing was known.
+    public var asOf: Int64?
+    public var storefront: String?
+    /// `0-1m`, `1-3m`, `3-12m` or `12m+`.
+    public var tenureBand: String?
+    /// Whether any offer was redeemed in the 90 days before the answer; nil when the history is unknown.
+    public var offerWithin90Days: Bool?
+    public var billing: BillingState?
+
+    public init(source: FactsSource, asOf: Int64?, storefront: String?, tenureBand: String?, offerWithin90Days: Bool?, billing: BillingState?) {
+        self.source = source
+        self.asOf = asOf
+        self.storefront = storefront
+        self.tenureBand = tenureBand
+        self.offerWithin90Days = offerWithin90Days
+        self.billing = billing
+    }
+
+    /// What `facts` says at `time`; nil facts are `unknown`.
+    public init(_ facts: CustomerFacts?, source: FactsSource, at time: Int64) {
+        guard let facts else {
+            self.init(source: .unknown, asOf: nil, storefront: nil, tenureBand: nil, offerWithin90Days: nil, billing: nil)
+            return
+        }
+        var recent: Bool?
+        if facts.transactionAsOf > .min {
+            recent = facts.lastRedemption(of: []).map { time - $0 < 90 * 86_400_000 } ?? false
+        }
+        self.init(source: source, asOf: facts.asOf > .min ? facts.asOf : nil, storefront: facts.storefront,
+                  tenureBand: facts.tenureMonths(at: time).map { Self.band(months: $0) }, offerWithin90Days: recent, billing: facts.billing(at: time))
+    }
+
+    static func band(months: Int64) -> String {
+        switch months {
+        case ..<1: "0-1m"
+        case ..<3: "1-3m"
+        case ..<12: "3-12m"
+        default: "12m+"
+        }
     }
 }
 
@@ -239,6 +309,18 @@ public struct OutcomeFacts: Sendable {
     public var expiresDate: Int64?
     /// Received by `serve`, or read from Notification History.
     public var source: OutcomeSource
+    /// What the notification signed about the customer, for the facts table: the transaction's
+    /// `storefront`, `originalPurchaseDate`, `inAppOwnershipType`, `purchaseDate` and `offerType`
+    /// (the offer this transaction was bought under), and the renewal info's
+    /// `isInBillingRetryPeriod`, `gracePeriodExpiresDate` and `priceIncreaseStatus`.
+    public var storefront: String?
+    public var originalPurchaseDate: Int64?
+    public var ownership: String?
+    public var purchaseDate: Int64?
+    public var redeemedOfferType: Int64?
+    public var billingRetry: Bool?
+    public var gracePeriodExpiresDate: Int64?
+    public var priceIncreaseStatus: Int64?
 
     public init(time: Int64, environment: String, notificationUUID: String, notificationType: String, subtype: String?,
                 customer: String, keyId: String, productId: String?, autoRenewProductId: String?, autoRenewStatus: Int64?,
@@ -281,6 +363,11 @@ public struct OutcomeFacts: Sendable {
             .offerType: EventValue(offerType), .price: EventValue(price), .productId: EventValue(productId),
             .schema: .integer(EventLine.schema), .source: .string(source.rawValue), .subtype: EventValue(subtype),
             .time: EventLine.time(time), .type: .string(EventStream.outcomes.lineType),
+            .storefront: EventValue(storefront), .originalPurchaseDate: originalPurchaseDate.map(EventLine.time) ?? .null,
+            .ownership: EventValue(ownership), .purchaseDate: purchaseDate.map(EventLine.time) ?? .null,
+            .redeemedOfferType: EventValue(redeemedOfferType), .billingRetry: billingRetry.map(EventValue.bool) ?? .null,
+            .gracePeriodExpiresDate: gracePeriodExpiresDate.map(EventLine.time) ?? .null,
+            .priceIncreaseStatus: EventValue(priceIncreaseStatus),
         ]
     }
 }

@@ -23,5 +23,13 @@ extension OutcomeFacts {
                   offerIdentifier: transaction?.offerIdentifier ?? renewal?.offerIdentifier,
                   price: transaction?.price, currency: transaction?.currency,
                   effectiveDate: effective ?? payload.signedDate, expiresDate: transaction?.expiresDate, source: source)
+        storefront = transaction?.storefront
+        originalPurchaseDate = transaction?.originalPurchaseDate
+        ownership = transaction?.inAppOwnershipType
+        purchaseDate = transaction?.purchaseDate
+        redeemedOfferType = transaction?.offerType.map(Int64.init)
+        billingRetry = renewal?.isInBillingRetryPeriod
+        gracePeriodExpiresDate = renewal?.gracePeriodExpiresDate
+        priceIncreaseStatus = renewal?.priceIncreaseStatus.map(Int64.init)
     }
 }

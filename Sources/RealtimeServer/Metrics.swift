@@ -55,6 +55,10 @@ public final class RealtimeMetrics: Sendable {
         var reloads = 0
         var snapshotDigest: String?
         var snapshotLoadedAt: UTCTime?
+        var factsSources: [String: Int] = [:]
+        var factsCustomers: [String: Int] = [:]
+        var factsBuiltAt: [String: Int] = [:]
+        var factsRefused: [String: Int] = [:]
     }
 
     // One lock is enough: serve answers from one event loop per processor, so few threads count.
@@ -100,6 +104,22 @@ public final class RealtimeMetrics: Sendable {
         }
     }
 
+    /// A decision that looked the customer's facts up, by where they came from.
+    func factsLookup(environment: String, source: String) {
+        state.withLock { $0.factsSources[labels(["environment": environment, "source": source]), default: 0] += 1 }
+    }
+
+    func factsLoaded(environment: String, customers: Int, builtAt: Int64) {
+        state.withLock { state in
+            state.factsCustomers[labels(["environment": environment])] = customers
+            state.factsBuiltAt[labels(["environment": environment])] = Int(builtAt / 1000)
+        }
+    }
+
+    func factsRefused(environment: String) {
+        state.withLock { $0.factsRefused[labels(["environment": environment]), default: 0] += 1 }
+    }
+
     /// The Prometheus exposition text, lines sorted within each metric.
     public func render(now: UTCTime) -> String {
         let state = state.withLock { $0 }
@@ -119,6 +139,14 @@ public final class RealtimeMetrics: Sendable {
         text.lines.append("retention_sync_request_duration_seconds_sum \(state.latencySum)")
         text.lines.append("retention_sync_request_duration_seconds_count \(state.latencyCount)")
         if let statistics = connections.withLock({ $0 })?() { write(statistics, to: &text) }
+        text.counter("retention_sync_decision_facts_total",
+                     "Decisions by where the customer's facts came from: table, notification, or unknown.", state.factsSources)
+        text.header("retention_sync_facts_customers", "Customers in the facts table being served.", "gauge")
+        for key in state.factsCustomers.keys.sorted() { text.lines.append("retention_sync_facts_customers{\(key)} \(state.factsCustomers[key]!)") }
+        text.header("retention_sync_facts_built_timestamp_seconds", "When the facts table being served was built (UNIX seconds).", "gauge")
+        for key in state.factsBuiltAt.keys.sorted() { text.lines.append("retention_sync_facts_built_timestamp_seconds{\(key)} \(state.factsBuiltAt[key]!)") }
+        text.counter("retention_sync_facts_refused_total", "Facts tables refused (unreadable, damaged, or for another App, environment or key).",
+                     state.factsRefused)
         text.header("retention_sync_snapshot_info", "The snapshot being served (value 1).", "gauge")
         if let digest = state.snapshotDigest { text.lines.append("retention_sync_snapshot_info{\(digest)} 1") }
         text.header("retention_sync_snapshot_age_seconds", "Seconds since the served snapshot was loaded.", "gauge")

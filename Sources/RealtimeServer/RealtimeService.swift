@@ -4,6 +4,7 @@ public import Foundation
 public import HTTPCore
 public import HTTPServer
 public import EventStore
+public import StateStore
 import EventContract
 public import RetentionMessagingModels
 import Runtime
@@ -61,10 +62,14 @@ public final class RealtimeService: Sendable {
     public struct Recording: Sendable {
         public var recorder: EventRecorder
         public var pseudonyms: PseudonymKey
+        /// Where `facts publish` writes the customer facts tables (the events' root); nil keeps only
+        /// what the notifications this replica receives say.
+        public var facts: (any ObjectStore)?
 
-        public init(recorder: EventRecorder, pseudonyms: PseudonymKey) {
+        public init(recorder: EventRecorder, pseudonyms: PseudonymKey, facts: (any ObjectStore)? = nil) {
             self.recorder = recorder
             self.pseudonyms = pseudonyms
+            self.facts = facts
         }
     }
 
@@ -84,6 +89,8 @@ public final class RealtimeService: Sendable {
     private let onNotification: (@Sendable (Data) -> Void)?
     private let trustedRoots: [Crypto.X509Certificate]
     private let notificationVerifiers = Mutex<[String: NotificationVerifier]>([:])
+    /// Each environment's customer facts, while decisions are recorded (facts are keyed by the pseudonym).
+    private let customerFacts: [Environment: CustomerFactsStore]
 
     public init(configuration: Configuration, log: RequestLog = RequestLog()) {
         self.log = log
@@ -104,11 +111,24 @@ public final class RealtimeService: Sendable {
                           signingKey: configuration.signingKey, clock: configuration.clock, metrics: metrics, log: log)
         }
         states = Dictionary(ordered.map { ($0.endpoint.path, $0) }, uniquingKeysWith: { first, _ in first })
+        var facts: [Environment: CustomerFactsStore] = [:]
+        if let recording = configuration.recording {
+            for endpoint in configuration.endpoints where facts[endpoint.environment] == nil {
+                facts[endpoint.environment] = CustomerFactsStore(environment: endpoint.environment, store: recording.facts,
+                                                                 bundleId: endpoint.bundleId, keyId: recording.pseudonyms.keyId,
+                                                                 clock: configuration.clock, log: log, metrics: metrics)
+            }
+        }
+        customerFacts = facts
     }
+
+    /// The customer facts `serve` keeps for `environment`; nil while it records nothing.
+    public func facts(for environment: Environment) -> CustomerFactsStore? { customerFacts[environment] }
 
     /// Reads every snapshot source once, now (the first load, or a test's nudge).
     public func reloadSnapshots() {
         for state in ordered { state.reload() }
+        for store in customerFacts.values.sorted(by: { $0.environment < $1.environment }) { store.reload() }
     }
 
     /// Loads the snapshots, then keeps polling them on a thread of its own until `stopPolling`.
@@ -254,9 +274,16 @@ public final class RealtimeService: Sendable {
         }
         entry.snapshot = serving.snapshot.digest
         facts?.snapshot = serving.snapshot.digest
+        var customer: CustomerFacts?
+        if let store = customerFacts[state.endpoint.environment], let pseudonym = facts?.customer {
+            let found = store.facts(for: pseudonym)
+            customer = found.facts
+            facts?.known = KnownFacts(found.facts, source: found.source, at: decoded.signedDate)
+            metrics.factsLookup(environment: environment, source: found.source.rawValue)
+        }
         let decision: Decision
         do {
-            decision = try serving.engine.decide(decoded)
+            decision = try serving.engine.decide(decoded, customer: customer)
         } catch {
             // Apple counts any non-2xx as a failure; `{}` lets it show the default message instead.
             return finish(.internalError, Self.empty, entry: &entry, started: started, facts: &facts)
@@ -324,6 +351,8 @@ public final class RealtimeService: Sendable {
         }
         if let facts = OutcomeFacts(verified, environment: environment, pseudonyms: recording.pseudonyms, source: .push) {
             recording.recorder.record(facts.record())
+            customerFacts[environment]?.observe(FactsObservation(signedDate: verified.payload.signedDate, transaction: verified.transaction,
+                                                                 renewal: verified.renewalInfo), pseudonym: facts.customer)
             metrics.notification(environment: environment.rawValue, outcome: "recorded")
         } else {
             metrics.notification(environment: environment.rawValue, outcome: "not_about_a_customer")

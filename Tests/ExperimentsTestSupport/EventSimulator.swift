@@ -203,7 +203,8 @@ struct EventSimulator {
         for (index, key) in keys.enumerated() {
             if index > 0 { line += "," }
             line += "\"\(key)\":"
-            switch fields[key]! {
+            // Members the simulation does not model (the customer facts) are null, as for a customer nothing is known of.
+            switch fields[key] ?? .null {
             case .string(let text): line += "\"\(text)\""
             case .integer(let number): line += String(number)
             case .bool(let flag): line += flag ? "true" : "false"

@@ -21,6 +21,7 @@ struct DeclaredOptionsTests {
         "import": [["--env", "sandbox"]],
         "results": [["--env", "sandbox"]],
         "outcomes": [["pull", "--env", "sandbox"]],
+        "facts": [["publish", "--env", "sandbox"], ["show", "--env", "sandbox"]],
         "state": [["show", "--env", "sandbox"], ["history", "--env", "sandbox"], ["migrate", "--env", "sandbox", "--from", "old.json"]],
         "decide": [["--env", "sandbox", "--request", "request.json"]],
         "serve": [["--env", "sandbox"]],

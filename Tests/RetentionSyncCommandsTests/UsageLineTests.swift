@@ -64,6 +64,7 @@ struct UsageLineTests {
         "serve": "a snapshot from the manifests, a state store or a file: alternatives, and TLS options that go together",
         "state": "three modes with different options",
         "outcomes": "--root takes a list of files",
+        "facts": "two actions with different options",
         "performance-test": "sandbox only, and a transaction to start a test or a request id to follow one",
     ]
 

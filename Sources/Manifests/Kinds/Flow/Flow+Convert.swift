@@ -152,56 +152,10 @@ extension Loader {
             conditions.storefronts = codes.sorted()
         }
         if let tenure = raw.tenure {
-            fields[.customerAttribute("tenure")] = tenure.location
-            if let atLeast = tenure.value.atLeast {
-                fields[.customerAttribute("tenure.atLeast")] = atLeast.location
-                conditions.tenureAtLeast = period(atLeast)
-            }
-            if let below = tenure.value.below {
-                fields[.customerAttribute("tenure.below")] = below.location
-                conditions.tenureBelow = period(below)
-            }
-            if tenure.value.atLeast == nil && tenure.value.below == nil {
-                diagnostics.append(.error("empty-condition", at: tenure.location, "tenure names no bound",
-                                          hint: "write atLeast, below or both, like {atLeast: 30d, below: 12m}"))
-            }
-            for (bound, value) in [("atLeast", conditions.tenureAtLeast), ("below", conditions.tenureBelow)] {
-                guard let value, value.approximateDays > Self.longestTenureDays else { continue }
-                diagnostics.append(.error("impossible-tenure", at: fields[.customerAttribute("tenure.\(bound)")] ?? tenure.location,
-                                          "tenure \(bound) \(value) is longer than any subscription can be (the App Store opened in July 2008)",
-                                          hint: "write a tenure of at most 18 years, like 24m"))
-            }
-            if let atLeast = conditions.tenureAtLeast, let below = conditions.tenureBelow, !(atLeast < below) {
-                diagnostics.append(.error("impossible-tenure", at: tenure.location,
-                                          "tenure atLeast \(atLeast) and below \(below) leave no customer",
-                                          hint: "atLeast must be shorter than below"))
-            }
+            (conditions.tenureAtLeast, conditions.tenureBelow) = convert(tenure, fields: &fields)
         }
         if let offers = raw.offers {
-            fields[.customerAttribute("offers")] = offers.location
-            if let within = offers.value.redeemedWithin {
-                fields[.customerAttribute("offers.redeemedWithin")] = within.location
-                conditions.offerRedeemedWithin = period(within)
-            }
-            if let within = offers.value.notRedeemedWithin {
-                fields[.customerAttribute("offers.notRedeemedWithin")] = within.location
-                conditions.noOfferRedeemedWithin = period(within)
-            }
-            if offers.value.redeemedWithin == nil && offers.value.notRedeemedWithin == nil {
-                diagnostics.append(.error("empty-condition", at: offers.location, "offers names no period",
-                                          hint: "write redeemedWithin or notRedeemedWithin, like {notRedeemedWithin: 90d}"))
-            }
-            if let types = offers.value.types {
-                var kinds: [OfferKind] = []
-                for type in types {
-                    if let kind = OfferKind(name: type.value) {
-                        if !kinds.contains(kind) { kinds.append(kind) }
-                    } else {
-                        diagnostics.append(Self.unknownValue(type, what: "offer type", allowed: OfferKind.allCases.map(\.name)))
-                    }
-                }
-                conditions.offerKinds = kinds.sorted()
-            }
+            (conditions.offerRedeemedWithin, conditions.noOfferRedeemedWithin, conditions.offerKinds) = convert(offers, fields: &fields)
         }
         conditions.billing = raw.billing.map { states($0, what: "billing state", field: "billing", fields: &fields) }
         conditions.priceIncrease = raw.priceIncrease.map { states($0, what: "price increase state", field: "priceIncrease", fields: &fields) }
@@ -219,6 +173,67 @@ extension Loader {
                                       hint: "write storefronts, tenure, offers, billing, priceIncrease or ownership, or remove customer"))
         }
         return conditions
+    }
+
+    /// `tenure: {atLeast, below}`: periods a subscription can have, leaving someone between them.
+    private mutating func convert(_ tenure: Located<RawTenure>, fields: inout [FlowRule.Field: SourceLocation]) -> (CustomerPeriod?, CustomerPeriod?) {
+        var conditions = CustomerConditions()
+        fields[.customerAttribute("tenure")] = tenure.location
+        if let atLeast = tenure.value.atLeast {
+            fields[.customerAttribute("tenure.atLeast")] = atLeast.location
+            conditions.tenureAtLeast = period(atLeast)
+        }
+        if let below = tenure.value.below {
+            fields[.customerAttribute("tenure.below")] = below.location
+            conditions.tenureBelow = period(below)
+        }
+        if tenure.value.atLeast == nil && tenure.value.below == nil {
+            diagnostics.append(.error("empty-condition", at: tenure.location, "tenure names no bound",
+                                      hint: "write atLeast, below or both, like {atLeast: 30d, below: 12m}"))
+        }
+        for (bound, value) in [("atLeast", conditions.tenureAtLeast), ("below", conditions.tenureBelow)] {
+            guard let value, value.approximateDays > Self.longestTenureDays else { continue }
+            diagnostics.append(.error("impossible-tenure", at: fields[.customerAttribute("tenure.\(bound)")] ?? tenure.location,
+                                      "tenure \(bound) \(value) is longer than any subscription can be (the App Store opened in July 2008)",
+                                      hint: "write a tenure of at most 18 years, like 24m"))
+        }
+        if let atLeast = conditions.tenureAtLeast, let below = conditions.tenureBelow, !(atLeast < below) {
+            diagnostics.append(.error("impossible-tenure", at: tenure.location,
+                                      "tenure atLeast \(atLeast) and below \(below) leave no customer",
+                                      hint: "atLeast must be shorter than below"))
+        }
+        return (conditions.tenureAtLeast, conditions.tenureBelow)
+    }
+
+    /// `offers: {redeemedWithin, notRedeemedWithin, types}`.
+    private mutating func convert(_ offers: Located<RawOffers>,
+                                  fields: inout [FlowRule.Field: SourceLocation]) -> (CustomerPeriod?, CustomerPeriod?, [OfferKind]?) {
+        var conditions = CustomerConditions()
+        fields[.customerAttribute("offers")] = offers.location
+        if let within = offers.value.redeemedWithin {
+            fields[.customerAttribute("offers.redeemedWithin")] = within.location
+            conditions.offerRedeemedWithin = period(within)
+        }
+        if let within = offers.value.notRedeemedWithin {
+            fields[.customerAttribute("offers.notRedeemedWithin")] = within.location
+            conditions.noOfferRedeemedWithin = period(within)
+        }
+        if offers.value.redeemedWithin == nil && offers.value.notRedeemedWithin == nil {
+            diagnostics.append(.error("empty-condition", at: offers.location, "offers names no period",
+                                      hint: "write redeemedWithin or notRedeemedWithin, like {notRedeemedWithin: 90d}"))
+        }
+        if let types = offers.value.types {
+            var kinds: [OfferKind] = []
+            for type in types {
+                if let kind = OfferKind(name: type.value) {
+                    if !kinds.contains(kind) { kinds.append(kind) }
+                } else {
+                    diagnostics.append(Self.unknownValue(type, what: "offer type", allowed: OfferKind.allCases.map(\.name)))
+                }
+            }
+            conditions.offerKinds = kinds.sorted()
+        }
+        return (conditions.offerRedeemedWithin, conditions.noOfferRedeemedWithin, conditions.offerKinds)
     }
 
     /// About 18 years: nobody can have been subscribed longer than the App Store has sold subscriptions.

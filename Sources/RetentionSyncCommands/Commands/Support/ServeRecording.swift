@@ -47,9 +47,19 @@ enum ServeRecording {
             console.print("events go to \(root) from the first flush; while it does not answer they wait in the spool "
                           + "\(recorder.settings.spool.path), and /readyz and /metrics (retention_sync_event_store_up 0) say so")
         }
+        // The customer facts tables `facts publish` writes beside the events, polled like the snapshot.
+        let facts: any ObjectStore
+        do {
+            let configuration = try EnvironmentOptions.transportConfiguration(context)
+            facts = try StateStores.backend(for: root).objectStore(at: root, environment: context.environment,
+                                                                   transport: { CurlHTTPClient(configuration: configuration) })
+        } catch {
+            throw CommandError("the facts store \(root): \(error)")
+        }
         recorder.start()
-        console.print("recording decisions to \(root) (pseudonym key \(pseudonyms.keyId), spool \(recorder.settings.spool.path))")
-        return RealtimeService.Recording(recorder: recorder, pseudonyms: pseudonyms)
+        console.print("recording decisions to \(root) (pseudonym key \(pseudonyms.keyId), spool \(recorder.settings.spool.path)); "
+                      + "customer facts from \(root)/facts/v1 and the notifications received")
+        return RealtimeService.Recording(recorder: recorder, pseudonyms: pseudonyms, facts: facts)
     }
 
     /// Writes and deletes a marker file in `folder` (made when missing), as a segment would be

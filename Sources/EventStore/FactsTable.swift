@@ -1,0 +1,302 @@
+public import Foundation
+import Crypto
+public import RetentionMessagingModels
+
+/// The customer facts of one App and environment, as the reconcile job publishes them for every
+/// `serve` replica: one fixed-size record per customer, sorted by the customer's pseudonym, so a
+/// replica loads the file as it is and finds a customer with an index of the pseudonym's first two
+/// bytes and a short binary search — 64 bytes per customer, nothing copied.
+///
+/// Layout (all integers little-endian):
+/// - `RSFACTS1`, then the header's length (UInt32) and the header (canonical JSON: `FactsTable.Header`),
+///   padded with spaces to a multiple of 64 bytes;
+/// - `count` records of 64 bytes: the pseudonym's first 12 bytes; the transaction's and the renewal
+///   info's signed dates, the first purchase and the grace period's end (UInt32 seconds, 0 unknown);
+///   the last redemption of each offer type 1–5 (UInt32 seconds, 0 none); the price (Int64 milliunits,
+///   Int64.min unknown); the storefront and currency (3 ASCII bytes each, zeros unknown); ownership
+///   (0 unknown, 1 purchased, 2 family shared); and one byte of flags (bit 0 billing retry known,
+///   bit 1 in billing retry, bits 2–3 price increase: 0 unknown, 1 none, 2 pending, 3 agreed).
+///
+/// The file is immutable and named by its digest; a small pointer (`FactsPointer`) names the current one.
+public struct FactsTable: Sendable {
+    public static let magic = Array("RSFACTS1".utf8)
+    public static let recordSize = 64
+    public static let keySize = 12
+    public static let formatVersion = 1
+
+    public struct Header: Codable, Sendable, Hashable {
+        public var formatVersion: Int
+        public var bundleId: String
+        public var environment: String
+        /// The pseudonym key the customers are keyed with (`PseudonymKey.keyId`).
+        public var keyId: String
+        public var count: Int
+        /// When the table was built, and the newest signed date in it (UNIX ms).
+        public var builtAt: Int64
+        public var newestFact: Int64
+
+        public init(bundleId: String, environment: String, keyId: String, count: Int, builtAt: Int64, newestFact: Int64) {
+            formatVersion = FactsTable.formatVersion
+            self.bundleId = bundleId
+            self.environment = environment
+            self.keyId = keyId
+            self.count = count
+            self.builtAt = builtAt
+            self.newestFact = newestFact
+        }
+    }
+
+    public struct Refusal: Error, Sendable, CustomStringConvertible {
+        public var description: String
+        public init(_ description: String) { self.description = description }
+    }
+
+    public let header: Header
+    private let bytes: Data
+    private let recordsStart: Int
+    /// For each value of the pseudonym's first two bytes, the first record at or above it (65,537 entries).
+    private let buckets: [UInt32]
+
+    public var count: Int { header.count }
+
+    // MARK: Writing
+
+    /// The table's bytes for `facts` (pseudonym → facts); pseudonyms are 64 hex digits.
+    public static func encode(_ facts: [String: CustomerFacts], header: Header) throws(Refusal) -> [UInt8] {
+        var header = header
+        header.count = facts.count
+        var keyed: [(key: [UInt8], record: [UInt8])] = []
+        keyed.reserveCapacity(facts.count)
+        for (pseudonym, customer) in facts {
+            guard let key = key(pseudonym) else { throw Refusal("'\(pseudonym.prefix(16))…' is not a pseudonym (64 hex digits)") }
+            keyed.append((key, record(key: key, customer)))
+        }
+        keyed.sort { $0.key.lexicographicallyPrecedes($1.key) }
+        for index in keyed.indices.dropFirst() where keyed[index].key == keyed[index - 1].key {
+            throw Refusal("two customers share the first \(keySize) bytes of their pseudonyms; the table cannot tell them apart")
+        }
+        let json: [UInt8]
+        do { json = Array(try CanonicalJSON.encode(header)) } catch { throw Refusal("cannot encode the header: \(error)") }
+        var out = magic
+        appendInteger(UInt32(json.count), to: &out)
+        out += json
+        while out.count % recordSize != 0 { out.append(0x20) }
+        out.reserveCapacity(out.count + keyed.count * recordSize)
+        for item in keyed { out += item.record }
+        return out
+    }
+
+    /// The first 12 bytes of a pseudonym (64 hex digits); nil for anything else.
+    public static func key(_ pseudonym: String) -> [UInt8]? {
+        let hex = Array(pseudonym.utf8)
+        guard hex.count == 64 else { return nil }
+        var key: [UInt8] = []
+        key.reserveCapacity(keySize)
+        for index in stride(from: 0, to: keySize * 2, by: 2) {
+            guard let high = nibble(hex[index]), let low = nibble(hex[index + 1]) else { return nil }
+            key.append(high << 4 | low)
+        }
+        // The rest must be hex too, or it was never a pseudonym.
+        for byte in hex[(keySize * 2)...] where nibble(byte) == nil { return nil }
+        return key
+    }
+
+    private static func nibble(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        default: nil
+        }
+    }
+
+    static func record(key: [UInt8], _ facts: CustomerFacts) -> [UInt8] {
+        var out = key
+        func seconds(_ milliseconds: Int64?) -> UInt32 {
+            guard let milliseconds, milliseconds > 0 else { return 0 }
+            return UInt32(clamping: milliseconds / 1000)
+        }
+        appendInteger(seconds(facts.transactionAsOf > .min ? facts.transactionAsOf : nil), to: &out)
+        appendInteger(seconds(facts.renewalAsOf > .min ? facts.renewalAsOf : nil), to: &out)
+        appendInteger(seconds(facts.firstPurchase), to: &out)
+        appendInteger(seconds(facts.gracePeriodExpires), to: &out)
+        for kind in OfferKind.allCases { appendInteger(seconds(facts.offersRedeemed[kind]), to: &out) }
+        appendInteger(UInt64(bitPattern: facts.price ?? .min), to: &out)
+        out += code(facts.storefront)
+        out += code(facts.currency)
+        out.append(facts.ownership == .purchased ? 1 : facts.ownership == .familyShared ? 2 : 0)
+        var flags: UInt8 = 0
+        if let retry = facts.inBillingRetry { flags |= 1 | (retry ? 2 : 0) }
+        switch facts.priceIncrease {
+        case nil: break
+        case PriceIncreaseState.none?: flags |= 1 << 2
+        case .pending?: flags |= 2 << 2
+        case .agreed?: flags |= 3 << 2
+        }
+        out.append(flags)
+        return out
+    }
+
+    private static func code(_ text: String?) -> [UInt8] {
+        let bytes = Array((text ?? "").utf8)
+        return bytes.count == 3 ? bytes : [0, 0, 0]
+    }
+
+    private static func appendInteger<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
+    }
+
+    // MARK: Reading
+
+    /// Reads a table, refusing one that is not this format, is cut short, is out of order, or is for
+    /// another App, environment or pseudonym key than `expected` says.
+    public init(_ data: Data, expecting expected: (bundleId: String?, environment: String, keyId: String)) throws(Refusal) {
+        let bytes = data
+        guard bytes.count >= 12, Array(bytes.prefix(8)) == Self.magic else {
+            throw Refusal("not a facts table (it does not start with RSFACTS1)")
+        }
+        let length = Int(Self.readUInt32(bytes, at: 8))
+        guard length > 0, 12 + length <= bytes.count else { throw Refusal("the table's header is cut short") }
+        let header: Header
+        do {
+            header = try JSONDecoder().decode(Header.self, from: bytes.subdata(in: bytes.startIndex + 12..<bytes.startIndex + 12 + length))
+        } catch {
+            throw Refusal("the table's header does not parse: \(error)")
+        }
+        guard header.formatVersion == Self.formatVersion else {
+            throw Refusal("the table is format \(header.formatVersion); this serve reads format \(Self.formatVersion)")
+        }
+        guard header.environment == expected.environment else {
+            throw Refusal("the table is for environment \(header.environment), not \(expected.environment)")
+        }
+        if let bundleId = expected.bundleId, header.bundleId != bundleId {
+            throw Refusal("the table is for App \(header.bundleId), not \(bundleId)")
+        }
+        guard header.keyId == expected.keyId else {
+            throw Refusal("the table's customers are keyed with pseudonym key \(header.keyId), not this server's \(expected.keyId)")
+        }
+        let start = (12 + length + Self.recordSize - 1) / Self.recordSize * Self.recordSize
+        guard header.count >= 0, bytes.count == start + header.count * Self.recordSize else {
+            throw Refusal("the table holds \(max(0, bytes.count - start) / Self.recordSize) records' bytes, but its header says \(header.count)")
+        }
+        // One pass: every key above the one before it, and the index of first records by two-byte prefix.
+        var buckets = [UInt32](repeating: UInt32(header.count), count: 65_537)
+        let ordered: Bool = bytes.withUnsafeBytes { raw in
+            let base = raw.baseAddress!.advanced(by: start).assumingMemoryBound(to: UInt8.self)
+            var previous: UnsafePointer<UInt8>?
+            var nextBucket = 0
+            for index in 0..<header.count {
+                let record = base.advanced(by: index * Self.recordSize)
+                if let previous, memcmp(previous, record, Self.keySize) >= 0 { return false }
+                previous = UnsafePointer(record)
+                let prefix = Int(record[0]) << 8 | Int(record[1])
+                while nextBucket <= prefix { buckets[nextBucket] = UInt32(index); nextBucket += 1 }
+            }
+            return true
+        }
+        guard ordered else { throw Refusal("the table's records are not in order; it was not written by retention-sync facts publish") }
+        self.header = header
+        self.bytes = bytes
+        recordsStart = start
+        self.buckets = buckets
+    }
+
+    private static func readUInt32(_ data: Data, at offset: Int) -> UInt32 {
+        data.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }.littleEndian
+    }
+
+    /// The facts of the customer with this pseudonym (64 hex digits); nil when the table has none.
+    public func facts(for pseudonym: String) -> CustomerFacts? {
+        guard let key = Self.key(pseudonym) else { return nil }
+        return facts(forKey: key)
+    }
+
+    /// The facts under a 12-byte key.
+    public func facts(forKey key: [UInt8]) -> CustomerFacts? {
+        let prefix = Int(key[0]) << 8 | Int(key[1])
+        var low = Int(buckets[prefix]), high = Int(buckets[prefix + 1])
+        return bytes.withUnsafeBytes { raw -> CustomerFacts? in
+            let base = raw.baseAddress!.advanced(by: recordsStart).assumingMemoryBound(to: UInt8.self)
+            while low < high {
+                let middle = (low + high) / 2
+                let order = memcmp(base.advanced(by: middle * Self.recordSize), key, Self.keySize)
+                if order == 0 { return Self.decode(UnsafeRawPointer(base.advanced(by: middle * Self.recordSize))) }
+                if order < 0 { low = middle + 1 } else { high = middle }
+            }
+            return nil
+        }
+    }
+
+    /// Every customer's key (hex of the pseudonym's first 12 bytes) and facts, in key order.
+    public func all() -> [(key: String, facts: CustomerFacts)] {
+        bytes.withUnsafeBytes { raw in
+            (0..<header.count).map { index in
+                let record = raw.baseAddress!.advanced(by: recordsStart + index * Self.recordSize)
+                let key = UnsafeRawBufferPointer(start: record, count: Self.keySize).map { String(format: "%02x", $0) }.joined()
+                return (key, Self.decode(record))
+            }
+        }
+    }
+
+    private static func decode(_ record: UnsafeRawPointer) -> CustomerFacts {
+        func seconds(_ offset: Int) -> Int64? {
+            let value = record.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian
+            return value == 0 ? nil : Int64(value) * 1000
+        }
+        func text(_ offset: Int) -> String? {
+            let bytes = UnsafeRawBufferPointer(start: record + offset, count: 3)
+            return bytes.allSatisfy({ $0 != 0 }) ? String(decoding: bytes, as: UTF8.self) : nil
+        }
+        var facts = CustomerFacts()
+        facts.transactionAsOf = seconds(12) ?? .min
+        facts.renewalAsOf = seconds(16) ?? .min
+        facts.firstPurchase = seconds(20)
+        facts.gracePeriodExpires = seconds(24)
+        for (index, kind) in OfferKind.allCases.enumerated() {
+            if let date = seconds(28 + 4 * index) { facts.offersRedeemed[kind] = date }
+        }
+        let price = Int64(littleEndian: record.loadUnaligned(fromByteOffset: 48, as: Int64.self))
+        facts.price = price == .min ? nil : price
+        facts.storefront = text(56)
+        facts.currency = text(59)
+        let ownership = record.load(fromByteOffset: 62, as: UInt8.self)
+        facts.ownership = ownership == 1 ? .purchased : ownership == 2 ? .familyShared : nil
+        let flags = record.load(fromByteOffset: 63, as: UInt8.self)
+        facts.inBillingRetry = flags & 1 == 0 ? nil : flags & 2 != 0
+        switch (flags >> 2) & 3 {
+        case 1: facts.priceIncrease = PriceIncreaseState.none
+        case 2: facts.priceIncrease = .pending
+        case 3: facts.priceIncrease = .agreed
+        default: facts.priceIncrease = nil
+        }
+        return facts
+    }
+}
+
+/// The small object that names the current facts table of an environment: serve polls it, and loads
+/// the table it names only when it changes. Written after the table, so it never names a table that
+/// is not whole.
+public struct FactsPointer: Codable, Sendable, Hashable {
+    /// The table's key in the store, `facts/v1/environment=<E>/table-<digest>.rsfacts`.
+    public var table: String
+    /// `sha256:<hex>` of the table's bytes.
+    public var digest: String
+    public var count: Int
+    public var builtAt: Int64
+    public var keyId: String
+
+    public init(table: String, digest: String, count: Int, builtAt: Int64, keyId: String) {
+        self.table = table
+        self.digest = digest
+        self.count = count
+        self.builtAt = builtAt
+        self.keyId = keyId
+    }
+
+    /// Where an environment's facts live under the events' root.
+    public static func folder(environment: String) -> String { "facts/v1/environment=\(environment)" }
+    public static func key(environment: String) -> String { folder(environment: environment) + "/current.json" }
+
+    public static func digest(_ bytes: some Collection<UInt8>) -> String {
+        "sha256:" + Digest.sha256Hex(Array(bytes))
+    }
+}

@@ -1,0 +1,123 @@
+import Basics
+import EventContract
+public import EventStore
+public import Experiments
+import Foundation
+public import RetentionMessagingModels
+public import StateStore
+
+/// `facts publish` as a use case: folds every outcome event of an environment — each one a verified
+/// notification's signed transaction and renewal info, keyed by the customer's pseudonym — into
+/// one facts record per customer, and publishes the table beside the events for every `serve` replica.
+///
+/// The fold is the one `serve` applies to the notifications it receives (`CustomerFacts.fold`): per
+/// customer, the newest signed transaction's storefront, currency, price and ownership, the newest
+/// renewal info's billing and price-increase state, the earliest first purchase, and the latest
+/// redemption of each offer type. The same SQL is documented in docs/targeting.md.
+public enum FactsBuild {
+    public struct Summary: Sendable {
+        public var events: Int
+        public var customers: Int
+        /// Outcome lines written under another pseudonym key (a rotated secret): not in this table.
+        public var otherKey: Int
+        /// Customers whose newest fact is older than the retention window, left out.
+        public var expired: Int
+        public var newestFact: Int64?
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Reads the outcome events of `environment` from `source`, for customers keyed with `keyId`.
+    /// Customers whose newest fact is before `retainSince` (UNIX ms) are dropped.
+    public static func fold(source: any EventSource, environment: String, keyId: String,
+                            retainSince: Int64?) throws(Failure) -> (facts: [String: CustomerFacts], summary: Summary) {
+        var facts: [String: CustomerFacts] = [:]
+        var summary = Summary(events: 0, customers: 0, otherKey: 0, expired: 0, newestFact: nil)
+        do {
+            for partition in try source.partitions(of: .outcomes, environment: environment) {
+                for segment in try source.segments(of: .outcomes, environment: environment, in: partition) {
+                    var bytes = Data()
+                    try source.read(segment) { bytes.append(contentsOf: $0) }
+                    var lineNumber = 0
+                    for line in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
+                        lineNumber += 1
+                        guard !line.isEmpty else { continue }
+                        guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else {
+                            throw Failure(description: "\(segment.location):\(lineNumber): not a JSON object; the event store is damaged")
+                        }
+                        guard object[EventField.keyId.rawValue] as? String == keyId else {
+                            summary.otherKey += 1
+                            continue
+                        }
+                        guard let customer = object[EventField.customer.rawValue] as? String,
+                              let observation = observation(object) else {
+                            throw Failure(description: "\(segment.location):\(lineNumber): an outcome line without a customer or a time")
+                        }
+                        summary.events += 1
+                        facts[customer, default: CustomerFacts()].fold(observation)
+                    }
+                }
+            }
+        } catch let failure as Failure {
+            throw failure
+        } catch {
+            throw Failure(description: "cannot read the outcome events: \(error)")
+        }
+        if let retainSince {
+            let before = facts.count
+            facts = facts.filter { $0.value.asOf >= retainSince }
+            summary.expired = before - facts.count
+        }
+        summary.customers = facts.count
+        summary.newestFact = facts.values.map(\.asOf).max()
+        return (facts, summary)
+    }
+
+    /// What one outcome line says about its customer, read by the contract's names; nil without a time.
+    static func observation(_ line: [String: Any]) -> FactsObservation? {
+        func time(_ field: EventField) -> Int64? { (line[field.rawValue] as? String).flatMap(EventTime.parse) }
+        func integer(_ field: EventField) -> Int64? { (line[field.rawValue] as? NSNumber)?.int64Value }
+        func text(_ field: EventField) -> String? { line[field.rawValue] as? String }
+        guard let signedDate = time(.time) else { return nil }
+        // Apple's transaction always carries its purchaseDate, and its renewal info its autoRenewStatus.
+        let purchaseDate = time(.purchaseDate)
+        let offer = integer(.redeemedOfferType).flatMap { OfferKind(rawValue: Int($0)) }
+        return FactsObservation(
+            signedDate: signedDate, hasTransaction: purchaseDate != nil, storefront: text(.storefront), currency: text(.currency),
+            price: integer(.price), originalPurchaseDate: time(.originalPurchaseDate), ownership: text(.ownership).flatMap(Ownership.init(apple:)),
+            offerRedeemed: offer, offerDate: offer == nil ? nil : purchaseDate,
+            hasRenewal: line[EventField.autoRenewStatus.rawValue] is NSNumber,
+            inBillingRetry: (line[EventField.billingRetry.rawValue] as? NSNumber)?.boolValue,
+            gracePeriodExpires: time(.gracePeriodExpiresDate), priceIncreaseStatus: integer(.priceIncreaseStatus).map(Int.init),
+            autoRenewProductId: text(.autoRenewProductId))
+    }
+
+    /// Writes the table, then the pointer that names it; returns the pointer.
+    public static func publish(_ facts: [String: CustomerFacts], header: FactsTable.Header,
+                               to store: any ObjectStore) async throws -> FactsPointer {
+        let bytes = try FactsTable.encode(facts, header: header)
+        let digest = FactsPointer.digest(bytes)
+        let folder = FactsPointer.folder(environment: header.environment)
+        let tableKey = "\(folder)/table-\(digest.dropFirst("sha256:".count).prefix(32)).rsfacts"
+        try await store.put(tableKey, bytes)
+        let pointer = FactsPointer(table: tableKey, digest: digest, count: facts.count, builtAt: header.builtAt, keyId: header.keyId)
+        try await store.put(FactsPointer.key(environment: header.environment), Array(try CanonicalJSON.encode(pointer)))
+        return pointer
+    }
+
+    /// Reads the current table of `environment` from `store`, checked against its pointer's digest.
+    public static func read(from store: any ObjectStore, environment: String,
+                            expecting expected: (bundleId: String?, environment: String, keyId: String)) async throws -> (FactsPointer, FactsTable)? {
+        guard let pointerBytes = try await store.get(FactsPointer.key(environment: environment)) else { return nil }
+        let pointer = try JSONDecoder().decode(FactsPointer.self, from: pointerBytes)
+        guard let bytes = try await store.get(pointer.table) else {
+            throw Failure(description: "\(store.location)/\(pointer.table): the facts table the pointer names is missing")
+        }
+        guard FactsPointer.digest(bytes) == pointer.digest else {
+            throw Failure(description: "\(store.location)/\(pointer.table): the facts table does not match its digest; it was damaged or replaced")
+        }
+        return (pointer, try FactsTable(bytes, expecting: expected))
+    }
+}

@@ -1,0 +1,128 @@
+import Basics
+import Foundation
+public import EventStore
+public import RetentionMessagingModels
+import StateStore
+import Synchronization
+
+/// One environment's customer facts in `serve`: the table the reconcile job published (polled like
+/// the snapshot: a small pointer each poll, the table only when the pointer changes), and on top of
+/// it what the notifications this replica received since then say. A table that cannot be read or
+/// does not match (digest, App, environment, pseudonym key) is refused, and the previous one keeps
+/// serving.
+public final class CustomerFactsStore: Sendable {
+    public let environment: Environment
+    private let store: (any ObjectStore)?
+    private let bundleId: String?
+    private let keyId: String
+    private let clock: any RetentionClock
+    private let log: RequestLog
+    private let metrics: RealtimeMetrics?
+
+    private struct Loaded: Sendable {
+        var pointer: FactsPointer
+        var table: FactsTable
+    }
+    private let loaded = Mutex<Loaded?>(nil)
+    /// Pseudonym → facts: the table's (if any), with every notification received since folded in.
+    private let overlay = Mutex<[String: CustomerFacts]>([:])
+    private let lastProblem = Mutex<String?>(nil)
+
+    /// The most customers the overlay keeps between two tables; past it, the oldest half is dropped
+    /// (those customers fall back to the table until the next one).
+    public static let overlayLimit = 1_000_000
+
+    /// `store`: the events' root, where `facts publish` writes; nil keeps only what notifications say.
+    init(environment: Environment, store: (any ObjectStore)?, bundleId: String?, keyId: String,
+         clock: any RetentionClock, log: RequestLog, metrics: RealtimeMetrics?) {
+        self.environment = environment
+        self.store = store
+        self.bundleId = bundleId
+        self.keyId = keyId
+        self.clock = clock
+        self.log = log
+        self.metrics = metrics
+    }
+
+    /// What is known of the customer, and from where.
+    public func facts(for pseudonym: String) -> (facts: CustomerFacts?, source: FactsSource) {
+        if let noted = overlay.withLock({ $0[pseudonym] }) { return (noted, .notification) }
+        if let found = loaded.withLock({ $0 })?.table.facts(for: pseudonym) { return (found, .table) }
+        return (nil, .unknown)
+    }
+
+    /// Folds a verified notification's facts into the customer's.
+    public func observe(_ observation: FactsObservation, pseudonym: String) {
+        let table = loaded.withLock { $0 }?.table
+        overlay.withLock { overlay in
+            var facts = overlay[pseudonym] ?? table?.facts(for: pseudonym) ?? CustomerFacts()
+            facts.fold(observation)
+            overlay[pseudonym] = facts
+            if overlay.count > Self.overlayLimit {
+                let cut = overlay.values.map(\.asOf).sorted()[overlay.count / 2]
+                overlay = overlay.filter { $0.value.asOf > cut }
+            }
+        }
+    }
+
+    /// The table being served: its pointer and count; nil before one is loaded.
+    public var table: (pointer: FactsPointer, count: Int)? {
+        loaded.withLock { $0 }.map { ($0.pointer, $0.table.count) }
+    }
+
+    /// Customers known only from notifications received since the table.
+    public var overlayCount: Int { overlay.withLock { $0.count } }
+
+    /// Reads the pointer, and the table when it names another one. Called from serve's polling thread.
+    public func reload() {
+        guard let store else { return }
+        let environment = environment.rawValue
+        let known = loaded.withLock { $0 }?.pointer.digest
+        let expected = (bundleId, environment, keyId)
+        let outcome: Result<Loaded?, any Error> = CurrentThreadExecutor.run {
+            do {
+                guard let pointerBytes = try await store.get(FactsPointer.key(environment: environment)) else { return .success(nil) }
+                let pointer = try JSONDecoder().decode(FactsPointer.self, from: pointerBytes)
+                if pointer.digest == known { return .success(nil) }
+                guard let bytes = try await store.get(pointer.table) else {
+                    throw FactsTable.Refusal("\(pointer.table), which the pointer names, is missing")
+                }
+                guard FactsPointer.digest(bytes) == pointer.digest else {
+                    throw FactsTable.Refusal("\(pointer.table) does not match the digest its pointer gives")
+                }
+                return .success(Loaded(pointer: pointer, table: try FactsTable(bytes, expecting: expected)))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch outcome {
+        case .success(nil):
+            return
+        case .success(let fresh?):
+            loaded.withLock { $0 = fresh }
+            // What the new table already holds no longer needs the overlay.
+            overlay.withLock { overlay in
+                overlay = overlay.filter { pseudonym, facts in
+                    guard let tabled = fresh.table.facts(for: pseudonym) else { return true }
+                    return facts.asOf / 1000 > tabled.asOf / 1000
+                }
+            }
+            lastProblem.withLock { $0 = nil }
+            metrics?.factsLoaded(environment: environment, customers: fresh.table.count, builtAt: fresh.pointer.builtAt)
+            log.write(["event": "facts_loaded", "environment": .text(environment), "customers": .integer(Int64(fresh.table.count)),
+                       "digest": .text(fresh.pointer.digest), "time": .text(UTCTime(now: clock).formatted())])
+        case .failure(let error):
+            let message = "\(store.location): the facts table was refused: \(error)"
+            let repeated = lastProblem.withLock { last in
+                defer { last = message }
+                return last == message
+            }
+            metrics?.factsRefused(environment: environment)
+            if !repeated {
+                let serving = loaded.withLock { $0 }.map { "still serving \($0.pointer.digest)" } ?? "no table is being served yet"
+                log.write(["event": "facts_refused", "environment": .text(environment), "message": .text("\(message); \(serving)"),
+                           "time": .text(UTCTime(now: clock).formatted())])
+            }
+        }
+    }
+}
