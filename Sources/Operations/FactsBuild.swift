@@ -84,7 +84,7 @@ public enum FactsBuild {
         // Apple's transaction always carries its purchaseDate, and its renewal info its autoRenewStatus.
         let purchaseDate = time(.purchaseDate)
         let offer = integer(.redeemedOfferType).flatMap { OfferKind(rawValue: Int($0)) }
-        return FactsObservation(
+        var observation = FactsObservation(
             signedDate: signedDate, hasTransaction: purchaseDate != nil, storefront: text(.storefront), currency: text(.currency),
             price: integer(.price), originalPurchaseDate: time(.originalPurchaseDate), ownership: text(.ownership).flatMap(Ownership.init(apple:)),
             offerRedeemed: offer, offerDate: offer == nil ? nil : purchaseDate,
@@ -92,6 +92,8 @@ public enum FactsBuild {
             inBillingRetry: (line[EventField.billingRetry.rawValue] as? NSNumber)?.boolValue,
             gracePeriodExpires: time(.gracePeriodExpiresDate), priceIncreaseStatus: integer(.priceIncreaseStatus).map(Int.init),
             autoRenewProductId: text(.autoRenewProductId))
+        observation.notification = text(.eventId) ?? ""
+        return observation
     }
 
     /// Writes the table, then the pointer that names it; returns the pointer.
@@ -119,5 +121,30 @@ public enum FactsBuild {
             throw Failure(description: "\(store.location)/\(pointer.table): the facts table does not match its digest; it was damaged or replaced")
         }
         return (pointer, try FactsTable(bytes, expecting: expected))
+    }
+
+    /// One customer as `facts show --format jsonl` prints it: sorted keys, times in whole seconds since
+    /// 1970 (as the table keeps them), null for what is unknown — the columns of the documented SQL.
+    public static func jsonLine(key: String, _ facts: CustomerFacts) -> String {
+        func seconds(_ value: Int64?) -> String { value.map { String($0 / 1000) } ?? "null" }
+        func text(_ value: String?) -> String {
+            guard let value else { return "null" }
+            let encoded = try? JSONSerialization.data(withJSONObject: [value], options: [.fragmentsAllowed])
+            return encoded.map { String(decoding: $0.dropFirst().dropLast(), as: UTF8.self) } ?? "null"
+        }
+        var members: [String] = []
+        members.append("\"billingRetry\":\(facts.inBillingRetry.map { $0 ? "true" : "false" } ?? "null")")
+        members.append("\"currency\":\(text(facts.currency))")
+        members.append("\"firstPurchase\":\(seconds(facts.firstPurchase))")
+        members.append("\"gracePeriodExpires\":\(seconds(facts.gracePeriodExpires))")
+        members.append("\"key\":\(text(key))")
+        for kind in OfferKind.allCases { members.append("\"offer\(kind.rawValue)\":\(seconds(facts.offersRedeemed[kind]))") }
+        members.append("\"ownership\":\(text(facts.ownership?.rawValue))")
+        members.append("\"price\":\(facts.price.map(String.init) ?? "null")")
+        members.append("\"priceIncrease\":\(text(facts.priceIncrease?.rawValue))")
+        members.append("\"renewalAsOf\":\(seconds(facts.renewalAsOf > .min ? facts.renewalAsOf : nil))")
+        members.append("\"storefront\":\(text(facts.storefront))")
+        members.append("\"transactionAsOf\":\(seconds(facts.transactionAsOf > .min ? facts.transactionAsOf : nil))")
+        return "{" + members.joined(separator: ",") + "}"
     }
 }

@@ -351,7 +351,8 @@ public final class RealtimeService: Sendable {
         }
         if let facts = OutcomeFacts(verified, environment: environment, pseudonyms: recording.pseudonyms, source: .push) {
             recording.recorder.record(facts.record())
-            customerFacts[environment]?.observe(FactsObservation(signedDate: verified.payload.signedDate, transaction: verified.transaction,
+            customerFacts[environment]?.observe(FactsObservation(signedDate: verified.payload.signedDate, notification: verified.payload.notificationUUID,
+                                                                 transaction: verified.transaction,
                                                                  renewal: verified.renewalInfo), pseudonym: facts.customer)
             metrics.notification(environment: environment.rawValue, outcome: "recorded")
         } else {

@@ -99,6 +99,10 @@ public struct CustomerFacts: Sendable, Hashable {
     /// first purchase, ownership) and renewal info (billing, price increase, auto-renew product) are kept.
     public var transactionAsOf: Int64
     public var renewalAsOf: Int64
+    /// The notification (its `notificationUUID`, lowercase) each group was taken from: of two signed in
+    /// the same millisecond, the greater id wins, so every reader (and the SQL) keeps the same one.
+    public var transactionNotification: String = ""
+    public var renewalNotification: String = ""
 
     public init(storefront: String? = nil, currency: String? = nil, price: Int64? = nil, firstPurchase: Int64? = nil,
                 ownership: Ownership? = nil, offersRedeemed: [OfferKind: Int64] = [:], inBillingRetry: Bool? = nil,
@@ -152,13 +156,13 @@ public struct CustomerFacts: Sendable, Hashable {
 
     /// What one verified notification adds: its transaction's facts when it is newer than those kept,
     /// likewise its renewal info's, the earliest first purchase, and any offer its transaction was
-    /// bought under. Each part is newest-wins, minimum or maximum, so any order of arrival gives the
-    /// same facts (two notifications signed in the same millisecond are the one exception: the later
-    /// arrival wins).
+    /// bought under. Each part is newest-wins (by signed date, then notification id), minimum or
+    /// maximum, so any order of arrival — and any repetition — gives the same facts.
     public mutating func fold(_ observation: FactsObservation) {
-        if observation.hasTransaction, observation.signedDate >= transactionAsOf {
+        if observation.hasTransaction, (observation.signedDate, observation.notification) > (transactionAsOf, transactionNotification) {
             // The newest signed transaction's facts, as it signed them: a field it leaves out is unknown.
             transactionAsOf = observation.signedDate
+            transactionNotification = observation.notification
             storefront = observation.storefront
             currency = observation.currency
             price = observation.price
@@ -168,8 +172,9 @@ public struct CustomerFacts: Sendable, Hashable {
             // The first purchase never moves later, whatever order notifications come in.
             firstPurchase = min(firstPurchase ?? first, first)
         }
-        if observation.hasRenewal, observation.signedDate >= renewalAsOf {
+        if observation.hasRenewal, (observation.signedDate, observation.notification) > (renewalAsOf, renewalNotification) {
             renewalAsOf = observation.signedDate
+            renewalNotification = observation.notification
             inBillingRetry = observation.inBillingRetry ?? false
             gracePeriodExpires = observation.gracePeriodExpires
             priceIncrease = observation.priceIncreaseStatus.map { $0 == 0 ? .pending : .agreed } ?? PriceIncreaseState.none
@@ -186,6 +191,8 @@ public struct CustomerFacts: Sendable, Hashable {
 public struct FactsObservation: Sendable, Hashable {
     /// The notification's `signedDate`, UNIX ms.
     public var signedDate: Int64
+    /// The notification's `notificationUUID`, lowercase: breaks ties between equal signed dates.
+    public var notification: String = ""
     public var hasTransaction: Bool
     public var storefront: String?
     public var currency: String?
@@ -222,7 +229,7 @@ public struct FactsObservation: Sendable, Hashable {
     }
 
     /// A notification's signed transaction and renewal info.
-    public init(signedDate: Int64, transaction: TransactionPayload?, renewal: RenewalInfoPayload?) {
+    public init(signedDate: Int64, notification: String, transaction: TransactionPayload?, renewal: RenewalInfoPayload?) {
         self.init(signedDate: signedDate, hasTransaction: transaction != nil, storefront: transaction?.storefront,
                   currency: transaction?.currency, price: transaction?.price, originalPurchaseDate: transaction?.originalPurchaseDate,
                   ownership: transaction?.inAppOwnershipType.flatMap(Ownership.init(apple:)),
@@ -231,6 +238,7 @@ public struct FactsObservation: Sendable, Hashable {
                   hasRenewal: renewal != nil, inBillingRetry: renewal?.isInBillingRetryPeriod,
                   gracePeriodExpires: renewal?.gracePeriodExpiresDate, priceIncreaseStatus: renewal?.priceIncreaseStatus,
                   autoRenewProductId: renewal?.autoRenewProductId)
+        self.notification = notification.lowercased()
     }
 }
 

@@ -136,7 +136,7 @@ struct FactsCommand: ParsedCommand {
                 throw CommandError("no facts table for \(environment) in \(location): run retention-sync facts publish --env \(environment) first")
             }
             if options.format == "jsonl" {
-                for (key, facts) in table.all() { context.console.print(Self.jsonLine(key: key, facts)) }
+                for (key, facts) in table.all() { context.console.print(FactsBuild.jsonLine(key: key, facts)) }
             } else {
                 context.console.print("facts (\(environment)): \(table.count) customer(s), built \(UTCTime(milliseconds: pointer.builtAt).formatted()), "
                                       + "newest fact \(UTCTime(milliseconds: table.header.newestFact).formatted()), key id \(pointer.keyId)\n"
@@ -144,25 +144,5 @@ struct FactsCommand: ParsedCommand {
             }
             return .success
         }
-    }
-
-    /// One customer as a JSON line with sorted keys, times in seconds since 1970 (as the table keeps them).
-    static func jsonLine(key: String, _ facts: CustomerFacts) -> String {
-        func seconds(_ value: Int64?) -> String { value.map { String($0 / 1000) } ?? "null" }
-        func text(_ value: String?) -> String { value.map { "\"\($0)\"" } ?? "null" }
-        var members: [String] = []
-        members.append("\"billingRetry\":\(facts.inBillingRetry.map { $0 ? "true" : "false" } ?? "null")")
-        members.append("\"currency\":\(text(facts.currency))")
-        members.append("\"firstPurchase\":\(seconds(facts.firstPurchase))")
-        members.append("\"gracePeriodExpires\":\(seconds(facts.gracePeriodExpires))")
-        members.append("\"key\":\"\(key)\"")
-        for kind in OfferKind.allCases { members.append("\"offer\(kind.rawValue)\":\(seconds(facts.offersRedeemed[kind]))") }
-        members.append("\"ownership\":\(text(facts.ownership?.rawValue))")
-        members.append("\"price\":\(facts.price.map(String.init) ?? "null")")
-        members.append("\"priceIncrease\":\(text(facts.priceIncrease?.rawValue))")
-        members.append("\"renewalAsOf\":\(seconds(facts.renewalAsOf > .min ? facts.renewalAsOf : nil))")
-        members.append("\"storefront\":\(text(facts.storefront))")
-        members.append("\"transactionAsOf\":\(seconds(facts.transactionAsOf > .min ? facts.transactionAsOf : nil))")
-        return "{" + members.joined(separator: ",") + "}"
     }
 }

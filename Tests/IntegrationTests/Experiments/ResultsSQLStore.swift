@@ -107,12 +107,12 @@ struct ResultsSQLStore {
     }
 
     /// A block of docs/results-sql.md, exactly as printed: the fenced block after its marker comment.
-    static func documented(_ name: String, language: String = "sql") throws -> String {
-        let text = try Repository.text("docs/results-sql.md")
+    static func documented(_ name: String, language: String = "sql", in page: String = "docs/results-sql.md") throws -> String {
+        let text = try Repository.text(page)
         guard let marker = text.range(of: "<!-- \(name) -->"),
               let open = text.range(of: "```\(language)\n", range: marker.upperBound ..< text.endIndex),
               let close = text.range(of: "\n```", range: open.upperBound ..< text.endIndex) else {
-            throw Unavailable(description: "docs/results-sql.md has no ```\(language) block after <!-- \(name) -->")
+            throw Unavailable(description: "\(page) has no ```\(language) block after <!-- \(name) -->")
         }
         return String(text[open.upperBound ..< close.lowerBound])
     }

@@ -18,9 +18,26 @@ import EventContract
     /// Started by the first test that needs it; every other test awaits the same answers.
     static let session = Task { try await runSession() }
 
+    /// What Spark answered for the facts table, and what the tool made of the same events.
+    struct FactsAnswer: Sendable {
+        var sql: [[String: String]]
+        var tool: [[String: String]]
+    }
+
+    @Test func aDataTeamRunningTheManualsSparkFactsSQLOnSparkGetsTheFactsTable() async throws {
+        let answers = try await Self.session.value
+        let facts = try #require(answers.facts, "the Spark session did not answer for the facts table")
+        #expect(facts.tool.count > 200)
+        #expect(facts.sql.count == facts.tool.count)
+        for (sql, tool) in zip(facts.sql, facts.tool) where sql != tool {
+            Issue.record("Spark: \(sql.sorted { $0.key < $1.key }) ≠ tool \(tool.sorted { $0.key < $1.key })")
+            break
+        }
+    }
+
     @Test(arguments: ResultsSQLStore().windows)
     func aDataTeamRunningTheManualsSparkSQLOnSparkGetsTheNumbersOfTheJSONReport(window: ResultsSQLStore.Window) async throws {
-        let answers = try await Self.session.value
+        let answers = try await Self.session.value.windows
         let answer = try #require(answers[window.name], "the Spark session did not answer for \(window)")
         ResultsSQLStore.checkCoverage(answer.report, window)
         let fromReport = ResultsSQLStore.rows(answer.report)
@@ -48,7 +65,7 @@ import EventContract
         #expect(messages[1].contains("pyspark is not importable") && messages[1].contains("bash .ci/setup --test"), "\(messages[1])")
     }
 
-    static func runSession() async throws -> [String: WindowAnswer] {
+    static func runSession() async throws -> (windows: [String: WindowAnswer], facts: FactsAnswer?) {
         let python = Repository.url(".build/tools/bin/python")
         guard FileManager.default.isExecutableFile(atPath: python.path) else {
             throw ResultsSQLStore.Unavailable(description: "\(python.path) is missing: run `bash .ci/setup --test` (it installs pyspark, and Java when it is missing)")
@@ -65,6 +82,11 @@ import EventContract
             jobs.append(["name": window.name, "tables": ResultsSQLStore.fill(tables, root: root, window),
                          "query": ResultsSQLStore.fill(query, root: root, window)])
         }
+        // The facts table's SQL, over events of their own, in the same session.
+        let factsStore = try FactsSQLStore(seed: 11)
+        defer { factsStore.remove() }
+        jobs.append(["name": "facts", "tables": factsStore.fill(try ResultsSQLStore.documented("spark-facts-tables", language: "python", in: "docs/targeting.md")),
+                     "query": factsStore.fill(try ResultsSQLStore.documented("spark-facts-sql", in: "docs/targeting.md"))])
         let jobsFile = root.appendingPathComponent("spark-jobs.json")
         try JSONSerialization.data(withJSONObject: jobs, options: [.sortedKeys]).write(to: jobsFile)
         let scratch = root.appendingPathComponent("spark-scratch")
@@ -77,7 +99,10 @@ import EventContract
             let rows = try #require(byWindow[name], "no answer for \(name)")
             answers[name] = WindowAnswer(report: report, sql: try ResultsSQLStore.rows(json: try JSONSerialization.data(withJSONObject: rows)))
         }
-        return answers
+        let facts = try byWindow["facts"].map {
+            FactsAnswer(sql: try FactsSQLStore.objects(rows: $0), tool: try FactsSQLStore.objects(lines: try factsStore.toolLines()))
+        }
+        return (answers, facts)
     }
 
     /// Checks for Java first, so a missing runtime is named with its install command rather than as
