@@ -31,17 +31,16 @@ public struct FactsTable: Sendable {
         /// The pseudonym key the customers are keyed with (`PseudonymKey.keyId`).
         public var keyId: String
         public var count: Int
-        /// When the table was built, and the newest signed date in it (UNIX ms).
-        public var builtAt: Int64
+        /// The newest signed date in the table (UNIX ms). The header holds nothing but what the events
+        /// say, so the same events always make the same bytes (and the same digest).
         public var newestFact: Int64
 
-        public init(bundleId: String, environment: String, keyId: String, count: Int, builtAt: Int64, newestFact: Int64) {
+        public init(bundleId: String, environment: String, keyId: String, count: Int, newestFact: Int64) {
             formatVersion = FactsTable.formatVersion
             self.bundleId = bundleId
             self.environment = environment
             self.keyId = keyId
             self.count = count
-            self.builtAt = builtAt
             self.newestFact = newestFact
         }
     }
@@ -281,6 +280,7 @@ public struct FactsPointer: Codable, Sendable, Hashable {
     /// `sha256:<hex>` of the table's bytes.
     public var digest: String
     public var count: Int
+    /// When `facts publish` wrote it (UNIX ms).
     public var builtAt: Int64
     public var keyId: String
 

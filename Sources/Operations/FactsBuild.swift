@@ -96,17 +96,35 @@ public enum FactsBuild {
         return observation
     }
 
-    /// Writes the table, then the pointer that names it; returns the pointer.
-    public static func publish(_ facts: [String: CustomerFacts], header: FactsTable.Header,
-                               to store: any ObjectStore) async throws -> FactsPointer {
+    /// Writes the table, then the pointer that names it; then removes the tables older than the one
+    /// the pointer named before (a replica still loading that one finds it). Returns the pointer, and
+    /// why older tables were kept when the store would not remove them (an identity without
+    /// `s3:DeleteObject`: the tool asks for no more than it needs, so removing is best effort).
+    public static func publish(_ facts: [String: CustomerFacts], header: FactsTable.Header, builtAt: Int64,
+                               to store: any ObjectStore) async throws -> (pointer: FactsPointer, kept: String?) {
         let bytes = try FactsTable.encode(facts, header: header)
         let digest = FactsPointer.digest(bytes)
         let folder = FactsPointer.folder(environment: header.environment)
+        let pointerKey = FactsPointer.key(environment: header.environment)
+        let previous = try await store.get(pointerKey).flatMap { try? JSONDecoder().decode(FactsPointer.self, from: $0) }
         let tableKey = "\(folder)/table-\(digest.dropFirst("sha256:".count).prefix(32)).rsfacts"
         try await store.put(tableKey, bytes)
-        let pointer = FactsPointer(table: tableKey, digest: digest, count: facts.count, builtAt: header.builtAt, keyId: header.keyId)
-        try await store.put(FactsPointer.key(environment: header.environment), Array(try CanonicalJSON.encode(pointer)))
-        return pointer
+        let pointer = FactsPointer(table: tableKey, digest: digest, count: facts.count, builtAt: builtAt, keyId: header.keyId)
+        try await store.put(pointerKey, Array(try CanonicalJSON.encode(pointer)))
+        var stale: [String] = []
+        for key in try await store.list(prefix: folder + "/table-") {
+            let full = key.hasPrefix(folder) ? key : folder + "/" + key
+            if full != tableKey, full != previous?.table { stale.append(full) }
+        }
+        for key in stale {
+            do {
+                try await store.delete(key)
+            } catch {
+                return (pointer, "\(stale.count) older table(s) under \(store.location)/\(folder) were kept: \(error.description) "
+                        + "(grant s3:DeleteObject on facts/*, or expire them with a lifecycle rule)")
+            }
+        }
+        return (pointer, nil)
     }
 
     /// Reads the current table of `environment` from `store`, checked against its pointer's digest.

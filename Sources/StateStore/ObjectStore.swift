@@ -15,6 +15,8 @@ public protocol ObjectStore: Sendable {
     func get(_ key: String) async throws(StateStoreError) -> Data?
     /// Every key under `prefix`, in byte order.
     func list(prefix: String) async throws(StateStoreError) -> [String]
+    /// Removes the object; removing one that is not there is not an error.
+    func delete(_ key: String) async throws(StateStoreError)
 }
 
 /// An object store that can also store from a thread of the caller's own (the event recorder's),
@@ -73,6 +75,16 @@ public struct FolderObjectStore: BlockingObjectStore {
             throw StateStoreError(.unreachable, store: url.path, "exists but cannot be read; check its permissions")
         }
         return data
+    }
+
+    public func delete(_ key: String) async throws(StateStoreError) {
+        let url = root.appendingPathComponent(key)
+        guard FileManager.default.fileExists(atPath: url.path) else { return }
+        do {
+            try FileManager.default.removeItem(at: url)
+        } catch {
+            throw StateStoreError(.unreachable, store: url.path, "cannot be removed: \(error.localizedDescription)")
+        }
     }
 
     public func list(prefix: String) async throws(StateStoreError) -> [String] {
@@ -140,6 +152,12 @@ public struct S3ObjectStore: BlockingObjectStore {
 
     public func list(prefix relative: String) async throws(StateStoreError) -> [String] {
         try await list(prefix: relative, pageSize: 1000)
+    }
+
+    public func delete(_ key: String) async throws(StateStoreError) {
+        let response = try await s3.send(s3.request(method: "DELETE", key: fullKey(key)))
+        // S3 answers 204 whether or not the object was there.
+        guard response.status == 204 || response.status == 200 || response.status == 404 else { throw s3.failure(response) }
     }
 
     /// `pageSize` below S3's 1,000 only to exercise paging in tests.

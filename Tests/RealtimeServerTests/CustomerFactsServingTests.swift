@@ -71,13 +71,13 @@ struct CustomerFactsServingTests {
             let pseudonyms = recording.pseudonyms
             let table = Dictionary(uniqueKeysWithValues: facts.map { (pseudonyms.pseudonym($0.key), $0.value) })
             let header = FactsTable.Header(bundleId: bundleId, environment: environment, keyId: keyId ?? pseudonyms.keyId,
-                                           count: table.count, builtAt: 1_795_000_000_000, newestFact: 1_795_000_000_000)
+                                           count: table.count, newestFact: 1_795_000_000_000)
             let bytes = try FactsTable.encode(table, header: header)
             let digest = FactsPointer.digest(bytes)
             let key = "\(FactsPointer.folder(environment: "production"))/table-\(digest.suffix(16)).rsfacts"
             let store = FolderObjectStore(root: folder)
             try await store.put(key, bytes)
-            let pointer = FactsPointer(table: key, digest: digest, count: table.count, builtAt: header.builtAt, keyId: header.keyId)
+            let pointer = FactsPointer(table: key, digest: digest, count: table.count, builtAt: 1_795_000_000_000, keyId: header.keyId)
             try await store.put(FactsPointer.key(environment: "production"), Array(try CanonicalJSON.encode(pointer)))
         }
     }

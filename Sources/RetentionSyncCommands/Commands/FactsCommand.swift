@@ -96,6 +96,12 @@ struct FactsCommand: ParsedCommand {
         let environment = options.environment.rawValue
         switch options.action ?? .show {
         case .publish:
+            // A place that does not exist is a wrong path, never "no customers".
+            if let folder = StateStores.backend(for: location).localFolder(of: location),
+               !FileManager.default.fileExists(atPath: folder.appendingPathComponent("events").path) {
+                throw CommandError("no events at \(location): serve and outcomes pull write them beside the environment's state "
+                                   + "(under events/v1), or where their --events points; give --events LOCATION")
+            }
             let root = try await ResultsOperation.localFolder(location, context: context)
             let now = UTCTime(now: SystemClock()).milliseconds
             let folded: (facts: [String: CustomerFacts], summary: FactsBuild.Summary)
@@ -107,10 +113,11 @@ struct FactsCommand: ParsedCommand {
             }
             let summary = folded.summary
             let header = FactsTable.Header(bundleId: workspace.app.bundleId, environment: environment, keyId: pseudonyms.keyId,
-                                           count: folded.facts.count, builtAt: now, newestFact: summary.newestFact ?? 0)
+                                           count: folded.facts.count, newestFact: summary.newestFact ?? 0)
             let pointer: FactsPointer
+            let kept: String?
             do {
-                pointer = try await FactsBuild.publish(folded.facts, header: header, to: store)
+                (pointer, kept) = try await FactsBuild.publish(folded.facts, header: header, builtAt: now, to: store)
             } catch {
                 throw CommandError("cannot publish the facts table to \(location): \(error)")
             }
@@ -123,6 +130,7 @@ struct FactsCommand: ParsedCommand {
                 lines.append("  \(summary.otherKey) outcome event(s) written under another pseudonym key were left out (key id \(pseudonyms.keyId) is this one)")
             }
             context.console.print(lines.joined(separator: "\n"))
+            if let kept { context.console.error("note: \(kept)") }
             return .success
         case .show:
             let found: (FactsPointer, FactsTable)?

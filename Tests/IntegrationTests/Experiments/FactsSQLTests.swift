@@ -87,7 +87,7 @@ struct FactsSQLStore {
         let folded = try FactsBuild.fold(source: FolderEventSource(root: root), environment: "production", keyId: Self.keyId,
                                          retainSince: Self.retainSince)
         let header = FactsTable.Header(bundleId: "com.example.app", environment: "production", keyId: Self.keyId,
-                                       count: folded.facts.count, builtAt: Self.start, newestFact: folded.summary.newestFact ?? 0)
+                                       count: folded.facts.count, newestFact: folded.summary.newestFact ?? 0)
         let table = try FactsTable(Data(try FactsTable.encode(folded.facts, header: header)),
                                    expecting: ("com.example.app", "production", Self.keyId))
         return table.all().map { FactsBuild.jsonLine(key: $0.key, $0.facts) }
