@@ -102,12 +102,14 @@ public struct CustomerSimulation: Sendable {
                 summary.errorsByResult[result.rawValue, default: 0] += 1
             case .success(let exposure):
                 let (truth, notifications) = outcome(customer, exposure)
-                var tally = summary.answers[exposure.answer.key, default: AnswerTruth()]
-                tally.exposed += 1
-                if truth.kept { tally.kept += 1 }
-                if truth.redeemed { tally.redeemed += 1 }
-                if truth.renewed { tally.renewed += 1 }
-                summary.answers[exposure.answer.key] = tally
+                func count(_ tally: inout AnswerTruth) {
+                    tally.exposed += 1
+                    if truth.kept { tally.kept += 1 }
+                    if truth.redeemed { tally.redeemed += 1 }
+                    if truth.renewed { tally.renewed += 1 }
+                }
+                count(&summary.answers[exposure.answer.key, default: AnswerTruth()])
+                count(&summary.storefronts[customer.history.storefront, default: [:]][exposure.answer.key, default: AnswerTruth()])
                 scheduled += notifications
             }
         }
@@ -135,6 +137,28 @@ public struct CustomerSimulation: Sendable {
         var startsWithPurchase: Bool
         /// Seeds the customer's own generators: its draws do not depend on the order answers arrive in.
         var seed: UInt64
+        var history: History
+    }
+
+    /// What Apple signs about the customer beyond their current period.
+    struct History {
+        var storefront: String
+        var firstPurchase: Int64
+        var earlierOffer: Bool
+        var billingRetry: Bool
+        var familyShared: Bool
+    }
+
+    /// The customer's history, drawn from a generator of their own (the simulation's draws are unchanged).
+    private func history(seed: UInt64, periodStart: Int64, startsWithPurchase: Bool) -> History {
+        var random = SeededGenerator(seed: seed ^ 0x4157_0A7E)
+        let histories = settings.histories
+        let storefront = histories.storefronts[Int.random(in: 0..<histories.storefronts.count, using: &random)]
+        let days = Int64.random(in: 0...Int64(histories.maxTenureDays), using: &random)
+        return History(storefront: storefront, firstPurchase: startsWithPurchase ? periodStart : periodStart - days * Self.day,
+                       earlierOffer: Double.random(in: 0..<1, using: &random) < histories.earlierOffer,
+                       billingRetry: Double.random(in: 0..<1, using: &random) < histories.billingRetry,
+                       familyShared: Double.random(in: 0..<1, using: &random) < histories.familyShared)
     }
 
     private var period: Int64 { Int64(settings.periodSeconds * 1000) }
@@ -152,9 +176,10 @@ public struct CustomerSimulation: Sendable {
             // The period started up to one period ago, so it ends within one period from now.
             let elapsed = Int64.random(in: 1...period, using: &random)
             let startsWithPurchase = Double.random(in: 0..<1, using: &random) < 0.2
+            let seed = random.next()
             return Customer(originalTransactionId: id, product: product, locale: locale, periodStart: now - elapsed + 1,
-                            periodEnd: now - elapsed + 1 + period, startsWithPurchase: startsWithPurchase,
-                            seed: random.next())
+                            periodEnd: now - elapsed + 1 + period, startsWithPurchase: startsWithPurchase, seed: seed,
+                            history: history(seed: seed, periodStart: now - elapsed + 1, startsWithPurchase: startsWithPurchase))
         }
     }
 
@@ -260,7 +285,8 @@ public struct CustomerSimulation: Sendable {
     /// Draws the customer's reaction and the notifications it produces, dated from the exposure time.
     func outcome(_ customer: Customer, _ exposure: Exposure) -> (Truth, [ScheduledNotification]) {
         var random = SeededGenerator(seed: customer.seed)
-        let probabilities = settings.model.probabilities(for: exposure.answer.key)
+        let model = settings.histories.models[customer.history.storefront] ?? settings.model
+        let probabilities = model.probabilities(for: exposure.answer.key)
         // Every draw is made whatever the earlier ones gave, so each probability moves only its own outcome.
         let keepDraw = Double.random(in: 0..<1, using: &random)
         let redeemDraw = Double.random(in: 0..<1, using: &random)
@@ -312,7 +338,9 @@ public struct CustomerSimulation: Sendable {
                 transactionId: transactionId(&random), originalTransactionId: customer.originalTransactionId, bundleId: bundleId,
                 productId: product.productId, purchaseDate: end, expiresDate: end + period, offerType: offer.map { _ in 2 },
                 offerIdentifier: offer, price: offer == nil ? product.price : Self.discounted(product.price), currency: product.currency,
-                transactionReason: "RENEWAL", environment: settings.environment.appleName, signedDate: 0)
+                transactionReason: "RENEWAL", environment: settings.environment.appleName, signedDate: 0,
+                storefront: customer.history.storefront, originalPurchaseDate: customer.history.firstPurchase,
+                inAppOwnershipType: customer.history.familyShared ? "FAMILY_SHARED" : "PURCHASED")
             var nextRenewal = renewalInfo(customer, autoRenew: true, renewsTo: product.productId, renewalDate: end + period)
             nextRenewal.productId = product.productId
             notifications.append(make(customer, at: end, .didRenew, nil, transaction: next, renewal: nextRenewal, random: &random))
@@ -345,17 +373,23 @@ public struct CustomerSimulation: Sendable {
 
     private func currentTransaction(_ customer: Customer) -> TransactionPayload {
         var random = SeededGenerator(seed: customer.seed ^ 0x7A11)
+        let history = customer.history
         return TransactionPayload(
             transactionId: customer.startsWithPurchase ? customer.originalTransactionId : transactionId(&random),
             originalTransactionId: customer.originalTransactionId, bundleId: bundleId, productId: customer.product.productId,
-            purchaseDate: customer.periodStart, expiresDate: customer.periodEnd, price: customer.product.price, currency: customer.product.currency,
-            transactionReason: customer.startsWithPurchase ? "PURCHASE" : "RENEWAL", environment: settings.environment.appleName, signedDate: 0)
+            purchaseDate: customer.periodStart, expiresDate: customer.periodEnd, offerType: history.earlierOffer ? 2 : nil,
+            offerIdentifier: history.earlierOffer ? "earlier-offer" : nil,
+            price: history.earlierOffer ? Self.discounted(customer.product.price) : customer.product.price, currency: customer.product.currency,
+            transactionReason: customer.startsWithPurchase ? "PURCHASE" : "RENEWAL", environment: settings.environment.appleName, signedDate: 0,
+            storefront: history.storefront, originalPurchaseDate: history.firstPurchase,
+            inAppOwnershipType: history.familyShared ? "FAMILY_SHARED" : "PURCHASED")
     }
 
     private func renewalInfo(_ customer: Customer, autoRenew: Bool, renewsTo productId: String, renewalDate: Int64?) -> RenewalInfoPayload {
         RenewalInfoPayload(originalTransactionId: customer.originalTransactionId, productId: customer.product.productId,
                            autoRenewProductId: productId, autoRenewStatus: autoRenew ? 1 : 0, renewalDate: renewalDate,
-                           environment: settings.environment.appleName, signedDate: 0)
+                           environment: settings.environment.appleName, signedDate: 0,
+                           isInBillingRetryPeriod: customer.history.billingRetry)
     }
 
     private func make(_ customer: Customer, at date: Int64, _ type: NotificationType, _ subtype: NotificationSubtype?, transaction: TransactionPayload,

@@ -27,10 +27,15 @@ public struct CustomerSimulationSettings: Sendable, Hashable, Codable {
     /// Seconds a realtime request or a push may take.
     public var timeout: Double
     public var model: OutcomeModel
+    /// Who the customers are, as Apple signs it in their notifications: storefronts, tenure, earlier
+    /// offers, billing retry and Family Sharing; and each storefront's own outcome model, if any.
+    public var histories: CustomerHistories
 
     public init(customers: Int, seed: UInt64 = 1, environment: Environment = .sandbox, appAppleId: Int64? = nil, bundleId: String? = nil,
                 products: [SimulatedProduct], locales: [String] = ["en-US"], realtimeURL: String, pushURL: String? = nil,
-                periodSeconds: Double = 30 * 86_400, concurrency: Int = 8, timeout: Double = 5, model: OutcomeModel) {
+                periodSeconds: Double = 30 * 86_400, concurrency: Int = 8, timeout: Double = 5, model: OutcomeModel,
+                histories: CustomerHistories = CustomerHistories()) {
+        self.histories = histories
         self.customers = customers
         self.seed = seed
         self.environment = environment
@@ -57,11 +62,13 @@ public struct CustomerSimulationSettings: Sendable, Hashable, Codable {
         if !(periodSeconds >= 60) { return "periodSeconds must be at least 60, not \(periodSeconds)" }
         if !(1...256).contains(concurrency) { return "concurrency must be 1–256, not \(concurrency)" }
         if !(timeout > 0 && timeout <= 120) { return "timeout must be more than 0 and at most 120 seconds, not \(timeout)" }
+        if let problem = histories.problem { return problem }
         return model.problem
     }
 
     private enum CodingKeys: String, CodingKey {
         case customers, seed, environment, appAppleId, bundleId, products, locales, realtimeURL, pushURL, periodSeconds, concurrency, timeout, model
+        case histories
     }
 
     /// Only `customers`, `products`, `realtimeURL` and `model` are required; `environment` takes
@@ -85,6 +92,68 @@ public struct CustomerSimulationSettings: Sendable, Hashable, Codable {
         concurrency = try container.decodeIfPresent(Int.self, forKey: .concurrency) ?? 8
         timeout = try container.decodeIfPresent(Double.self, forKey: .timeout) ?? 5
         model = try container.decode(OutcomeModel.self, forKey: .model)
+        histories = try container.decodeIfPresent(CustomerHistories.self, forKey: .histories) ?? CustomerHistories()
+    }
+}
+
+/// What the simulated customers' signed transactions and renewal info say about them. Each customer
+/// draws from these with a generator of their own, so the same seed plays the same customers as
+/// before these existed, and a test knows every customer's truth per segment.
+public struct CustomerHistories: Sendable, Hashable, Codable {
+    /// Each customer's `storefront` is one of these (ISO 3166-1 alpha-3), equally likely.
+    public var storefronts: [String]
+    /// The first purchase lies up to this many days before the current period (a customer whose
+    /// period starts with their purchase has none).
+    public var maxTenureDays: Int
+    /// The share whose current period was bought under a promotional offer (`offerType` 2).
+    public var earlierOffer: Double
+    /// The share in billing retry (`isInBillingRetryPeriod`).
+    public var billingRetry: Double
+    /// The share who have the subscription through Family Sharing.
+    public var familyShared: Double
+    /// Per storefront, the outcome model its customers follow instead of the simulation's.
+    public var models: [String: OutcomeModel]
+
+    public init(storefronts: [String] = ["USA"], maxTenureDays: Int = 365, earlierOffer: Double = 0, billingRetry: Double = 0,
+                familyShared: Double = 0, models: [String: OutcomeModel] = [:]) {
+        self.storefronts = storefronts
+        self.maxTenureDays = maxTenureDays
+        self.earlierOffer = earlierOffer
+        self.billingRetry = billingRetry
+        self.familyShared = familyShared
+        self.models = models
+    }
+
+    public var problem: String? {
+        if storefronts.isEmpty { return "histories.storefronts must name at least one storefront" }
+        if let wrong = storefronts.first(where: { !Storefronts.isKnown($0) }) {
+            return "histories.storefronts: '\(wrong)' is not an ISO 3166-1 alpha-3 code like USA or DEU"
+        }
+        if let wrong = models.keys.sorted().first(where: { !storefronts.contains($0) }) {
+            return "histories.models names storefront \(wrong), which no customer has (histories.storefronts)"
+        }
+        if !(0...7300).contains(maxTenureDays) { return "histories.maxTenureDays must be 0–7300, not \(maxTenureDays)" }
+        for (name, share) in [("earlierOffer", earlierOffer), ("billingRetry", billingRetry), ("familyShared", familyShared)]
+            where !(0...1).contains(share) {
+            return "histories.\(name) must be a share from 0 to 1, not \(share)"
+        }
+        for (storefront, model) in models.sorted(by: { $0.key < $1.key }) {
+            if let problem = model.problem { return "histories.models.\(storefront): \(problem)" }
+        }
+        return nil
+    }
+
+    private enum CodingKeys: String, CodingKey { case storefronts, maxTenureDays, earlierOffer, billingRetry, familyShared, models }
+
+    /// Every key is optional.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(storefronts: try container.decodeIfPresent([String].self, forKey: .storefronts) ?? ["USA"],
+                  maxTenureDays: try container.decodeIfPresent(Int.self, forKey: .maxTenureDays) ?? 365,
+                  earlierOffer: try container.decodeIfPresent(Double.self, forKey: .earlierOffer) ?? 0,
+                  billingRetry: try container.decodeIfPresent(Double.self, forKey: .billingRetry) ?? 0,
+                  familyShared: try container.decodeIfPresent(Double.self, forKey: .familyShared) ?? 0,
+                  models: try container.decodeIfPresent([String: OutcomeModel].self, forKey: .models) ?? [:])
     }
 }
 
@@ -211,6 +280,8 @@ public struct CustomerSimulationSummary: Sendable, Hashable, Codable {
     public var errorsByResult: [String: Int]
     /// Notifications produced (delivered or still scheduled).
     public var notifications: Int
+    /// Per storefront, then per model key: the same truth as `answers`, for the customers of that storefront.
+    public var storefronts: [String: [String: AnswerTruth]] = [:]
 
     public init(customers: Int, answers: [String: AnswerTruth] = [:], errors: Int = 0, errorsByResult: [String: Int] = [:], notifications: Int = 0) {
         self.customers = customers
