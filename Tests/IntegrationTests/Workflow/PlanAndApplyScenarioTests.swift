@@ -225,4 +225,20 @@ struct PlanAndApplyScenarioTests {
         #expect(s.read("step-summary").contains("[The results page, with charts](https://github.com/acme/daybreak/actions/runs/7/artifacts/9)"))
         #expect(s.read("step-summary").contains("results-production.html"))
     }
+
+    @Test("the reconcile publishes the customer facts right after reading the outcomes, when the pseudonym secret is set")
+    func reconcilePublishesTheFacts() async throws {
+        let s = try Scenario("reconcile-facts")
+        defer { s.finish() }
+        try fakeRetentionSync(s)
+        let facts = try await s.runStep(try WorkflowFile.script(Self.reconcile, step: "Customer facts"), environment: environment(s))
+        #expect(facts.status == 0, "\(facts.all)")
+        #expect(s.read("calls").contains("facts publish --manifests manifests --env production"))
+        let step = try WorkflowFile.step(Self.reconcile, named: "Customer facts")
+        #expect(step["if"]?.scalar?.text == "always() && env.RETENTION_SYNC_PSEUDONYM_SECRET != ''")
+        let text = try Repository.text(Self.reconcile)
+        let outcomes = try #require(text.range(of: "- name: Outcomes")), published = try #require(text.range(of: "- name: Customer facts"))
+        let results = try #require(text.range(of: "- name: Results"))
+        #expect(outcomes.lowerBound < published.lowerBound && published.lowerBound < results.lowerBound)
+    }
 }
