@@ -73,7 +73,8 @@ extension DemoStory {
 
     /// Serve records every decision; the emulator's customers ask it, react as the model tells them,
     /// and their notifications come back to serve over the simulated month; results reads the split.
-    func measureSplitResults() async throws(CommandError) {
+    /// Returns the pseudonym key the events were recorded under, and where they are.
+    func measureSplitResults() async throws(CommandError) -> (pseudonyms: PseudonymKey, events: URL) {
         let split = try measuredSplit()
         let (set, _) = ManifestLoader.load(directory: manifestsURL, displayPath: "manifests")
         guard let product = split.arms.compactMap(\.product).first ?? products.first else {
@@ -109,6 +110,7 @@ extension DemoStory {
         try expect(counters.dropped.isEmpty && counters.spooledSegments == 0, "every event to be stored")
 
         try await readResults(split, drawn: drawn, events: events)
+        return (pseudonyms, events)
     }
 
     /// The simulated customers ask serve, each arm's answer keeping as many as the customers are

@@ -189,12 +189,13 @@ public struct DemoStory: Sendable {
         // Steps 1–10 ran on the virtual clock from its start; Apple's rate limits are the only waits there.
         let waited = Int((clock.now() - 1_790_000_000).rounded())
         heading(11, "Which answer keeps subscribers? serve records each decision, Apple's notifications bring the outcomes, results reads the split")
-        try await measureSplitResults()
+        let recorded = try await measureSplitResults()
+        try await answerThePerson(pseudonyms: recorded.pseudonyms, events: recorded.events)
 
         console.print("")
         console.print("The story held: validate, plan, apply, review, publish, edit, roll back against the emulator "
                       + (waited == 0 ? "(within Apple's rate limits: no wait)" : "(\(waited) s waiting on Apple's rate limits, on a virtual clock)")
-                      + ", then \(Int(Self.simulatedDays)) days of simulated customers measured by results.")
+                      + ", then \(Int(Self.simulatedDays)) days of simulated customers measured by results, and their facts for a rule that answers the person.")
     }
 
     /// Steps 1–4: validate, plan and apply sandbox, then serve it and pass Apple's performance test.

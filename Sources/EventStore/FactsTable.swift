@@ -53,8 +53,12 @@ public struct FactsTable: Sendable {
     public let header: Header
     private let bytes: Data
     private let recordsStart: Int
-    /// For each value of the pseudonym's first two bytes, the first record at or above it (65,537 entries).
-    private let buckets: [UInt32]
+    /// How many leading bits of the key the index covers: about eight records a slot, so a lookup
+    /// reads a few neighbouring records instead of walking a binary search across the whole table.
+    private let indexBits: Int
+    /// For each value of the key's first `indexBits` bits, the first record at or above it (one more
+    /// entry than values, holding `count`).
+    private let index: [UInt32]
 
     public var count: Int { header.count }
 
@@ -62,27 +66,55 @@ public struct FactsTable: Sendable {
 
     /// The table's bytes for `facts` (pseudonym → facts); pseudonyms are 64 hex digits.
     public static func encode(_ facts: [String: CustomerFacts], header: Header) throws(Refusal) -> [UInt8] {
-        var header = header
-        header.count = facts.count
-        var keyed: [(key: [UInt8], record: [UInt8])] = []
+        var keyed: [(key: [UInt8], facts: CustomerFacts)] = []
         keyed.reserveCapacity(facts.count)
         for (pseudonym, customer) in facts {
             guard let key = key(pseudonym) else { throw Refusal("'\(pseudonym.prefix(16))…' is not a pseudonym (64 hex digits)") }
-            keyed.append((key, record(key: key, customer)))
+            keyed.append((key, customer))
         }
         keyed.sort { $0.key.lexicographicallyPrecedes($1.key) }
-        for index in keyed.indices.dropFirst() where keyed[index].key == keyed[index - 1].key {
-            throw Refusal("two customers share the first \(keySize) bytes of their pseudonyms; the table cannot tell them apart")
+        var header = header
+        header.count = keyed.count
+        var builder = try Builder(header: header)
+        for item in keyed { try builder.append(key: item.key, item.facts) }
+        return builder.bytes
+    }
+
+    /// Writes a table record by record, in ascending key order (what `encode` does after sorting;
+    /// the benchmark writes millions this way without holding them twice).
+    public struct Builder {
+        public private(set) var bytes: [UInt8]
+        private var last: [UInt8]?
+        private let expected: Int
+        private var written = 0
+
+        /// `header.count` is the number of records that will be appended.
+        public init(header: Header) throws(Refusal) {
+            let json: [UInt8]
+            do { json = Array(try CanonicalJSON.encode(header)) } catch { throw Refusal("cannot encode the header: \(error)") }
+            var out = FactsTable.magic
+            FactsTable.appendInteger(UInt32(json.count), to: &out)
+            out += json
+            while out.count % FactsTable.recordSize != 0 { out.append(0x20) }
+            out.reserveCapacity(out.count + header.count * FactsTable.recordSize)
+            bytes = out
+            expected = header.count
         }
-        let json: [UInt8]
-        do { json = Array(try CanonicalJSON.encode(header)) } catch { throw Refusal("cannot encode the header: \(error)") }
-        var out = magic
-        appendInteger(UInt32(json.count), to: &out)
-        out += json
-        while out.count % recordSize != 0 { out.append(0x20) }
-        out.reserveCapacity(out.count + keyed.count * recordSize)
-        for item in keyed { out += item.record }
-        return out
+
+        /// Appends one customer; keys are 12 bytes and must ascend.
+        public mutating func append(key: [UInt8], _ facts: CustomerFacts) throws(Refusal) {
+            guard key.count == FactsTable.keySize else { throw Refusal("a key is \(FactsTable.keySize) bytes") }
+            if let last {
+                guard last.lexicographicallyPrecedes(key) else {
+                    throw Refusal(last == key ? "two customers share the first \(FactsTable.keySize) bytes of their pseudonyms; the table cannot tell them apart"
+                                  : "keys must be appended in ascending order")
+                }
+            }
+            guard written < expected else { throw Refusal("more records than the header's count") }
+            bytes += FactsTable.record(key: key, facts)
+            last = key
+            written += 1
+        }
     }
 
     /// The first 12 bytes of a pseudonym (64 hex digits); nil for anything else.
@@ -100,7 +132,7 @@ public struct FactsTable: Sendable {
         return key
     }
 
-    private static func nibble(_ byte: UInt8) -> UInt8? {
+    fileprivate static func nibble(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
@@ -140,7 +172,7 @@ public struct FactsTable: Sendable {
         return bytes.count == 3 ? bytes : [0, 0, 0]
     }
 
-    private static func appendInteger<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
+    fileprivate static func appendInteger<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
         withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
     }
 
@@ -177,18 +209,19 @@ public struct FactsTable: Sendable {
         guard header.count >= 0, bytes.count == start + header.count * Self.recordSize else {
             throw Refusal("the table holds \(max(0, bytes.count - start) / Self.recordSize) records' bytes, but its header says \(header.count)")
         }
-        // One pass: every key above the one before it, and the index of first records by two-byte prefix.
-        var buckets = [UInt32](repeating: UInt32(header.count), count: 65_537)
+        // One pass: every key above the one before it, and the index of first records by key prefix.
+        let bits = Self.indexBits(count: header.count)
+        var index = [UInt32](repeating: UInt32(header.count), count: (1 << bits) + 1)
         let ordered: Bool = bytes.withUnsafeBytes { raw in
-            let base = raw.baseAddress!.advanced(by: start).assumingMemoryBound(to: UInt8.self)
-            var previous: UnsafePointer<UInt8>?
-            var nextBucket = 0
-            for index in 0..<header.count {
-                let record = base.advanced(by: index * Self.recordSize)
-                if let previous, memcmp(previous, record, Self.keySize) >= 0 { return false }
-                previous = UnsafePointer(record)
-                let prefix = Int(record[0]) << 8 | Int(record[1])
-                while nextBucket <= prefix { buckets[nextBucket] = UInt32(index); nextBucket += 1 }
+            guard header.count > 0, let base = raw.baseAddress?.advanced(by: start) else { return true }
+            var previous: Key?
+            var nextSlot = 0
+            for position in 0..<header.count {
+                let key = Key(record: base.advanced(by: position * Self.recordSize))
+                if let previous, !(previous < key) { return false }
+                previous = key
+                let slot = Int(key.high >> UInt64(64 - bits))
+                while nextSlot <= slot { index[nextSlot] = UInt32(position); nextSlot += 1 }
             }
             return true
         }
@@ -196,7 +229,51 @@ public struct FactsTable: Sendable {
         self.header = header
         self.bytes = bytes
         recordsStart = start
-        self.buckets = buckets
+        indexBits = bits
+        self.index = index
+    }
+
+    /// About eight records an index slot, between 2^8 and 2^24 slots.
+    static func indexBits(count: Int) -> Int {
+        var bits = 8
+        while bits < 24 && (count >> bits) > 8 { bits += 1 }
+        return bits
+    }
+
+    /// A record's key: the pseudonym's first 12 bytes, as two big-endian integers, so that comparing
+    /// keys is comparing integers.
+    struct Key: Comparable {
+        var high: UInt64
+        var low: UInt32
+
+        init(high: UInt64, low: UInt32) {
+            self.high = high
+            self.low = low
+        }
+
+        init(record: UnsafeRawPointer) {
+            high = UInt64(bigEndian: record.loadUnaligned(as: UInt64.self))
+            low = UInt32(bigEndian: record.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+        }
+
+        /// The key of a pseudonym's 64 hex digits, read in place; nil for anything else.
+        init?(pseudonym: String) {
+            var text = pseudonym
+            guard let key = text.withUTF8({ Key(hex: $0) }) else { return nil }
+            self = key
+        }
+
+        private init?(hex: UnsafeBufferPointer<UInt8>) {
+            guard hex.count == 64 else { return nil }
+            var high: UInt64 = 0, low: UInt32 = 0
+            for position in 0..<64 {
+                guard let value = FactsTable.nibble(hex[position]) else { return nil }
+                if position < 16 { high = high << 4 | UInt64(value) } else if position < 24 { low = low << 4 | UInt32(value) }
+            }
+            self.init(high: high, low: low)
+        }
+
+        static func < (lhs: Key, rhs: Key) -> Bool { (lhs.high, lhs.low) < (rhs.high, rhs.low) }
     }
 
     private static func readUInt32(_ data: Data, at offset: Int) -> UInt32 {
@@ -205,21 +282,29 @@ public struct FactsTable: Sendable {
 
     /// The facts of the customer with this pseudonym (64 hex digits); nil when the table has none.
     public func facts(for pseudonym: String) -> CustomerFacts? {
-        guard let key = Self.key(pseudonym) else { return nil }
-        return facts(forKey: key)
+        guard let key = Key(pseudonym: pseudonym) else { return nil }
+        return facts(for: key)
     }
 
     /// The facts under a 12-byte key.
-    public func facts(forKey key: [UInt8]) -> CustomerFacts? {
-        let prefix = Int(key[0]) << 8 | Int(key[1])
-        var low = Int(buckets[prefix]), high = Int(buckets[prefix + 1])
+    public func facts(forKey bytes: [UInt8]) -> CustomerFacts? {
+        guard bytes.count == Self.keySize else { return nil }
+        let key = bytes.withUnsafeBytes { Key(record: $0.baseAddress!) }
+        return facts(for: key)
+    }
+
+    private func facts(for key: Key) -> CustomerFacts? {
+        guard header.count > 0 else { return nil }
+        let slot = Int(key.high >> UInt64(64 - indexBits))
+        var low = Int(index[slot]), high = Int(index[slot + 1])
         return bytes.withUnsafeBytes { raw -> CustomerFacts? in
-            let base = raw.baseAddress!.advanced(by: recordsStart).assumingMemoryBound(to: UInt8.self)
+            let base = raw.baseAddress!.advanced(by: recordsStart)
             while low < high {
                 let middle = (low + high) / 2
-                let order = memcmp(base.advanced(by: middle * Self.recordSize), key, Self.keySize)
-                if order == 0 { return Self.decode(UnsafeRawPointer(base.advanced(by: middle * Self.recordSize))) }
-                if order < 0 { low = middle + 1 } else { high = middle }
+                let record = base.advanced(by: middle * Self.recordSize)
+                let found = Key(record: record)
+                if found == key { return Self.decode(record) }
+                if found < key { low = middle + 1 } else { high = middle }
             }
             return nil
         }

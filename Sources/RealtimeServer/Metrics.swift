@@ -55,7 +55,7 @@ public final class RealtimeMetrics: Sendable {
         var reloads = 0
         var snapshotDigest: String?
         var snapshotLoadedAt: UTCTime?
-        var factsSources: [String: Int] = [:]
+        var factsSources: [RequestKey: Int] = [:]
         var factsCustomers: [String: Int] = [:]
         var factsBuiltAt: [String: Int] = [:]
         var factsRefused: [String: Int] = [:]
@@ -106,7 +106,8 @@ public final class RealtimeMetrics: Sendable {
 
     /// A decision that looked the customer's facts up, by where they came from.
     func factsLookup(environment: String, source: String) {
-        state.withLock { $0.factsSources[labels(["environment": environment, "source": source]), default: 0] += 1 }
+        // Keyed by the values themselves, like requests: the label text waits for /metrics.
+        state.withLock { $0.factsSources[RequestKey(environment: environment, outcome: source), default: 0] += 1 }
     }
 
     func factsLoaded(environment: String, customers: Int, builtAt: Int64) {
@@ -140,7 +141,9 @@ public final class RealtimeMetrics: Sendable {
         text.lines.append("retention_sync_request_duration_seconds_count \(state.latencyCount)")
         if let statistics = connections.withLock({ $0 })?() { write(statistics, to: &text) }
         text.counter("retention_sync_decision_facts_total",
-                     "Decisions by where the customer's facts came from: table, notification, or unknown.", state.factsSources)
+                     "Decisions by where the customer's facts came from: table, notification, or unknown.",
+                     Dictionary(state.factsSources.map { (labels(["environment": $0.key.environment, "source": $0.key.outcome]), $0.value) },
+                                uniquingKeysWith: +))
         text.header("retention_sync_facts_customers", "Customers in the facts table being served.", "gauge")
         for key in state.factsCustomers.keys.sorted() { text.lines.append("retention_sync_facts_customers{\(key)} \(state.factsCustomers[key]!)") }
         text.header("retention_sync_facts_built_timestamp_seconds", "When the facts table being served was built (UNIX seconds).", "gauge")

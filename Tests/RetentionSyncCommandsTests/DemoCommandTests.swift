@@ -43,14 +43,15 @@ struct DemoCommandTests {
         let out = run.stdout
         for step in ["── 1. Validate", "── 3. Apply sandbox", "── 4. Go live in sandbox", "── 6. Apply production",
                      "── 7. App Review approves", "── 8. The scheduled reconcile publishes", "── 9. Edit a message", "── 10. Roll back",
-                     "── 11. Which answer keeps subscribers?"] {
+                     "── 11. Which answer keeps subscribers?", "── 12. Answer the person"] {
             #expect(out.contains(step))
         }
         #expect(out.contains("→ exit 0: only waiting for App Review"))
         #expect(out.contains("still serves en-US with"))
         #expect(out.contains("The story held"))
         // The 35 simulated days are said as days, never as "0 s of virtual time".
-        #expect(out.contains(", then 35 days of simulated customers measured by results."), "\(out.suffix(400))")
+        #expect(out.contains(", then 35 days of simulated customers measured by results, and their facts for a rule that answers the person."),
+                "\(out.suffix(400))")
         #expect(!out.contains("0 s of virtual time"))
         // The performance test really ran against serve on loopback, and production took the URL after it.
         #expect(out.contains("PASS performance test"))
@@ -74,6 +75,19 @@ struct DemoCommandTests {
         #expect(out.contains("  upsell-yearly vs upsell-control: kept at 24 h higher, +"))
         #expect(out.contains("names upsell-yearly better at keeping subscribers than upsell-control"))
         #expect(!out.contains("not distinguishable yet"))
+    }
+
+    @Test("the demo publishes the customers' facts and previews a rule on them: billing retry gets the plain message, a customer paying or unknown the upsell; then it reverts the rule")
+    func answersThePerson() async throws {
+        let run = await Self.story.value
+        #expect(run.code == .success, "\(run.stderr)")
+        let out = run.stdout
+        #expect(out.contains("facts publish (sandbox): 2,000 customer(s) from "), "\(out.suffix(2000))")
+        #expect(out.contains("the plan publishes rule payment-failing with its condition: match.customer.billing: retry, grace"))
+        #expect(out.contains("→ a customer with billing=retry: rule cancel-flow/payment-failing"))
+        #expect(out.contains("→ a customer with billing=none: rule cancel-flow/upsell-yearly"))
+        #expect(out.contains("→ a customer nothing is known of (a condition on an unknown fact does not hold): rule cancel-flow/upsell-yearly"))
+        #expect(out.contains("$ git revert --no-edit HEAD\nreverted: left as a pull request."))
     }
 
     @Test("the demo records its events where results looks for them: results afterwards prints the report the demo showed")

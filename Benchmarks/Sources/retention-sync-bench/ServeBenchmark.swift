@@ -2,6 +2,8 @@ import Basics
 import Crypto
 import EventContract
 import EventStore
+import Operations
+import StateStore
 import Foundation
 import RetentionMessagingModels
 import Runtime
@@ -40,7 +42,7 @@ private func sendSignal(_ pid: Int32, _ signal: Int32) {
     let chain = try AppleStyleSigningChain(name: "bench")
     try Data(chain.root.pem.utf8).write(to: directory.appendingPathComponent("root.pem"))
     try Data(ES256PrivateKey.generate().pkcs8PEM.utf8).write(to: directory.appendingPathComponent("offer.p8"))
-    try serveSnapshot().sealed().encoded().write(to: directory.appendingPathComponent("snapshot.json"))
+    try serveSnapshot(targeted: options.facts != nil).sealed().encoded().write(to: directory.appendingPathComponent("snapshot.json"))
     if options.components {
         try componentCosts(chain: chain, snapshot: directory.appendingPathComponent("snapshot.json"))
     }
@@ -53,11 +55,15 @@ private func sendSignal(_ pid: Int32, _ signal: Int32) {
     }
     defer { servers.forEach { $0.kill() } }
     let events = directory.appendingPathComponent("events")
+    let secret = PseudonymSecret.generate()
+    if let customers = options.facts {
+        try await publishFacts(customers: customers, secret: secret, to: events)
+    }
     let recorder = try options.recording ? ServeProcess(
         binary: options.binary, directory: directory, name: "recording",
         arguments: ["--events", events.path, "--event-spool", directory.appendingPathComponent("spool").path,
                     "--flush-interval", ServeProcess.number(ServeProcess.flushInterval)],
-        environment: options.control ? [:] : [PseudonymSecret.variable: PseudonymSecret.generate()]) : nil
+        environment: options.control ? [:] : [PseudonymSecret.variable: secret]) : nil
     defer { recorder?.kill() }
 
     var run = ServeBenchRun(options: options, servers: servers, recorder: recorder, floor: floor)
@@ -85,6 +91,9 @@ private struct ServeBenchOptions {
     var workerCounts: [Int]?
     var noRate: Bool
     var components: Bool
+    /// With `--recording`: a facts table of this many customers (the load's 64 among them) beside the
+    /// recording server's events, and a `match.customer` rule every request checks.
+    var facts: Int?
 
     init(_ arguments: [String]) throws {
         func option(_ name: String) -> String? {
@@ -99,6 +108,10 @@ private struct ServeBenchOptions {
         workerCounts = try option("--workers").map(parseWorkerCounts)
         noRate = arguments.contains("--no-rate")
         components = arguments.contains("--components")
+        facts = option("--facts").flatMap(Int.init)
+        if facts != nil && !(recording && !control) {
+            throw BenchmarkError("--facts N needs --recording: only a server that records (it has the pseudonym secret) reads customer facts")
+        }
         if workerCounts != nil && recording {
             throw BenchmarkError("--workers compares servers with different worker counts; use it without --recording or --control")
         }
@@ -598,9 +611,27 @@ struct BenchmarkError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// A facts table of `customers` customers (the load's 64 among them, in the United States) published
+/// beside `events`, as `facts publish` does, under the pseudonyms `secret` makes.
+private func publishFacts(customers: Int, secret: String, to events: URL) async throws {
+    let pseudonyms = try PseudonymKey(secret: secret)
+    var facts: [String: CustomerFacts] = [:]
+    let now = SystemClock().time().milliseconds
+    for index in 0..<max(customers, 64) {
+        let pseudonym = index < 64 ? pseudonyms.pseudonym(String(2_000_000_000_000_000 + index)) : pseudonyms.pseudonym("bench-\(index)")
+        facts[pseudonym] = CustomerFacts(storefront: index % 3 == 0 ? "DEU" : "USA", firstPurchase: now - Int64(index % 700) * 86_400_000,
+                                         inBillingRetry: false, transactionAsOf: now - 86_400_000, renewalAsOf: now - 86_400_000)
+        if index < 64 { facts[pseudonym]?.storefront = "USA" }
+    }
+    let header = FactsTable.Header(bundleId: "com.example.app", environment: "production", keyId: pseudonyms.keyId, count: 0, newestFact: now)
+    _ = try await FactsBuild.publish(facts, header: header, builtAt: now, to: FolderObjectStore(root: events))
+    print("       facts: a table of \(facts.count) customers beside the recording server's events; every request checks a match.customer rule (storefront DEU) first")
+}
+
 /// 998 rules that name both benchmark products but miss on locale, window or split, then a message
-/// rule for monthly and an offer rule for weekly.
-private func serveSnapshot() -> RuntimeSnapshot {
+/// rule for monthly and an offer rule for weekly; `targeted` puts a rule for German customers first,
+/// which every request checks against the customer's facts.
+private func serveSnapshot(targeted: Bool = false) -> RuntimeSnapshot {
     let products = ["com.example.monthly", "com.example.weekly"]
     let identifier = { (index: Int) -> String in
         let suffix = String(index)
@@ -620,6 +651,11 @@ private func serveSnapshot() -> RuntimeSnapshot {
         }
         rules.append(SnapshotRule(id: "flow\(index / 100)/rule\(index)", version: "0123456789abcdef", match: match,
                                   response: SnapshotResponse(kind: .message, message: "m\(index)", messageIdentifiers: ["en-US": identifier(index)])))
+    }
+    if targeted {
+        rules.append(SnapshotRule(id: "targeted/germany", version: "0123456789abcdef",
+                                  match: SnapshotMatch(products: products, customer: CustomerConditions(storefronts: ["DEU"])),
+                                  response: SnapshotResponse(kind: .message, message: "bleib", messageIdentifiers: ["en-US": identifier(997)])))
     }
     rules.append(SnapshotRule(id: "monthly/message", version: "0123456789abcdef", match: SnapshotMatch(products: [products[0]]),
                               response: SnapshotResponse(kind: .message, message: "stay", messageIdentifiers: ["en-US": identifier(998)])))

@@ -11,6 +11,7 @@ let suites: [(name: String, summary: String, run: @Sendable ([String]) async thr
     ("results", "results over 10 million generated decisions and 3 million outcomes (--readers N: parsing threads, 0 for none; --vs-duckdb, --vs-spark: the manual's SQL on the same files)", resultsBenchmark),
     ("preview", "retention-sync preview of a large generated app (2,000 messages, 200 images): time and peak memory", previewBenchmark),
     ("outcomes", "outcomes pull over the emulator's Notification History: calls per 1,000 notifications", outcomesBenchmark),
+    ("facts", "a facts table of 10 million customers (--customers N): load time, memory per customer, lookup and match.customer cost", factsBenchmark),
 ]
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let name = arguments.first, let suite = suites.first(where: { $0.name == name }) else {
