@@ -26,21 +26,7 @@ extension DemoStory {
     /// nothing is known of; then reverted, as a pull request left unmerged.
     func answerThePerson(pseudonyms: PseudonymKey, events: URL) async throws(CommandError) {
         heading(12, "Answer the person: what Apple signed about each customer becomes facts a rule can ask about")
-        shell("retention-sync facts publish --env sandbox --events manifests/.retention-sync")
-        let now = UTCTime(now: clock).milliseconds
-        let folded: (facts: [String: CustomerFacts], summary: FactsBuild.Summary)
-        do {
-            folded = try FactsBuild.fold(source: FolderEventSource(root: events), environment: Environment.sandbox.rawValue,
-                                         keyId: pseudonyms.keyId, retainSince: nil)
-            let header = FactsTable.Header(bundleId: bundleId, environment: Environment.sandbox.rawValue, keyId: pseudonyms.keyId,
-                                           count: folded.facts.count, newestFact: folded.summary.newestFact ?? 0)
-            _ = try await FactsBuild.publish(folded.facts, header: header, builtAt: now, to: FolderObjectStore(root: events))
-        } catch {
-            throw CommandError("demo: cannot publish the customer facts: \(error)")
-        }
-        console.print("facts publish (sandbox): \(Self.count(folded.summary.customers)) customer(s) from \(Self.count(folded.summary.events)) "
-                      + "outcome event(s) → manifests/.retention-sync/\(FactsPointer.folder(environment: "sandbox")); every serve replica loads it at its next poll")
-        try expect(folded.summary.customers == Self.simulatedCustomers, "a fact for every simulated customer")
+        try await publishFacts(pseudonyms: pseudonyms, events: events)
 
         let flow = manifestsURL.appendingPathComponent("cancel-flow.yaml")
         let original: Data
@@ -68,7 +54,40 @@ extension DemoStory {
         try expect(rule?.match.customer?.billing == [.retry, .grace], "the planned snapshot to carry the rule's customer conditions")
         console.print("the plan publishes rule payment-failing with its condition: match.customer.billing: retry, grace")
 
-        // A monthly subscriber in the upsell's half of the experiment, asked about three ways.
+        try previewThreeCustomers(planned)
+
+        if let git {
+            shell("git revert --no-edit HEAD")
+            try git.run(["revert", "--no-edit", "HEAD"])
+        } else {
+            do { try original.write(to: flow) } catch { throw CommandError("demo: cannot restore \(flow.path): \(error)") }
+        }
+        console.print("reverted: left as a pull request. Merged, the reconcile job applies it, publishes the facts after each outcomes pull, "
+                      + "and every serve replica answers each customer by what Apple signed about them (docs/targeting.md).")
+    }
+
+    /// `facts publish` over the month's events, as the reconcile job runs it.
+    private func publishFacts(pseudonyms: PseudonymKey, events: URL) async throws(CommandError) {
+        shell("retention-sync facts publish --env sandbox --events manifests/.retention-sync")
+        let now = UTCTime(now: clock).milliseconds
+        let folded: (facts: [String: CustomerFacts], summary: FactsBuild.Summary)
+        do {
+            folded = try FactsBuild.fold(source: FolderEventSource(root: events), environment: Environment.sandbox.rawValue,
+                                         keyId: pseudonyms.keyId, retainSince: nil)
+            let header = FactsTable.Header(bundleId: bundleId, environment: Environment.sandbox.rawValue, keyId: pseudonyms.keyId,
+                                           count: folded.facts.count, newestFact: folded.summary.newestFact ?? 0)
+            _ = try await FactsBuild.publish(folded.facts, header: header, builtAt: now, to: FolderObjectStore(root: events))
+        } catch {
+            throw CommandError("demo: cannot publish the customer facts: \(error)")
+        }
+        console.print("facts publish (sandbox): \(Self.count(folded.summary.customers)) customer(s) from \(Self.count(folded.summary.events)) "
+                      + "outcome event(s) → manifests/.retention-sync/\(FactsPointer.folder(environment: "sandbox")); every serve replica loads it at its next poll")
+        try expect(folded.summary.customers == Self.simulatedCustomers, "a fact for every simulated customer")
+    }
+
+    /// `decide --customer` for a monthly subscriber in the upsell's half, three ways: billing retry,
+    /// paying normally, and nothing known.
+    private func previewThreeCustomers(_ planned: RuntimeSnapshot) throws(CommandError) {
         var transaction = "2000000000000001"
         if let split = planned.rules.first(where: { $0.id == "cancel-flow/upsell-yearly" })?.match.split {
             for candidate in 2_000_000_000_000_001...2_000_000_000_100_000 {
@@ -102,14 +121,5 @@ extension DemoStory {
             try expect(answered == expected, "\(written ?? "a customer nothing is known of") to be answered by \(expected) (it was \(answered ?? "no rule"))")
             console.print("→ \(written.map { "a customer with \($0)" } ?? "a customer nothing is known of (a condition on an unknown fact does not hold)"): rule \(expected)")
         }
-
-        if let git {
-            shell("git revert --no-edit HEAD")
-            try git.run(["revert", "--no-edit", "HEAD"])
-        } else {
-            do { try original.write(to: flow) } catch { throw CommandError("demo: cannot restore \(flow.path): \(error)") }
-        }
-        console.print("reverted: left as a pull request. Merged, the reconcile job applies it, publishes the facts after each outcomes pull, "
-                      + "and every serve replica answers each customer by what Apple signed about them (docs/targeting.md).")
     }
 }

@@ -140,8 +140,10 @@ public struct PreviewSite: StaticSite {
             html += "<li>Default for \(defaults.count) product and locale pair\(defaults.count == 1 ? "" : "s"): \(HTML.escape(defaults.joined(separator: ", ")))</li>\n"
         }
         for usage in usages {
-            if case .rule(let flow, let rule, let response) = usage {
-                html += "<li>Flow \(HTML.escape(flow)), rule \(HTML.escape(rule)): \(HTML.escape(Self.describe(response)))</li>\n"
+            if case .rule(let flow, let rule, let response, let customer) = usage {
+                // Which customers reach this sheet through the rule, when it asks about them (docs/targeting.md).
+                let whom = customer.map { " — for customers with \(HTML.escape($0.summary))" } ?? ""
+                html += "<li>Flow \(HTML.escape(flow)), rule \(HTML.escape(rule))\(whom): \(HTML.escape(Self.describe(response)))</li>\n"
             }
         }
         html += "</ul>\n"
@@ -180,7 +182,7 @@ public struct PreviewSite: StaticSite {
     func sheetContent(_ message: MessageManifest, _ localization: MessageLocalization, usages: [Usage]) -> String {
         var answers: [String] = []
         for usage in usages {
-            guard case .rule(_, _, let response) = usage, let answer = Self.answerBlock(response), !answers.contains(answer) else { continue }
+            guard case .rule(_, _, let response, _) = usage, let answer = Self.answerBlock(response), !answers.contains(answer) else { continue }
             answers.append(answer)
         }
         return Sheet(message, localization, images: images, externalImages: externalImages, answers: answers).html
@@ -225,7 +227,7 @@ public struct PreviewSite: StaticSite {
         let usages = self.usages[name] ?? []
         let defaults = usages.filter { if case .defaultMessage = $0 { true } else { false } }.count
         let rules = usages.compactMap { usage -> String? in
-            if case .rule(_, let rule, _) = usage { return rule }
+            if case .rule(_, let rule, _, _) = usage { return rule }
             return nil
         }
         var parts: [String] = []
@@ -255,7 +257,8 @@ public struct PreviewSite: StaticSite {
 /// Where a message is used: the defaults that name it and the flow rules that answer with it.
 enum Usage: Sendable, Hashable {
     case defaultMessage(product: String, locale: String)
-    case rule(flow: String, rule: String, response: RuleResponse)
+    /// `customer`: the rule's `match.customer` conditions, when it has them.
+    case rule(flow: String, rule: String, response: RuleResponse, customer: CustomerConditions?)
 
     /// By message name, defaults first (sorted), then rules in flow and evaluation order.
     static func all(in set: ManifestSet) -> [String: [Usage]] {
@@ -266,7 +269,8 @@ enum Usage: Sendable, Hashable {
         for flow in set.flows {
             for rule in flow.rules {
                 if let name = rule.response.messageName {
-                    usages[name, default: []].append(.rule(flow: flow.name, rule: rule.name, response: rule.response))
+                    usages[name, default: []].append(.rule(flow: flow.name, rule: rule.name, response: rule.response,
+                                                           customer: rule.match.customer))
                 }
             }
         }

@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 import Manifests
 import Preview
@@ -82,6 +83,28 @@ struct PreviewSiteTests {
         #expect(page.contains("&lt;/li&gt;&lt;img src=x&gt;"))
         #expect(!page.contains("<img src=x"))
         #expect(page.contains("alt=\"&lt;moon&gt;\""))
+    }
+
+    @Test("a message's page says which customers a rule shows it to, when the rule asks about them")
+    func customerConditionsShowOnTheSheetTheyLeadTo() throws {
+        let (folder, set) = try Self.app(messages: """
+            kind: Message
+            name: plain
+            localizations:
+              en-US: { header: Stay with us, body: Your progress is kept. }
+              ar-SA: { header: ابق معنا, body: كل ما حفظته باقٍ في مكانه. }
+            """)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var targeted = set
+        targeted.flows = [FlowManifest(name: "cancel", localeFallbacks: [:], rules: [
+            FlowRule(name: "payment-failing", match: RuleMatch([.customer(CustomerConditions(billing: [.retry, .grace]))]),
+                     response: .message(name: "plain"), location: SourceLocation(file: "flow.yaml", line: 3, column: 5)),
+            FlowRule(name: "everyone", match: RuleMatch(), response: .message(name: "plain"),
+                     location: SourceLocation(file: "flow.yaml", line: 8, column: 5)),
+        ], location: SourceLocation(file: "flow.yaml", line: 1, column: 1))]
+        let page = try #require(try Self.files(Self.site(targeted))["messages/plain.html"])
+        #expect(page.contains("<li>Flow cancel, rule payment-failing — for customers with billing [retry, grace]: "), "\(page)")
+        #expect(page.contains("<li>Flow cancel, rule everyone: "))
     }
 
     @Test("every page forbids every fetch with its Content-Security-Policy, carries the approximation note, and names no http(s) address")

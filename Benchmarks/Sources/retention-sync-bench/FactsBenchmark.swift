@@ -28,7 +28,7 @@ import RetentionMessagingModels
         let high = UInt64(index) &* step
         return (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * $0)) } + [0x5A, 0x5A, 0x5A, UInt8(truncatingIfNeeded: index)]
     }
-    var started = Date()
+    var started = ContinuousClock.now
     var builder = try FactsTable.Builder(header: FactsTable.Header(bundleId: "com.example.app", environment: "production",
                                                                    keyId: "0badc0de", count: customers, newestFact: now))
     for index in 0..<customers {
@@ -43,19 +43,19 @@ import RetentionMessagingModels
     try Data(bytes).write(to: file)
     let digest = FactsPointer.digest(bytes)
     print(String(format: "  written: %.1f MB in %.2f s (the benchmark's own writer; facts publish also folds the events)",
-                 Double(bytes.count) / 1_048_576, Date().timeIntervalSince(started)))
+                 Double(bytes.count) / 1_048_576, seconds(since: started)))
 
     // Loading as serve does: the bytes, the digest the pointer names, then the table.
     let before = residentMegabytes()
-    started = Date()
+    started = ContinuousClock.now
     let data = try Data(contentsOf: file)
-    let read = Date().timeIntervalSince(started)
-    started = Date()
+    let read = seconds(since: started)
+    started = ContinuousClock.now
     guard FactsPointer.digest(data) == digest else { throw BenchmarkError("the table read back does not match its digest") }
-    let checked = Date().timeIntervalSince(started)
-    started = Date()
+    let checked = seconds(since: started)
+    started = ContinuousClock.now
     let table = try FactsTable(data, expecting: ("com.example.app", "production", "0badc0de"))
-    let indexed = Date().timeIntervalSince(started)
+    let indexed = seconds(since: started)
     let after = residentMegabytes()
     print(String(format: "  load: %.2f s (read %.2f s, digest %.2f s, order and index %.2f s)", read + checked + indexed, read, checked, indexed))
     print(String(format: "  memory: %.0f MB resident for the table, %.1f bytes per customer (the file's bytes, kept as read, and a 256 KB index)",
@@ -83,6 +83,12 @@ import RetentionMessagingModels
     print(String(format: "  a match.customer check (storefront, tenure, offer history, billing): %.0f ns; what the decision event records: %.0f ns",
                  conditionCost, knownCost))
     print("  (\(held) of \(probes) checks held; figures are this machine's, one thread)")
+}
+
+/// Seconds since `start`, on the monotonic clock.
+private func seconds(since start: ContinuousClock.Instant) -> Double {
+    let elapsed = ContinuousClock.now - start
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }
 
 /// The mean wall time of `body` over `count` calls, in nanoseconds.
