@@ -19,9 +19,15 @@ public final class CustomerFactsStore: Sendable {
     private let log: RequestLog
     private let metrics: RealtimeMetrics?
 
-    private struct Loaded: Sendable {
-        var pointer: FactsPointer
-        var table: FactsTable
+    /// A class, so that reading the current table on the request path is one reference, not a copy.
+    private final class Loaded: Sendable {
+        let pointer: FactsPointer
+        let table: FactsTable
+
+        init(pointer: FactsPointer, table: FactsTable) {
+            self.pointer = pointer
+            self.table = table
+        }
     }
     private let loaded = Mutex<Loaded?>(nil)
     /// Pseudonym → facts: the table's (if any), with every notification received since folded in.

@@ -94,69 +94,92 @@ public struct CustomerConditions: Sendable, Hashable, Codable {
             && noOfferRedeemedWithin == nil && billing == nil && priceIncrease == nil && ownership == nil
     }
 
-    /// Whether the customer meets every condition at `time` (the request's signed date).
+    /// Whether the customer meets every condition at `time` (the request's signed date). On the
+    /// request path: nothing is formatted.
     public func holds(for facts: CustomerFacts?, at time: Int64) -> Bool {
-        firstFailure(for: facts, at: time) == nil
+        failure(for: facts, at: time) == nil
     }
 
     /// The first condition the customer does not meet, worded for explanations; nil when all hold.
     public func firstFailure(for facts: CustomerFacts?, at time: Int64) -> String? {
+        guard let failure = failure(for: facts, at: time) else { return nil }
+        let offer = (offerKinds ?? []).isEmpty ? "offer" : (offerKinds ?? []).map(\.name).joined(separator: " or ") + " offer"
+        switch failure {
+        case .unknown(let fact): return "\(fact) unknown"
+        case .storefront(let storefront): return "storefront \(storefront) not in [\((storefronts ?? []).joined(separator: ", "))]"
+        case .tenureBelow(let first):
+            return "tenure \(Self.tenure(from: first, to: time)) is below \(tenureAtLeast?.description ?? "")"
+        case .tenureNotBelow(let first):
+            return "tenure \(Self.tenure(from: first, to: time)) is not below \(tenureBelow?.description ?? "")"
+        case .noRecentOffer: return "no \(offer) redeemed within \(offerRedeemedWithin?.description ?? "")"
+        case .recentOffer: return "\(offer) redeemed within \(noOfferRedeemedWithin?.description ?? "")"
+        case .billing(let state):
+            return "billing \(state.rawValue) not in [\((billing ?? []).map(\.rawValue).joined(separator: ", "))]"
+        case .priceIncrease(let state):
+            return "price increase \(state.rawValue) not in [\((priceIncrease ?? []).map(\.rawValue).joined(separator: ", "))]"
+        case .ownership(let owned):
+            return "ownership \(owned.rawValue) not in [\((ownership ?? []).map(\.rawValue).joined(separator: ", "))]"
+        }
+    }
+
+    /// Why a condition does not hold, with what was known; worded only when explained.
+    enum Failure: Equatable {
+        case unknown(String)
+        case storefront(String)
+        case tenureBelow(firstPurchase: Int64), tenureNotBelow(firstPurchase: Int64)
+        case noRecentOffer, recentOffer
+        case billing(BillingState)
+        case priceIncrease(PriceIncreaseState)
+        case ownership(Ownership)
+    }
+
+    func failure(for facts: CustomerFacts?, at time: Int64) -> Failure? {
         let unknownHolds = unknownMatches == true
         if let storefronts {
             if let storefront = facts?.storefront {
-                if !storefronts.contains(storefront) { return "storefront \(storefront) not in [\(storefronts.joined(separator: ", "))]" }
+                if !storefronts.contains(storefront) { return .storefront(storefront) }
             } else if !unknownHolds {
-                return "storefront unknown"
+                return .unknown("storefront")
             }
         }
         if tenureAtLeast != nil || tenureBelow != nil {
             if let first = facts?.firstPurchase, time >= first {
-                if let tenureAtLeast, !tenureAtLeast.hasPassed(from: first, to: time) {
-                    return "tenure \(Self.tenure(from: first, to: time)) is below \(tenureAtLeast)"
-                }
-                if let tenureBelow, tenureBelow.hasPassed(from: first, to: time) {
-                    return "tenure \(Self.tenure(from: first, to: time)) is not below \(tenureBelow)"
-                }
+                if let tenureAtLeast, !tenureAtLeast.hasPassed(from: first, to: time) { return .tenureBelow(firstPurchase: first) }
+                if let tenureBelow, tenureBelow.hasPassed(from: first, to: time) { return .tenureNotBelow(firstPurchase: first) }
             } else if !unknownHolds {
-                return "tenure unknown"
+                return .unknown("tenure")
             }
         }
         if offerRedeemedWithin != nil || noOfferRedeemedWithin != nil {
-            let kinds = offerKinds ?? []
-            let offer = kinds.isEmpty ? "offer" : kinds.map(\.name).joined(separator: " or ") + " offer"
             if let facts, facts.transactionAsOf > .min {
-                let last = facts.lastRedemption(of: kinds)
+                let last = facts.lastRedemption(of: offerKinds ?? [])
                 if let within = offerRedeemedWithin {
-                    guard let last, !within.hasPassed(from: last, to: time) else { return "no \(offer) redeemed within \(within)" }
+                    guard let last, !within.hasPassed(from: last, to: time) else { return .noRecentOffer }
                 }
-                if let within = noOfferRedeemedWithin, let last, !within.hasPassed(from: last, to: time) {
-                    return "\(offer) redeemed within \(within)"
-                }
+                if let within = noOfferRedeemedWithin, let last, !within.hasPassed(from: last, to: time) { return .recentOffer }
             } else if !unknownHolds {
-                return "offer history unknown"
+                return .unknown("offer history")
             }
         }
         if let billing {
             if let state = facts?.billing(at: time) {
-                if !billing.contains(state) { return "billing \(state.rawValue) not in [\(billing.map(\.rawValue).joined(separator: ", "))]" }
+                if !billing.contains(state) { return .billing(state) }
             } else if !unknownHolds {
-                return "billing state unknown"
+                return .unknown("billing state")
             }
         }
         if let priceIncrease {
             if let state = facts?.priceIncrease {
-                if !priceIncrease.contains(state) {
-                    return "price increase \(state.rawValue) not in [\(priceIncrease.map(\.rawValue).joined(separator: ", "))]"
-                }
+                if !priceIncrease.contains(state) { return .priceIncrease(state) }
             } else if !unknownHolds {
-                return "price increase unknown"
+                return .unknown("price increase")
             }
         }
         if let ownership {
             if let owned = facts?.ownership {
-                if !ownership.contains(owned) { return "ownership \(owned.rawValue) not in [\(ownership.map(\.rawValue).joined(separator: ", "))]" }
+                if !ownership.contains(owned) { return .ownership(owned) }
             } else if !unknownHolds {
-                return "ownership unknown"
+                return .unknown("ownership")
             }
         }
         return nil

@@ -186,8 +186,10 @@ private struct RuleTable: Sendable {
     let otherLocaleRow: Int
     let notBefore: [Int64]
     let notAfter: [Int64]
-    /// nil for a rule that asks nothing about the customer.
-    let customer: [CustomerConditions?]
+    /// For each rule, its place in `conditions`, or -1 when it asks nothing about the customer: a flat
+    /// integer per rule, so the walk over rules that ask nothing copies no conditions.
+    let customerSlot: [Int]
+    let conditions: [CustomerConditions]
     /// -1 for a rule without a split.
     let splitGroup: [Int]
     let lowerBucket: [Int]
@@ -211,7 +213,17 @@ private struct RuleTable: Sendable {
         otherLocaleRow = localeCount
         notBefore = rules.map { $0.notBefore ?? .min }
         notAfter = rules.map { $0.notAfter ?? .max }
-        customer = rules.map(\.customer)
+        var slots: [Int] = [], conditions: [CustomerConditions] = []
+        for rule in rules {
+            if let customer = rule.customer {
+                slots.append(conditions.count)
+                conditions.append(customer)
+            } else {
+                slots.append(-1)
+            }
+        }
+        customerSlot = slots
+        self.conditions = conditions
         splitGroup = rules.map { $0.split == nil ? -1 : $0.splitGroup }
         lowerBucket = rules.map { $0.split?.lowerBucket ?? 0 }
         upperBucket = rules.map { $0.split?.upperBucket ?? 0 }
@@ -234,7 +246,8 @@ private struct RuleTable: Sendable {
                             let index = word * 64 + bits.trailingZeroBitCount
                             bits &= bits - 1
                             guard notBefore[index] <= signedDate, signedDate < notAfter[index] else { continue }
-                            if let conditions = customer[index], !conditions.holds(for: facts, at: signedDate) { continue }
+                            let slot = customerSlot[index]
+                            if slot >= 0, !conditions[slot].holds(for: facts, at: signedDate) { continue }
                             let group = splitGroup[index]
                             if group >= 0 {
                                 if buckets[group] < 0 {
