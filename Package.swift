@@ -54,7 +54,7 @@ let package = Package(
                        providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
 
         .target(name: "Basics", dependencies: ["CEventLoop"]),
-        .target(name: "RetentionMessagingModels"),
+        .target(name: "RetentionMessagingModels", dependencies: ["Basics"]),
         .target(name: "StateLocations", dependencies: ["RetentionMessagingModels"]),
         .target(name: "HTTPCore"),
 

@@ -1,3 +1,5 @@
+import Basics
+
 // What Apple's signed data says about one customer: the facts `match.customer` conditions test.
 // Every field comes from a verified App Store Server Notification V2's signed transaction or renewal
 // info (Apple's field in brackets), never from a client or a person:
@@ -242,24 +244,13 @@ public struct FactsObservation: Sendable, Hashable {
     }
 }
 
-/// Calendar arithmetic in UTC for tenure in months, without Foundation's calendars.
+/// Calendar arithmetic in UTC for tenure in months, on `UTCTime`'s civil-date calculation.
 enum CivilMonths {
     /// (year, month 1–12, day 1–31, milliseconds into the day) of a UNIX millisecond.
     static func civil(_ milliseconds: Int64) -> (year: Int64, month: Int64, day: Int64, rest: Int64) {
-        let day = 86_400_000 as Int64
-        var days = milliseconds / day
-        var rest = milliseconds % day
-        if rest < 0 { rest += day; days -= 1 }
-        // Days since 1970-01-01 to a civil date (proleptic Gregorian).
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d, rest)
+        let (days, rest) = UTCTime.floorDivide(milliseconds, UTCTime.day)
+        let date = UTCTime.civilFromDays(days)
+        return (date.year, date.month, date.day, rest)
     }
 
     /// Whole months from `start` to `end` (end ≥ start): a month is complete at the same day and
