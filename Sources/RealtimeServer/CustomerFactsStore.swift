@@ -32,6 +32,8 @@ public final class CustomerFactsStore: Sendable {
     private let loaded = Mutex<Loaded?>(nil)
     /// Pseudonym → facts: the table's (if any), with every notification received since folded in.
     private let overlay = Mutex<[String: CustomerFacts]>([:])
+    /// How many customers the overlay holds, read without its lock: most requests find it empty.
+    private let overlaySize = Atomic<Int>(0)
     private let lastProblem = Mutex<String?>(nil)
 
     /// The most customers the overlay keeps between two tables; past it, the oldest half is dropped
@@ -52,7 +54,7 @@ public final class CustomerFactsStore: Sendable {
 
     /// What is known of the customer, and from where.
     public func facts(for pseudonym: String) -> (facts: CustomerFacts?, source: FactsSource) {
-        if let noted = overlay.withLock({ $0[pseudonym] }) { return (noted, .notification) }
+        if overlaySize.load(ordering: .relaxed) > 0, let noted = overlay.withLock({ $0[pseudonym] }) { return (noted, .notification) }
         if let found = loaded.withLock({ $0 })?.table.facts(for: pseudonym) { return (found, .table) }
         return (nil, .unknown)
     }
@@ -68,6 +70,7 @@ public final class CustomerFactsStore: Sendable {
                 let cut = overlay.values.map(\.asOf).sorted()[overlay.count / 2]
                 overlay = overlay.filter { $0.value.asOf > cut }
             }
+            overlaySize.store(overlay.count, ordering: .relaxed)
         }
     }
 
@@ -112,6 +115,7 @@ public final class CustomerFactsStore: Sendable {
                     guard let tabled = fresh.table.facts(for: pseudonym) else { return true }
                     return facts.asOf / 1000 > tabled.asOf / 1000
                 }
+                overlaySize.store(overlay.count, ordering: .relaxed)
             }
             lastProblem.withLock { $0 = nil }
             metrics?.factsLoaded(environment: environment, customers: fresh.table.count, builtAt: fresh.pointer.builtAt)
