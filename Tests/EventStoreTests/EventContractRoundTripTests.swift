@@ -23,6 +23,11 @@ struct EventContractRoundTripTests {
                       keyId: "k", productId: "p", localeRequested: "ja", localeServed: "ja", flow: "f", rule: "r", splitGroup: nil,
                       splitControl: false, answer: .alternateProduct, messageIdentifier: "m", offerIdentifier: nil, alternateProductId: "é",
                       snapshot: "s", latencyMicros: 9_223_372_036_854_775_807),
+        DecisionFacts(time: 1_795_000_000_500, environment: "production", requestIdentifier: "r2", customer: String(repeating: "1e", count: 32),
+                      keyId: "k", productId: "p", localeRequested: "de-DE", localeServed: "de-DE", flow: "f", rule: "germany", splitGroup: nil,
+                      splitControl: false, answer: .message, messageIdentifier: "m", offerIdentifier: nil, alternateProductId: nil,
+                      snapshot: "s", latencyMicros: 700).withKnown(KnownFacts(source: .table, asOf: 1_794_000_000_000, storefront: "DEU",
+                                                                             tenureBand: "3-12m", offerWithin90Days: true, billing: .grace)),
     ]
 
     static let outcomes = [
@@ -130,12 +135,24 @@ struct EventContractRoundTripTests {
         case .offerType: return number(event.offerType)
         case .price: return number(event.price)
         case .subtype: return text(event.subtype)
+        case .storefront: return text(event.storefront)
+        case .tenureBand: return text(event.tenureBand)
+        case .billing: return text(event.billing)
+        case .offerWithin90Days:
+            let name = parser.interner.string(event.offerRecent)
+            return name.map { .bool($0 == EventLineParser.offerRecentNames.yes) } ?? .null
         default: return nil
         }
     }
 }
 
 extension DecisionFacts {
+    func withKnown(_ known: KnownFacts) -> DecisionFacts {
+        var facts = self
+        facts.known = known
+        return facts
+    }
+
     func withLayout(_ layout: String) -> DecisionFacts {
         var facts = self
         facts.splitLayout = layout

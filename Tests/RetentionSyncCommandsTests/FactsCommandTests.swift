@@ -138,4 +138,33 @@ struct FactsCommandTests {
         let unknownKey = await decide(["--customer", "country=DEU"])
         #expect(unknownKey.0 == .usage && unknownKey.2.contains("unknown customer fact 'country'"), "\(unknownKey.2)")
     }
+
+    @Test("results --by storefront breaks each rule down by what serve knew of the customer when it answered, unknown included")
+    func resultsByStorefront() async throws {
+        let harness = try CommandHarness()
+        let folder = harness.file("manifests/.retention-sync/events/v1/decisions/environment=sandbox/date=2026-11-20/hour=10")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var lines: [UInt8] = []
+        for n in 0..<12 {
+            var facts = DecisionFacts(time: 1_795_000_000_000 + Int64(n) * 60_000, environment: "sandbox", requestIdentifier: "r\(n)",
+                                      customer: String(repeating: String(format: "%02x", n + 1), count: 32), keyId: "0badc0de",
+                                      productId: "com.example.stillpoint.monthly", localeRequested: "en-US", localeServed: "en-US",
+                                      flow: "cancel-flow", rule: "everyone-else", splitGroup: nil, splitControl: false, answer: .none,
+                                      messageIdentifier: nil, offerIdentifier: nil, alternateProductId: nil, snapshot: "sha256:00", latencyMicros: 700)
+            let storefront: String? = n < 6 ? "DEU" : n < 10 ? "USA" : nil
+            facts.known = KnownFacts(source: storefront == nil ? .unknown : .table, asOf: storefront == nil ? nil : 1_794_000_000_000,
+                                     storefront: storefront, tenureBand: storefront == nil ? nil : "1-3m",
+                                     offerWithin90Days: storefront == nil ? nil : n % 2 == 0, billing: storefront == nil ? nil : BillingState.none)
+            lines += facts.record().line + [0x0A]
+        }
+        try Data(lines).write(to: folder.appendingPathComponent("serve-a-1.ndjson"))
+        let run = await harness.run(["results", "--env", "sandbox", "--since", "2026-11-01", "--by", "storefront", "--format", "json"])
+        #expect(run.code == .success, "\(run.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let rows = try #require(report["breakdownRows"] as? [[String: Any]])
+        let exposed = Dictionary(uniqueKeysWithValues: rows.map { (($0["value"] as? String) ?? "", ($0["exposed"] as? Int) ?? -1) })
+        #expect(exposed == ["DEU": 6, "USA": 4, "unknown": 2], "\(exposed)")
+        let offers = await harness.run(["results", "--env", "sandbox", "--since", "2026-11-01", "--by", "offers"])
+        #expect(offers.stdout.contains("no offer within 90 days") && offers.stdout.contains("unknown"), "\(offers.stdout)")
+    }
 }

@@ -79,6 +79,12 @@ struct Event {
     var product: Int32 = 0
     var offer: Int32 = 0
     var alternateProduct: Int32 = 0
+    /// A decision's customer facts (`storefront`, `tenureBand`, `billing`, and `offerWithin90Days` as
+    /// the text the breakdown shows); null when serve knew nothing.
+    var storefront: Int32 = 0
+    var tenureBand: Int32 = 0
+    var billing: Int32 = 0
+    var offerRecent: Int32 = 0
 
     var notificationType: Int32 = 0
     var subtype: Int32 = 0
@@ -106,5 +112,9 @@ struct Event {
         currency = map[Int(currency)]
         notificationType = map[Int(notificationType)]
         subtype = map[Int(subtype)]
+        storefront = map[Int(storefront)]
+        tenureBand = map[Int(tenureBand)]
+        billing = map[Int(billing)]
+        offerRecent = map[Int(offerRecent)]
     }
 }

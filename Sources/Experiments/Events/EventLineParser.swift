@@ -17,7 +17,12 @@ struct EventLineParser {
         .answer, .arm, .customer, .eventId, .flow, .keyId, .localeServed, .messageIdentifier, .offerIdentifier,
         .alternateProductId, .productId, .rule, .splitControl, .splitGroup, .splitLayout, .time,
         .autoRenewProductId, .currency, .effectiveDate, .expiresDate, .notificationType, .offerType, .price, .subtype,
+        .storefront, .tenureBand, .billing, .offerWithin90Days,
     ]
+
+    /// How `results --by offers` names a decision's `offerWithin90Days`.
+    static let offerRecentNames = (yes: "offer within 90 days", no: "no offer within 90 days")
+    private var offerRecentIds: (yes: Int32, no: Int32)?
 
     /// `read` by name length, so a key is compared only with names of its own length.
     private static let fields: [[(name: [UInt8], field: EventField)]] = {
@@ -259,6 +264,13 @@ struct EventLineParser {
             return
         case .bool(let flag):
             if field == .splitControl { event.splitControl = flag }
+            if field == .offerWithin90Days {
+                // Interned once per parser: the two names, not a new string per line.
+                if offerRecentIds == nil {
+                    offerRecentIds = (interner.intern(Self.offerRecentNames.yes), interner.intern(Self.offerRecentNames.no))
+                }
+                event.offerRecent = flag ? offerRecentIds!.yes : offerRecentIds!.no
+            }
             return
         case .integer(let number):
             switch field {
@@ -321,8 +333,11 @@ struct EventLineParser {
         case .currency: event.currency = interner.intern(bytes)
         case .notificationType: event.notificationType = interner.intern(bytes)
         case .subtype: event.subtype = interner.intern(bytes)
-        case .splitControl, .price, .offerType:
-            throw Refusal(reason: "\(field.rawValue) is a string; the contract has a \(field == .splitControl ? "boolean" : "integer")")
+        case .storefront: event.storefront = interner.intern(bytes)
+        case .tenureBand: event.tenureBand = interner.intern(bytes)
+        case .billing: event.billing = interner.intern(bytes)
+        case .splitControl, .price, .offerType, .offerWithin90Days:
+            throw Refusal(reason: "\(field.rawValue) is a string; the contract has a \(field == .splitControl || field == .offerWithin90Days ? "boolean" : "integer")")
         default:
             break
         }

@@ -119,6 +119,10 @@ struct ResultsJoin {
         case .message?: dimensionOf = { $0.message }
         case .locale?: dimensionOf = { $0.locale }
         case .product?: dimensionOf = { $0.product }
+        case .storefront?: dimensionOf = { $0.storefront }
+        case .tenure?: dimensionOf = { $0.tenureBand }
+        case .offers?: dimensionOf = { $0.offerRecent }
+        case .billing?: dimensionOf = { $0.billing }
         case nil: dimensionOf = { _ in 0 }
         }
     }

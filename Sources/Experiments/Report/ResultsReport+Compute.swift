@@ -143,7 +143,7 @@ extension ResultsReport {
     private static func assemble(_ join: ResultsJoin, environment: String, flow: String?, since: String?, now: String,
                                  breakdown: ResultsBreakdown?, configuration: ResultsConfiguration?,
                                  window: (since: Int64, now: Int64), clock: Int64) -> ResultsReport {
-        let rowMaker = RowMaker(join: join)
+        let rowMaker = RowMaker(join: join, unknownValue: breakdown?.isCustomerFact == true ? "unknown" : "(none)")
         let rows = rowMaker.rows()
         let breakdownRows = breakdown == nil ? nil : rowMaker.breakdownRows()
         let keys = KeyUse(join)
@@ -185,9 +185,12 @@ extension ResultsReport {
         let join: ResultsJoin
         /// A period starts at the first exposure of any arm under its layout.
         let periodStart: [String: Int64]
+        /// How a breakdown row without a value is named: "unknown" for a customer fact nobody signed.
+        let unknownValue: String
 
-        init(join: ResultsJoin) {
+        init(join: ResultsJoin, unknownValue: String) {
             self.join = join
+            self.unknownValue = unknownValue
             var periodStart: [String: Int64] = [:]
             for (key, info) in join.armInfo where key.layout != Interner.null {
                 let period = "\(key.flow)\u{0}\(info.splitGroup)\u{0}\(key.layout)"
@@ -204,7 +207,7 @@ extension ResultsReport {
 
         func breakdownRows() -> [Row] {
             join.breakdownTallies.flatMap { key, byValue in
-                byValue.map { row(key, $0.value, value: name($0.key) ?? "(none)") }
+                byValue.map { row(key, $0.value, value: name($0.key) ?? unknownValue) }
             }
             .sorted { ($0.flow, $0.rule, $0.periodSince ?? "", $0.splitLayout ?? "", $0.value ?? "")
                 < ($1.flow, $1.rule, $1.periodSince ?? "", $1.splitLayout ?? "", $1.value ?? "") }

@@ -3,6 +3,17 @@ public enum ResultsBreakdown: String, Sendable, Codable, CaseIterable {
     case message
     case locale
     case product
+    /// What serve knew of the customer when it answered (the decision's customer facts): the storefront,
+    /// the tenure band, whether an offer was redeemed in the 90 days before, the billing state.
+    case storefront, tenure, offers, billing
+
+    /// Whether the breakdown is by a customer fact, where a value nobody signed reads "unknown".
+    public var isCustomerFact: Bool {
+        switch self {
+        case .message, .locale, .product: false
+        case .storefront, .tenure, .offers, .billing: true
+        }
+    }
 }
 
 /// The readout of decisions joined with outcomes: per flow and rule (each split arm is a rule), the
