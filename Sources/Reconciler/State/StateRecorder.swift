@@ -40,7 +40,12 @@ struct StateRecorder: Sendable {
     /// left the published snapshot this apply planned from (or the one it publishes), the changes
     /// are laid over their document and written again; otherwise it stops without writing.
     mutating func write() async throws(StateStoreError) {
-        for _ in 0..<3 {
+        for attempt in 0..<Self.attempts {
+            if attempt > 0 {
+                // Two applies that conflict and retry at once conflict again: a short pause of random
+                // length (at most 20 ms times the attempt) lets one of them through first.
+                try? await Task.sleep(for: .milliseconds(Int.random(in: 1...20) * attempt))
+            }
             var document = document(over: base)
             document.updatedAt = clock.time()
             if let writer = binding.writer {
@@ -69,6 +74,9 @@ struct StateRecorder: Sendable {
         throw StateStoreError(.conflict, store: binding.name,
                               "other writers kept changing the state document; nothing was overwritten; run apply again")
     }
+
+    /// Writes tried before giving up on a state document other writers keep changing.
+    static let attempts = 6
 }
 
 extension ContentRecord {
