@@ -89,9 +89,13 @@ public struct FolderObjectStore: BlockingObjectStore {
 
     public func list(prefix: String) async throws(StateStoreError) -> [String] {
         let base = root.standardizedFileURL.path
-        guard let walker = FileManager.default.enumerator(atPath: base) else { return [] }
+        // Only the folder the prefix names is walked (`facts/v1/…/table-` walks `facts/v1/…`), not the
+        // whole root with every event segment in it.
+        let folder = prefix.lastIndex(of: "/").map { String(prefix[...$0]) } ?? ""
+        guard let walker = FileManager.default.enumerator(atPath: base + "/" + folder) else { return [] }
         var keys: [String] = []
-        while let relative = walker.nextObject() as? String {
+        while let inside = walker.nextObject() as? String {
+            let relative = folder + inside
             guard relative.hasPrefix(prefix), !(relative as NSString).lastPathComponent.hasPrefix(".") else { continue }
             var isFolder: ObjCBool = false
             if FileManager.default.fileExists(atPath: base + "/" + relative, isDirectory: &isFolder), !isFolder.boolValue {

@@ -8,6 +8,30 @@ import Glibc
 
 @Suite("Event segments in a folder")
 struct FolderObjectStoreTests {
+    @Test("listing a prefix gives every key under it in byte order, however deep, and leaves out hidden files and other folders")
+    func listingAPrefix() async throws {
+        let base = try temporaryFolder("folder-object-store-list")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let store = FolderObjectStore(root: base)
+        for key in ["facts/v1/environment=sandbox/table-b.rsfacts", "facts/v1/environment=sandbox/table-a.rsfacts",
+                    "facts/v1/environment=sandbox/current.json", "facts/v1/environment=sandbox/.table-c.tmp",
+                    "facts/v1/environment=production/table-z.rsfacts", "events/v1/decisions/environment=sandbox/date=2026-11-20/hour=10/s.ndjson",
+                    "events/v1/decisions/environment=sandbox/date=2026-11-20/hour=11/t.ndjson", "top.json"] {
+            try await store.put(key, Array(key.utf8))
+        }
+        #expect(try await store.list(prefix: "facts/v1/environment=sandbox/table-")
+                == ["facts/v1/environment=sandbox/table-a.rsfacts", "facts/v1/environment=sandbox/table-b.rsfacts"])
+        #expect(try await store.list(prefix: "events/v1/")
+                == ["events/v1/decisions/environment=sandbox/date=2026-11-20/hour=10/s.ndjson",
+                    "events/v1/decisions/environment=sandbox/date=2026-11-20/hour=11/t.ndjson"])
+        #expect(try await store.list(prefix: "facts/v1/environment=").count == 4)
+        #expect(try await store.list(prefix: "").count == 8 - 1)
+        #expect(try await store.list(prefix: "missing/folder/").isEmpty)
+        try await store.delete("facts/v1/environment=sandbox/table-a.rsfacts")
+        try await store.delete("facts/v1/environment=sandbox/table-a.rsfacts")
+        #expect(try await store.list(prefix: "facts/v1/environment=sandbox/table-") == ["facts/v1/environment=sandbox/table-b.rsfacts"])
+    }
+
     #if os(Linux)
     /// How many of the file's pages the system holds in its cache right now (mincore on a mapping).
     static func residentPages(_ path: String) throws -> Int {
