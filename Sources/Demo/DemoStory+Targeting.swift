@@ -69,20 +69,17 @@ extension DemoStory {
     /// `facts publish` over the month's events, as the reconcile job runs it.
     private func publishFacts(pseudonyms: PseudonymKey, events: URL) async throws(CommandError) {
         shell("retention-sync facts publish --env sandbox --events manifests/.retention-sync")
-        let now = UTCTime(now: clock).milliseconds
-        let folded: (facts: [String: CustomerFacts], summary: FactsBuild.Summary)
+        let summary: FactsBuild.Summary
         do {
-            folded = try FactsBuild.fold(source: FolderEventSource(root: events), environment: Environment.sandbox.rawValue,
-                                         keyId: pseudonyms.keyId, retainSince: nil)
-            let header = FactsTable.Header(bundleId: bundleId, environment: Environment.sandbox.rawValue, keyId: pseudonyms.keyId,
-                                           count: folded.facts.count, newestFact: folded.summary.newestFact ?? 0)
-            _ = try await FactsBuild.publish(folded.facts, header: header, builtAt: now, to: FolderObjectStore(root: events))
+            summary = try await FactsBuild.publish(from: FolderEventSource(root: events), bundleId: bundleId,
+                                                   environment: Environment.sandbox.rawValue, keyId: pseudonyms.keyId, retainSince: nil,
+                                                   builtAt: UTCTime(now: clock).milliseconds, to: FolderObjectStore(root: events)).summary
         } catch {
             throw CommandError("demo: cannot publish the customer facts: \(error)")
         }
-        console.print("facts publish (sandbox): \(Self.count(folded.summary.customers)) customer(s) from \(Self.count(folded.summary.events)) "
+        console.print("facts publish (sandbox): \(Self.count(summary.customers)) customer(s) from \(Self.count(summary.events)) "
                       + "outcome event(s) → manifests/.retention-sync/\(FactsPointer.folder(environment: "sandbox")); every serve replica loads it at its next poll")
-        try expect(folded.summary.customers == Self.simulatedCustomers, "a fact for every simulated customer")
+        try expect(summary.customers == Self.simulatedCustomers, "a fact for every simulated customer")
     }
 
     /// `decide --customer` for a monthly subscriber in the upsell's half, three ways: billing retry,

@@ -273,11 +273,14 @@ public struct KnownFacts: Sendable, Hashable {
         }
         var recent: Bool?
         if facts.transactionAsOf > .min {
-            recent = facts.lastRedemption(of: []).map { time - $0 < 90 * 86_400_000 } ?? false
+            recent = facts.lastRedemption(of: []).map { !Self.recentOffer.hasPassed(from: $0, to: time) } ?? false
         }
         self.init(source: source, asOf: facts.asOf > .min ? facts.asOf : nil, storefront: facts.storefront,
                   tenureBand: facts.tenureMonths(at: time).map { Self.band(months: $0) }, offerWithin90Days: recent, billing: facts.billing(at: time))
     }
+
+    /// What `offerWithin90Days` means, as `offers: {redeemedWithin: 90d}` would.
+    static let recentOffer = CustomerPeriod(count: 90, unit: .days)
 
     static func band(months: Int64) -> String {
         switch months {

@@ -1,11 +1,13 @@
 public import Foundation
 import Crypto
+public import StateStore
 public import RetentionMessagingModels
 
 /// The customer facts of one App and environment, as the reconcile job publishes them for every
 /// `serve` replica: one fixed-size record per customer, sorted by the customer's pseudonym, so a
-/// replica loads the file as it is and finds a customer with an index of the pseudonym's first two
-/// bytes and a short binary search — 64 bytes per customer, nothing copied.
+/// replica loads the file as it is and finds a customer with an index of the key's leading bits
+/// (about eight records a slot) and a short search among neighbours — 64 bytes per customer, nothing
+/// copied.
 ///
 /// Layout (all integers little-endian):
 /// - `RSFACTS1`, then the header's length (UInt32) and the header (canonical JSON: `FactsTable.Header`),
@@ -119,17 +121,7 @@ public struct FactsTable: Sendable {
 
     /// The first 12 bytes of a pseudonym (64 hex digits); nil for anything else.
     public static func key(_ pseudonym: String) -> [UInt8]? {
-        let hex = Array(pseudonym.utf8)
-        guard hex.count == 64 else { return nil }
-        var key: [UInt8] = []
-        key.reserveCapacity(keySize)
-        for index in stride(from: 0, to: keySize * 2, by: 2) {
-            guard let high = nibble(hex[index]), let low = nibble(hex[index + 1]) else { return nil }
-            key.append(high << 4 | low)
-        }
-        // The rest must be hex too, or it was never a pseudonym.
-        for byte in hex[(keySize * 2)...] where nibble(byte) == nil { return nil }
-        return key
+        Key(pseudonym: pseudonym)?.bytes
     }
 
     fileprivate static func nibble(_ byte: UInt8) -> UInt8? {
@@ -273,6 +265,11 @@ public struct FactsTable: Sendable {
             self.init(high: high, low: low)
         }
 
+        /// The 12 bytes a record starts with.
+        var bytes: [UInt8] {
+            (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * $0)) } + (0..<4).map { UInt8(truncatingIfNeeded: low >> (24 - 8 * $0)) }
+        }
+
         static func < (lhs: Key, rhs: Key) -> Bool { (lhs.high, lhs.low) < (rhs.high, rhs.low) }
     }
 
@@ -283,13 +280,6 @@ public struct FactsTable: Sendable {
     /// The facts of the customer with this pseudonym (64 hex digits); nil when the table has none.
     public func facts(for pseudonym: String) -> CustomerFacts? {
         guard let key = Key(pseudonym: pseudonym) else { return nil }
-        return facts(for: key)
-    }
-
-    /// The facts under a 12-byte key.
-    public func facts(forKey bytes: [UInt8]) -> CustomerFacts? {
-        guard bytes.count == Self.keySize else { return nil }
-        let key = bytes.withUnsafeBytes { Key(record: $0.baseAddress!) }
         return facts(for: key)
     }
 
@@ -377,11 +367,31 @@ public struct FactsPointer: Codable, Sendable, Hashable {
         self.keyId = keyId
     }
 
+    /// The current table of `environment` in `store`, checked against its pointer's digest and against
+    /// `expected`; nil when no table is published, or when the pointer still names `unlessDigest`.
+    public static func current(in store: any ObjectStore, environment: String,
+                               expecting expected: (bundleId: String?, environment: String, keyId: String),
+                               unlessDigest known: String? = nil) async throws -> (pointer: FactsPointer, table: FactsTable)? {
+        guard let pointerBytes = try await store.get(key(environment: environment)) else { return nil }
+        let pointer = try JSONDecoder().decode(FactsPointer.self, from: pointerBytes)
+        if pointer.digest == known { return nil }
+        guard let bytes = try await store.get(pointer.table) else {
+            throw FactsTable.Refusal("\(store.location)/\(pointer.table), which the pointer names, is missing")
+        }
+        guard digest(bytes) == pointer.digest else {
+            throw FactsTable.Refusal("\(store.location)/\(pointer.table) does not match the digest its pointer gives; it was damaged or replaced")
+        }
+        return (pointer, try FactsTable(bytes, expecting: expected))
+    }
+
     /// Where an environment's facts live under the events' root.
     public static func folder(environment: String) -> String { "facts/v1/environment=\(environment)" }
     public static func key(environment: String) -> String { folder(environment: environment) + "/current.json" }
 
-    public static func digest(_ bytes: some Collection<UInt8>) -> String {
-        "sha256:" + Digest.sha256Hex(Array(bytes))
+    /// Hashed in place: a table of millions of customers is not copied to be checked.
+    public static func digest(_ bytes: some ContiguousBytes) -> String {
+        var state = SHA256State()
+        bytes.withUnsafeBytes { state.update($0) }
+        return "sha256:" + state.digest().hexString
     }
 }

@@ -96,6 +96,19 @@ public enum FactsBuild {
         return observation
     }
 
+    /// What `facts publish` does: folds the outcome events of `environment` in `source` (customers keyed
+    /// with `keyId`, newer than `retainSince`) and publishes the table to `store`. Returns what was
+    /// folded, the pointer written, and why older tables were kept, if they were.
+    public static func publish(from source: any EventSource, bundleId: String, environment: String, keyId: String, retainSince: Int64?,
+                               builtAt: Int64, to store: any ObjectStore) async throws
+        -> (summary: Summary, pointer: FactsPointer, kept: String?) {
+        let folded = try fold(source: source, environment: environment, keyId: keyId, retainSince: retainSince)
+        let header = FactsTable.Header(bundleId: bundleId, environment: environment, keyId: keyId, count: folded.facts.count,
+                                       newestFact: folded.summary.newestFact ?? 0)
+        let published = try await publish(folded.facts, header: header, builtAt: builtAt, to: store)
+        return (folded.summary, published.pointer, published.kept)
+    }
+
     /// Writes the table, then the pointer that names it; then removes the tables older than the one
     /// the pointer named before (a replica still loading that one finds it). Returns the pointer, and
     /// why older tables were kept when the store would not remove them (an identity without
@@ -125,20 +138,6 @@ public enum FactsBuild {
             }
         }
         return (pointer, nil)
-    }
-
-    /// Reads the current table of `environment` from `store`, checked against its pointer's digest.
-    public static func read(from store: any ObjectStore, environment: String,
-                            expecting expected: (bundleId: String?, environment: String, keyId: String)) async throws -> (FactsPointer, FactsTable)? {
-        guard let pointerBytes = try await store.get(FactsPointer.key(environment: environment)) else { return nil }
-        let pointer = try JSONDecoder().decode(FactsPointer.self, from: pointerBytes)
-        guard let bytes = try await store.get(pointer.table) else {
-            throw Failure(description: "\(store.location)/\(pointer.table): the facts table the pointer names is missing")
-        }
-        guard FactsPointer.digest(bytes) == pointer.digest else {
-            throw Failure(description: "\(store.location)/\(pointer.table): the facts table does not match its digest; it was damaged or replaced")
-        }
-        return (pointer, try FactsTable(bytes, expecting: expected))
     }
 
     /// One customer as `facts show --format jsonl` prints it: sorted keys, times in whole seconds since

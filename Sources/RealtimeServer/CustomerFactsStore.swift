@@ -79,9 +79,6 @@ public final class CustomerFactsStore: Sendable {
         loaded.withLock { $0 }.map { ($0.pointer, $0.table.count) }
     }
 
-    /// Customers known only from notifications received since the table.
-    public var overlayCount: Int { overlay.withLock { $0.count } }
-
     /// Reads the pointer, and the table when it names another one. Called from serve's polling thread.
     public func reload() {
         guard let store else { return }
@@ -90,16 +87,8 @@ public final class CustomerFactsStore: Sendable {
         let expected = (bundleId, environment, keyId)
         let outcome: Result<Loaded?, any Error> = CurrentThreadExecutor.run {
             do {
-                guard let pointerBytes = try await store.get(FactsPointer.key(environment: environment)) else { return .success(nil) }
-                let pointer = try JSONDecoder().decode(FactsPointer.self, from: pointerBytes)
-                if pointer.digest == known { return .success(nil) }
-                guard let bytes = try await store.get(pointer.table) else {
-                    throw FactsTable.Refusal("\(pointer.table), which the pointer names, is missing")
-                }
-                guard FactsPointer.digest(bytes) == pointer.digest else {
-                    throw FactsTable.Refusal("\(pointer.table) does not match the digest its pointer gives")
-                }
-                return .success(Loaded(pointer: pointer, table: try FactsTable(bytes, expecting: expected)))
+                return .success(try await FactsPointer.current(in: store, environment: environment, expecting: expected, unlessDigest: known)
+                    .map { Loaded(pointer: $0.pointer, table: $0.table) })
             } catch {
                 return .failure(error)
             }
@@ -122,7 +111,7 @@ public final class CustomerFactsStore: Sendable {
             log.write(["event": "facts_loaded", "environment": .text(environment), "customers": .integer(Int64(fresh.table.count)),
                        "digest": .text(fresh.pointer.digest), "time": .text(UTCTime(now: clock).formatted())])
         case .failure(let error):
-            let message = "\(store.location): the facts table was refused: \(error)"
+            let message = "the facts table in \(store.location) was refused: \(error)"
             let repeated = lastProblem.withLock { last in
                 defer { last = message }
                 return last == message

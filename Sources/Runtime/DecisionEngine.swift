@@ -53,9 +53,6 @@ public final class DecisionEngine: Sendable {
         return (decision, trace ?? [])
     }
 
-    /// Whether any rule of the current snapshot asks about the customer.
-    public var usesCustomerFacts: Bool { current.withLock { $0 }.usesCustomerFacts }
-
     private func evaluate(_ request: DecodedRealtimeRequestBody, customer: CustomerFacts?, trace: inout [RuleTrace]?) throws -> Decision {
         let compiled = current.withLock { $0 }
         // The verifier already refuses these; an engine fed unverified requests must not answer them either.
@@ -110,11 +107,9 @@ private final class CompiledSnapshot: Sendable {
     let splitSalts: [String]
     let rules: [CompiledRule]
     let table: RuleTable
-    let usesCustomerFacts: Bool
 
     init(_ snapshot: RuntimeSnapshot) {
         self.snapshot = snapshot
-        usesCustomerFacts = snapshot.usesCustomerFacts
         environmentName = snapshot.environment.appleName
         var products: [String: Int] = [:]
         var locales: [String: Int] = [:]

@@ -117,9 +117,6 @@ public struct SnapshotResponse: Codable, Sendable, Hashable {
 }
 
 extension RuntimeSnapshot {
-    /// Whether any rule asks about the customer: only then does `serve` need their facts.
-    public var usesCustomerFacts: Bool { rules.contains { $0.match.customer != nil } }
-
     /// Each split group's layout, by group (salt): its arms in evaluation order as
     /// `rule:lower-upper`, the control marked `*` — `arm-a*:0-4500,arm-b:4500-9000,holdout:9000-10000`.
     /// Recorded on every decision of an arm (`splitLayout`), so `results` reports each configuration

@@ -61,6 +61,9 @@ struct CustomerFactsServingTests {
 
         deinit { try? FileManager.default.removeItem(at: folder) }
 
+        /// Every byte written under the folder: segments, spool and facts tables alike.
+        func allBytes() throws -> String { RealtimeServerTests.allBytes(under: folder) }
+
         func decisions() throws -> [[String: Any]] {
             recording.recorder.close()
             return try eventLines(under: folder, prefix: "events/v1/decisions/environment=production/")
@@ -123,6 +126,12 @@ struct CustomerFactsServingTests {
         #expect(german.last?["factsAsOf"] as? String == EventTime.format(now - 60_000))
         let stranger = try #require(decisions.first { $0["customer"] as? String == pseudonyms.pseudonym(Self.stranger) })
         #expect(stranger["facts"] as? String == "unknown" && stranger["storefront"] is NSNull && stranger["factsAsOf"] is NSNull)
+
+        // No transaction id in any event, log line or metric: customers are their pseudonyms only.
+        let everything = try recorded.allBytes() + running.log.joined() + metrics
+        for transaction in [Self.german, Self.american, Self.stranger] {
+            #expect(!everything.contains(transaction))
+        }
     }
 
     @Test("a published facts table reaches a replica that received no notification; a damaged table, or one for another key, is refused and the previous keeps serving")
@@ -157,5 +166,7 @@ struct CustomerFactsServingTests {
         #expect(running.log.contains { $0.contains("facts_refused") && $0.contains("pseudonym key 0badc0de") })
         let decisions = try recorded.decisions()
         #expect(decisions.allSatisfy { $0["facts"] as? String == "table" })
+        let everything = try recorded.allBytes() + running.log.joined() + metrics
+        #expect(!everything.contains(Self.german) && !everything.contains(Self.american))
     }
 }

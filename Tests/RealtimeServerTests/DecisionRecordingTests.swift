@@ -62,16 +62,7 @@ struct DecisionRecordingTests {
         }
 
         /// Every byte written under the folder, segments and spool alike.
-        func allBytes() throws -> String {
-            var text = ""
-            let walker = FileManager.default.enumerator(atPath: folder.path)
-            while let relative = walker?.nextObject() as? String {
-                if let data = FileManager.default.contents(atPath: folder.appendingPathComponent(relative).path) {
-                    text += String(decoding: data, as: UTF8.self)
-                }
-            }
-            return text
-        }
+        func allBytes() throws -> String { RealtimeServerTests.allBytes(under: folder) }
     }
 
     @Test("every answer and every refusal is one decision event with its rule, split arm and the customer's pseudonym — never the transaction id")

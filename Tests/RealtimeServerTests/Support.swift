@@ -164,3 +164,16 @@ final class RunningService: Sendable {
 func json(_ response: HTTPResponse) throws -> [String: Any] {
     try #require(try JSONSerialization.jsonObject(with: response.body) as? [String: Any])
 }
+
+/// Every byte written under `folder` (segments, spool, facts tables), as text, to search for what must
+/// never be written.
+func allBytes(under folder: URL) -> String {
+    var text = ""
+    let walker = FileManager.default.enumerator(atPath: folder.path)
+    while let relative = walker?.nextObject() as? String {
+        if let data = FileManager.default.contents(atPath: folder.appendingPathComponent(relative).path) {
+            text += String(decoding: data, as: UTF8.self)
+        }
+    }
+    return text
+}

@@ -58,7 +58,7 @@ import RetentionMessagingModels
     let indexed = seconds(since: started)
     let after = residentMegabytes()
     print(String(format: "  load: %.2f s (read %.2f s, digest %.2f s, order and index %.2f s)", read + checked + indexed, read, checked, indexed))
-    print(String(format: "  memory: %.0f MB resident for the table, %.1f bytes per customer (the file's bytes, kept as read, and a 256 KB index)",
+    print(String(format: "  memory: %.0f MB resident for the table, %.1f bytes per customer (the file's bytes, kept as read, and the key index: about one slot per eight customers)",
                  after - before, (after - before) * 1_048_576 / Double(customers)))
 
     // The request path: a pseudonym (64 hex digits) to its facts, then a rule's conditions.

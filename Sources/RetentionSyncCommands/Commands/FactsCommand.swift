@@ -3,7 +3,6 @@ import CLIKit
 import EventStore
 import Experiments
 import Foundation
-import HTTPClient
 import Manifests
 import Operations
 import Reconciler
@@ -90,9 +89,7 @@ struct FactsCommand: ParsedCommand {
         }
         let workspace = try EnvironmentOptions.workspaceStep(context: context) { () throws(Workspace.Failure) in try manifests.get() }
         let location = try options.events ?? ResultsCommand.defaultRoot(manifests, environment: options.environment, context: context)
-        let configuration = try ReconcileTarget.transportConfiguration(context)
-        let store = try StateStores.backend(for: location).objectStore(at: location, environment: context.environment,
-                                                                       transport: { CurlHTTPClient(configuration: configuration) })
+        let store = try EventStoreOptions.objectStore(at: location, context: context)
         let environment = options.environment.rawValue
         switch options.action ?? .show {
         case .publish:
@@ -104,23 +101,17 @@ struct FactsCommand: ParsedCommand {
             }
             let root = try await ResultsOperation.localFolder(location, context: context)
             let now = UTCTime(now: SystemClock()).milliseconds
-            let folded: (facts: [String: CustomerFacts], summary: FactsBuild.Summary)
+            let published: (summary: FactsBuild.Summary, pointer: FactsPointer, kept: String?)
             do {
-                folded = try FactsBuild.fold(source: FolderEventSource(root: root), environment: environment, keyId: pseudonyms.keyId,
-                                             retainSince: now - Int64(options.retainDays) * UTCTime.day)
-            } catch {
-                throw CommandError(error.description)
-            }
-            let summary = folded.summary
-            let header = FactsTable.Header(bundleId: workspace.app.bundleId, environment: environment, keyId: pseudonyms.keyId,
-                                           count: folded.facts.count, newestFact: summary.newestFact ?? 0)
-            let pointer: FactsPointer
-            let kept: String?
-            do {
-                (pointer, kept) = try await FactsBuild.publish(folded.facts, header: header, builtAt: now, to: store)
+                published = try await FactsBuild.publish(from: FolderEventSource(root: root), bundleId: workspace.app.bundleId,
+                                                         environment: environment, keyId: pseudonyms.keyId,
+                                                         retainSince: now - Int64(options.retainDays) * UTCTime.day, builtAt: now, to: store)
+            } catch let failure as FactsBuild.Failure {
+                throw CommandError(failure.description)
             } catch {
                 throw CommandError("cannot publish the facts table to \(location): \(error)")
             }
+            let (summary, pointer, kept) = published
             var lines = ["facts publish (\(environment)): \(summary.customers) customer(s) from \(summary.events) outcome event(s) → "
                          + "\(location)/\(pointer.table)"]
             if summary.expired > 0 {
@@ -135,8 +126,8 @@ struct FactsCommand: ParsedCommand {
         case .show:
             let found: (FactsPointer, FactsTable)?
             do {
-                found = try await FactsBuild.read(from: store, environment: environment,
-                                                  expecting: (workspace.app.bundleId, environment, pseudonyms.keyId))
+                found = try await FactsPointer.current(in: store, environment: environment,
+                                                       expecting: (workspace.app.bundleId, environment, pseudonyms.keyId))
             } catch {
                 throw CommandError("cannot read the facts table in \(location): \(error)")
             }

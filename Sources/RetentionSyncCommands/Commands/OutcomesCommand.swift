@@ -2,7 +2,6 @@ import Basics
 import CLIKit
 import EventStore
 import EventContract
-import HTTPClient
 import StateStore
 import Foundation
 import Manifests
@@ -124,9 +123,7 @@ struct OutcomesCommand: ParsedCommand {
         let recorder = try events.recorder(root: root, purpose: "outcomes", context: context) { console.error("note: \($0)") }
         recorder.start()
         let client = try provider.make(environment, app.bundleId, options, context)
-        let store = try StateStores.backend(for: root).objectStore(at: root, environment: context.environment, transport: {
-            CurlHTTPClient(configuration: (try? EnvironmentOptions.transportConfiguration(context)) ?? .init())
-        })
+        let store = try EventStoreOptions.objectStore(at: root, context: context)
         var pull = OutcomePull(environment: environment,
                                verifier: NotificationVerifier(trustedRoots: trusted, bundleId: app.bundleId, appAppleId: app.appAppleId,
                                                               environment: environment, clock: SystemClock()),

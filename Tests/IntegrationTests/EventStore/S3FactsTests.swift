@@ -42,17 +42,17 @@ struct S3FactsTests {
         #expect(notes[0] == nil && notes[1] == nil)
         #expect(notes[2]?.contains("1 older table(s)") == true && notes[2]?.contains("s3:DeleteObject") == true, "\(notes)")
         let reader = try S3StateBackend().objectStore(at: root, environment: server.environment(server.reader), transport: { CurlHTTPClient() })
-        let read = try #require(try await FactsBuild.read(from: reader, environment: "production",
-                                                           expecting: ("com.example.app", "production", Self.keyId)))
-        #expect(read.0 == pointers[2])
-        #expect(read.1.count == 52)
-        #expect(read.1.facts(for: Self.pseudonym(1))?.storefront == "JPN")
+        let read = try #require(try await FactsPointer.current(in: reader, environment: "production",
+                                                                expecting: ("com.example.app", "production", Self.keyId)))
+        #expect(read.pointer == pointers[2])
+        #expect(read.table.count == 52)
+        #expect(read.table.facts(for: Self.pseudonym(1))?.storefront == "JPN")
         let tables = try await store.list(prefix: FactsPointer.folder(environment: "production") + "/table-")
         #expect(Set(tables) == Set(pointers.map(\.table)))
 
         // A reader expecting another App refuses the table.
         await #expect(throws: FactsTable.Refusal.self) {
-            _ = try await FactsBuild.read(from: reader, environment: "production", expecting: ("com.example.other", "production", Self.keyId))
+            _ = try await FactsPointer.current(in: reader, environment: "production", expecting: ("com.example.other", "production", Self.keyId))
         }
     }
 }

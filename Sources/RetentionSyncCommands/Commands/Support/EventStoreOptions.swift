@@ -47,17 +47,22 @@ struct EventStoreOptions: Sendable {
         events ?? fallback
     }
 
-    /// The recorder writing to `root`, named `<purpose>-<host>-<random>`.
-    func recorder(root: StateLocation, purpose: String, context: CommandContext,
-                  onNotice: @escaping @Sendable (String) -> Void) throws(CommandError) -> EventRecorder {
-        let store: any BlockingObjectStore
+    /// The objects under the events' root (a folder, or an S3 prefix with the AWS variables): where
+    /// events are recorded and read, and where `facts publish` writes the customer facts.
+    static func objectStore(at root: StateLocation, context: CommandContext) throws(CommandError) -> any BlockingObjectStore {
         do {
             let configuration = try EnvironmentOptions.transportConfiguration(context)
-            store = try StateStores.backend(for: root).objectStore(at: root, environment: context.environment,
-                                                                   transport: { CurlHTTPClient(configuration: configuration) })
+            return try StateStores.backend(for: root).objectStore(at: root, environment: context.environment,
+                                                                  transport: { CurlHTTPClient(configuration: configuration) })
         } catch {
             throw CommandError("the event store \(root): \(error)")
         }
+    }
+
+    /// The recorder writing to `root`, named `<purpose>-<host>-<random>`.
+    func recorder(root: StateLocation, purpose: String, context: CommandContext,
+                  onNotice: @escaping @Sendable (String) -> Void) throws(CommandError) -> EventRecorder {
+        let store = try Self.objectStore(at: root, context: context)
         // One spool per store by default: what waits there is stored where it belongs, never in another
         // store whose process happens to share the machine.
         let spoolFolder = spool.map { context.url($0) }

@@ -48,14 +48,7 @@ enum ServeRecording {
                           + "\(recorder.settings.spool.path), and /readyz and /metrics (retention_sync_event_store_up 0) say so")
         }
         // The customer facts tables `facts publish` writes beside the events, polled like the snapshot.
-        let facts: any ObjectStore
-        do {
-            let configuration = try EnvironmentOptions.transportConfiguration(context)
-            facts = try StateStores.backend(for: root).objectStore(at: root, environment: context.environment,
-                                                                   transport: { CurlHTTPClient(configuration: configuration) })
-        } catch {
-            throw CommandError("the facts store \(root): \(error)")
-        }
+        let facts = try EventStoreOptions.objectStore(at: root, context: context)
         recorder.start()
         console.print("recording decisions to \(root) (pseudonym key \(pseudonyms.keyId), spool \(recorder.settings.spool.path)); "
                       + "customer facts from \(root)/facts/v1 and the notifications received")
