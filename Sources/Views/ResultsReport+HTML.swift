@@ -10,7 +10,7 @@ extension ResultsReport {
 
     /// The results as one self-contained page: per split group (and period) the charts — each arm's
     /// kept-at-24-h rate with its interval, the always-valid difference from the control day by day,
-    /// exposures per arm per day, revenue retained and discount given per arm — drawn as inline SVG, then
+    /// exposures per arm per day, paid per customer per arm with its interval — drawn as inline SVG, then
     /// the same tables, sentences, warnings and legend as the text view. No script, nothing fetched;
     /// every string from the events or manifests is escaped. The same report and timeline give the
     /// same bytes.
@@ -51,7 +51,7 @@ extension ResultsReport {
         page.line("<h2>How to read this</h2>")
         page.line("<p>Rates: \(esc(method.rateInterval)). Differences: 95% always-valid intervals (valid however often you look); a winner only when the interval excludes 0.</p>")
         page.line("<dl>")
-        for entry in Self.legend {
+        for entry in legend {
             page.line("<dt>\(esc(entry.term))</dt><dd>\(esc(entry.meaning))</dd>")
         }
         page.line("</dl>")
@@ -96,7 +96,7 @@ extension ResultsReport {
             page.line("<ul class=\"sentences\">")
             for arm in comparison.arms {
                 var line = "\(arm.rule) vs \(comparison.control ?? "-"): kept at 24 h \(Self.sentence(arm.kept24h)); renewed \(Self.sentence(arm.renewed))"
-                if let net = Self.netSentence(arm.netRevenuePerExposedDifference) { line += "; \(net)" }
+                if let paid = paidSentence(arm.paidPerCustomer) { line += "; \(paid)" }
                 page.line("<li>\(esc(line))</li>")
             }
             page.line("</ul>")
@@ -110,7 +110,7 @@ extension ResultsReport {
             }
         }
         exposureChart(arms, comparison: comparison, timeline: timeline, colours: colours, into: &page)
-        revenueChart(arms, into: &page)
+        paidChart(arms, into: &page)
         page.line("</div>")
         page.line("</section>")
     }
@@ -250,30 +250,40 @@ extension ResultsReport {
         page.line("</figure>")
     }
 
-    /// Per currency, each arm's revenue retained and discount given, on one scale.
-    private func revenueChart(_ arms: [Row], into page: inout HTMLPage) {
-        let currencies = Set(arms.flatMap { Array($0.revenueRetained.keys) + Array($0.discountGiven.keys) }).sorted()
+    /// Per currency, each arm's paid per decided customer with its 95% interval, on one scale from zero;
+    /// the discount the arm's offer-takers were given, as a note (it is inside the amounts paid).
+    private func paidChart(_ arms: [Row], into page: inout HTMLPage) {
+        let currencies = Set(arms.flatMap { Array($0.paid.currencies.keys) }).sorted()
         for currency in currencies {
-            let width = 560.0, left = 170.0, right = 470.0, top = 8.0, rowHeight = 40.0
+            let width = 560.0, left = 170.0, right = 470.0, top = 8.0, rowHeight = 28.0
             let height = top + rowHeight * Double(arms.count) + 26
-            let peak = arms.map { max($0.revenueRetained[currency] ?? 0, $0.discountGiven[currency] ?? 0) }.max() ?? 0
-            let scale = peak > 0 ? (right - left) / Double(peak) : 0
+            let peak = arms.compactMap { $0.paid.currencies[currency].map { max($0.perCustomer, $0.interval?.high ?? 0) } }.max() ?? 0
+            let scale = peak > 0 ? (right - left) / peak : 0
+            func x(_ milliunits: Double) -> Double { left + max(0, milliunits) * scale }
             page.line("<figure class=\"chart\">")
-            page.line("<figcaption>\(esc(currency)): revenue retained and discount given, per arm</figcaption>")
-            page.line("<svg class=\"revenue\" data-currency=\"\(esc(currency))\" viewBox=\"0 0 \(n(width)) \(n(height))\" role=\"img\" aria-label=\"Revenue retained and discount given per arm\">")
+            page.line("<figcaption>\(esc(currency)): paid per customer in the \(method.paidHorizonDays) days after the answer, with 95% intervals</figcaption>")
+            page.line("<svg class=\"paid\" data-currency=\"\(esc(currency))\" viewBox=\"0 0 \(n(width)) \(n(height))\" role=\"img\" aria-label=\"Paid per customer per arm\">")
             for (index, row) in arms.enumerated() {
-                let y = top + rowHeight * Double(index)
-                let retained = row.revenueRetained[currency] ?? 0, discount = row.discountGiven[currency] ?? 0
-                page.line("<text class=\"label\" x=\"\(n(left - 10))\" y=\"\(n(y + 20))\" text-anchor=\"end\">\(esc(Self.short(row.rule)))</text>")
-                page.line("<rect class=\"retained\" data-rule=\"\(esc(row.rule))\" data-milliunits=\"\(retained)\" x=\"\(n(left))\" y=\"\(n(y + 4))\" width=\"\(n(Double(max(0, retained)) * scale))\" height=\"14\"/>")
-                page.line("<text class=\"amount\" x=\"\(n(left + Double(max(0, retained)) * scale + 4))\" y=\"\(n(y + 15))\">\(Self.money(retained))</text>")
-                page.line("<rect class=\"discount\" data-rule=\"\(esc(row.rule))\" data-milliunits=\"\(discount)\" x=\"\(n(left))\" y=\"\(n(y + 20))\" width=\"\(n(Double(max(0, discount)) * scale))\" height=\"14\"/>")
-                page.line("<text class=\"amount\" x=\"\(n(left + Double(max(0, discount)) * scale + 4))\" y=\"\(n(y + 31))\">\(Self.money(discount))</text>")
+                let y = top + rowHeight * Double(index) + 12
+                page.line("<text class=\"label\" x=\"\(n(left - 10))\" y=\"\(n(y + 4))\" text-anchor=\"end\">\(esc(Self.short(row.rule)))</text>")
+                guard row.paid.decided > 0 else {
+                    page.line("<text class=\"amount\" x=\"\(n(left))\" y=\"\(n(y + 4))\">pending (\(Self.count(row.paid.pending)))</text>")
+                    continue
+                }
+                let amount = row.paid.currencies[currency]
+                let mean = amount?.perCustomer ?? 0
+                if let interval = amount?.interval {
+                    page.line("<line class=\"paid-interval\" x1=\"\(n(x(interval.low)))\" x2=\"\(n(x(interval.high)))\" y1=\"\(n(y))\" y2=\"\(n(y))\"/>")
+                }
+                page.line("<circle class=\"paid\" data-rule=\"\(esc(row.rule))\" data-milliunits=\"\(n(mean, 3))\" cx=\"\(n(x(mean)))\" cy=\"\(n(y))\" r=\"4\"/>")
+                page.line("<text class=\"amount\" x=\"\(n(right + 8))\" y=\"\(n(y + 4))\">\(esc(Self.describe(amount, decided: row.paid.decided)))</text>")
             }
-            let keyY = height - 6
-            page.line("<rect class=\"retained\" x=\"\(n(left))\" y=\"\(n(keyY - 9))\" width=\"10\" height=\"10\"/><text x=\"\(n(left + 14))\" y=\"\(n(keyY))\">revenue retained</text>")
-            page.line("<rect class=\"discount\" x=\"\(n(left + 140))\" y=\"\(n(keyY - 9))\" width=\"10\" height=\"10\"/><text x=\"\(n(left + 154))\" y=\"\(n(keyY))\">discount given</text>")
+            page.line("<text class=\"axis-title\" x=\"\(n(left))\" y=\"\(n(height - 6))\">0 at the left; every charge within the horizon, each once</text>")
             page.line("</svg>")
+            let discounts = arms.compactMap { row in row.discountGiven[currency].map { "\(row.rule) \(Self.money($0))" } }
+            if !discounts.isEmpty {
+                page.line("<p class=\"muted\">discount given (regular price less offer price, already inside the amounts paid): \(esc(discounts.joined(separator: ", ")))</p>")
+            }
             page.line("</figure>")
         }
     }
@@ -291,18 +301,10 @@ extension ResultsReport {
                  Self.describe(row.kept24h), row.tookOffer.map(Self.describe) ?? "-", Self.describe(row.renewed)]
             }
             table(header, body, numeric: [2], into: &page)
-            var money: [[String]] = []
-            for row in rows where row.flow == flowName {
-                for currency in Set(row.revenueRetained.keys).union(row.discountGiven.keys).sorted() {
-                    let net = row.netRevenue[currency] ?? 0
-                    let perExposed = row.exposed > 0 ? Double(net) / Double(row.exposed) : 0
-                    money.append([row.rule + (row.splitControl ? " (control)" : ""), currency, Self.money(row.revenueRetained[currency] ?? 0),
-                                  Self.money(row.discountGiven[currency] ?? 0), Self.money(net), String(format: "%.2f", perExposed / 1000)])
-                }
-            }
+            let money = moneyTable(flow: flowName)
             if !money.isEmpty {
-                page.line("<h3>Revenue per rule</h3>")
-                table(["Rule", "Currency", "Revenue retained", "Discount given", "Net revenue", "Net per exposed"], money, numeric: [2, 3, 4, 5], into: &page)
+                page.line("<h3>Money per rule</h3>")
+                table(moneyHeader, money, numeric: [4, 5], into: &page)
             }
             page.line("</section>")
         }
@@ -470,8 +472,8 @@ enum ResultsHTMLStyle {
     svg .zero{stroke:#1c1c1e;stroke-width:1.2}
     svg .distinguishable{stroke:#1b7f3b;stroke-width:1.2;stroke-dasharray:4 3}
     svg .distinguishable-label{fill:#1b7f3b;font-weight:600}
-    svg .retained{fill:#1b7f3b}
-    svg .discount{fill:#d97706}
+    svg .paid-interval{stroke:#1b7f3b;stroke-width:3;stroke-linecap:round}
+    svg circle.paid{fill:#1b7f3b}
     table{border-collapse:collapse;font-size:13px;background:#fff;width:100%}
     th,td{border-bottom:1px solid #d1d1d6;padding:5px 8px;text-align:start;vertical-align:top;overflow-wrap:anywhere}
     th{background:#e5e5ea}

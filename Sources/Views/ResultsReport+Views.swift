@@ -20,8 +20,7 @@ extension ResultsReport {
             let money = moneyTable(flow: flowName)
             if !money.isEmpty {
                 lines.append("")
-                lines += Self.align([["RULE", "CURRENCY", "REVENUE RETAINED", "DISCOUNT GIVEN", "NET REVENUE", "NET PER EXPOSED"]] + money)
-                    .map { "  " + $0 }
+                lines += Self.align([moneyHeader.map { $0.uppercased() }] + money).map { "  " + $0 }
             }
         }
         if let breakdown, let breakdownRows, !breakdownRows.isEmpty {
@@ -40,7 +39,7 @@ extension ResultsReport {
             }
             for arm in comparison.arms {
                 var line = "  \(arm.rule) vs \(comparison.control ?? "-"): kept at 24 h \(Self.sentence(arm.kept24h)); renewed \(Self.sentence(arm.renewed))"
-                if let net = Self.netSentence(arm.netRevenuePerExposedDifference) { line += "; \(net)" }
+                if let paid = paidSentence(arm.paidPerCustomer) { line += "; \(paid)" }
                 lines.append(line)
             }
             if let verdictWarning = comparison.verdictWarning {
@@ -55,12 +54,14 @@ extension ResultsReport {
         lines.append("Rates: \(method.rateInterval). Differences: 95% always-valid intervals (valid however often you look); a winner only when the interval excludes 0.")
         lines.append("")
         lines.append("Legend")
-        lines += Self.align(Self.legend.map { [$0.term, $0.meaning] }).map { "  " + $0 }
+        lines += Self.align(legend.map { [$0.term, $0.meaning] }).map { "  " + $0 }
         return lines.joined(separator: "\n") + "\n"
     }
 
     /// What every word of the report means, for the people who decide (the manual has the exact definitions).
-    static let legend: [(term: String, meaning: String)] = [
+    var legend: [(term: String, meaning: String)] {
+        let days = method.paidHorizonDays
+        return [
         ("kept 24 h", "did not turn auto-renew off within 24 hours of seeing the rule's answer"),
         ("took offer", "redeemed the promotional offer, or switched to the alternate product, before the renewal deadline"),
         ("renewed", "renewed before the renewal deadline: the end of the period current at the answer, plus 7 days"),
@@ -69,22 +70,51 @@ extension ResultsReport {
             + "for certain; the decided alone are no fair sample yet, since those who act decide at once"),
         ("(a–b)", "the 95% interval: the true rate lies in it 19 times in 20"),
         ("higher/lower", "said only when the always-valid 95% interval on the difference excludes 0, which keeps the chance of a false winner in a split group under 5% however often you look; until then the arms are not yet told apart"),
-        ("net revenue", "revenue retained (renewals counted in renewed) less discount given (regular price less offer price), per currency"),
+        ("paid per customer", "every price the App Store charged the customer in the \(days) days after the answer (offer redemptions, "
+            + "renewals, switches; each charge once), averaged over the customers whose \(days) days and \(method.paymentLagDays) more "
+            + "for late notifications have passed; prices the customer paid, before Apple's commission and taxes — App Store Connect's "
+            + "reports are the record for finance"),
+        ("discount given", "for the customers who took an offer: the regular price less the offer's price — what the offer cost, shown "
+            + "for information; it is already inside paid, never subtracted from it"),
         ("period", "one configuration of a split group (its arms and shares); a change of shares, arms or control starts the next, and each customer counts once, in the arm and period of their first exposure"),
-    ]
+        ]
+    }
 
-    /// Rows of the flow's revenue table: one per rule and currency, where any money was seen.
-    private func moneyTable(flow flowName: String) -> [[String]] {
+    var moneyHeader: [String] {
+        ["Rule", "Currency", "Paid per customer, \(method.paidHorizonDays) days", "Customers", "Paid in all", "Discount given"]
+    }
+
+    /// Rows of the flow's money table: one per rule and currency it was paid in or gave a discount in.
+    func moneyTable(flow flowName: String) -> [[String]] {
         var table: [[String]] = []
         for row in rows where row.flow == flowName {
-            for currency in Set(row.revenueRetained.keys).union(row.discountGiven.keys).sorted() {
-                let net = row.netRevenue[currency] ?? 0
-                let perExposed = row.exposed > 0 ? Double(net) / Double(row.exposed) : 0
-                table.append([row.rule + (row.splitControl ? " (control)" : ""), currency, Self.money(row.revenueRetained[currency] ?? 0),
-                              Self.money(row.discountGiven[currency] ?? 0), Self.money(net), String(format: "%.2f", perExposed / 1000)])
+            for currency in Set(row.paid.currencies.keys).union(row.discountGiven.keys).sorted() {
+                let amount = row.paid.currencies[currency]
+                var customers = "\(Self.count(row.paid.decided)) decided"
+                if row.paid.pending > 0 { customers += ", \(Self.count(row.paid.pending)) pending" }
+                if let long = amount?.longerThanHorizon, long > 0 {
+                    customers += "; \(Self.count(long)) payment\(long == 1 ? "" : "s") for a period over \(method.paidHorizonDays) days "
+                        + "(a yearly plan) counted whole"
+                }
+                table.append([row.rule + (row.splitControl ? " (control)" : ""), currency, Self.describe(amount, decided: row.paid.decided),
+                              customers, Self.money(amount?.milliunits ?? 0), Self.money(row.discountGiven[currency] ?? 0)])
             }
         }
         return table
+    }
+
+    /// `7.42 (6.90–7.94)`: the mean paid per decided customer and its 95% interval; `-` before any is decided.
+    static func describe(_ amount: Amount?, decided: Int) -> String {
+        guard decided > 0 else { return "-" }
+        guard let amount else { return "0.00" }
+        let mean = money(Int64(amount.perCustomer.rounded()))
+        guard let interval = amount.interval else { return mean }
+        return "\(mean) (\(money(Int64(interval.low.rounded())))–\(money(Int64(interval.high.rounded()))))"
+    }
+
+    /// `+0.61`, `−1.15`: a difference of milliunits as a signed amount.
+    static func signedMoney(_ milliunits: Double) -> String {
+        (milliunits < 0 ? "−" : "+") + money(Int64(abs(milliunits).rounded()))
     }
 
     /// Milliunits as an amount with two decimals and thousands separators: `12,345.68`.
@@ -95,13 +125,23 @@ extension ResultsReport {
         return (hundredths < 0 ? "−" : "") + count(Int(whole)) + "." + (fraction < 10 ? "0" : "") + String(fraction)
     }
 
-    static func netSentence(_ differences: [String: Double]) -> String? {
+    /// `paid per customer (35 days): USD higher, +0.61 (+0.12 to +1.10)`, or nil when nothing was paid.
+    func paidSentence(_ differences: [String: Difference]) -> String? {
         guard !differences.isEmpty else { return nil }
         let parts = differences.keys.sorted().map { currency -> String in
-            let value = (differences[currency] ?? 0) / 1000
-            return "\(currency) \(value < 0 ? "−" : "+")\(String(format: "%.2f", abs(value)))"
+            guard let difference = differences[currency], let value = difference.difference, let interval = difference.interval else {
+                return "\(currency) no data yet"
+            }
+            let range = "\(Self.signedMoney(value)) (\(Self.signedMoney(interval.low)) to \(Self.signedMoney(interval.high)))"
+            switch difference.verdict {
+            case .better: return "\(currency) higher, \(range)"
+            case .worse: return "\(currency) lower, \(range)"
+            case .noData: return "\(currency) no data yet"
+            case .notDistinguishableYet:
+                return "\(currency) not distinguishable yet, \(range)" + (difference.estimateWithheld.map { "; \($0)" } ?? "")
+            }
         }
-        return "net revenue per exposed customer \(parts.joined(separator: ", "))"
+        return "paid per customer (\(method.paidHorizonDays) days): \(parts.joined(separator: ", "))"
     }
 
     static func sampleRatioSentence(_ check: SampleRatio) -> String {
@@ -127,9 +167,9 @@ extension ResultsReport {
                     "`\(arm.rule)` vs `\(comparison.control ?? "")` kept at 24 h \(Self.sentence(arm.kept24h))"
                 }.joined(separator: "; ")
             }
-            if let net = comparison.arms.compactMap({ arm in Self.netSentence(arm.netRevenuePerExposedDifference).map { "`\(arm.rule)` \($0)" } })
+            if let paid = comparison.arms.compactMap({ arm in paidSentence(arm.paidPerCustomer).map { "`\(arm.rule)` \($0)" } })
                 .nilIfEmpty {
-                line += "; " + net.joined(separator: "; ")
+                line += "; " + paid.joined(separator: "; ")
             }
             lines.append(line)
             if let sampleRatio = comparison.sampleRatio {
@@ -155,10 +195,10 @@ extension ResultsReport {
         let moneyRows = orderedFlows.flatMap { flowName in moneyTable(flow: flowName).map { [flowName] + $0 } }
         if !moneyRows.isEmpty {
             lines.append("")
-            lines.append("<details><summary>Revenue per rule</summary>")
+            lines.append("<details><summary>Money per rule</summary>")
             lines.append("")
-            lines.append("| Flow | Rule | Currency | Revenue retained | Discount given | Net revenue | Net per exposed customer |")
-            lines.append("|---|---|---|---:|---:|---:|---:|")
+            lines.append("| Flow | " + moneyHeader.joined(separator: " | ") + " |")
+            lines.append("|---|---|---|---|---|---:|---:|")
             for row in moneyRows {
                 lines.append("| " + row.map(Self.cell).joined(separator: " | ") + " |")
             }
@@ -180,7 +220,7 @@ extension ResultsReport {
             lines.append("</details>")
         }
         lines.append("")
-        lines.append("**How to read this**: " + Self.legend.map { "*\($0.term)*: \($0.meaning)" }.joined(separator: "; ") + ".")
+        lines.append("**How to read this**: " + legend.map { "*\($0.term)*: \($0.meaning)" }.joined(separator: "; ") + ".")
         return lines.joined(separator: "\n") + "\n"
     }
 

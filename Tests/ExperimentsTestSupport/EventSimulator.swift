@@ -45,7 +45,44 @@ struct EventSimulator {
     /// "took offer" must not count. Off by default, when it draws no random numbers, so every other
     /// simulation stays as it was.
     var takingPaths = false
+    /// Every payment is notified once more two days later (an AUTO_RENEW_ENABLED carrying the same
+    /// transaction), as Apple's notifications carry the latest transaction: money must count it once.
+    /// Off by default, so other simulations stay as they were.
+    var paymentEchoes = false
+    /// The alternate product is a yearly plan (59.99 for a year).
     static let alternatePrice: Int64 = 59990
+
+    /// Every charge the simulated customers made, and each customer's first exposure: the truth the
+    /// money figures are checked against.
+    struct Payment {
+        var customer: String
+        var purchase: Int64
+        var price: Int64
+        var currency: String
+    }
+    private(set) var payments: [Payment] = []
+    private(set) var firstExposures: [(customer: String, rule: String, time: Int64)] = []
+
+    /// Per rule: the customers whose horizon and lag have passed at `now`, those who have not, and
+    /// what the decided paid within the horizon, per currency — from the simulation's own ledger.
+    func paidTruth(now: Int64, horizon: Int64, lag: Int64 = 7 * EventTime.day) -> [String: (decided: Int, pending: Int, paid: [String: Int64])] {
+        var byCustomer: [String: [Payment]] = [:]
+        for payment in payments { byCustomer[payment.customer, default: []].append(payment) }
+        var truth: [String: (decided: Int, pending: Int, paid: [String: Int64])] = [:]
+        for exposure in firstExposures {
+            var row = truth[exposure.rule] ?? (0, 0, [:])
+            if exposure.time + horizon + lag <= now {
+                row.decided += 1
+                for payment in byCustomer[exposure.customer] ?? [] where payment.purchase > exposure.time && payment.purchase <= exposure.time + horizon {
+                    row.paid[payment.currency, default: 0] += payment.price
+                }
+            } else {
+                row.pending += 1
+            }
+            truth[exposure.rule] = row
+        }
+        return truth
+    }
 
     /// The layout serve records, when the test sets it apart from the arms' true weights (a split
     /// configured 50/50 whose customers arrive 48/52).
@@ -72,6 +109,8 @@ struct EventSimulator {
     mutating func run(seed: UInt64) {
         var random = SplitMix64(seed: seed)
         segments = [:]
+        payments = []
+        firstExposures = []
         for _ in 0 ..< customers {
             let customer = random.hex(64)
             let arm: Arm
@@ -90,8 +129,11 @@ struct EventSimulator {
                 let renewedAt = exposure - EventTime.day - random.below(28 * EventTime.day)
                 expiry = renewedAt + 30 * EventTime.day
                 outcome(&random, customer, "DID_RENEW", nil, time: renewedAt + 300_000, effective: renewedAt, expires: expiry,
-                        price: 9990, currency: currency)
+                        price: 9990, currency: currency, purchase: renewedAt)
             }
+            // The transaction current at the exposure: what later notifications carry until a new charge.
+            var current = (purchase: expiry - 30 * EventTime.day, price: Int64(9990), expires: expiry)
+            firstExposures.append((customer, arm.rule, exposure))
             decision(&random, customer, arm, time: exposure)
             if random.chance(0.2) {
                 decision(&random, customer, arm, time: exposure + EventTime.hour + random.below(3 * EventTime.day))
@@ -99,14 +141,18 @@ struct EventSimulator {
             let kept = random.chance(arm.keepRate)
             if !kept {
                 outcome(&random, customer, "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED",
-                        time: exposure + 1 + random.below(24 * EventTime.hour - 1), effective: nil, expires: expiry, price: nil)
+                        time: exposure + 1 + random.below(24 * EventTime.hour - 1), effective: nil, expires: expiry,
+                        price: paymentEchoes ? current.price : nil, currency: currency, purchase: paymentEchoes ? current.purchase : nil)
                 outcome(&random, customer, "EXPIRED", "VOLUNTARY", time: expiry + 60_000, effective: nil, expires: expiry, price: nil)
                 continue
             }
             var renewalOffer: String?
             if let offer = arm.offer, random.chance(0.5) {
-                outcome(&random, customer, "OFFER_REDEEMED", nil, time: exposure + 60_000 + random.below(EventTime.hour), effective: exposure,
-                        expires: expiry, price: 4990, currency: currency, offer: offer)
+                let redeemedAt = exposure + 60_000 + random.below(EventTime.hour)
+                outcome(&random, customer, "OFFER_REDEEMED", nil, time: redeemedAt, effective: exposure,
+                        expires: expiry, price: 4990, currency: currency, offer: offer, purchase: redeemedAt - 1000)
+                pay(&random, customer, at: redeemedAt - 1000, price: 4990, currency: currency, expires: expiry, offer: offer)
+                current = (redeemedAt - 1000, 4990, expiry)
             } else if takingPaths, let offer = arm.offer, random.chance(0.4) {
                 renewalOffer = offer
             }
@@ -127,13 +173,19 @@ struct EventSimulator {
                 }
             }
             if random.chance(arm.renewRate) {
-                outcome(&random, customer, "DID_RENEW", nil, time: expiry + 300_000, effective: expiry, expires: expiry + 30 * EventTime.day,
-                        price: renewalOffer != nil ? 4990 : renewalProduct == Self.product ? 9990 : Self.alternatePrice, currency: currency,
-                        offer: renewalOffer, product: renewalProduct, autoRenewProduct: nextProduct)
+                let price = renewalOffer != nil ? 4990 : renewalProduct == Self.product ? 9990 : Self.alternatePrice
+                let renewedTo = expiry + (renewalProduct == Self.product ? 30 : 365) * EventTime.day
+                outcome(&random, customer, "DID_RENEW", nil, time: expiry + 300_000, effective: expiry, expires: renewedTo,
+                        price: price, currency: currency,
+                        offer: renewalOffer, product: renewalProduct, autoRenewProduct: nextProduct, purchase: expiry)
+                pay(&random, customer, at: expiry, price: price, currency: currency, expires: renewedTo, offer: renewalOffer, product: renewalProduct)
                 if takingPaths, random.chance(0.3) {
                     if let offer = arm.offer {
                         outcome(&random, customer, "OFFER_REDEEMED", nil, time: expiry + EventTime.day, effective: expiry + EventTime.day,
-                                expires: expiry + 30 * EventTime.day, price: 4990, currency: currency, offer: offer)
+                                expires: expiry + 30 * EventTime.day, price: 4990, currency: currency, offer: offer,
+                                purchase: expiry + EventTime.day)
+                        pay(&random, customer, at: expiry + EventTime.day, price: 4990, currency: currency, expires: expiry + 30 * EventTime.day,
+                            offer: offer)
                     }
                     if let alternate = arm.alternateProduct, nextProduct != alternate {
                         outcome(&random, customer, "DID_CHANGE_RENEWAL_PREF", nil, time: expiry + EventTime.day, effective: nil,
@@ -145,6 +197,15 @@ struct EventSimulator {
                         autoRenewProduct: renewalProduct != Self.product ? renewalProduct : nextProduct)
             }
         }
+    }
+
+    /// Records a charge in the ledger and, with `paymentEchoes`, notifies its transaction once more.
+    private mutating func pay(_ random: inout SplitMix64, _ customer: String, at purchase: Int64, price: Int64, currency: String,
+                              expires: Int64, offer: String? = nil, product: String = Self.product) {
+        payments.append(Payment(customer: customer, purchase: purchase, price: price, currency: currency))
+        guard paymentEchoes else { return }
+        outcome(&random, customer, "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED", time: purchase + 2 * EventTime.day, effective: nil,
+                expires: expires, price: price, currency: currency, offer: offer, product: product, purchase: purchase)
     }
 
     private mutating func decision(_ random: inout SplitMix64, _ customer: String, _ arm: Arm, time: Int64) {
@@ -167,7 +228,7 @@ struct EventSimulator {
 
     private mutating func outcome(_ random: inout SplitMix64, _ customer: String, _ type: String, _ subtype: String?, time: Int64,
                                   effective: Int64?, expires: Int64?, price: Int64?, currency: String = "USD", offer: String? = nil,
-                                  product: String = Self.product, autoRenewProduct: String = Self.product) {
+                                  product: String = Self.product, autoRenewProduct: String = Self.product, purchase: Int64? = nil) {
         let id = random.uuid()
         let time = time + outcomeClockOffset
         let effective = effective.map { $0 + outcomeClockOffset }
@@ -179,6 +240,7 @@ struct EventSimulator {
             "expiresDate": expires.map { .string(EventTime.format($0)) } ?? .null, "keyId": .string(Self.keyId),
             "notificationType": .string(type), "notificationUUID": .string(id), "offerIdentifier": offer.map { .string($0) } ?? .null,
             "offerType": offer == nil ? .null : .integer(2), "price": price.map { .integer($0) } ?? .null, "productId": .string(product),
+            "purchaseDate": purchase.map { .string(EventTime.format($0 + outcomeClockOffset)) } ?? .null,
             "schema": .integer(1), "source": .string(random.chance(0.5) ? "pull" : "push"), "subtype": subtype.map { .string($0) } ?? .null,
             "time": .string(EventTime.format(time)), "type": .string("outcome"),
         ]

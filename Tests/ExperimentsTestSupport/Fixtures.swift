@@ -23,9 +23,10 @@ extension JoinFixtures {
     }
 
     static func outcome(_ customer: String, _ time: String, _ type: String, subtype: String? = nil, effective: String? = nil,
-                        expires: String? = nil, price: Int? = nil, offer: String? = nil, id: String = UUID().uuidString.lowercased()) -> String {
+                        expires: String? = nil, price: Int? = nil, offer: String? = nil, id: String = UUID().uuidString.lowercased(),
+                        purchase: String? = nil, currency: String = "USD") -> String {
         func text(_ value: String?) -> String { value.map { "\"\($0)\"" } ?? "null" }
-        return #"{"autoRenewProductId":"p","currency":\#(price == nil ? "null" : "\"USD\""),"customer":"\#(customer)","effectiveDate":"\#(effective ?? time)","eventId":"\#(id)","expiresDate":\#(text(expires)),"keyId":"0badc0de","notificationType":"\#(type)","offerIdentifier":\#(text(offer)),"offerType":\#(offer == nil ? "null" : "2"),"price":\#(price.map(String.init) ?? "null"),"productId":"p","subtype":\#(text(subtype)),"time":"\#(time)","type":"outcome"}"#
+        return #"{"autoRenewProductId":"p","currency":\#(price == nil ? "null" : "\"" + currency + "\""),"purchaseDate":\#(text(purchase)),"customer":"\#(customer)","effectiveDate":"\#(effective ?? time)","eventId":"\#(id)","expiresDate":\#(text(expires)),"keyId":"0badc0de","notificationType":"\#(type)","offerIdentifier":\#(text(offer)),"offerType":\#(offer == nil ? "null" : "2"),"price":\#(price.map(String.init) ?? "null"),"productId":"p","subtype":\#(text(subtype)),"time":"\#(time)","type":"outcome"}"#
     }
 
     /// Files each line in the partition of its own time, unless `hour` says otherwise.

@@ -104,7 +104,7 @@ import TestSupport
         let json = try #require(try JSONSerialization.jsonObject(with: report.jsonData()) as? [String: Any])
         let group = try #require((json["comparisons"] as? [[String: Any]])?.first)
         #expect((group["sampleRatio"] as? [String: Any])?["mismatch"] as? Bool == true)
-        #expect(json["formatVersion"] as? String == "1.2")
+        #expect(json["formatVersion"] as? String == "2.0")
     }
 
     @Test func aCorrectSplitIsFlaggedInFewerThanOneCheckInFiveHundred() throws {
@@ -140,7 +140,8 @@ import TestSupport
         let rows = [("a", 500), ("b", 100)].map { rule, exposed in
             ResultsReport.Row(flow: "f", rule: rule, splitGroup: "g", arm: rule, splitControl: rule == "a", answers: ["message"], value: nil,
                               exposed: exposed, kept24h: .init(successes: 0, failures: 0, pending: exposed), tookOffer: nil,
-                              renewed: .init(successes: 0, failures: 0, pending: exposed), discountGiven: [:], revenueRetained: [:], netRevenue: [:])
+                              renewed: .init(successes: 0, failures: 0, pending: exposed), discountGiven: [:],
+                              paid: .init(decided: 0, pending: exposed, currencies: [:], otherCurrencyPayments: 0))
         }
         let configured = [ResultsConfiguration.Rule(flow: "f", rule: "a", splitGroup: "g", percent: 50, audience: "p1|||"),
                           ResultsConfiguration.Rule(flow: "f", rule: "b", splitGroup: "g", percent: 50, audience: "p2|||")]
@@ -314,20 +315,20 @@ import TestSupport
 
         let control = try #require(first.rows.first { $0.rule == "keep-message" })
         let offer = try #require(first.rows.first { $0.rule == "upsell-yearly" })
-        #expect(offer.netRevenue["USD"] == (offer.revenueRetained["USD"] ?? 0) - (offer.discountGiven["USD"] ?? 0))
-        let difference = try #require(first.comparisons.first?.arms.first?.netRevenuePerExposedDifference["USD"])
-        let expected = Double(offer.netRevenue["USD"]!) / Double(offer.exposed) - Double(control.netRevenue["USD"]!) / Double(control.exposed)
-        #expect(abs(difference - expected) < 1e-6)
+        let difference = try #require(first.comparisons.first?.arms.first?.paidPerCustomer["USD"]?.difference)
+        let offerPaid = try #require(offer.paid.currencies["USD"]), controlPaid = try #require(control.paid.currencies["USD"])
+        let expected = Double(offerPaid.milliunits) / Double(offer.paid.decided) - Double(controlPaid.milliunits) / Double(control.paid.decided)
+        #expect(abs(difference - expected) < 1e-5)
 
         let text = first.text()
-        for term in ["Legend", "kept 24 h", "took offer", "renewed", "pending", "higher/lower", "REVENUE RETAINED", "DISCOUNT GIVEN",
-                     "NET REVENUE", "net revenue per exposed customer USD"] {
+        for term in ["Legend", "kept 24 h", "took offer", "renewed", "pending", "higher/lower", "PAID PER CUSTOMER, 35 DAYS", "DISCOUNT GIVEN",
+                     "paid per customer (35 days): USD"] {
             #expect(text.contains(term), "text lacks \(term)")
         }
         #expect(text.contains("sample ratio: keep-message"), "\(text)")
         let markdown = first.markdown()
-        for term in ["**How to read this**", "*took offer*", "<details><summary>Revenue per rule</summary>", "| Revenue retained | Discount given |",
-                     "net revenue per exposed customer USD"] {
+        for term in ["**How to read this**", "*took offer*", "<details><summary>Money per rule</summary>", "| Paid in all | Discount given |",
+                     "paid per customer (35 days): USD"] {
             #expect(markdown.contains(term), "markdown lacks \(term)")
         }
         #expect(ResultsReport.money(12_345_675) == "12,345.68")

@@ -37,7 +37,7 @@ import TestSupport
         #expect(arm.renewed.interval?.contains(0.08) == true, "\(arm.renewed)")
         #expect(report.rows[1].tookOffer != nil)
         #expect(report.rows[1].discountGiven["USD"].map { $0 > 0 } == true)
-        #expect(report.rows[0].revenueRetained["USD"].map { $0 > 0 } == true)
+        #expect(report.rows[0].paid.currencies["USD"].map { $0.milliunits > 0 } == true)
 
         let markdown = report.markdown()
         #expect(markdown.hasPrefix("**Results for production**"))

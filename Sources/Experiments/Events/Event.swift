@@ -90,6 +90,8 @@ struct Event {
     var subtype: Int32 = 0
     var effectiveDate: Int64 = absent
     var expiresDate: Int64 = absent
+    /// The outcome's transaction's `purchaseDate`: when the App Store charged `price` (a payment's identity).
+    var purchaseDate: Int64 = absent
     var offerType: Int64 = absent
     var price: Int64 = absent
     var currency: Int32 = 0

@@ -16,7 +16,7 @@ struct EventLineParser {
     static let read: [EventField] = [
         .answer, .arm, .customer, .eventId, .flow, .keyId, .localeServed, .messageIdentifier, .offerIdentifier,
         .alternateProductId, .productId, .rule, .splitControl, .splitGroup, .splitLayout, .time,
-        .autoRenewProductId, .currency, .effectiveDate, .expiresDate, .notificationType, .offerType, .price, .subtype,
+        .autoRenewProductId, .currency, .effectiveDate, .expiresDate, .notificationType, .offerType, .price, .purchaseDate, .subtype,
         .storefront, .tenureBand, .billing, .offerWithin90Days,
     ]
 
@@ -295,13 +295,14 @@ struct EventLineParser {
 
     private mutating func assign(_ field: EventField, string bytes: UnsafeBufferPointer<UInt8>, _ event: inout Event) throws(Refusal) {
         switch field {
-        case .time, .effectiveDate, .expiresDate:
+        case .time, .effectiveDate, .expiresDate, .purchaseDate:
             guard let millis = EventTime.parse(bytes) else {
                 throw Refusal(reason: "\(field.rawValue) is not an ISO 8601 UTC time like 2026-11-24T13:05:01.123Z")
             }
             switch field {
             case .time: event.time = millis
             case .effectiveDate: event.effectiveDate = millis
+            case .purchaseDate: event.purchaseDate = millis
             default: event.expiresDate = millis
             }
         case .customer:

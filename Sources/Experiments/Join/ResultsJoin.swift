@@ -24,10 +24,16 @@ struct ResultsJoin {
     static let renewalGrace: Int64 = 7 * EventTime.day
     /// An exposure whose expiry is unknown waits this long for a DID_RENEW or EXPIRED before it is final.
     static let unknownExpiryCap: Int64 = 400 * EventTime.day
+    /// How long after the paid horizon's end a payment's notification may still arrive and count: a
+    /// customer's money is decided only once the horizon and this lag have passed.
+    static let paymentLag: Int64 = 7 * EventTime.day
+    static let defaultPaidHorizon: Int64 = 35 * EventTime.day
 
     var parser = EventLineParser()
     let now: Int64
     let since: Int64
+    /// Payments count when charged in (exposure, exposure + `paidHorizon`].
+    let paidHorizon: Int64
     let flowFilter: Int32?
     let breakdown: Bool
     let dimensionOf: (Event) -> Int32
@@ -97,8 +103,10 @@ struct ResultsJoin {
     private let subscribed: Int32
     private let didChangeRenewalPref: Int32
 
-    init(now: Int64, since: Int64, flow: String?, breakdown: ResultsBreakdown?, futureLimit: Int64 = Int64.max, daily: Bool = false) {
+    init(now: Int64, since: Int64, flow: String?, breakdown: ResultsBreakdown?, futureLimit: Int64 = Int64.max, daily: Bool = false,
+         paidHorizon: Int64 = defaultPaidHorizon) {
         self.now = now
+        self.paidHorizon = paidHorizon
         self.daily = daily
         self.since = since
         self.futureLimit = futureLimit
@@ -262,6 +270,7 @@ struct ResultsJoin {
             : event.answer == .alternateProduct ? event.alternateProduct : Interner.null
         var exposure = OpenExposure(customer: event.customer, arm: arm, dimension: dimension, time: event.time,
                                     deadline: deadline, answer: event.answer, offered: offered)
+        exposure.lastPaid = event.time
         exposure.next = heads[event.customer] ?? -1
         let index: Int32
         if let reused = free.popLast() {
@@ -271,8 +280,9 @@ struct ResultsJoin {
             index = exposures.append(exposure)
         }
         heads[event.customer] = index
-        // When no later outcome can change anything: the later of 24 hours and the deadline.
-        closing.push(max(event.time + Self.keptWindow, deadline), index)
+        // When no later outcome can change anything: the latest of 24 hours, the deadline and the paid
+        // horizon's end with its lag.
+        closing.push(max(event.time + Self.keptWindow, deadline, event.time + paidHorizon + Self.paymentLag), index)
         counts.peakOpenExposures = max(counts.peakOpenExposures, closing.count)
     }
 
@@ -296,6 +306,7 @@ struct ResultsJoin {
                 if type == didChangeRenewalStatus, event.subtype == autoRenewDisabled, t <= x.time + Self.keptWindow {
                     x.turnedOff = true
                 }
+                Self.pay(event, to: &x, horizon: paidHorizon)
                 guard t <= x.deadline else { return }
                 if type == didRenew, !x.renewed, event.effectiveDate != Event.absent,
                    event.effectiveDate > x.time, event.effectiveDate <= x.deadline {
@@ -329,6 +340,26 @@ struct ResultsJoin {
         if event.offerType == Event.absent, event.price != Event.absent, event.product != Interner.null, event.currency != Interner.null {
             regularPrice[Self.priceKey(event.product, event.currency)] = event.price
         }
+    }
+
+    /// Counts the payment `event` carries, if it is one of the exposure's: a transaction with a price,
+    /// charged (`purchaseDate`) within the horizon after the exposure, reported within the horizon and
+    /// its lag, and later than every payment already counted — every notification carries its
+    /// transaction, so one charge arrives many times (a DID_RENEW, then a DID_CHANGE_RENEWAL_STATUS
+    /// with the same transaction) and counts once.
+    private static func pay(_ event: Event, to x: inout OpenExposure, horizon paidHorizon: Int64) {
+        guard event.price != Event.absent, event.currency != Interner.null, event.purchaseDate != Event.absent,
+              event.purchaseDate > x.lastPaid, event.purchaseDate <= x.time + paidHorizon,
+              event.time <= x.time + paidHorizon + paymentLag else { return }
+        x.lastPaid = event.purchaseDate
+        if x.paidCurrency == Interner.null { x.paidCurrency = event.currency }
+        guard x.paidCurrency == event.currency else {
+            x.otherCurrencyPayments &+= 1
+            return
+        }
+        x.paid += event.price
+        x.payments &+= 1
+        if event.expiresDate != Event.absent, event.expiresDate - event.purchaseDate > paidHorizon { x.longPayments &+= 1 }
     }
 
     private mutating func finalise(_ index: Int32) {
@@ -390,6 +421,15 @@ struct ResultsJoin {
             tally.notRenewed += 1
         } else {
             tally.renewedPending += 1
+        }
+        if x.time + paidHorizon + Self.paymentLag <= now {
+            tally.paidDecided += 1
+            if x.paidCurrency != Interner.null {
+                tally.paid[x.paidCurrency, default: PaidSums()].add(x)
+            }
+            tally.otherCurrencyPayments += Int(x.otherCurrencyPayments)
+        } else {
+            tally.paidPending += 1
         }
     }
 

@@ -14,6 +14,29 @@ struct Tally {
     /// Currency (interned) → milliunits.
     var discountGiven: [Int32: Int64] = [:]
     var revenueRetained: [Int32: Int64] = [:]
+    /// Customers whose paid horizon and its lag have passed, and those still inside them.
+    var paidDecided = 0
+    var paidPending = 0
+    /// Currency (interned) → what the decided customers who paid in it paid.
+    var paid: [Int32: PaidSums] = [:]
+    /// Payments in a currency other than the customer's first within the horizon: not counted.
+    var otherCurrencyPayments = 0
+}
+
+/// The sums behind a mean paid per customer and its variance, in one currency.
+struct PaidSums {
+    var total: Int64 = 0
+    /// Σ paid², as a double: a squared price in milliunits overflows 64 bits at a few thousand customers.
+    var squares: Double = 0
+    var payments = 0
+    var longPayments = 0
+
+    mutating func add(_ x: OpenExposure) {
+        total += x.paid
+        squares += Double(x.paid) * Double(x.paid)
+        payments += Int(x.payments)
+        longPayments += Int(x.longPayments)
+    }
 }
 
 /// A report row's identity: the snapshot rule `<flow>/<rule>` (the arm is the rule in its split group),
@@ -57,12 +80,21 @@ struct OpenExposure {
     /// What taking the answer means: the offer of a promotional offer, the product of an alternate
     /// product; null for every other answer.
     var offered: Int32
+    /// What the customer paid within the horizon (in `paidCurrency`, the first payment's), and the
+    /// latest charge counted (the exposure's own time until one is).
+    var paid: Int64 = 0
+    var lastPaid: Int64 = 0
     var discountCurrency: Int32 = 0
     var renewedCurrency: Int32 = 0
+    var paidCurrency: Int32 = 0
     /// The next open exposure of the same customer, or -1.
     var next: Int32 = -1
     var answer: Answer
     private var marks: UInt8 = 0
+    var payments: UInt8 = 0
+    /// Payments for a period longer than the horizon (a yearly plan), counted whole.
+    var longPayments: UInt8 = 0
+    var otherCurrencyPayments: UInt8 = 0
 
     init(customer: CustomerKey, arm: ArmKey, dimension: Int32, time: Int64, deadline: Int64, answer: Answer, offered: Int32) {
         self.customer = customer

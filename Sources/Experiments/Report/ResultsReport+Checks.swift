@@ -41,21 +41,30 @@ extension ResultsReport.Checks {
 }
 
 extension ResultsReport {
-    /// Revenue retained less discount given, per currency present in either.
-    static func net(_ revenue: [String: Int64], _ discount: [String: Int64]) -> [String: Int64] {
-        var net = revenue
-        for (currency, amount) in discount { net[currency, default: 0] -= amount }
-        return net
-    }
-
-    /// Per currency: the arm's net revenue per exposed customer minus the control's, in milliunits.
-    static func netPerExposedDifference(_ arm: Row, _ control: Row) -> [String: Double] {
-        guard arm.exposed > 0, control.exposed > 0 else { return [:] }
-        var result: [String: Double] = [:]
-        for currency in Set(arm.netRevenue.keys).union(control.netRevenue.keys) {
-            let armValue = Double(arm.netRevenue[currency] ?? 0) / Double(arm.exposed)
-            let controlValue = Double(control.netRevenue[currency] ?? 0) / Double(control.exposed)
-            result[currency] = rounded(armValue - controlValue)
+    /// Per currency either side was paid in: the arm's paid per decided customer minus the control's,
+    /// with the always-valid interval and its verdict, withheld as a rate's estimate is while too few
+    /// customers are decided.
+    static func paidDifference(_ arm: Paid, _ control: Paid, alpha: Double) -> [String: Difference] {
+        var result: [String: Difference] = [:]
+        for currency in Set(arm.currencies.keys).union(control.currencies.keys) {
+            func estimate(_ paid: Paid) -> MeanEstimate {
+                guard let amount = paid.currencies[currency] else { return MeanEstimate(count: paid.decided, total: 0, squares: 0) }
+                let n = Double(paid.decided)
+                let variance = amount.standardDeviation * amount.standardDeviation
+                let total = Double(amount.milliunits)
+                // Σx² back from the rounded standard deviation: (n − 1)s² + (Σx)²/n.
+                return MeanEstimate(count: paid.decided, total: total, squares: n > 1 ? (n - 1) * variance + total * total / n : total * total)
+            }
+            let treatment = estimate(arm), base = estimate(control)
+            let interval = MeanDifferenceConfidenceSequence.interval(treatment: treatment, control: base, alpha: alpha)
+            let verdict = Verdict(difference: interval)
+            let withheld = verdict == .notDistinguishableYet || verdict == .noData
+                ? SampleSizeEstimate.withheld(arm: (decided: arm.decided, pending: arm.pending),
+                                              control: (decided: control.decided, pending: control.pending)) : nil
+            result[currency] = Difference(difference: interval == nil ? nil : rounded(treatment.mean - base.mean),
+                                          interval: interval.map { ProportionInterval(low: rounded($0.low), high: rounded($0.high)) },
+                                          verdict: verdict, customersPerArmNeeded: nil, moreCustomersPerArm: nil,
+                                          estimateWithheld: withheld)
         }
         return result
     }

@@ -25,34 +25,43 @@ extension ResultsReport {
     /// one after another); the join takes them in the same order either way, so the report is the same.
     public static func compute(source: any EventSource, environment: String, flow: String? = nil, since: UTCTime? = nil,
                                now: UTCTime, breakdown: ResultsBreakdown? = nil, configuration: ResultsConfiguration? = nil,
-                               clock: UTCTime? = nil, readers: Int = defaultReaders) throws -> ResultsReport {
+                               clock: UTCTime? = nil, paidHorizonDays: Int = defaultPaidHorizonDays,
+                               readers: Int = defaultReaders) throws -> ResultsReport {
         try run(source: source, environment: environment, flow: flow, since: since, now: now, breakdown: breakdown,
-                configuration: configuration, clock: clock, daily: false, readers: readers).report
+                configuration: configuration, clock: clock, paidHorizonDays: paidHorizonDays, daily: false, readers: readers).report
     }
 
     /// One reading thread per processor, at most four: parsing is most of the work, and the one join
     /// beside them bounds what more readers could add (on two cores, one reader gives nearly all of it).
     public static var defaultReaders: Int { min(4, ProcessInfo.processInfo.activeProcessorCount) }
 
+    /// Payments count within 35 days of the exposure by default: one monthly renewal and the days of
+    /// billing retry after it. A yearly product needs a horizon past its renewal (`--paid-horizon`).
+    public static let defaultPaidHorizonDays = Int(ResultsJoin.defaultPaidHorizon / EventTime.day)
+    public static let paidHorizonDaysRange = 1 ... 400
+
     /// `compute`, and the per-day counts the HTML view draws over time (`ResultsTimeline`), from the
     /// same single pass: each exposure adds to the counts of its day as its window closes, so the
     /// series costs one dictionary update per customer and no second reading of the events.
     public static func computeWithTimeline(source: any EventSource, environment: String, flow: String? = nil, since: UTCTime? = nil,
                                            now: UTCTime, breakdown: ResultsBreakdown? = nil, configuration: ResultsConfiguration? = nil,
-                                           clock: UTCTime? = nil, readers: Int = defaultReaders) throws -> (report: ResultsReport, timeline: ResultsTimeline) {
+                                           clock: UTCTime? = nil, paidHorizonDays: Int = defaultPaidHorizonDays,
+                                           readers: Int = defaultReaders) throws -> (report: ResultsReport, timeline: ResultsTimeline) {
         let (report, timeline) = try run(source: source, environment: environment, flow: flow, since: since, now: now, breakdown: breakdown,
-                                         configuration: configuration, clock: clock, daily: true, readers: readers)
+                                         configuration: configuration, clock: clock, paidHorizonDays: paidHorizonDays, daily: true,
+                                         readers: readers)
         return (report, timeline ?? ResultsTimeline(now: 0, arms: []))
     }
 
     private static func run(source: any EventSource, environment: String, flow: String?, since: UTCTime?, now: UTCTime,
                             breakdown: ResultsBreakdown?, configuration: ResultsConfiguration?, clock: UTCTime?,
-                            daily: Bool, readers: Int) throws -> (report: ResultsReport, timeline: ResultsTimeline?) {
+                            paidHorizonDays: Int, daily: Bool, readers: Int) throws -> (report: ResultsReport, timeline: ResultsTimeline?) {
         let nowMillis = now.milliseconds
         let sinceMillis = since?.milliseconds ?? Int64.min
         let clockMillis = clock?.milliseconds ?? nowMillis
         var join = ResultsJoin(now: nowMillis, since: sinceMillis, flow: flow, breakdown: breakdown,
-                               futureLimit: clockMillis + Checks.clockTolerance, daily: daily)
+                               futureLimit: clockMillis + Checks.clockTolerance, daily: daily,
+                               paidHorizon: Int64(paidHorizonDays) * EventTime.day)
 
         var partitions: [EventPartition: Set<EventStream>] = [:]
         for stream in EventStream.allCases {
@@ -148,6 +157,12 @@ extension ResultsReport {
         let breakdownRows = breakdown == nil ? nil : rowMaker.breakdownRows()
         let keys = KeyUse(join)
         var warnings = eventWarnings(join, keys: keys)
+        let otherCurrency = rows.reduce(0) { $0 + $1.paid.otherCurrencyPayments }
+        if otherCurrency > 0 {
+            warnings.append("\(count(otherCurrency)) payment\(otherCurrency == 1 ? " was" : "s were") made in a second currency by a customer "
+                            + "within the paid horizon (their storefront changed) and not counted in `paid`: each customer's money is counted "
+                            + "in the currency of their first payment")
+        }
         let configured = configuration.map { configuration in
             configuration.rules.filter { rule in flow == nil || rule.flow == flow }
         }
@@ -161,7 +176,7 @@ extension ResultsReport {
         let counts = join.counts
         return ResultsReport(
             formatVersion: formatVersion, environment: environment, flow: flow, since: since, now: now,
-            method: method, rows: rows, breakdown: breakdown, breakdownRows: breakdownRows, comparisons: comparisons,
+            method: method(paidHorizonDays: Int(join.paidHorizon / EventTime.day)), rows: rows, breakdown: breakdown, breakdownRows: breakdownRows, comparisons: comparisons,
             events: EventCounts(decisions: counts.decisions, outcomes: counts.outcomes, duplicates: counts.duplicates,
                                 late: counts.late, invalid: counts.invalid, outsideWindow: counts.outsideWindow,
                                 segments: counts.segments, keyIds: keys.keyIds),
@@ -169,7 +184,7 @@ extension ResultsReport {
     }
 
     /// How the numbers are made, as every report states it.
-    private static var method: Method {
+    private static func method(paidHorizonDays: Int) -> Method {
         Method(
             rateInterval: "Wilson score interval, 95%",
             differenceInterval: "always-valid confidence sequence: normal-mixture sequential probability ratio test (Johari, Koomen, Pekelis & Walsh 2022; Howard, Ramdas, McAuliffe & Sekhon 2021), valid at every look",
@@ -177,7 +192,11 @@ extension ResultsReport {
             keptWindowHours: Int(ResultsJoin.keptWindow / EventTime.hour),
             renewalGraceDays: Int(ResultsJoin.renewalGrace / EventTime.day),
             unknownExpiryCapDays: Int(ResultsJoin.unknownExpiryCap / EventTime.day),
-            latenessHours: Int(ResultsJoin.lateness / EventTime.hour))
+            latenessHours: Int(ResultsJoin.lateness / EventTime.hour),
+            paidHorizonDays: paidHorizonDays, paymentLagDays: Int(ResultsJoin.paymentLag / EventTime.day),
+            paidInterval: "normal approximation, 95%, on the mean paid per decided customer",
+            paidDifferenceInterval: "always-valid confidence sequence on the difference of means: the same normal mixture, its "
+                + "standard deviation 0.1 of the customers' pooled standard deviation, valid at every look")
     }
 
     /// The rows of the joined tallies, each arm with the period its layout began.
@@ -219,6 +238,19 @@ extension ResultsReport {
             Dictionary(uniqueKeysWithValues: amounts.compactMap { key, value in name(key).map { ($0, value) } })
         }
 
+        private func paid(_ tally: Tally) -> Paid {
+            var currencies: [String: Amount] = [:]
+            for (key, sums) in tally.paid {
+                guard let currency = name(key) else { continue }
+                let estimate = MeanEstimate(count: tally.paidDecided, total: Double(sums.total), squares: sums.squares)
+                currencies[currency] = Amount(milliunits: sums.total, payments: sums.payments, perCustomer: rounded(estimate.mean),
+                                              interval: estimate.interval.map { ProportionInterval(low: rounded($0.low), high: rounded($0.high)) },
+                                              standardDeviation: rounded(estimate.variance.squareRoot()), longerThanHorizon: sums.longPayments)
+            }
+            return Paid(decided: tally.paidDecided, pending: tally.paidPending, currencies: currencies,
+                        otherCurrencyPayments: tally.otherCurrencyPayments)
+        }
+
         private func row(_ key: ArmKey, _ tally: Tally, value: String?) -> Row {
             let info = join.armInfo[key] ?? ArmInfo()
             let start = periodStart["\(key.flow)\u{0}\(info.splitGroup)\u{0}\(key.layout)"]
@@ -230,8 +262,7 @@ extension ResultsReport {
                        tookOffer: tally.offered > 0
                            ? Rate(successes: tally.took, failures: tally.offered - tally.took - tally.tookPending, pending: tally.tookPending) : nil,
                        renewed: Rate(successes: tally.renewed, failures: tally.notRenewed, pending: tally.renewedPending),
-                       discountGiven: money(tally.discountGiven), revenueRetained: money(tally.revenueRetained),
-                       netRevenue: net(money(tally.revenueRetained), money(tally.discountGiven)))
+                       discountGiven: money(tally.discountGiven), paid: paid(tally))
             if key.layout != Interner.null {
                 row.splitLayout = name(key.layout)
                 row.periodSince = start.flatMap { $0 == .max ? nil : EventTime.format($0) }
@@ -358,7 +389,7 @@ extension ResultsReport {
                 ArmComparison(rule: arm.rule, arm: arm.arm,
                               kept24h: difference(arm.kept24h, control.kept24h, alpha: alpha),
                               renewed: difference(arm.renewed, control.renewed, alpha: alpha),
-                              netRevenuePerExposedDifference: netPerExposedDifference(arm, control))
+                              paidPerCustomer: paidDifference(arm.paid, control.paid, alpha: alpha))
             }
             return SplitComparison(flow: flow, splitGroup: group, control: control.rule, controlKind: kind, alpha: rounded(alpha),
                                    arms: compared, note: nil, sampleRatio: sampleRatio, verdictWarning: verdictWarning,

@@ -18,12 +18,12 @@ public enum ResultsBreakdown: String, Sendable, Codable, CaseIterable {
 
 /// The readout of decisions joined with outcomes: per flow and rule (each split arm is a rule), the
 /// rates with their intervals, and each split arm compared with its control. The JSON form (format
-/// version 1.1; 1.1 added `checks`, `netRevenue`, the sample-ratio check per split group and the
-/// withheld estimates — fields are only ever added within 1.x) is documented in
-/// docs/outcomes-and-experiments.md; keys are sorted, lists ordered, so the same events, `now` and
-/// configuration give the same bytes.
+/// version 2.0: `paid` and `paidPerCustomer` replaced 1.x's `revenueRetained`, `netRevenue` and
+/// `netRevenuePerExposedDifference`, which took the discount off twice; fields are only ever added
+/// within 2.x) is documented in docs/outcomes-and-experiments.md; keys are sorted, lists ordered, so
+/// the same events, `now` and configuration give the same bytes.
 public struct ResultsReport: Sendable, Codable, Equatable {
-    public static let formatVersion = "1.2"
+    public static let formatVersion = "2.0"
 
     public var formatVersion: String
     public var environment: String
@@ -51,6 +51,12 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var renewalGraceDays: Int
         public var unknownExpiryCapDays: Int
         public var latenessHours: Int
+        /// Payments count when charged within this many days after the exposure…
+        public var paidHorizonDays: Int
+        /// …and reported within this many days after the horizon; a customer's money is decided then.
+        public var paymentLagDays: Int
+        public var paidInterval: String
+        public var paidDifferenceInterval: String
     }
 
     /// A rate: `successes` of the `successes + failures` customers whose outcome is decided; `pending`
@@ -103,13 +109,13 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         /// deadline, as `renewed` is.
         public var tookOffer: Rate?
         public var renewed: Rate
-        /// Currency → milliunits (Apple's price unit), where regular and paid prices are both known.
+        /// Currency → milliunits (Apple's price unit): for the customers who took the offer, the
+        /// product's regular price less the offer's price, where both are known. Information — what the
+        /// offer cost against the regular price — and already inside `paid`, which counts the prices
+        /// actually charged; never to be subtracted from it.
         public var discountGiven: [String: Int64]
-        /// Currency → milliunits of the renewals counted in `renewed`, where the price is known.
-        public var revenueRetained: [String: Int64]
-        /// Currency → `revenueRetained − discountGiven`, milliunits: what the renewals brought in, less what
-        /// the offers gave away.
-        public var netRevenue: [String: Int64]
+        /// What the customers paid after their exposure, within the horizon (see `Paid`).
+        public var paid: Paid
         /// For an arm: its group's layout when these customers were first exposed (`splitLayout` of the
         /// decisions: `arm-a*:0-4500,…`), absent for decisions recorded before layouts were. Each
         /// configuration of a group is a period of its own, with rows and comparisons of its own.
@@ -133,6 +139,36 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         return "period \(shares)" + (since.map { " since \($0)" } ?? "")
     }
 
+    /// Money per exposed customer: every price the App Store charged an exposed customer within
+    /// `method.paidHorizonDays` after the exposure — redemptions, renewals, switches, each charge once —
+    /// over the customers whose horizon and lag have passed. Prices are what the customer paid as the
+    /// App Store signed them (before Apple's commission and taxes), not proceeds.
+    public struct Paid: Sendable, Codable, Equatable {
+        /// Exposed customers whose horizon and lag have passed: every amount below is over them.
+        public var decided: Int
+        /// Exposed customers still inside their horizon or its lag.
+        public var pending: Int
+        /// Currency → what the decided customers paid in it. A customer who paid nothing counts in the
+        /// denominator of every currency.
+        public var currencies: [String: Amount]
+        /// Payments a customer made in a second currency within the horizon (a storefront moved): not counted.
+        public var otherCurrencyPayments: Int
+    }
+
+    public struct Amount: Sendable, Codable, Equatable {
+        /// Σ paid by the decided customers, milliunits.
+        public var milliunits: Int64
+        public var payments: Int
+        /// `milliunits / decided`, and its normal 95% interval (see `method.paidInterval`).
+        public var perCustomer: Double
+        public var interval: ProportionInterval?
+        /// The customers' standard deviation, milliunits: what the comparison's interval is made of.
+        public var standardDeviation: Double
+        /// Payments for a period longer than the horizon (a yearly plan) — counted whole, so this
+        /// arm's money within the horizon includes value for months after it.
+        public var longerThanHorizon: Int
+    }
+
     public struct Difference: Sendable, Codable, Equatable {
         /// The arm's rate minus the control's.
         public var difference: Double?
@@ -153,9 +189,9 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var arm: String?
         public var kept24h: Difference
         public var renewed: Difference
-        /// Currency → net revenue per exposed customer of the arm minus the control's, in milliunits
-        /// (`netRevenue / exposed`, rounded to a millionth); a point estimate without an interval.
-        public var netRevenuePerExposedDifference: [String: Double]
+        /// Currency → paid per decided customer of the arm minus the control's, milliunits, with its
+        /// always-valid interval and verdict (see `method.paidDifferenceInterval`).
+        public var paidPerCustomer: [String: Difference]
     }
 
     public struct SplitComparison: Sendable, Codable, Equatable {

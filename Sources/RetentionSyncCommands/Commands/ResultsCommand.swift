@@ -34,6 +34,10 @@ struct ResultsCommand: ParsedCommand {
     static let by = Option("--by", value: "WHAT", of: ResultsBreakdown.self, help: [
         "Also break each rule down by one of these",
     ])
+    static let paidHorizon = Option("--paid-horizon", value: "DAYS", of: Int.self, default: ResultsReport.defaultPaidHorizonDays, help: [
+        "Count what customers paid in this many days after the answer (1-400;",
+        "past the renewal of a yearly plan for yearly products)",
+    ])
 
     static let helpPage = HelpPage(
         about: """
@@ -43,13 +47,15 @@ struct ResultsCommand: ParsedCommand {
         interval on every rate. Each arm of a split group is compared with its control by an
         always-valid interval on the difference, which stays honest however often it is read; until
         it excludes 0 the answer is "not distinguishable yet", with how many more customers per arm
-        it would take at the current rates. Offline: it reads files, never Apple.
+        it would take at the current rates. Money per customer is every price the App Store charged
+        an exposed customer within the paid horizon, each charge once, compared the same way.
+        Offline: it reads files, never Apple.
         """,
-        options: [env, manifests, events, flow, since, asOf, format, by],
+        options: [env, manifests, events, flow, since, asOf, format, by, paidHorizon],
         column: 22,
         footer: """
         Events in S3 are read through a local copy under $TMPDIR/retention-sync/events that only
-        fetches segments it does not hold yet. The JSON (formatVersion 1.1) and the definitions of every number are in the manual's
+        fetches segments it does not hold yet. The JSON (formatVersion 2.0) and the definitions of every number are in the manual's
         Outcomes and experiments page, with the same report as SQL for DuckDB, Athena, Trino and Spark.
         """)
 
@@ -62,11 +68,16 @@ struct ResultsCommand: ParsedCommand {
         var asOf: DateArgument?
         var format: ResultsFormat
         var breakdown: ResultsBreakdown?
+        var paidHorizonDays = ResultsReport.defaultPaidHorizonDays
 
         /// The end of the window: `--as-of`, else now.
         var now: UTCTime { asOf?.time ?? SystemClock().time() }
 
-        func validate() throws(CommandError) {}
+        func validate() throws(CommandError) {
+            guard ResultsReport.paidHorizonDaysRange.contains(paidHorizonDays) else {
+                throw CommandError("--paid-horizon must be a whole number of days from 1 to 400, not \(paidHorizonDays)", exitCode: .usage)
+            }
+        }
     }
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
@@ -76,7 +87,8 @@ struct ResultsCommand: ParsedCommand {
                 flow: try arguments.value(Self.flow),
                 since: try arguments.value(Self.since, as: DateArgument.self), asOf: try arguments.value(Self.asOf, as: DateArgument.self),
                 format: try arguments.value(Self.format, as: ResultsFormat.self) ?? .text,
-                breakdown: try arguments.value(Self.by, as: ResultsBreakdown.self))
+                breakdown: try arguments.value(Self.by, as: ResultsBreakdown.self),
+                paidHorizonDays: try arguments.value(Self.paidHorizon, as: Int.self) ?? ResultsReport.defaultPaidHorizonDays)
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
@@ -106,11 +118,13 @@ struct ResultsCommand: ParsedCommand {
                 // Only the page draws the days: the other formats keep the single pass without them.
                 (report, timeline) = try ResultsReport.computeWithTimeline(
                     source: FolderEventSource(root: root), environment: environment.rawValue, flow: flow, since: since, now: now,
-                    breakdown: breakdown, configuration: configuration, clock: ResultsOperation.clock(asOf: now))
+                    breakdown: breakdown, configuration: configuration, clock: ResultsOperation.clock(asOf: now),
+                    paidHorizonDays: options.paidHorizonDays)
             } else {
                 report = try ResultsReport.compute(source: FolderEventSource(root: root), environment: environment.rawValue,
                                                    flow: flow, since: since, now: now, breakdown: breakdown,
-                                                   configuration: configuration, clock: ResultsOperation.clock(asOf: now))
+                                                   configuration: configuration, clock: ResultsOperation.clock(asOf: now),
+                                                   paidHorizonDays: options.paidHorizonDays)
             }
         } catch {
             throw CommandError("cannot read the events under \(root.path): \(error)")

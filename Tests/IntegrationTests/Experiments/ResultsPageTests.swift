@@ -126,11 +126,12 @@ struct ResultsPageTests {
                 #expect(abs(axis(dot.double("cy")) - dot.double("data-count")) < 0.05)
             }
         }
-        let revenue = try #require(SVG.all(in: html, class: "revenue").first)
+        let paid = try #require(SVG.all(in: html, class: "paid").first)
         for row in report.rows {
-            let retained = try #require(SVG.elements(revenue, "rect", class: "retained").first { $0["data-rule"] == row.rule })
-            #expect(Int64(retained.double("data-milliunits")) == row.revenueRetained["USD"] ?? 0)
-            #expect(html.contains(">\(ResultsReport.money(row.revenueRetained["USD"] ?? 0))</text>"))
+            let amount = try #require(row.paid.currencies["USD"])
+            let dot = try #require(SVG.elements(paid, "circle", class: "paid").first { $0["data-rule"] == row.rule })
+            #expect(abs(dot.double("data-milliunits") - amount.perCustomer) < 0.001)
+            #expect(html.contains(">\(ResultsReport.describe(amount, decided: row.paid.decided))</text>"))
         }
     }
 
@@ -147,7 +148,7 @@ struct ResultsPageTests {
         let arm = try #require(report.comparisons.first?.arms.first)
         let sentence = "kept at 24 h \(ResultsReport.sentence(arm.kept24h))"
         #expect(text.contains(sentence) && html.contains(sentence))
-        for entry in ResultsReport.legend { #expect(html.contains(ResultsHTMLStyle.escape(entry.meaning))) }
+        for entry in report.legend { #expect(html.contains(ResultsHTMLStyle.escape(entry.meaning))) }
         #expect(html.contains("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"))
         #expect(!html.contains("<script"))
     }

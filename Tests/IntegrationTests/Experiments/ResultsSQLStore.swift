@@ -83,7 +83,7 @@ struct ResultsSQLStore {
                        counts: [row.exposed, row.kept24h.successes, row.kept24h.failures, row.kept24h.pending,
                                 took.map { $0.successes + $0.failures + $0.pending } ?? 0, took?.successes ?? 0, took?.failures ?? 0, took?.pending ?? 0,
                                 row.renewed.successes, row.renewed.failures, row.renewed.pending],
-                       revenue: row.revenueRetained)
+                       revenue: row.paid.currencies.mapValues(\.milliunits))
         }
     }
 
@@ -158,7 +158,7 @@ struct ResultsSQLStore {
         let offered = report.rows.compactMap(\.tookOffer)
         #expect(offered.count == 2, "\(window): the offer and the alternate product")
         #expect(offered.allSatisfy { $0.successes > 0 && $0.failures > 0 }, "\(window)")
-        #expect(report.rows.allSatisfy { $0.renewed.successes > 0 && $0.renewed.failures > 0 && $0.revenueRetained.count == 2 }, "\(window)")
+        #expect(report.rows.allSatisfy { $0.renewed.successes > 0 && $0.renewed.failures > 0 && $0.paid.currencies.count == 2 }, "\(window)")
         if window.name == "mid-experiment" {
             #expect(report.rows.allSatisfy { $0.kept24h.pending > 0 && $0.renewed.pending > 0 }, "\(window)")
             #expect(offered.allSatisfy { $0.pending > 0 }, "\(window)")
