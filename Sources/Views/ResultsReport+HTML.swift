@@ -306,6 +306,9 @@ extension ResultsReport {
                 page.line("<h3>Money per rule</h3>")
                 table(moneyHeader, money, numeric: [4, 5], into: &page)
             }
+            if let note = moneyPendingNote(flow: flowName) {
+                page.line("<p class=\"muted\">\(esc(note))</p>")
+            }
             page.line("</section>")
         }
         if let breakdown, let breakdownRows, !breakdownRows.isEmpty {

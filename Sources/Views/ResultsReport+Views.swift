@@ -22,6 +22,10 @@ extension ResultsReport {
                 lines.append("")
                 lines += Self.align([moneyHeader.map { $0.uppercased() }] + money).map { "  " + $0 }
             }
+            if let note = moneyPendingNote(flow: flowName) {
+                lines.append("")
+                lines.append("  \(note)")
+            }
         }
         if let breakdown, let breakdownRows, !breakdownRows.isEmpty {
             lines.append("")
@@ -80,6 +84,16 @@ extension ResultsReport {
         ]
     }
 
+    /// Said while no customer of the flow has their money decided, so an empty money table is not read as nothing paid.
+    func moneyPendingNote(flow flowName: String) -> String? {
+        let flowRows = rows.filter { $0.flow == flowName }
+        let pending = flowRows.reduce(0) { $0 + $1.paid.pending }
+        guard pending > 0, flowRows.allSatisfy({ $0.paid.decided == 0 }) else { return nil }
+        let days = method.paidHorizonDays + method.paymentLagDays
+        return "Paid per customer: none decided yet — a customer's money is decided \(days) days after their answer (the "
+            + "\(method.paidHorizonDays)-day paid horizon and \(method.paymentLagDays) days for late notifications); \(Self.count(pending)) pending."
+    }
+
     var moneyHeader: [String] {
         ["Rule", "Currency", "Paid per customer, \(method.paidHorizonDays) days", "Customers", "Paid in all", "Discount given"]
     }
@@ -97,7 +111,8 @@ extension ResultsReport {
                         + "(a yearly plan) counted whole"
                 }
                 table.append([row.rule + (row.splitControl ? " (control)" : ""), currency, Self.describe(amount, decided: row.paid.decided),
-                              customers, Self.money(amount?.milliunits ?? 0), Self.money(row.discountGiven[currency] ?? 0)])
+                              customers, row.paid.decided > 0 ? Self.money(amount?.milliunits ?? 0) : "-",
+                              Self.money(row.discountGiven[currency] ?? 0)])
             }
         }
         return table
@@ -192,6 +207,10 @@ extension ResultsReport {
         }
         lines.append("")
         lines.append("</details>")
+        for note in orderedFlows.compactMap({ moneyPendingNote(flow: $0) }).prefix(1) {
+            lines.append("")
+            lines.append(note)
+        }
         let moneyRows = orderedFlows.flatMap { flowName in moneyTable(flow: flowName).map { [flowName] + $0 } }
         if !moneyRows.isEmpty {
             lines.append("")

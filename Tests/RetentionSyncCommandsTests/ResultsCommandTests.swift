@@ -42,6 +42,20 @@ struct ResultsCommandTests {
         #expect(markdown.stdout.contains("<details>"), "\(markdown.stdout)")
     }
 
+    @Test("results --paid-horizon sets the days payments count in, says so in the JSON, and refuses a horizon out of range")
+    func paidHorizon() async throws {
+        let harness = try CommandHarness()
+        try writeTwelveDecisions(harness)
+        let json = await harness.run(["results", "--env", "sandbox", "--format", "json", "--since", "2026-11-01", "--paid-horizon", "370"])
+        #expect(json.code == .success, "\(json.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect((report["method"] as? [String: Any])?["paidHorizonDays"] as? Int == 370)
+        for wrong in ["0", "401"] {
+            let refused = await harness.run(["results", "--env", "sandbox", "--paid-horizon", wrong])
+            #expect(refused.code == .usage && refused.stderr.contains("--paid-horizon must be a whole number of days from 1 to 400"), "\(refused.stderr)")
+        }
+    }
+
     @Test("results --format html writes one page to standard output: the arms drawn, the same figures as the text, and no script")
     func writesAPage() async throws {
         let harness = try CommandHarness()

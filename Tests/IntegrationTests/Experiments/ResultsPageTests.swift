@@ -126,9 +126,19 @@ struct ResultsPageTests {
                 #expect(abs(axis(dot.double("cy")) - dot.double("data-count")) < 0.05)
             }
         }
+        // A fortnight in, no customer's money is decided yet (35 days and 7 for late notifications): no chart.
+        #expect(SVG.all(in: html, class: "paid").isEmpty && report.rows.allSatisfy { $0.paid.decided == 0 })
+        #expect(html.contains("none decided yet"))
+    }
+
+    @Test func onceDecidedEachArmsPaidPerCustomerIsDrawnWithItsInterval() throws {
+        let (root, fortnight) = try Self.simulation()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (report, _, html) = try Self.page(root, now: fortnight.adding(seconds: 45 * 86400))
         let paid = try #require(SVG.all(in: html, class: "paid").first)
         for row in report.rows {
             let amount = try #require(row.paid.currencies["USD"])
+            #expect(row.paid.decided == row.exposed)
             let dot = try #require(SVG.elements(paid, "circle", class: "paid").first { $0["data-rule"] == row.rule })
             #expect(abs(dot.double("data-milliunits") - amount.perCustomer) < 0.001)
             #expect(html.contains(">\(ResultsReport.describe(amount, decided: row.paid.decided))</text>"))
