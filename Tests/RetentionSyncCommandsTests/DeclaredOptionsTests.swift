@@ -22,6 +22,7 @@ struct DeclaredOptionsTests {
         "results": [["--env", "sandbox"]],
         "outcomes": [["pull", "--env", "sandbox"]],
         "facts": [["publish", "--env", "sandbox"], ["show", "--env", "sandbox"]],
+        "events": [["compact", "--env", "sandbox"], ["erase", "--env", "sandbox", "--customers", "ids.txt"]],
         "state": [["show", "--env", "sandbox"], ["history", "--env", "sandbox"], ["migrate", "--env", "sandbox", "--from", "old.json"]],
         "decide": [["--env", "sandbox", "--request", "request.json"]],
         "serve": [["--env", "sandbox"]],

@@ -65,6 +65,7 @@ struct UsageLineTests {
         "state": "three modes with different options",
         "outcomes": "--root takes a list of files",
         "facts": "two actions with different options",
+        "events": "two actions with different options",
         "performance-test": "sandbox only, and a transaction to start a test or a request id to follow one",
     ]
 

@@ -25,6 +25,9 @@ public final class MotoServer: Sendable {
     public var writer: Identity { identities.value.writer }
     /// May only read (what `plan` needs).
     public var reader: Identity { identities.value.reader }
+    /// The reconcile job's identity when it also compacts and erases events: apply's, and s3:DeleteObject.
+    public var maintainer: Identity { maintainerIdentity.value }
+    private let maintainerIdentity = Locked(Identity(accessKeyId: "", secretAccessKey: ""))
     /// Made by `provision`, after the server has started.
     private let identities = Locked((writer: Identity(accessKeyId: "", secretAccessKey: ""), reader: Identity(accessKeyId: "", secretAccessKey: "")))
     public let bucket = "retention-state"
@@ -139,6 +142,8 @@ public final class MotoServer: Sendable {
         let writer = try await createUser("apply", policy: Self.policy(write: true, bucket: bucket, versions: versioning))
         let reader = try await createUser("plan", policy: Self.policy(write: false, bucket: bucket))
         identities.set((writer: writer, reader: reader))
+        maintainerIdentity.set(try await createUser("upkeep", policy: Self.policy(write: true, bucket: bucket).replacingOccurrences(
+            of: #""s3:PutObject"]"#, with: #""s3:PutObject","s3:DeleteObject"]"#)))
         let response = try await send(HTTPRequest(method: "PUT", url: endpoint.appendingPathComponent(bucket),
                                                   headers: [("x-amz-content-sha256", Self.emptyHash)],
                                                   awsSigV4: signing(service: "s3", Identity(accessKeyId: "setup", secretAccessKey: "setup"))))
