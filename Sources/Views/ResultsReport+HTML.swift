@@ -309,6 +309,9 @@ extension ResultsReport {
             if let note = moneyPendingNote(flow: flowName) {
                 page.line("<p class=\"muted\">\(esc(note))</p>")
             }
+            for line in otherLayerLines(flow: flowName) {
+                page.line("<p>\(esc(line))</p>")
+            }
             page.line("</section>")
         }
         if let breakdown, let breakdownRows, !breakdownRows.isEmpty {

@@ -26,6 +26,11 @@ extension ResultsReport {
                 lines.append("")
                 lines.append("  \(note)")
             }
+            let reached = otherLayerLines(flow: flowName)
+            if !reached.isEmpty {
+                lines.append("")
+                lines += reached.map { "  \($0)" }
+            }
         }
         if let breakdown, let breakdownRows, !breakdownRows.isEmpty {
             lines.append("")
@@ -80,8 +85,25 @@ extension ResultsReport {
             + "reports are the record for finance"),
         ("discount given", "for the customers who took an offer: the regular price less the offer's price — what the offer cost, shown "
             + "for information; it is already inside paid, never subtracted from it"),
+        ("App Store Connect retention offer", "an offer of the retention layer App Store Connect configures (offerType 5), redeemed after "
+            + "the answer: Apple shows that layer when the answer is none, late or failed"),
         ("period", "one configuration of a split group (its arms and shares); a change of shares, arms or control starts the next, and each customer counts once, in the arm and period of their first exposure"),
         ]
+    }
+
+    /// Per rule, what reached its customers besides its own answer: App Store Connect's retention
+    /// offers, and Apple's fallback after an answer later than 700 ms. Empty when nothing did.
+    func otherLayerLines(flow flowName: String) -> [String] {
+        rows.filter { $0.flow == flowName && ($0.answeredLate > 0 || $0.tookAppStoreConnectOffer > 0) }.map { row in
+            var parts: [String] = []
+            if row.tookAppStoreConnectOffer > 0 {
+                parts.append("\(Self.count(row.tookAppStoreConnectOffer)) of \(Self.count(row.exposed)) took an App Store Connect retention offer")
+            }
+            if row.answeredLate > 0 {
+                parts.append("\(Self.count(row.answeredLate)) answered after Apple's 700 ms (they saw Apple's fallback)")
+            }
+            return "\(row.rule)\(shownPeriod(row).map { ", \($0)" } ?? ""): " + parts.joined(separator: "; ")
+        }
     }
 
     /// Said while no customer of the flow has their money decided, so an empty money table is not read as nothing paid.
@@ -207,6 +229,9 @@ extension ResultsReport {
         }
         lines.append("")
         lines.append("</details>")
+        for line in orderedFlows.flatMap({ otherLayerLines(flow: $0) }) {
+            lines.append("- \(Self.cell(line))")
+        }
         for note in orderedFlows.compactMap({ moneyPendingNote(flow: $0) }).prefix(1) {
             lines.append("")
             lines.append(note)

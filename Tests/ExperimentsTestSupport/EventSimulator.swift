@@ -19,6 +19,8 @@ struct EventSimulator {
         var alternateProduct: String?
         /// The arm's share of customers, relative to the other arms' (nil for all: an even split).
         var weight: Double?
+        /// Share of the arm's decisions serve answered later than Apple's 700 ms.
+        var lateShare = 0.0
     }
 
     var flow = "cancel-flow"
@@ -212,7 +214,8 @@ struct EventSimulator {
         var fields: [String: Field] = [
             "alternateProductId": arm.alternateProduct.map { .string($0) } ?? .null, "answer": .string(arm.answer), "arm": splitGroup == nil ? .null : .string(arm.rule),
             "customer": .string(customer), "environment": .string(environment), "eventId": .string(random.uuid()),
-            "flow": .string(flow), "keyId": .string(Self.keyId), "latencyMicros": .integer(800 + random.below(400)),
+            "flow": .string(flow), "keyId": .string(Self.keyId),
+            "latencyMicros": .integer(arm.lateShare > 0 && random.chance(arm.lateShare) ? 700_001 + random.below(300_000) : 800 + random.below(400)),
             "localeRequested": .string("en-GB"), "localeServed": .string(random.chance(0.5) ? "en-GB" : "en-US"),
             "messageIdentifier": arm.answer == "none" ? .null : .string("message-\(arm.rule)"),
             "offerIdentifier": arm.offer.map { .string($0) } ?? .null, "productId": .string(Self.product),

@@ -16,17 +16,17 @@ extension JoinFixtures {
     static var bob: String { String(repeating: "b2", count: 32) }
 
     static func decision(_ customer: String, _ time: String, rule: String = "control", answer: String = "message", id: String = UUID().uuidString.lowercased(),
-                         splitControl: Bool = false, group: String? = "g", offer: String? = nil) -> String {
+                         splitControl: Bool = false, group: String? = "g", offer: String? = nil, latency: Int? = nil) -> String {
         let groupValue = group.map { "\"\($0)\"" } ?? "null"
         let offerValue = offer.map { "\"\($0)\"" } ?? "null"
-        return #"{"alternateProductId":null,"answer":"\#(answer)","arm":"\#(rule)","customer":"\#(customer)","environment":"production","eventId":"\#(id)","flow":"cancel-flow","keyId":"0badc0de","localeServed":"en-US","messageIdentifier":"m","offerIdentifier":\#(offerValue),"productId":"p","rule":"\#(rule)","schema":1,"splitControl":\#(splitControl),"splitGroup":\#(groupValue),"time":"\#(time)","type":"decision"}"#
+        return #"{"alternateProductId":null,"answer":"\#(answer)","arm":"\#(rule)","customer":"\#(customer)","environment":"production","eventId":"\#(id)","flow":"cancel-flow","keyId":"0badc0de","latencyMicros":\#(latency.map(String.init) ?? "null"),"localeServed":"en-US","messageIdentifier":"m","offerIdentifier":\#(offerValue),"productId":"p","rule":"\#(rule)","schema":1,"splitControl":\#(splitControl),"splitGroup":\#(groupValue),"time":"\#(time)","type":"decision"}"#
     }
 
     static func outcome(_ customer: String, _ time: String, _ type: String, subtype: String? = nil, effective: String? = nil,
                         expires: String? = nil, price: Int? = nil, offer: String? = nil, id: String = UUID().uuidString.lowercased(),
-                        purchase: String? = nil, currency: String = "USD") -> String {
+                        purchase: String? = nil, currency: String = "USD", offerType: Int? = nil) -> String {
         func text(_ value: String?) -> String { value.map { "\"\($0)\"" } ?? "null" }
-        return #"{"autoRenewProductId":"p","currency":\#(price == nil ? "null" : "\"" + currency + "\""),"purchaseDate":\#(text(purchase)),"customer":"\#(customer)","effectiveDate":"\#(effective ?? time)","eventId":"\#(id)","expiresDate":\#(text(expires)),"keyId":"0badc0de","notificationType":"\#(type)","offerIdentifier":\#(text(offer)),"offerType":\#(offer == nil ? "null" : "2"),"price":\#(price.map(String.init) ?? "null"),"productId":"p","subtype":\#(text(subtype)),"time":"\#(time)","type":"outcome"}"#
+        return #"{"autoRenewProductId":"p","currency":\#(price == nil ? "null" : "\"" + currency + "\""),"purchaseDate":\#(text(purchase)),"customer":"\#(customer)","effectiveDate":"\#(effective ?? time)","eventId":"\#(id)","expiresDate":\#(text(expires)),"keyId":"0badc0de","notificationType":"\#(type)","offerIdentifier":\#(text(offer)),"offerType":\#(offerType.map(String.init) ?? (offer == nil ? "null" : "2")),"price":\#(price.map(String.init) ?? "null"),"productId":"p","subtype":\#(text(subtype)),"time":"\#(time)","type":"outcome"}"#
     }
 
     /// Files each line in the partition of its own time, unless `hour` says otherwise.

@@ -25,7 +25,7 @@ struct EventKey: Hashable {
 /// that say what a rule gave, and `other` for the rest (`shed`, `not_ready`, `error`, or unknown).
 /// The case order is the order a report lists a rule's answers in.
 enum Answer: UInt8 {
-    case message, promotionalOffer, alternateProduct, none, refused, other
+    case message, promotionalOffer, alternateProduct, none, refused, shed, notReady, error, other
 
     init(_ answer: DecisionAnswer) {
         switch answer {
@@ -34,8 +34,15 @@ enum Answer: UInt8 {
         case .alternateProduct: self = .alternateProduct
         case .none: self = .none
         case .refused: self = .refused
-        case .shed, .notReady, .error: self = .other
+        case .shed: self = .shed
+        case .notReady: self = .notReady
+        case .error: self = .error
         }
+    }
+
+    /// `{}` because serve could not decide: the customer saw App Store Connect's layer or the default message.
+    var isFallback: Bool {
+        self == .shed || self == .notReady || self == .error
     }
 
     /// The contract's spelling of each answer the join tells apart.
@@ -50,7 +57,7 @@ enum Answer: UInt8 {
 
     /// The answers that expose a customer to a rule.
     var exposes: Bool {
-        self != .refused && self != .other
+        self == .message || self == .promotionalOffer || self == .alternateProduct || self == .none
     }
 }
 
@@ -95,6 +102,8 @@ struct Event {
     var offerType: Int64 = absent
     var price: Int64 = absent
     var currency: Int32 = 0
+    /// A decision's `latencyMicros`: how long serve took to answer.
+    var latencyMicros: Int64 = absent
     var autoRenewProduct: Int32 = 0
 
     /// Renumbers every interned string: `map[n]` is the number another interner gives string `n`.

@@ -17,7 +17,7 @@ struct EventLineParser {
         .answer, .arm, .customer, .eventId, .flow, .keyId, .localeServed, .messageIdentifier, .offerIdentifier,
         .alternateProductId, .productId, .rule, .splitControl, .splitGroup, .splitLayout, .time,
         .autoRenewProductId, .currency, .effectiveDate, .expiresDate, .notificationType, .offerType, .price, .purchaseDate, .subtype,
-        .storefront, .tenureBand, .billing, .offerWithin90Days,
+        .storefront, .tenureBand, .billing, .offerWithin90Days, .latencyMicros,
     ]
 
     /// How `results --by offers` names a decision's `offerWithin90Days`.
@@ -276,6 +276,7 @@ struct EventLineParser {
             switch field {
             case .price: event.price = number
             case .offerType: event.offerType = number
+            case .latencyMicros: event.latencyMicros = number
             default: break
             }
             return

@@ -80,7 +80,16 @@ struct ResultsJoin {
         var outsideWindow = 0
         var segments = 0
         var peakOpenExposures = 0
+        /// Decisions answered `{}` because serve could not decide: shed, not ready, an error.
+        var shed = 0
+        var notReady = 0
+        var failed = 0
     }
+
+    /// Apple waits this long for the realtime answer, then shows its fallback.
+    static let appleBudgetMicros: Int64 = 700_000
+    /// `offerType` of a redeemed App Store Connect retention offer.
+    static let retentionOfferType: Int64 = 5
 
     private var pending: [Event] = []
     private var watermark = Int64.min
@@ -235,6 +244,12 @@ struct ResultsJoin {
             activity.firstDecision = min(activity.firstDecision, event.time)
             keyActivity[event.customer.keyId] = activity
         }
+        switch event.answer {
+        case .shed: counts.shed += 1
+        case .notReady: counts.notReady += 1
+        case .error: counts.failed += 1
+        default: break
+        }
         guard event.answer.exposes, event.rule != Interner.null, event.hasCustomer else { return }
         if let flowFilter, event.flow != flowFilter { return }
         let grouped = event.splitGroup != Interner.null
@@ -271,6 +286,7 @@ struct ResultsJoin {
         var exposure = OpenExposure(customer: event.customer, arm: arm, dimension: dimension, time: event.time,
                                     deadline: deadline, answer: event.answer, offered: offered)
         exposure.lastPaid = event.time
+        exposure.answeredLate = event.latencyMicros != Event.absent && event.latencyMicros > Self.appleBudgetMicros
         exposure.next = heads[event.customer] ?? -1
         let index: Int32
         if let reused = free.popLast() {
@@ -315,6 +331,9 @@ struct ResultsJoin {
                     x.renewedCurrency = event.currency
                 }
                 if type == expired { x.expired = true }
+                if event.offerType == Self.retentionOfferType, type == offerRedeemed || type == didRenew || type == subscribed {
+                    x.tookStoreOffer = true
+                }
                 if !x.took, !renewedBefore {
                     if x.answer == .promotionalOffer, x.offered != Interner.null, event.offer == x.offered,
                        type == offerRedeemed || type == didRenew || type == subscribed {
@@ -412,6 +431,8 @@ struct ResultsJoin {
         if x.took, x.discount != Event.absent {
             tally.discountGiven[x.discountCurrency, default: 0] += x.discount
         }
+        if x.answeredLate { tally.answeredLate += 1 }
+        if x.tookStoreOffer { tally.storeOffers += 1 }
         if x.renewed {
             tally.renewed += 1
             if x.renewedPrice != Event.absent, x.renewedCurrency != Interner.null {

@@ -14,6 +14,11 @@ struct Tally {
     /// Currency (interned) → milliunits.
     var discountGiven: [Int32: Int64] = [:]
     var revenueRetained: [Int32: Int64] = [:]
+    /// Exposures whose answer took longer than Apple waits (700 ms): the customer saw Apple's fallback.
+    var answeredLate = 0
+    /// Customers who redeemed an App Store Connect retention offer (`offerType` 5) after the answer,
+    /// before their renewal deadline.
+    var storeOffers = 0
     /// Customers whose paid horizon and its lag have passed, and those still inside them.
     var paidDecided = 0
     var paidPending = 0
@@ -124,6 +129,16 @@ struct OpenExposure {
     var expired: Bool {
         get { mark(3) }
         set { setMark(3, newValue) }
+    }
+
+    var answeredLate: Bool {
+        get { mark(4) }
+        set { setMark(4, newValue) }
+    }
+
+    var tookStoreOffer: Bool {
+        get { mark(5) }
+        set { setMark(5, newValue) }
     }
 
     private func mark(_ bit: UInt8) -> Bool {

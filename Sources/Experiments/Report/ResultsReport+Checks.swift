@@ -69,6 +69,45 @@ extension ResultsReport {
         return result
     }
 
+    /// What reached a group's customers other than its arms' answers: App Store Connect's retention
+    /// offers after a holdout's `none`, and answers too late for Apple, when they differ between arms.
+    static func fallbackWarnings(flow: String, group: String, arms: [Row], into warnings: inout [String]) {
+        for arm in arms where arm.answers == ["none"] && arm.tookAppStoreConnectOffer > 0 {
+            warnings.append("\(flow) split group \(group): \(count(arm.tookAppStoreConnectOffer)) of the \(count(arm.exposed)) customers of the "
+                            + "holdout \(arm.rule) took an App Store Connect retention offer after it answered none: Apple showed them the "
+                            + "retention message and offers configured in App Store Connect, so the holdout measures that layer, not Apple's "
+                            + "default — compare arms against it as such, or remove the retention offers there while the experiment runs")
+        }
+        let late = arms.map(\.answeredLate)
+        guard late.contains(where: { $0 > 0 }) else { return }
+        let exposed = arms.map(\.exposed)
+        let shares = zip(arms, late).map { "\($0.rule) \(count($1)) of \(count($0.exposed))" }.joined(separator: ", ")
+        if let p = independence(late, exposed), p < SampleRatioTest.threshold {
+            warnings.append("\(flow) split group \(group): answers later than Apple's 700 ms differ between arms (\(shares); \(pValueText(p))): "
+                            + "Apple showed those customers its fallback instead, more in some arms than others, so the arms' customers "
+                            + "did not all see what the arms answer — find what makes one arm slow")
+        } else {
+            warnings.append("\(flow) split group \(group): some answers came later than Apple's 700 ms (\(shares)): those customers saw "
+                            + "Apple's fallback, not the arm's answer")
+        }
+    }
+
+    /// Pearson's chi-square test of independence of a 2 × k table (late and not late, per arm): the
+    /// p-value, or nil when an expected count is below 5.
+    static func independence(_ late: [Int], _ exposed: [Int]) -> Double? {
+        let total = Double(exposed.reduce(0, +)), lateTotal = Double(late.reduce(0, +))
+        guard total > 0, exposed.count > 1 else { return nil }
+        var statistic = 0.0
+        for (l, n) in zip(late, exposed) {
+            for (observed, share) in [(Double(l), lateTotal / total), (Double(n - l), 1 - lateTotal / total)] {
+                let expected = Double(n) * share
+                guard expected >= SampleRatioTest.minimumExpectedCount else { return nil }
+                statistic += (observed - expected) * (observed - expected) / expected
+            }
+        }
+        return ChiSquare.survival(statistic, degreesOfFreedom: exposed.count - 1)
+    }
+
     /// The sample-ratio check of one group against its configured arms, or nil when the configuration
     /// does not name the group.
     static func sampleRatioCheck(flow: String, group: String, arms: [Row], configured: [ResultsConfiguration.Rule]) -> SampleRatio? {

@@ -158,6 +158,12 @@ extension ResultsReport {
         let keys = KeyUse(join)
         var warnings = eventWarnings(join, keys: keys)
         let otherCurrency = rows.reduce(0) { $0 + $1.paid.otherCurrencyPayments }
+        let fallbacks = join.counts.shed + join.counts.notReady + join.counts.failed
+        if fallbacks > 0 {
+            warnings.append("\(count(fallbacks)) realtime request\(fallbacks == 1 ? " was" : "s were") answered {} because serve could not decide "
+                            + "(shed under load \(count(join.counts.shed)), not ready \(count(join.counts.notReady)), error \(count(join.counts.failed))): "
+                            + "those customers saw App Store Connect's retention message or the default message, in no arm")
+        }
         if otherCurrency > 0 {
             warnings.append("\(count(otherCurrency)) payment\(otherCurrency == 1 ? " was" : "s were") made in a second currency by a customer "
                             + "within the paid horizon (their storefront changed) and not counted in `paid`: each customer's money is counted "
@@ -179,7 +185,8 @@ extension ResultsReport {
             method: method(paidHorizonDays: Int(join.paidHorizon / EventTime.day)), rows: rows, breakdown: breakdown, breakdownRows: breakdownRows, comparisons: comparisons,
             events: EventCounts(decisions: counts.decisions, outcomes: counts.outcomes, duplicates: counts.duplicates,
                                 late: counts.late, invalid: counts.invalid, outsideWindow: counts.outsideWindow,
-                                segments: counts.segments, keyIds: keys.keyIds),
+                                segments: counts.segments, keyIds: keys.keyIds,
+                                fallbacks: Fallbacks(shed: counts.shed, notReady: counts.notReady, error: counts.failed)),
             checks: checks, warnings: warnings)
     }
 
@@ -262,7 +269,8 @@ extension ResultsReport {
                        tookOffer: tally.offered > 0
                            ? Rate(successes: tally.took, failures: tally.offered - tally.took - tally.tookPending, pending: tally.tookPending) : nil,
                        renewed: Rate(successes: tally.renewed, failures: tally.notRenewed, pending: tally.renewedPending),
-                       discountGiven: money(tally.discountGiven), paid: paid(tally))
+                       discountGiven: money(tally.discountGiven), paid: paid(tally),
+                       answeredLate: tally.answeredLate, tookAppStoreConnectOffer: tally.storeOffers)
             if key.layout != Interner.null {
                 row.splitLayout = name(key.layout)
                 row.periodSince = start.flatMap { $0 == .max ? nil : EventTime.format($0) }
@@ -368,6 +376,7 @@ extension ResultsReport {
                 kind = "holdout"
             }
             let sampleRatio = configuredHere.flatMap { sampleRatioCheck(flow: flow, group: group, arms: arms, configured: $0) }
+            fallbackWarnings(flow: flow, group: group, arms: arms, into: &warnings)
             var verdictWarning: String?
             if let sampleRatio, sampleRatio.mismatch {
                 let p = sampleRatio.pValue.map(Self.pValueText) ?? ""

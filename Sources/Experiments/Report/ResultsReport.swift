@@ -116,6 +116,12 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var discountGiven: [String: Int64]
         /// What the customers paid after their exposure, within the horizon (see `Paid`).
         public var paid: Paid
+        /// Customers whose answer took longer than Apple waits (700 ms by serve's own clock): Apple
+        /// showed them its fallback — App Store Connect's retention message, else the default — not this rule's answer.
+        public var answeredLate: Int = 0
+        /// Customers who redeemed an App Store Connect retention offer (`offerType` 5) after the answer,
+        /// before their renewal deadline: App Store Connect's layer reached them.
+        public var tookAppStoreConnectOffer: Int = 0
         /// For an arm: its group's layout when these customers were first exposed (`splitLayout` of the
         /// decisions: `arm-a*:0-4500,…`), absent for decisions recorded before layouts were. Each
         /// configuration of a group is a period of its own, with rows and comparisons of its own.
@@ -285,6 +291,17 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var outsideWindow: Int
         public var segments: Int
         public var keyIds: [String]
+        /// Requests serve answered `{}` because it could not decide (shed under load, not ready, an
+        /// error): those customers saw App Store Connect's layer or the default message, in no arm.
+        public var fallbacks: Fallbacks
+    }
+
+    public struct Fallbacks: Sendable, Codable, Equatable {
+        public var shed: Int
+        public var notReady: Int
+        public var error: Int
+
+        public var total: Int { shed + notReady + error }
     }
 }
 

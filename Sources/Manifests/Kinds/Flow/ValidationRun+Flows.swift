@@ -177,7 +177,7 @@ extension ValidationRun {
                     report(.warning("split-arms-identical", at: arm.location(of: .responseMessage),
                                     "split group '\(Diagnostic.visible(group))': arms '\(earlier.name)' (\(first)) and '\(arm.name)' (\(second)) show the same content for \(places), so comparing them there measures nothing",
                                     hint: arm.response == .none || earlier.response == .none
-                                        ? "a holdout (response: none) shows Apple's default message: give the other arm another message, or set a different default for these products and locales"
+                                        ? "a holdout (response: none) shows the retention message App Store Connect has for the product, when one is configured there, and otherwise this default message — the other arm's: give the other arm another message, or set a different default for these products and locales"
                                         : "give one of the arms another message"))
                 }
             }
