@@ -320,6 +320,13 @@ extension ResultsReport {
             table(["Rule", breakdown.rawValue.capitalized, "Exposed", "Kept 24 h", "Renewed"], breakdownRows.map { row in
                 ["\(row.flow)/\(row.rule)", row.value ?? "-", Self.count(row.exposed), Self.describe(row.kept24h), Self.describe(row.renewed)]
             }, numeric: [2], into: &page)
+            let segmentLines = segmentSentences()
+            if !segmentLines.isEmpty {
+                page.line("<p>Within each \(esc(breakdown.rawValue)), each arm against its control (\(esc(segmentMethodPhrase))):</p>")
+                page.line("<ul class=\"sentences\">")
+                for line in segmentLines { page.line("<li>\(esc(line))</li>") }
+                page.line("</ul>")
+            }
             page.line("</section>")
         }
     }

@@ -39,6 +39,12 @@ extension ResultsReport {
                 ["\(row.flow)/\(row.rule)", row.value ?? "-", Self.count(row.exposed), Self.describe(row.kept24h), Self.describe(row.renewed)]
             }
             lines += Self.align([["RULE", breakdown.rawValue.uppercased(), "EXPOSED", "KEPT 24 H", "RENEWED"]] + table).map { "  " + $0 }
+            let segmentLines = segmentSentences()
+            if !segmentLines.isEmpty {
+                lines.append("")
+                lines.append("  Within each \(breakdown.rawValue), each arm against its control (\(segmentMethodPhrase)):")
+                lines += segmentLines.map { "    " + $0 }
+            }
         }
         for comparison in comparisons {
             lines.append("")
@@ -89,6 +95,22 @@ extension ResultsReport {
             + "the answer: Apple shows that layer when the answer is none, late or failed"),
         ("period", "one configuration of a split group (its arms and shares); a change of shares, arms or control starts the next, and each customer counts once, in the arm and period of their first exposure"),
         ]
+    }
+
+    /// `Holm-adjusted over 8 comparisons`: how the segment verdicts are adjusted, for the views.
+    var segmentMethodPhrase: String {
+        let tests = segmentComparisons?.reduce(0) { $0 + $1.arms.count } ?? 0
+        return "Holm-adjusted over \(tests) comparison\(tests == 1 ? "" : "s") per metric: a direction is named only when it holds for all of them at once"
+    }
+
+    /// One sentence per segment arm: `DEU, half-price vs keep-message: kept at 24 h higher, …; renewed …`.
+    func segmentSentences() -> [String] {
+        (segmentComparisons ?? []).flatMap { segment in
+            segment.arms.map { arm in
+                "\(segment.value)\(segment.splitLayout.flatMap { groupsWithPeriods.contains("\(segment.flow)/\(segment.splitGroup)") ? ", " + (Self.periodLabel($0, since: segment.periodSince) ?? "") : nil } ?? ""), "
+                    + "\(arm.rule) vs \(segment.control ?? "-"): kept at 24 h \(Self.sentence(arm.kept24h)); renewed \(Self.sentence(arm.renewed))"
+            }
+        }
     }
 
     /// Per rule, what reached its customers besides its own answer: App Store Connect's retention
@@ -246,6 +268,17 @@ extension ResultsReport {
             for row in moneyRows {
                 lines.append("| " + row.map(Self.cell).joined(separator: " | ") + " |")
             }
+            lines.append("")
+            lines.append("</details>")
+        }
+        let segmentLines = segmentSentences()
+        if let breakdown, !segmentLines.isEmpty {
+            lines.append("")
+            lines.append("<details><summary>Within each \(breakdown.rawValue)</summary>")
+            lines.append("")
+            lines.append("Each arm against its control in each \(breakdown.rawValue), \(segmentMethodPhrase).")
+            lines.append("")
+            lines += segmentLines.map { "- " + Self.cell($0) }
             lines.append("")
             lines.append("</details>")
         }

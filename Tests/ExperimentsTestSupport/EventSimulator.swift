@@ -21,6 +21,8 @@ struct EventSimulator {
         var weight: Double?
         /// Share of the arm's decisions serve answered later than Apple's 700 ms.
         var lateShare = 0.0
+        /// The keep rate of the arm's customers in a storefront, where it differs from `keepRate`.
+        var keepRateBy: [String: Double] = [:]
     }
 
     var flow = "cancel-flow"
@@ -41,6 +43,8 @@ struct EventSimulator {
     var decisionClockOffset: Int64 = 0
     /// The currencies customers pay in, one drawn per customer when there are several.
     var currencies = ["USD"]
+    /// The storefronts customers come from (the decision's `storefront`), one drawn per customer; none by default.
+    var storefronts: [String] = []
     /// Every way a customer can take an offer, and the takings that do not count: kept customers of an
     /// offer arm who did not redeem it at once may get it with their renewal (a DID_RENEW carrying the
     /// offer), and renewed customers sometimes redeem the offer or switch product after renewing, which
@@ -124,6 +128,7 @@ struct EventSimulator {
             }
             let exposure = start + random.below(Int64(days) * EventTime.day)
             let currency = currencies.count > 1 ? currencies[Int(random.below(Int64(currencies.count)))] : currencies[0]
+            let storefront = storefronts.isEmpty ? nil : storefronts[Int(random.below(Int64(storefronts.count)))]
             let expiry: Int64
             if random.chance(unknownExpiryShare) {
                 expiry = exposure + EventTime.day + random.below(28 * EventTime.day)
@@ -136,11 +141,11 @@ struct EventSimulator {
             // The transaction current at the exposure: what later notifications carry until a new charge.
             var current = (purchase: expiry - 30 * EventTime.day, price: Int64(9990), expires: expiry)
             firstExposures.append((customer, arm.rule, exposure))
-            decision(&random, customer, arm, time: exposure)
+            decision(&random, customer, arm, time: exposure, storefront: storefront)
             if random.chance(0.2) {
-                decision(&random, customer, arm, time: exposure + EventTime.hour + random.below(3 * EventTime.day))
+                decision(&random, customer, arm, time: exposure + EventTime.hour + random.below(3 * EventTime.day), storefront: storefront)
             }
-            let kept = random.chance(arm.keepRate)
+            let kept = random.chance(storefront.flatMap { arm.keepRateBy[$0] } ?? arm.keepRate)
             if !kept {
                 outcome(&random, customer, "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED",
                         time: exposure + 1 + random.below(24 * EventTime.hour - 1), effective: nil, expires: expiry,
@@ -210,7 +215,7 @@ struct EventSimulator {
                 expires: expires, price: price, currency: currency, offer: offer, product: product, purchase: purchase)
     }
 
-    private mutating func decision(_ random: inout SplitMix64, _ customer: String, _ arm: Arm, time: Int64) {
+    private mutating func decision(_ random: inout SplitMix64, _ customer: String, _ arm: Arm, time: Int64, storefront: String? = nil) {
         var fields: [String: Field] = [
             "alternateProductId": arm.alternateProduct.map { .string($0) } ?? .null, "answer": .string(arm.answer), "arm": splitGroup == nil ? .null : .string(arm.rule),
             "customer": .string(customer), "environment": .string(environment), "eventId": .string(random.uuid()),
@@ -223,7 +228,7 @@ struct EventSimulator {
             "snapshot": .string("sha256:" + String(repeating: "ab", count: 32)), "splitControl": .bool(arm.splitControl),
             "splitGroup": splitGroup.map { .string($0) } ?? .null, "splitLayout": splitGroup == nil ? .null : .string(layout),
             "time": .string(EventTime.format(time + decisionClockOffset)),
-            "type": .string("decision"),
+            "type": .string("decision"), "storefront": storefront.map { .string($0) } ?? .null,
         ]
         if arm.answer == "none" { fields["messageIdentifier"] = .null }
         write(&random, "decisions", time + decisionClockOffset, fields)

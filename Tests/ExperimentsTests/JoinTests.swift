@@ -117,6 +117,8 @@ import EventContract
         #expect(first == second)
         let object = try #require(try JSONSerialization.jsonObject(with: first) as? [String: Any])
         #expect(object["formatVersion"] as? String == "2.0")
-        #expect((object["breakdownRows"] as? [Any])?.count == 4)
+        // By the locale Apple asked for (the simulation's customers all ask for en-GB), one row per rule.
+        #expect((object["breakdownRows"] as? [[String: Any]])?.compactMap { $0["value"] as? String } == ["en-GB", "en-GB"])
+        #expect((object["segmentComparisons"] as? [Any])?.count == 1)
     }
 }

@@ -14,7 +14,7 @@ struct EventLineParser {
 
     /// The members the join reads; every other member of a line is skipped.
     static let read: [EventField] = [
-        .answer, .arm, .customer, .eventId, .flow, .keyId, .localeServed, .messageIdentifier, .offerIdentifier,
+        .answer, .arm, .customer, .eventId, .flow, .keyId, .localeRequested, .messageIdentifier, .offerIdentifier,
         .alternateProductId, .productId, .rule, .splitControl, .splitGroup, .splitLayout, .time,
         .autoRenewProductId, .currency, .effectiveDate, .expiresDate, .notificationType, .offerType, .price, .purchaseDate, .subtype,
         .storefront, .tenureBand, .billing, .offerWithin90Days, .latencyMicros,
@@ -326,7 +326,7 @@ struct EventLineParser {
         case .rule: event.rule = interner.intern(bytes)
         case .splitGroup: event.splitGroup = interner.intern(bytes)
         case .splitLayout: event.splitLayout = interner.intern(bytes)
-        case .localeServed: event.locale = interner.intern(bytes)
+        case .localeRequested: event.locale = interner.intern(bytes)
         case .messageIdentifier: event.message = interner.intern(bytes)
         case .offerIdentifier: event.offer = interner.intern(bytes)
         case .alternateProductId: event.alternateProduct = interner.intern(bytes)

@@ -179,10 +179,17 @@ extension ResultsReport {
         if let configured { checkConfigured(configured, rows: rows, window: window, into: &checks) }
         checks.warnings(into: &warnings)
         let comparisons = compare(rows, configured: configured, warnings: &warnings)
+        let segments = breakdownRows.map { segmentComparisons($0) }
+        var method = method(paidHorizonDays: Int(join.paidHorizon / EventTime.day))
+        if let segments {
+            method.segmentAdjustment = "Holm's step-down procedure over the report's \(segments.tests) segment comparison\(segments.tests == 1 ? "" : "s") "
+                + "of each metric, at 5% (always-valid p-values); each interval at the level its comparison was tested at"
+        }
         let counts = join.counts
         return ResultsReport(
             formatVersion: formatVersion, environment: environment, flow: flow, since: since, now: now,
-            method: method(paidHorizonDays: Int(join.paidHorizon / EventTime.day)), rows: rows, breakdown: breakdown, breakdownRows: breakdownRows, comparisons: comparisons,
+            method: method, rows: rows, breakdown: breakdown, breakdownRows: breakdownRows,
+            segmentComparisons: segments?.comparisons, comparisons: comparisons,
             events: EventCounts(decisions: counts.decisions, outcomes: counts.outcomes, duplicates: counts.duplicates,
                                 late: counts.late, invalid: counts.invalid, outsideWindow: counts.outsideWindow,
                                 segments: counts.segments, keyIds: keys.keyIds,

@@ -35,6 +35,9 @@ public struct ResultsReport: Sendable, Codable, Equatable {
     public var rows: [Row]
     public var breakdown: ResultsBreakdown?
     public var breakdownRows: [Row]?
+    /// With a breakdown: in each segment, each split arm against the segment's own control, the
+    /// verdicts adjusted for every segment comparison shown (see `method.segmentAdjustment`).
+    public var segmentComparisons: [SegmentComparison]?
     public var comparisons: [SplitComparison]
     public var events: EventCounts
     /// Checks on the data itself (see `Checks`).
@@ -57,6 +60,32 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var paymentLagDays: Int
         public var paidInterval: String
         public var paidDifferenceInterval: String
+        /// How the segment comparisons are adjusted for their number; absent without a breakdown.
+        public var segmentAdjustment: String? = nil
+    }
+
+    /// One segment (a breakdown value) of one split group's period: its arms against its control.
+    public struct SegmentComparison: Sendable, Codable, Equatable {
+        public var flow: String
+        public var splitGroup: String
+        public var splitLayout: String?
+        public var periodSince: String?
+        /// The segment: the breakdown value (`DEU`, `12m+`, `unknown`, …).
+        public var value: String
+        public var control: String?
+        public var arms: [SegmentArm]
+    }
+
+    public struct SegmentArm: Sendable, Codable, Equatable {
+        public var rule: String
+        public var arm: String?
+        /// The difference within the segment, its interval at the level Holm's procedure tested it at,
+        /// and the verdict Holm's procedure gives over all the report's segment comparisons of the metric.
+        public var kept24h: Difference
+        public var renewed: Difference
+        /// The always-valid p-values of "no difference" before adjustment.
+        public var kept24hPValue: Double?
+        public var renewedPValue: Double?
     }
 
     /// A rate: `successes` of the `successes + failures` customers whose outcome is decided; `pending`
@@ -101,7 +130,8 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var splitControl: Bool
         /// Every answer the rule gave in the window (`message`, `promotionalOffer`, `alternateProduct`, `none`).
         public var answers: [String]
-        /// For breakdown rows: the message identifier, served locale or product of the first exposure.
+        /// For breakdown rows: the message identifier, the locale Apple asked for (`localeRequested`: a holdout
+        /// serves none) or product of the first exposure, or the customer fact.
         public var value: String?
         public var exposed: Int
         public var kept24h: Rate
@@ -320,6 +350,7 @@ extension ResultsReport {
         var narrowed = self
         narrowed.rows = rows.filter(keep)
         narrowed.breakdownRows = breakdownRows?.filter(keep)
+        narrowed.segmentComparisons = segmentComparisons?.filter { groups.contains("\($0.flow)/\($0.splitGroup)") }
         narrowed.comparisons = comparisons.filter { groups.contains("\($0.flow)/\($0.splitGroup)") }
         return narrowed
     }

@@ -65,6 +65,18 @@ public enum DifferenceConfidenceSequence {
         return ProportionInterval(low: max(-1, difference - half), high: min(1, difference + half))
     }
 
+    /// The always-valid p-value of "no difference": `1/Λ` with `Λ` the mixture likelihood ratio at
+    /// θ = 0, capped at 1 — at most `α` exactly when the interval at `α` excludes 0. Valid at any look,
+    /// so a multiple-testing procedure over several of them (Holm's) keeps its guarantee at any look.
+    public static func pValue(treatment: Arm, control: Arm, tau: Double = mixingStandardDeviation) -> Double? {
+        guard treatment.trials > 0, control.trials > 0 else { return nil }
+        let difference = treatment.rate - control.rate
+        let variance = treatment.smoothedVarianceTerm + control.smoothedVarianceTerm
+        let tau2 = tau * tau
+        let logLikelihoodRatio = 0.5 * log(variance / (variance + tau2)) + tau2 * difference * difference / (2 * variance * (variance + tau2))
+        return min(1, exp(-logLikelihoodRatio))
+    }
+
     /// The half-width of the interval when the difference's variance is `variance`.
     public static func halfWidth(variance: Double, alpha: Double = defaultAlpha, tau: Double = mixingStandardDeviation) -> Double {
         let tau2 = tau * tau
