@@ -36,5 +36,10 @@ struct ResultsWrongPlaceTests {
         #expect(code == .success)
         #expect(console.stderr.contains("note: no event segments under "), "\(console.stderr)")
         #expect(console.stderr.contains("(0 read)"), "\(console.stderr)")
+        // Every format carries it as a warning too, so a job summary or page cannot read as "0 customers".
+        for format in ["text", "markdown", "json", "html"] {
+            let (_, shown) = await Self.run(["results", "--env", "sandbox", "--events", "events", "--format", format], in: directory)
+            #expect(shown.stdout.contains("no event segments were read for sandbox"), "\(format): \(shown.stdout.prefix(600))")
+        }
     }
 }

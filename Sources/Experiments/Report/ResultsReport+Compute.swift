@@ -157,6 +157,11 @@ extension ResultsReport {
         let breakdownRows = breakdown == nil ? nil : rowMaker.breakdownRows()
         let keys = KeyUse(join)
         var warnings = eventWarnings(join, keys: keys)
+        if join.counts.segments == 0 {
+            warnings.append("no event segments were read for \(environment) in this window: nothing was recorded where results looked "
+                            + "(serve and outcomes pull write to events/v1 beside the environment's state, or where their --events points) — "
+                            + "this is no traffic seen, not 0 customers kept")
+        }
         let otherCurrency = rows.reduce(0) { $0 + $1.paid.otherCurrencyPayments }
         let fallbacks = join.counts.shed + join.counts.notReady + join.counts.failed
         if fallbacks > 0 {
