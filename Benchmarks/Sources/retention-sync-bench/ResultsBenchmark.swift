@@ -303,12 +303,14 @@ struct ResultsEventGenerator {
         }
         let priced = record.kind == .renewal || record.kind == .offerRedeemed
         let offer = record.kind == .offerRedeemed ? Self.rules[Int(record.rule)].offer : nil
-        let facts = OutcomeFacts(time: record.time, environment: "production", notificationUUID: nextUUID(), notificationType: type.rawValue,
+        var facts = OutcomeFacts(time: record.time, environment: "production", notificationUUID: nextUUID(), notificationType: type.rawValue,
                                  subtype: subtype?.rawValue, customer: Self.customer(record.customer), keyId: "0badc0de", productId: Self.product,
                                  autoRenewProductId: Self.product, autoRenewStatus: record.kind == .disabled || record.kind == .expired ? 0 : 1,
                                  offerType: offer == nil ? nil : 2, offerIdentifier: offer, price: offer == nil ? (priced ? 9990 : nil) : 4990,
                                  currency: priced ? "USD" : nil, effectiveDate: record.effective == 0 ? record.time : record.effective,
                                  expiresDate: record.expires, source: .pull)
+        // The charge: a renewal on its renewal date, a redeemed offer a second before its notification.
+        if priced { facts.purchaseDate = record.kind == .renewal ? record.effective : record.time - 1000 }
         out.append(contentsOf: facts.record().line)
         out.append(0x0A)
     }

@@ -21,12 +21,12 @@ struct SQLEngineComparison {
         var description: String
     }
 
-    /// A row as the queries select it: flow, rule, the eleven counts, then revenue retained per currency.
+    /// A row as the queries select it: flow, rule, the thirteen counts, then what was paid per currency.
     struct Row: Equatable {
         var flow: String
         var rule: String
         var counts: [Int]
-        var revenue: [String: Int64]
+        var paid: [String: Int64]
     }
 
     var expected: [Row] {
@@ -35,8 +35,8 @@ struct SQLEngineComparison {
             return Row(flow: row.flow, rule: row.rule,
                        counts: [row.exposed, row.kept24h.successes, row.kept24h.failures, row.kept24h.pending,
                                 took.map { $0.successes + $0.failures + $0.pending } ?? 0, took?.successes ?? 0, took?.failures ?? 0, took?.pending ?? 0,
-                                row.renewed.successes, row.renewed.failures, row.renewed.pending],
-                       revenue: row.revenueRetained)
+                                row.renewed.successes, row.renewed.failures, row.renewed.pending, row.paid.decided, row.paid.pending],
+                       paid: row.paid.currencies.mapValues(\.milliunits))
         }
     }
 
@@ -61,6 +61,8 @@ struct SQLEngineComparison {
             .replacingOccurrences(of: "{now}", with: String(EventTime.format(now).dropLast().replacingOccurrences(of: "T", with: " ")))
             .replacingOccurrences(of: "{since_iso}", with: EventTime.format(since))
             .replacingOccurrences(of: "{now_iso}", with: EventTime.format(now))
+            .replacingOccurrences(of: "{paid_horizon_days}", with: String(ResultsReport.defaultPaidHorizonDays))
+            .replacingOccurrences(of: "{paid_close_days}", with: String(ResultsReport.defaultPaidHorizonDays + 7))
     }
 
     /// Whether `module` imports in the chosen Python.
@@ -91,8 +93,8 @@ struct SQLEngineComparison {
         guard let rows = answer["rows"] as? [[Any]] else { throw Unavailable(description: "the runner printed no rows") }
         let found: [Row] = rows.map { row in
             Row(flow: row.first as? String ?? "", rule: row.count > 1 ? row[1] as? String ?? "" : "",
-                counts: row.dropFirst(2).prefix(11).map { ($0 as? NSNumber)?.intValue ?? -1 },
-                revenue: ((row.count > 13 ? row[13] : nil) as? [String: Any] ?? [:]).mapValues { ($0 as? NSNumber)?.int64Value ?? -1 })
+                counts: row.dropFirst(2).prefix(13).map { ($0 as? NSNumber)?.intValue ?? -1 },
+                paid: ((row.count > 15 ? row[15] : nil) as? [String: Any] ?? [:]).mapValues { ($0 as? NSNumber)?.int64Value ?? -1 })
         }
         let expected = expected
         if found == expected { return "counts agree with results for all \(expected.count) rules" }

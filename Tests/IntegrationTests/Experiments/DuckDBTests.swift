@@ -49,7 +49,7 @@ import EventContract
             format = 'newline_delimited', hive_partitioning = 1,
             columns = {eventId: 'VARCHAR', customer: 'VARCHAR', keyId: 'VARCHAR', notificationType: 'VARCHAR', subtype: 'VARCHAR',
                        offerIdentifier: 'VARCHAR', productId: 'VARCHAR', autoRenewProductId: 'VARCHAR', price: 'BIGINT', currency: 'VARCHAR',
-                       time: 'VARCHAR', effectiveDate: 'VARCHAR', expiresDate: 'VARCHAR'});
+                       time: 'VARCHAR', effectiveDate: 'VARCHAR', expiresDate: 'VARCHAR', purchaseDate: 'VARCHAR'});
 
         """
 
