@@ -120,7 +120,7 @@ let package = Package(
         .testTarget(name: "IntegrationTests",
                     dependencies: ["TestSupport", "CommandTestSupport", "ExperimentsTestSupport", "EngineTestSupport", "Basics", "CLIKit", "Views", "RetentionSyncCommands", "Manifests", "Emulator", "Crypto", "StateLocations", "StateStore", "HTTPCore", "HTTPClient", "HTTPServer",
                                    "Runtime", "RetentionMessagingModels", "RealtimeServer", "EventStore", "EventContract", "Experiments", "RetentionMessaging",
-                                   "Operations", "YAML", "Notifications", "SyntheticImages"]),
+                                   "Operations", "YAML", "Notifications", "SyntheticImages", "Reconciler"]),
         .testTarget(name: "WorkflowTests", dependencies: ["TestSupport"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML", "Basics"]),
         .testTarget(name: "BasicsTests", dependencies: ["Basics"]),

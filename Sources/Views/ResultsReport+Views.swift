@@ -185,7 +185,7 @@ extension ResultsReport {
     }
 
     /// `paid per customer (35 days): USD higher, +0.61 (+0.12 to +1.10)`, or nil when nothing was paid.
-    func paidSentence(_ differences: [String: Difference]) -> String? {
+    public func paidSentence(_ differences: [String: Difference]) -> String? {
         guard !differences.isEmpty else { return nil }
         let parts = differences.keys.sorted().map { currency -> String in
             guard let difference = differences[currency], let value = difference.difference, let interval = difference.interval else {
@@ -203,7 +203,7 @@ extension ResultsReport {
         return "paid per customer (\(method.paidHorizonDays) days): \(parts.joined(separator: ", "))"
     }
 
-    static func sampleRatioSentence(_ check: SampleRatio) -> String {
+    public static func sampleRatioSentence(_ check: SampleRatio) -> String {
         if let note = check.note { return "\(ratioText(check)); \(note)" }
         let p = check.pValue.map(pValueText) ?? ""
         let chi = check.chiSquare.map { String(format: "chi-square %.2f, %d df, ", $0, check.degreesOfFreedom ?? 0) } ?? ""
@@ -314,7 +314,7 @@ extension ResultsReport {
         return (value < 0 ? "−" : "+") + text
     }
 
-    static func describe(_ rate: Rate) -> String {
+    public static func describe(_ rate: Rate) -> String {
         if rate.early, let bounds = rate.bounds {
             // No estimate yet: where the rate of these customers will end up, for certain.
             let exposed = rate.successes + rate.failures + rate.pending
@@ -328,7 +328,7 @@ extension ResultsReport {
         return text
     }
 
-    static func sentence(_ difference: Difference) -> String {
+    public static func sentence(_ difference: Difference) -> String {
         guard let value = difference.difference, let interval = difference.interval else { return "no data yet" }
         let range = "\(points(value)) points (\(points(interval.low)) to \(points(interval.high)))"
         switch difference.verdict {

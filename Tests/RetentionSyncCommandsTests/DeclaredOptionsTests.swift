@@ -20,6 +20,7 @@ struct DeclaredOptionsTests {
         "status": [["--env", "sandbox"]],
         "import": [["--env", "sandbox"]],
         "results": [["--env", "sandbox"]],
+        "promote": [["yearly-upsell", "--env", "sandbox"]],
         "outcomes": [["pull", "--env", "sandbox"]],
         "facts": [["publish", "--env", "sandbox"], ["show", "--env", "sandbox"]],
         "events": [["compact", "--env", "sandbox"], ["erase", "--env", "sandbox", "--customers", "ids.txt"]],

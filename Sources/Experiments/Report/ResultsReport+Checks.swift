@@ -146,7 +146,7 @@ extension ResultsReport {
             + rules.map { percentText(check.configuredPercents[$0] ?? 0) }.joined(separator: " / ") + " configured"
     }
 
-    static func percentText(_ percent: Double) -> String {
+    public static func percentText(_ percent: Double) -> String {
         percent == percent.rounded() ? "\(Int(percent))%" : String(format: "%.2f%%", percent)
     }
 }

@@ -7,7 +7,7 @@ public enum CLI {
     /// Every subcommand, in the order `--help` lists them.
     public static let commands: [any Command.Type] = [
         InitCommand.self, ValidateCommand.self, IdCommand.self, PreviewCommand.self, PlanCommand.self, ApplyCommand.self,
-        StatusCommand.self, ImportCommand.self, ResultsCommand.self, OutcomesCommand.self, FactsCommand.self, EventsCommand.self, StateCommand.self, DecideCommand.self, ServeCommand.self, PerformanceTestCommand.self, EmulatorCommand.self, DemoCommand.self, CompletionsCommand.self,
+        StatusCommand.self, ImportCommand.self, ResultsCommand.self, PromoteCommand.self, OutcomesCommand.self, FactsCommand.self, EventsCommand.self, StateCommand.self, DecideCommand.self, ServeCommand.self, PerformanceTestCommand.self, EmulatorCommand.self, DemoCommand.self, CompletionsCommand.self,
         VersionCommand.self,
     ]
 
