@@ -8,7 +8,7 @@ import Foundation
 /// and whether its counts are the report's. Each engine gets the same memory budget (`--sql-memory`,
 /// default 4 GB: DuckDB's `memory_limit`, Spark's driver memory) and spills beside the generated files.
 struct SQLEngineComparison {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     let root: URL
     let now: Int64
