@@ -258,6 +258,28 @@ extension ResultsReport {
             lines.append("")
             lines.append(note)
         }
+        markdownMoneyAndSegments(into: &lines)
+        if !comparisons.isEmpty {
+            lines.append("")
+            lines.append("<details><summary>Comparisons with the control</summary>")
+            lines.append("")
+            lines.append("| Flow / group | Arm | Control | Kept 24 h difference | Renewed difference |")
+            lines.append("|---|---|---|---|---|")
+            for comparison in comparisons {
+                for arm in comparison.arms {
+                    lines.append("| \(Self.cell(comparison.flow)) / \(Self.cell(comparison.splitGroup))\(Self.cell(periodPhrase(comparison))) | \(Self.cell(arm.rule)) | \(Self.cell(comparison.control ?? "-")) (\(comparison.controlKind ?? "")) | \(Self.sentence(arm.kept24h)) | \(Self.sentence(arm.renewed)) |")
+                }
+            }
+            lines.append("")
+            lines.append("</details>")
+        }
+        lines.append("")
+        lines.append("**How to read this**: " + legend.map { "*\($0.term)*: \($0.meaning)" }.joined(separator: "; ") + ".")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The pull-request comment's folded money table and segment comparisons.
+    private func markdownMoneyAndSegments(into lines: inout [String]) {
         let moneyRows = orderedFlows.flatMap { flowName in moneyTable(flow: flowName).map { [flowName] + $0 } }
         if !moneyRows.isEmpty {
             lines.append("")
@@ -282,23 +304,6 @@ extension ResultsReport {
             lines.append("")
             lines.append("</details>")
         }
-        if !comparisons.isEmpty {
-            lines.append("")
-            lines.append("<details><summary>Comparisons with the control</summary>")
-            lines.append("")
-            lines.append("| Flow / group | Arm | Control | Kept 24 h difference | Renewed difference |")
-            lines.append("|---|---|---|---|---|")
-            for comparison in comparisons {
-                for arm in comparison.arms {
-                    lines.append("| \(Self.cell(comparison.flow)) / \(Self.cell(comparison.splitGroup))\(Self.cell(periodPhrase(comparison))) | \(Self.cell(arm.rule)) | \(Self.cell(comparison.control ?? "-")) (\(comparison.controlKind ?? "")) | \(Self.sentence(arm.kept24h)) | \(Self.sentence(arm.renewed)) |")
-                }
-            }
-            lines.append("")
-            lines.append("</details>")
-        }
-        lines.append("")
-        lines.append("**How to read this**: " + legend.map { "*\($0.term)*: \($0.meaning)" }.joined(separator: "; ") + ".")
-        return lines.joined(separator: "\n") + "\n"
     }
 
     private var orderedFlows: [String] {
