@@ -81,6 +81,9 @@ extension ResultsReport {
         page.line("<section class=\"group\" id=\"\(id)\">")
         page.line("<h2>Split group \(esc(comparison.flow)) / \(esc(comparison.splitGroup))\(esc(periodPhrase(comparison)))</h2>")
         page.line("<p>\(esc(Self.controlPhrase(comparison)))</p>")
+        if let recommendation = comparison.recommendation {
+            page.line("<p class=\"recommendation\">\(esc(recommendation))</p>")
+        }
         if let sampleRatio = comparison.sampleRatio {
             page.line("<p class=\"\(sampleRatio.mismatch ? "warning" : "muted")\">sample ratio: \(esc(Self.sampleRatioSentence(sampleRatio)))</p>")
         }
@@ -467,6 +470,7 @@ enum ResultsHTMLStyle {
     .warnings{background:#fff4e5;border:1px solid #e0a040;border-radius:8px;padding:4px 14px;margin:12px 0}
     .warnings h2{margin:8px 0 4px;font-size:16px}
     .warning{color:#9a3412;font-weight:600}
+    .recommendation{font-weight:600;font-size:16px}
     .group{background:#fff;border-radius:10px;padding:4px 16px 12px;margin:16px 0;box-shadow:0 1px 3px rgba(0,0,0,.12)}
     .keys{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:4px 18px;font-size:14px}
     .swatch{display:inline-block;width:12px;height:12px;border-radius:6px;margin-inline-end:6px;vertical-align:-1px}

@@ -49,6 +49,9 @@ extension ResultsReport {
         for comparison in comparisons {
             lines.append("")
             lines.append("Split group \(comparison.flow)/\(comparison.splitGroup)\(periodPhrase(comparison)): \(Self.controlPhrase(comparison))")
+            if let recommendation = comparison.recommendation {
+                lines.append("  → \(recommendation)")
+            }
             if let sampleRatio = comparison.sampleRatio {
                 lines.append("  sample ratio: \(Self.sampleRatioSentence(sampleRatio))")
             }
@@ -231,6 +234,9 @@ extension ResultsReport {
                 line += "; " + paid.joined(separator: "; ")
             }
             lines.append(line)
+            if let recommendation = comparison.recommendation {
+                lines.append("  - **\(Self.cell(recommendation))**")
+            }
             if let sampleRatio = comparison.sampleRatio {
                 lines.append("  - \(sampleRatio.mismatch ? ":warning: " : "")sample ratio: \(Self.sampleRatioSentence(sampleRatio))")
             }
@@ -336,9 +342,10 @@ extension ResultsReport {
     public static func sentence(_ difference: Difference) -> String {
         guard let value = difference.difference, let interval = difference.interval else { return "no data yet" }
         let range = "\(points(value)) points (\(points(interval.low)) to \(points(interval.high)))"
+        let relative = difference.relative.map { String(format: ", %+.0f%% relative", $0 * 100) } ?? ""
         switch difference.verdict {
-        case .better: return "higher, \(range)"
-        case .worse: return "lower, \(range)"
+        case .better: return "higher, \(range)\(relative)"
+        case .worse: return "lower, \(range)\(relative)"
         case .noData: return "no data yet"
         case .notDistinguishableYet:
             if let withheld = difference.estimateWithheld {

@@ -64,7 +64,8 @@ extension ResultsReport {
             result[currency] = Difference(difference: interval == nil ? nil : rounded(treatment.mean - base.mean),
                                           interval: interval.map { ProportionInterval(low: rounded($0.low), high: rounded($0.high)) },
                                           verdict: verdict, customersPerArmNeeded: nil, moreCustomersPerArm: nil,
-                                          estimateWithheld: withheld)
+                                          estimateWithheld: withheld,
+                                          relative: interval != nil && base.mean > 0 ? rounded((treatment.mean - base.mean) / base.mean) : nil)
         }
         return result
     }
@@ -185,5 +186,38 @@ extension ResultsReport {
             out.append(digit)
         }
         return out
+    }
+}
+
+extension ResultsReport {
+    /// Fills in the group's one-line recommendation, by the
+    /// rule `promote` applies on renewal: one arm distinguishably better and every other worse, or
+    /// every arm worse (the control wins); otherwise what is missing.
+    static func recommend(_ comparison: inout SplitComparison) {
+        let control = comparison.control ?? ""
+        if let warning = comparison.verdictWarning {
+            comparison.recommendation = "Do not decide yet: \(warning)"
+            return
+        }
+        let arms = comparison.arms
+        let better = arms.filter { $0.renewed.verdict == .better }
+        let undecided = arms.filter { $0.renewed.verdict != .better && $0.renewed.verdict != .worse }
+        func lift(_ arm: ArmComparison) -> String {
+            let points = String(format: "%+.1f points", (arm.renewed.difference ?? 0) * 100)
+            return arm.renewed.relative.map { points + String(format: ", %+.0f%% relative", $0 * 100) } ?? points
+        }
+        if better.count == 1, undecided.isEmpty {
+            comparison.recommendation = "Promote \(better[0].rule): it renews more than \(control) (\(lift(better[0]))), every other arm less; "
+                + "retention-sync promote \(comparison.splitGroup) writes the change"
+        } else if better.isEmpty, undecided.isEmpty, !arms.isEmpty {
+            comparison.recommendation = "Keep \(control): every arm renews less than it; retention-sync promote \(comparison.splitGroup) writes the change"
+        } else if better.count > 1 {
+            comparison.recommendation = "\(better.map(\.rule).joined(separator: " and ")) both renew more than \(control); which of them is better "
+                + "is not established yet — keep running"
+        } else if let arm = undecided.first {
+            let more = arm.renewed.moreCustomersPerArm.map { "; about \(count($0)) more customers per arm at the current rates" }
+            comparison.recommendation = "Keep running: \(arm.rule) is not told apart from \(control) on renewal yet"
+                + (more ?? arm.renewed.estimateWithheld.map { "; \($0)" } ?? "")
+        }
     }
 }

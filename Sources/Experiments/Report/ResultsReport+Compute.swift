@@ -412,9 +412,11 @@ extension ResultsReport {
                               renewed: difference(arm.renewed, control.renewed, alpha: alpha),
                               paidPerCustomer: paidDifference(arm.paid, control.paid, alpha: alpha))
             }
-            return SplitComparison(flow: flow, splitGroup: group, control: control.rule, controlKind: kind, alpha: rounded(alpha),
+            var comparison = SplitComparison(flow: flow, splitGroup: group, control: control.rule, controlKind: kind, alpha: rounded(alpha),
                                    arms: compared, note: nil, sampleRatio: sampleRatio, verdictWarning: verdictWarning,
                                    splitLayout: layout, periodSince: arms[0].periodSince)
+            recommend(&comparison)
+            return comparison
         }
     }
 
@@ -442,7 +444,8 @@ extension ResultsReport {
         }
         return Difference(difference: rounded(treatmentRate - controlRate),
                           interval: ProportionInterval(low: rounded(interval.low), high: rounded(interval.high)),
-                          verdict: verdict, customersPerArmNeeded: needed, moreCustomersPerArm: more, estimateWithheld: withheld)
+                          verdict: verdict, customersPerArmNeeded: needed, moreCustomersPerArm: more, estimateWithheld: withheld,
+                          relative: controlRate > 0 ? rounded((treatmentRate - controlRate) / controlRate) : nil)
     }
 
     /// The report as JSON: sorted keys, two-space indentation, a final newline.

@@ -218,6 +218,8 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         /// Why no estimate is given although the arms are not distinguishable yet: too few decided
         /// customers (see `SampleSizeEstimate.minimumDecidedPerArm`).
         public var estimateWithheld: String?
+        /// For a rate: the difference relative to the control's rate (0.27 is 27% more), beside the points.
+        public var relative: Double? = nil
     }
 
     public struct ArmComparison: Sendable, Codable, Equatable {
@@ -249,6 +251,8 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         /// The period compared (see `Row.splitLayout`): absent for decisions recorded before layouts were.
         public var splitLayout: String? = nil
         public var periodSince: String? = nil
+        /// One line saying what the evidence supports, on renewal (what `promote` decides on by default).
+        public var recommendation: String? = nil
     }
 
     /// The sample-ratio check of one split group (see `SampleRatioTest`).
