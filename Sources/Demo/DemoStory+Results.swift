@@ -74,7 +74,7 @@ extension DemoStory {
     /// Serve records every decision; the emulator's customers ask it, react as the model tells them,
     /// and their notifications come back to serve over the simulated month; results reads the split.
     /// Returns the pseudonym key the events were recorded under, and where they are.
-    func measureSplitResults() async throws(CommandError) -> (pseudonyms: PseudonymKey, events: URL) {
+    func measureSplitResults() async throws(CommandError) -> (pseudonyms: PseudonymKey, events: URL, group: String) {
         let split = try measuredSplit()
         let (set, _) = ManifestLoader.load(directory: manifestsURL, displayPath: "manifests")
         guard let product = split.arms.compactMap(\.product).first ?? products.first else {
@@ -110,7 +110,7 @@ extension DemoStory {
         try expect(counters.dropped.isEmpty && counters.spooledSegments == 0, "every event to be stored")
 
         try await readResults(split, drawn: drawn, events: events)
-        return (pseudonyms, events)
+        return (pseudonyms, events, split.group)
     }
 
     /// The simulated customers ask serve, each arm's answer keeping as many as the customers are

@@ -191,11 +191,13 @@ public struct DemoStory: Sendable {
         heading(11, "Which answer keeps subscribers? serve records each decision, Apple's notifications bring the outcomes, results reads the split")
         let recorded = try await measureSplitResults()
         try await answerThePerson(pseudonyms: recorded.pseudonyms, events: recorded.events)
+        try promoteTheWinner(group: recorded.group, events: recorded.events)
 
         console.print("")
         console.print("The story held: validate, plan, apply, review, publish, edit, roll back against the emulator "
                       + (waited == 0 ? "(within Apple's rate limits: no wait)" : "(\(waited) s waiting on Apple's rate limits, on a virtual clock)")
-                      + ", then \(Int(Self.simulatedDays)) days of simulated customers measured by results, and their facts for a rule that answers the person.")
+                      + ", then \(Int(Self.simulatedDays)) days of simulated customers measured by results, their facts for a rule that answers the person, "
+                      + "and the winner promoted as a reviewed change.")
     }
 
     /// Steps 1–4: validate, plan and apply sandbox, then serve it and pass Apple's performance test.

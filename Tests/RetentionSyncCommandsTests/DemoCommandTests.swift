@@ -43,14 +43,15 @@ struct DemoCommandTests {
         let out = run.stdout
         for step in ["── 1. Validate", "── 3. Apply sandbox", "── 4. Go live in sandbox", "── 6. Apply production",
                      "── 7. App Review approves", "── 8. The scheduled reconcile publishes", "── 9. Edit a message", "── 10. Roll back",
-                     "── 11. Which answer keeps subscribers?", "── 12. Answer the person"] {
+                     "── 11. Which answer keeps subscribers?", "── 12. Answer the person", "── 13. End the experiment"] {
             #expect(out.contains(step))
         }
         #expect(out.contains("→ exit 0: only waiting for App Review"))
         #expect(out.contains("still serves en-US with"))
         #expect(out.contains("The story held"))
         // The 35 simulated days are said as days, never as "0 s of virtual time".
-        #expect(out.contains(", then 35 days of simulated customers measured by results, and their facts for a rule that answers the person."),
+        #expect(out.contains(", then 35 days of simulated customers measured by results, their facts for a rule that answers the person, "
+                             + "and the winner promoted as a reviewed change."),
                 "\(out.suffix(400))")
         #expect(!out.contains("0 s of virtual time"))
         // The performance test really ran against serve on loopback, and production took the URL after it.
@@ -88,6 +89,16 @@ struct DemoCommandTests {
         #expect(out.contains("→ a customer with billing=none: rule cancel-flow/upsell-yearly"))
         #expect(out.contains("→ a customer nothing is known of (a condition on an unknown fact does not hold): rule cancel-flow/upsell-yearly"))
         #expect(out.contains("$ git revert --no-edit HEAD\nreverted: left as a pull request."))
+    }
+
+    @Test("the demo ends the experiment through promote: the evidence, the upsell promoted on a branch for review, main unchanged")
+    func promotesTheWinner() async throws {
+        let run = await Self.story.value
+        #expect(run.code == .success, "\(run.stderr)")
+        let out = run.stdout
+        #expect(out.contains("$ retention-sync promote yearly-upsell --env sandbox --metric kept24h --events manifests/.retention-sync --as-of "))
+        #expect(out.contains("  ## Promote `upsell-yearly` in `cancel-flow` / `yearly-upsell`"), "\(out.suffix(3000))")
+        #expect(out.contains("promoted upsell-yearly: cancel-flow.yaml edited (upsell-control removed, its split gone) on the branch promote/yearly-upsell"))
     }
 
     @Test("the demo records its events where results looks for them: results afterwards prints the report the demo showed")
