@@ -23,7 +23,7 @@ struct DeclaredOptionsTests {
         "promote": [["yearly-upsell", "--env", "sandbox"]],
         "outcomes": [["pull", "--env", "sandbox"]],
         "facts": [["publish", "--env", "sandbox"], ["show", "--env", "sandbox"]],
-        "events": [["compact", "--env", "sandbox"], ["erase", "--env", "sandbox", "--customers", "ids.txt"]],
+        "events": [["compact", "--env", "sandbox", "--as-of", "2026-11-01"], ["erase", "--env", "sandbox", "--customers", "ids.txt"]],
         "state": [["show", "--env", "sandbox"], ["history", "--env", "sandbox"], ["migrate", "--env", "sandbox", "--from", "old.json"]],
         "decide": [["--env", "sandbox", "--request", "request.json"]],
         "serve": [["--env", "sandbox"]],

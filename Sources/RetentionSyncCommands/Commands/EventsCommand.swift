@@ -27,11 +27,15 @@ struct EventsCommand: ParsedCommand {
         "pseudonym the events carry, or the original transaction id, keyed here",
         "with RETENTION_SYNC_PSEUDONYM_SECRET and never printed",
     ])
+    static let asOf = Option("--as-of", value: "DATE", of: DateArgument.self, help: [
+        "compact: judge which hours are closed as of this time instead of now",
+        "(events stamped by an emulator's moved clock)",
+    ])
     static let defaultOlderThanHours = 2
 
     static let helpPage = HelpPage(
         usage: """
-        Usage: retention-sync events compact --env ENV [--manifests DIR] [--events LOCATION] [--older-than-hours HOURS]
+        Usage: retention-sync events compact --env ENV [--manifests DIR] [--events LOCATION] [--older-than-hours HOURS] [--as-of DATE]
                retention-sync events erase --env ENV --customers FILE [--manifests DIR] [--events LOCATION]
         """,
         about: """
@@ -44,7 +48,7 @@ struct EventsCommand: ParsedCommand {
         publishes the facts table again without them (when the environment has one), so nothing of
         them is left in the store. Run it from one place at a time, not beside compact.
         """,
-        options: [env, manifests, events, olderThan, customers], column: 24,
+        options: [env, manifests, events, olderThan, asOf, customers], column: 24,
         footer: """
         serve replicas keep what they learned from notifications in memory until they restart, and a
         replica's spool may hold events not stored yet: restart the replicas after an erasure.
@@ -58,6 +62,7 @@ struct EventsCommand: ParsedCommand {
         var events: StateLocation?
         var olderThanHours: Int
         var customers: String?
+        var asOf: DateArgument?
 
         func validate() throws(CommandError) {
             guard let action else {
@@ -87,7 +92,7 @@ struct EventsCommand: ParsedCommand {
             return action
         }
         return Options(action: action, manifestsPath: manifests, environment: environment, events: events, olderThanHours: olderThan,
-                       customers: customers)
+                       customers: customers, asOf: try arguments.value(Self.asOf, as: DateArgument.self))
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
@@ -104,7 +109,7 @@ struct EventsCommand: ParsedCommand {
         let environment = options.environment.rawValue
         switch options.action ?? .compact {
         case .compact:
-            let now = UTCTime(now: SystemClock()).milliseconds
+            let now = options.asOf?.time.milliseconds ?? UTCTime(now: SystemClock()).milliseconds
             let summary: EventMaintenance.Summary
             do {
                 summary = try await EventMaintenance.compact(store, environment: environment, now: now,

@@ -57,6 +57,10 @@ struct EventCompactionTests {
         #expect(before.events.duplicates > 0 && segmentsBefore > Self.segmentsPerPartition(root).count)
 
         let harness = try CommandHarness()
+        // As of before the first event, no hour is closed yet: nothing is touched.
+        let early = await harness.run(["events", "compact", "--env", "production", "--events", root.path,
+                                       "--as-of", EventTime.format(simulator.start - 60 * EventTime.day)])
+        #expect(early.code == .success && early.stdout.contains("0 hour(s) compacted"), "\(early.stdout)")
         let run = await harness.run(["events", "compact", "--env", "production", "--events", root.path])
         #expect(run.code == .success, "\(run.stderr)")
         let partitions = Self.segmentsPerPartition(root)
