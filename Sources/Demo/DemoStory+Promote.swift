@@ -22,9 +22,7 @@ extension DemoStory {
         let rules = manifests.rules.filter { $0.match.split?.group == group }
         let report: ResultsReport
         do {
-            report = try ResultsReport.compute(source: FolderEventSource(root: events), environment: Environment.sandbox.rawValue, now: now,
-                                               configuration: ResultsOperation.configuration(manifests, environment: .sandbox, source: "manifests in manifests"),
-                                               clock: ResultsOperation.clock(asOf: now))
+            report = try ResultsOperation.report(events: events, environment: .sandbox, now: now, manifests: manifests, manifestsPath: "manifests")
         } catch {
             throw CommandError("demo: cannot read the events under \(events.path): \(error)")
         }
@@ -47,7 +45,6 @@ extension DemoStory {
         do {
             let text = try String(contentsOf: flow, encoding: .utf8)
             try Data(try Promotion.edit(text, file: "manifests/cancel-flow.yaml", winner: decision.winner, losers: decision.losers).utf8).write(to: flow)
-            _ = try Workspace.load(directory: manifestsURL, displayPath: "manifests")
         } catch {
             throw CommandError("demo: cannot promote \(decision.winner): \(error)")
         }

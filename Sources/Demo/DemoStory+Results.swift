@@ -168,11 +168,9 @@ extension DemoStory {
         let report: ResultsReport
         do {
             // As `results` computes it, so that running it afterwards prints the same report.
-            report = try ResultsReport.compute(source: FolderEventSource(root: events), environment: Environment.sandbox.rawValue, now: now,
-                                               configuration: (try? Workspace.load(directory: manifestsURL, displayPath: "manifests").0).map {
-                                                   ResultsOperation.configuration($0, environment: .sandbox, source: "manifests in manifests")
-                                               },
-                                               clock: ResultsOperation.clock(asOf: now))
+            report = try ResultsOperation.report(events: events, environment: .sandbox, now: now,
+                                                 manifests: try? Workspace.load(directory: manifestsURL, displayPath: "manifests").0,
+                                                 manifestsPath: "manifests")
         } catch {
             throw CommandError("demo: cannot read the events under \(events.path): \(error)")
         }

@@ -24,6 +24,15 @@ public enum ResultsOperation {
         return ResultsConfiguration(source: source, rules: rules)
     }
 
+    /// The report `retention-sync results --env ENVIRONMENT --as-of NOW` prints from the events in
+    /// `folder`, checked against `manifests` (read from `manifestsPath`) when they loaded.
+    public static func report(events folder: URL, environment: Environment, now: UTCTime, manifests: ValidatedManifests?,
+                              manifestsPath: String) throws -> ResultsReport {
+        try ResultsReport.compute(source: FolderEventSource(root: folder), environment: environment.rawValue, now: now,
+                                  configuration: manifests.map { configuration($0, environment: environment, source: "manifests in \(manifestsPath)") },
+                                  clock: clock(asOf: now))
+    }
+
     /// The clock outcomes must not be dated after: the real time, or `asOf` when that is later — a
     /// report as of a time ahead of this machine's is a rehearsal on an emulator's moved clock, whose
     /// decisions and outcomes both live on that clock.

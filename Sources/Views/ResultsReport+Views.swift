@@ -80,23 +80,23 @@ extension ResultsReport {
     var legend: [(term: String, meaning: String)] {
         let days = method.paidHorizonDays
         return [
-        ("kept 24 h", "did not turn auto-renew off within 24 hours of seeing the rule's answer"),
-        ("took offer", "redeemed the promotional offer, or switched to the alternate product, before the renewal deadline"),
-        ("renewed", "renewed before the renewal deadline: the end of the period current at the answer, plus 7 days"),
-        ("pending", "not decided yet (inside those 24 hours, or before the deadline): in no rate"),
-        ("≥ a and ≤ b", "while fewer are decided than pending: the rate of all exposed if every pending customer fails (a) or succeeds (b), "
-            + "for certain; the decided alone are no fair sample yet, since those who act decide at once"),
-        ("(a–b)", "the 95% interval: the true rate lies in it 19 times in 20"),
-        ("higher/lower", "said only when the always-valid 95% interval on the difference excludes 0, which keeps the chance of a false winner in a split group under 5% however often you look; until then the arms are not yet told apart"),
-        ("paid per customer", "every price the App Store charged the customer in the \(days) days after the answer (offer redemptions, "
-            + "renewals, switches; each charge once), averaged over the customers whose \(days) days and \(method.paymentLagDays) more "
-            + "for late notifications have passed; prices the customer paid, before Apple's commission and taxes — App Store Connect's "
-            + "reports are the record for finance"),
-        ("discount given", "for the customers who took an offer: the regular price less the offer's price — what the offer cost, shown "
-            + "for information; it is already inside paid, never subtracted from it"),
-        ("App Store Connect retention offer", "an offer of the retention layer App Store Connect configures (offerType 5), redeemed after "
-            + "the answer: Apple shows that layer when the answer is none, late or failed"),
-        ("period", "one configuration of a split group (its arms and shares); a change of shares, arms or control starts the next, and each customer counts once, in the arm and period of their first exposure"),
+            ("kept 24 h", "did not turn auto-renew off within 24 hours of seeing the rule's answer"),
+            ("took offer", "redeemed the promotional offer, or switched to the alternate product, before the renewal deadline"),
+            ("renewed", "renewed before the renewal deadline: the end of the period current at the answer, plus 7 days"),
+            ("pending", "not decided yet (inside those 24 hours, or before the deadline): in no rate"),
+            ("≥ a and ≤ b", "while fewer are decided than pending: the rate of all exposed if every pending customer fails (a) or succeeds (b), "
+                + "for certain; the decided alone are no fair sample yet, since those who act decide at once"),
+            ("(a–b)", "the 95% interval: the true rate lies in it 19 times in 20"),
+            ("higher/lower", "said only when the always-valid 95% interval on the difference excludes 0, which keeps the chance of a false winner in a split group under 5% however often you look; until then the arms are not yet told apart"),
+            ("paid per customer", "every price the App Store charged the customer in the \(days) days after the answer (offer redemptions, "
+                + "renewals, switches; each charge once), averaged over the customers whose \(days) days and \(method.paymentLagDays) more "
+                + "for late notifications have passed; prices the customer paid, before Apple's commission and taxes — App Store Connect's "
+                + "reports are the record for finance"),
+            ("discount given", "for the customers who took an offer: the regular price less the offer's price — what the offer cost, shown "
+                + "for information; it is already inside paid, never subtracted from it"),
+            ("App Store Connect retention offer", "an offer of the retention layer App Store Connect configures (offerType 5), redeemed after "
+                + "the answer: Apple shows that layer when the answer is none, late or failed"),
+            ("period", "one configuration of a split group (its arms and shares); a change of shares, arms or control starts the next, and each customer counts once, in the arm and period of their first exposure"),
         ]
     }
 

@@ -48,12 +48,8 @@ extension ResultsReport {
         var result: [String: Difference] = [:]
         for currency in Set(arm.currencies.keys).union(control.currencies.keys) {
             func estimate(_ paid: Paid) -> MeanEstimate {
-                guard let amount = paid.currencies[currency] else { return MeanEstimate(count: paid.decided, total: 0, squares: 0) }
-                let n = Double(paid.decided)
-                let variance = amount.standardDeviation * amount.standardDeviation
-                let total = Double(amount.milliunits)
-                // Σx² back from the rounded standard deviation: (n − 1)s² + (Σx)²/n.
-                return MeanEstimate(count: paid.decided, total: total, squares: n > 1 ? (n - 1) * variance + total * total / n : total * total)
+                let amount = paid.currencies[currency]
+                return MeanEstimate(count: paid.decided, total: Double(amount?.milliunits ?? 0), standardDeviation: amount?.standardDeviation ?? 0)
             }
             let treatment = estimate(arm), base = estimate(control)
             let interval = MeanDifferenceConfidenceSequence.interval(treatment: treatment, control: base, alpha: alpha)

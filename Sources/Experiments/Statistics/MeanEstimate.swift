@@ -13,6 +13,14 @@ public struct MeanEstimate: Sendable, Hashable {
         self.squares = squares
     }
 
+    /// The sums back from what a report keeps of them: the total and the standard deviation
+    /// (`Σx² = (n − 1)s² + (Σx)²/n`).
+    public init(count: Int, total: Double, standardDeviation: Double) {
+        let n = Double(count)
+        self.init(count: count, total: total,
+                  squares: count > 1 ? (n - 1) * standardDeviation * standardDeviation + total * total / n : total * total)
+    }
+
     public var mean: Double { count > 0 ? total / Double(count) : 0 }
 
     /// The sample variance (n − 1 in the denominator); 0 below two customers.

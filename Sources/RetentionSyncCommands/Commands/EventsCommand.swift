@@ -100,11 +100,7 @@ struct EventsCommand: ParsedCommand {
             try Workspace.load(directory: context.url(options.manifestsPath), displayPath: options.manifestsPath)
         }
         let location = try options.events ?? ResultsCommand.defaultRoot(manifests, environment: options.environment, context: context)
-        if let folder = StateStores.backend(for: location).localFolder(of: location),
-           !FileManager.default.fileExists(atPath: folder.appendingPathComponent("events").path) {
-            throw CommandError("no events at \(location): serve and outcomes pull write them beside the environment's state "
-                               + "(under events/v1), or where their --events points; give --events LOCATION")
-        }
+        try EventStoreOptions.requireEvents(at: location)
         let store = try EventStoreOptions.objectStore(at: location, context: context)
         let environment = options.environment.rawValue
         switch options.action ?? .compact {

@@ -93,12 +93,7 @@ struct FactsCommand: ParsedCommand {
         let environment = options.environment.rawValue
         switch options.action ?? .show {
         case .publish:
-            // A place that does not exist is a wrong path, never "no customers".
-            if let folder = StateStores.backend(for: location).localFolder(of: location),
-               !FileManager.default.fileExists(atPath: folder.appendingPathComponent("events").path) {
-                throw CommandError("no events at \(location): serve and outcomes pull write them beside the environment's state "
-                                   + "(under events/v1), or where their --events points; give --events LOCATION")
-            }
+            try EventStoreOptions.requireEvents(at: location)
             let root = try await ResultsOperation.localFolder(location, context: context)
             let now = UTCTime(now: SystemClock()).milliseconds
             let published: (summary: FactsBuild.Summary, pointer: FactsPointer, kept: String?)

@@ -125,10 +125,8 @@ struct PromoteCommand: ParsedCommand {
         let root = try await ResultsOperation.localFolder(location, context: context)
         let now = options.asOf?.time ?? SystemClock().time()
         do {
-            return try ResultsReport.compute(source: FolderEventSource(root: root), environment: options.environment.rawValue, now: now,
-                                             configuration: ResultsCommand.configuration(manifests, manifestsPath: options.manifestsPath,
-                                                                                         environment: options.environment),
-                                             clock: ResultsOperation.clock(asOf: now))
+            return try ResultsOperation.report(events: root, environment: options.environment, now: now, manifests: manifests,
+                                               manifestsPath: options.manifestsPath)
         } catch {
             throw CommandError("cannot read the events under \(root.path): \(error)")
         }

@@ -49,6 +49,16 @@ struct EventStoreOptions: Sendable {
 
     /// The objects under the events' root (a folder, or an S3 prefix with the AWS variables): where
     /// events are recorded and read, and where `facts publish` writes the customer facts.
+    /// Refuses a folder that holds no `events` at all: a place that does not exist is a wrong path,
+    /// never "no customers". An S3 prefix is not checked here (listing it is the reading itself).
+    static func requireEvents(at root: StateLocation) throws(CommandError) {
+        if let folder = StateStores.backend(for: root).localFolder(of: root),
+           !FileManager.default.fileExists(atPath: folder.appendingPathComponent("events").path) {
+            throw CommandError("no events at \(root): serve and outcomes pull write them beside the environment's state "
+                               + "(under events/v1), or where their --events points; give --events LOCATION")
+        }
+    }
+
     static func objectStore(at root: StateLocation, context: CommandContext) throws(CommandError) -> any BlockingObjectStore {
         do {
             let configuration = try EnvironmentOptions.transportConfiguration(context)
