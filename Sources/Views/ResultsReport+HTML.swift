@@ -258,7 +258,7 @@ extension ResultsReport {
     private func paidChart(_ arms: [Row], into page: inout HTMLPage) {
         let currencies = Set(arms.flatMap { Array($0.paid.currencies.keys) }).sorted()
         for currency in currencies {
-            let width = 560.0, left = 170.0, right = 470.0, top = 8.0, rowHeight = 28.0
+            let width = 600.0, left = 150.0, right = 430.0, top = 8.0, rowHeight = 28.0
             let height = top + rowHeight * Double(arms.count) + 26
             let peak = arms.compactMap { $0.paid.currencies[currency].map { max($0.perCustomer, $0.interval?.high ?? 0) } }.max() ?? 0
             let scale = peak > 0 ? (right - left) / peak : 0
@@ -285,7 +285,7 @@ extension ResultsReport {
             page.line("</svg>")
             let discounts = arms.compactMap { row in row.discountGiven[currency].map { "\(row.rule) \(Self.money($0))" } }
             if !discounts.isEmpty {
-                page.line("<p class=\"muted\">discount given (regular price less offer price, already inside the amounts paid): \(esc(discounts.joined(separator: ", ")))</p>")
+                page.line("<p class=\"caption muted\">discount given (regular price less offer price, already inside the amounts paid): \(esc(discounts.joined(separator: ", ")))</p>")
             }
             page.line("</figure>")
         }
