@@ -11,14 +11,24 @@ import TLS
 /// what has arrived, answers each complete request on this thread, and writes without blocking.
 /// Under load one wake-up serves many requests, where a thread per connection pays a sleep and a
 /// wake-up for each; a handful of these threads (one per core) replace hundreds of connection
-/// threads. Handlers must not block: a slow handler holds up every connection of its loop.
+/// threads. Handlers must not block: a slow handler holds up every connection of its loop. One that
+/// must wait defers its answer: the connection is parked (nothing more is read from it) until the
+/// answer arrives from another thread through the loop's mailbox.
 final class HTTPEventLoop: @unchecked Sendable {
     private let core: ServerCore
     private let epoll: Int32
     private let wake: Int32
     private let incoming = Mutex<[(Int32, ConnectionActivity)]>([])
+    /// Deferred answers delivered from other threads, taken by the loop when it wakes.
+    private let answered = Mutex<[DeferredAnswer]>([])
+    private struct DeferredAnswer {
+        var descriptor: Int32
+        var serial: UInt64
+        var response: HTTPResponse?
+    }
     // Owned by the loop's thread alone.
     private var connections: [Int32: LoopConnection] = [:]
+    private var nextSerial: UInt64 = 0
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
     private var nextSweep = ContinuousClock.now
 
@@ -92,7 +102,16 @@ final class HTTPEventLoop: @unchecked Sendable {
                     for (adopted, activity) in incoming.withLock({ list in defer { list.removeAll() }; return list }) {
                         register(adopted, activity: activity, woken: woken)
                     }
+                    for answer in answered.withLock({ list in defer { list.removeAll() }; return list }) {
+                        complete(answer)
+                    }
                 } else if let connection = connections[descriptor] {
+                    // A parked connection watches nothing, yet epoll always reports a hang-up or an
+                    // error: the answer can no longer be delivered, so the connection goes now.
+                    if connection.awaiting != nil, events[index].events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+                        shut(connection)
+                        continue
+                    }
                     service(connection, woken: woken)
                 }
             }
@@ -103,7 +122,8 @@ final class HTTPEventLoop: @unchecked Sendable {
     private func register(_ descriptor: Int32, activity: ConnectionActivity, woken: ContinuousClock.Instant) {
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         let configuration = core.configuration
-        let connection = LoopConnection(descriptor: descriptor, activity: activity, parser: HTTPRequestParser(
+        nextSerial += 1
+        let connection = LoopConnection(descriptor: descriptor, serial: nextSerial, activity: activity, parser: HTTPRequestParser(
             maxHeaderSize: configuration.maxHeaderSize, maxBodySize: configuration.maxBodySize))
         connection.headDeadline = .now + .seconds(configuration.headTimeout)
         if let context = core.currentTLS {
@@ -149,9 +169,9 @@ final class HTTPEventLoop: @unchecked Sendable {
                 connection.handshaking = false
                 connection.deadline = idleDeadline(connection)
             case .wantRead:
-                return watch(connection, writable: false)
+                return watch(connection, .read)
             case .wantWrite:
-                return watch(connection, writable: true)
+                return watch(connection, .write)
             case .closed:
                 return shut(connection)
             }
@@ -161,7 +181,8 @@ final class HTTPEventLoop: @unchecked Sendable {
         var readWantsWrite = false
         // Nothing more is read while answers wait to be written: a client that sends requests but
         // never reads its answers cannot make the server hold more than one socket buffer of them.
-        reading: while connection.output.isEmpty && !connection.peerClosed && connection.parser.bufferedCount < readLimit {
+        reading: while connection.output.isEmpty && connection.awaiting == nil && !connection.peerClosed
+                        && connection.parser.bufferedCount < readLimit {
             switch receive(connection) {
             case .moved(let count):
                 scratch.withUnsafeBytes { connection.parser.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
@@ -177,16 +198,46 @@ final class HTTPEventLoop: @unchecked Sendable {
                 connection.peerClosed = true
             }
         }
-        answering: while !connection.closeAfterFlush {
+        guard answerBuffered(connection, woken: woken) else { return }
+        guard flush(connection) else { return }
+        if connection.awaiting != nil {
+            // Nothing more is read until the answer comes, so requests sent behind it keep their order.
+            return watch(connection, connection.output.isEmpty ? .nothing : .write)
+        }
+        if connection.output.isEmpty {
+            if connection.closeAfterFlush || connection.peerClosed || (core.phase != .serving && !connection.inRequest) {
+                return shut(connection)
+            }
+            if !connection.inRequest { connection.deadline = idleDeadline(connection) }
+        }
+        watch(connection, !connection.output.isEmpty || readWantsWrite ? .write : .read)
+    }
+
+    /// Answers the complete requests read so far, up to one whose answer is deferred; false when
+    /// the connection was closed instead.
+    private func answerBuffered(_ connection: LoopConnection, woken: ContinuousClock.Instant) -> Bool {
+        let configuration = core.configuration
+        answering: while !connection.closeAfterFlush && connection.awaiting == nil {
             switch connection.parser.next() {
             case .request(var request, let keepAlive):
                 request.receivedAt = woken
                 connection.headDeadline = nil
-                guard let response = core.answer(request) else { return shut(connection) }
-                let keep = keepAlive && core.phase == .serving
-                connection.output += ServerCore.encode(response, keepAlive: keep, omitBody: request.method == "HEAD")
-                connection.inRequest = false
-                if !keep { connection.closeAfterFlush = true }
+                let awaited = LoopConnection.Awaited(keepAlive: keepAlive, omitBody: request.method == "HEAD")
+                switch core.answer(request, later: { responder(for: connection) }) {
+                case .now(let response?):
+                    append(response, to: connection, as: awaited)
+                case .now(nil):
+                    shut(connection)
+                    return false
+                case .later:
+                    // Until the answer comes, the connection is in a request: not idle for a drain
+                    // or an eviction, and closed if the answer takes longer than the request timeout.
+                    connection.awaiting = awaited
+                    connection.inRequest = true
+                    connection.requestStarted = .now
+                    connection.deadline = .now + .seconds(configuration.requestTimeout)
+                    break answering
+                }
             case .needMore(let sendContinue):
                 if sendContinue { connection.output += Array("HTTP/1.1 100 Continue\r\n\r\n".utf8) }
                 if !connection.inRequest && connection.parser.isInsideRequest {
@@ -206,17 +257,38 @@ final class HTTPEventLoop: @unchecked Sendable {
                     keepAlive: false, omitBody: false)
                 connection.closeAfterFlush = true
             case .unreadable:
-                return shut(connection)
+                shut(connection)
+                return false
             }
         }
-        guard flush(connection) else { return }
-        if connection.output.isEmpty {
-            if connection.closeAfterFlush || connection.peerClosed || (core.phase != .serving && !connection.inRequest) {
-                return shut(connection)
-            }
-            if !connection.inRequest { connection.deadline = idleDeadline(connection) }
+        return true
+    }
+
+    private func append(_ response: HTTPResponse, to connection: LoopConnection, as awaited: LoopConnection.Awaited) {
+        let keep = awaited.keepAlive && core.phase == .serving
+        connection.output += ServerCore.encode(response, keepAlive: keep, omitBody: awaited.omitBody)
+        connection.inRequest = false
+        if !keep { connection.closeAfterFlush = true }
+    }
+
+    /// Answers the connection's deferred request from any thread, through the loop's mailbox.
+    private func responder(for connection: LoopConnection) -> HTTPResponder {
+        let descriptor = connection.descriptor, serial = connection.serial
+        return HTTPResponder { [self] response in
+            answered.withLock { $0.append(DeferredAnswer(descriptor: descriptor, serial: serial, response: response)) }
+            nudge()
         }
-        watch(connection, writable: !connection.output.isEmpty || readWantsWrite)
+    }
+
+    /// Writes a deferred answer and takes the connection up where it stopped. An answer for a
+    /// connection that has closed meanwhile (its number perhaps reused: the serial tells) is dropped.
+    private func complete(_ answer: DeferredAnswer) {
+        guard let connection = connections[answer.descriptor], connection.serial == answer.serial,
+              let awaited = connection.awaiting else { return }
+        connection.awaiting = nil
+        guard let response = answer.response else { return shut(connection) }
+        append(response, to: connection, as: awaited)
+        service(connection, woken: .now)
     }
 
     /// Writes what the socket takes now; false when the connection was closed.
@@ -233,7 +305,7 @@ final class HTTPEventLoop: @unchecked Sendable {
             case .moved(let count):
                 sent += count
             case .wouldBlock:
-                if !connection.waitingToWrite {
+                if connection.interest != .write {
                     connection.deadline = .now + .seconds(core.configuration.writeTimeout)
                 }
                 return true
@@ -247,11 +319,16 @@ final class HTTPEventLoop: @unchecked Sendable {
 
     /// Waits for the socket to take more (answers pending, or TLS needs to write) or else for it to
     /// have more to read; never both, so a client that does not read cannot keep the loop spinning.
-    private func watch(_ connection: LoopConnection, writable: Bool) {
-        guard writable != connection.waitingToWrite else { return }
-        connection.waitingToWrite = writable
+    /// A connection parked for a deferred answer with nothing to write waits for neither.
+    private func watch(_ connection: LoopConnection, _ interest: LoopConnection.Interest) {
+        guard interest != connection.interest else { return }
+        connection.interest = interest
         var event = epoll_event()
-        event.events = writable ? EPOLLOUT.rawValue : EPOLLIN.rawValue | EPOLLRDHUP.rawValue
+        event.events = switch interest {
+        case .read: EPOLLIN.rawValue | EPOLLRDHUP.rawValue
+        case .write: EPOLLOUT.rawValue
+        case .nothing: 0
+        }
         event.data.fd = connection.descriptor
         _ = epoll_ctl(epoll, EPOLL_CTL_MOD, connection.descriptor, &event)
     }
@@ -320,6 +397,8 @@ final class HTTPEventLoop: @unchecked Sendable {
 /// One connection of an event loop, touched only by that loop's thread.
 final class LoopConnection {
     let descriptor: Int32
+    /// Tells this connection from a later one given the same descriptor.
+    let serial: UInt64
     let activity: ConnectionActivity
     var parser: HTTPRequestParser
     /// Until the first request's head is complete: when a new connection is closed for sending none.
@@ -333,12 +412,21 @@ final class LoopConnection {
     var peerClosed = false
     /// Between a request's first byte and its answer.
     var inRequest = false
-    var waitingToWrite = false
+    /// What epoll watches the socket for.
+    var interest = Interest.read
+    enum Interest { case read, write, nothing }
+    /// A request whose answer a deferring handler gives later, and how to write that answer.
+    var awaiting: Awaited?
+    struct Awaited {
+        var keepAlive: Bool
+        var omitBody: Bool
+    }
     /// When the connection is closed unless it moves: the idle, request or write timeout.
     var deadline = ContinuousClock.now
 
-    init(descriptor: Int32, activity: ConnectionActivity, parser: HTTPRequestParser) {
+    init(descriptor: Int32, serial: UInt64, activity: ConnectionActivity, parser: HTTPRequestParser) {
         self.descriptor = descriptor
+        self.serial = serial
         self.activity = activity
         self.parser = parser
     }

@@ -68,6 +68,11 @@ public final class HTTPServer: Sendable {
     public typealias Handler = @Sendable (HTTPServerRequest) async -> HTTPResponse?
     /// Answers one request on the connection's own thread; it must not wait on Swift's concurrency pool.
     public typealias SynchronousHandler = @Sendable (HTTPServerRequest) -> HTTPResponse?
+    /// Answers one request now, or takes its responder (calling the second argument, once) and
+    /// answers later from another thread: a handler that must wait for something (a call to
+    /// another server, with a deadline) does so without holding an event-loop thread. Runs on the
+    /// connection's thread like a synchronous handler, and must not block either.
+    public typealias DeferringHandler = @Sendable (HTTPServerRequest, () -> HTTPResponder) -> HTTPAnswer
 
     /// The default limit on a request body.
     public static let maxBodySize = HTTPServerConfiguration().maxBodySize
@@ -96,6 +101,11 @@ public final class HTTPServer: Sendable {
     public convenience init(host: String = "127.0.0.1", port: UInt16 = 0, configuration: HTTPServerConfiguration,
                             synchronousHandler: @escaping SynchronousHandler) throws(HTTPError) {
         try self.init(host: host, port: port, configuration: configuration, respond: .synchronous(synchronousHandler))
+    }
+
+    public convenience init(host: String = "127.0.0.1", port: UInt16 = 0, configuration: HTTPServerConfiguration,
+                            deferringHandler: @escaping DeferringHandler) throws(HTTPError) {
+        try self.init(host: host, port: port, configuration: configuration, respond: .deferring(deferringHandler))
     }
 
     private init(host: String, port: UInt16, configuration: HTTPServerConfiguration, respond: ServerCore.Respond) throws(HTTPError) {

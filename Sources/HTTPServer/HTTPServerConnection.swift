@@ -107,6 +107,7 @@ final class ServerCore: @unchecked Sendable {
     enum Respond {
         case async(HTTPServer.Handler)
         case synchronous(HTTPServer.SynchronousHandler)
+        case deferring(HTTPServer.DeferringHandler)
     }
 
     enum Phase: UInt8 {
@@ -405,10 +406,33 @@ final class ServerCore: @unchecked Sendable {
         }
     }
 
+    /// An event loop's answer: a deferring handler may answer later through the responder `later` makes.
+    func answer(_ request: HTTPServerRequest, later: () -> HTTPResponder) -> HTTPAnswer {
+        if case .deferring(let handler) = respond { return handler(request, later) }
+        return .now(answer(request))
+    }
+
+    /// A connection thread's answer: it waits here for a deferred one, at most the request timeout.
     func answer(_ request: HTTPServerRequest) -> HTTPResponse? {
         switch respond {
         case .synchronous(let handler):
             return handler(request)
+        case .deferring(let handler):
+            let box = ResponseBox()
+            let done = DispatchSemaphore(value: 0)
+            let answer = handler(request) {
+                HTTPResponder { response in
+                    box.response = response
+                    done.signal()
+                }
+            }
+            switch answer {
+            case .now(let response):
+                return response
+            case .later:
+                guard done.wait(timeout: .now() + configuration.requestTimeout) == .success else { return nil }
+                return box.response
+            }
         case .async(let handler):
             if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
                 return CurrentThreadExecutor.run { await handler(request) }
