@@ -77,7 +77,7 @@ let package = Package(
         .target(name: "StateStore", dependencies: ["Basics", "RetentionMessagingModels", "StateLocations", "Runtime", "HTTPCore", "HTTPClient", "Crypto"]),
         .target(name: "EventStore", dependencies: ["Basics", "RetentionMessagingModels", "StateStore", "EventContract", "Crypto", "Runtime"]),
         .target(name: "Notifications", dependencies: ["Basics", "RetentionMessagingModels", "HTTPCore", "HTTPClient", "StateStore"]),
-        .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "EventStore", "EventContract", "RetentionMessagingModels", "HTTPCore", "HTTPServer", "TLS", "Crypto", "StateLocations", "StateStore"]),
+        .target(name: "RealtimeServer", dependencies: ["Basics", "Runtime", "EventStore", "EventContract", "RetentionMessaging", "RetentionMessagingModels", "HTTPCore", "HTTPServer", "TLS", "Crypto", "StateLocations", "StateStore"]),
         .target(name: "Reconciler",
                 dependencies: ["Basics", "Manifests", "RetentionMessagingModels", "RetentionMessaging", "Runtime", "Crypto", "StateLocations", "StateStore", "HTTPCore"]),
 

@@ -344,7 +344,7 @@ public struct DemoStory: Sendable {
         try expect(service.isReady, "serve to be ready with the published sandbox snapshot (\(service.readiness.joined(separator: "; ")))")
         do {
             return try HTTPServer(configuration: HTTPServerConfiguration(maxBodySize: RealtimeService.maxBodySize, eventLoops: 2),
-                                  synchronousHandler: { service.handle($0) })
+                                  deferringHandler: { service.handle($0, later: $1) })
         } catch {
             throw CommandError("demo: cannot start serve on loopback: \(error.message)")
         }

@@ -72,6 +72,10 @@ public final class Emulator: Sendable {
         var buckets: [EndpointClass: TokenBucket] = [:]
         /// Get Notification History's own budget (an App Store Server API endpoint).
         var historyBucket: TokenBucket?
+        /// Get All Subscription Statuses: its budget, its requests, and what it reads from the history.
+        var statusBucket: TokenBucket?
+        var statusRequests = 0
+        var statusIndex = SubscriptionStatusIndex()
     }
 
     /// The path every API route starts with.
@@ -358,6 +362,8 @@ struct ParsedRequest {
     var isAPI: Bool
     /// `POST /inApps/v1/notifications/history`, the App Store Server API endpoint the emulator also serves.
     var isNotificationHistory = false
+    /// The transaction id of `GET /inApps/v1/subscriptions/{transactionId}` (Get All Subscription Statuses).
+    var subscriptionStatusId: String?
     var query: [String: String]
     var body: Data
     var authorization: String?
@@ -376,6 +382,10 @@ struct ParsedRequest {
         } else if "/" + parts.joined(separator: "/") == NotificationHistoryFacts.path {
             isAPI = true
             isNotificationHistory = true
+            segments = []
+        } else if parts.count == 4, parts.starts(with: ["inApps", "v1", "subscriptions"]) {
+            isAPI = true
+            subscriptionStatusId = parts[3]
             segments = []
         } else {
             isAPI = false
@@ -398,7 +408,8 @@ struct EmulatorTransport: HTTPTransport {
         if let byHost = Emulator.environment(forHost: request.url.host) {
             environment = byHost
         } else if request.url.path.hasPrefix(Emulator.basePath) || request.url.path.hasPrefix(Emulator.adminPath)
-                    || request.url.path.hasPrefix(NotificationHistoryFacts.path) {
+                    || request.url.path.hasPrefix(NotificationHistoryFacts.path)
+                    || request.url.path.hasPrefix(SubscriptionStatusFacts.pathPrefix) {
             environment = defaultEnvironment
         } else {
             throw HTTPError(.couldNotConnect, "the in-process emulator does not serve \(request.url.host ?? request.url.absoluteString)")

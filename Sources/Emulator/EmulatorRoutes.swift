@@ -24,6 +24,9 @@ extension Emulator {
     func route(_ request: ParsedRequest, app: String, environment: Environment, core: inout Core, now: Double) -> RouteResult {
         guard request.isAPI else { return RouteResult(response: HTTPResponse(status: 404), note: "not an API path") }
         if request.isNotificationHistory { return notificationHistoryRoute(request, app: app, environment: environment, core: &core, now: now) }
+        if let id = request.subscriptionStatusId {
+            return subscriptionStatusRoute(id, request, app: app, environment: environment, core: &core, now: now)
+        }
 
         let endpointClass: EndpointClass = request.method == "PUT" && request.segments.first == "default" ? .configureDefault : .other
         if let perHour = configuration.rateLimit.perHour(endpointClass, in: environment), perHour > 0 {

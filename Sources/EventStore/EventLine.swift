@@ -274,6 +274,8 @@ public struct KnownFacts: Sendable, Hashable {
         var recent: Bool?
         if facts.transactionAsOf > .min {
             recent = facts.lastRedemption(of: []).map { !Self.recentOffer.hasPassed(from: $0, to: time) } ?? false
+            // Facts that saw only the newest transaction cannot tell that no offer was redeemed.
+            if recent == false && !facts.offerHistoryComplete { recent = nil }
         }
         self.init(source: source, asOf: facts.asOf > .min ? facts.asOf : nil, storefront: facts.storefront,
                   tenureBand: facts.tenureMonths(at: time).map { Self.band(months: $0) }, offerWithin90Days: recent, billing: facts.billing(at: time))

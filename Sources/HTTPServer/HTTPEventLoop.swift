@@ -24,6 +24,8 @@ final class HTTPEventLoop: @unchecked Sendable {
     private struct DeferredAnswer {
         var descriptor: Int32
         var serial: UInt64
+        /// Which of the connection's responders gave it: one made but not used answers nothing.
+        var ticket: UInt64
         var response: HTTPResponse?
     }
     // Owned by the loop's thread alone.
@@ -233,6 +235,7 @@ final class HTTPEventLoop: @unchecked Sendable {
                     // Until the answer comes, the connection is in a request: not idle for a drain
                     // or an eviction, and closed if the answer takes longer than the request timeout.
                     connection.awaiting = awaited
+                    connection.awaiting?.ticket = connection.tickets
                     connection.inRequest = true
                     connection.requestStarted = .now
                     connection.deadline = .now + .seconds(configuration.requestTimeout)
@@ -273,9 +276,10 @@ final class HTTPEventLoop: @unchecked Sendable {
 
     /// Answers the connection's deferred request from any thread, through the loop's mailbox.
     private func responder(for connection: LoopConnection) -> HTTPResponder {
-        let descriptor = connection.descriptor, serial = connection.serial
+        connection.tickets += 1
+        let descriptor = connection.descriptor, serial = connection.serial, ticket = connection.tickets
         return HTTPResponder { [self] response in
-            answered.withLock { $0.append(DeferredAnswer(descriptor: descriptor, serial: serial, response: response)) }
+            answered.withLock { $0.append(DeferredAnswer(descriptor: descriptor, serial: serial, ticket: ticket, response: response)) }
             nudge()
         }
     }
@@ -284,7 +288,7 @@ final class HTTPEventLoop: @unchecked Sendable {
     /// connection that has closed meanwhile (its number perhaps reused: the serial tells) is dropped.
     private func complete(_ answer: DeferredAnswer) {
         guard let connection = connections[answer.descriptor], connection.serial == answer.serial,
-              let awaited = connection.awaiting else { return }
+              let awaited = connection.awaiting, awaited.ticket == answer.ticket else { return }
         connection.awaiting = nil
         guard let response = answer.response else { return shut(connection) }
         append(response, to: connection, as: awaited)
@@ -420,7 +424,11 @@ final class LoopConnection {
     struct Awaited {
         var keepAlive: Bool
         var omitBody: Bool
+        /// The responder whose answer this is: the last one the handler took.
+        var ticket: UInt64 = 0
     }
+    /// Responders made for this connection's requests so far.
+    var tickets: UInt64 = 0
     /// When the connection is closed unless it moves: the idle, request or write timeout.
     var deadline = ContinuousClock.now
 

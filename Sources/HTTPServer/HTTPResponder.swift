@@ -16,7 +16,8 @@ public final class HTTPResponder: Sendable {
     private let delivered = Atomic<Bool>(false)
     private let deliver: @Sendable (HTTPResponse?) -> Void
 
-    init(_ deliver: @escaping @Sendable (HTTPResponse?) -> Void) {
+    /// A responder that hands the answer to `deliver` (a server's own, or a caller that waits for it).
+    public init(_ deliver: @escaping @Sendable (HTTPResponse?) -> Void) {
         self.deliver = deliver
     }
 

@@ -59,6 +59,7 @@ public final class RealtimeMetrics: Sendable {
         var factsCustomers: [String: Int] = [:]
         var factsBuiltAt: [String: Int] = [:]
         var factsRefused: [String: Int] = [:]
+        var lookups: [RequestKey: Int] = [:]
     }
 
     // One lock is enough: serve answers from one event loop per processor, so few threads count.
@@ -117,6 +118,11 @@ public final class RealtimeMetrics: Sendable {
         }
     }
 
+    /// A live lookup's result: found, not_found, late, paced, rate_limited, failed or refused.
+    func lookup(environment: String, result: String) {
+        state.withLock { $0.lookups[RequestKey(environment: environment, outcome: result), default: 0] += 1 }
+    }
+
     func factsRefused(environment: String) {
         state.withLock { $0.factsRefused[labels(["environment": environment]), default: 0] += 1 }
     }
@@ -141,8 +147,13 @@ public final class RealtimeMetrics: Sendable {
         text.lines.append("retention_sync_request_duration_seconds_count \(state.latencyCount)")
         if let statistics = connections.withLock({ $0 })?() { write(statistics, to: &text) }
         text.counter("retention_sync_decision_facts_total",
-                     "Decisions by where the customer's facts came from: table, notification, or unknown.",
+                     "Decisions by where the customer's facts came from: table, notification, lookup, or unknown.",
                      Dictionary(state.factsSources.map { (labels(["environment": $0.key.environment, "source": $0.key.outcome]), $0.value) },
+                                uniquingKeysWith: +))
+        text.counter("retention_sync_lookups_total",
+                     "Live lookups (Get All Subscription Statuses) by result: found, not_found, late (past the deadline: answered unknown), "
+                        + "paced (no budget left: not sent), rate_limited (429), failed, refused (did not verify).",
+                     Dictionary(state.lookups.map { (labels(["environment": $0.key.environment, "result": $0.key.outcome]), $0.value) },
                                 uniquingKeysWith: +))
         text.header("retention_sync_facts_customers", "Customers in the facts table being served.", "gauge")
         for key in state.factsCustomers.keys.sorted() { text.lines.append("retention_sync_facts_customers{\(key)} \(state.factsCustomers[key]!)") }

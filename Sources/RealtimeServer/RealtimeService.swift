@@ -34,6 +34,10 @@ public final class RealtimeService: Sendable {
         public var notificationsPath: String
         /// Called with the body of every notification that verified, after it was recorded (to forward it).
         public var onNotification: (@Sendable (Data) -> Void)?
+        /// Looks up a customer without facts through the App Store Server API; nil never does. Needs
+        /// `signingKey` (the In-App Purchase key signs the API's token) and `recording` (facts are
+        /// kept by pseudonym).
+        public var lookup: LiveLookupSettings?
 
         public static let defaultNotificationsPath = "/notifications"
 
@@ -91,6 +95,9 @@ public final class RealtimeService: Sendable {
     private let notificationVerifiers = Mutex<[String: NotificationVerifier]>([:])
     /// Each environment's customer facts, while decisions are recorded (facts are keyed by the pseudonym).
     private let customerFacts: [Environment: CustomerFactsStore]
+    /// Each environment's live lookup, when configured.
+    private let lookups: [Environment: CustomerLookup]
+    private let lookupDeadline: Duration
 
     public init(configuration: Configuration, log: RequestLog = RequestLog()) {
         self.log = log
@@ -120,7 +127,22 @@ public final class RealtimeService: Sendable {
             }
         }
         customerFacts = facts
+        var lookups: [Environment: CustomerLookup] = [:]
+        if let settings = configuration.lookup, let key = configuration.signingKey {
+            for environment in facts.keys {
+                lookups[environment] = CustomerLookup(environment: environment, settings: settings, key: key, clock: configuration.clock,
+                                                      metrics: metrics)
+            }
+        }
+        self.lookups = lookups
+        lookupDeadline = .milliseconds(Int64(((configuration.lookup?.deadline ?? 0) * 1000).rounded()))
     }
+
+    /// Live lookups sent to the App Store Server API so far, in every environment.
+    public var lookupsSent: Int { lookups.values.reduce(0) { $0 + $1.requestsSent } }
+
+    /// The lookups' pace per environment (requests per second), for serve's start-up line.
+    public var lookupPace: [Environment: Double] { lookups.mapValues(\.perSecond) }
 
     /// The customer facts `serve` keeps for `environment`; nil while it records nothing.
     public func facts(for environment: Environment) -> CustomerFactsStore? { customerFacts[environment] }
@@ -170,15 +192,39 @@ public final class RealtimeService: Sendable {
         }
     }
 
+    /// Answers on the calling thread, waiting there for a live lookup (at most its deadline).
     public func handle(_ request: HTTPServerRequest) -> HTTPResponse {
-        // Latency counts from arrival, so time spent waiting behind other requests shows.
-        let started = min(request.receivedAt, ContinuousClock.now)
+        let box = LockedResponse()
+        let done = DispatchSemaphore(value: 0)
+        let answer = handle(request) {
+            HTTPResponder { response in
+                box.set(response)
+                done.signal()
+            }
+        }
+        switch answer {
+        case .now(let response):
+            return response ?? Self.empty
+        case .later:
+            done.wait()
+            return box.get() ?? Self.empty
+        }
+    }
+
+    /// Answers now, or — while a live lookup runs for a customer without facts — later, through
+    /// the responder `later` makes (never past the lookup's deadline).
+    public func handle(_ request: HTTPServerRequest, later: () -> HTTPResponder) -> HTTPAnswer {
         if let state = states[request.path] {
             guard request.method == "POST" else {
-                return HTTPResponse(status: 405, headers: [("Allow", "POST")])
+                return .now(HTTPResponse(status: 405, headers: [("Allow", "POST")]))
             }
-            return realtime(request, state: state, started: started)
+            // Latency counts from arrival, so time spent waiting behind other requests shows.
+            return realtime(request, state: state, started: min(request.receivedAt, ContinuousClock.now), later: later)
         }
+        return .now(operations(request))
+    }
+
+    private func operations(_ request: HTTPServerRequest) -> HTTPResponse {
         if request.path == notificationsPath, let recording {
             guard request.method == "POST" else {
                 return HTTPResponse(status: 405, headers: [("Allow", "POST")])
@@ -227,7 +273,8 @@ public final class RealtimeService: Sendable {
         return (try? JSONDecoder().decode(RequestBody.self, from: body))?.signedPayload
     }
 
-    private func realtime(_ request: HTTPServerRequest, state: EndpointState, started: ContinuousClock.Instant) -> HTTPResponse {
+    private func realtime(_ request: HTTPServerRequest, state: EndpointState, started: ContinuousClock.Instant,
+                          later: () -> HTTPResponder) -> HTTPAnswer {
         let environment = state.endpoint.environment.rawValue
         var entry = RequestLogEntry(environment: environment, path: state.endpoint.path)
         // What the decision event says, filled in as the request is understood (recorded by `finish`).
@@ -238,7 +285,7 @@ public final class RealtimeService: Sendable {
                           alternateProductId: nil, snapshot: nil, latencyMicros: 0)
         }
         if let shedAfter, ContinuousClock.now - started > shedAfter {
-            return finish(.shed, Self.empty, entry: &entry, started: started, facts: &facts)
+            return .now(finish(.shed, Self.empty, entry: &entry, started: started, facts: &facts))
         }
         // Apple's body is read in place: the JWS's bytes go to the verifier as they are; any other
         // shape takes the String path, which accepts and refuses exactly what it always did.
@@ -246,7 +293,7 @@ public final class RealtimeService: Sendable {
         let compact = FlatJSONObject.stringRange("signedPayload", in: body).map { body[$0] }
         let text = compact == nil ? Self.signedPayload(in: request.body) : nil
         guard compact != nil || text != nil else {
-            return finish(.badRequest, HTTPResponse(status: 400), entry: &entry, started: started, facts: &facts)
+            return .now(finish(.badRequest, HTTPResponse(status: 400), entry: &entry, started: started, facts: &facts))
         }
         let decoded: DecodedRealtimeRequestBody
         do {
@@ -257,7 +304,7 @@ public final class RealtimeService: Sendable {
             }
         } catch {
             metrics.verificationFailure(environment: environment, reason: error.reason)
-            return finish(.unauthorized(reason: error.reason), HTTPResponse(status: 401), entry: &entry, started: started, facts: &facts)
+            return .now(finish(.unauthorized(reason: error.reason), HTTPResponse(status: 401), entry: &entry, started: started, facts: &facts))
         }
         entry.requestIdentifier = decoded.requestIdentifier
         entry.productId = decoded.productId
@@ -270,16 +317,38 @@ public final class RealtimeService: Sendable {
             facts?.localeRequested = decoded.userLocale
         }
         guard let serving = state.current else {
-            return finish(.notReady, Self.empty, entry: &entry, started: started, facts: &facts)
+            return .now(finish(.notReady, Self.empty, entry: &entry, started: started, facts: &facts))
         }
         entry.snapshot = serving.snapshot.digest
         facts?.snapshot = serving.snapshot.digest
-        var customer: CustomerFacts?
-        if let store = customerFacts[state.endpoint.environment], let pseudonym = facts?.customer {
-            let found = store.facts(for: pseudonym)
-            customer = found.facts
+        guard let store = customerFacts[state.endpoint.environment], let pseudonym = facts?.customer else {
+            return .now(decide(decoded, serving: serving, customer: nil, entry: &entry, started: started, facts: &facts))
+        }
+        var found = store.facts(for: pseudonym)
+        if found.source == .unknown, let lookup = lookups[state.endpoint.environment] {
+            if let remembered = lookup.remembered(pseudonym) {
+                found = (remembered.facts, remembered.found ? .lookup : .unknown)
+            } else {
+                let responder = later()
+                let start = lookup.start(transactionId: decoded.originalTransactionId, pseudonym: pseudonym, bundleId: serving.snapshot.bundleId,
+                                         verifier: notificationVerifier(for: state), deadline: started + lookupDeadline) { [self, entry, facts] looked in
+                    var entry = entry, facts = facts
+                    responder.respond(decide(decoded, serving: serving, customer: (looked, looked == nil ? .unknown : .lookup),
+                                             entry: &entry, started: started, facts: &facts))
+                }
+                if case .started = start { return .later }
+            }
+        }
+        return .now(decide(decoded, serving: serving, customer: found, entry: &entry, started: started, facts: &facts))
+    }
+
+    /// Decides with what is known of the customer (and where it came from), and finishes the request.
+    private func decide(_ decoded: DecodedRealtimeRequestBody, serving: Serving, customer found: (facts: CustomerFacts?, source: FactsSource)?,
+                        entry: inout RequestLogEntry, started: ContinuousClock.Instant, facts: inout DecisionFacts?) -> HTTPResponse {
+        let customer = found?.facts
+        if let found {
             facts?.known = KnownFacts(found.facts, source: found.source, at: decoded.signedDate)
-            metrics.factsLookup(environment: environment, source: found.source.rawValue)
+            metrics.factsLookup(environment: entry.environment, source: found.source.rawValue)
         }
         let decision: Decision
         do {
@@ -397,4 +466,12 @@ public final class RealtimeService: Sendable {
     private func text(_ status: Int, _ body: String) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data(body.utf8))
     }
+}
+
+/// A response handed from the thread that decided to the thread that waits for it.
+private final class LockedResponse: Sendable {
+    private let value = Mutex<HTTPResponse?>(nil)
+
+    func set(_ response: HTTPResponse?) { value.withLock { $0 = response } }
+    func get() -> HTTPResponse? { value.withLock { $0 } }
 }

@@ -153,10 +153,17 @@ public struct CustomerConditions: Sendable, Hashable, Codable {
         if offerRedeemedWithin != nil || noOfferRedeemedWithin != nil {
             if let facts, facts.transactionAsOf > .min {
                 let last = facts.lastRedemption(of: offerKinds ?? [])
+                // With only the newest transaction seen, a redemption seen decides; its absence does not.
+                let absenceUnknown = !facts.offerHistoryComplete && !unknownHolds
                 if let within = offerRedeemedWithin {
-                    guard let last, !within.hasPassed(from: last, to: time) else { return .noRecentOffer }
+                    guard let last, !within.hasPassed(from: last, to: time) else {
+                        return absenceUnknown ? .unknown("offer history") : .noRecentOffer
+                    }
                 }
-                if let within = noOfferRedeemedWithin, let last, !within.hasPassed(from: last, to: time) { return .recentOffer }
+                if let within = noOfferRedeemedWithin {
+                    if let last, !within.hasPassed(from: last, to: time) { return .recentOffer }
+                    if absenceUnknown { return .unknown("offer history") }
+                }
             } else if !unknownHolds {
                 return .unknown("offer history")
             }

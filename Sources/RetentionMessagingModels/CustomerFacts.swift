@@ -73,6 +73,8 @@ public enum FactsSource: String, Sendable, Hashable, CaseIterable, Codable {
     case table
     /// A notification this replica received since the table was built.
     case notification
+    /// serve's live lookup (App Store Server API, Get All Subscription Statuses) for a customer it knew nothing of.
+    case lookup
     /// Nothing was known about the customer.
     case unknown
 }
@@ -105,6 +107,9 @@ public struct CustomerFacts: Sendable, Hashable {
     /// the same millisecond, the greater id wins, so every reader (and the SQL) keeps the same one.
     public var transactionNotification: String = ""
     public var renewalNotification: String = ""
+    /// False when the facts saw only the newest transaction (a live lookup): an offer redeemed before
+    /// it is not seen, so "no offer within N days" is unknown, while a redemption seen still counts.
+    public var offerHistoryComplete = true
 
     public init(storefront: String? = nil, currency: String? = nil, price: Int64? = nil, firstPurchase: Int64? = nil,
                 ownership: Ownership? = nil, offersRedeemed: [OfferKind: Int64] = [:], inBillingRetry: Bool? = nil,

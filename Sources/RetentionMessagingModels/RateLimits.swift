@@ -8,18 +8,22 @@ public struct RateLimits: Sendable, Hashable {
         case other
         /// The App Store Server API's Get Notification History (50/s in production), on the same hosts and key.
         case notificationHistory
+        /// The App Store Server API's Get All Subscription Statuses (50/s in production): serve's live lookup.
+        case subscriptionStatus
     }
 
     public var configureDefaultPerSecond: Double
     public var otherPerSecond: Double
     public var notificationHistoryPerSecond: Double
+    public var subscriptionStatusPerSecond: Double
     /// The share of the production rates that applies in sandbox.
     public var sandboxFactor: Double
     /// Seconds over which Apple enforces the rates.
     public var window: Double
 
     public init(configureDefaultPerSecond: Double, otherPerSecond: Double, notificationHistoryPerSecond: Double,
-                sandboxFactor: Double, window: Double) {
+                sandboxFactor: Double, window: Double, subscriptionStatusPerSecond: Double = 50) {
+        self.subscriptionStatusPerSecond = subscriptionStatusPerSecond
         self.configureDefaultPerSecond = configureDefaultPerSecond
         self.otherPerSecond = otherPerSecond
         self.notificationHistoryPerSecond = notificationHistoryPerSecond
@@ -28,12 +32,13 @@ public struct RateLimits: Sendable, Hashable {
     }
 
     /// Apple's: production 10/s for configure-default, 1/s for the other Retention Messaging endpoints
-    /// and 50/s for Get Notification History; sandbox 10% of that; enforced hourly.
+    /// and 50/s for Get Notification History and Get All Subscription Statuses; sandbox 10% of that;
+    /// enforced hourly.
     public static let apple = RateLimits(configureDefaultPerSecond: 10, otherPerSecond: 1, notificationHistoryPerSecond: 50,
                                          sandboxFactor: 0.1, window: 3600)
 
     /// The same budget per hour in both environments (the emulator's custom limits); Get Notification
-    /// History keeps Apple's rate.
+    /// History and Get All Subscription Statuses keep Apple's rates.
     public static func perHour(other: Int, configureDefault: Int) -> RateLimits {
         RateLimits(configureDefaultPerSecond: Double(configureDefault) / 3600, otherPerSecond: Double(other) / 3600,
                    notificationHistoryPerSecond: apple.notificationHistoryPerSecond, sandboxFactor: 1, window: 3600)
@@ -44,6 +49,7 @@ public struct RateLimits: Sendable, Hashable {
         case .configureDefault: configureDefaultPerSecond
         case .other: otherPerSecond
         case .notificationHistory: notificationHistoryPerSecond
+        case .subscriptionStatus: subscriptionStatusPerSecond
         }
         return environment == .sandbox ? production * sandboxFactor : production
     }

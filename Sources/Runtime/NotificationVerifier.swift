@@ -79,25 +79,38 @@ public struct NotificationVerifier: Sendable {
             guard let found = data.appAppleId else { throw .malformed("the Production notification has no appAppleId") }
             guard found == appAppleId else { throw .wrongAppAppleId(expected: appAppleId, found: found) }
         }
-        var verified = VerifiedNotification(payload: payload)
-        if let signed = data.signedTransactionInfo {
-            let transaction = try decode(TransactionPayload.self, try jws.verifiedPayload(signed, signedDate: Self.signedDate),
-                                         "signed transaction info")
-            try check(environment: transaction.environment ?? data.environment)
-            if let bundleId, let found = transaction.bundleId, found != bundleId { throw .wrongBundleId(expected: bundleId, found: found) }
-            verified.transaction = transaction
+        let (transaction, renewal) = try verifyPair(transaction: data.signedTransactionInfo, renewal: data.signedRenewalInfo,
+                                                    claimedEnvironment: data.environment)
+        return VerifiedNotification(payload: payload, transaction: transaction, renewalInfo: renewal)
+    }
+
+    /// One subscription of a Get All Subscription Statuses answer (its `lastTransactionsItem`): the
+    /// signed transaction and renewal info, each verified as a notification's nested ones are.
+    public func verify(_ item: LastTransactionsItem) throws(SignedPayloadError) -> (transaction: TransactionPayload?, renewal: RenewalInfoPayload?) {
+        try verifyPair(transaction: item.signedTransactionInfo, renewal: item.signedRenewalInfo, claimedEnvironment: environment.appleName)
+    }
+
+    private func verifyPair(transaction signedTransaction: String?, renewal signedRenewal: String?,
+                            claimedEnvironment: String) throws(SignedPayloadError) -> (TransactionPayload?, RenewalInfoPayload?) {
+        var transaction: TransactionPayload?
+        var renewal: RenewalInfoPayload?
+        if let signed = signedTransaction {
+            let decoded = try decode(TransactionPayload.self, try jws.verifiedPayload(signed, signedDate: Self.signedDate),
+                                     "signed transaction info")
+            try check(environment: decoded.environment ?? claimedEnvironment)
+            if let bundleId, let found = decoded.bundleId, found != bundleId { throw .wrongBundleId(expected: bundleId, found: found) }
+            transaction = decoded
         }
-        if let signed = data.signedRenewalInfo {
-            let renewal = try decode(RenewalInfoPayload.self, try jws.verifiedPayload(signed, signedDate: Self.signedDate),
+        if let signed = signedRenewal {
+            let decoded = try decode(RenewalInfoPayload.self, try jws.verifiedPayload(signed, signedDate: Self.signedDate),
                                      "signed renewal info")
-            try check(environment: renewal.environment ?? data.environment)
-            verified.renewalInfo = renewal
+            try check(environment: decoded.environment ?? claimedEnvironment)
+            renewal = decoded
         }
-        if let transaction = verified.transaction, let renewal = verified.renewalInfo,
-           transaction.originalTransactionId != renewal.originalTransactionId {
+        if let transaction, let renewal, transaction.originalTransactionId != renewal.originalTransactionId {
             throw .malformed("the transaction and the renewal info name different originalTransactionIds")
         }
-        return verified
+        return (transaction, renewal)
     }
 
     private func check(environment found: String) throws(SignedPayloadError) {

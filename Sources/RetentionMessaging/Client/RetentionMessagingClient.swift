@@ -339,6 +339,8 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
             case .configureDefault: state.counts.configureDefault += 1
             case .other: state.counts.other += 1
             case .notificationHistory: state.historyCalls += 1
+            // serve's live lookup sends these through SubscriptionStatusClient, never through this client.
+            case .subscriptionStatus: break
             }
             if attempt > 1 { state.counts.retries += 1 }
         }
@@ -435,6 +437,7 @@ public final class RetentionMessagingClient: RetentionMessagingAPI, CustomReflec
         let what = switch endpointClass {
         case .configureDefault: "configure-default requests"
         case .notificationHistory: "notification-history requests"
+        case .subscriptionStatus: "subscription-status requests"
         case .other: "requests"
         }
         handler?(wait, "pacing to \(perHour) \(what) per hour in \(environment.rawValue)")

@@ -91,6 +91,24 @@ struct ServeCommand: ParsedCommand {
         "(the team's existing notification endpoint)",
     ])
 
+    static let lookup = Option("--lookup", help: [
+        "Look up a customer without facts through the App Store Server API (Get All",
+        "Subscription Statuses), within --lookup-deadline; needs the pseudonym",
+        "secret and the In-App Purchase key",
+    ])
+    static let lookupDeadline = Option("--lookup-deadline", value: "MS", of: Milliseconds.self,
+                                       default: Milliseconds(LiveLookupSettings.defaultDeadline * 1000), help: [
+        "From the request's arrival: past it the customer is answered as unknown",
+        "(10 to 600; Apple waits 700 ms in all)",
+    ])
+    static let lookupRate = Option("--lookup-rate", value: "N", of: Double.self, help: [
+        "Lookups per second this replica sends at most (default: Apple's limit, 50",
+        "in production and 5 in sandbox; Apple counts all replicas together)",
+    ])
+    static let lookupEndpoint = Option("--lookup-endpoint", value: "URL", of: HTTPURLArgument.self, help: [
+        "The App Store Server API's base URL (default Apple's; the emulator's for tests)",
+    ])
+
     static let helpPage = HelpPage(
         usage: """
         Usage: retention-sync serve --env ENV[,ENV] --root FILE[,FILE…]
@@ -100,6 +118,7 @@ struct ServeCommand: ParsedCommand {
                                     [--head-timeout SECONDS] [--idle-timeout SECONDS] [--shed-after MS]
                                     [--events LOCATION] [--event-spool DIR] [--flush-interval SECONDS] [--spool-limit MB]
                                     [--notifications-path PATH] [--forward-notifications URL]
+                                    [--lookup [--lookup-deadline MS] [--lookup-rate N] [--lookup-endpoint URL]]
         """,
         about: """
         Answers Apple's realtime "Get Retention Message" POSTs from the published runtime snapshot:
@@ -111,7 +130,8 @@ struct ServeCommand: ParsedCommand {
         """,
         options: [env, root, manifests, SnapshotSourceOptions.stateStore, SnapshotSourceOptions.bundleId,
                   SnapshotSourceOptions.appAppleId, snapshot, listen, path, tlsCert, tlsKey, maxAge, pollInterval, maxConnections,
-                  headTimeout, idleTimeout, shedAfter, workers] + EventStoreOptions.all + [notificationsPath, forwardNotifications],
+                  headTimeout, idleTimeout, shedAfter, workers] + EventStoreOptions.all + [notificationsPath, forwardNotifications,
+                  lookup, lookupDeadline, lookupRate, lookupEndpoint],
         column: 27,
         footer: """
         Routes: POST <path> (Apple), POST /notifications (App Store Server Notifications V2, while
@@ -149,6 +169,13 @@ struct ServeCommand: ParsedCommand {
         var events: EventStoreOptions
         var notificationsPath: String
         var forwardNotifications: URL?
+        var lookup: Lookup?
+
+        struct Lookup {
+            var deadline: Milliseconds
+            var perSecond: Double?
+            var endpoint: URL?
+        }
 
         func validate() throws(CommandError) {
             let snapshot = ServeCommand.snapshot.name
@@ -210,10 +237,32 @@ struct ServeCommand: ParsedCommand {
         let events = try EventStoreOptions.parse(&arguments, context: context)
         let notificationsPath = try arguments.value(Self.notificationsPath, as: String.self) ?? RealtimeService.Configuration.defaultNotificationsPath
         let forwardNotifications = try arguments.value(Self.forwardNotifications, as: HTTPURLArgument.self)?.url
+        let lookup = try parseLookup(&arguments)
         return Options(environments: environments, roots: roots, sources: sources, listen: listen, path: path,
                        tlsCertificate: certificate, tlsKey: key, maxAge: maxAge.value, pollInterval: pollInterval.value,
                        maxConnections: maxConnections, headTimeout: headTimeout.value, idleTimeout: idleTimeout.value, shedAfter: shedAfter,
-                       workers: workers, events: events, notificationsPath: notificationsPath, forwardNotifications: forwardNotifications)
+                       workers: workers, events: events, notificationsPath: notificationsPath, forwardNotifications: forwardNotifications,
+                       lookup: lookup)
+    }
+
+    private static func parseLookup(_ arguments: inout Arguments) throws(CommandError) -> Options.Lookup? {
+        let on = arguments.flag(Self.lookup)
+        let range = LiveLookupSettings.deadlineRange
+        let deadline = try arguments.value(Self.lookupDeadline, as: Milliseconds.self,
+                                           in: Milliseconds(range.lowerBound * 1000)...Milliseconds(range.upperBound * 1000),
+                                           expected: "from \(Int(range.lowerBound * 1000)) to \(Int(range.upperBound * 1000)) milliseconds")
+        let rate = try arguments.value(Self.lookupRate, as: Double.self, in: 0.001...1000, expected: "a number of lookups per second above 0")
+        let endpoint = try arguments.value(Self.lookupEndpoint, as: HTTPURLArgument.self)?.url
+        guard on else {
+            if deadline != nil || rate != nil || endpoint != nil {
+                throw CommandError("--lookup-deadline, --lookup-rate and --lookup-endpoint set up --lookup: give --lookup too", exitCode: .usage)
+            }
+            return nil
+        }
+        if let endpoint, let problem = SubscriptionStatusClient.problem(with: endpoint) {
+            throw CommandError("--lookup-endpoint: \(problem)", exitCode: .usage)
+        }
+        return Options.Lookup(deadline: deadline ?? Milliseconds(LiveLookupSettings.defaultDeadline * 1000), perSecond: rate, endpoint: endpoint)
     }
 
     static func run(_ options: Options, context: CommandContext) async throws -> ExitCode {
@@ -248,12 +297,13 @@ struct ServeCommand: ParsedCommand {
         configuration.recording = recording
         configuration.notificationsPath = options.notificationsPath
         configuration.onNotification = try ServeRecording.forwarder(options.forwardNotifications, context: context)
+        configuration.lookup = try lookupSettings(options, recording: recording, signingKey: signingKey)
         let service = RealtimeService(configuration: configuration, log: RequestLog(sink: { console.error($0) }))
         let server: HTTPServer
         do {
             server = try HTTPServer(host: options.listen.host, port: options.listen.port,
                                     configuration: ServeDefaults.http(options, tls: tls),
-                                    synchronousHandler: { service.handle($0) })
+                                    deferringHandler: { service.handle($0, later: $1) })
         } catch {
             throw CommandError("cannot listen on \(options.listen.argumentDescription): \(error.message)")
         }
@@ -271,6 +321,10 @@ struct ServeCommand: ParsedCommand {
         if recording != nil {
             context.console.print("notifications: \(server.baseURL.absoluteString)\(options.notificationsPath)")
         }
+        for (environment, pace) in service.lookupPace.sorted(by: { $0.key < $1.key }) {
+            context.console.print("lookups: \(environment.rawValue) within \(options.lookup?.deadline.argumentDescription ?? "") ms, "
+                                  + "at most \(pace.argumentDescription) per second")
+        }
         if !service.isReady {
             context.console.error("warning: not ready yet: " + service.readiness.joined(separator: "; "))
         }
@@ -283,6 +337,25 @@ struct ServeCommand: ParsedCommand {
         }
         context.console.print("stopped (\(reason))\(drained ? "" : ": some connections did not finish in \(RealtimeHTTPProfile.drainTimeout.argumentDescription) seconds")")
         return .success
+    }
+
+    /// The live lookup's settings, when `--lookup` is given and serve has what it needs for it.
+    private static func lookupSettings(_ options: Options, recording: RealtimeService.Recording?,
+                                       signingKey: OfferSigningKey?) throws(CommandError) -> LiveLookupSettings? {
+        guard let lookup = options.lookup else { return nil }
+        guard recording != nil else {
+            throw CommandError("--lookup keeps what it finds by the customer's pseudonym: set RETENTION_SYNC_PSEUDONYM_SECRET "
+                               + "(the same value as the outcomes job)", exitCode: .usage)
+        }
+        guard signingKey != nil else {
+            throw CommandError("--lookup calls the App Store Server API with the In-App Purchase key: set RETENTION_SYNC_KEY_ID, "
+                               + "RETENTION_SYNC_ISSUER_ID and RETENTION_SYNC_PRIVATE_KEY_FILE", exitCode: .usage)
+        }
+        let transfers = 32
+        let transport = CurlHTTPClient(configuration: .init(connectTimeout: lookup.deadline.seconds, timeout: lookup.deadline.seconds,
+                                                            maxConcurrentTransfers: transfers, userAgent: "retention-sync-serve"))
+        return LiveLookupSettings(deadline: lookup.deadline.seconds, perSecond: lookup.perSecond, base: lookup.endpoint,
+                                  transport: transport, maxInFlight: transfers)
     }
 
     /// The endpoint of one resolved source: its path and where its snapshot is polled from.
