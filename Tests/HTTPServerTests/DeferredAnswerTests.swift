@@ -89,6 +89,29 @@ struct DeferredAnswerTests {
         #expect(answer.isEmpty)
     }
 
+    @Test("a responder taken but not used (the answer was given at once) does not close a later deferred request on the connection",
+          arguments: ServerModel.allCases)
+    func unusedResponderIsHarmless(model: ServerModel) async throws {
+        let parked = Parked()
+        let server = try HTTPServer(configuration: model.configuration(), deferringHandler: { request, later in
+            let responder = later()
+            if request.path == "/now" { return .now(HTTPResponse(status: 200, body: Data("now".utf8))) }
+            parked.park(request.path, responder)
+            return .later
+        })
+        defer { server.stop() }
+        let connection = try LoopbackConnection(port: server.port, timeout: 60)
+        defer { connection.close() }
+        _ = connection.send("GET /now HTTP/1.1\r\nHost: x\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(try await onOwnThread { parked.awaitParked(1) })
+        // The first request's responder is gone by now; its "close" must not reach the second request.
+        usleep(50_000)
+        try #require(parked.take("/second")).respond(HTTPResponse(status: 200, body: Data("second".utf8)))
+        let both = try await onOwnThread { connection.readToEnd() }
+        #expect(both.hasSuffix("second"))
+        #expect(both.components(separatedBy: "HTTP/1.1 200 ").count == 3)
+    }
+
     @Test("a client that hangs up while its answer is deferred is let go once the answer comes", arguments: ServerModel.allCases)
     func hangUpWhileDeferred(model: ServerModel) async throws {
         let parked = Parked()

@@ -4,6 +4,7 @@ import Emulator
 import EventStore
 import Foundation
 import HTTPClient
+import HTTPCore
 import HTTPServer
 import RealtimeServer
 import RetentionMessagingModels
@@ -48,7 +49,7 @@ struct LiveLookupTests {
         let recorder: EventRecorder
         let folder: URL
 
-        init(apple: Apple, trusting roots: [X509Certificate], deadline: Double = 0.3, perSecond: Double? = nil) throws {
+        init(apple: Apple, trusting roots: [X509Certificate], deadline: Double = 0.3, perSecond: Double? = nil, lookupsAt base: URL? = nil) throws {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("lookup-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let file = folder.appendingPathComponent("snapshot.json")
@@ -64,7 +65,7 @@ struct LiveLookupTests {
                 pollInterval: 3600, clock: SystemClock())
             configuration.recording = RealtimeService.Recording(recorder: recorder, pseudonyms: try PseudonymKey(secret: TargetingLoopTests.secret),
                                                                 facts: store)
-            configuration.lookup = LiveLookupSettings(deadline: deadline, perSecond: perSecond, base: apple.server.baseURL,
+            configuration.lookup = LiveLookupSettings(deadline: deadline, perSecond: perSecond, base: base ?? apple.server.baseURL,
                                                       transport: CurlHTTPClient(configuration: .init(connectTimeout: 5, timeout: 5,
                                                                                                      maxConcurrentTransfers: 16, environment: [:])))
             let service = RealtimeService(configuration: configuration, log: RequestLog(sink: { _ in }))
@@ -159,6 +160,30 @@ struct LiveLookupTests {
         #expect(replica.lookups("paced") == 9)
         let decisions = try await replica.stop()
         #expect(Dictionary(grouping: decisions, by: { $0["facts"] as? String ?? "null" }).mapValues(\.count) == ["lookup": 1, "unknown": 9])
+    }
+
+    @Test("Apple's 429 pauses the lookups until its Retry-After: nothing more is sent meanwhile")
+    func rateLimitedByApplePausesLookups() async throws {
+        let apple = try Apple()
+        defer { apple.server.stop() }
+        let asked = Locked(0)
+        // An App Store Server API whose budget is spent for the next hour.
+        let spent = try HTTPServer(configuration: HTTPServerConfiguration(), synchronousHandler: { _ in
+            asked.withLock { $0 += 1 }
+            let retryAfter = Int64((Date().timeIntervalSince1970 + 3600) * 1000)
+            return HTTPResponse(status: 429, headers: [("Retry-After", String(retryAfter)), ("Content-Type", "application/json")],
+                                body: Data(#"{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}"#.utf8))
+        })
+        defer { spent.stop() }
+        let replica = try Replica(apple: apple, trusting: [apple.chain.root], deadline: 0.5, lookupsAt: spent.baseURL)
+        var settings = Self.customers(6, seed: 51, replica: replica)
+        settings.concurrency = 1
+        let summary = await (try CustomerSimulation(settings: settings, emulator: apple.emulator)).run()
+        #expect(summary.errors == 0)
+        #expect(asked.withLock { $0 } == 1)
+        #expect(replica.lookups("rate_limited") == 1 && replica.lookups("paced") == 5)
+        let decisions = try await replica.stop()
+        #expect(decisions.count == 6 && decisions.allSatisfy { $0["facts"] as? String == "unknown" })
     }
 
     @Test("a lookup answer signed by a chain serve does not trust changes nothing: the customer stays unknown")

@@ -217,6 +217,28 @@ struct ServeCommandTests {
         #expect(!String(decoding: child.output, as: UTF8.self).contains("serving production"), "serve must not start")
     }
 
+    @Test("serve --lookup without the pseudonym secret or the In-App Purchase key, or a lookup setting without --lookup, is a usage error saying what to set")
+    func lookupNeedsItsSecrets() async throws {
+        let setup = try ServeSetup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        let base = ["serve", "--env", "production", "--snapshot", "snapshot.json", "--root", "root.pem", "--listen", "127.0.0.1:0"]
+        let secret = ["RETENTION_SYNC_PSEUDONYM_SECRET": String(repeating: "ab", count: 32)]
+        let cases: [(arguments: [String], environment: [String: String], says: String)] = [
+            (base + ["--lookup-rate", "5"], [:], "give --lookup too"),
+            (base + ["--lookup"], [:], "RETENTION_SYNC_PSEUDONYM_SECRET"),
+            (base + ["--lookup", "--events", setup.directory.appendingPathComponent("events").path], secret, "RETENTION_SYNC_KEY_ID"),
+            (base + ["--lookup", "--lookup-deadline", "700"], [:], "from 10 to 600 milliseconds"),
+            (base + ["--lookup", "--lookup-endpoint", "http://apple.example/"], [:], "plain http:// is accepted only for loopback hosts"),
+        ]
+        for (arguments, environment, says) in cases {
+            let console = CapturedConsole()
+            let code = await CLI.run(arguments, context: CommandContext(console: console.console, environment: environment,
+                                                                        currentDirectory: setup.directory))
+            #expect(code == .usage, "\(arguments)")
+            #expect(console.stderr.contains(says), "\(arguments): \(console.stderr)")
+        }
+    }
+
     @Test("serve without --root, with --tls-cert alone, or with --workers 0, is a usage error")
     func usageErrors() async throws {
         let directory = FileManager.default.temporaryDirectory
