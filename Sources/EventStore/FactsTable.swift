@@ -10,9 +10,11 @@ public import RetentionMessagingModels
 /// copied.
 ///
 /// Layout (all integers little-endian):
-/// - `RSFACTS1`, then the header's length (UInt32) and the header (canonical JSON: `FactsTable.Header`),
-///   padded with spaces to a multiple of 64 bytes;
-/// - `count` records of 64 bytes: the pseudonym's first 12 bytes; the transaction's and the renewal
+/// - `RSFACTS1`, then the header's length (UInt32) and the header (canonical JSON: `FactsTable.Header`,
+///   which lists the auto-renew products), padded with spaces to a multiple of 64 bytes;
+/// - `count` records of 64 bytes: the pseudonym's first 10 bytes (80 bits: two of ten million customers
+///   share them with a chance of about 4 in 10^11, and `encode` refuses the table if they do); the
+///   auto-renew product (UInt16: 0 unknown, else its place in the header's list, from 1); the transaction's and the renewal
 ///   info's signed dates, the first purchase and the grace period's end (UInt32 seconds, 0 unknown);
 ///   the last redemption of each offer type 1–5 (UInt32 seconds, 0 none); the price (Int64 milliunits,
 ///   Int64.min unknown); the storefront and currency (3 ASCII bytes each, zeros unknown); ownership
@@ -23,8 +25,8 @@ public import RetentionMessagingModels
 public struct FactsTable: Sendable {
     public static let magic = Array("RSFACTS1".utf8)
     public static let recordSize = 64
-    public static let keySize = 12
-    public static let formatVersion = 1
+    public static let keySize = 10
+    public static let formatVersion = 2
 
     public struct Header: Codable, Sendable, Hashable {
         public var formatVersion: Int
@@ -36,14 +38,17 @@ public struct FactsTable: Sendable {
         /// The newest signed date in the table (UNIX ms). The header holds nothing but what the events
         /// say, so the same events always make the same bytes (and the same digest).
         public var newestFact: Int64
+        /// Every `autoRenewProductId` the records name, sorted; a record holds its place in this list.
+        public var autoRenewProducts: [String]?
 
-        public init(bundleId: String, environment: String, keyId: String, count: Int, newestFact: Int64) {
+        public init(bundleId: String, environment: String, keyId: String, count: Int, newestFact: Int64, autoRenewProducts: [String] = []) {
             formatVersion = FactsTable.formatVersion
             self.bundleId = bundleId
             self.environment = environment
             self.keyId = keyId
             self.count = count
             self.newestFact = newestFact
+            self.autoRenewProducts = autoRenewProducts
         }
     }
 
@@ -66,7 +71,8 @@ public struct FactsTable: Sendable {
 
     // MARK: Writing
 
-    /// The table's bytes for `facts` (pseudonym → facts); pseudonyms are 64 hex digits.
+    /// The table's bytes for `facts` (pseudonym → facts); pseudonyms are 64 hex digits. The header's
+    /// product list is made here from the facts.
     public static func encode(_ facts: [String: CustomerFacts], header: Header) throws(Refusal) -> [UInt8] {
         var keyed: [(key: [UInt8], facts: CustomerFacts)] = []
         keyed.reserveCapacity(facts.count)
@@ -77,6 +83,7 @@ public struct FactsTable: Sendable {
         keyed.sort { $0.key.lexicographicallyPrecedes($1.key) }
         var header = header
         header.count = keyed.count
+        header.autoRenewProducts = Set(keyed.compactMap(\.facts.autoRenewProductId)).sorted()
         var builder = try Builder(header: header)
         for item in keyed { try builder.append(key: item.key, item.facts) }
         return builder.bytes
@@ -89,9 +96,16 @@ public struct FactsTable: Sendable {
         private var last: [UInt8]?
         private let expected: Int
         private var written = 0
+        /// Each auto-renew product's number in the records (its place in the header's list, from 1).
+        private let products: [String: UInt16]
 
         /// `header.count` is the number of records that will be appended.
         public init(header: Header) throws(Refusal) {
+            let listed = header.autoRenewProducts ?? []
+            guard listed.count < Int(UInt16.max), Set(listed).count == listed.count else {
+                throw Refusal("the header's auto-renew products must be distinct and fewer than \(UInt16.max)")
+            }
+            products = Dictionary(uniqueKeysWithValues: listed.enumerated().map { ($0.element, UInt16($0.offset + 1)) })
             let json: [UInt8]
             do { json = Array(try CanonicalJSON.encode(header)) } catch { throw Refusal("cannot encode the header: \(error)") }
             var out = FactsTable.magic
@@ -103,7 +117,7 @@ public struct FactsTable: Sendable {
             expected = header.count
         }
 
-        /// Appends one customer; keys are 12 bytes and must ascend.
+        /// Appends one customer; keys are 10 bytes and must ascend; the auto-renew product must be in the header's list.
         public mutating func append(key: [UInt8], _ facts: CustomerFacts) throws(Refusal) {
             guard key.count == FactsTable.keySize else { throw Refusal("a key is \(FactsTable.keySize) bytes") }
             if let last {
@@ -113,13 +127,18 @@ public struct FactsTable: Sendable {
                 }
             }
             guard written < expected else { throw Refusal("more records than the header's count") }
-            bytes += FactsTable.record(key: key, facts)
+            var product: UInt16 = 0
+            if let id = facts.autoRenewProductId {
+                guard let number = products[id] else { throw Refusal("the auto-renew product '\(id)' is not in the header's list") }
+                product = number
+            }
+            bytes += FactsTable.record(key: key, product: product, facts)
             last = key
             written += 1
         }
     }
 
-    /// The first 12 bytes of a pseudonym (64 hex digits); nil for anything else.
+    /// The first 10 bytes of a pseudonym (64 hex digits); nil for anything else.
     public static func key(_ pseudonym: String) -> [UInt8]? {
         Key(pseudonym: pseudonym)?.bytes
     }
@@ -132,8 +151,9 @@ public struct FactsTable: Sendable {
         }
     }
 
-    static func record(key: [UInt8], _ facts: CustomerFacts) -> [UInt8] {
+    static func record(key: [UInt8], product: UInt16, _ facts: CustomerFacts) -> [UInt8] {
         var out = key
+        appendInteger(product, to: &out)
         func seconds(_ milliseconds: Int64?) -> UInt32 {
             guard let milliseconds, milliseconds > 0 else { return 0 }
             return UInt32(clamping: milliseconds / 1000)
@@ -208,16 +228,21 @@ public struct FactsTable: Sendable {
             guard header.count > 0, let base = raw.baseAddress?.advanced(by: start) else { return true }
             var previous: Key?
             var nextSlot = 0
+            let products = header.autoRenewProducts?.count ?? 0
             for position in 0..<header.count {
-                let key = Key(record: base.advanced(by: position * Self.recordSize))
+                let record = base.advanced(by: position * Self.recordSize)
+                let key = Key(record: record)
                 if let previous, !(previous < key) { return false }
+                if Int(UInt16(littleEndian: record.loadUnaligned(fromByteOffset: 10, as: UInt16.self))) > products { return false }
                 previous = key
                 let slot = Int(key.high >> UInt64(64 - bits))
                 while nextSlot <= slot { index[nextSlot] = UInt32(position); nextSlot += 1 }
             }
             return true
         }
-        guard ordered else { throw Refusal("the table's records are not in order; it was not written by retention-sync facts publish") }
+        guard ordered else {
+            throw Refusal("the table's records are not in order, or name a product its header does not list; it was not written by retention-sync facts publish")
+        }
         self.header = header
         self.bytes = bytes
         recordsStart = start
@@ -232,20 +257,20 @@ public struct FactsTable: Sendable {
         return bits
     }
 
-    /// A record's key: the pseudonym's first 12 bytes, as two big-endian integers, so that comparing
+    /// A record's key: the pseudonym's first 10 bytes, as two big-endian integers, so that comparing
     /// keys is comparing integers.
     struct Key: Comparable {
         var high: UInt64
-        var low: UInt32
+        var low: UInt16
 
-        init(high: UInt64, low: UInt32) {
+        init(high: UInt64, low: UInt16) {
             self.high = high
             self.low = low
         }
 
         init(record: UnsafeRawPointer) {
             high = UInt64(bigEndian: record.loadUnaligned(as: UInt64.self))
-            low = UInt32(bigEndian: record.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+            low = UInt16(bigEndian: record.loadUnaligned(fromByteOffset: 8, as: UInt16.self))
         }
 
         /// The key of a pseudonym's 64 hex digits, read in place; nil for anything else.
@@ -257,17 +282,17 @@ public struct FactsTable: Sendable {
 
         private init?(hex: UnsafeBufferPointer<UInt8>) {
             guard hex.count == 64 else { return nil }
-            var high: UInt64 = 0, low: UInt32 = 0
+            var high: UInt64 = 0, low: UInt16 = 0
             for position in 0..<64 {
                 guard let value = FactsTable.nibble(hex[position]) else { return nil }
-                if position < 16 { high = high << 4 | UInt64(value) } else if position < 24 { low = low << 4 | UInt32(value) }
+                if position < 16 { high = high << 4 | UInt64(value) } else if position < 20 { low = low << 4 | UInt16(value) }
             }
             self.init(high: high, low: low)
         }
 
-        /// The 12 bytes a record starts with.
+        /// The 10 bytes a record starts with.
         var bytes: [UInt8] {
-            (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * $0)) } + (0..<4).map { UInt8(truncatingIfNeeded: low >> (24 - 8 * $0)) }
+            (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * $0)) } + (0..<2).map { UInt8(truncatingIfNeeded: low >> (8 - 8 * $0)) }
         }
 
         static func < (lhs: Key, rhs: Key) -> Bool { (lhs.high, lhs.low) < (rhs.high, rhs.low) }
@@ -293,25 +318,25 @@ public struct FactsTable: Sendable {
                 let middle = (low + high) / 2
                 let record = base.advanced(by: middle * Self.recordSize)
                 let found = Key(record: record)
-                if found == key { return Self.decode(record) }
+                if found == key { return decode(record) }
                 if found < key { low = middle + 1 } else { high = middle }
             }
             return nil
         }
     }
 
-    /// Every customer's key (hex of the pseudonym's first 12 bytes) and facts, in key order.
+    /// Every customer's key (hex of the pseudonym's first 10 bytes) and facts, in key order.
     public func all() -> [(key: String, facts: CustomerFacts)] {
         bytes.withUnsafeBytes { raw in
             (0..<header.count).map { index in
                 let record = raw.baseAddress!.advanced(by: recordsStart + index * Self.recordSize)
                 let key = UnsafeRawBufferPointer(start: record, count: Self.keySize).map { String(format: "%02x", $0) }.joined()
-                return (key, Self.decode(record))
+                return (key, decode(record))
             }
         }
     }
 
-    private static func decode(_ record: UnsafeRawPointer) -> CustomerFacts {
+    private func decode(_ record: UnsafeRawPointer) -> CustomerFacts {
         func seconds(_ offset: Int) -> Int64? {
             let value = record.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian
             return value == 0 ? nil : Int64(value) * 1000
@@ -321,6 +346,8 @@ public struct FactsTable: Sendable {
             return bytes.allSatisfy({ $0 != 0 }) ? String(decoding: bytes, as: UTF8.self) : nil
         }
         var facts = CustomerFacts()
+        let product = Int(UInt16(littleEndian: record.loadUnaligned(fromByteOffset: 10, as: UInt16.self)))
+        if product > 0, let products = header.autoRenewProducts, product <= products.count { facts.autoRenewProductId = products[product - 1] }
         facts.transactionAsOf = seconds(12) ?? .min
         facts.renewalAsOf = seconds(16) ?? .min
         facts.firstPurchase = seconds(20)

@@ -150,6 +150,7 @@ public enum FactsBuild {
             return encoded.map { String(decoding: $0.dropFirst().dropLast(), as: UTF8.self) } ?? "null"
         }
         var members: [String] = []
+        members.append("\"autoRenewProductId\":\(text(facts.autoRenewProductId))")
         members.append("\"billingRetry\":\(facts.inBillingRetry.map { $0 ? "true" : "false" } ?? "null")")
         members.append("\"currency\":\(text(facts.currency))")
         members.append("\"firstPurchase\":\(seconds(facts.firstPurchase))")

@@ -76,13 +76,13 @@ struct EventsCommandTests {
         #expect(linesAfter == linesBefore - 6)
         let facts = await harness.run(["facts", "show", "--env", "sandbox", "--format", "jsonl"], environment: Self.environment)
         let factLines = facts.stdout.split(separator: "\n")
-        #expect(factLines.count == 1 && factLines[0].contains(String(kept.prefix(24))), "\(facts.stdout)")
+        #expect(factLines.count == 1 && factLines[0].contains(String(kept.prefix(20))), "\(facts.stdout)")
         // No table that still holds them is left beside the new one.
         let tables = try FileManager.default.contentsOfDirectory(atPath: harness.file("manifests/.retention-sync/facts/v1/environment=sandbox").path)
             .filter { $0.hasPrefix("table-") }
         for table in tables {
             let bytes = try Data(contentsOf: harness.file("manifests/.retention-sync/facts/v1/environment=sandbox/\(table)"))
-            #expect(bytes.range(of: Data(erased.prefix(24).utf8)) == nil)
+            #expect(bytes.range(of: Data(erased.prefix(20).utf8)) == nil)
         }
 
         // Erasing again finds nothing more and changes nothing.

@@ -40,7 +40,8 @@ struct FactsSQLStore {
                 var facts = OutcomeFacts(
                     time: signed, environment: "production", notificationUUID: CryptoRandomUUID.make(&random), notificationType: "DID_RENEW",
                     subtype: nil, customer: customer, keyId: random.below(20) == 0 ? "0badc0de" : Self.keyId,
-                    productId: "com.example.monthly", autoRenewProductId: hasRenewal ? "com.example.monthly" : nil,
+                    productId: "com.example.monthly",
+                    autoRenewProductId: hasRenewal ? ["com.example.monthly", "com.example.yearly", "com.example.monthly"][random.below(3)] : nil,
                     autoRenewStatus: hasRenewal ? Int64(random.below(2)) : nil, offerType: offer.map(Int64.init), offerIdentifier: nil,
                     price: hasTransaction && random.below(10) != 0 ? Int64(990 + random.below(9000)) : nil,
                     currency: hasTransaction ? ["USD", "EUR", "JPY"][random.below(3)] : nil, effectiveDate: signed, expiresDate: nil, source: .push)
@@ -100,7 +101,7 @@ struct FactsSQLStore {
     }
 
     /// The SQL's rows (arrays in the query's column order) as the tool's JSON lines, to compare.
-    static let columns = ["key", "billingRetry", "currency", "firstPurchase", "gracePeriodExpires", "offer1", "offer2", "offer3",
+    static let columns = ["key", "autoRenewProductId", "billingRetry", "currency", "firstPurchase", "gracePeriodExpires", "offer1", "offer2", "offer3",
                           "offer4", "offer5", "ownership", "price", "priceIncrease", "renewalAsOf", "storefront", "transactionAsOf"]
 
     static func objects(rows: Any) throws -> [[String: String]] {
