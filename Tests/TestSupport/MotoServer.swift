@@ -166,7 +166,7 @@ public final class MotoServer: Sendable {
     }
 
     private func provisionRole() async throws {
-        let trust = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Federated":"arn:aws:iam::123456789012:oidc-provider/oidc.example"},"Action":"sts:AssumeRoleWithWebIdentity"},{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::123456789012:root"},"Action":"sts:AssumeRole"}]}"#
+        let trust = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Federated":"arn:aws:iam::123456789012:oidc-provider/oidc.example"},"Action":"sts:AssumeRoleWithWebIdentity"}]}"#
         let created = try await iam(["Action": "CreateRole", "RoleName": "state-writer", "AssumeRolePolicyDocument": trust])
         _ = try await iam(["Action": "PutRolePolicy", "RoleName": "state-writer", "PolicyName": "state",
                            "PolicyDocument": Self.policy(write: true, bucket: bucket)])
@@ -187,14 +187,17 @@ public final class MotoServer: Sendable {
     }
 
     /// Temporary credentials of `roleArn` (with their session token), as a container endpoint or the
-    /// instance metadata service hands them out.
+    /// instance metadata service hands them out; asked for the way web identity asks (moto checks
+    /// no token).
     public func assumeRole(session: String) async throws -> Identity {
-        let form = "Action=AssumeRole&Version=2011-06-15&RoleArn=\(roleArn.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")&RoleSessionName=\(session)"
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let form = "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=\(roleArn.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")&RoleSessionName=\(session)&WebIdentityToken=test"
         let response = try await forwardSTS(Data(form.utf8))
         let text = String(decoding: response.body, as: UTF8.self)
         guard response.status == 200, let id = Self.element("AccessKeyId", in: text), let secret = Self.element("SecretAccessKey", in: text),
               let token = Self.element("SessionToken", in: text) else {
-            throw Unavailable(description: "moto refused AssumeRole: HTTP \(response.status) \(text.prefix(300))")
+            throw Unavailable(description: "moto refused AssumeRoleWithWebIdentity: HTTP \(response.status) \(text.prefix(300))")
         }
         return Identity(accessKeyId: id, secretAccessKey: secret, sessionToken: token)
     }
