@@ -19,7 +19,8 @@ struct S3Bucket: Sendable {
         switch (response.status, error.code) {
         case (_, "InvalidAccessKeyId"), (_, "SignatureDoesNotMatch"), (_, "ExpiredToken"), (_, "InvalidToken"),
              (_, "TokenRefreshRequired"), (_, "AuthorizationHeaderMalformed"), (401, _):
-            return StateStoreError(.credentials, store: store, "the store refused the credentials (\(detail)); check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN and AWS_REGION")
+            let source = configuration.credentials.sourceName.map { " from \($0)" } ?? ""
+            return StateStoreError(.credentials, store: store, "the store refused the credentials\(source) (\(detail)); check them (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, or the role they come from) and AWS_REGION")
         case (403, _):
             return StateStoreError(.accessDenied, store: store, "access denied (\(detail)); the identity needs s3:GetObject to plan and s3:PutObject to apply on this key")
         case (404, "NoSuchBucket"):
@@ -34,24 +35,39 @@ struct S3Bucket: Sendable {
         }
     }
 
-    /// A signed request for `key` in the bucket (the bucket itself when empty), with `query`.
+    /// A request for `key` in the bucket (the bucket itself when empty), with `query`; `send` signs it.
     func request(method: String, headers: [(name: String, value: String)] = [], body: Data = Data(),
                  key: String, query: String = "") -> HTTPRequest {
         var all = headers
         // S3 requires the payload's hash; libcurl signs this header with the others.
         all.append(("x-amz-content-sha256", Digest.sha256Hex(Array(body))))
-        if let token = configuration.sessionToken { all.append(("x-amz-security-token", token)) }
         var url = configuration.url(bucket: bucket, key: key)
         if !query.isEmpty { url = URL(string: url.absoluteString + "?" + query) ?? url }
-        return HTTPRequest(method: method, url: url, headers: all, body: body,
-                           awsSigV4: AWSSigV4Signing(region: configuration.region, service: "s3",
-                                                     accessKeyId: configuration.accessKeyId,
-                                                     secretAccessKey: configuration.secretAccessKey))
+        return HTTPRequest(method: method, url: url, headers: all, body: body)
     }
 
+    /// `request` signed with `credentials` (AWS Signature V4 by libcurl, and the session token of
+    /// temporary credentials as `x-amz-security-token`).
+    func signed(_ request: HTTPRequest, with credentials: AWSCredentials) -> HTTPRequest {
+        var signed = request
+        signed.headers.removeAll { $0.name.lowercased() == "x-amz-security-token" }
+        if let token = credentials.sessionToken { signed.headers.append(("x-amz-security-token", token)) }
+        signed.awsSigV4 = AWSSigV4Signing(region: configuration.region, service: "s3", accessKeyId: credentials.accessKeyId,
+                                          secretAccessKey: credentials.secretAccessKey)
+        return signed
+    }
+
+    /// Sends `request` signed with the credentials current now: each request takes them once, so a
+    /// refresh meanwhile never changes a request in flight.
     func send(_ request: HTTPRequest) async throws(StateStoreError) -> HTTPResponse {
+        let credentials: AWSCredentials
         do {
-            return try await transport.send(request)
+            credentials = try await configuration.credentials.credentials()
+        } catch {
+            throw StateStoreError(.credentials, store: store, error.description)
+        }
+        do {
+            return try await transport.send(signed(request, with: credentials))
         } catch {
             throw unreachable(request, error)
         }
@@ -60,7 +76,12 @@ struct S3Bucket: Sendable {
     /// `send`, blocking the calling thread (see `HTTPTransport.sendWaiting`).
     @available(*, noasync, message: "blocks the calling thread; from async code, await send(_:)")
     func sendWaiting(_ request: HTTPRequest) throws(StateStoreError) -> HTTPResponse {
-        switch transport.sendWaiting(request) {
+        let credentials: AWSCredentials
+        switch configuration.credentials.credentialsWaiting() {
+        case .success(let current): credentials = current
+        case .failure(let error): throw StateStoreError(.credentials, store: store, error.description)
+        }
+        switch transport.sendWaiting(signed(request, with: credentials)) {
         case .success(let response): return response
         case .failure(let error): throw unreachable(request, error)
         }

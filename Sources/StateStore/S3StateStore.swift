@@ -2,23 +2,28 @@ public import Foundation
 public import HTTPCore
 public import StateLocations
 import Crypto
+import HTTPClient
 
-/// How to reach an S3-compatible store, from the standard AWS variables.
+/// How to reach an S3-compatible store, from the standard AWS variables; its credentials come from a
+/// provider, asked at each request.
 public struct S3Configuration: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public var accessKeyId: String
-    public var secretAccessKey: String
-    /// Temporary credentials' token, sent as `x-amz-security-token`.
-    public var sessionToken: String?
+    /// Where requests take their credentials from, at the time each is sent.
+    public var credentials: AWSCredentialsProvider
     public var region: String
     /// A non-AWS endpoint (MinIO, R2, Ceph, GCS interoperability, moto); nil: AWS S3 itself.
     public var endpoint: URL?
 
-    public init(accessKeyId: String, secretAccessKey: String, sessionToken: String? = nil, region: String, endpoint: URL? = nil) {
-        self.accessKeyId = accessKeyId
-        self.secretAccessKey = secretAccessKey
-        self.sessionToken = sessionToken
+    public init(credentials: AWSCredentialsProvider, region: String, endpoint: URL? = nil) {
+        self.credentials = credentials
         self.region = region
         self.endpoint = endpoint
+    }
+
+    /// Fixed keys (and a session token), as a test or an embedding program has them.
+    public init(accessKeyId: String, secretAccessKey: String, sessionToken: String? = nil, region: String, endpoint: URL? = nil) {
+        self.init(credentials: AWSCredentialsProvider(AWSCredentials(accessKeyId: accessKeyId, secretAccessKey: secretAccessKey,
+                                                                     sessionToken: sessionToken)),
+                  region: region, endpoint: endpoint)
     }
 
     public var description: String {
@@ -31,22 +36,20 @@ public struct S3Configuration: Sendable, Hashable, CustomStringConvertible, Cust
         Mirror(self, children: ["region": region, "endpoint": endpoint?.absoluteString ?? "AWS"], displayStyle: .struct)
     }
 
-    /// Reads `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION` (or
-    /// `AWS_DEFAULT_REGION`, default us-east-1) and `AWS_ENDPOINT_URL_S3` (or `AWS_ENDPOINT_URL`).
-    public static func fromEnvironment(_ environment: [String: String], store: String) throws(StateStoreError) -> S3Configuration {
-        func value(_ names: String...) -> String? {
-            names.lazy.compactMap { environment[$0]?.trimmingCharacters(in: .whitespacesAndNewlines) }.first { !$0.isEmpty }
-        }
-        guard let keyId = value("AWS_ACCESS_KEY_ID"), let secret = value("AWS_SECRET_ACCESS_KEY") else {
-            throw StateStoreError(.credentials, store: store,
-                                  "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set; export the credentials of an identity that may read (plan) or read and write (apply) this bucket")
-        }
-        let region = value("AWS_REGION", "AWS_DEFAULT_REGION") ?? "us-east-1"
+    /// Reads `AWS_REGION` (or `AWS_DEFAULT_REGION`, else the shared config file's profile's `region`,
+    /// default us-east-1) and `AWS_ENDPOINT_URL_S3` (or `AWS_ENDPOINT_URL`); credentials come from the
+    /// standard chain (`AWSCredentialsProvider.standard`), asked at the first request. `transport`
+    /// (default: a libcurl client with `environment`'s proxies) reaches STS, the container endpoint
+    /// and the instance metadata service.
+    public static func fromEnvironment(_ environment: [String: String], store: String,
+                                       transport: (any HTTPTransport)? = nil) throws(StateStoreError) -> S3Configuration {
+        let variables = AWSVariables(environment)
+        let region = variables.first("AWS_REGION", "AWS_DEFAULT_REGION") ?? SharedConfigFiles(variables: variables).settings()?["region"] ?? "us-east-1"
         guard region.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
             throw StateStoreError(.configuration, store: store, "AWS_REGION '\(region)' is not a region name (like eu-west-1)")
         }
         var endpoint: URL?
-        if let text = value("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL") {
+        if let text = variables.first("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL") {
             guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty,
                   scheme == "https" || scheme == "http", url.query == nil else {
                 throw StateStoreError(.configuration, store: store, "AWS_ENDPOINT_URL_S3 '\(text)' is not an http(s) URL like https://s3.example.com")
@@ -56,7 +59,8 @@ public struct S3Configuration: Sendable, Hashable, CustomStringConvertible, Cust
             }
             endpoint = url
         }
-        return S3Configuration(accessKeyId: keyId, secretAccessKey: secret, sessionToken: value("AWS_SESSION_TOKEN"),
+        let client = transport ?? CurlHTTPClient(configuration: .init(environment: environment))
+        return S3Configuration(credentials: .standard(environment: environment, region: region, transport: client),
                                region: region, endpoint: endpoint)
     }
 

@@ -71,8 +71,9 @@ public struct S3StateBackend: StateBackend {
         guard case .s3(let bucket, let key) = document else {
             throw StateStoreError(.configuration, store: document.description, "is not an s3:// location")
         }
-        let configuration = try S3Configuration.fromEnvironment(environment, store: document.description)
-        return S3StateStore(bucket: bucket, key: key, owner: owner, configuration: configuration, transport: transport())
+        let client = transport()
+        let configuration = try S3Configuration.fromEnvironment(environment, store: document.description, transport: client)
+        return S3StateStore(bucket: bucket, key: key, owner: owner, configuration: configuration, transport: client)
     }
 
     public func objectStore(at root: StateLocation, environment: [String: String],
@@ -80,8 +81,9 @@ public struct S3StateBackend: StateBackend {
         guard case .s3(let bucket, let key) = root else {
             throw StateStoreError(.configuration, store: root.description, "is not an s3:// location")
         }
-        let configuration = try S3Configuration.fromEnvironment(environment, store: root.description)
-        return S3ObjectStore(bucket: bucket, prefix: key, configuration: configuration, transport: transport())
+        let client = transport()
+        let configuration = try S3Configuration.fromEnvironment(environment, store: root.description, transport: client)
+        return S3ObjectStore(bucket: bucket, prefix: key, configuration: configuration, transport: client)
     }
 
     /// Objects in a bucket are copied down before they are read.

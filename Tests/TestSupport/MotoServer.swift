@@ -12,10 +12,13 @@ public final class MotoServer: Sendable {
     public struct Identity: Sendable {
         public var accessKeyId: String
         public var secretAccessKey: String
+        /// Temporary credentials' token (an assumed role's).
+        public var sessionToken: String?
 
-        public init(accessKeyId: String, secretAccessKey: String) {
+        public init(accessKeyId: String, secretAccessKey: String, sessionToken: String? = nil) {
             self.accessKeyId = accessKeyId
             self.secretAccessKey = secretAccessKey
+            self.sessionToken = sessionToken
         }
     }
 
@@ -31,6 +34,10 @@ public final class MotoServer: Sendable {
     /// Made by `provision`, after the server has started.
     private let identities = Locked((writer: Identity(accessKeyId: "", secretAccessKey: ""), reader: Identity(accessKeyId: "", secretAccessKey: "")))
     public let bucket = "retention-state"
+    /// With `roles`: a role whose policy is the writer's (assumed through STS, its temporary
+    /// credentials read and write the bucket), and an identity that may call STS for it.
+    private let role = Locked((arn: "", stsCaller: Identity(accessKeyId: "", secretAccessKey: "")))
+    public var roleArn: String { role.value.arn }
     private let stderr: Pipe
 
     public static var executable: URL {
@@ -45,7 +52,8 @@ public final class MotoServer: Sendable {
 
     /// Starts the server with authentication, a bucket, a writer and a read-only identity.
     /// With `versioning`, the bucket keeps object versions and the writer may list and read them.
-    public static func start(versioning: Bool = false) async throws -> MotoServer {
+    /// With `roles`, also the role `roleArn` and an identity that may assume it (`assumeRole`, `forwardSTS`).
+    public static func start(versioning: Bool = false, roles: Bool = false) async throws -> MotoServer {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw Unavailable(description: "\(executable.path) is missing: run `bash .ci/setup --test` (it installs moto[server] into .build/tools)")
         }
@@ -53,6 +61,7 @@ public final class MotoServer: Sendable {
         let server = try await onOwnThread { try MotoServer() }
         do {
             try await server.provision(versioning: versioning)
+            if roles { try await server.provisionRole() }
             try await server.requireAuthentication()
         } catch {
             server.stop()
@@ -154,6 +163,43 @@ public final class MotoServer: Sendable {
                                                  headers: [("Content-Type", "application/xml"), ("x-amz-content-sha256", Self.sha256Hex(body))],
                                                  body: body, awsSigV4: signing(service: "s3", writer)))
         guard enabled.status == 200 else { throw Unavailable(description: "moto refused PutBucketVersioning: HTTP \(enabled.status) \(String(decoding: enabled.body.prefix(300), as: UTF8.self))") }
+    }
+
+    private func provisionRole() async throws {
+        let trust = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Federated":"arn:aws:iam::123456789012:oidc-provider/oidc.example"},"Action":"sts:AssumeRoleWithWebIdentity"}]}"#
+        let created = try await iam(["Action": "CreateRole", "RoleName": "state-writer", "AssumeRolePolicyDocument": trust])
+        _ = try await iam(["Action": "PutRolePolicy", "RoleName": "state-writer", "PolicyName": "state",
+                           "PolicyDocument": Self.policy(write: true, bucket: bucket)])
+        guard let arn = Self.element("Arn", in: created) else {
+            throw Unavailable(description: "moto's CreateRole answer has no Arn: \(created.prefix(300))")
+        }
+        let caller = try await createUser("sts", policy: #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"sts:*","Resource":"*"}]}"#)
+        role.set((arn: arn, stsCaller: caller))
+    }
+
+    /// Sends an STS query-API form (as the tool sends it, unsigned) to moto, signed by the identity
+    /// that may call STS: moto checks every request's signature, AWS does not for
+    /// AssumeRoleWithWebIdentity, whose token is the proof.
+    public func forwardSTS(_ form: Data) async throws -> HTTPResponse {
+        try await send(HTTPRequest(method: "POST", url: endpoint.appendingPathComponent("/"),
+                                   headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                   body: form, awsSigV4: signing(service: "sts", role.value.stsCaller)))
+    }
+
+    /// Temporary credentials of `roleArn` (with their session token), as a container endpoint or the
+    /// instance metadata service hands them out; asked for the way web identity asks (moto checks
+    /// no token).
+    public func assumeRole(session: String) async throws -> Identity {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let form = "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=\(roleArn.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")&RoleSessionName=\(session)&WebIdentityToken=test"
+        let response = try await forwardSTS(Data(form.utf8))
+        let text = String(decoding: response.body, as: UTF8.self)
+        guard response.status == 200, let id = Self.element("AccessKeyId", in: text), let secret = Self.element("SecretAccessKey", in: text),
+              let token = Self.element("SessionToken", in: text) else {
+            throw Unavailable(description: "moto refused AssumeRoleWithWebIdentity: HTTP \(response.status) \(text.prefix(300))")
+        }
+        return Identity(accessKeyId: id, secretAccessKey: secret, sessionToken: token)
     }
 
     /// From now on every request must be signed by an identity moto knows, with a policy allowing it.

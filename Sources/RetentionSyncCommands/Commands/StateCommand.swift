@@ -61,8 +61,13 @@ struct StateCommand: ParsedCommand {
         options: [env, stateStore, manifests, format, version, from],
         column: 25,
         footer: """
-        S3-compatible stores read AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
-        AWS_REGION (or AWS_DEFAULT_REGION) and AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL).
+        S3-compatible stores read AWS_REGION (or AWS_DEFAULT_REGION, or the profile's region) and
+        AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL). Credentials come from the first source that has
+        them, in the AWS SDKs' order: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (with
+        AWS_SESSION_TOKEN); web identity (AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE); the container
+        endpoint (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI or _FULL_URI: ECS, EKS Pod Identity); the
+        AWS_PROFILE profile of ~/.aws/credentials and ~/.aws/config; EC2 instance metadata (IMDSv2,
+        unless AWS_EC2_METADATA_DISABLED=true).
         """)
 
     /// The JSON `state show --format json` prints: where the document was read, and the document.

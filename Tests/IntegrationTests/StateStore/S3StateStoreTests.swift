@@ -104,14 +104,15 @@ struct S3StateStoreTests {
         }
     }
 
-    @Test("missing AWS credentials stop before any request")
-    func missingCredentials() throws {
+    @Test("missing AWS credentials stop at the first request, before anything reaches the store")
+    func missingCredentials() async throws {
         let location = try StateLocation.parse("s3://retention-state", relativeTo: URL(fileURLWithPath: "/"))
-        let error = #expect(throws: StateStoreError.self) {
-            try StateStores.open(location, owner: Support.sandbox, environment: [:], transport: MotoServer.client)
-        }
+        let recorder = S3RequestTests.Recorder(HTTPResponse(status: 200))
+        let store = try StateStores.open(location, owner: Support.sandbox, environment: ["AWS_EC2_METADATA_DISABLED": "true"], transport: recorder)
+        let error = await #expect(throws: StateStoreError.self) { try await store.read() }
         #expect(error?.kind == .credentials)
         #expect(error?.message.contains("AWS_ACCESS_KEY_ID") == true)
+        #expect(recorder.requests.isEmpty)
     }
 
     @Test("a plan identity may read the state but not write it")
