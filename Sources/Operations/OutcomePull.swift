@@ -19,6 +19,8 @@ public struct OutcomePull: Sendable {
     public var environment: Environment
     public var verifier: NotificationVerifier
     public var pseudonyms: PseudonymKey
+    /// During a rotation, the key being replaced: every outcome is recorded under it too.
+    public var previousPseudonyms: PseudonymKey?
     public var recorder: EventRecorder
     public var store: any ObjectStore
     public var fetch: Fetch
@@ -140,7 +142,8 @@ public struct OutcomePull: Sendable {
         }
         var summary = Summary(startDate: start, endDate: end)
         summary.lostSpan = lost
-        if let stored = try await storedDecisionKeys(near: end), !stored.contains(pseudonyms.keyId) {
+        if let stored = try await storedDecisionKeys(near: end), !stored.contains(pseudonyms.keyId),
+           !stored.contains(previousPseudonyms?.keyId ?? pseudonyms.keyId) {
             summary.keyMismatch = (pseudonyms.keyId, stored.sorted())
             warn(Self.keyMismatchText(ours: pseudonyms.keyId, stored: stored.sorted()))
         }
@@ -167,6 +170,10 @@ public struct OutcomePull: Sendable {
                     let verified = try verifier.verify(signedPayload: signed)
                     if let facts = OutcomeFacts(verified, environment: environment, pseudonyms: pseudonyms, source: .pull) {
                         recorder.record(facts.record())
+                        if let previousPseudonyms,
+                           let copy = OutcomeFacts(verified, environment: environment, pseudonyms: previousPseudonyms, source: .pull) {
+                            recorder.record(copy.record())
+                        }
                         summary.recorded += 1
                     } else {
                         summary.notAboutACustomer += 1

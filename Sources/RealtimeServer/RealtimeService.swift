@@ -69,6 +69,9 @@ public final class RealtimeService: Sendable {
         /// Where `facts publish` writes the customer facts tables (the events' root); nil keeps only
         /// what the notifications this replica receives say.
         public var facts: (any ObjectStore)?
+        /// During a rotation, the key being replaced: every outcome is recorded under it too, so the
+        /// customers whose decisions carry it are still followed.
+        public var previousPseudonyms: PseudonymKey?
 
         public init(recorder: EventRecorder, pseudonyms: PseudonymKey, facts: (any ObjectStore)? = nil) {
             self.recorder = recorder
@@ -420,6 +423,10 @@ public final class RealtimeService: Sendable {
         }
         if let facts = OutcomeFacts(verified, environment: environment, pseudonyms: recording.pseudonyms, source: .push) {
             recording.recorder.record(facts.record())
+            if let previous = recording.previousPseudonyms,
+               let copy = OutcomeFacts(verified, environment: environment, pseudonyms: previous, source: .push) {
+                recording.recorder.record(copy.record())
+            }
             customerFacts[environment]?.observe(FactsObservation(signedDate: verified.payload.signedDate, notification: verified.payload.notificationUUID,
                                                                  transaction: verified.transaction,
                                                                  renewal: verified.renewalInfo), pseudonym: facts.customer)

@@ -175,11 +175,14 @@ struct ResultsJoin {
             return
         }
         let hour = EventTime.hourStart(event.time)
-        for (bucketHour, bucket) in seen where bucketHour != hour && bucket.contains(event.id.high, event.id.low) {
+        // An event is the same event only under the same pseudonym key: during a rotation one
+        // notification is recorded under both keys with one eventId.
+        let high = event.id.high ^ Self.keyMix(event.customer.keyId)
+        for (bucketHour, bucket) in seen where bucketHour != hour && bucket.contains(high, event.id.low) {
             counts.duplicates += 1
             return
         }
-        guard seen[hour, default: PairSet()].insert(event.id.high, event.id.low) else {
+        guard seen[hour, default: PairSet()].insert(high, event.id.low) else {
             counts.duplicates += 1
             return
         }
@@ -476,6 +479,15 @@ struct ResultsJoin {
 
     static func priceKey(_ product: Int32, _ currency: Int32) -> Int64 {
         Int64(product) << 32 | Int64(currency)
+    }
+
+    /// What an event's id is mixed with so that duplicates are found per pseudonym key (0 for none).
+    static func keyMix(_ keyId: Int32) -> UInt64 {
+        guard keyId != 0 else { return 0 }
+        var z = UInt64(UInt32(bitPattern: keyId)) &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 
     /// A 64-bit fingerprint of (customer, key, rule): SplitMix64's finaliser over the words.

@@ -127,7 +127,9 @@ struct EventsCommand: ParsedCommand {
                               store: any ObjectStore, context: CommandContext) async throws -> ExitCode {
         let environment = options.environment.rawValue
         let pseudonyms = try EventStoreOptions.pseudonyms(context)
-        let customers = try Self.customers(options.customers ?? "-", pseudonyms: pseudonyms, context: context)
+        // During a rotation a customer's events carry either key's pseudonym: an id is keyed with both.
+        let previous = try EventStoreOptions.previousPseudonyms(context, current: pseudonyms)
+        let customers = try Self.customers(options.customers ?? "-", pseudonyms: pseudonyms, previous: previous, context: context)
         let summary: EventMaintenance.Summary
         do {
             summary = try await EventMaintenance.erase(customers, from: store, environment: environment)
@@ -170,7 +172,8 @@ struct EventsCommand: ParsedCommand {
 
     /// The pseudonyms to erase: each line of `path` (or standard input) as given when it is one, else
     /// keyed as an original transaction id. The ids themselves go no further.
-    static func customers(_ path: String, pseudonyms: PseudonymKey?, context: CommandContext) throws(CommandError) -> Set<String> {
+    static func customers(_ path: String, pseudonyms: PseudonymKey?, previous: PseudonymKey? = nil,
+                          context: CommandContext) throws(CommandError) -> Set<String> {
         var text = ""
         if path == "-" {
             while let line = context.console.readLine() { text += line + "\n" }
@@ -193,6 +196,7 @@ struct EventsCommand: ParsedCommand {
                                        + "not set to key it; set it to serve's secret, or give the pseudonym the events carry", exitCode: .usage)
                 }
                 result.insert(pseudonyms.pseudonym(line))
+                if let previous { result.insert(previous.pseudonym(line)) }
             } else {
                 throw CommandError("--customers \(path):\(index + 1): neither a pseudonym (64 lowercase hex digits) nor an original "
                                    + "transaction id (digits)", exitCode: .usage)

@@ -108,7 +108,9 @@ struct OutcomesCommand: ParsedCommand {
             throw CommandError("the window to read starts after it ends: --since is \(EventTime.format(since)) and \(end); give a --since "
                                + "before the end", exitCode: .usage)
         }
-        guard let pseudonyms = try EventStoreOptions.pseudonyms(context) else {
+        let current = try EventStoreOptions.pseudonyms(context)
+        let previous = try EventStoreOptions.previousPseudonyms(context, current: current)
+        guard let pseudonyms = current else {
             throw CommandError("\(PseudonymKey.environmentVariable) is not set: outcomes are recorded under the same keyed pseudonym as "
                                + "serve's decisions; give it the same secret serve has", exitCode: .usage)
         }
@@ -130,6 +132,7 @@ struct OutcomesCommand: ParsedCommand {
                                pseudonyms: pseudonyms, recorder: recorder, store: store,
                                fetch: { request, token in try await client.notificationHistory(request, paginationToken: token) })
         pull.warn = { console.error("warning: \($0)") }
+        pull.previousPseudonyms = previous
         let callsBefore = client.notificationHistoryCalls
         let summary: OutcomePull.Summary
         do {

@@ -92,4 +92,13 @@ struct EventStoreOptions: Sendable {
             throw CommandError(error.description, exitCode: .usage)
         }
     }
+
+    /// During a rotation, the secret being replaced (`RETENTION_SYNC_PSEUDONYM_SECRET_PREVIOUS`); nil when unset.
+    static func previousPseudonyms(_ context: CommandContext, current: PseudonymKey?) throws(CommandError) -> PseudonymKey? {
+        do {
+            return try PseudonymKey.previousFromEnvironment(context.environment, current: current)
+        } catch {
+            throw CommandError(error.description, exitCode: .usage)
+        }
+    }
 }

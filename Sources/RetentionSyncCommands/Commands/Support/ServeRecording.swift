@@ -15,7 +15,9 @@ enum ServeRecording {
     static func start(_ options: ServeCommand.Options, sources: [SnapshotSourceOptions.Resolved],
                       context: CommandContext) throws(CommandError) -> RealtimeService.Recording? {
         let console = context.console
-        guard let pseudonyms = try EventStoreOptions.pseudonyms(context) else {
+        let current = try EventStoreOptions.pseudonyms(context)
+        let previous = try EventStoreOptions.previousPseudonyms(context, current: current)
+        guard let pseudonyms = current else {
             console.error("warning: \(PseudonymKey.environmentVariable) is not set: decisions are not recorded and notifications "
                           + "are not accepted, so results has nothing to report (answering is unchanged); set it to the same secret "
                           + "on every replica and in the outcomes job (openssl rand -hex 32)")
@@ -52,7 +54,13 @@ enum ServeRecording {
         recorder.start()
         console.print("recording decisions to \(root) (pseudonym key \(pseudonyms.keyId), spool \(recorder.settings.spool.path)); "
                       + "customer facts from \(root)/facts/v1 and the notifications received")
-        return RealtimeService.Recording(recorder: recorder, pseudonyms: pseudonyms, facts: facts)
+        if let previous {
+            console.print("rotating: outcomes are also recorded under the previous pseudonym key \(previous.keyId), until "
+                          + "\(PseudonymKey.previousEnvironmentVariable) is removed")
+        }
+        var recording = RealtimeService.Recording(recorder: recorder, pseudonyms: pseudonyms, facts: facts)
+        recording.previousPseudonyms = previous
+        return recording
     }
 
     /// Writes and deletes a marker file in `folder` (made when missing), as a segment would be
