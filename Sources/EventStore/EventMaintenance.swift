@@ -16,7 +16,7 @@ public enum EventMaintenance {
         public var segmentsWritten = 0
         public var segmentsRemoved = 0
         public var lines = 0
-        /// Lines dropped because an earlier line had the same `eventId` (a retried upload, push and pull).
+        /// Lines dropped because an earlier line had the same `keyId` and `eventId` (a retried upload, push and pull).
         public var duplicates = 0
         public var erased = 0
         public var bytesBefore = 0
@@ -39,7 +39,7 @@ public enum EventMaintenance {
             for (folder, segments) in try await partitions(store, stream: stream, environment: environment) {
                 guard let start = partitionStart(folder), start + EventTime.hour + lateness <= now else { continue }
                 if segments.count == 1, let only = segments.first, name(only).hasPrefix(compactedPrefix) { continue }
-                var seen: Set<Substring> = []
+                var seen: Set<String> = []
                 var kept: [Substring] = []
                 var texts: [String] = []
                 for key in segments {
@@ -50,7 +50,8 @@ public enum EventMaintenance {
                 }
                 for text in texts {
                     for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
-                        if let id = eventId(line), !seen.insert(id).inserted {
+                        // One event per pseudonym key: during a rotation a notification is recorded under both keys.
+                        if let id = eventId(line), !seen.insert((stringMember("keyId", line) ?? "") + "/" + id).inserted {
                             summary.duplicates += 1
                             continue
                         }

@@ -5,13 +5,16 @@ import Foundation
 import EventStore
 import Views
 import RetentionMessagingModels
+import StateStore
 
 /// `results` over a generated event store: by default 10 million decisions and about 3 million outcomes
 /// over 180 days (1.25 million customers, eight decisions each, outcomes for renewals, cancellations
 /// and offers), written as the event contract lays them out into a temporary folder, then one report
 /// timed. Peak memory is the process's VmHWM, reset after generating so it measures the report alone.
 /// `--vs-duckdb` then runs the manual's DuckDB query on the same files, and `--vs-spark` that and the
-/// manual's Spark SQL on a local Spark session (see `SQLEngineComparison`).
+/// manual's Spark SQL on a local Spark session (see `SQLEngineComparison`). `--segments-per-hour N`
+/// writes each hour as N segments, as serve replicas flushing every second do; `--compact` then runs
+/// `events compact` over the store and measures everything again on the merged segments.
 @Sendable func resultsBenchmark(_ arguments: [String]) async throws {
     func value(_ name: String) -> String? {
         arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
@@ -27,6 +30,7 @@ import RetentionMessagingModels
         print("results: generating \(customers) customers × 8 decisions into \(root.path)")
         let started = DispatchTime.now().uptimeNanoseconds
         var generator = ResultsEventGenerator(root: root, customers: customers)
+        generator.segmentsPerHour = max(1, value("--segments-per-hour").flatMap(Int.init) ?? 1)
         try generator.run()
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         print(String(format: "  generated %d decisions and %d outcomes (%.1f GB) in %.1f s", generator.decisions, generator.outcomes,
@@ -35,6 +39,21 @@ import RetentionMessagingModels
     }
     defer {
         if generated && !keep { try? FileManager.default.removeItem(at: root) }
+    }
+    try await measureResults(root: root, arguments: arguments)
+    guard arguments.contains("--compact") else { return }
+    let now = ResultsEventGenerator.start + 240 * ResultsEventGenerator.day
+    let started = DispatchTime.now().uptimeNanoseconds
+    let summary = try await EventMaintenance.compact(FolderObjectStore(root: root), environment: "production", now: now)
+    print(String(format: "events compact: %d partitions, %d segments merged into %d, in %.1f s; measuring again:", summary.partitions,
+                 summary.segmentsRead, summary.segmentsWritten, Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
+    try await measureResults(root: root, arguments: arguments)
+}
+
+/// One report over the store, timed, then the SQL engines when asked.
+private func measureResults(root: URL, arguments: [String]) async throws {
+    func value(_ name: String) -> String? {
+        arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
     }
     let reset = resetPeakRSS()
     let started = DispatchTime.now().uptimeNanoseconds
@@ -92,6 +111,8 @@ struct ResultsEventGenerator {
     private var random: UInt64 = 0x5EED
     private var counter: UInt64 = 0
     private var buckets: [Int64: [Record]] = [:]
+    /// Segments each hour is written as (serve writes one per flush per replica).
+    var segmentsPerHour = 1
 
     init(root: URL, customers: Int) {
         self.root = root
@@ -204,8 +225,22 @@ struct ResultsEventGenerator {
         let time = Self.format(hour)
         let folder = root.appendingPathComponent("events/v1/\(stream.rawValue)/environment=production/date=\(time.prefix(10))/hour=\(time.dropFirst(11).prefix(2))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try Data(lines).write(to: folder.appendingPathComponent("bench-a1b2-0000000001.ndjson"))
         bytes += lines.count
+        guard segmentsPerHour > 1 else {
+            try Data(lines).write(to: folder.appendingPathComponent("bench-a1b2-0000000001.ndjson"))
+            return
+        }
+        // Line by line, in turn, into the hour's segments: each holds a share of the hour, as a flush does.
+        var parts = [[UInt8]](repeating: [], count: segmentsPerHour)
+        var part = 0
+        for line in lines.split(separator: 0x0A) {
+            parts[part] += line
+            parts[part].append(0x0A)
+            part = (part + 1) % segmentsPerHour
+        }
+        for (index, bytes) in parts.enumerated() where !bytes.isEmpty {
+            try Data(bytes).write(to: folder.appendingPathComponent("serve-a1b2-\(String(format: "%010d", index + 1)).ndjson"))
+        }
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)

@@ -59,7 +59,7 @@ struct PseudonymRotationTests {
     /// Customers exposed by a replica on the old key; their notifications pushed to a replica already on
     /// the new key, and pulled by an outcomes job on the new key; `keepPrevious` says whether both keep
     /// the old secret as the previous one. Returns the report as of the month's end and the truth.
-    func rotateMidExperiment(keepPrevious: Bool) async throws -> (ResultsReport, [String: AnswerTruth], decisionKeys: Set<String>,
+    func rotateMidExperiment(keepPrevious: Bool, compact: Bool = false) async throws -> (ResultsReport, [String: AnswerTruth], decisionKeys: Set<String>,
                                                                    outcomeKeys: [String: Int]) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rotation-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -99,6 +99,11 @@ struct PseudonymRotationTests {
         _ = await recorder.close()
         await before.stop()
         await after.stop()
+        if compact {
+            // The event store compacted afterwards: one notification under two keys stays two lines.
+            let summary = try await EventMaintenance.compact(store, environment: "sandbox", now: emulator.now.milliseconds + 86_400_000)
+            #expect(summary.partitions > 0 && summary.duplicates > 0)
+        }
         let decisions = try eventLines(under: folder.appendingPathComponent("store"), prefix: "events/v1/decisions/environment=sandbox/")
         let outcomes = try eventLines(under: folder.appendingPathComponent("store"), prefix: "events/v1/outcomes/environment=sandbox/")
         let report = try ResultsReport.compute(source: FolderEventSource(root: folder.appendingPathComponent("store")), environment: "sandbox",
@@ -107,9 +112,10 @@ struct PseudonymRotationTests {
                 Dictionary(grouping: outcomes, by: { $0["keyId"] as? String ?? "null" }).mapValues(\.count))
     }
 
-    @Test("with the old secret kept as the previous one, results still counts the renewals of customers exposed before the rotation")
-    func previousSecretKeepsCustomersFollowed() async throws {
-        let (report, truth, decisionKeys, outcomeKeys) = try await rotateMidExperiment(keepPrevious: true)
+    @Test("with the old secret kept as the previous one, results still counts the renewals of customers exposed before the rotation, compacted or not",
+          arguments: [false, true])
+    func previousSecretKeepsCustomersFollowed(compacted: Bool) async throws {
+        let (report, truth, decisionKeys, outcomeKeys) = try await rotateMidExperiment(keepPrevious: true, compact: compacted)
         let old = try PseudonymKey(secret: Self.oldSecret).keyId, new = try PseudonymKey(secret: Self.newSecret).keyId
         #expect(decisionKeys == [old])
         // Every outcome under both keys (pushed and pulled copies of one notification count once per key).
