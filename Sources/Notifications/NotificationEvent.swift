@@ -19,6 +19,7 @@ public struct NotificationEvent: Sendable, Hashable {
         case experimentDistinguishable = "experiment_distinguishable"
         case experimentSampleRatioMismatch = "experiment_sample_ratio_mismatch"
         case splitGroupHeld = "split_group_held"
+        case guardrailCrossed = "guardrail_crossed"
     }
 
     public var kind: Kind
@@ -151,6 +152,19 @@ public struct NotificationEvent: Sendable, Hashable {
             details: ["flow": flow, "rule": rule, "arm": arm, "control": control, "metric": metric,
                       "difference": String(format: "%.6f", difference), "interval_low": String(format: "%.6f", low),
                       "interval_high": String(format: "%.6f", high), "method": method, "direction": direction])
+    }
+
+    /// An arm distinguishably worse than its group's control by more than a guardrail allows (the
+    /// always-valid interval's upper end below minus the limit). Told once per flow, group, arm, metric
+    /// and limit; promote proposes stopping the arm.
+    public static func guardrailCrossed(bundleId: String, environment: Environment, flow: String, group: String, arm: String,
+                                        sentence: String, metric: String, limit: Double) -> NotificationEvent {
+        NotificationEvent(
+            kind: .guardrailCrossed, bundleId: bundleId, environment: environment,
+            key: key(.guardrailCrossed, bundleId, environment, flow, group, arm, metric, percentText(limit)),
+            summary: "\(where_(bundleId, environment)): flow \(flow), split group \(group): guardrail crossed — \(sentence); "
+                + "retention-sync promote \(group) proposes stopping \(arm) (the reconcile job opens that pull request)",
+            details: ["flow": flow, "group": group, "arm": arm, "metric": metric, "max_drop": percentText(limit)])
     }
 
     /// A split group whose exposures per arm do not match its configured percents (a chi-square test at

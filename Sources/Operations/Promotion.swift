@@ -25,6 +25,11 @@ public enum Promotion {
         public var losers: [String]
         /// The pull request body: what was compared, what it showed, what the change does.
         public var evidence: String
+        /// Set when a guardrail stops arms (`losers`) while others run on: the control keeps its split
+        /// with this share. Nil when the winner takes the whole group (its split removed).
+        public var controlPercent: Double? = nil
+        /// The losers are stopped because a guardrail was crossed: a person should look (exit 3).
+        public var guardrail = false
     }
 
     /// Why no promotion is proposed.
@@ -63,6 +68,7 @@ public enum Promotion {
             throw Refusal(description: "the manifests' arms of \(group) (\(names.sorted().joined(separator: ", "))) are not the ones the current "
                           + "period compared (\(compared.sorted().joined(separator: ", "))): apply the manifests and let results catch up first")
         }
+        if let stop = stop(report, comparison: comparison, control: control, rules: rules) { return stop }
         let verdicts = comparison.arms.map { (arm: $0.rule, verdict: verdict($0, metric), sentence: sentence($0, metric, report)) }
         let better = verdicts.filter { $0.verdict == .better }
         let undecided = verdicts.filter { $0.verdict != .better && $0.verdict != .worse }
@@ -84,14 +90,46 @@ public enum Promotion {
     }
 
     /// The Flow file's text with the promotion made: the losers' rules removed, the winner's split
-    /// removed, every other line as written (see `PromotionEdit`).
-    public static func edit(_ text: String, file: String, winner: String, losers: [String]) throws(Refusal) -> String {
+    /// removed (or, when `winnerPercent` is given, its percent set to it), every other line as written
+    /// (see `PromotionEdit`).
+    public static func edit(_ text: String, file: String, winner: String, losers: [String], winnerPercent: Double? = nil,
+                            group: String? = nil) throws(Refusal) -> String {
         do {
-            return try PromotionEdit.apply(to: text, file: file, winner: winner, losers: losers)
+            // A group that ends takes its guardrails with it.
+            return try PromotionEdit.apply(to: text, file: file, winner: winner, losers: losers, winnerPercent: winnerPercent,
+                                           endedGroup: winnerPercent == nil ? group : nil)
         } catch {
             throw Refusal(description: error.description)
         }
     }
+
+    /// The arms a crossed guardrail stops, whatever the verdicts on the metric decided: each goes, and
+    /// its customers go back to the control (which takes the whole group when no other arm is left).
+    static func stop(_ report: ResultsReport, comparison: ResultsReport.SplitComparison, control: String,
+                     rules: [ResolvedRule]) -> Decision? {
+        let crossed = (comparison.guardrails ?? []).filter(\.crossed)
+        let stopped = Set(crossed.map(\.rule)).sorted()
+        guard !stopped.isEmpty else { return nil }
+        let left = rules.filter { !stopped.contains($0.name) }
+        let percent = left.first { $0.name == control }.map { controlRule in
+            (controlRule.match.split?.percent ?? 0) + rules.filter { stopped.contains($0.name) }.reduce(0) { $0 + ($1.match.split?.percent ?? 0) }
+        }
+        let alone = left.count == 1
+        var lines = ["## Stop \(stopped.map(code).joined(separator: ", ")) in \(code(comparison.flow)) / \(code(comparison.splitGroup)): guardrail crossed", ""]
+        lines.append("Evidence: `retention-sync results --env \(report.environment)` as of \(report.now), always-valid 95% intervals (the group's "
+                     + "comparisons share 5%), so checking every hour does not inflate false alarms.")
+        lines.append("")
+        lines += crossed.map { "- " + ResultsReport.sentence($0, control: control) }
+        lines.append("")
+        lines.append("The change: \(stopped.map(code).joined(separator: ", ")) \(stopped.count == 1 ? "is" : "are") removed and \(code(control)) "
+                     + (alone ? "answers every customer the group had (its `split` is removed)"
+                        : "takes \(stopped.count == 1 ? "its" : "their") share (now \(ResultsReport.percentText(percent ?? 0))%)")
+                     + "; reverting this commit restores the arm. Nothing is applied until this is merged and the reconcile job runs.")
+        return Decision(flow: comparison.flow, group: comparison.splitGroup, winner: control, losers: stopped,
+                        evidence: lines.joined(separator: "\n") + "\n", controlPercent: alone ? nil : percent, guardrail: true)
+    }
+
+    static func code(_ text: String) -> String { "`" + text.replacingOccurrences(of: "`", with: "'") + "`" }
 
     static func verdict(_ arm: ResultsReport.ArmComparison, _ metric: Metric) -> Verdict {
         switch metric {

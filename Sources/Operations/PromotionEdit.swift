@@ -1,4 +1,5 @@
 import Basics
+import Foundation
 import YAML
 
 /// The promotion as a minimal edit of the Flow file's text: the losing rules' list items are removed
@@ -10,7 +11,8 @@ enum PromotionEdit {
         var description: String
     }
 
-    static func apply(to text: String, file: String, winner: String, losers: [String]) throws(Refusal) -> String {
+    static func apply(to text: String, file: String, winner: String, losers: [String], winnerPercent: Double? = nil,
+                      endedGroup: String? = nil) throws(Refusal) -> String {
         let documents: [YAMLDocument]
         do {
             documents = try YAMLParser.parse(text, file: file)
@@ -20,7 +22,7 @@ enum PromotionEdit {
         guard let root = documents.first?.root, case .sequence(let items)? = root["rules"]?.kind else {
             throw Refusal(description: "\(file) has no rules list")
         }
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         var removals: [ClosedRange<Int>] = []
         for item in items {
             guard let name = item["name"]?.scalar?.text else { continue }
@@ -28,6 +30,8 @@ enum PromotionEdit {
             let end = blockEnd(from: item.location.line, deeperThan: item.location.column - 3, lines)
             if losers.contains(name) {
                 removals.append(item.location.line ... end)
+            } else if name == winner, let winnerPercent {
+                try setPercent(of: item, to: winnerPercent, name: name, lines: &lines, file: file)
             } else if name == winner {
                 removals.append(try splitLines(of: item, name: name, lines: lines, file: file))
             }
@@ -36,11 +40,43 @@ enum PromotionEdit {
         guard named.isSuperset(of: losers + [winner]) else {
             throw Refusal(description: "\(file) does not hold every rule of the group (\(([winner] + losers).joined(separator: ", ")))")
         }
+        if let endedGroup { removals += guardrailLines(of: endedGroup, root: root, lines: lines) }
         var kept = lines
         for range in removals.sorted(by: { $0.lowerBound > $1.lowerBound }) {
             kept.removeSubrange((range.lowerBound - 1) ... (range.upperBound - 1))
         }
         return kept.joined(separator: "\n")
+    }
+
+    /// The guardrails of a group that ends: their items, or the whole `guardrails:` when no other is left.
+    private static func guardrailLines(of group: String, root: YAMLNode, lines: [String]) -> [ClosedRange<Int>] {
+        guard case .mapping(let pairs) = root.kind, let key = pairs.first(where: { $0.key.scalar?.text == "guardrails" }),
+              case .sequence(let items) = key.value.kind else { return [] }
+        let blocks = items.map { item in
+            (group: item["group"]?.scalar?.text, lines: item.location.line ... blockEnd(from: item.location.line, deeperThan: item.location.column - 3, lines))
+        }
+        let ending = blocks.filter { $0.group == group }
+        guard !ending.isEmpty else { return [] }
+        if ending.count == blocks.count, let last = blocks.map(\.lines.upperBound).max() {
+            return [key.key.location.line ... last]
+        }
+        return ending.map(\.lines)
+    }
+
+    /// Writes `percent` over the value of the rule's `match.split.percent`, in place.
+    private static func setPercent(of item: YAMLNode, to percent: Double, name: String, lines: inout [String], file: String) throws(Refusal) {
+        guard let value = item["match"]?["split"]?["percent"], value.scalar != nil,
+              value.location.line >= 1, value.location.line <= lines.count else {
+            throw Refusal(description: "\(file): rule \(name) has no match.split.percent to change")
+        }
+        var line = Array(lines[value.location.line - 1])
+        let start = value.location.column - 1
+        var end = start
+        while end < line.count, line[end].isNumber || line[end] == "." { end += 1 }
+        guard start < line.count, end > start else { throw Refusal(description: "\(file):\(value.location.line): cannot find the percent of rule \(name)") }
+        let text = percent == percent.rounded() ? String(Int(percent)) : String(format: "%.2f", percent)
+        line.replaceSubrange(start ..< end, with: Array(text))
+        lines[value.location.line - 1] = String(line)
     }
 
     /// The lines of the winner's `split` entry, or of its `match` when `split` is its only condition.

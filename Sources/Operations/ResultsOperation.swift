@@ -21,7 +21,10 @@ public enum ResultsOperation {
             ResultsConfiguration.Rule(flow: rule.flow, rule: rule.name, splitGroup: rule.match.split?.group, percent: rule.match.split?.percent,
                                       audience: rule.audience, notBefore: rule.match.notBefore, notAfter: rule.match.notAfter)
         }
-        return ResultsConfiguration(source: source, rules: rules)
+        let guardrails = manifests.set.flows.flatMap { flow in
+            flow.guardrails.map { ResultsConfiguration.Guardrail(flow: flow.name, group: $0.group, metric: $0.metric.rawValue, maxDrop: $0.maxDrop) }
+        }
+        return ResultsConfiguration(source: source, rules: rules, guardrails: guardrails)
     }
 
     /// The report `retention-sync results --env ENVIRONMENT --as-of NOW` prints from the events in

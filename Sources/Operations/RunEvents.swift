@@ -24,6 +24,11 @@ public enum RunEvents {
                     configured: rules.map { "\($0) \(check.configuredPercents[$0] ?? 0)%" }.joined(separator: " / "), pValue: p))
             }
             guard let control = comparison.control else { continue }
+            for check in comparison.guardrails ?? [] where check.crossed {
+                events.append(.guardrailCrossed(bundleId: bundleId, environment: environment, flow: comparison.flow, group: comparison.splitGroup,
+                                                arm: check.rule, sentence: ResultsReport.sentence(check, control: control),
+                                                metric: check.metric + (check.currency.map { " " + $0 } ?? ""), limit: check.maxDrop))
+            }
             for arm in comparison.arms {
                 for (metric, difference) in [("kept at 24 h", arm.kept24h), ("renewed", arm.renewed)] {
                     guard difference.verdict == .better || difference.verdict == .worse,

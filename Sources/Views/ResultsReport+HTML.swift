@@ -87,6 +87,10 @@ extension ResultsReport {
         if let sampleRatio = comparison.sampleRatio {
             page.line("<p class=\"\(sampleRatio.mismatch ? "warning" : "muted")\">sample ratio: \(esc(Self.sampleRatioSentence(sampleRatio)))</p>")
         }
+        for check in comparison.guardrails ?? [] {
+            page.line("<p class=\"\(check.crossed ? "warning" : "muted")\">guardrail \(check.crossed ? "crossed" : "holds"): "
+                      + "\(esc(ResultsReport.sentence(check, control: comparison.control ?? "-")))</p>")
+        }
         if let verdictWarning = comparison.verdictWarning {
             page.line("<p class=\"warning\">warning: \(esc(verdictWarning))</p>")
         }

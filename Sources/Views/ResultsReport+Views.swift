@@ -55,6 +55,9 @@ extension ResultsReport {
             if let sampleRatio = comparison.sampleRatio {
                 lines.append("  sample ratio: \(Self.sampleRatioSentence(sampleRatio))")
             }
+            for check in comparison.guardrails ?? [] {
+                lines.append("  guardrail \(check.crossed ? "CROSSED" : "holds"): \(ResultsReport.sentence(check, control: comparison.control ?? "-"))")
+            }
             for arm in comparison.arms {
                 var line = "  \(arm.rule) vs \(comparison.control ?? "-"): kept at 24 h \(Self.sentence(arm.kept24h)); renewed \(Self.sentence(arm.renewed))"
                 if let paid = paidSentence(arm.paidPerCustomer) { line += "; \(paid)" }
@@ -239,6 +242,10 @@ extension ResultsReport {
             }
             if let sampleRatio = comparison.sampleRatio {
                 lines.append("  - \(sampleRatio.mismatch ? ":warning: " : "")sample ratio: \(Self.sampleRatioSentence(sampleRatio))")
+            }
+            for check in comparison.guardrails ?? [] {
+                lines.append("  - \(check.crossed ? ":warning: guardrail **crossed**" : "guardrail holds"): "
+                             + Self.cell(ResultsReport.sentence(check, control: comparison.control ?? "-")))
             }
             if let verdictWarning = comparison.verdictWarning {
                 lines.append("  - :warning: \(verdictWarning)")

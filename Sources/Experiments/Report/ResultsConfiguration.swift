@@ -29,13 +29,32 @@ public struct ResultsConfiguration: Sendable, Equatable {
         }
     }
 
+    /// A split group's guardrail (`guardrails:` of its Flow): an arm distinguishably worse than the
+    /// control on `metric` by more than `maxDrop` (points for `renewed`/`kept24h`, currency units for `paid`).
+    public struct Guardrail: Sendable, Equatable {
+        public var flow: String
+        public var group: String
+        public var metric: String
+        public var maxDrop: Double
+
+        public init(flow: String, group: String, metric: String, maxDrop: Double) {
+            self.flow = flow
+            self.group = group
+            self.metric = metric
+            self.maxDrop = maxDrop
+        }
+    }
+
     /// Where the configuration came from, for the reader (`manifests in manifests/`).
     public var source: String
     /// The rules in force for the environment (rules whose `environments` exclude it are left out).
     public var rules: [Rule]
 
-    public init(source: String, rules: [Rule]) {
+    public var guardrails: [Guardrail] = []
+
+    public init(source: String, rules: [Rule], guardrails: [Guardrail] = []) {
         self.source = source
         self.rules = rules
+        self.guardrails = guardrails
     }
 }

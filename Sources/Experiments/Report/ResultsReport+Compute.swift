@@ -183,7 +183,8 @@ extension ResultsReport {
         checkKeys(join, keys: keys, window: window, into: &checks)
         if let configured { checkConfigured(configured, rows: rows, window: window, into: &checks) }
         checks.warnings(into: &warnings)
-        let comparisons = compare(rows, configured: configured, warnings: &warnings)
+        let comparisons = checkGuardrails(compare(rows, configured: configured, warnings: &warnings), by: configuration?.guardrails ?? [],
+                                          warnings: &warnings)
         let segments = breakdownRows.map { segmentComparisons($0) }
         var method = method(paidHorizonDays: Int(join.paidHorizon / EventTime.day))
         if let segments {

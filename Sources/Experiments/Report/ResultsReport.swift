@@ -253,6 +253,24 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var periodSince: String? = nil
         /// One line saying what the evidence supports, on renewal (what `promote` decides on by default).
         public var recommendation: String? = nil
+        /// The group's guardrails, each arm checked against each; absent when the group has none.
+        public var guardrails: [GuardrailCheck]? = nil
+    }
+
+    /// One arm against one guardrail: crossed when the always-valid interval on (arm − control) lies
+    /// entirely more than `maxDrop` below zero, so checking every hour keeps false alarms under the
+    /// group's error rate.
+    public struct GuardrailCheck: Sendable, Codable, Equatable {
+        public var rule: String
+        /// `renewed`, `kept24h` or `paid`.
+        public var metric: String
+        /// Points for rates, currency units for money.
+        public var maxDrop: Double
+        /// For `paid`, the currency checked (each currency is checked on its own).
+        public var currency: String?
+        /// The interval's upper end, in points or currency units; absent while there is no interval yet.
+        public var upperEnd: Double?
+        public var crossed: Bool
     }
 
     /// The sample-ratio check of one split group (see `SampleRatioTest`).

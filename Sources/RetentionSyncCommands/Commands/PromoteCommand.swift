@@ -36,12 +36,16 @@ struct PromoteCommand: ParsedCommand {
         (it answers every customer the group had) and the other arms' rules are removed; comments and
         every other line stay as written. It prints the evidence, ready to be a pull request's body.
         It refuses, saying why, when the evidence is not there. Run again after merging, it finds no
-        group and changes nothing. It never applies or publishes.
+        group and changes nothing. It never applies or publishes. When an arm crosses one of the
+        group's guardrails (guardrails: in the Flow), it proposes stopping that arm instead, whatever
+        the verdicts: the arm's rule is removed and the control takes its share.
         """,
         options: [env, manifests, events, flow, metric, asOf, evidence], column: 22,
         footer: """
         Exit 0: the Flow file was edited, or there is no such group (promoted already). Exit 1: not
         promoted, with the reason (the evidence is not there yet, or the file cannot be edited safely).
+        Exit 3: a guardrail was crossed and the Flow file was edited to stop the arm: a person should
+        look now.
         """)
 
     struct Options: CommandOptions {
@@ -111,6 +115,12 @@ struct PromoteCommand: ParsedCommand {
         } else {
             context.console.write(decision.evidence)
         }
+        if decision.guardrail {
+            context.console.error("guardrail crossed in \(flow) / \(group): \(file) edited, \(decision.losers.joined(separator: ", ")) stopped and "
+                                  + "\(decision.winner) given \(decision.controlPercent.map { "\(ResultsReport.percentText($0))% of the group" } ?? "the whole group")"
+                                  + "; review it, commit it on a branch and open a pull request (the plan preview runs on it)")
+            return .needsAttention
+        }
         context.console.error("promoted \(decision.winner) in \(flow) / \(group): \(file) edited"
                               + (decision.losers.isEmpty ? "" : ", \(decision.losers.joined(separator: ", ")) removed")
                               + "; review it, commit it on a branch and open a pull request (the plan preview runs on it)")
@@ -142,7 +152,8 @@ struct PromoteCommand: ParsedCommand {
         }
         let edited: String
         do {
-            edited = try Promotion.edit(text, file: file, winner: decision.winner, losers: decision.losers)
+            edited = try Promotion.edit(text, file: file, winner: decision.winner, losers: decision.losers, winnerPercent: decision.controlPercent,
+                                        group: decision.group)
         } catch {
             throw CommandError("not promoting \(decision.group): \(error)")
         }
@@ -154,8 +165,10 @@ struct PromoteCommand: ParsedCommand {
             let relative = String(file.dropFirst(options.manifestsPath.count).drop { $0 == "/" })
             try Data(edited.utf8).write(to: copy.appendingPathComponent(relative))
             let (checked, _) = try Workspace.load(directory: copy, displayPath: options.manifestsPath)
-            guard !checked.rules.contains(where: { $0.match.split?.group == decision.group && $0.flow == decision.flow }) else {
-                throw CommandError("not promoting \(decision.group): the edited \(file) still has the group; edit it by hand")
+            let left = checked.rules.filter { $0.match.split?.group == decision.group && $0.flow == decision.flow }
+            let whole = abs(left.reduce(0) { $0 + ($1.match.split?.percent ?? 0) } - 100) < 0.001
+            guard decision.controlPercent == nil ? left.isEmpty : whole && !left.contains(where: { decision.losers.contains($0.name) }) else {
+                throw CommandError("not promoting \(decision.group): the edited \(file) is not the change intended; edit it by hand")
             }
         } catch let error as CommandError {
             throw error

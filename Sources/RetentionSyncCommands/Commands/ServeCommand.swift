@@ -248,10 +248,11 @@ struct ServeCommand: ParsedCommand {
     private static func parseLookup(_ arguments: inout Arguments) throws(CommandError) -> Options.Lookup? {
         let on = arguments.flag(Self.lookup)
         let range = LiveLookupSettings.deadlineRange
-        let deadline = try arguments.value(Self.lookupDeadline, as: Milliseconds.self,
+        // `given`, not `value`: a declared default must not count as the option being set.
+        let deadline = try arguments.given(Self.lookupDeadline, as: Milliseconds.self,
                                            in: Milliseconds(range.lowerBound * 1000)...Milliseconds(range.upperBound * 1000),
                                            expected: "from \(Int(range.lowerBound * 1000)) to \(Int(range.upperBound * 1000)) milliseconds")
-        let rate = try arguments.value(Self.lookupRate, as: Double.self, in: 0.001...1000, expected: "a number of lookups per second above 0")
+        let rate = try arguments.given(Self.lookupRate, as: Double.self, in: 0.001...1000, expected: "a number of lookups per second above 0")
         let endpoint = try arguments.value(Self.lookupEndpoint, as: HTTPURLArgument.self)?.url
         guard on else {
             if deadline != nil || rate != nil || endpoint != nil {

@@ -16,7 +16,20 @@ extension Loader {
         let rules = raw.rules.map { convert($0) }
         var flow = FlowManifest(name: raw.name.value, localeFallbacks: fallbacks, rules: rules, location: raw.name.location)
         flow.fieldLocations = fields
+        flow.guardrails = (raw.guardrails ?? []).compactMap { convert($0) }
         return flow
+    }
+
+    private mutating func convert(_ item: Located<RawGuardrail>) -> FlowGuardrail? {
+        let raw = item.value
+        guard let metric = FlowGuardrail.Metric(rawValue: raw.metric.value) else {
+            diagnostics.append(.error("invalid-guardrail", at: raw.metric.location,
+                                      "guardrail metric '\(Diagnostic.visible(raw.metric.value))' is not one of renewed, kept24h, paid",
+                                      hint: "renewed and kept24h limit a rate's drop in points; paid limits money per exposed customer"))
+            return nil
+        }
+        return FlowGuardrail(group: raw.group.value, metric: metric, maxDrop: raw.maxDrop.value, location: item.location,
+                             groupLocation: raw.group.location, maxDropLocation: raw.maxDrop.location)
     }
 
     private mutating func convert(_ item: Located<RawRule>) -> FlowRule {

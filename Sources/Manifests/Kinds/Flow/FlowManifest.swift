@@ -8,6 +8,8 @@ public struct FlowManifest: Sendable, Hashable {
     public var localeFallbacks: [String: String]
     /// In the order written.
     public var rules: [FlowRule]
+    /// Limits on how much worse than its group's control an arm may distinguishably do, in the order written.
+    public var guardrails: [FlowGuardrail] = []
     public var location: SourceLocation
     /// Where individual fields were written, so diagnostics point at the exact value; a missing
     /// entry falls back to `location`. Typed, so a misspelt field cannot point at the wrong line.
@@ -24,6 +26,43 @@ public struct FlowManifest: Sendable, Hashable {
         self.localeFallbacks = localeFallbacks
         self.rules = rules
         self.location = location
+    }
+}
+
+/// A split group's guardrail: an arm whose `metric` is distinguishably lower than the control's by more
+/// than `maxDrop` (points for rates, currency units per customer for money) is to be stopped.
+public struct FlowGuardrail: Sendable, Hashable {
+    public enum Metric: String, Sendable, Hashable, CaseIterable {
+        case renewed, kept24h, paid
+    }
+
+    public var group: String
+    public var metric: Metric
+    public var maxDrop: Double
+    public var location: SourceLocation
+    public var groupLocation: SourceLocation
+    public var maxDropLocation: SourceLocation
+
+    public init(group: String, metric: Metric, maxDrop: Double, location: SourceLocation, groupLocation: SourceLocation,
+                maxDropLocation: SourceLocation) {
+        self.group = group
+        self.metric = metric
+        self.maxDrop = maxDrop
+        self.location = location
+        self.groupLocation = groupLocation
+        self.maxDropLocation = maxDropLocation
+    }
+
+    /// `renewed more than 2 points below the control`, as people read it.
+    public var summary: String {
+        switch metric {
+        case .renewed, .kept24h: "\(metric == .renewed ? "renewed" : "kept at 24 h") more than \(Self.number(maxDrop)) points below the control"
+        case .paid: "paid per customer more than \(Self.number(maxDrop)) below the control's, in any currency"
+        }
+    }
+
+    static func number(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
     }
 }
 

@@ -8,6 +8,13 @@ struct RawFlow: Decodable {
     var name: Located<String>
     var localeFallbacks: [String: Located<String>]?
     var rules: [Located<RawRule>]
+    var guardrails: [Located<RawGuardrail>]?
+}
+
+struct RawGuardrail: Decodable {
+    var group: Located<String>
+    var metric: Located<String>
+    var maxDrop: Located<Double>
 }
 
 struct RawRule: Decodable {

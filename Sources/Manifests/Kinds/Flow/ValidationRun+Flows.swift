@@ -102,6 +102,40 @@ extension ValidationRun {
             if unconditional == nil && rule.match.conditions.isEmpty { unconditional = rule }
         }
         checkArmsDiffer(in: flow)
+        checkGuardrails(flow, groups: Set(splitTotals.keys), controls: splitControls)
+    }
+
+    /// Each guardrail names a group of this flow that has a control, once per metric, with a drop that is a number of points (0–100) or
+    /// of currency units (0 or more).
+    private mutating func checkGuardrails(_ flow: FlowManifest, groups: Set<String>, controls: [String: String]) {
+        var seen: [String: FlowGuardrail] = [:]
+        for guardrail in flow.guardrails {
+            let group = Diagnostic.visible(guardrail.group)
+            guard groups.contains(guardrail.group) else {
+                let near = groups.sorted().map { "'\(Diagnostic.visible($0))'" }.joined(separator: ", ")
+                report(.error("guardrail-unknown-group", at: guardrail.groupLocation, "guardrail for split group '\(group)': flow '\(flow.name)' has no such group",
+                              hint: groups.isEmpty ? "a guardrail limits the arms of a split group (match.split) in the same flow" : "name one of \(near)"))
+                continue
+            }
+            if controls[guardrail.group] == nil {
+                report(.error("guardrail-needs-control", at: guardrail.groupLocation,
+                              "guardrail for split group '\(group)': the group has no control to compare its arms with",
+                              hint: "mark the group's baseline rule with control: true in its split"))
+            }
+            let limit = guardrail.metric == .paid ? 0.0...1_000_000 : 0.0...100
+            if !guardrail.maxDrop.isFinite || !limit.contains(guardrail.maxDrop) {
+                report(.error("invalid-guardrail", at: guardrail.maxDropLocation,
+                              "guardrail maxDrop \(guardrail.maxDrop) is outside \(guardrail.metric == .paid ? "0 or more currency units" : "0 to 100 points")",
+                              hint: "0 stops an arm as soon as it is distinguishably worse than the control at all"))
+            }
+            let key = guardrail.group + "\u{0}" + guardrail.metric.rawValue
+            if let first = seen[key] {
+                report(.error("duplicate-guardrail", at: guardrail.location,
+                              "split group '\(group)' has two \(guardrail.metric.rawValue) guardrails", hint: "keep one; the first is at \(first.location)"))
+            } else {
+                seen[key] = guardrail
+            }
+        }
     }
 
     /// What one arm shows a customer of one product in one locale: the response's kind and what it
