@@ -59,6 +59,9 @@ extension DemoStory {
             case .promotionalOffer:
                 keys = ["offer:" + (response.offerIdentifier ?? "")]
                 answer = "the offer \(response.offerIdentifier ?? "")"
+            case .advancedCommerce:
+                keys = ["advancedCommerce:" + (response.advancedCommerce?.sku ?? "")]
+                answer = "the Advanced Commerce change to \(response.advancedCommerce?.sku ?? "")"
             case .none:
                 keys = ["none"]
                 answer = "nothing (Apple shows the default)"

@@ -22,7 +22,8 @@ public enum DecideOperation {
                 keyId: credentials.keyId, issuerId: credentials.issuerId, bundleId: snapshot.bundleId,
                 privateKey: credentials.privateKey, clock: SystemClock()))
         } else {
-            engine = DecisionEngine(snapshot: snapshot, offerSigning: { _, _, _ in unsignedPreview })
+            engine = DecisionEngine(snapshot: snapshot, offerSigning: { _, _, _ in unsignedPreview },
+                                    advancedCommerceSigning: { _, _ in unsignedPreview })
         }
         let decision = try decide(request, customer: customer, engine: engine, explain: explain, context: context)
         switch decision {
@@ -32,8 +33,9 @@ public enum DecideOperation {
             context.console.print("no answer: rule \(answered.ruleId) answers none (Apple shows the default message)")
         case .respond(let body, _):
             context.console.print(String(decoding: try CanonicalJSON.encodePretty(body), as: UTF8.self))
-            if credentials == nil, body.promotionalOffer != nil {
-                context.console.error("note: promotionalOfferSignatureV2 is an unsigned preview; set RETENTION_SYNC_KEY_ID, "
+            if credentials == nil, body.promotionalOffer != nil || body.advancedCommerceInfo != nil {
+                let field = body.promotionalOffer != nil ? "promotionalOfferSignatureV2" : "advancedCommerceData"
+                context.console.error("note: \(field) is an unsigned preview; set RETENTION_SYNC_KEY_ID, "
                                       + "RETENTION_SYNC_ISSUER_ID and RETENTION_SYNC_PRIVATE_KEY or "
                                       + "RETENTION_SYNC_PRIVATE_KEY_FILE to sign it")
             }
@@ -62,7 +64,7 @@ public enum DecideOperation {
     public static func shownText(_ body: RealtimeResponseBody, manifests: String, environment: RetentionMessagingModels.Environment,
                           context: CommandContext) -> String {
         let chosen: String? = body.message?.messageIdentifier ?? body.alternateProduct?.messageIdentifier
-            ?? body.promotionalOffer?.messageIdentifier
+            ?? body.promotionalOffer?.messageIdentifier ?? body.advancedCommerceInfo?.messageIdentifier
         guard let identifier = chosen else { return "The answer shows no message of its own." }
         let (_, _, validated) = ManifestLoader.loadAndCheck(directory: context.url(manifests), displayPath: manifests)
         guard let validated, let desired = try? Identities.derive(validated, environment: environment),

@@ -195,6 +195,9 @@ public struct PreviewSite: StaticSite {
         case .alternateProduct(_, let product, let plan):
             let billing = plan.map { " (\(HTML.escape($0.rawValue)))" } ?? ""
             return "<div class=\"answer\"><strong>Switch plan</strong>\(HTML.escape(product))\(billing): Apple adds the plan's name and price and a button to switch.</div>\n"
+        case .advancedCommerce(_, let change):
+            let kind = change.offer == nil ? "Advanced Commerce switch plan" : "Advanced Commerce offer"
+            return "<div class=\"answer\"><strong>\(kind)</strong>\(HTML.escape(change.displayName)) (\(HTML.escape(change.sku))): Apple adds the signed change's terms and a button to accept them.</div>\n"
         case .message, .none:
             return nil
         }
@@ -241,6 +244,7 @@ public struct PreviewSite: StaticSite {
         case .message: "shows it as a message"
         case .promotionalOffer(_, let offer): "promotional offer \(offer)"
         case .alternateProduct(_, let product, let plan): "switch plan to \(product)\(plan.map { " (\($0.rawValue))" } ?? "")"
+        case .advancedCommerce(_, let change): "Advanced Commerce \(change.offer == nil ? "change" : "offer") to \(change.sku)"
         case .none: "answers nothing"
         }
     }

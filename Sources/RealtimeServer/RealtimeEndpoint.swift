@@ -156,11 +156,11 @@ final class EndpointState: Sendable {
             PromotionalOfferSigner(keyId: $0.keyId, issuerId: $0.issuerId, bundleId: snapshot.bundleId,
                                    privateKey: $0.privateKey, clock: clock)
         }
-        let hasOffers = snapshot.rules.contains { $0.response.kind == .promotionalOffer }
+        let hasOffers = snapshot.rules.contains { $0.response.kind == .promotionalOffer || $0.response.kind == .advancedCommerce }
         let next = Serving(snapshot: snapshot, engine: DecisionEngine(snapshot: snapshot, signer: signer),
                            rules: Dictionary(snapshot.rules.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }),
                            notReadyReason: hasOffers && signingKey == nil
-                               ? "the snapshot has promotional offers but no In-App Purchase key is set (RETENTION_SYNC_*)" : nil)
+                               ? "the snapshot has promotional offers or Advanced Commerce answers but no In-App Purchase key is set (RETENTION_SYNC_*)" : nil)
         serving.withLock { $0 = next }
         metrics.snapshotLoaded(environment: environment, digest: snapshot.digest, at: clock.time())
         log.write(["event": "snapshot_loaded", "environment": .text(environment), "digest": .text(snapshot.digest),

@@ -93,6 +93,7 @@ extension DecisionAnswer {
         case .message: self = .message
         case .promotionalOffer: self = .promotionalOffer
         case .alternateProduct: self = .alternateProduct
+        case .advancedCommerce: self = .advancedCommerce
         case .none: self = .none
         }
     }

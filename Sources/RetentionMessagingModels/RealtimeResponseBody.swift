@@ -3,12 +3,15 @@ public struct RealtimeResponseBody: Codable, Sendable, Hashable {
     public var message: RealtimeMessage?
     public var alternateProduct: AlternateProduct?
     public var promotionalOffer: PromotionalOffer?
+    /// Advanced Commerce API subscriptions only; Apple ignores it for any other subscription.
+    public var advancedCommerceInfo: AdvancedCommerceInfo?
 
     public init(message: RealtimeMessage? = nil, alternateProduct: AlternateProduct? = nil,
-                promotionalOffer: PromotionalOffer? = nil) {
+                promotionalOffer: PromotionalOffer? = nil, advancedCommerceInfo: AdvancedCommerceInfo? = nil) {
         self.message = message
         self.alternateProduct = alternateProduct
         self.promotionalOffer = promotionalOffer
+        self.advancedCommerceInfo = advancedCommerceInfo
     }
 }
 
@@ -18,6 +21,14 @@ extension RealtimeResponseBody {
     public var canonicalJSON: [UInt8] {
         var writer = CanonicalJSONWriter()
         writer.object { object in
+            if let advancedCommerceInfo {
+                object.member("advancedCommerceInfo") { inner in
+                    inner.object { fields in
+                        fields.member("advancedCommerceData", string: advancedCommerceInfo.advancedCommerceData)
+                        fields.member("messageIdentifier", string: advancedCommerceInfo.messageIdentifier)
+                    }
+                }
+            }
             if let alternateProduct {
                 object.member("alternateProduct") { inner in
                     inner.object { fields in

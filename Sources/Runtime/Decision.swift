@@ -94,10 +94,10 @@ public enum DecisionError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .signerMissing(let ruleId):
-            "rule \(ruleId) answers with a promotional offer, which must be signed with the App's In-App Purchase "
-                + "key: give the engine a PromotionalOfferSigner (key id, issuer id and the .p8 private key)"
+            "rule \(ruleId) answers with a promotional offer or Advanced Commerce data, which must be signed with the App's "
+                + "In-App Purchase key: give the engine a PromotionalOfferSigner (key id, issuer id and the .p8 private key)"
         case .signingFailed(let ruleId, let reason):
-            "rule \(ruleId): cannot sign the promotional offer: \(reason)"
+            "rule \(ruleId): cannot sign the answer: \(reason)"
         }
     }
 }

@@ -10,24 +10,32 @@ public final class DecisionEngine: Sendable {
     /// Signs a promotional offer for (productId, offerIdentifier, transactionId).
     public typealias OfferSigning = @Sendable (_ productId: String, _ offerIdentifier: String,
                                                _ transactionId: String) throws -> String
+    /// Makes `advancedCommerceData` for (change, transactionId).
+    public typealias AdvancedCommerceSigning = @Sendable (_ change: AdvancedCommerceChange,
+                                                          _ transactionId: String) throws -> String
 
     private let current: Mutex<CompiledSnapshot>
     private let signOffer: OfferSigning?
+    private let signAdvancedCommerce: AdvancedCommerceSigning?
 
     public convenience init(snapshot: RuntimeSnapshot, signer: PromotionalOfferSigner?) {
         var signing: OfferSigning?
+        var commerce: AdvancedCommerceSigning?
         if let signer {
             signing = { productId, offerIdentifier, transactionId in
                 try signer.sign(productId: productId, offerIdentifier: offerIdentifier, transactionId: transactionId)
             }
+            commerce = { change, transactionId in try signer.signAdvancedCommerce(change, transactionId: transactionId) }
         }
-        self.init(snapshot: snapshot, offerSigning: signing)
+        self.init(snapshot: snapshot, offerSigning: signing, advancedCommerceSigning: commerce)
     }
 
     /// For signing somewhere else (a key service) or, in previews, not at all.
-    public init(snapshot: RuntimeSnapshot, offerSigning: OfferSigning?) {
+    public init(snapshot: RuntimeSnapshot, offerSigning: OfferSigning?,
+                advancedCommerceSigning: AdvancedCommerceSigning? = nil) {
         current = Mutex(CompiledSnapshot(snapshot))
         signOffer = offerSigning
+        signAdvancedCommerce = advancedCommerceSigning
     }
 
     /// Atomic: decisions already running finish on the snapshot they started with.
@@ -89,6 +97,16 @@ public final class DecisionEngine: Sendable {
                 let offer = PromotionalOffer(messageIdentifier: messageIdentifier,
                                              promotionalOfferSignatureV2: signature)
                 return .respond(RealtimeResponseBody(promotionalOffer: offer), rule.answered.served(messageIdentifier, in: locale))
+            case .advancedCommerce(let messageIdentifier, let change):
+                guard let signAdvancedCommerce else { throw DecisionError.signerMissing(ruleId: rule.id) }
+                let data: String
+                do {
+                    data = try signAdvancedCommerce(change, request.originalTransactionId)
+                } catch {
+                    throw DecisionError.signingFailed(ruleId: rule.id, reason: "\(error)")
+                }
+                let info = AdvancedCommerceInfo(messageIdentifier: messageIdentifier, advancedCommerceData: data)
+                return .respond(RealtimeResponseBody(advancedCommerceInfo: info), rule.answered.served(messageIdentifier, in: locale))
             }
         }
         let tried = locales.count > 1 ? "locale \(locales[0]) or its fallback \(locales[1])" : "locale \(locales[0])"
@@ -323,6 +341,7 @@ private final class CompiledRule: Sendable {
         case none
         case body(RealtimeResponseBody, messageIdentifier: String)
         case promotionalOffer(messageIdentifier: String, offerIdentifier: String)
+        case advancedCommerce(messageIdentifier: String, change: AdvancedCommerceChange)
     }
 
     enum Outcome {
@@ -339,6 +358,8 @@ private final class CompiledRule: Sendable {
         case fixed([String: (body: RealtimeResponseBody, messageIdentifier: String)])
         /// Locale → message identifier; the signature is made per request.
         case promotionalOffer([String: String], offerIdentifier: String)
+        /// Locale → message identifier; `advancedCommerceData` is signed per request.
+        case advancedCommerce([String: String], change: AdvancedCommerceChange)
     }
 
     let id: String
@@ -384,6 +405,11 @@ private final class CompiledRule: Sendable {
             })
         case .promotionalOffer:
             response = .promotionalOffer(identifiers, offerIdentifier: rule.response.offerIdentifier ?? "")
+        case .advancedCommerce:
+            // Sealing refuses a snapshot without the change, so the empty change is never signed.
+            response = .advancedCommerce(identifiers, change: rule.response.advancedCommerce ?? AdvancedCommerceChange(
+                sku: "", currentSku: "", displayName: "", description: "", price: 0, reason: "", effective: "",
+                retainBillingCycle: true))
         }
     }
 
@@ -398,6 +424,8 @@ private final class CompiledRule: Sendable {
             return bodies[locale].map { .answer(.body($0.body, messageIdentifier: $0.messageIdentifier)) } ?? .skip
         case .promotionalOffer(let identifiers, let offerIdentifier):
             return identifiers[locale].map { .answer(.promotionalOffer(messageIdentifier: $0, offerIdentifier: offerIdentifier)) } ?? .skip
+        case .advancedCommerce(let identifiers, let change):
+            return identifiers[locale].map { .answer(.advancedCommerce(messageIdentifier: $0, change: change)) } ?? .skip
         }
     }
 

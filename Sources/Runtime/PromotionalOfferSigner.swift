@@ -1,10 +1,11 @@
 public import Basics
 public import Crypto
 import Foundation
-import RetentionMessagingModels
+public import RetentionMessagingModels
 
-/// Signs `promotionalOfferSignatureV2`: an ES256 JWS over the claims Apple lists, with the App's
-/// In-App Purchase key.
+/// Signs with the App's In-App Purchase key what a realtime answer carries signed:
+/// `promotionalOfferSignatureV2`, and the Advanced Commerce request inside `advancedCommerceData`.
+/// Each is an ES256 JWS over the claims Apple lists.
 public struct PromotionalOfferSigner: Sendable {
     public let keyId: String
     public let issuerId: String
@@ -38,6 +39,29 @@ public struct PromotionalOfferSigner: Sendable {
             bid: bundleId, nonce: CryptoRandom.uuid(), productId: productId,
             offerIdentifier: offerIdentifier, transactionId: transactionId)
         return try JWS.sign(encodedHeader: encodedHeader, payloadJSON: claims.canonicalJSON, key: privateKey)
+    }
+
+    /// `advancedCommerceData`: the Base64 of `{"signatureInfo":{"token":JWS}}`, the JWS carrying the
+    /// Advanced Commerce API's in-app claims (audience `advanced-commerce-api`, a fresh nonce, and
+    /// `request`, the Base64 of the SubscriptionModifyInAppRequest JSON with a fresh requestReferenceId).
+    /// `transactionId` is the realtime request's `originalTransactionId`.
+    public func signAdvancedCommerce(_ change: AdvancedCommerceChange, transactionId: String) throws -> String {
+        let request = change.requestJSON(transactionId: transactionId, requestReferenceId: CryptoRandom.uuid())
+        var claims = CanonicalJSONWriter(capacity: 1024)
+        claims.object { fields in
+            fields.member("aud", string: "advanced-commerce-api")
+            fields.member("bid", string: bundleId)
+            fields.member("iat", integer: Int64(clock.now().rounded(.down)))
+            fields.member("iss", string: issuerId)
+            fields.member("nonce", string: CryptoRandom.uuid())
+            fields.member("request", string: Data(request).base64EncodedString())
+        }
+        let token = try JWS.sign(encodedHeader: encodedHeader, payloadJSON: claims.bytes, key: privateKey)
+        var wrapper = CanonicalJSONWriter(capacity: token.utf8.count + 40)
+        wrapper.object { fields in
+            fields.member("signatureInfo") { value in value.object { $0.member("token", string: token) } }
+        }
+        return Data(wrapper.bytes).base64EncodedString()
     }
 
     /// Exactly the claims Apple's specification lists, nothing else (no `exp`: Apple derives it from `iat`).

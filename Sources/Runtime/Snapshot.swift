@@ -91,7 +91,7 @@ public struct SnapshotSplit: Codable, Sendable, Hashable {
 
 public struct SnapshotResponse: Codable, Sendable, Hashable {
     public enum Kind: String, Codable, Sendable, Hashable, CaseIterable {
-        case message, alternateProduct, promotionalOffer, none
+        case message, alternateProduct, promotionalOffer, advancedCommerce, none
     }
 
     public var kind: Kind
@@ -104,9 +104,13 @@ public struct SnapshotResponse: Codable, Sendable, Hashable {
     public var billingPlanType: BillingPlanType?
     /// `promotionalOffer` only.
     public var offerIdentifier: String?
+    /// `advancedCommerce` only: the change serve signs into `advancedCommerceData` per request.
+    public var advancedCommerce: AdvancedCommerceChange?
 
     public init(kind: Kind, message: String? = nil, messageIdentifiers: [String: String]? = nil,
-                productId: String? = nil, billingPlanType: BillingPlanType? = nil, offerIdentifier: String? = nil) {
+                productId: String? = nil, billingPlanType: BillingPlanType? = nil, offerIdentifier: String? = nil,
+                advancedCommerce: AdvancedCommerceChange? = nil) {
+        self.advancedCommerce = advancedCommerce
         self.kind = kind
         self.message = message
         self.messageIdentifiers = messageIdentifiers

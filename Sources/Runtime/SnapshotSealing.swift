@@ -112,6 +112,8 @@ extension RuntimeSnapshot {
             return "an alternateProduct response needs a productId"
         case .promotionalOffer where (response.offerIdentifier ?? "").isEmpty:
             return "a promotionalOffer response needs an offerIdentifier"
+        case .advancedCommerce where response.advancedCommerce == nil:
+            return "an advancedCommerce response needs the change it recommends (advancedCommerce)"
         default:
             return nil
         }

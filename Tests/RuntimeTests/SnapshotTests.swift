@@ -82,7 +82,7 @@ struct SnapshotTests {
 
     enum Malformation: String, CaseIterable, Sendable {
         case duplicateId, splitPast10000, emptySplit, messageWithoutIdentifiers, offerWithoutOfferIdentifier,
-             alternateWithoutProduct, identifierNotUUID, emptyWindow
+             alternateWithoutProduct, identifierNotUUID, emptyWindow, advancedCommerceWithoutChange
 
         func apply(to snapshot: inout RuntimeSnapshot) {
             switch self {
@@ -94,6 +94,7 @@ struct SnapshotTests {
             case .alternateWithoutProduct: snapshot.rules[0].response.productId = nil
             case .identifierNotUUID: snapshot.rules[7].response.messageIdentifiers?["en-US"] = "generic"
             case .emptyWindow: snapshot.rules[2].match.notAfter = snapshot.rules[2].match.notBefore
+            case .advancedCommerceWithoutChange: snapshot.rules[1].response.kind = .advancedCommerce
             }
         }
 
@@ -107,6 +108,7 @@ struct SnapshotTests {
             case .alternateWithoutProduct: "rule winback/yearly-to-monthly: an alternateProduct response needs a productId"
             case .identifierNotUUID: "rule generic/any: the message identifier for en-US is not a UUID"
             case .emptyWindow: "rule seasonal/holiday: its time window is empty"
+            case .advancedCommerceWithoutChange: "rule winback/german-offer: an advancedCommerce response needs the change it recommends"
             }
         }
     }

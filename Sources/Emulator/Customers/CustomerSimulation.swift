@@ -247,12 +247,16 @@ public struct CustomerSimulation: Sendable {
             return .failure(PerformanceTestRunner.classify(error))
         }
         guard response.status == 200 else { return .failure(.unsuccessfulHTTPResponseCode) }
-        guard let answer = Self.answer(response.body) else { return .failure(.invalidResponse) }
+        guard let answer = Self.answer(response.body, advancedCommerceProduct: customer.product.advancedCommerce == true) else {
+            return .failure(.invalidResponse)
+        }
         return .success(Exposure(answer: answer, time: emulator.now.milliseconds))
     }
 
     /// The model key of a RealtimeResponseBody; nil when the body is not one. An empty body or `{}` is `none`.
-    static func answer(_ body: Data) -> Answer? {
+    /// `advancedCommerceInfo` for a customer whose product is not an Advanced Commerce one is ignored,
+    /// as Apple ignores it: the customer sees what `{}` shows, so it counts as `none`.
+    static func answer(_ body: Data, advancedCommerceProduct: Bool = false) -> Answer? {
         if body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return Answer(key: "none") }
         guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
               let decoded = try? JSONDecoder().decode(RealtimeResponseBody.self, from: body) else { return nil }
@@ -267,6 +271,12 @@ public struct CustomerSimulation: Sendable {
                 .flatMap { try? JSONDecoder().decode(Claims.self, from: Data($0.payloadJSON)) }
             let identifier = claims?.offerIdentifier ?? "unknown"
             return Answer(key: "offer:" + identifier, offerIdentifier: identifier)
+        }
+        if let info = decoded.advancedCommerceInfo {
+            guard object.count == 1 else { return nil }
+            guard advancedCommerceProduct else { return Answer(key: "none") }
+            guard let sku = AdvancedCommerceData.changedSKU(info.advancedCommerceData) else { return nil }
+            return Answer(key: "advancedCommerce:" + sku)
         }
         return object.isEmpty ? Answer(key: "none") : nil
     }

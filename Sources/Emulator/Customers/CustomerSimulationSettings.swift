@@ -162,14 +162,18 @@ public struct SimulatedProduct: Sendable, Hashable, Codable {
     public var productId: String
     public var price: Int64
     public var currency: String
+    /// True for an Advanced Commerce API product: only for those does Apple show an
+    /// `advancedCommerceInfo` answer; for any other it ignores it (absent means false).
+    public var advancedCommerce: Bool?
 
-    public init(productId: String, price: Int64 = 9990, currency: String = "USD") {
+    public init(productId: String, price: Int64 = 9990, currency: String = "USD", advancedCommerce: Bool? = nil) {
         self.productId = productId
         self.price = price
         self.currency = currency
+        self.advancedCommerce = advancedCommerce
     }
 
-    private enum CodingKeys: String, CodingKey { case productId, price, currency }
+    private enum CodingKeys: String, CodingKey { case productId, price, currency, advancedCommerce }
 
     /// Either `{"productId": …, "price": 9990, "currency": "USD"}` or just the product id (9.99 USD).
     public init(from decoder: any Decoder) throws {
@@ -180,7 +184,8 @@ public struct SimulatedProduct: Sendable, Hashable, Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(productId: try container.decode(String.self, forKey: .productId),
                   price: try container.decodeIfPresent(Int64.self, forKey: .price) ?? 9990,
-                  currency: try container.decodeIfPresent(String.self, forKey: .currency) ?? "USD")
+                  currency: try container.decodeIfPresent(String.self, forKey: .currency) ?? "USD",
+                  advancedCommerce: try container.decodeIfPresent(Bool.self, forKey: .advancedCommerce))
     }
 }
 

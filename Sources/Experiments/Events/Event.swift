@@ -25,13 +25,14 @@ struct EventKey: Hashable {
 /// that say what a rule gave, and `other` for the rest (`shed`, `not_ready`, `error`, or unknown).
 /// The case order is the order a report lists a rule's answers in.
 enum Answer: UInt8 {
-    case message, promotionalOffer, alternateProduct, none, refused, shed, notReady, error, other
+    case message, promotionalOffer, alternateProduct, advancedCommerce, none, refused, shed, notReady, error, other
 
     init(_ answer: DecisionAnswer) {
         switch answer {
         case .message: self = .message
         case .promotionalOffer: self = .promotionalOffer
         case .alternateProduct: self = .alternateProduct
+        case .advancedCommerce: self = .advancedCommerce
         case .none: self = .none
         case .refused: self = .refused
         case .shed: self = .shed
@@ -57,7 +58,7 @@ enum Answer: UInt8 {
 
     /// The answers that expose a customer to a rule.
     var exposes: Bool {
-        self == .message || self == .promotionalOffer || self == .alternateProduct || self == .none
+        self == .message || self == .promotionalOffer || self == .alternateProduct || self == .advancedCommerce || self == .none
     }
 }
 

@@ -128,7 +128,7 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var splitGroup: String?
         public var arm: String?
         public var splitControl: Bool
-        /// Every answer the rule gave in the window (`message`, `promotionalOffer`, `alternateProduct`, `none`).
+        /// Every answer the rule gave in the window (`message`, `promotionalOffer`, `alternateProduct`, `advancedCommerce`, `none`).
         public var answers: [String]
         /// For breakdown rows: the message identifier, the locale Apple asked for (`localeRequested`: a holdout
         /// serves none) or product of the first exposure, or the customer fact.

@@ -37,6 +37,9 @@ enum RuleChanges {
         note("response.product_id", before.response.productId, after.response.productId)
         note("response.billing_plan_type", before.response.billingPlanType?.rawValue, after.response.billingPlanType?.rawValue)
         note("response.offer_identifier", before.response.offerIdentifier, after.response.offerIdentifier)
+        for (field, old, new) in advancedCommerceAttributes(before.response.advancedCommerce, after.response.advancedCommerce) {
+            note(field, old, new)
+        }
         // A message's new text is a new identifier; its words are in the upload's text changes.
         let locales = Set((before.response.messageIdentifiers ?? [:]).keys).union((after.response.messageIdentifiers ?? [:]).keys)
         for locale in locales.sorted() {
@@ -66,6 +69,25 @@ enum RuleChanges {
         }
         return zip(words(before), words(after)).compactMap { old, new in
             old.1 == new.1 ? nil : ("match.customer.\(old.0)", old.1, new.1)
+        }
+    }
+
+    /// `response.advancedCommerce`'s attributes as the manifest names them, before and after; nil on
+    /// the side whose response is not an Advanced Commerce one.
+    static func advancedCommerceAttributes(_ before: AdvancedCommerceChange?, _ after: AdvancedCommerceChange?) -> [(String, String?, String?)] {
+        func words(_ change: AdvancedCommerceChange?) -> [(String, String?)] {
+            let offer = change?.offer
+            return [
+                ("sku", change?.sku), ("currentSku", change?.currentSku), ("displayName", change?.displayName),
+                ("description", change?.description), ("price", change.map { String($0.price) }),
+                ("reason", change?.reason), ("effective", change?.effective),
+                ("retainBillingCycle", change.map { $0.retainBillingCycle ? "true" : "false" }),
+                ("offer.period", offer?.period), ("offer.periodCount", offer.map { String($0.periodCount) }),
+                ("offer.price", offer.map { String($0.price) }), ("offer.reason", offer?.reason),
+            ]
+        }
+        return zip(words(before), words(after)).compactMap { old, new in
+            old.1 == new.1 ? nil : ("response.advanced_commerce.\(old.0)", old.1, new.1)
         }
     }
 

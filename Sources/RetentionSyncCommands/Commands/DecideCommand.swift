@@ -61,10 +61,11 @@ struct DecideCommand: ParsedCommand {
         """,
         options: [snapshot, manifests, env, request, signedPayload, root, customer, explain], column: 23,
         footer: """
-        Promotional offers are signed with the In-App Purchase key from RETENTION_SYNC_KEY_ID,
-        RETENTION_SYNC_ISSUER_ID and RETENTION_SYNC_PRIVATE_KEY (the .p8 text) or
-        RETENTION_SYNC_PRIVATE_KEY_FILE; the bundle id comes from the snapshot. Without them the
-        response carries an unsigned preview in place of promotionalOfferSignatureV2.
+        Promotional offers and Advanced Commerce answers are signed with the In-App Purchase key
+        from RETENTION_SYNC_KEY_ID, RETENTION_SYNC_ISSUER_ID and RETENTION_SYNC_PRIVATE_KEY (the .p8
+        text) or RETENTION_SYNC_PRIVATE_KEY_FILE; the bundle id comes from the snapshot. Without them
+        the response carries an unsigned preview in place of promotionalOfferSignatureV2 or
+        advancedCommerceData.
         """)
 
     struct Options: CommandOptions {

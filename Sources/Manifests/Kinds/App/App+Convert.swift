@@ -55,6 +55,10 @@ extension Loader {
             }
             var product = ProductManifest(id: item.value.id.value, locales: locales.sorted(), location: item.location)
             product.fieldLocations = localeFields
+            if let advancedCommerce = item.value.advancedCommerce {
+                product.advancedCommerce = advancedCommerce.value
+                product.fieldLocations[.advancedCommerce] = advancedCommerce.location
+            }
             products.append(product)
         }
         products = products.enumerated().sorted { ($0.element.id, $0.offset) < ($1.element.id, $1.offset) }.map(\.element)

@@ -69,6 +69,9 @@ public struct ProductManifest: Sendable, Hashable {
     public var id: String
     /// App Store locale codes, sorted.
     public var locales: [String]
+    /// An Advanced Commerce API product (a generic product identifier), which a rule may answer with
+    /// `advancedCommerce`; Apple ignores that answer for any other subscription.
+    public var advancedCommerce: Bool = false
     public var location: SourceLocation
     /// Where individual fields were written, so diagnostics point at the exact value; a missing
     /// entry falls back to `location`. Typed, so a misspelt field cannot point at the wrong line.
@@ -78,6 +81,7 @@ public struct ProductManifest: Sendable, Hashable {
         case id
         /// One entry of `locales`.
         case locale(String)
+        case advancedCommerce
     }
 
     public init(id: String, locales: [String], location: SourceLocation) {

@@ -22,5 +22,6 @@ struct RawEnvironment: Decodable {
 struct RawProduct: Decodable {
     var id: Located<String>
     var locales: [Located<String>]
+    var advancedCommerce: Located<Bool>?
 }
 

@@ -126,12 +126,15 @@ extension Loader {
                                                                         BillingPlanType(rawValue: $0.value)
                                                                     })))
             }
+            if let commerce = kinds.advancedCommerce {
+                found.append(("advancedCommerce", convert(commerce, fields: &fields)))
+            }
             if found.count == 1 {
                 return found[0].response
             } else if found.isEmpty {
                 diagnostics.append(.error("invalid-response", at: located.location,
                                           "rule '\(rule)' has an empty response",
-                                          hint: "write one of message, alternateProduct or promotionalOffer, or 'response: none' to let Apple show the default message"))
+                                          hint: "write one of message, alternateProduct, promotionalOffer or advancedCommerce, or 'response: none' to let Apple show the default message"))
                 return .none
             } else {
                 diagnostics.append(.error("invalid-response", at: located.location,
@@ -140,6 +143,35 @@ extension Loader {
                 return found[0].response
             }
         }
+    }
+
+    /// `response.advancedCommerce` as written, every attribute's location kept; the values are checked
+    /// by the flow validation, which also knows the App's products.
+    private func convert(_ located: Located<RawAdvancedCommerce>, fields: inout [FlowRule.Field: SourceLocation]) -> RuleResponse {
+        let raw = located.value
+        fields[.responseAdvancedCommerce] = located.location
+        fields[.responseMessage] = raw.message.location
+        let attributes: [(String, SourceLocation)] = [
+            ("sku", raw.sku.location), ("currentSku", raw.currentSku.location), ("displayName", raw.displayName.location),
+            ("description", raw.description.location), ("price", raw.price.location), ("reason", raw.reason.location),
+            ("effective", raw.effective.location), ("retainBillingCycle", raw.retainBillingCycle.location),
+        ]
+        for (name, location) in attributes { fields[.advancedCommerceAttribute(name)] = location }
+        var offer: AdvancedCommerceOffer?
+        if let written = raw.offer {
+            fields[.advancedCommerceAttribute("offer")] = written.location
+            fields[.advancedCommerceAttribute("offer.period")] = written.value.period.location
+            fields[.advancedCommerceAttribute("offer.periodCount")] = written.value.periodCount.location
+            fields[.advancedCommerceAttribute("offer.price")] = written.value.price.location
+            fields[.advancedCommerceAttribute("offer.reason")] = written.value.reason.location
+            offer = AdvancedCommerceOffer(period: written.value.period.value, periodCount: written.value.periodCount.value,
+                                          price: written.value.price.value, reason: written.value.reason.value)
+        }
+        let change = AdvancedCommerceChange(
+            sku: raw.sku.value, currentSku: raw.currentSku.value, displayName: raw.displayName.value,
+            description: raw.description.value, price: raw.price.value, reason: raw.reason.value,
+            effective: raw.effective.value, retainBillingCycle: raw.retainBillingCycle.value, offer: offer)
+        return .advancedCommerce(message: raw.message.value, change: change)
     }
 
     /// `match.customer`, each value checked where it was written: storefronts Apple can name, periods

@@ -85,6 +85,8 @@ public struct FlowRule: Sendable, Hashable {
         /// The message of whichever response kind the rule has.
         case responseMessage
         case responseProductId, responseBillingPlanType, responseOfferIdentifier
+        /// `response.advancedCommerce`, and one of its attributes by name (`sku`, `offer.period`, …).
+        case responseAdvancedCommerce, advancedCommerceAttribute(String)
     }
 
     public init(name: String, match: RuleMatch, response: RuleResponse, location: SourceLocation) {
@@ -241,6 +243,9 @@ public enum RuleResponse: Sendable, Hashable {
     case alternateProduct(message: String, productId: String, billingPlanType: BillingPlanType?)
     /// Offer a promotional offer; the message must have no image or bullets.
     case promotionalOffer(message: String, offerIdentifier: String)
+    /// Recommend an Advanced Commerce API change (an offer or a switch of plan), for products the App
+    /// marks `advancedCommerce`; the message must have no image or bullets.
+    case advancedCommerce(message: String, change: AdvancedCommerceChange)
     /// Answer nothing, so Apple shows the default message.
     case none
 
@@ -250,6 +255,7 @@ public enum RuleResponse: Sendable, Hashable {
         case .message(let name): name
         case .alternateProduct(let message, _, _): message
         case .promotionalOffer(let message, _): message
+        case .advancedCommerce(let message, _): message
         case .none: nil
         }
     }

@@ -66,7 +66,7 @@ struct RawSplit: Decodable {
     var control: Located<Bool>?
 }
 
-/// `none`, or a mapping holding exactly one of `message`, `alternateProduct`, `promotionalOffer`.
+/// `none`, or a mapping holding exactly one of `message`, `alternateProduct`, `promotionalOffer`, `advancedCommerce`.
 enum RawResponse: Decodable {
     case none
     case kinds(RawResponseKinds)
@@ -76,7 +76,7 @@ enum RawResponse: Decodable {
             guard text == "none" else {
                 throw DecodingError.dataCorrupted(.init(
                     codingPath: decoder.codingPath,
-                    debugDescription: "expected 'none' or a mapping with one of message, alternateProduct, promotionalOffer; found '\(text)'"))
+                    debugDescription: "expected 'none' or a mapping with one of message, alternateProduct, promotionalOffer, advancedCommerce; found '\(text)'"))
             }
             self = .none
         } else {
@@ -93,6 +93,7 @@ struct RawResponseKinds: Decodable {
     var message: Located<String>?
     var alternateProduct: Located<RawAlternateProduct>?
     var promotionalOffer: Located<RawPromotionalOffer>?
+    var advancedCommerce: Located<RawAdvancedCommerce>?
 }
 
 struct RawAlternateProduct: Decodable {
@@ -104,4 +105,26 @@ struct RawAlternateProduct: Decodable {
 struct RawPromotionalOffer: Decodable {
     var message: Located<String>
     var offerIdentifier: Located<String>
+}
+
+/// The one SubscriptionModifyChangeItem an Advanced Commerce answer recommends, in the Advanced
+/// Commerce API's terms (`sku` is its `SKU`, `currentSku` its `currentSKU`).
+struct RawAdvancedCommerce: Decodable {
+    var message: Located<String>
+    var sku: Located<String>
+    var currentSku: Located<String>
+    var displayName: Located<String>
+    var description: Located<String>
+    var price: Located<Int64>
+    var reason: Located<String>
+    var effective: Located<String>
+    var retainBillingCycle: Located<Bool>
+    var offer: Located<RawAdvancedCommerceOffer>?
+}
+
+struct RawAdvancedCommerceOffer: Decodable {
+    var period: Located<String>
+    var periodCount: Located<Int>
+    var price: Located<Int64>
+    var reason: Located<String>
 }

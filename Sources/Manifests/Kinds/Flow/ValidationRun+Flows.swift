@@ -161,6 +161,9 @@ extension ValidationRun {
         case .promotionalOffer(let message, let offerIdentifier):
             (offer, messageName) = ("offer \(offerIdentifier)", message)
             words = "promotional offer \(Diagnostic.visible(offerIdentifier)) with message '\(Diagnostic.visible(message))'"
+        case .advancedCommerce(let message, let change):
+            (offer, messageName) = ("advancedCommerce \(change)", message)
+            words = "Advanced Commerce change to \(Diagnostic.visible(change.sku)) with message '\(Diagnostic.visible(message))'"
         }
         guard let message = messagesByName[messageName],
               let localization = message.localizations.first(where: { $0.locale == locale }) else { return nil }
@@ -279,7 +282,7 @@ extension ValidationRun {
     private mutating func checkResponse(_ rule: FlowRule, in flow: FlowManifest) -> Int? {
         let location = rule.location(of: .responseMessage)
         var offerKind: String?
-        // "an alternateProduct response", "a promotionalOffer response"
+        // "an alternateProduct response", "a promotionalOffer response", "an advancedCommerce response"
         switch rule.response {
         case .none, .message:
             break
@@ -298,6 +301,9 @@ extension ValidationRun {
                 report(.error("empty-text", at: rule.location(of: .responseOfferIdentifier), "offerIdentifier is empty",
                               hint: "write the promotional offer's identifier from App Store Connect"))
             }
+        case .advancedCommerce(_, let change):
+            offerKind = "an advancedCommerce"
+            checkAdvancedCommerce(rule, change: change)
         }
         guard let name = rule.response.messageName else { return nil }
         usedMessages.insert(name)

@@ -86,6 +86,9 @@ enum RuleCompiler {
         case .promotionalOffer(_, let offerIdentifier):
             return SnapshotResponse(kind: .promotionalOffer, message: name, messageIdentifiers: identifiers,
                                     offerIdentifier: offerIdentifier)
+        case .advancedCommerce(_, let change):
+            return SnapshotResponse(kind: .advancedCommerce, message: name, messageIdentifiers: identifiers,
+                                    advancedCommerce: change)
         case .none:
             return SnapshotResponse(kind: .none)
         }
