@@ -111,5 +111,20 @@ struct PromotionScenarioTests {
         #expect(!FileManager.default.fileExists(atPath: s.url("gh/prs/7").path))
         #expect(s.read("step-summary").contains("pull request #7 closed: not promoting yearly-upsell"))
         #expect(try await s.git("rev-parse", "main", in: origin) == main)
+
+        // The team declared a guardrail, and the upsell turns out harmful: the pull request stops it, with a warning.
+        let flow = checkout.appendingPathComponent("manifests/cancel-flow.yaml")
+        try (try String(contentsOf: flow, encoding: .utf8) + "guardrails:\n  - group: yearly-upsell\n    metric: kept24h\n    maxDrop: 2\n")
+            .write(to: flow, atomically: true, encoding: .utf8)
+        try await s.git("commit", "--quiet", "-am", "Guard the yearly upsell", in: checkout)
+        try experiment(upsellKeeps: 0.15, seed: 9, in: checkout)
+        let fourth = try await s.runStep(script, in: checkout, environment: environment)
+        #expect(fourth.status == 0, "\(fourth.all)")
+        #expect(fourth.stdout.contains("::warning title=retention-sync manifests sandbox::guardrail crossed in cancel-flow / yearly-upsell"), "\(fourth.all)")
+        let create = try #require(s.read("gh-calls").split(separator: "\n").last { $0.hasPrefix("pr create") })
+        #expect(create.contains("guardrail crossed, stop an arm of cancel-flow / yearly-upsell"), "\(create)")
+        let stopped = try await s.git("show", "\(Self.branch):manifests/cancel-flow.yaml", in: origin)
+        #expect(!stopped.contains("- name: upsell-yearly") && !stopped.contains("guardrails:"), "\(stopped)")
+        #expect(s.read("step-summary").contains("a pull request proposes stopping the arm that crossed a guardrail"))
     }
 }
