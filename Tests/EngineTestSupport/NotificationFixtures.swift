@@ -35,6 +35,9 @@ func everyKindOfEvent() -> [NotificationEvent] {
                         heldBy: ["retention/arm-winback"], versions: ["0123456789abcdef"]),
         .experimentSampleRatioMismatch(bundleId: bundle, environment: .production, flow: "cancel-flow", group: "offer-split",
                                        exposed: "offer 9600 / control 10400", configured: "offer 50.0% / control 50.0%", pValue: 1.5e-8),
+        .guardrailCrossed(bundleId: bundle, environment: .production, flow: "cancel-flow", group: "offer-split", arm: "offer",
+                          sentence: "offer renewed is distinguishably more than 2 points below control, the interval's upper end at −3.1 points",
+                          metric: "renewed", limit: 2),
     ]
 }
 

@@ -15,9 +15,9 @@ private final class Parked: Sendable {
         arrived.signal()
     }
 
-    /// Waits (on the calling thread) until `count` requests have been parked; false after 30 s.
+    /// Waits (on the calling thread) until `count` requests have been parked; false after 120 s.
     func awaitParked(_ count: Int) -> Bool {
-        for _ in 0..<count where arrived.wait(timeout: .now() + 30) == .timedOut { return false }
+        for _ in 0..<count where arrived.wait(timeout: .now() + 120) == .timedOut { return false }
         return true
     }
 
@@ -26,6 +26,30 @@ private final class Parked: Sendable {
             guard let index = list.firstIndex(where: { $0.path == path }) else { return nil }
             return list.remove(at: index).responder
         }
+    }
+}
+
+/// One request sent and its answer read to the end on a thread of its own, so a busy concurrency pool
+/// (the rest of the suite) cannot hold the client back while the server waits for it.
+private final class ClientThread: Sendable {
+    private let answer = Mutex<String?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(port: UInt16, _ text: String) {
+        Thread { [self] in
+            let connection = try? LoopbackConnection(port: port, timeout: 120)
+            _ = connection?.send(text)
+            let received = connection?.readToEnd() ?? ""
+            connection?.close()
+            answer.withLock { $0 = received }
+            done.signal()
+        }.start()
+    }
+
+    /// The answer (read to the connection's end); "" after 120 s.
+    func result() -> String {
+        guard done.wait(timeout: .now() + 120) == .success else { return "" }
+        return answer.withLock { $0 } ?? ""
     }
 }
 
@@ -46,16 +70,15 @@ struct DeferredAnswerTests {
         let parked = Parked()
         let server = try deferringServer(model, parked: parked)
         defer { server.stop() }
-        async let slow = LoopbackConnection.exchange(port: server.port, "GET /wait HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-                                                     timeout: 60)
+        let slow = ClientThread(port: server.port, "GET /wait HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(try await onOwnThread { parked.awaitParked(1) })
         // While /wait is parked, another connection is answered: the loop is not held.
-        let other = try await LoopbackConnection.exchange(port: server.port, "GET /now HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let other = try await onOwnThread { ClientThread(port: server.port, "GET /now HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").result() }
         #expect(other.hasPrefix("HTTP/1.1 200 ") && other.hasSuffix("now"))
         let responder = try #require(parked.take("/wait"))
         #expect(responder.respond(HTTPResponse(status: 201, body: Data("later".utf8))))
         #expect(!responder.respond(HTTPResponse(status: 500)), "a second answer is ignored")
-        let answer = try await slow
+        let answer = try await onOwnThread { slow.result() }
         #expect(answer.hasPrefix("HTTP/1.1 201 "))
         #expect(answer.hasSuffix("later"))
     }
@@ -66,7 +89,7 @@ struct DeferredAnswerTests {
         let parked = Parked()
         let server = try deferringServer(model, parked: parked)
         defer { server.stop() }
-        let connection = try LoopbackConnection(port: server.port, timeout: 60)
+        let connection = try LoopbackConnection(port: server.port, timeout: 120)
         defer { connection.close() }
         _ = connection.send("GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /now HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(try await onOwnThread { parked.awaitParked(1) })
@@ -85,7 +108,7 @@ struct DeferredAnswerTests {
             return .later
         })
         defer { server.stop() }
-        let answer = try await LoopbackConnection.exchange(port: server.port, "GET /lost HTTP/1.1\r\nHost: x\r\n\r\n", timeout: 60)
+        let answer = try await onOwnThread { ClientThread(port: server.port, "GET /lost HTTP/1.1\r\nHost: x\r\n\r\n").result() }
         #expect(answer.isEmpty)
     }
 
@@ -100,7 +123,7 @@ struct DeferredAnswerTests {
             return .later
         })
         defer { server.stop() }
-        let connection = try LoopbackConnection(port: server.port, timeout: 60)
+        let connection = try LoopbackConnection(port: server.port, timeout: 120)
         defer { connection.close() }
         _ = connection.send("GET /now HTTP/1.1\r\nHost: x\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(try await onOwnThread { parked.awaitParked(1) })
@@ -117,7 +140,7 @@ struct DeferredAnswerTests {
         let parked = Parked()
         let server = try deferringServer(model, parked: parked)
         defer { server.stop() }
-        let connection = try LoopbackConnection(port: server.port, timeout: 60)
+        let connection = try LoopbackConnection(port: server.port, timeout: 120)
         _ = connection.send("GET /gone HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try await onOwnThread { parked.awaitParked(1) })
         connection.close()
@@ -127,7 +150,7 @@ struct DeferredAnswerTests {
             return server.openConnections == 0
         }
         #expect(closed)
-        let after = try await LoopbackConnection.exchange(port: server.port, "GET /now HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let after = try await onOwnThread { ClientThread(port: server.port, "GET /now HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").result() }
         #expect(after.hasSuffix("now"))
     }
 
@@ -135,7 +158,7 @@ struct DeferredAnswerTests {
     func drainWaitsForDeferred(model: ServerModel) async throws {
         let parked = Parked()
         let server = try deferringServer(model, parked: parked)
-        async let slow = LoopbackConnection.exchange(port: server.port, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n", timeout: 60)
+        let slow = ClientThread(port: server.port, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try await onOwnThread { parked.awaitParked(1) })
         async let drained = onOwnThread { server.drain(timeout: 30) }
         let sawDraining = try await onOwnThread { () -> Bool in
@@ -144,7 +167,7 @@ struct DeferredAnswerTests {
         }
         #expect(sawDraining)
         try #require(parked.take("/wait")).respond(HTTPResponse(status: 200, body: Data("done".utf8)))
-        let answer = try await slow
+        let answer = try await onOwnThread { slow.result() }
         #expect(answer.hasPrefix("HTTP/1.1 200 "))
         #expect(answer.contains("Connection: close"))
         #expect(try await drained)

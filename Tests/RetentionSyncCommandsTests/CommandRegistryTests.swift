@@ -69,6 +69,7 @@ struct CommandRegistryTests {
         })
         #expect(defaults == ["--manifests": "manifests", "--listen": "127.0.0.1:8080", "--max-age": "300", "--poll-interval": "5",
                              "--max-connections": "4096", "--head-timeout": "5", "--idle-timeout": "60", "--shed-after": "500",
-                             "--flush-interval": "1", "--spool-limit": "512", "--notifications-path": "/notifications"])
+                             "--flush-interval": "1", "--spool-limit": "512", "--notifications-path": "/notifications",
+                             "--lookup-deadline": "300"])
     }
 }

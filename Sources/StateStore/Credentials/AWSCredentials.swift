@@ -1,4 +1,5 @@
-public import Foundation
+public import Basics
+import Foundation
 
 /// One set of AWS credentials: a key pair, and for temporary credentials the session token sent as
 /// `x-amz-security-token` and the time they expire. The secret and the token never appear in
@@ -8,9 +9,9 @@ public struct AWSCredentials: Sendable, Equatable, CustomStringConvertible, Cust
     public var secretAccessKey: String
     public var sessionToken: String?
     /// nil: they do not expire (long-term keys).
-    public var expiration: Date?
+    public var expiration: UTCTime?
 
-    public init(accessKeyId: String, secretAccessKey: String, sessionToken: String? = nil, expiration: Date? = nil) {
+    public init(accessKeyId: String, secretAccessKey: String, sessionToken: String? = nil, expiration: UTCTime? = nil) {
         self.accessKeyId = accessKeyId
         self.secretAccessKey = secretAccessKey
         self.sessionToken = sessionToken
@@ -18,7 +19,7 @@ public struct AWSCredentials: Sendable, Equatable, CustomStringConvertible, Cust
     }
 
     public var description: String {
-        "AWS credentials (<redacted>\(expiration.map { ", expiring \(ISO8601DateFormatter().string(from: $0))" } ?? ""))"
+        "AWS credentials (<redacted>\(expiration.map { ", expiring \($0.formatted())" } ?? ""))"
     }
 
     public var debugDescription: String { description }
@@ -62,12 +63,9 @@ public struct StaticCredentialSource: AWSCredentialSource {
 
 /// The parts the answers of STS, the container endpoint and the instance metadata service share.
 enum CredentialAnswer {
-    /// `2024-05-01T12:00:00Z`, with or without fractional seconds.
-    static func date(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.date(from: text)
+    /// `2024-05-01T12:00:00Z`, with or without fractional seconds (RFC 3339).
+    static func date(_ text: String) -> UTCTime? {
+        try? UTCTime.parse(text)
     }
 
     /// The JSON the container endpoint and the instance metadata service send:

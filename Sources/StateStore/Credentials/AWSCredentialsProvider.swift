@@ -146,13 +146,13 @@ public final class AWSCredentialsProvider: Sendable, Hashable, CustomStringConve
 
     private func needsRefresh(_ credentials: AWSCredentials, at now: Double) -> Bool {
         guard let expiration = credentials.expiration else { return false }
-        return expiration.timeIntervalSince1970 - refreshMargin <= now
+        return Double(expiration.milliseconds) / 1000 - refreshMargin <= now
     }
 
     /// Still accepted for a request that starts now (a few seconds' slack for the request itself).
     private func isValid(_ credentials: AWSCredentials, at now: Double) -> Bool {
         guard let expiration = credentials.expiration else { return true }
-        return expiration.timeIntervalSince1970 - 5 > now
+        return Double(expiration.milliseconds) / 1000 - 5 > now
     }
 
     public static func == (lhs: AWSCredentialsProvider, rhs: AWSCredentialsProvider) -> Bool { lhs === rhs }

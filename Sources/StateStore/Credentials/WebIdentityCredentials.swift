@@ -1,3 +1,4 @@
+import Basics
 import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
@@ -57,7 +58,7 @@ struct WebIdentityCredentialSource: AWSCredentialSource {
         case .success(let text): token = text
         case .failure(let problem): return .failed("the web identity token file \(problem.reason)")
         }
-        let session = role.sessionName ?? "retention-sync-\(Int(Date().timeIntervalSince1970))"
+        let session = role.sessionName ?? "retention-sync-\(UTCTime(now: SystemClock()).milliseconds / 1000)"
         let form = [("Action", "AssumeRoleWithWebIdentity"), ("Version", "2011-06-15"), ("RoleArn", role.roleArn),
                     ("RoleSessionName", session), ("WebIdentityToken", token)]
             .map { "\($0.0)=\(Self.formEncoded($0.1))" }.joined(separator: "&")
