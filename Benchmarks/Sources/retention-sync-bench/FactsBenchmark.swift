@@ -22,21 +22,24 @@ import RetentionMessagingModels
     let storefronts = ["USA", "DEU", "JPN", "BRA", "FRA", "GBR", "CAN", "AUS"]
     print("retention-sync-bench facts: a table of \(customers) customers (one record of \(FactsTable.recordSize) bytes each)")
 
-    // Keys spread evenly over the 96-bit space, in ascending order, as pseudonyms (HMAC outputs) are.
+    // Keys spread evenly over the 80-bit space, in ascending order, as pseudonyms (HMAC outputs) are.
     let step = UInt64.max / UInt64(customers)
     func key(_ index: Int) -> [UInt8] {
         let high = UInt64(index) &* step
-        return (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * $0)) } + [0x5A, 0x5A, 0x5A, UInt8(truncatingIfNeeded: index)]
+        return (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * $0)) } + [0x5A, UInt8(truncatingIfNeeded: index)]
     }
+    let products = ["com.example.monthly", "com.example.yearly"]
     var started = ContinuousClock.now
     var builder = try FactsTable.Builder(header: FactsTable.Header(bundleId: "com.example.app", environment: "production",
-                                                                   keyId: "0badc0de", count: customers, newestFact: now))
+                                                                   keyId: "0badc0de", count: customers, newestFact: now,
+                                                                   autoRenewProducts: products))
     for index in 0..<customers {
         var facts = CustomerFacts(storefront: storefronts[index % storefronts.count], currency: "USD", price: 9990,
                                   firstPurchase: now - Int64(index % 900) * 86_400_000, ownership: index % 9 == 0 ? .familyShared : .purchased,
                                   inBillingRetry: index % 40 == 0, priceIncrease: PriceIncreaseState.none, transactionAsOf: now - 86_400_000,
                                   renewalAsOf: now - 86_400_000)
         if index % 4 == 0 { facts.offersRedeemed[.promotional] = now - Int64(index % 200) * 86_400_000 }
+        facts.autoRenewProductId = products[index % 7 == 0 ? 1 : 0]
         try builder.append(key: key(index), facts)
     }
     let bytes = builder.bytes
@@ -66,7 +69,7 @@ import RetentionMessagingModels
     var random = SystemRandomNumberGenerator()
     let hits = (0..<4096).map { _ -> String in
         let index = Int.random(in: 0..<customers, using: &random)
-        return key(index).map { String(format: "%02x", $0) }.joined() + String(repeating: "0", count: 40)
+        return key(index).map { String(format: "%02x", $0) }.joined() + String(repeating: "0", count: 44)
     }
     let misses = (0..<4096).map { _ in (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &random)) }.joined() }
     var found = 0
