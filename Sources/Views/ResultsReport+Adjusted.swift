@@ -1,0 +1,42 @@
+public import Experiments
+
+extension ResultsReport {
+    /// The adjusted differences of one arm, in one sentence every view shows under the plain one:
+    /// `adjusted for tenureBand (1-3m, 3-12m, 12m+ against 0-1m), always-valid: kept at 24 h +9.8 points
+    /// (+6.0 to +13.6), 28% narrower; renewed …` — or why there is none; nil when neither rate has a
+    /// plain difference yet.
+    public static func adjustedSentence(_ arm: ArmComparison) -> String? {
+        let metrics = [("kept at 24 h", arm.kept24h.adjusted), ("renewed", arm.renewed.adjusted)]
+            .compactMap { name, adjusted in adjusted.map { (name, $0) } }
+        guard !metrics.isEmpty else { return nil }
+        let reasons = Set(metrics.compactMap(\.1.withheld))
+        if reasons.count == 1, metrics.allSatisfy({ $0.1.withheld != nil }), let reason = reasons.first {
+            return "adjusted for pre-exposure facts: not shown — \(reason)"
+        }
+        let estimated = metrics.filter { $0.1.withheld == nil }
+        let shared = Set(estimated.map { covariatesPhrase($0.1.covariates) }).count == 1
+        let clauses = metrics.map { name, adjusted -> String in
+            guard let value = adjusted.difference, let interval = adjusted.interval else {
+                return "\(name) not shown — \(adjusted.withheld ?? "no estimate")"
+            }
+            var clause = "\(name) \(points(value)) points (\(points(interval.low)) to \(points(interval.high)))"
+            if let ratio = adjusted.widthRatio { clause += ", " + widthPhrase(ratio) }
+            if !shared { clause += " for \(covariatesPhrase(adjusted.covariates))" }
+            return clause
+        }
+        let guarantee = estimated.first?.1.guarantee ?? "always-valid"
+        let heading = shared ? "adjusted for \(covariatesPhrase(estimated[0].1.covariates)), \(guarantee)" : "adjusted, \(guarantee)"
+        return "\(heading): \(clauses.joined(separator: "; "))"
+    }
+
+    /// `tenureBand (1-3m, 12m+ against 0-1m), billing (retry against none)`.
+    static func covariatesPhrase(_ covariates: [RegressionAdjustment.Covariate]) -> String {
+        covariates.map { "\($0.name) (\($0.levels.joined(separator: ", ")) against \($0.reference))" }.joined(separator: ", ")
+    }
+
+    /// `28% narrower`, `3% wider`, `as wide`: the adjusted interval against the plain one.
+    static func widthPhrase(_ ratio: Double) -> String {
+        let percent = Int(((1 - ratio) * 100).rounded())
+        return percent > 0 ? "\(percent)% narrower" : percent < 0 ? "\(-percent)% wider" : "as wide"
+    }
+}
