@@ -143,11 +143,14 @@ import TestSupport
         #expect(report.formatVersion == "2.1")
         #expect(report.method.adjustedDifferenceInterval?.contains("Lin") == true)
 
+        let text = report.text()
+        print("Through the report, truth +9.0 points on renewal:\n" + text.split(separator: "\n").filter { $0.contains("half-price vs") || $0.contains("adjusted for") }
+            .joined(separator: "\n"))
         let json = String(decoding: try report.jsonData(), as: UTF8.self)
         #expect(json.contains("\"adjusted\" : {"))
         #expect(json.contains("\"name\" : \"tenureBand\""))
         let sentence = "adjusted for tenureBand (1-3m, 12m+, 3-12m against 0-1m), always-valid:"
-        #expect(report.text().contains("    " + sentence), "\(report.text())")
+        #expect(text.contains("    " + sentence), "\(text)")
         #expect(report.markdown().contains("  - `half-price` " + sentence))
         let html = report.html(timeline: ResultsTimeline(now: now.milliseconds, arms: []))
         #expect(html.contains("<li class=\"adjusted\">half-price vs keep-message, " + sentence))
