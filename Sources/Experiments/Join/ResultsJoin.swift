@@ -483,6 +483,14 @@ struct ResultsJoin {
         } else if x.expired || now > x.deadline {
             outcomes.notRenewed += 1
         }
+        if x.time + paidHorizon + Self.paymentLag <= now {
+            outcomes.paidDecided += 1
+            if x.paidCurrency != Interner.null {
+                let amount = Double(x.paid)
+                let sums = outcomes.paid[x.paidCurrency] ?? (0, 0)
+                outcomes.paid[x.paidCurrency] = (sums.total + amount, sums.squares + amount * amount)
+            }
+        }
         tally.byFacts[x.facts] = outcomes
     }
 

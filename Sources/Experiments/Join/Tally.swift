@@ -46,6 +46,10 @@ struct FactOutcomes {
     var notKept = 0
     var renewed = 0
     var notRenewed = 0
+    /// Customers whose paid horizon and lag have passed, and per currency (interned) what those who
+    /// paid in it paid: Σx and Σx², milliunits.
+    var paidDecided = 0
+    var paid: [Int32: (total: Double, squares: Double)] = [:]
 }
 
 /// The sums behind a mean paid per customer and its variance, in one currency.

@@ -8,6 +8,8 @@ struct FactTables {
 
     private(set) var kept: [String: [RegressionAdjustment.Cell]] = [:]
     private(set) var renewed: [String: [RegressionAdjustment.Cell]] = [:]
+    /// Per row: each combination's customers whose money is decided, and what they paid per currency.
+    private(set) var paid: [String: [(levels: [String], decided: Int, currencies: [String: (total: Double, squares: Double)])]] = [:]
     /// Rows with customers beyond the 65,535 combinations the join numbers.
     private(set) var overflowing: Set<String> = []
 
@@ -33,7 +35,22 @@ struct FactTables {
                     renewed[key, default: []].append(.init(levels: levels, count: renewedCount, total: Double(outcomes.renewed),
                                                            squares: Double(outcomes.renewed)))
                 }
+                if outcomes.paidDecided > 0 {
+                    let currencies = Dictionary(uniqueKeysWithValues: outcomes.paid.compactMap { currency, sums in
+                        join.string(currency).map { ($0, sums) }
+                    })
+                    paid[key, default: []].append((levels, outcomes.paidDecided, currencies))
+                }
             }
+        }
+    }
+
+    /// A row's cells for the money paid in `currency`: every customer whose money is decided, those who
+    /// paid in another currency or nothing at 0, as the plain paid per customer counts them.
+    func paid(_ key: String, currency: String) -> [RegressionAdjustment.Cell] {
+        (paid[key] ?? []).map { cell in
+            let sums = cell.currencies[currency] ?? (0, 0)
+            return RegressionAdjustment.Cell(levels: cell.levels, count: cell.decided, total: sums.total, squares: sums.squares)
         }
     }
 
@@ -43,15 +60,32 @@ struct FactTables {
 }
 
 extension ResultsReport {
-    static let adjustedMethod = "Lin's regression adjustment (2013), the regression form of CUPED: per arm, least squares of the outcome "
+    /// The customers' standard deviation within the two arms, pooled, as the plain difference of means
+    /// sets its mixing parameter from.
+    static func pooledStandardDeviation(_ treatment: [RegressionAdjustment.Cell], _ control: [RegressionAdjustment.Cell]) -> Double {
+        var squares = 0.0
+        var count = 0
+        for cells in [treatment, control] {
+            let n = cells.reduce(0) { $0 + $1.count }
+            let total = cells.reduce(0) { $0 + $1.total }
+            guard n > 0 else { continue }
+            squares += cells.reduce(0) { $0 + $1.squares } - total * total / Double(n)
+            count += n
+        }
+        return count > 2 ? max(0, squares / Double(count - 2)).squareRoot() : 0
+    }
+
+    static let adjustedMethod = "Lin's regression adjustment (2013), the regression form of CUPED: per arm, least squares of the outcome (1 or 0 "
+        + "for a rate, the milliunits paid in the currency for money) "
         + "on indicator columns of the facts serve knew before the answer (\(FactTables.covariates.joined(separator: ", ")); unknown a level "
         + "of its own), centred on both arms' customers, over the same decided customers as the plain difference; a level needs "
         + "\(RegressionAdjustment.minimumLevelCustomers) decided customers with it and \(RegressionAdjustment.minimumLevelCustomers) "
         + "without it in each arm, else it counts with the fact's most common level; HC2 robust variance; the interval is the plain "
-        + "difference's normal mixture over that estimate and variance, valid at every look; shown beside the plain difference, "
+        + "difference's normal mixture (for money, its mixing standard deviation 0.1 of the customers' pooled standard deviation) "
+        + "over that estimate and variance, valid at every look; shown beside the plain difference, "
         + "which alone decides verdicts, the recommendation and promote"
 
-    /// Fills `adjusted` on every split comparison's rate differences that have a plain difference.
+    /// Fills `adjusted` on every split comparison's rate and money differences that have a plain difference.
     static func adjust(_ comparisons: inout [SplitComparison], facts: FactTables) {
         for index in comparisons.indices {
             let comparison = comparisons[index]
@@ -65,14 +99,23 @@ extension ResultsReport {
                                                 alpha: comparison.alpha, overflow: overflow)
                 arm.renewed.adjusted = adjusted(plain: arm.renewed, treatment: facts.renewed[key] ?? [], control: facts.renewed[base] ?? [],
                                                 alpha: comparison.alpha, overflow: overflow)
+                for (currency, plain) in arm.paidPerCustomer.sorted(by: { $0.key < $1.key }) {
+                    let treatment = facts.paid(key, currency: currency), control = facts.paid(base, currency: currency)
+                    arm.paidPerCustomer[currency]?.adjusted = adjusted(
+                        plain: plain, treatment: treatment, control: control, alpha: comparison.alpha,
+                        overflow: overflow, tau: MeanDifferenceConfidenceSequence.mixingStandardDeviations * pooledStandardDeviation(treatment, control),
+                        bound: .infinity)
+                }
                 comparisons[index].arms[armIndex] = arm
             }
         }
     }
 
-    /// The adjusted difference beside `plain`, with its always-valid interval at `alpha`.
+    /// The adjusted difference beside `plain`, with its always-valid interval at `alpha` (mixing standard
+    /// deviation `tau`), kept within ±`bound` as a rate's difference is.
     static func adjusted(plain: Difference, treatment: [RegressionAdjustment.Cell], control: [RegressionAdjustment.Cell],
-                         alpha: Double, overflow: Bool) -> AdjustedDifference? {
+                         alpha: Double, overflow: Bool,
+                         tau: Double = DifferenceConfidenceSequence.mixingStandardDeviation, bound: Double = 1) -> AdjustedDifference? {
         guard let plainInterval = plain.interval else { return nil }
         func withheld(_ reason: String) -> AdjustedDifference {
             AdjustedDifference(difference: nil, interval: nil, guarantee: nil, covariates: [], widthRatio: nil, withheld: reason)
@@ -84,9 +127,12 @@ extension ResultsReport {
         case .withheld(let reason):
             return withheld(reason)
         case .estimate(let estimate):
-            guard estimate.variance > 0 else { return withheld("every decided customer of both arms had the same outcome: nothing to adjust") }
-            let half = DifferenceConfidenceSequence.halfWidth(variance: estimate.variance, alpha: alpha)
-            let interval = ProportionInterval(low: rounded(max(-1, estimate.difference - half)), high: rounded(min(1, estimate.difference + half)))
+            guard estimate.variance > 0, tau > 0 else {
+                return withheld("every decided customer of both arms had the same outcome: nothing to adjust")
+            }
+            let half = DifferenceConfidenceSequence.halfWidth(variance: estimate.variance, alpha: alpha, tau: tau)
+            let interval = ProportionInterval(low: rounded(max(-bound, estimate.difference - half)),
+                                              high: rounded(min(bound, estimate.difference + half)))
             let plainWidth = plainInterval.high - plainInterval.low
             return AdjustedDifference(difference: rounded(estimate.difference), interval: interval, guarantee: "always-valid",
                                       covariates: estimate.covariates,

@@ -222,8 +222,8 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var estimateWithheld: String?
         /// For a rate: the difference relative to the control's rate (0.27 is 27% more), beside the points.
         public var relative: Double? = nil
-        /// On a split group's comparison of rates: the same difference adjusted for what was known of
-        /// the customers before the exposure, beside the plain one (see `AdjustedDifference`).
+        /// On a split group's comparison (rates and paid per customer): the same difference adjusted for
+        /// what was known of the customers before the exposure, beside the plain one (see `AdjustedDifference`).
         public var adjusted: AdjustedDifference? = nil
     }
 
@@ -232,7 +232,7 @@ public struct ResultsReport: Sendable, Codable, Equatable {
     /// `RegressionAdjustment`). Shown beside the plain difference; the verdict, the recommendation and
     /// `promote` still read the plain one.
     public struct AdjustedDifference: Sendable, Codable, Equatable {
-        /// The adjusted arm's rate minus the control's; absent when `withheld`.
+        /// The adjusted arm's rate (or paid per customer, milliunits) minus the control's; absent when `withheld`.
         public var difference: Double?
         /// Its interval at the comparison's level, of the kind `guarantee` names.
         public var interval: ProportionInterval?
