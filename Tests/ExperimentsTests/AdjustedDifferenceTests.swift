@@ -54,6 +54,23 @@ import TestSupport
         #expect(ratio > 0.97 && ratio < 1.03, "median width ratio \(ratio)")
     }
 
+    /// The same customers, each renewing one paying 9.99 (a monthly plan) or, one time in ten, 59.99 (a
+    /// yearly one): the arm's true difference in paid per customer is 5 points of 14.99, 0.75.
+    static let paying = FactsSimulation.run(bandRates: [0.05, 0.25, 0.70, 0.90], effect: 0.05, seeds: seeds, firstSeed: 60_000,
+                                            price: (14_990, { $0.chance(0.1) ? 59_990 : 9_990 }))
+
+    @Test func readingTheAdjustedPaidPerCustomerAtEveryLookHoldsTheTrueDifferenceInAtLeast94PercentOfSeeds() {
+        let result = Self.paying
+        let ratio = result.medianAdjustedWidth / result.medianPlainWidth
+        print("Adjusted paid per customer, \(Self.seeds) seeds × 10 looks: held at every look in \(result.everyLookCovered) (plain: "
+              + "\(result.plainEveryLookCovered)), fixed-horizon 95% at the last look in \(result.fixedCovered); median width "
+              + "\(Int(((1 - ratio) * 100).rounded()))% narrower")
+        #expect(Double(result.everyLookCovered) >= 0.94 * Double(Self.seeds))
+        #expect(Double(result.fixedCovered) >= 0.94 * Double(Self.seeds))
+        // Tenure predicts whether a customer pays, not which plan: less of the spread is explained than for renewing.
+        #expect(ratio <= 0.95, "median width ratio \(ratio)")
+    }
+
     // MARK: The arithmetic
 
     @Test func adjustingForOneFactIsTheDifferenceOfItsLevelsMeansWeightedByBothArmsCustomers() throws {
@@ -140,6 +157,10 @@ import TestSupport
         #expect(arm.renewed.interval?.contains(0.09) == true, "\(arm.renewed)")
         // Keeping does not depend on tenure: adjusting changes little.
         #expect(arm.kept24h.adjusted?.widthRatio.map { $0 > 0.95 && $0 < 1.05 } == true, "\(String(describing: arm.kept24h.adjusted))")
+        // A renewal pays 9.99, so the arm pays 0.9 × 0.10 × 9.99 = 0.8991 more per customer, for every tenure.
+        let paid = try #require(arm.paidPerCustomer["USD"]?.adjusted)
+        #expect(paid.interval?.contains(899.1) == true, "\(paid)")
+        #expect(paid.covariates.map(\.name) == ["tenureBand"])
         #expect(report.formatVersion == "2.1")
         #expect(report.method.adjustedDifferenceInterval?.contains("Lin") == true)
 
@@ -172,10 +193,11 @@ import TestSupport
     }
 }
 
-/// Two-arm experiments drawn as the per-cell counts the join keeps: every customer has a tenure band
+/// Two-arm experiments drawn as the per-cell sums the join keeps: every customer has a tenure band
 /// (four, equally likely), a recent offer (yes 30%, no 60%, unknown 10%) and a billing state (none 70%,
 /// retry 20%, unknown 10%); they renew with their band's rate, plus `effect` in the arm — the same
-/// effect for everyone, so it is the true average effect.
+/// effect for everyone, so it is the true average effect. With `price`, the outcome is what a renewing
+/// customer pays (drawn by `price`) and 0 otherwise, and the truth is `effect` times its mean.
 struct FactsSimulation {
     var everyLookCovered = 0
     var plainEveryLookCovered = 0
@@ -188,37 +210,43 @@ struct FactsSimulation {
     static let offers = ["offer within 90 days", "no offer within 90 days", "unknown"]
     static let billing = ["none", "retry", "unknown"]
 
-    static func run(bandRates: [Double], effect: Double, seeds: Int, firstSeed: UInt64) -> FactsSimulation {
+    /// Per cell (band × offer × billing): customers, Σ outcome, Σ outcome².
+    typealias Sums = [(n: Int, total: Double, squares: Double)]
+
+    static func run(bandRates: [Double], effect: Double, seeds: Int, firstSeed: UInt64,
+                    price: (mean: Double, draw: (inout SplitMix64) -> Double)? = nil) -> FactsSimulation {
+        let truth = effect * (price?.mean ?? 1)
         var result = FactsSimulation()
         var adjustedWidths: [Double] = []
         var plainWidths: [Double] = []
         for seed in 0 ..< UInt64(seeds) {
             var random = SplitMix64(seed: firstSeed + seed)
-            // Per arm and cell (band × offer × billing): customers and renewals.
-            var counts = [[(n: Int, renewed: Int)]](repeating: .init(repeating: (0, 0), count: 36), count: 2)
+            var sums = [Sums](repeating: .init(repeating: (0, 0, 0), count: 36), count: 2)
             var held = true
             var plainHeld = true
-            for _ in 1 ... 10 {
+            for look in 1 ... 10 {
                 for arm in 0 ..< 2 {
                     for _ in 0 ..< 100 {
                         let band = Int(random.below(4))
-                        let offer = draw(&random, [0.3, 0.6])
-                        let billing = draw(&random, [0.7, 0.2])
-                        let index = band * 9 + offer * 3 + billing
-                        counts[arm][index].n += 1
-                        if random.chance(bandRates[band] + (arm == 1 ? effect : 0)) { counts[arm][index].renewed += 1 }
+                        let index = band * 9 + draw(&random, [0.3, 0.6]) * 3 + draw(&random, [0.7, 0.2])
+                        let renewed = random.chance(bandRates[band] + (arm == 1 ? effect : 0))
+                        let value = renewed ? price?.draw(&random) ?? 1 : 0
+                        sums[arm][index] = (sums[arm][index].n + 1, sums[arm][index].total + value, sums[arm][index].squares + value * value)
                     }
                 }
-                let plain = plainInterval(counts)
-                if !plain.contains(effect) { plainHeld = false }
-                let result2 = RegressionAdjustment.estimate(covariates: ["tenureBand", "offerWithin90Days", "billing"],
-                                                            treatment: cells(counts[1]), control: cells(counts[0]))
-                guard case .estimate(let estimate) = result2 else { continue }
+                let (treatment, control) = (cells(sums[1]), cells(sums[0]))
+                let plain = plainInterval(treatment, control, money: price != nil)
+                if !plain.contains(truth) { plainHeld = false }
+                let outcome = RegressionAdjustment.estimate(covariates: ["tenureBand", "offerWithin90Days", "billing"],
+                                                            treatment: treatment, control: control)
+                guard case .estimate(let estimate) = outcome else { continue }
                 result.adjustedLooks += 1
-                let half = DifferenceConfidenceSequence.halfWidth(variance: estimate.variance)
-                if abs(estimate.difference - effect) > half { held = false }
-                if counts[0].reduce(0, { $0 + $1.n }) == 1000 {
-                    if abs(estimate.difference - effect) <= WilsonInterval.z95 * estimate.variance.squareRoot() { result.fixedCovered += 1 }
+                let tau = price == nil ? DifferenceConfidenceSequence.mixingStandardDeviation
+                    : MeanDifferenceConfidenceSequence.mixingStandardDeviations * ResultsReport.pooledStandardDeviation(treatment, control)
+                let half = DifferenceConfidenceSequence.halfWidth(variance: estimate.variance, tau: tau)
+                if abs(estimate.difference - truth) > half { held = false }
+                if look == 10 {
+                    if abs(estimate.difference - truth) <= WilsonInterval.z95 * estimate.variance.squareRoot() { result.fixedCovered += 1 }
                     adjustedWidths.append(2 * half)
                     plainWidths.append(plain.high - plain.low)
                 }
@@ -237,20 +265,27 @@ struct FactsSimulation {
         return u < chances[0] ? 0 : u < chances[0] + chances[1] ? 1 : 2
     }
 
-    static func cells(_ counts: [(n: Int, renewed: Int)]) -> [RegressionAdjustment.Cell] {
-        counts.indices.compactMap { index in
-            let count = counts[index]
-            guard count.n > 0 else { return nil }
+    static func cells(_ sums: Sums) -> [RegressionAdjustment.Cell] {
+        sums.indices.compactMap { index in
+            let cell = sums[index]
+            guard cell.n > 0 else { return nil }
             return RegressionAdjustment.Cell(levels: [bands[index / 9], offers[index / 3 % 3], billing[index % 3]],
-                                             count: count.n, total: Double(count.renewed), squares: Double(count.renewed))
+                                             count: cell.n, total: cell.total, squares: cell.squares)
         }
     }
 
-    static func plainInterval(_ counts: [[(n: Int, renewed: Int)]]) -> ProportionInterval {
-        let arms = counts.map { cells in
-            DifferenceConfidenceSequence.Arm(successes: cells.reduce(0) { $0 + $1.renewed }, trials: cells.reduce(0) { $0 + $1.n })
+    /// The plain difference's always-valid interval, as the report draws it.
+    static func plainInterval(_ treatment: [RegressionAdjustment.Cell], _ control: [RegressionAdjustment.Cell], money: Bool) -> ProportionInterval {
+        func total(_ cells: [RegressionAdjustment.Cell]) -> (n: Int, total: Double, squares: Double) {
+            cells.reduce((0, 0.0, 0.0)) { ($0.0 + $1.count, $0.1 + $1.total, $0.2 + $1.squares) }
         }
-        return DifferenceConfidenceSequence.interval(treatment: arms[1], control: arms[0])!
+        let (t, c) = (total(treatment), total(control))
+        if money {
+            return MeanDifferenceConfidenceSequence.interval(treatment: MeanEstimate(count: t.n, total: t.total, squares: t.squares),
+                                                             control: MeanEstimate(count: c.n, total: c.total, squares: c.squares))!
+        }
+        return DifferenceConfidenceSequence.interval(treatment: .init(successes: Int(t.total), trials: t.n),
+                                                     control: .init(successes: Int(c.total), trials: c.n))!
     }
 
     static func median(_ values: [Double]) -> Double {
