@@ -105,6 +105,9 @@ extension ResultsReport {
                 var line = "\(arm.rule) vs \(comparison.control ?? "-"): kept at 24 h \(Self.sentence(arm.kept24h)); renewed \(Self.sentence(arm.renewed))"
                 if let paid = paidSentence(arm.paidPerCustomer) { line += "; \(paid)" }
                 page.line("<li>\(esc(line))</li>")
+                if let adjusted = Self.adjustedSentence(arm) {
+                    page.line("<li class=\"adjusted\">\(esc("\(arm.rule) vs \(comparison.control ?? "-"), \(adjusted)"))</li>")
+                }
             }
             page.line("</ul>")
         }

@@ -62,6 +62,7 @@ extension ResultsReport {
                 var line = "  \(arm.rule) vs \(comparison.control ?? "-"): kept at 24 h \(Self.sentence(arm.kept24h)); renewed \(Self.sentence(arm.renewed))"
                 if let paid = paidSentence(arm.paidPerCustomer) { line += "; \(paid)" }
                 lines.append(line)
+                if let adjusted = Self.adjustedSentence(arm) { lines.append("    \(adjusted)") }
             }
             if let verdictWarning = comparison.verdictWarning {
                 lines.append("  warning: \(verdictWarning)")
@@ -99,6 +100,10 @@ extension ResultsReport {
                 + "for information; it is already inside paid, never subtracted from it"),
             ("App Store Connect retention offer", "an offer of the retention layer App Store Connect configures (offerType 5), redeemed after "
                 + "the answer: Apple shows that layer when the answer is none, late or failed"),
+            ("adjusted", "the same difference over the same decided customers, corrected for what serve knew of them before the answer "
+                + "(storefront, tenure band, a recent offer, billing state): regression adjustment, the regression form of CUPED; its "
+                + "interval is always valid as the plain one's is, and narrower when those facts predict the outcome; the verdicts read "
+                + "the plain difference"),
             ("period", "one configuration of a split group (its arms and shares); a change of shares, arms or control starts the next, and each customer counts once, in the arm and period of their first exposure"),
         ]
     }
@@ -246,6 +251,9 @@ extension ResultsReport {
             for check in comparison.guardrails ?? [] {
                 lines.append("  - \(check.crossed ? ":warning: guardrail **crossed**" : "guardrail holds"): "
                              + Self.cell(ResultsReport.sentence(check, control: comparison.control ?? "-")))
+            }
+            for arm in comparison.arms {
+                if let adjusted = Self.adjustedSentence(arm) { lines.append("  - `\(arm.rule)` \(Self.cell(adjusted))") }
             }
             if let verdictWarning = comparison.verdictWarning {
                 lines.append("  - :warning: \(verdictWarning)")

@@ -45,6 +45,11 @@ struct EventSimulator {
     var currencies = ["USD"]
     /// The storefronts customers come from (the decision's `storefront`), one drawn per customer; none by default.
     var storefronts: [String] = []
+    /// The tenure bands customers come from (the decision's `tenureBand`), one drawn per customer with
+    /// equal chances, and what each adds to every arm's `renewRate`: a fact known before the exposure
+    /// that predicts renewing, while each arm's effect is the same for everyone. None by default, when
+    /// it draws no random numbers, so every other simulation stays as it was.
+    var tenureBands: [(band: String, renewShift: Double)] = []
     /// Every way a customer can take an offer, and the takings that do not count: kept customers of an
     /// offer arm who did not redeem it at once may get it with their renewal (a DID_RENEW carrying the
     /// offer), and renewed customers sometimes redeem the offer or switch product after renewing, which
@@ -129,6 +134,7 @@ struct EventSimulator {
             let exposure = start + random.below(Int64(days) * EventTime.day)
             let currency = currencies.count > 1 ? currencies[Int(random.below(Int64(currencies.count)))] : currencies[0]
             let storefront = storefronts.isEmpty ? nil : storefronts[Int(random.below(Int64(storefronts.count)))]
+            let tenure = tenureBands.isEmpty ? nil : tenureBands[Int(random.below(Int64(tenureBands.count)))]
             let expiry: Int64
             if random.chance(unknownExpiryShare) {
                 expiry = exposure + EventTime.day + random.below(28 * EventTime.day)
@@ -141,9 +147,10 @@ struct EventSimulator {
             // The transaction current at the exposure: what later notifications carry until a new charge.
             var current = (purchase: expiry - 30 * EventTime.day, price: Int64(9990), expires: expiry)
             firstExposures.append((customer, arm.rule, exposure))
-            decision(&random, customer, arm, time: exposure, storefront: storefront)
+            decision(&random, customer, arm, time: exposure, storefront: storefront, tenureBand: tenure?.band)
             if random.chance(0.2) {
-                decision(&random, customer, arm, time: exposure + EventTime.hour + random.below(3 * EventTime.day), storefront: storefront)
+                decision(&random, customer, arm, time: exposure + EventTime.hour + random.below(3 * EventTime.day), storefront: storefront,
+                         tenureBand: tenure?.band)
             }
             let kept = random.chance(storefront.flatMap { arm.keepRateBy[$0] } ?? arm.keepRate)
             if !kept {
@@ -179,7 +186,7 @@ struct EventSimulator {
                 default: nextProduct = alternate
                 }
             }
-            if random.chance(arm.renewRate) {
+            if random.chance(arm.renewRate + (tenure?.renewShift ?? 0)) {
                 let price = renewalOffer != nil ? 4990 : renewalProduct == Self.product ? 9990 : Self.alternatePrice
                 let renewedTo = expiry + (renewalProduct == Self.product ? 30 : 365) * EventTime.day
                 outcome(&random, customer, "DID_RENEW", nil, time: expiry + 300_000, effective: expiry, expires: renewedTo,
@@ -215,7 +222,8 @@ struct EventSimulator {
                 expires: expires, price: price, currency: currency, offer: offer, product: product, purchase: purchase)
     }
 
-    private mutating func decision(_ random: inout SplitMix64, _ customer: String, _ arm: Arm, time: Int64, storefront: String? = nil) {
+    private mutating func decision(_ random: inout SplitMix64, _ customer: String, _ arm: Arm, time: Int64, storefront: String? = nil,
+                                   tenureBand: String? = nil) {
         var fields: [String: Field] = [
             "alternateProductId": arm.alternateProduct.map { .string($0) } ?? .null, "answer": .string(arm.answer), "arm": splitGroup == nil ? .null : .string(arm.rule),
             "customer": .string(customer), "environment": .string(environment), "eventId": .string(random.uuid()),
@@ -229,6 +237,7 @@ struct EventSimulator {
             "splitGroup": splitGroup.map { .string($0) } ?? .null, "splitLayout": splitGroup == nil ? .null : .string(layout),
             "time": .string(EventTime.format(time + decisionClockOffset)),
             "type": .string("decision"), "storefront": storefront.map { .string($0) } ?? .null,
+            "tenureBand": tenureBand.map { .string($0) } ?? .null,
         ]
         if arm.answer == "none" { fields["messageIdentifier"] = .null }
         write(&random, "decisions", time + decisionClockOffset, fields)

@@ -53,6 +53,10 @@ struct ResultsJoin {
     }
 
     private(set) var tallies: [ArmKey: Tally] = [:]
+    /// Every combination of pre-exposure facts a customer was first exposed with, numbered in the order
+    /// first seen (`OpenExposure.facts`); `FactCell.overflow` stands for any beyond the 65,535th.
+    private(set) var factCells: [FactCell] = []
+    private var factCellIds: [FactCell: UInt16] = [:]
     private(set) var breakdownTallies: [ArmKey: [Int32: Tally]] = [:]
     private(set) var armInfo: [ArmKey: ArmInfo] = [:]
     private(set) var keyIds: Set<Int32> = []
@@ -290,6 +294,8 @@ struct ResultsJoin {
                                     deadline: deadline, answer: event.answer, offered: offered)
         exposure.lastPaid = event.time
         exposure.answeredLate = event.latencyMicros != Event.absent && event.latencyMicros > Self.appleBudgetMicros
+        exposure.facts = factCellId(FactCell(storefront: event.storefront, tenureBand: event.tenureBand,
+                                             offerWithin90Days: event.offerRecent, billing: event.billing))
         exposure.next = heads[event.customer] ?? -1
         let index: Int32
         if let reused = free.popLast() {
@@ -303,6 +309,16 @@ struct ResultsJoin {
         // horizon's end with its lag.
         closing.push(max(event.time + Self.keptWindow, deadline, event.time + paidHorizon + Self.paymentLag), index)
         counts.peakOpenExposures = max(counts.peakOpenExposures, closing.count)
+    }
+
+    /// The number of a combination of facts, numbering it when it is new.
+    private mutating func factCellId(_ cell: FactCell) -> UInt16 {
+        if let id = factCellIds[cell] { return id }
+        guard factCells.count < Int(FactCell.overflow) else { return FactCell.overflow }
+        let id = UInt16(factCells.count)
+        factCells.append(cell)
+        factCellIds[cell] = id
+        return id
     }
 
     private mutating func join(outcome event: Event) {
@@ -388,6 +404,7 @@ struct ResultsJoin {
         let x = exposures[index]
         var tally = tallies[x.arm] ?? Tally()
         count(x, into: &tally)
+        countFacts(x, into: &tally)
         tallies[x.arm] = tally
         if breakdown {
             var byDimension = breakdownTallies[x.arm] ?? [:]
@@ -455,6 +472,29 @@ struct ResultsJoin {
         } else {
             tally.paidPending += 1
         }
+    }
+
+    /// The exposure's decided outcomes under its combination of pre-exposure facts, for the adjusted
+    /// differences: the same customers as the row's decided rates.
+    private func countFacts(_ x: OpenExposure, into tally: inout Tally) {
+        var outcomes = tally.byFacts[x.facts] ?? FactOutcomes()
+        if x.time + Self.keptWindow <= now {
+            if x.turnedOff { outcomes.notKept += 1 } else { outcomes.kept += 1 }
+        }
+        if x.renewed {
+            outcomes.renewed += 1
+        } else if x.expired || now > x.deadline {
+            outcomes.notRenewed += 1
+        }
+        if x.time + paidHorizon + Self.paymentLag <= now {
+            outcomes.paidDecided += 1
+            if x.paidCurrency != Interner.null {
+                let amount = Double(x.paid)
+                let sums = outcomes.paid[x.paidCurrency] ?? (0, 0)
+                outcomes.paid[x.paidCurrency] = (sums.total + amount, sums.squares + amount * amount)
+            }
+        }
+        tally.byFacts[x.facts] = outcomes
     }
 
     private mutating func countDays(_ x: OpenExposure) {

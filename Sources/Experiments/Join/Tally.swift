@@ -26,6 +26,30 @@ struct Tally {
     var paid: [Int32: PaidSums] = [:]
     /// Payments in a currency other than the customer's first within the horizon: not counted.
     var otherCurrencyPayments = 0
+    /// Per combination of pre-exposure facts (`ResultsJoin.factCells`): the decided outcomes.
+    var byFacts: [UInt16: FactOutcomes] = [:]
+}
+
+/// What serve knew of a customer when it first answered them (interned; null when unknown).
+struct FactCell: Hashable {
+    static let overflow = UInt16.max
+
+    var storefront: Int32
+    var tenureBand: Int32
+    var offerWithin90Days: Int32
+    var billing: Int32
+}
+
+/// The decided outcomes of one row's customers who share one combination of facts.
+struct FactOutcomes {
+    var kept = 0
+    var notKept = 0
+    var renewed = 0
+    var notRenewed = 0
+    /// Customers whose paid horizon and lag have passed, and per currency (interned) what those who
+    /// paid in it paid: Σx and Σx², milliunits.
+    var paidDecided = 0
+    var paid: [Int32: (total: Double, squares: Double)] = [:]
 }
 
 /// The sums behind a mean paid per customer and its variance, in one currency.
@@ -100,6 +124,8 @@ struct OpenExposure {
     /// Payments for a period longer than the horizon (a yearly plan), counted whole.
     var longPayments: UInt8 = 0
     var otherCurrencyPayments: UInt8 = 0
+    /// The customer's combination of pre-exposure facts (`ResultsJoin.factCells`).
+    var facts: UInt16 = 0
 
     init(customer: CustomerKey, arm: ArmKey, dimension: Int32, time: Int64, deadline: Int64, answer: Answer, offered: Int32) {
         self.customer = customer

@@ -183,8 +183,9 @@ extension ResultsReport {
         checkKeys(join, keys: keys, window: window, into: &checks)
         if let configured { checkConfigured(configured, rows: rows, window: window, into: &checks) }
         checks.warnings(into: &warnings)
-        let comparisons = checkGuardrails(compare(rows, configured: configured, warnings: &warnings), by: configuration?.guardrails ?? [],
-                                          warnings: &warnings)
+        var comparisons = compare(rows, configured: configured, warnings: &warnings)
+        adjust(&comparisons, facts: FactTables(join))
+        comparisons = checkGuardrails(comparisons, by: configuration?.guardrails ?? [], warnings: &warnings)
         let segments = breakdownRows.map { segmentComparisons($0) }
         var method = method(paidHorizonDays: Int(join.paidHorizon / EventTime.day))
         if let segments {
@@ -216,7 +217,8 @@ extension ResultsReport {
             paidHorizonDays: paidHorizonDays, paymentLagDays: Int(ResultsJoin.paymentLag / EventTime.day),
             paidInterval: "normal approximation, 95%, on the mean paid per decided customer",
             paidDifferenceInterval: "always-valid confidence sequence on the difference of means: the same normal mixture, its "
-                + "standard deviation 0.1 of the customers' pooled standard deviation, valid at every look")
+                + "standard deviation 0.1 of the customers' pooled standard deviation, valid at every look",
+            adjustedDifferenceInterval: adjustedMethod)
     }
 
     /// The rows of the joined tallies, each arm with the period its layout began.

@@ -18,12 +18,12 @@ public enum ResultsBreakdown: String, Sendable, Codable, CaseIterable {
 
 /// The readout of decisions joined with outcomes: per flow and rule (each split arm is a rule), the
 /// rates with their intervals, and each split arm compared with its control. The JSON form (format
-/// version 2.0: `paid` and `paidPerCustomer` replaced 1.x's `revenueRetained`, `netRevenue` and
-/// `netRevenuePerExposedDifference`, which took the discount off twice; fields are only ever added
-/// within 2.x) is documented in docs/outcomes-and-experiments.md; keys are sorted, lists ordered, so
+/// version 2.1: 2.0's `paid` and `paidPerCustomer` replaced 1.x's `revenueRetained`, `netRevenue` and
+/// `netRevenuePerExposedDifference`, which took the discount off twice; 2.1 added `adjusted` to the
+/// comparisons' differences; fields are only ever added within 2.x) is documented in docs/outcomes-and-experiments.md; keys are sorted, lists ordered, so
 /// the same events, `now` and configuration give the same bytes.
 public struct ResultsReport: Sendable, Codable, Equatable {
-    public static let formatVersion = "2.0"
+    public static let formatVersion = "2.1"
 
     public var formatVersion: String
     public var environment: String
@@ -62,6 +62,8 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var paidDifferenceInterval: String
         /// How the segment comparisons are adjusted for their number; absent without a breakdown.
         public var segmentAdjustment: String? = nil
+        /// How `adjusted` on a comparison's rate differences is made (absent in reports before 2.1).
+        public var adjustedDifferenceInterval: String? = nil
     }
 
     /// One segment (a breakdown value) of one split group's period: its arms against its control.
@@ -220,6 +222,29 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var estimateWithheld: String?
         /// For a rate: the difference relative to the control's rate (0.27 is 27% more), beside the points.
         public var relative: Double? = nil
+        /// On a split group's comparison (rates and paid per customer): the same difference adjusted for
+        /// what was known of the customers before the exposure, beside the plain one (see `AdjustedDifference`).
+        public var adjusted: AdjustedDifference? = nil
+    }
+
+    /// The difference adjusted for the customers' pre-exposure facts — Lin's regression estimator over
+    /// the same decided customers as the plain difference (see `method.adjustedDifferenceInterval` and
+    /// `RegressionAdjustment`). Shown beside the plain difference; the verdict, the recommendation and
+    /// `promote` still read the plain one.
+    public struct AdjustedDifference: Sendable, Codable, Equatable {
+        /// The adjusted arm's rate (or paid per customer, milliunits) minus the control's; absent when `withheld`.
+        public var difference: Double?
+        /// Its interval at the comparison's level, of the kind `guarantee` names.
+        public var interval: ProportionInterval?
+        /// `always-valid`: the normal mixture of the plain difference over the adjusted estimate and its
+        /// HC2 variance, so it may be read at every look as the plain one is.
+        public var guarantee: String?
+        /// The facts adjusted for, each level with a column of its own against the fact's reference.
+        public var covariates: [RegressionAdjustment.Covariate]
+        /// The adjusted interval's width over the plain interval's (0.7: 30% narrower).
+        public var widthRatio: Double?
+        /// Why there is no adjusted difference, when there is none.
+        public var withheld: String?
     }
 
     public struct ArmComparison: Sendable, Codable, Equatable {
