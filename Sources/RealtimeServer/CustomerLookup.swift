@@ -67,6 +67,9 @@ final class CustomerLookup: Sendable {
     }
     private let state: Mutex<State>
 
+    /// Seconds past the deadline a lookup may still take, to be kept for the customer's next request.
+    static let lateGrace = 2.0
+
     /// The most customers remembered at once; past it, the expired go, then the soonest to expire.
     static let rememberedLimit = 200_000
 
@@ -128,13 +131,20 @@ final class CustomerLookup: Sendable {
             if once.call(nil) { metrics.lookup(environment: environment.rawValue, result: "late") }
         }
         let credentials = Credentials(keyId: key.keyId, issuerId: key.issuerId, bundleId: bundleId, privateKey: key.privateKey)
-        Task { [self] in
-            let answer = await client.statuses(transactionId: transactionId, credentials: credentials, timeout: seconds)
+        // On a thread of its own: neither Swift's shared pool (a busy pool must not hold a lookup back)
+        // nor Dispatch's (a lookup waiting there could delay the deadline's timer). Apple is given a
+        // little longer than the deadline, so an answer that comes late is still kept for next time.
+        let thread = Thread { [self] in
+            let answer = CurrentThreadExecutor.run { [client] in
+                await client.statuses(transactionId: transactionId, credentials: credentials, timeout: seconds + Self.lateGrace)
+            }
             let (facts, result) = interpret(answer, transactionId: transactionId, verifier: verifier)
             remember(pseudonym, facts: facts)
             state.withLock { $0.inFlight -= 1 }
             if once.call(facts) { metrics.lookup(environment: environment.rawValue, result: result) }
         }
+        thread.stackSize = 256 * 1024
+        thread.start()
         return .started
     }
 

@@ -54,7 +54,7 @@ private final class ClientThread: Sendable {
 }
 
 /// A server whose handler answers `/now` at once and parks every other request.
-private func deferringServer(_ model: ServerModel, parked: Parked, requestTimeout: Double = 30) throws -> HTTPServer {
+private func deferringServer(_ model: ServerModel, parked: Parked, requestTimeout: Double = 300) throws -> HTTPServer {
     try HTTPServer(configuration: model.configuration(requestTimeout: requestTimeout), deferringHandler: { request, later in
         if request.path == "/now" { return .now(HTTPResponse(status: 200, body: Data("now".utf8))) }
         parked.park(request.path, later())
@@ -160,7 +160,7 @@ struct DeferredAnswerTests {
         let server = try deferringServer(model, parked: parked)
         let slow = ClientThread(port: server.port, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try await onOwnThread { parked.awaitParked(1) })
-        async let drained = onOwnThread { server.drain(timeout: 30) }
+        async let drained = onOwnThread { server.drain(timeout: 300) }
         let sawDraining = try await onOwnThread { () -> Bool in
             for _ in 0..<6_000 where !server.isDraining { usleep(5_000) }
             return server.isDraining

@@ -45,20 +45,26 @@ extension Emulator {
         }
     }
 
+    /// Apple's 429 (with `Retry-After` in UNIX milliseconds) for an App Store Server API endpoint whose
+    /// budget is spent, taking a token otherwise; nil while rate limits are off or a token was there.
+    func serverAPILimit(_ endpointClass: EndpointClass, bucket: inout TokenBucket?, environment: Environment, now: Double) -> RouteResult? {
+        guard let limits = configuration.rateLimit.limits else { return nil }
+        let perSecond = limits.perSecond(endpointClass, in: environment)
+        var taken = bucket ?? TokenBucket(capacity: perSecond * limits.window, rate: perSecond, now: now)
+        let wait = taken.take(now: now)
+        bucket = taken
+        guard let wait else { return nil }
+        var response = Responses.error(429, NotificationHistoryFacts.rateLimitExceeded, "Rate limit exceeded.")
+        response.headers.append((name: "Retry-After", value: String(Int64(((now + wait) * 1000).rounded(.up)))))
+        return RouteResult(response: response, note: "rate limited")
+    }
+
     /// `POST /inApps/v1/notifications/history[?paginationToken=…]`. Runs under the core's lock,
     /// after the bearer token was accepted; `now` is the configured clock's.
     func notificationHistoryRoute(_ request: ParsedRequest, app: String, environment: Environment, core: inout Core, now: Double) -> RouteResult {
         guard request.method == "POST" else { return RouteResult(response: HTTPResponse(status: 405), note: "method not allowed") }
-        if let limits = configuration.rateLimit.limits {
-            let perSecond = limits.perSecond(.notificationHistory, in: environment)
-            var bucket = core[app, environment].historyBucket ?? TokenBucket(capacity: perSecond * limits.window, rate: perSecond, now: now)
-            let wait = bucket.take(now: now)
-            core[app, environment].historyBucket = bucket
-            if let wait {
-                var response = Responses.error(429, NotificationHistoryFacts.rateLimitExceeded, "Rate limit exceeded.")
-                response.headers.append((name: "Retry-After", value: String(Int64(((now + wait) * 1000).rounded(.up)))))
-                return RouteResult(response: response, note: "rate limited")
-            }
+        if let refused = serverAPILimit(.notificationHistory, bucket: &core[app, environment].historyBucket, environment: environment, now: now) {
+            return refused
         }
         let nowMs = Int64(((now + core.clockOffset) * 1000).rounded(.down))
         switch HistoryQuery.parse(request.body, paginationToken: request.query["paginationToken"], environment: environment, now: nowMs) {

@@ -66,16 +66,8 @@ extension Emulator {
                                  core: inout Core, now: Double) -> RouteResult {
         guard request.method == "GET" else { return RouteResult(response: HTTPResponse(status: 405), note: "method not allowed") }
         core[app, environment].statusRequests += 1
-        if let limits = configuration.rateLimit.limits {
-            let perSecond = limits.perSecond(.subscriptionStatus, in: environment)
-            var bucket = core[app, environment].statusBucket ?? TokenBucket(capacity: perSecond * limits.window, rate: perSecond, now: now)
-            let wait = bucket.take(now: now)
-            core[app, environment].statusBucket = bucket
-            if let wait {
-                var response = Responses.error(429, NotificationHistoryFacts.rateLimitExceeded, "Rate limit exceeded.")
-                response.headers.append((name: "Retry-After", value: String(Int64(((now + wait) * 1000).rounded(.up)))))
-                return RouteResult(response: response, note: "rate limited")
-            }
+        if let refused = serverAPILimit(.subscriptionStatus, bucket: &core[app, environment].statusBucket, environment: environment, now: now) {
+            return refused
         }
         guard !transactionId.isEmpty, transactionId.count <= 19, transactionId.allSatisfy({ $0.isASCII && $0.isNumber }) else {
             return RouteResult(response: Responses.error(400, NotificationHistoryFacts.invalidTransactionId, "Invalid transaction id."),

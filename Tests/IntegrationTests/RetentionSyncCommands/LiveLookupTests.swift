@@ -98,7 +98,7 @@ struct LiveLookupTests {
     static func customers(_ count: Int, seed: UInt64, replica: Replica) -> CustomerSimulationSettings {
         // No push URL: serve hears nothing of these customers; only Apple (the emulator) knows them.
         CustomerSimulationSettings(customers: count, seed: seed, products: [SimulatedProduct(productId: TargetingLoopTests.monthly)],
-                                   realtimeURL: replica.realtimeURL, pushURL: nil, timeout: 30,
+                                   realtimeURL: replica.realtimeURL, pushURL: nil, timeout: 120,
                                    model: OutcomeModel(default: OutcomeProbabilities(keep: 0.3)), histories: histories)
     }
 
@@ -110,7 +110,7 @@ struct LiveLookupTests {
     func lookedUpCustomersGetTheirStorefrontsRule() async throws {
         let apple = try Apple()
         defer { apple.server.stop() }
-        let replica = try Replica(apple: apple, trusting: [apple.chain.root], deadline: 30)
+        let replica = try Replica(apple: apple, trusting: [apple.chain.root], deadline: 60)
         for seed: UInt64 in [11, 12] {
             let summary = await (try CustomerSimulation(settings: Self.customers(60, seed: seed, replica: replica), emulator: apple.emulator)).run()
             #expect(summary.errors == 0)
@@ -153,7 +153,7 @@ struct LiveLookupTests {
         let apple = try Apple()
         defer { apple.server.stop() }
         // 0.02 per second: a minute's burst is a single lookup.
-        let replica = try Replica(apple: apple, trusting: [apple.chain.root], deadline: 30, perSecond: 0.02)
+        let replica = try Replica(apple: apple, trusting: [apple.chain.root], deadline: 60, perSecond: 0.02)
         let summary = await (try CustomerSimulation(settings: Self.customers(10, seed: 31, replica: replica), emulator: apple.emulator)).run()
         #expect(summary.errors == 0)
         #expect(apple.emulator.subscriptionStatusRequests(in: .sandbox) == 1)
@@ -175,7 +175,7 @@ struct LiveLookupTests {
                                 body: Data(#"{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}"#.utf8))
         })
         defer { spent.stop() }
-        let replica = try Replica(apple: apple, trusting: [apple.chain.root], deadline: 30, lookupsAt: spent.baseURL)
+        let replica = try Replica(apple: apple, trusting: [apple.chain.root], deadline: 60, lookupsAt: spent.baseURL)
         var settings = Self.customers(6, seed: 51, replica: replica)
         settings.concurrency = 1
         let summary = await (try CustomerSimulation(settings: settings, emulator: apple.emulator)).run()
@@ -192,7 +192,7 @@ struct LiveLookupTests {
         let stranger = try AppleStyleSigningChain(name: "stranger", notBefore: Date(timeIntervalSinceNow: -400 * 86_400))
         let apple = try Apple(forger: stranger)
         defer { apple.server.stop() }
-        let replica = try Replica(apple: apple, trusting: [apple.chain.root], deadline: 30)
+        let replica = try Replica(apple: apple, trusting: [apple.chain.root], deadline: 60)
         let summary = await (try CustomerSimulation(settings: Self.customers(6, seed: 41, replica: replica), emulator: apple.emulator)).run()
         #expect(summary.errors == 0)
         #expect(summary.answers.keys.sorted() == ["message:\(TargetingLoopTests.everyoneMessage)"])
