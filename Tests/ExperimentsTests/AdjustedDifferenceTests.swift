@@ -22,8 +22,9 @@ import TestSupport
     /// Renewing is 40% (45% in the arm) whatever the facts say.
     static let unpredictive = FactsSimulation.run(bandRates: [0.40, 0.40, 0.40, 0.40], effect: 0.05, seeds: seeds, firstSeed: 50_000)
 
-    @Test func readingTheAdjustedRenewalDifferenceAtEveryLookHoldsTheTrueEffectInAtLeast94PercentOfSeeds() {
-        let result = Self.predictive
+    @Test func readingTheAdjustedRenewalDifferenceAtEveryLookHoldsTheTrueEffectInAtLeast94PercentOfSeeds() async throws {
+        // Drawn on a thread of its own: thousands of seeds must not hold Swift's small pool from the other tests.
+        let result = try await onOwnThread { Self.predictive }
         print("Adjusted difference, tenure predicting renewal, \(Self.seeds) seeds × 10 looks: the always-valid interval held the true "
               + "effect at every look in \(result.everyLookCovered) (plain: \(result.plainEveryLookCovered)); the fixed-horizon 95% "
               + "interval (±1.96 HC2 standard errors) at the last look in \(result.fixedCovered)")
@@ -36,16 +37,18 @@ import TestSupport
         #expect(Double(result.fixedCovered) >= 0.94 * Double(Self.seeds), "fixed-horizon 95%: \(result.fixedCovered) of \(Self.seeds)")
     }
 
-    @Test func whenTenurePredictsRenewalTheAdjustedIntervalIsAtLeast20PercentNarrower() {
-        let result = Self.predictive
+    @Test func whenTenurePredictsRenewalTheAdjustedIntervalIsAtLeast20PercentNarrower() async throws {
+        // Drawn on a thread of its own: thousands of seeds must not hold Swift's small pool from the other tests.
+        let result = try await onOwnThread { Self.predictive }
         let ratio = result.medianAdjustedWidth / result.medianPlainWidth
         print("Median width at 1,000 customers per arm over \(Self.seeds) seeds: adjusted \(result.medianAdjustedWidth), plain "
               + "\(result.medianPlainWidth): \(Int(((1 - ratio) * 100).rounded()))% narrower")
         #expect(ratio <= 0.80, "adjusted \(result.medianAdjustedWidth) against plain \(result.medianPlainWidth): ratio \(ratio)")
     }
 
-    @Test func whenTheFactsPredictNothingTheAdjustedIntervalStillHoldsTheTruthAndIsAboutAsWide() {
-        let result = Self.unpredictive
+    @Test func whenTheFactsPredictNothingTheAdjustedIntervalStillHoldsTheTruthAndIsAboutAsWide() async throws {
+        // Drawn on a thread of its own: thousands of seeds must not hold Swift's small pool from the other tests.
+        let result = try await onOwnThread { Self.unpredictive }
         let ratio = result.medianAdjustedWidth / result.medianPlainWidth
         print("Facts predicting nothing, \(Self.seeds) seeds × 10 looks: held at every look in \(result.everyLookCovered), fixed-horizon "
               + "95% at the last look in \(result.fixedCovered); median width ratio \(ratio)")
@@ -59,8 +62,9 @@ import TestSupport
     static let paying = FactsSimulation.run(bandRates: [0.05, 0.25, 0.70, 0.90], effect: 0.05, seeds: seeds, firstSeed: 60_000,
                                             price: (14_990, { $0.chance(0.1) ? 59_990 : 9_990 }))
 
-    @Test func readingTheAdjustedPaidPerCustomerAtEveryLookHoldsTheTrueDifferenceInAtLeast94PercentOfSeeds() {
-        let result = Self.paying
+    @Test func readingTheAdjustedPaidPerCustomerAtEveryLookHoldsTheTrueDifferenceInAtLeast94PercentOfSeeds() async throws {
+        // Drawn on a thread of its own: thousands of seeds must not hold Swift's small pool from the other tests.
+        let result = try await onOwnThread { Self.paying }
         let ratio = result.medianAdjustedWidth / result.medianPlainWidth
         print("Adjusted paid per customer, \(Self.seeds) seeds × 10 looks: held at every look in \(result.everyLookCovered) (plain: "
               + "\(result.plainEveryLookCovered)), fixed-horizon 95% at the last look in \(result.fixedCovered); median width "

@@ -15,9 +15,9 @@ private final class Parked: Sendable {
         arrived.signal()
     }
 
-    /// Waits (on the calling thread) until `count` requests have been parked; false after 120 s.
+    /// Waits (on the calling thread) until `count` requests have been parked; false after 900 s.
     func awaitParked(_ count: Int) -> Bool {
-        for _ in 0..<count where arrived.wait(timeout: .now() + 120) == .timedOut { return false }
+        for _ in 0..<count where arrived.wait(timeout: .now() + 900) == .timedOut { return false }
         return true
     }
 
@@ -37,7 +37,7 @@ private final class ClientThread: Sendable {
 
     init(port: UInt16, _ text: String) {
         Thread { [self] in
-            let connection = try? LoopbackConnection(port: port, timeout: 120)
+            let connection = try? LoopbackConnection(port: port, timeout: 900)
             _ = connection?.send(text)
             let received = connection?.readToEnd() ?? ""
             connection?.close()
@@ -46,15 +46,15 @@ private final class ClientThread: Sendable {
         }.start()
     }
 
-    /// The answer (read to the connection's end); "" after 120 s.
+    /// The answer (read to the connection's end); "" after 900 s.
     func result() -> String {
-        guard done.wait(timeout: .now() + 120) == .success else { return "" }
+        guard done.wait(timeout: .now() + 900) == .success else { return "" }
         return answer.withLock { $0 } ?? ""
     }
 }
 
 /// A server whose handler answers `/now` at once and parks every other request.
-private func deferringServer(_ model: ServerModel, parked: Parked, requestTimeout: Double = 300) throws -> HTTPServer {
+private func deferringServer(_ model: ServerModel, parked: Parked, requestTimeout: Double = 900) throws -> HTTPServer {
     try HTTPServer(configuration: model.configuration(requestTimeout: requestTimeout), deferringHandler: { request, later in
         if request.path == "/now" { return .now(HTTPResponse(status: 200, body: Data("now".utf8))) }
         parked.park(request.path, later())
@@ -89,7 +89,7 @@ struct DeferredAnswerTests {
         let parked = Parked()
         let server = try deferringServer(model, parked: parked)
         defer { server.stop() }
-        let connection = try LoopbackConnection(port: server.port, timeout: 120)
+        let connection = try LoopbackConnection(port: server.port, timeout: 900)
         defer { connection.close() }
         _ = connection.send("GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /now HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(try await onOwnThread { parked.awaitParked(1) })
@@ -116,14 +116,14 @@ struct DeferredAnswerTests {
           arguments: ServerModel.allCases)
     func unusedResponderIsHarmless(model: ServerModel) async throws {
         let parked = Parked()
-        let server = try HTTPServer(configuration: model.configuration(), deferringHandler: { request, later in
+        let server = try HTTPServer(configuration: model.configuration(requestTimeout: 900), deferringHandler: { request, later in
             let responder = later()
             if request.path == "/now" { return .now(HTTPResponse(status: 200, body: Data("now".utf8))) }
             parked.park(request.path, responder)
             return .later
         })
         defer { server.stop() }
-        let connection = try LoopbackConnection(port: server.port, timeout: 120)
+        let connection = try LoopbackConnection(port: server.port, timeout: 900)
         defer { connection.close() }
         _ = connection.send("GET /now HTTP/1.1\r\nHost: x\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(try await onOwnThread { parked.awaitParked(1) })
@@ -140,7 +140,7 @@ struct DeferredAnswerTests {
         let parked = Parked()
         let server = try deferringServer(model, parked: parked)
         defer { server.stop() }
-        let connection = try LoopbackConnection(port: server.port, timeout: 120)
+        let connection = try LoopbackConnection(port: server.port, timeout: 900)
         _ = connection.send("GET /gone HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try await onOwnThread { parked.awaitParked(1) })
         connection.close()
@@ -160,7 +160,7 @@ struct DeferredAnswerTests {
         let server = try deferringServer(model, parked: parked)
         let slow = ClientThread(port: server.port, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try await onOwnThread { parked.awaitParked(1) })
-        async let drained = onOwnThread { server.drain(timeout: 300) }
+        async let drained = onOwnThread { server.drain(timeout: 900) }
         let sawDraining = try await onOwnThread { () -> Bool in
             for _ in 0..<6_000 where !server.isDraining { usleep(5_000) }
             return server.isDraining
