@@ -153,7 +153,6 @@ public enum Promotion {
     /// sample-ratio check, and what the change does. Names from the manifests are written as code.
     static func evidence(_ report: ResultsReport, comparison: ResultsReport.SplitComparison, control: String, winner: String,
                          losers: [String], metric: Metric) -> String {
-        func code(_ text: String) -> String { "`" + text.replacingOccurrences(of: "`", with: "'") + "`" }
         var lines = ["## Promote \(code(winner)) in \(code(comparison.flow)) / \(code(comparison.splitGroup))", ""]
         let period = ResultsReport.periodLabel(comparison.splitLayout, since: comparison.periodSince).map { ", \($0)" } ?? ""
         lines.append("Evidence: `retention-sync results --env \(report.environment)` as of \(report.now)\(period); decided on **\(metric.rawValue)**; "

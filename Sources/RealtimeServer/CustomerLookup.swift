@@ -107,10 +107,12 @@ final class CustomerLookup: Sendable {
         case unknownNow
     }
 
-    /// Looks the customer up; `completion` gets the facts (nil: unknown) on another thread, by `deadline`.
-    func start(transactionId: String, pseudonym: String, bundleId: String, verifier: NotificationVerifier,
-               deadline: ContinuousClock.Instant, completion: @escaping @Sendable (CustomerFacts?) -> Void) -> Start {
-        let remaining = deadline - .now
+    /// Looks the customer up, within the deadline counted from the request's arrival. Only when a lookup
+    /// is sent is `completion` asked for: what it returns gets the facts (nil: unknown) on another thread,
+    /// by the deadline.
+    func start(transactionId: String, pseudonym: String, bundleId: String, verifier: NotificationVerifier, arrived: ContinuousClock.Instant,
+               completion: () -> @Sendable (CustomerFacts?) -> Void) -> Start {
+        let remaining = arrived + .milliseconds(Int64((settings.deadline * 1000).rounded())) - .now
         guard remaining > .milliseconds(1) else {
             metrics.lookup(environment: environment.rawValue, result: "late")
             return .unknownNow
@@ -125,10 +127,10 @@ final class CustomerLookup: Sendable {
             metrics.lookup(environment: environment.rawValue, result: "paced")
             return .unknownNow
         }
-        let once = Once(completion)
+        let once = Once(completion())
         let seconds = Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [metrics, environment] in
-            if once.call(nil) { metrics.lookup(environment: environment.rawValue, result: "late") }
+            once.call(nil) { metrics.lookup(environment: environment.rawValue, result: "late") }
         }
         let credentials = Credentials(keyId: key.keyId, issuerId: key.issuerId, bundleId: bundleId, privateKey: key.privateKey)
         // On a thread of its own: neither Swift's shared pool (a busy pool must not hold a lookup back)
@@ -141,7 +143,7 @@ final class CustomerLookup: Sendable {
             let (facts, result) = interpret(answer, transactionId: transactionId, verifier: verifier)
             remember(pseudonym, facts: facts)
             state.withLock { $0.inFlight -= 1 }
-            if once.call(facts) { metrics.lookup(environment: environment.rawValue, result: result) }
+            once.call(facts) { metrics.lookup(environment: environment.rawValue, result: result) }
         }
         thread.stackSize = 256 * 1024
         thread.start()
@@ -202,10 +204,11 @@ private final class Once: Sendable {
 
     init(_ body: @escaping @Sendable (CustomerFacts?) -> Void) { self.body = body }
 
-    /// True when this call was the first.
-    func call(_ facts: CustomerFacts?) -> Bool {
-        guard !done.exchange(true, ordering: .acquiringAndReleasing) else { return false }
+    /// Only the first call does anything; its `counted` runs before the body, so a lookup's result is
+    /// in the metrics before its customer is answered.
+    func call(_ facts: CustomerFacts?, counted: () -> Void) {
+        guard !done.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        counted()
         body(facts)
-        return true
     }
 }

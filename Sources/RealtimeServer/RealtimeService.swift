@@ -100,7 +100,6 @@ public final class RealtimeService: Sendable {
     private let customerFacts: [Environment: CustomerFactsStore]
     /// Each environment's live lookup, when configured.
     private let lookups: [Environment: CustomerLookup]
-    private let lookupDeadline: Duration
 
     public init(configuration: Configuration, log: RequestLog = RequestLog()) {
         self.log = log
@@ -138,7 +137,6 @@ public final class RealtimeService: Sendable {
             }
         }
         self.lookups = lookups
-        lookupDeadline = .milliseconds(Int64(((configuration.lookup?.deadline ?? 0) * 1000).rounded()))
     }
 
     /// Live lookups sent to the App Store Server API so far, in every environment.
@@ -332,12 +330,15 @@ public final class RealtimeService: Sendable {
             if let remembered = lookup.remembered(pseudonym) {
                 found = (remembered.facts, remembered.found ? .lookup : .unknown)
             } else {
-                let responder = later()
                 let start = lookup.start(transactionId: decoded.originalTransactionId, pseudonym: pseudonym, bundleId: serving.snapshot.bundleId,
-                                         verifier: notificationVerifier(for: state), deadline: started + lookupDeadline) { [self, entry, facts] looked in
-                    var entry = entry, facts = facts
-                    responder.respond(decide(decoded, serving: serving, customer: (looked, looked == nil ? .unknown : .lookup),
-                                             entry: &entry, started: started, facts: &facts))
+                                         verifier: notificationVerifier(for: state), arrived: started) { [entry, facts] in
+                    // The responder only for a lookup sent: a paced customer is answered now, with none made.
+                    let responder = later()
+                    return { [self] looked in
+                        var entry = entry, facts = facts
+                        responder.respond(decide(decoded, serving: serving, customer: (looked, looked == nil ? .unknown : .lookup),
+                                                 entry: &entry, started: started, facts: &facts))
+                    }
                 }
                 if case .started = start { return .later }
             }

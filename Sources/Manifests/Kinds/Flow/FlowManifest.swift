@@ -52,18 +52,6 @@ public struct FlowGuardrail: Sendable, Hashable {
         self.groupLocation = groupLocation
         self.maxDropLocation = maxDropLocation
     }
-
-    /// `renewed more than 2 points below the control`, as people read it.
-    public var summary: String {
-        switch metric {
-        case .renewed, .kept24h: "\(metric == .renewed ? "renewed" : "kept at 24 h") more than \(Self.number(maxDrop)) points below the control"
-        case .paid: "paid per customer more than \(Self.number(maxDrop)) below the control's, in any currency"
-        }
-    }
-
-    static func number(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(value)
-    }
 }
 
 public struct FlowRule: Sendable, Hashable {
