@@ -50,9 +50,9 @@ extension S3CredentialChainTests {
     @Test("temporary credentials are refreshed five minutes before they expire, once for requests arriving together")
     func refreshBeforeExpiry() async throws {
         try await withServer { server, folder in
-            // Expiring in five minutes and two seconds: good for two seconds, then due for a refresh.
+            // Expiring in five minutes and twelve seconds: good for twelve seconds (a first write and read on a busy machine fit), then due for a refresh.
             let endpoint = try CredentialEndpoint(.container(authorization: nil), answers: [
-                .credentials(server.writer, expiresIn: 302), .credentials(server.writer, expiresIn: 3600),
+                .credentials(server.writer, expiresIn: 312), .credentials(server.writer, expiresIn: 3600),
             ])
             defer { endpoint.stop() }
             var environment = environment(server, home: folder)
@@ -61,7 +61,7 @@ extension S3CredentialChainTests {
 
             try await writesAndReads(store)
             #expect(endpoint.credentialCalls == 1)
-            try await Task.sleep(for: .milliseconds(2_500))
+            try await Task.sleep(for: .milliseconds(12_500))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<6 { group.addTask { _ = try await store.read() } }
                 try await group.waitForAll()
@@ -76,7 +76,7 @@ extension S3CredentialChainTests {
     func failedRefreshKeepsValidCredentials() async throws {
         try await withServer { server, folder in
             let endpoint = try CredentialEndpoint(.container(authorization: nil), answers: [
-                .credentials(server.writer, expiresIn: 302), .status(500),
+                .credentials(server.writer, expiresIn: 312), .status(500),
             ])
             defer { endpoint.stop() }
             var environment = environment(server, home: folder)
@@ -84,7 +84,7 @@ extension S3CredentialChainTests {
             let store = store(server, environment, refreshMargin: 300, retryDelay: 1)
 
             try await writesAndReads(store)
-            try await Task.sleep(for: .milliseconds(2_500))
+            try await Task.sleep(for: .milliseconds(12_500))
             // Due for a refresh, which fails: the request goes on with the valid credentials.
             #expect(try await store.read().document != nil)
             #expect(endpoint.credentialCalls == 2)
