@@ -138,20 +138,25 @@ public struct NotificationEvent: Sendable, Hashable {
 
     /// An experiment arm whose difference from the control became distinguishable: the interval of
     /// the difference (`low`…`high`, in the metric's unit) no longer contains zero. Told once per
-    /// flow, rule, arm, metric and direction, so a result that flips is told again.
+    /// flow, rule, arm, metric, direction and period (`period`: the split layout the comparison is of, and
+    /// `periodLabel` how results name it), so a result that flips, or holds again in a new period, is told again.
     public static func experimentDistinguishable(bundleId: String, environment: Environment, flow: String, rule: String,
                                                  arm: String, control: String, metric: String, difference: Double,
-                                                 low: Double, high: Double, method: String) -> NotificationEvent {
+                                                 low: Double, high: Double, method: String,
+                                                 period: String? = nil, periodLabel: String? = nil) -> NotificationEvent {
         let direction = difference >= 0 ? "better" : "worse"
+        var details = ["flow": flow, "rule": rule, "arm": arm, "control": control, "metric": metric,
+                       "difference": String(format: "%.6f", difference), "interval_low": String(format: "%.6f", low),
+                       "interval_high": String(format: "%.6f", high), "method": method, "direction": direction]
+        if let periodLabel { details["period"] = periodLabel }
         return NotificationEvent(
             kind: .experimentDistinguishable, bundleId: bundleId, environment: environment,
-            key: key(.experimentDistinguishable, bundleId, environment, flow, rule, arm, metric, direction),
+            key: key(.experimentDistinguishable, bundleId, environment, flow, rule, arm, metric, direction) + (period.map { ":" + $0 } ?? ""),
             // In points, as `results` words differences: +7.9 points (+1.8 to +14.1).
-            summary: "\(where_(bundleId, environment)): flow \(flow), rule \(rule): arm \(arm) is distinguishably \(direction) than \(control) on \(metric) "
+            summary: "\(where_(bundleId, environment)): flow \(flow), rule \(rule)\(periodLabel.map { " (\($0))" } ?? ""): "
+                + "arm \(arm) is distinguishably \(direction) than \(control) on \(metric) "
                 + "(\(Self.points(difference)) points, interval \(Self.points(low)) to \(Self.points(high)), \(method))",
-            details: ["flow": flow, "rule": rule, "arm": arm, "control": control, "metric": metric,
-                      "difference": String(format: "%.6f", difference), "interval_low": String(format: "%.6f", low),
-                      "interval_high": String(format: "%.6f", high), "method": method, "direction": direction])
+            details: details)
     }
 
     /// An arm distinguishably worse than its group's control by more than a guardrail allows (the

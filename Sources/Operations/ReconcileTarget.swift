@@ -45,10 +45,24 @@ public struct ReconcileTarget: Sendable {
     }
 
     /// Runs one workspace step, printing its diagnostics and wording its failure.
-    public static func workspaceStep<T>(context: CommandContext, _ step: () throws(Workspace.Failure) -> (T, [Diagnostic])) throws(CommandError) -> T {
+    /// `warnings: .summarized` is for commands that only read the manifests to find things (`results`):
+    /// the manifests' warnings belong to `validate` and `plan`, so such a command prints one line
+    /// counting them instead of repeating each on every run.
+    public static func workspaceStep<T>(context: CommandContext, warnings: ManifestWarnings = .shown,
+                                        _ step: () throws(Workspace.Failure) -> (T, [Diagnostic])) throws(CommandError) -> T {
         do {
             let (value, diagnostics) = try step()
-            DiagnosticsView.print(diagnostics, to: context.console)
+            switch warnings {
+            case .shown:
+                DiagnosticsView.print(diagnostics, to: context.console)
+            case .summarized(let command):
+                DiagnosticsView.print(diagnostics.filter { $0.severity == .error }, to: context.console)
+                let count = diagnostics.count { $0.severity == .warning }
+                if count > 0 {
+                    context.console.error("note: the manifests have \(count) warning\(count == 1 ? "" : "s"), not repeated by \(command); "
+                                          + "retention-sync validate shows \(count == 1 ? "it" : "them")")
+                }
+            }
             return value
         } catch {
             DiagnosticsView.print(error.diagnostics, to: context.console)
@@ -113,3 +127,9 @@ public struct APIEndpoint: ArgumentValue, Hashable {
     public var argumentDescription: String { url.absoluteString }
 }
 
+/// Whether a command prints the manifests' warnings one by one, or one line counting them (naming
+/// the command, for the note).
+public enum ManifestWarnings: Sendable {
+    case shown
+    case summarized(command: String)
+}

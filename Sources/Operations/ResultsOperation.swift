@@ -6,6 +6,7 @@ public import Basics
 public import CLIKit
 import EventStore
 import HTTPClient
+import Reconciler
 public import StateLocations
 import StateStore
 
@@ -24,7 +25,20 @@ public enum ResultsOperation {
         let guardrails = manifests.set.flows.flatMap { flow in
             flow.guardrails.map { ResultsConfiguration.Guardrail(flow: flow.name, group: $0.group, metric: $0.metric.rawValue, maxDrop: $0.maxDrop) }
         }
-        return ResultsConfiguration(source: source, rules: rules, guardrails: guardrails)
+        return ResultsConfiguration(source: source, rules: rules, guardrails: guardrails,
+                                    messageNames: messageNames(manifests, environment: environment))
+    }
+
+    /// Every message identifier the manifests derive for `environment` (and every external message
+    /// they declare), by the label plans use: `before-you-go (ja)`. Empty when they cannot be derived.
+    static func messageNames(_ manifests: ValidatedManifests, environment: Environment) -> [String: String] {
+        guard let desired = try? Identities.derive(manifests, environment: environment) else { return [:] }
+        var names: [String: String] = [:]
+        for message in desired.messages { names[message.identifier] = message.label }
+        for message in desired.externalMessages ?? [] where names[message.identifier] == nil {
+            names[message.identifier] = message.label
+        }
+        return names
     }
 
     /// The report `retention-sync results --env ENVIRONMENT --as-of NOW` prints from the events in

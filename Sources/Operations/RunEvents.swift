@@ -36,7 +36,8 @@ public enum RunEvents {
                     events.append(.experimentDistinguishable(bundleId: bundleId, environment: environment, flow: comparison.flow,
                                                              rule: arm.rule, arm: arm.arm ?? arm.rule, control: control, metric: metric,
                                                              difference: value, low: interval.low, high: interval.high,
-                                                             method: "always-valid 95% interval"))
+                                                             method: "always-valid 95% interval", period: comparison.splitLayout,
+                                                             periodLabel: ResultsReport.periodLabel(comparison.splitLayout, since: comparison.periodSince)))
                 }
             }
         }

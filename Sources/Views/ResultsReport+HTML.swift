@@ -30,7 +30,7 @@ extension ResultsReport {
         page.line("<h1>\(esc(title))</h1>")
         let exposed = rows.reduce(0) { $0 + $1.exposed }
         page.line("<p class=\"meta\">As of \(esc(now))\(since.map { " since \(esc($0))" } ?? "")\(flow.map { ", flow \(esc($0))" } ?? ""): "
-                  + "\(Self.count(exposed)) customers exposed to \(rows.count) rule\(rows.count == 1 ? "" : "s"); "
+                  + "\(Self.count(exposed)) customers exposed to \(esc(rulesPhrase)); "
                   + "\(Self.count(events.decisions)) decisions and \(Self.count(events.outcomes)) outcomes read from \(Self.count(events.segments)) segments.</p>")
         if rows.isEmpty {
             page.line("<p>No customer was exposed to a rule in this window.</p>")
@@ -328,7 +328,7 @@ extension ResultsReport {
             page.line("<section class=\"breakdown\">")
             page.line("<h2>By \(breakdown.rawValue)</h2>")
             table(["Rule", breakdown.rawValue.capitalized, "Exposed", "Kept 24 h", "Renewed"], breakdownRows.map { row in
-                ["\(row.flow)/\(row.rule)", row.value ?? "-", Self.count(row.exposed), Self.describe(row.kept24h), Self.describe(row.renewed)]
+                ["\(row.flow)/\(row.rule)", row.valueName ?? row.value ?? "-", Self.count(row.exposed), Self.describe(row.kept24h), Self.describe(row.renewed)]
             }, numeric: [2], into: &page)
             let segmentLines = segmentSentences()
             if !segmentLines.isEmpty {

@@ -36,7 +36,7 @@ extension ResultsReport {
             lines.append("")
             lines.append("By \(breakdown.rawValue)")
             let table = breakdownRows.map { row in
-                ["\(row.flow)/\(row.rule)", row.value ?? "-", Self.count(row.exposed), Self.describe(row.kept24h), Self.describe(row.renewed)]
+                ["\(row.flow)/\(row.rule)", row.valueName ?? row.value ?? "-", Self.count(row.exposed), Self.describe(row.kept24h), Self.describe(row.renewed)]
             }
             lines += Self.align([["RULE", breakdown.rawValue.uppercased(), "EXPOSED", "KEPT 24 H", "RENEWED"]] + table).map { "  " + $0 }
             let segmentLines = segmentSentences()
@@ -84,6 +84,11 @@ extension ResultsReport {
     var legend: [(term: String, meaning: String)] {
         let days = method.paidHorizonDays
         return [
+            ("exposed", "customers the rule answered in the window, each counted once, at their first answer; the rates below are of them"),
+            ("control", "the arm the others are compared with: the one marked control in the manifests, else the arm answering none; "
+                + "a holdout is a control that answers none, so its customers see App Store Connect's layer or the default message"),
+            ("sample ratio", "whether each split group's arms got the shares of customers the layout gives them (a chi-square test); a "
+                + "mismatch at p < 0.001 means customers reached the arms unevenly, and the group's verdicts cannot be trusted"),
             ("kept 24 h", "did not turn auto-renew off within 24 hours of seeing the rule's answer"),
             ("took offer", "redeemed the promotional offer, or switched to the alternate product, before the renewal deadline"),
             ("renewed", "renewed before the renewal deadline: the end of the period current at the answer, plus 7 days"),
@@ -118,7 +123,7 @@ extension ResultsReport {
     func segmentSentences() -> [String] {
         (segmentComparisons ?? []).flatMap { segment in
             segment.arms.map { arm in
-                "\(segment.value)\(segment.splitLayout.flatMap { groupsWithPeriods.contains("\(segment.flow)/\(segment.splitGroup)") ? ", " + (Self.periodLabel($0, since: segment.periodSince) ?? "") : nil } ?? ""), "
+                "\(segment.valueName ?? segment.value)\(segment.splitLayout.flatMap { groupsWithPeriods.contains("\(segment.flow)/\(segment.splitGroup)") ? ", " + (Self.periodLabel($0, since: segment.periodSince) ?? "") : nil } ?? ""), "
                     + "\(arm.rule) vs \(segment.control ?? "-"): kept at 24 h \(Self.sentence(arm.kept24h)); renewed \(Self.sentence(arm.renewed))"
             }
         }
@@ -226,7 +231,7 @@ extension ResultsReport {
     public func markdown() -> String {
         var lines: [String] = []
         let exposed = rows.reduce(0) { $0 + $1.exposed }
-        lines.append("**Results for \(environment)** as of \(now): \(Self.count(exposed)) customers exposed to \(rows.count) rule\(rows.count == 1 ? "" : "s") in \(orderedFlows.count) flow\(orderedFlows.count == 1 ? "" : "s").")
+        lines.append("**Results for \(environment)** as of \(now): \(Self.count(exposed)) customers exposed to \(rulesPhrase) in \(orderedFlows.count) flow\(orderedFlows.count == 1 ? "" : "s").")
         lines.append("")
         for comparison in comparisons {
             var line = "- **\(comparison.flow) / \(comparison.splitGroup)**\(periodPhrase(comparison)): "
@@ -327,6 +332,14 @@ extension ResultsReport {
         }
     }
 
+    /// `15 rules` or `6 rules (15 rows over their periods)`: rules counted once however many periods
+    /// of a split group they have rows in.
+    var rulesPhrase: String {
+        let rules = Set(rows.map { [$0.flow, $0.rule] }).count
+        let phrase = "\(Self.count(rules)) rule\(rules == 1 ? "" : "s")"
+        return rows.count == rules ? phrase : phrase + " (\(Self.count(rows.count)) rows over their periods)"
+    }
+
     private var orderedFlows: [String] {
         Array(Set(rows.map(\.flow))).sorted()
     }
@@ -336,8 +349,7 @@ extension ResultsReport {
     }
 
     static func points(_ value: Double) -> String {
-        let text = String(format: "%.1f", abs(value) * 100)
-        return (value < 0 ? "−" : "+") + text
+        SignedNumber.text(value * 100, digits: 1)
     }
 
     public static func describe(_ rate: Rate) -> String {
@@ -357,7 +369,7 @@ extension ResultsReport {
     public static func sentence(_ difference: Difference) -> String {
         guard let value = difference.difference, let interval = difference.interval else { return "no data yet" }
         let range = "\(points(value)) points (\(points(interval.low)) to \(points(interval.high)))"
-        let relative = difference.relative.map { String(format: ", %+.0f%% relative", $0 * 100) } ?? ""
+        let relative = difference.relative.map { ", \(SignedNumber.percent($0)) relative" } ?? ""
         switch difference.verdict {
         case .better: return "higher, \(range)\(relative)"
         case .worse: return "lower, \(range)\(relative)"

@@ -326,6 +326,10 @@ import TestSupport
             #expect(text.contains(term), "text lacks \(term)")
         }
         #expect(text.contains("sample ratio: keep-message"), "\(text)")
+        let legend = text.components(separatedBy: "\nLegend\n").last ?? ""
+        for term in ["exposed", "control", "sample ratio"] {
+            #expect(legend.contains("\n  \(term) ") || legend.hasPrefix("  \(term) "), "the legend explains \(term): \(legend)")
+        }
         let markdown = first.markdown()
         for term in ["**How to read this**", "*took offer*", "<details><summary>Money per rule</summary>", "| Paid in all | Discount given |",
                      "paid per customer (35 days): USD"] {

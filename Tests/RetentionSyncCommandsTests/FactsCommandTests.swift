@@ -167,4 +167,61 @@ struct FactsCommandTests {
         let offers = await harness.run(["results", "--env", "sandbox", "--since", "2026-11-01", "--by", "offers"])
         #expect(offers.stdout.contains("no offer within 90 days") && offers.stdout.contains("unknown"), "\(offers.stdout)")
     }
+
+    @Test("results --by message names each message as the manifests do, and keeps an identifier they do not know")
+    func resultsByMessageShowsNames() async throws {
+        let harness = try CommandHarness()
+        let ids = await harness.run(["id", "--env", "sandbox", "--format", "json"])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(ids.stdout.utf8)) as? [String: Any])
+        let environments = try #require(document["environments"] as? [[String: Any]])
+        let messages = try #require(environments.first?["messages"] as? [[String: Any]])
+        let named = try #require(messages.first { ($0["locale"] as? String) == "ja" })
+        let identifier = try #require(named["identifier"] as? String)
+        let label = "\(try #require(named["name"] as? String)) (ja)"
+        let stranger = "00000000-0000-5000-8000-0000000000aa"
+        let folder = harness.file("manifests/.retention-sync/events/v1/decisions/environment=sandbox/date=2026-11-20/hour=10")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var lines: [UInt8] = []
+        for n in 0..<6 {
+            let facts = DecisionFacts(time: 1_795_000_000_000 + Int64(n) * 60_000, environment: "sandbox", requestIdentifier: "r\(n)",
+                                      customer: String(repeating: String(format: "%02x", n + 1), count: 32), keyId: "0badc0de",
+                                      productId: "com.example.stillpoint.monthly", localeRequested: "ja", localeServed: "ja",
+                                      flow: "cancel-flow", rule: "everyone-else", splitGroup: nil, splitControl: false, answer: .message,
+                                      messageIdentifier: n < 4 ? identifier : stranger, offerIdentifier: nil, alternateProductId: nil,
+                                      snapshot: "sha256:00", latencyMicros: 700)
+            lines += facts.record().line + [0x0A]
+        }
+        try Data(lines).write(to: folder.appendingPathComponent("serve-a-1.ndjson"))
+        let text = await harness.run(["results", "--env", "sandbox", "--since", "2026-11-01", "--by", "message"])
+        #expect(text.code == .success, "\(text.stderr)")
+        #expect(text.stdout.contains(label) && !text.stdout.contains(identifier), "\(text.stdout)")
+        #expect(text.stdout.contains(stranger), "an identifier the manifests do not know is shown as it is: \(text.stdout)")
+        let json = await harness.run(["results", "--env", "sandbox", "--since", "2026-11-01", "--by", "message", "--format", "json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let rows = try #require(report["breakdownRows"] as? [[String: Any]])
+        let names = Dictionary(uniqueKeysWithValues: rows.map { (($0["value"] as? String) ?? "", ($0["valueName"] as? String) ?? "-") })
+        #expect(names == [identifier: label, stranger: "-"], "\(names)")
+    }
+
+    @Test("results run after run does not repeat the manifests' warnings one by one: one note counts them")
+    func resultsSummarizesManifestWarnings() async throws {
+        let harness = try CommandHarness()
+        let messages = harness.file("manifests/messages.yaml")
+        let unused = "\n---\napiVersion: retention-sync/v1\nkind: Message\nname: never-used\nlocalizations:\n  en-US:\n"
+            + "    header: Nobody sees this\n    body: A message no default or rule names.\n"
+        try (try String(contentsOf: messages, encoding: .utf8) + unused).write(to: messages, atomically: true, encoding: .utf8)
+        let validate = await harness.run(["validate"])
+        #expect(validate.stdout.contains("unused-message") || validate.stderr.contains("unused-message"), "validate still shows it")
+        let folder = harness.file("manifests/.retention-sync/events/v1/decisions/environment=sandbox/date=2026-11-20/hour=10")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let facts = DecisionFacts(time: 1_795_000_000_000, environment: "sandbox", requestIdentifier: "r", customer: String(repeating: "ab", count: 32),
+                                  keyId: "0badc0de", productId: "com.example.stillpoint.monthly", localeRequested: "en-US", localeServed: "en-US",
+                                  flow: "cancel-flow", rule: "everyone-else", splitGroup: nil, splitControl: false, answer: .none,
+                                  messageIdentifier: nil, offerIdentifier: nil, alternateProductId: nil, snapshot: "sha256:00", latencyMicros: 700)
+        try Data(facts.record().line + [0x0A]).write(to: folder.appendingPathComponent("serve-a-1.ndjson"))
+        let run = await harness.run(["results", "--env", "sandbox", "--since", "2026-11-01"])
+        #expect(run.code == .success, "\(run.stderr)")
+        #expect(!run.stderr.contains("unused-message"), "\(run.stderr)")
+        #expect(run.stderr.contains("note: the manifests have 1 warning, not repeated by results; retention-sync validate shows it"), "\(run.stderr)")
+    }
 }

@@ -8,9 +8,10 @@ import TestSupport
 @Suite("retention-sync results")
 struct ResultsCommandTests {
     /// One decision line of the event contract, for customer `n` in arm `rule` of the yearly-upsell split.
-    private func decision(_ n: Int, rule: String, control: Bool, at time: String) -> String {
+    private func decision(_ n: Int, rule: String, control: Bool, at time: String, layout: String? = nil) -> String {
         let customer = String(repeating: String(format: "%02x", n), count: 32)
-        return #"{"alternateProductId":null,"answer":"message","arm":"\#(rule)","customer":"\#(customer)","environment":"sandbox","eventId":"00000000-0000-4000-8000-\#(String(format: "%012d", n))","flow":"cancel-flow","keyId":"0badc0de","latencyMicros":800,"localeRequested":"en-US","localeServed":"en-US","messageIdentifier":"00000000-0000-5000-8000-000000000001","offerIdentifier":null,"productId":"com.example.stillpoint.monthly","requestIdentifier":"r\#(n)","rule":"\#(rule)","schema":1,"snapshot":"sha256:00","splitControl":\#(control),"splitGroup":"yearly-upsell","time":"\#(time)","type":"decision"}"#
+        let splitLayout = layout.map { #""splitLayout":"\#($0)","# } ?? ""
+        return #"{"alternateProductId":null,"answer":"message","arm":"\#(rule)","customer":"\#(customer)","environment":"sandbox","eventId":"00000000-0000-4000-8000-\#(String(format: "%012d", n))","flow":"cancel-flow","keyId":"0badc0de","latencyMicros":800,"localeRequested":"en-US","localeServed":"en-US","messageIdentifier":"00000000-0000-5000-8000-000000000001","offerIdentifier":null,"productId":"com.example.stillpoint.monthly","requestIdentifier":"r\#(n)","rule":"\#(rule)","schema":1,"snapshot":"sha256:00","splitControl":\#(control),"splitGroup":"yearly-upsell",\#(splitLayout)"time":"\#(time)","type":"decision"}"#
     }
 
     /// Six customers exposed to each arm of the example's yearly-upsell split, beside the sandbox state.
@@ -163,7 +164,8 @@ struct ResultsCommandTests {
         // 60 customers keep after the control's message; 60 turn auto-renew off within the day after the other arm's.
         for n in 1...120 {
             let arm = n <= 60 ? "upsell-control" : "upsell-yearly"
-            decisionLines.append(decision(n, rule: arm, control: n <= 60, at: "2026-11-20T10:\(String(format: "%02d", n % 60)):00.000Z"))
+            decisionLines.append(decision(n, rule: arm, control: n <= 60, at: "2026-11-20T10:\(String(format: "%02d", n % 60)):00.000Z",
+                                          layout: "upsell-control*:0-5000,upsell-yearly:5000-10000"))
             if n > 60 {
                 let customer = String(repeating: String(format: "%02x", n), count: 32)
                 outcomeLines.append(#"{"autoRenewProductId":"com.example.stillpoint.monthly","autoRenewStatus":0,"currency":null,"customer":"\#(customer)","effectiveDate":"2026-11-20T12:00:00.000Z","environment":"sandbox","eventId":"10000000-0000-4000-8000-\#(String(format: "%012d", n))","expiresDate":null,"keyId":"0badc0de","notificationType":"DID_CHANGE_RENEWAL_STATUS","notificationUUID":"10000000-0000-4000-8000-\#(String(format: "%012d", n))","offerIdentifier":null,"offerType":null,"price":null,"productId":"com.example.stillpoint.monthly","schema":1,"source":"pull","subtype":"AUTO_RENEW_DISABLED","time":"2026-11-20T12:\#(String(format: "%02d", n % 60)):00.000Z","type":"outcome"}"#)
@@ -180,7 +182,8 @@ struct ResultsCommandTests {
         #expect(first.stdout.contains("kept at 24 h lower, −100.0 points"), "\(first.stdout)")
         #expect(receiver.received.count == 1)
         let text = try #require(receiver.received.first?.json?["text"] as? String)
-        #expect(text.contains("arm upsell-yearly is distinguishably worse than upsell-control on kept at 24 h"), "\(text)")
+        #expect(text.contains("rule upsell-yearly (period 50/50 since 2026-11-20T10:00:00.000Z): arm upsell-yearly is distinguishably worse "
+                              + "than upsell-control on kept at 24 h"), "the period it holds in is named: \(text)")
         // In points, as results says it, never as a raw fraction.
         #expect(text.range(of: #"on kept at 24 h \(-\d+\.\d points, interval -\d+\.\d to [-+]\d+\.\d"#, options: .regularExpression) != nil, "\(text)")
     }

@@ -52,9 +52,14 @@ public struct ResultsConfiguration: Sendable, Equatable {
 
     public var guardrails: [Guardrail] = []
 
-    public init(source: String, rules: [Rule], guardrails: [Guardrail] = []) {
+    /// Message identifier → the name and locale the manifests give it (`before-you-go (ja)`), so a
+    /// breakdown by message reads as the team wrote it.
+    public var messageNames: [String: String] = [:]
+
+    public init(source: String, rules: [Rule], guardrails: [Guardrail] = [], messageNames: [String: String] = [:]) {
         self.source = source
         self.rules = rules
         self.guardrails = guardrails
+        self.messageNames = messageNames
     }
 }

@@ -199,8 +199,8 @@ extension ResultsReport {
         let better = arms.filter { $0.renewed.verdict == .better }
         let undecided = arms.filter { $0.renewed.verdict != .better && $0.renewed.verdict != .worse }
         func lift(_ arm: ArmComparison) -> String {
-            let points = String(format: "%+.1f points", (arm.renewed.difference ?? 0) * 100)
-            return arm.renewed.relative.map { points + String(format: ", %+.0f%% relative", $0 * 100) } ?? points
+            let points = SignedNumber.text((arm.renewed.difference ?? 0) * 100, digits: 1) + " points"
+            return arm.renewed.relative.map { points + ", \(SignedNumber.percent($0)) relative" } ?? points
         }
         if better.count == 1, undecided.isEmpty {
             comparison.recommendation = "Promote \(better[0].rule): it renews more than \(control) (\(lift(better[0]))), every other arm less; "

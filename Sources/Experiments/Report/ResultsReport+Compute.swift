@@ -154,7 +154,14 @@ extension ResultsReport {
                                  window: (since: Int64, now: Int64), clock: Int64) -> ResultsReport {
         let rowMaker = RowMaker(join: join, unknownValue: breakdown?.isCustomerFact == true ? "unknown" : "(none)")
         let rows = rowMaker.rows()
-        let breakdownRows = breakdown == nil ? nil : rowMaker.breakdownRows()
+        var breakdownRows = breakdown == nil ? nil : rowMaker.breakdownRows()
+        if breakdown == .message, let names = configuration?.messageNames, !names.isEmpty {
+            breakdownRows = breakdownRows?.map { row in
+                var named = row
+                named.valueName = row.value.flatMap { names[$0] }
+                return named
+            }
+        }
         let keys = KeyUse(join)
         var warnings = eventWarnings(join, keys: keys)
         if join.counts.segments == 0 {

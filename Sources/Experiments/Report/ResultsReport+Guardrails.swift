@@ -58,7 +58,6 @@ extension ResultsReport {
 
 private extension Double {
     func formatted(signed: Bool) -> String {
-        let text = String(format: "%.1f", abs(self))
-        return (self < 0 ? "−" : (signed ? "+" : "")) + text
+        SignedNumber.text(self, digits: 1, signed: signed)
     }
 }

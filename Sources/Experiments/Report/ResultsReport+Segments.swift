@@ -20,7 +20,8 @@ extension ResultsReport {
             let first = arms[0]
             let control = arms.first(where: \.splitControl) ?? arms.first { $0.answers == ["none"] }
             var comparison = SegmentComparison(flow: first.flow, splitGroup: first.splitGroup ?? "", splitLayout: first.splitLayout,
-                                               periodSince: first.periodSince, value: first.value ?? "", control: control?.rule, arms: [])
+                                               periodSince: first.periodSince, value: first.value ?? "", valueName: first.valueName,
+                                               control: control?.rule, arms: [])
             if let control {
                 for arm in arms where arm.rule != control.rule {
                     pairs.append((comparisons.count, comparison.arms.count, arm, control))

@@ -74,6 +74,8 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var periodSince: String?
         /// The segment: the breakdown value (`DEU`, `12m+`, `unknown`, …).
         public var value: String
+        /// For `--by message`: the message's name and locale in the manifests (`before-you-go (ja)`).
+        public var valueName: String? = nil
         public var control: String?
         public var arms: [SegmentArm]
     }
@@ -135,6 +137,9 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         /// For breakdown rows: the message identifier, the locale Apple asked for (`localeRequested`: a holdout
         /// serves none) or product of the first exposure, or the customer fact.
         public var value: String?
+        /// For `--by message`: the message's name and locale in the manifests (`before-you-go (ja)`); nil
+        /// when the manifests do not name the identifier (an earlier upload, or no manifests).
+        public var valueName: String? = nil
         public var exposed: Int
         public var kept24h: Rate
         /// Only for rules that answered an offer or an alternate product; pending until the renewal

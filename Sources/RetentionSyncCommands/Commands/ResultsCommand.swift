@@ -179,7 +179,9 @@ struct ResultsCommand: ParsedCommand {
     /// Where the environment's state lives: the folder a file store is in, or an S3 store's prefix.
     static func defaultRoot(_ manifests: Result<(ValidatedManifests, [Diagnostic]), Workspace.Failure>, environment: Environment,
                             context: CommandContext) throws(CommandError) -> StateLocation {
-        let workspace = try EnvironmentOptions.workspaceStep(context: context) { () throws(Workspace.Failure) in try manifests.get() }
+        let workspace = try EnvironmentOptions.workspaceStep(context: context, warnings: .summarized(command: "results")) {
+            () throws(Workspace.Failure) in try manifests.get()
+        }
         // Events live under the state's root: the folder a file store is in, or an S3 store's prefix.
         guard let root = Workspace.declaredStateLocation(of: workspace.app, environment: environment)?.root else {
             throw CommandError("the App declares no stateStore for \(environment.rawValue): pass --events LOCATION", exitCode: .usage)
