@@ -1,4 +1,4 @@
-import Basics
+public import Basics
 public import CLIKit
 import EventStore
 import Experiments
@@ -25,15 +25,18 @@ public enum PlanEvidenceReading {
     }
 
     /// The evidence for `plan`: read, never shown here (the plan's view words it).
-    public static func read(_ plan: Plan, environment: Environment, root: StateLocation?, context: CommandContext) async -> PlanEvidence {
+    /// `asOf` reads them as of that time (an emulator's moved clock), as `results --as-of` does.
+    public static func read(_ plan: Plan, environment: Environment, root: StateLocation?, asOf: UTCTime? = nil,
+                            context: CommandContext) async -> PlanEvidence {
         let touched = touchedRules(plan)
         guard !touched.isEmpty else { return .noRuleChanged }
         guard let root else { return .noStateStore }
         let report: ResultsReport
+        let now = asOf ?? SystemClock().time()
         do {
             let folder = try await ResultsOperation.localFolder(root, context: context)
             report = try ResultsReport.compute(source: FolderEventSource(root: folder), environment: environment.rawValue, flow: nil,
-                                               since: nil, now: SystemClock().time(), breakdown: nil).restricted(to: touched)
+                                               since: nil, now: now, breakdown: nil, clock: ResultsOperation.clock(asOf: now)).restricted(to: touched)
         } catch {
             return .unreadable("\(error)")
         }

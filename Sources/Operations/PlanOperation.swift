@@ -1,4 +1,4 @@
-import Basics
+public import Basics
 public import CLIKit
 public import Manifests
 public import Reconciler
@@ -14,13 +14,16 @@ public struct PlanRequest: Sendable {
     public var warnDays: Int?
     /// `--results`.
     public var withResults: Bool
+    /// `--as-of`: the results' time (an emulator's moved clock); nil for now.
+    public var resultsAsOf: UTCTime?
 
     public init(environment: ReconcileTarget, pruneSettings: PruneSettings = PruneSettings(), warnDays: Int? = nil,
-                withResults: Bool = false) {
+                withResults: Bool = false, resultsAsOf: UTCTime? = nil) {
         self.environment = environment
         self.pruneSettings = pruneSettings
         self.warnDays = warnDays
         self.withResults = withResults
+        self.resultsAsOf = resultsAsOf
     }
 }
 
@@ -50,7 +53,8 @@ public enum PlanOperation {
         if request.withResults {
             presentation.evidence = await PlanEvidenceReading.read(
                 planned.plan, environment: request.environment.environment,
-                root: session.workspace.stateLocation.map { StateStores.backend(for: $0).root(of: $0) }, context: context)
+                root: session.workspace.stateLocation.map { StateStores.backend(for: $0).root(of: $0) }, asOf: request.resultsAsOf,
+                context: context)
         }
         return PlanOutcome(planned: planned, presentation: presentation, manifests: session.manifests)
     }

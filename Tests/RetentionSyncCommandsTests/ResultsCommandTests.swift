@@ -135,6 +135,22 @@ struct ResultsCommandTests {
         #expect((evidence["note"] as? String)?.contains("changes no published rule") == true)
     }
 
+    @Test("plan --results --as-of reads the evidence as of that time, as results --as-of does; --as-of alone is a usage error")
+    func planEvidenceAsOf() async throws {
+        let harness = try CommandHarness()
+        try writeTwelveDecisions(harness)
+        let run = await harness.run(["plan", "--env", "sandbox", "--format", "json", "--results", "--as-of", "2026-11-20T10:03:30Z"])
+        #expect(run.code == .success, "\(run.stderr)")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let results = try #require((document["evidence"] as? [String: Any])?["results"] as? [String: Any])
+        #expect(results["now"] as? String == "2026-11-20T10:03:30.000Z")
+        let rows = try #require(results["rows"] as? [[String: Any]])
+        let exposed = Dictionary(uniqueKeysWithValues: rows.map { (($0["rule"] as? String) ?? "", ($0["exposed"] as? Int) ?? -1) })
+        #expect(exposed == ["upsell-yearly": 3], "only the customers exposed by then: \(exposed)")
+        let alone = await harness.run(["plan", "--env", "sandbox", "--as-of", "2026-11-20T10:03:30Z"])
+        #expect(alone.code == .usage && alone.stderr.contains("give --results too"), "\(alone.stderr)")
+    }
+
     @Test("plan --results in Markdown keeps every comment within --markdown-max-chars, the evidence included")
     func planEvidenceCountsAgainstTheCommentLimit() async throws {
         let harness = try CommandHarness()

@@ -16,9 +16,10 @@ extension ResultsReport.Checks {
         }
         if outcomesAfterClock > 0 {
             warnings.append("\(ResultsReport.count(outcomesAfterClock)) outcome\(outcomesAfterClock == 1 ? " is" : "s are") dated after this run's clock "
-                            + "(\(clock), by more than \(clockToleranceSeconds / 60) minutes): whatever stamped them runs on another clock — for "
-                            + "example an emulator whose clock was moved forward while serve stamps decisions with the real time; outcomes and "
-                            + "decisions from different clocks do not join correctly (--as-of does not fix it: stamp both with one clock)")
+                            + "(\(clock), by more than \(clockToleranceSeconds / 60) minutes): whatever stamped them runs ahead of this run — "
+                            + "usually an emulator whose clock was moved forward after its customers were simulated; read as of the emulator's "
+                            + "time (--as-of with the now GET /emulator/clock answers), and those outcomes count; customers simulated after "
+                            + "the move cannot join, which is why the emulator refuses that with 409")
         }
         for key in outcomesBeforeFirstDecision {
             warnings.append("pseudonym key \(key.keyId): all \(ResultsReport.count(key.outcomes)) outcomes in the window are dated before its first "

@@ -42,6 +42,11 @@ struct PlanCommand: ParsedCommand {
         "rules and split groups this plan changes: a change's evidence, in review",
     ])
 
+    static let resultsAsOf = Option("--as-of", value: "DATE", of: DateArgument.self, help: [
+        "With --results: read them as of this time instead of now (an emulator's",
+        "moved clock, as results --as-of)",
+    ])
+
     static let helpPage = HelpPage(
         about: """
         Reads the environment with the fewest calls (two list calls, one GET /default per declared
@@ -50,7 +55,7 @@ struct PlanCommand: ParsedCommand {
         error), what the remote holds that the manifests do not derive, and what the apply will cost.
         """,
         options: EnvironmentOptions.options + [format, out, snapshotOut, preview, detailedExitcode, prune] + PruneOptions.following
-            + [markdownMaxChars, results, PendingWarnDaysOption.option],
+            + [markdownMaxChars, results, resultsAsOf, PendingWarnDaysOption.option],
         column: 25,
         footer: EnvironmentOptions.credentialsHelp)
 
@@ -67,10 +72,15 @@ struct PlanCommand: ParsedCommand {
         var maxCharacters: Int
         var warnDays: Int
         var withResults: Bool
+        var resultsAsOf: DateArgument?
 
         var planOptions: PlanOptions { pruneSettings.planOptions }
 
-        func validate() throws(CommandError) {}
+        func validate() throws(CommandError) {
+            if resultsAsOf != nil, !withResults {
+                throw CommandError("--as-of dates the results plan --results shows: give --results too", exitCode: .usage)
+            }
+        }
     }
 
     static func parse(_ arguments: inout Arguments, context: CommandContext) throws(CommandError) -> Options {
@@ -81,7 +91,7 @@ struct PlanCommand: ParsedCommand {
                 detailed: arguments.flag(Self.detailedExitcode),
                 pruneSettings: try PruneSettings.parse(&arguments, prune: Self.prune),
                 maxCharacters: try markdownCharacters(&arguments), warnDays: try PendingWarnDaysOption.read(&arguments),
-                withResults: arguments.flag(Self.results))
+                withResults: arguments.flag(Self.results), resultsAsOf: try arguments.value(Self.resultsAsOf, as: DateArgument.self))
     }
 
     /// `--markdown-max-chars`: positive, and room for a section's fold and one line.
@@ -105,7 +115,8 @@ struct PlanCommand: ParsedCommand {
     static func plan(_ parsed: Options, context: CommandContext, provider: APIProvider) async throws(CommandError) -> ExitCode {
         let options = parsed.environment
         let outcome = try await PlanOperation.plan(
-            PlanRequest(environment: options, pruneSettings: parsed.pruneSettings, warnDays: parsed.warnDays, withResults: parsed.withResults),
+            PlanRequest(environment: options, pruneSettings: parsed.pruneSettings, warnDays: parsed.warnDays, withResults: parsed.withResults,
+                        resultsAsOf: parsed.resultsAsOf?.time),
             context: context, provider: provider)
         let planned = outcome.planned
         try show(outcome.presentation, format: parsed.format, maxCharacters: parsed.maxCharacters, context: context)
