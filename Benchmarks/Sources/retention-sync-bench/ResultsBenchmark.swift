@@ -41,6 +41,15 @@ import StateStore
         if generated && !keep { try? FileManager.default.removeItem(at: root) }
     }
     try await measureResults(root: root, arguments: arguments)
+    if let by = value("--by") {
+        for name in by.split(separator: ",") {
+            guard let breakdown = ResultsBreakdown(rawValue: String(name)) else {
+                print("--by \(name): not one of \(ResultsBreakdown.allCases.map(\.rawValue).joined(separator: ", "))")
+                continue
+            }
+            try measureBreakdown(root: root, breakdown: breakdown, arguments: arguments)
+        }
+    }
     guard arguments.contains("--compact") else { return }
     let now = ResultsEventGenerator.start + 240 * ResultsEventGenerator.day
     let started = DispatchTime.now().uptimeNanoseconds
@@ -48,6 +57,22 @@ import StateStore
     print(String(format: "events compact: %d partitions, %d segments merged into %d, in %.1f s; measuring again:", summary.partitions,
                  summary.segmentsRead, summary.segmentsWritten, Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
     try await measureResults(root: root, arguments: arguments)
+}
+
+/// `results --by WHAT` over the store, timed: the rows per segment and the segment comparisons.
+private func measureBreakdown(root: URL, breakdown: ResultsBreakdown, arguments: [String]) throws {
+    let readers = arguments.firstIndex(of: "--readers").flatMap { $0 + 1 < arguments.count ? Int(arguments[$0 + 1]) : nil }
+        ?? ResultsReport.defaultReaders
+    let reset = resetPeakRSS()
+    let started = DispatchTime.now().uptimeNanoseconds
+    let now = UTCTime(milliseconds: ResultsEventGenerator.start + 240 * 86_400_000)
+    let report = try ResultsReport.compute(source: FolderEventSource(root: root), environment: "production", now: now,
+                                           breakdown: breakdown, readers: readers)
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+    let segments = report.segmentComparisons ?? []
+    print(String(format: "results --by %@: %.1f s for %d decisions; %d breakdown rows, %d segment comparisons (%d arms); peak RSS %@",
+                 breakdown.rawValue, seconds, report.events.decisions, report.breakdownRows?.count ?? 0, segments.count,
+                 segments.reduce(0) { $0 + $1.arms.count }, peakRSS() + (reset ? "" : " (of the whole run)")))
 }
 
 /// One report over the store, timed, then the SQL engines when asked.
@@ -306,6 +331,22 @@ struct ResultsEventGenerator {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    static let locales = ["en-GB", "en-US", "de-DE", "fr-FR", "ja", "es-ES", "it-IT", "pt-BR"]
+    static let storefronts = ["GBR", "USA", "DEU", "FRA", "JPN", "ESP", "ITA", "BRA", "CAN", "AUS", "NLD", "SWE"]
+    static let tenureBands = ["0-1m", "1-3m", "3-12m", "12m+"]
+
+    /// What serve knew of a customer, the same at each of their decisions: one in ten unknown, the
+    /// others a storefront of twelve, a tenure band, a recent offer or not, a billing state.
+    static func known(_ customer: UInt32, at time: Int64) -> KnownFacts {
+        let draw = mix(UInt64(customer) &* 31 &+ 11)
+        guard draw % 10 != 0 else {
+            return KnownFacts(source: .unknown, asOf: nil, storefront: nil, tenureBand: nil, offerWithin90Days: nil, billing: nil)
+        }
+        let billing: BillingState = draw % 23 == 0 ? .retry : draw % 29 == 0 ? .grace : BillingState.none
+        return KnownFacts(source: .table, asOf: time - day, storefront: storefronts[Int((draw >> 8) % UInt64(storefronts.count))],
+                          tenureBand: tenureBands[Int((draw >> 16) % 4)], offerWithin90Days: (draw >> 24) % 5 == 0, billing: billing)
+    }
+
     private static func messageIdentifier(rule: UInt8) -> String {
         var bytes: [UInt8] = []
         appendHex(mix(UInt64(rule)), digits: 8, to: &bytes)
@@ -318,12 +359,14 @@ struct ResultsEventGenerator {
     private mutating func appendDecision(_ record: Record, to out: inout [UInt8]) {
         let rule = Self.rules[Int(record.rule)]
         let eventId = nextUUID()
+        let locale = Self.locales[Int(Self.mix(UInt64(record.customer) &+ 3) % UInt64(Self.locales.count))]
         var facts = DecisionFacts(time: record.time, environment: "production", requestIdentifier: nextUUID(), customer: Self.customer(record.customer),
-                                  keyId: "0badc0de", productId: Self.product, localeRequested: "en-GB", localeServed: "en-GB", flow: rule.flow,
+                                  keyId: "0badc0de", productId: Self.product, localeRequested: locale, localeServed: locale, flow: rule.flow,
                                   rule: rule.rule, splitGroup: rule.group, splitControl: rule.control, answer: rule.answer,
                                   messageIdentifier: rule.answer == .message || rule.answer == .promotionalOffer ? Self.messageIdentifier(rule: record.rule) : nil,
                                   offerIdentifier: rule.offer, alternateProductId: nil, snapshot: Self.snapshot, latencyMicros: 600 + record.time % 500)
         facts.splitLayout = rule.group == nil ? nil : Self.layout
+        facts.known = Self.known(record.customer, at: record.time)
         out.append(contentsOf: facts.record(eventId: eventId).line)
         out.append(0x0A)
     }
