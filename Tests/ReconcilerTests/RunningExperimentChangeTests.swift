@@ -174,6 +174,22 @@ struct RunningExperimentChangeTests {
         #expect(alike.groupChanges.first?.armsMatchDifferently == false)
     }
 
+    @Test("a rule waiting for 24 localizations names five and how many more in text; plan JSON keeps all 24")
+    func longWaitingListsAreShortened() throws {
+        let locales = (0..<24).map { "l\($0 < 10 ? "0" : "")\($0)" }
+        let items = locales.map { ReviewItem(kind: .message, identifier: "id-\($0)", name: "before-you-go", locale: $0, state: .pending) }
+        let rule = RuleOutcome(id: "cancel-flow/holdout", outcome: .leftOut, version: "0123456789abcdef", publishedVersion: nil, waitingFor: items)
+        var waits = PlanView.WaitingLists()
+        let text = PlanView.ruleText(rule, waits: &waits)
+        #expect(text.contains(items[4].description) && !text.contains(items[5].description), "\(text)")
+        #expect(text.contains("and 19 more (plan --format json lists them all)"), "\(text)")
+        let json = String(decoding: try CanonicalJSON.encode(rule), as: UTF8.self)
+        #expect(locales.allSatisfy { json.contains("\"locale\":\"\($0)\"") })
+        // Six are shown whole: "and 1 more" would save nothing.
+        var few = PlanView.WaitingLists()
+        #expect(few.text(Array(items.prefix(6)), for: "x") == items.prefix(6).map(\.description).joined(separator: "; "))
+    }
+
     @Test("one rule waiting reads 'waits', several 'wait'")
     func waitingRulesAgree() {
         #expect(PlanWording.reason(ActionReason(.rulesChanged(2, waitingRules: 1))) == "2 rules changed since the published snapshot; 1 rule waits for review")
