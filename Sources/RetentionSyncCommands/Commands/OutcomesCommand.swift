@@ -40,7 +40,8 @@ struct OutcomesCommand: ParsedCommand {
         and records each one about a customer as an outcome event beside the state — the customer as
         the keyed pseudonym (RETENTION_SYNC_PSEUDONYM_SECRET, the same secret serve uses), never the
         transaction id. A forged or foreign notification is refused and counted, never recorded. The
-        first run backfills as far as Apple keeps history; fit for the scheduled reconcile job.
+        first run backfills as far as Apple keeps history, less a day against clock skew; fit for
+        the scheduled reconcile job.
         """,
         options: EnvironmentOptions.connection + [root, since, until] + EventStoreOptions.all,
         column: 27,
