@@ -107,6 +107,9 @@ struct OutcomeLoopTests {
             let simulation = try CustomerSimulation(settings: CustomerSimulationSettings(
                 customers: 400, seed: UInt64(7 + index), products: [SimulatedProduct(productId: Self.monthly)], realtimeURL: replica.realtimeURL,
                 pushURL: index == 0 ? replicas[0].notificationsURL : nil,
+                // Periods of 28 days: every period start lies within the first backfill, which reads
+                // 29 of sandbox's 30 days (a day's margin against clock skew).
+                periodSeconds: 28 * Self.day,
                 // Counts are checked, not speed: a loaded machine may hold a request for seconds.
                 timeout: 30, model: model), emulator: emulator)
             let summary = await simulation.run()
