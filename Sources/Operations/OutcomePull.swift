@@ -116,9 +116,14 @@ public struct OutcomePull: Sendable {
         }
     }
 
-    /// The window to read: from `since`, else the cursor less the overlap, never before what Apple keeps.
+    /// A first backfill starts this many days inside the history Apple keeps (179 of 180 days in
+    /// production), so a clock a little ahead of this machine's does not refuse the start date.
+    public static let backfillMarginDays = 1
+
+    /// The window to read: from `since`, else the cursor less the overlap, never before what Apple
+    /// keeps less `backfillMarginDays`.
     func window(since: Int64?, until: Int64, cursor: Cursor?) -> (start: Int64, end: Int64, lost: ClosedRange<Int64>?) {
-        let oldest = until - Int64(NotificationHistoryFacts.days(environment)) * 86_400_000 + 60_000
+        let oldest = until - Int64(NotificationHistoryFacts.days(environment) - Self.backfillMarginDays) * 86_400_000
         let start = since ?? cursor.map { $0.until - Self.overlap } ?? oldest
         let lost = since == nil && cursor != nil && start < oldest ? start...oldest : nil
         return (max(start, oldest), until, lost)

@@ -263,6 +263,12 @@ public final class RealtimeService: Sendable {
     private static let jsonHeaders = [(name: "Content-Type", value: "application/json")]
     private static let empty = HTTPResponse(status: 200, headers: jsonHeaders, body: Data("{}".utf8))
 
+    /// A rule's answer names the rule in `X-Retention-Sync-Rule`, which Apple ignores and the
+    /// emulator's simulated customers read.
+    private static func headers(_ answered: Answered) -> [(name: String, value: String)] {
+        jsonHeaders + (RealtimeResponseBody.ruleHeaderValue(answered.ruleId).map { [(name: RealtimeResponseBody.ruleHeader, value: $0)] } ?? [])
+    }
+
     private struct RequestBody: Decodable {
         var signedPayload: String
     }
@@ -365,9 +371,10 @@ public final class RealtimeService: Sendable {
         case .noAnswer:
             return finish(.noAnswer, Self.empty, entry: &entry, started: started, facts: &facts)
         case .ruleAnswersNone(let answered):
-            return finish(.ruleAnswersNone(answered), Self.empty, entry: &entry, started: started, facts: &facts)
+            return finish(.ruleAnswersNone(answered), HTTPResponse(status: 200, headers: Self.headers(answered), body: Self.empty.body),
+                          entry: &entry, started: started, facts: &facts)
         case .respond(let body, let answered):
-            return finish(.answered(answered), HTTPResponse(status: 200, headers: Self.jsonHeaders, body: Data(body.canonicalJSON)),
+            return finish(.answered(answered), HTTPResponse(status: 200, headers: Self.headers(answered), body: Data(body.canonicalJSON)),
                           entry: &entry, started: started, facts: &facts)
         }
     }

@@ -55,3 +55,15 @@ extension RealtimeResponseBody {
         return writer.bytes
     }
 }
+
+extension RealtimeResponseBody {
+    /// The response header in which `serve` names the rule that answered (`<flow>/<rule>`), beside
+    /// the body Apple reads. Apple ignores headers it does not know; the emulator's customer
+    /// simulation reads it, so that a model can give each rule a truth of its own (`rule:<flow>/<rule>`).
+    public static let ruleHeader = "X-Retention-Sync-Rule"
+
+    /// The header's value for a rule id, or nil when the id could not travel in a header unchanged.
+    public static func ruleHeaderValue(_ ruleId: String) -> String? {
+        ruleId.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F } ? ruleId : nil
+    }
+}

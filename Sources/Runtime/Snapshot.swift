@@ -1,4 +1,6 @@
 public import RetentionMessagingModels
+import Crypto
+import Foundation
 
 // The runtime snapshot: what the reconciler publishes and the decision engine answers from.
 // It holds only rules whose every message and image is APPROVED in its environment.
@@ -122,17 +124,48 @@ public struct SnapshotResponse: Codable, Sendable, Hashable {
 
 extension RuntimeSnapshot {
     /// Each split group's layout, by group (salt): its arms in evaluation order as
-    /// `rule:lower-upper`, the control marked `*` — `arm-a*:0-4500,arm-b:4500-9000,holdout:9000-10000`.
-    /// Recorded on every decision of an arm (`splitLayout`), so `results` reports each configuration
-    /// of an experiment as a period of its own: re-weighting, adding or removing an arm, or changing
-    /// the control starts a new one.
+    /// `rule:lower-upper`, the control marked `*` — `arm-a*:0-4500,arm-b:4500-9000,holdout:9000-10000`,
+    /// then attributes `;key=value` sorted by key. Recorded on every decision of an arm
+    /// (`splitLayout`), so `results` reports each configuration of an experiment as a period of its
+    /// own: re-weighting, adding or removing an arm, changing the control, or changing what one arm
+    /// matches starts a new one.
+    ///
+    /// `;match=<8 hex digits>` is there only when the arms do not all match the same customers (their
+    /// products, locales, window or customer conditions differ): the first 8 hex digits of SHA-256
+    /// over the canonical JSON of the arms' matches without their splits, in evaluation order. Groups
+    /// whose arms match alike keep the layout without it, so their periods go on unchanged.
     public var splitLayouts: [String: String] {
         var arms: [String: [String]] = [:]
+        var matches: [String: [SnapshotMatch]] = [:]
         for rule in rules {
             guard let split = rule.match.split else { continue }
             let name = rule.id.split(separator: "/", maxSplits: 1).last.map(String.init) ?? rule.id
             arms[split.salt, default: []].append("\(name)\(split.control == true ? "*" : ""):\(split.lowerBucket)-\(split.upperBucket)")
+            var conditions = rule.match
+            conditions.split = nil
+            matches[split.salt, default: []].append(conditions)
         }
-        return arms.mapValues { $0.joined(separator: ",") }
+        return Dictionary(uniqueKeysWithValues: arms.map { group, parts in
+            var attributes: [(key: String, value: String)] = []
+            if let conditions = matches[group], Set(conditions).count > 1 {
+                attributes.append(("match", Self.matchHash(conditions)))
+            }
+            return (group, SplitLayoutAttributes.append(attributes, to: parts.joined(separator: ",")))
+        })
+    }
+
+    /// The first 8 hex digits of SHA-256 over the canonical JSON of the arms' conditions, in order.
+    static func matchHash(_ conditions: [SnapshotMatch]) -> String {
+        let bytes = (try? CanonicalJSON.encode(conditions)).map { Array($0) } ?? Array("\(conditions)".utf8)
+        return String(Digest.sha256Hex(bytes).prefix(8))
+    }
+}
+
+/// The `;key=value` attributes after a split layout's arms: written sorted by key; a reader splits
+/// them off and ignores the keys it does not know.
+public enum SplitLayoutAttributes {
+    /// `layout;a=1;b=2`, the attributes sorted by key.
+    public static func append(_ attributes: [(key: String, value: String)], to layout: String) -> String {
+        attributes.sorted { $0.key < $1.key }.reduce(layout) { $0 + ";\($1.key)=\($1.value)" }
     }
 }

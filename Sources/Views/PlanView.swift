@@ -307,11 +307,15 @@ public enum PlanView {
                         + (deletes.count > 5 ? " and \(deletes.count - 5) more" : "") + ".")
         }
         let groupChanges = plan.actions.compactMap { $0.change.as(SnapshotChange.self)?.compiled.groupChanges }.flatMap { $0 }
-        if !groupChanges.isEmpty {
+        for whenPublished in [false, true] {
+            let changes = groupChanges.filter { $0.whenPublished == whenPublished }
+            guard !changes.isEmpty else { continue }
             head.append("")
             head.append("> [!WARNING]")
-            head.append("> This plan changes a running experiment:")
-            for change in groupChanges { head.append("> - " + escape(groupChangeText(change))) }
+            head.append(whenPublished
+                ? "> This plan holds back a change to a running experiment until the content it waits for is approved; when published:"
+                : "> This plan changes a running experiment:")
+            for change in changes { head.append("> - " + escape(groupChangeText(change))) }
         }
         let errors = plan.actions.filter { $0.state == .error }
         let errorProblems = plan.problems.filter { $0.severity == .error }
@@ -547,19 +551,45 @@ public enum PlanView {
         mutating func text(_ items: [ReviewItem], for owner: String) -> String {
             if let first = seen[items] { return "the same as \(first)" }
             seen[items] = owner
-            return items.map(\.description).joined(separator: "; ")
+            return Self.shortList(items.map(\.description))
+        }
+
+        /// At most `shown` items, then `and N more` (plan JSON lists them all).
+        static let shown = 5
+
+        static func shortList(_ items: [String]) -> String {
+            guard items.count > shown + 1 else { return items.joined(separator: "; ") }
+            return items.prefix(shown).joined(separator: "; ") + "; and \(items.count - shown) more (plan --format json lists them all)"
         }
     }
 
-    /// `split group yearly-upsell: 45/45/10 → 60/30/10; about 15% of its customers change arm …`.
+    /// `split group yearly-upsell: 45/45/10 → 60/30/10; about 15% of its customers change arm …`; a
+    /// change held for review says what happens when it is published.
     static func groupChangeText(_ change: SplitGroupChange) -> String {
         let percent = SplitGroupChange.percentText(change.reassignedBuckets)
         let arms = change.after.map(\.rule).joined(separator: ", ")
-        return "split group \(change.group): \(SplitGroupChange.layout(change.before)) → \(SplitGroupChange.layout(change.after)) (\(arms)); "
-            + (change.reassignedBuckets == 0
+        var text = "split group \(change.group)\(change.whenPublished ? " (held for review)" : ""): "
+            + "\(SplitGroupChange.layout(change.before)) → \(SplitGroupChange.layout(change.after)) (\(arms)); "
+        if change.whenPublished {
+            text += "when published: " + (change.reassignedBuckets == 0
+                ? "no customer of group \(change.group) changes arm"
+                : "about \(percent)% of group \(change.group)'s customers change arm in a running experiment")
+        } else {
+            text += change.reassignedBuckets == 0
                 ? "no customer of the running experiment changes arm"
-                : "about \(percent)% of its customers change arm in a running experiment")
-            + "; results report each configuration of the group as a period of its own"
+                : "about \(percent)% of its customers change arm in a running experiment"
+        }
+        if !change.matchChanged.isEmpty {
+            let one = change.matchChanged.count == 1
+            text += "; what \(one ? "arm" : "arms") \(change.matchChanged.joined(separator: ", ")) \(one ? "matches" : "match") changes"
+            if change.armsMatchDifferently {
+                text += ", so the arms match different customers: results do not compare them as a fair split — the period's "
+                    + "comparisons carry a warning instead of a recommendation and its sample ratio is not tested"
+            }
+        }
+        return text + (change.newPeriod
+            ? "; results report each configuration of the group as a period of its own"
+            : "; the arms still match alike and keep their buckets, so results go on with the same period")
     }
 
     static func ruleText(_ rule: RuleOutcome, waits: inout WaitingLists) -> String {

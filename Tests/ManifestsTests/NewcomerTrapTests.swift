@@ -40,4 +40,24 @@ struct NewcomerTrapTests {
         let diagnostics = base.validate()
         #expect(diagnostics.map(\.code) == ["unreadable-file"], "\(diagnostics)")
     }
+
+    @Test("a comma inside { } that cuts a text in two is an unknown key with a hint to quote the text")
+    func commaInsideFlowMapping() throws {
+        let base = try BaseCopy()
+        defer { base.remove() }
+        try base.edit("messages.yaml", "altText: Ein ruhiger Sonnenaufgang }", "altText: Ein ruhiger, stiller Sonnenaufgang }")
+        try base.edit("messages.yaml", "- { text: Daily sessions, image: check, altText: A check mark }",
+                      "- { text: Daily,sessions, image: check, altText: A check mark }")
+        let unknown = base.validate().with(code: "unknown-key")
+        #expect(unknown.count == 2, "\(unknown)")
+        #expect(unknown.map(\.message).contains { $0.hasPrefix("unknown key 'stiller Sonnenaufgang'") }, "\(unknown)")
+        #expect(unknown.map(\.message).contains { $0.hasPrefix("unknown key 'sessions'") }, "\(unknown)")
+        for diagnostic in unknown {
+            #expect(diagnostic.hint?.hasPrefix("a comma inside { } separates keys: quote the text") == true, "\(diagnostic)")
+        }
+        // A misspelt key on a line of its own keeps its own hint.
+        try base.edit("messages.yaml", "headerPosition: ABOVE_IMAGE", "headerPosition: ABOVE_IMAGE\ncolour: blue")
+        let colour = base.validate().with(code: "unknown-key").first { $0.message.hasPrefix("unknown key 'colour'") }
+        #expect(colour?.hint?.contains("comma") == false, "\(String(describing: colour))")
+    }
 }

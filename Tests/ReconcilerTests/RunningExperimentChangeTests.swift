@@ -85,6 +85,111 @@ struct RunningExperimentChangeTests {
         #expect(!PlanView.text(same.plan, painter: Painter(enabled: false)).contains("split group save-test"))
     }
 
+    @Test("a re-weight held back while one arm's new text is in review warns in the plan that holds it: when published, about 10% of the group's customers change arm")
+    func heldReweightWarnsInThePullRequest() async throws {
+        var harness = SplitGroupPublishingTests.harness()
+        try await harness.apply()
+        harness.approveAll()
+        try await harness.apply()
+        let published = try #require(try harness.published())
+        // 45/45/10 → 50/45/5 with a new winback text, whose upload waits for review: buckets 4500..<5000 move
+        // from winback to standard, 9000..<9500 from the holdout to winback.
+        harness.manifests.flows = SplitGroupPublishingTests.harness(percents: (50, 45, 5)).manifests.flows
+        harness.manifests.messages = harness.manifests.messages.map { message in
+            guard message.name == "winback" else { return message }
+            var message = message
+            message.localizations = message.localizations.map { localization in
+                var localization = localization
+                localization.body += " — new"
+                return localization
+            }
+            return message
+        }
+        try await harness.apply()
+        let planned = try await harness.plan()
+        let compiled = try #require(planned.snapshot)
+        // Nothing changes now: the group is served as published.
+        #expect(compiled.snapshot.splitLayouts == published.splitLayouts)
+        let change = try #require(compiled.groupChanges.first)
+        #expect(compiled.groupChanges.count == 1 && change.whenPublished)
+        #expect(SplitGroupChange.layout(change.before) == "45/45/10" && SplitGroupChange.layout(change.after) == "50/45/5")
+        #expect(change.reassignedBuckets == 1000)
+
+        let text = PlanView.text(planned.plan, painter: Painter(enabled: false))
+        #expect(text.contains("! split group save-test (held for review): 45/45/10 → 50/45/5 (retention/arm-standard, retention/arm-winback, "
+                              + "retention/holdout); when published: about 10% of group save-test's customers change arm"), "\(text)")
+        let markdown = PlanView.markdown(planned.plan).joined()
+        #expect(markdown.contains("> [!WARNING]\n> This plan holds back a change to a running experiment until the content it waits for is approved; when published:"),
+                "\(markdown)")
+        #expect(markdown.contains("when published: about 10% of group save-test"))
+        let json = try PlanJSON.encode(planned.plan)
+        #expect(json.contains(#""when_published" : true"#) && json.contains(#""reassigned_percent" : 10"#), "\(json)")
+
+        // Once approved the publish says it as a change made now.
+        harness.approveAll()
+        let ready = try await harness.plan()
+        let now = try #require(ready.snapshot?.groupChanges.first)
+        #expect(!now.whenPublished && now.reassignedBuckets == 1000)
+        #expect(PlanView.text(ready.plan, painter: Painter(enabled: false)).contains("about 10% of its customers change arm in a running experiment"))
+    }
+
+    @Test("changing what one arm of a running group matches starts a new period and warns that the arms no longer match the same customers")
+    func oneArmsMatchChangeStartsAPeriod() async throws {
+        var harness = SplitGroupPublishingTests.harness()
+        try await harness.apply()
+        harness.approveAll()
+        try await harness.apply()
+        let published = try #require(try harness.published())
+        // A group whose arms match alike keeps the layout it always had: live experiments go on in their period.
+        #expect(published.splitLayouts["save-test"] == "arm-standard*:0-4500,arm-winback:4500-9000,holdout:9000-10000")
+
+        var flows = harness.manifests.flows
+        flows[0].rules[1].match = RuleMatch(products: ["monthly"], locales: ["en-US", "de-DE"],
+                                            split: TrafficSplit(group: "save-test", percent: 45))
+        harness.manifests.flows = flows
+        let planned = try await harness.plan()
+        let compiled = try #require(planned.snapshot)
+        let layout = try #require(compiled.snapshot.splitLayouts["save-test"])
+        #expect(layout.hasPrefix("arm-standard*:0-4500,arm-winback:4500-9000,holdout:9000-10000;match="))
+        #expect(layout.split(separator: "=").last?.count == 8)
+        let change = try #require(compiled.groupChanges.first)
+        #expect(change.matchChanged == ["retention/arm-winback"] && change.armsMatchDifferently && change.newPeriod)
+        #expect(change.reassignedBuckets == 0 && !change.whenPublished)
+        let text = PlanView.text(planned.plan, painter: Painter(enabled: false))
+        #expect(text.contains("what arm retention/arm-winback matches changes, so the arms match different customers: results do not compare "
+                              + "them as a fair split"), "\(text)")
+        #expect(text.contains("results report each configuration of the group as a period of its own"))
+        #expect(PlanView.markdown(planned.plan).joined().contains("> This plan changes a running experiment:"))
+        let json = try PlanJSON.encode(planned.plan)
+        #expect(json.contains(#""match_changed" : ["#) && json.contains(#""arms_match_differently" : true"#), "\(json)")
+
+        // The same match on every arm: they match alike again, and the layout has no attribute.
+        flows[0].rules[0].match = RuleMatch(products: ["monthly"], locales: ["en-US", "de-DE"],
+                                            split: TrafficSplit(group: "save-test", percent: 45, control: true))
+        flows[0].rules[2].match = RuleMatch(products: ["monthly"], locales: ["en-US", "de-DE"],
+                                            split: TrafficSplit(group: "save-test", percent: 10))
+        harness.manifests.flows = flows
+        let alike = try #require(try await harness.plan().snapshot)
+        #expect(alike.snapshot.splitLayouts["save-test"] == "arm-standard*:0-4500,arm-winback:4500-9000,holdout:9000-10000")
+        #expect(alike.groupChanges.first?.armsMatchDifferently == false)
+    }
+
+    @Test("a rule waiting for 24 localizations names five and how many more in text; plan JSON keeps all 24")
+    func longWaitingListsAreShortened() throws {
+        let locales = (0..<24).map { "l\($0 < 10 ? "0" : "")\($0)" }
+        let items = locales.map { ReviewItem(kind: .message, identifier: "id-\($0)", name: "before-you-go", locale: $0, state: .pending) }
+        let rule = RuleOutcome(id: "cancel-flow/holdout", outcome: .leftOut, version: "0123456789abcdef", publishedVersion: nil, waitingFor: items)
+        var waits = PlanView.WaitingLists()
+        let text = PlanView.ruleText(rule, waits: &waits)
+        #expect(text.contains(items[4].description) && !text.contains(items[5].description), "\(text)")
+        #expect(text.contains("and 19 more (plan --format json lists them all)"), "\(text)")
+        let json = String(decoding: try CanonicalJSON.encode(rule), as: UTF8.self)
+        #expect(locales.allSatisfy { json.contains("\"locale\":\"\($0)\"") })
+        // Six are shown whole: "and 1 more" would save nothing.
+        var few = PlanView.WaitingLists()
+        #expect(few.text(Array(items.prefix(6)), for: "x") == items.prefix(6).map(\.description).joined(separator: "; "))
+    }
+
     @Test("one rule waiting reads 'waits', several 'wait'")
     func waitingRulesAgree() {
         #expect(PlanWording.reason(ActionReason(.rulesChanged(2, waitingRules: 1))) == "2 rules changed since the published snapshot; 1 rule waits for review")

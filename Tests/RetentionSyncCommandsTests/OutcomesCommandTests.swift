@@ -90,6 +90,30 @@ struct OutcomesCommandTests {
         #expect(future.stderr.contains("--since is 2099-01-01T00:00:00.000Z and it ends now ("), "\(future.stderr)")
     }
 
+    @Test("a first backfill that Apple refuses as starting more than its history back (an emulator's clock moved ahead) says to pass --since")
+    func startTooFarBackHasAHint() async throws {
+        let harness = try CommandHarness()
+        let chain = try AppleStyleSigningChain(name: "apple", notBefore: Date(timeIntervalSince1970: harness.clock.now() - 40 * 86_400))
+        try Data(chain.root.pem.utf8).write(to: harness.file("root.pem"))
+        let environment = [PseudonymKey.environmentVariable: Self.secret]
+        // This machine's clock is the emulator's unmoved one.
+        let until = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: harness.clock.now()))
+        let arguments = ["outcomes", "pull", "--env", "sandbox", "--root", "root.pem", "--until", until, "--event-spool", "spool"]
+        // A day of skew is inside the backfill's margin: the first run reads 29 of Apple's 30 days.
+        _ = await harness.emulator.advanceClock(by: 0.5 * 86_400)
+        let skewed = await harness.run(arguments, environment: environment)
+        #expect(skewed.code == .success, "\(skewed.stderr)")
+        // Five days ahead, the start is 34 days back by the emulator's clock: refused as Apple refuses it.
+        let cursor = harness.file("manifests/.retention-sync/events/v1/cursors/outcomes-pull/environment=sandbox.json")
+        try FileManager.default.removeItem(at: cursor)
+        _ = await harness.emulator.advanceClock(by: 4.5 * 86_400)
+        let refused = await harness.run(arguments, environment: environment)
+        #expect(refused.code == .failure, "\(refused.stderr)")
+        #expect(refused.stderr.contains("errorCode 4000012"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("hint: Apple's clock puts the start more than 30 days back: pass --since with a later start"),
+                "\(refused.stderr)")
+    }
+
     /// A decision serve stored under the pseudonym key `keyId`, in the partition of `time`.
     func storeDecision(_ harness: CommandHarness, keyId: String, at time: Int64) throws {
         let (date, hour) = EventTime.partition(time)

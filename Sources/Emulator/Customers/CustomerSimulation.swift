@@ -109,6 +109,7 @@ public struct CustomerSimulation: Sendable {
                     if truth.renewed { tally.renewed += 1 }
                 }
                 count(&summary.answers[exposure.answer.key, default: AnswerTruth()])
+                if let rule = exposure.answer.rule { count(&summary.rules[rule, default: AnswerTruth()]) }
                 count(&summary.storefronts[customer.history.storefront, default: [:]][exposure.answer.key, default: AnswerTruth()])
                 scheduled += notifications
             }
@@ -190,6 +191,8 @@ public struct CustomerSimulation: Sendable {
         var key: String
         var offerIdentifier: String?
         var alternateProductId: String?
+        /// The rule that answered, as the realtime server named it (`X-Retention-Sync-Rule`), if it did.
+        var rule: String?
     }
 
     enum ExposureResult {
@@ -247,9 +250,10 @@ public struct CustomerSimulation: Sendable {
             return .failure(PerformanceTestRunner.classify(error))
         }
         guard response.status == 200 else { return .failure(.unsuccessfulHTTPResponseCode) }
-        guard let answer = Self.answer(response.body, advancedCommerceProduct: customer.product.advancedCommerce == true) else {
+        guard var answer = Self.answer(response.body, advancedCommerceProduct: customer.product.advancedCommerce == true) else {
             return .failure(.invalidResponse)
         }
+        answer.rule = response.header(RealtimeResponseBody.ruleHeader)
         return .success(Exposure(answer: answer, time: emulator.now.milliseconds))
     }
 
@@ -296,7 +300,7 @@ public struct CustomerSimulation: Sendable {
     func outcome(_ customer: Customer, _ exposure: Exposure) -> (Truth, [ScheduledNotification]) {
         var random = SeededGenerator(seed: customer.seed)
         let model = settings.histories.models[customer.history.storefront] ?? settings.model
-        let probabilities = model.probabilities(for: exposure.answer.key)
+        let probabilities = model.probabilities(rule: exposure.answer.rule, answer: exposure.answer.key)
         // Every draw is made whatever the earlier ones gave, so each probability moves only its own outcome.
         let keepDraw = Double.random(in: 0..<1, using: &random)
         let redeemDraw = Double.random(in: 0..<1, using: &random)
@@ -325,7 +329,7 @@ public struct CustomerSimulation: Sendable {
             transaction.purchaseDate = at
             transaction.offerType = 2
             transaction.offerIdentifier = offer
-            transaction.price = Self.discounted(customer.product.price)
+            transaction.price = offerPrice(offer, of: customer.product)
             transaction.transactionReason = "PURCHASE"
             renewal.offerType = 2
             renewal.offerIdentifier = offer
@@ -347,7 +351,7 @@ public struct CustomerSimulation: Sendable {
             let next = TransactionPayload(
                 transactionId: transactionId(&random), originalTransactionId: customer.originalTransactionId, bundleId: bundleId,
                 productId: product.productId, purchaseDate: end, expiresDate: end + period, offerType: offer.map { _ in 2 },
-                offerIdentifier: offer, price: offer == nil ? product.price : Self.discounted(product.price), currency: product.currency,
+                offerIdentifier: offer, price: offer.map { offerPrice($0, of: product) } ?? product.price, currency: product.currency,
                 transactionReason: "RENEWAL", environment: settings.environment.appleName, signedDate: 0,
                 storefront: customer.history.storefront, originalPurchaseDate: customer.history.firstPurchase,
                 inAppOwnershipType: customer.history.familyShared ? "FAMILY_SHARED" : "PURCHASED")
@@ -415,6 +419,11 @@ public struct CustomerSimulation: Sendable {
 
     /// A promotional offer's price: half, in whole cents.
     static func discounted(_ price: Int64) -> Int64 { price / 2 / 10 * 10 }
+
+    /// What a customer pays for `offer` on `product`: the settings' `offerPrices`, else half the price.
+    func offerPrice(_ offer: String, of product: SimulatedProduct) -> Int64 {
+        settings.offerPrices[offer] ?? Self.discounted(product.price)
+    }
 
     /// A version-4 UUID from the seeded generator, lowercase.
     static func uuid(_ random: inout SeededGenerator) -> String {

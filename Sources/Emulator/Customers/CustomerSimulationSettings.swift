@@ -30,6 +30,9 @@ public struct CustomerSimulationSettings: Sendable, Hashable, Codable {
     /// Who the customers are, as Apple signs it in their notifications: storefronts, tenure, earlier
     /// offers, billing retry and Family Sharing; and each storefront's own outcome model, if any.
     public var histories: CustomerHistories
+    /// What a customer pays for a promotional offer, by offer identifier, in milliunits of the
+    /// product's currency (4990 is 4.99); an offer not named here costs half the product's price.
+    public var offerPrices: [String: Int64] = [:]
 
     public init(customers: Int, seed: UInt64 = 1, environment: Environment = .sandbox, appAppleId: Int64? = nil, bundleId: String? = nil,
                 products: [SimulatedProduct], locales: [String] = ["en-US"], realtimeURL: String, pushURL: String? = nil,
@@ -63,12 +66,15 @@ public struct CustomerSimulationSettings: Sendable, Hashable, Codable {
         if !(1...256).contains(concurrency) { return "concurrency must be 1–256, not \(concurrency)" }
         if !(timeout > 0 && timeout <= 120) { return "timeout must be more than 0 and at most 120 seconds, not \(timeout)" }
         if let problem = histories.problem { return problem }
+        if let (offer, price) = offerPrices.sorted(by: { $0.key < $1.key }).first(where: { $0.value < 0 }) {
+            return "offerPrices.\(offer) must be a price in milliunits, 0 or more, not \(price)"
+        }
         return model.problem
     }
 
     private enum CodingKeys: String, CodingKey {
         case customers, seed, environment, appAppleId, bundleId, products, locales, realtimeURL, pushURL, periodSeconds, concurrency, timeout, model
-        case histories
+        case histories, offerPrices
     }
 
     /// Only `customers`, `products`, `realtimeURL` and `model` are required; `environment` takes
@@ -93,6 +99,7 @@ public struct CustomerSimulationSettings: Sendable, Hashable, Codable {
         timeout = try container.decodeIfPresent(Double.self, forKey: .timeout) ?? 5
         model = try container.decode(OutcomeModel.self, forKey: .model)
         histories = try container.decodeIfPresent(CustomerHistories.self, forKey: .histories) ?? CustomerHistories()
+        offerPrices = try container.decodeIfPresent([String: Int64].self, forKey: .offerPrices) ?? [:]
     }
 }
 
@@ -189,10 +196,11 @@ public struct SimulatedProduct: Sendable, Hashable, Codable {
     }
 }
 
-/// How customers answer what the realtime server showed them, per answer. Keys:
-/// `message:<messageIdentifier>`, `offer:<offerIdentifier>`, `alternateProduct:<productId>`,
-/// `none` (the server answered `{}`); an answer without a key of its own uses `default`.
-/// In JSON: `{"default": {…}, "message:…": {…}, …}`.
+/// How customers answer what the realtime server showed them, per rule or per answer. Keys:
+/// `rule:<flow>/<rule>` (the rule `serve` names in `X-Retention-Sync-Rule`), `message:<messageIdentifier>`,
+/// `offer:<offerIdentifier>`, `alternateProduct:<productId>`, `none` (the server answered `{}`); a
+/// rule's key comes first, then the answer's, then `default`.
+/// In JSON: `{"default": {…}, "rule:cancel-flow/holdout": {…}, "message:…": {…}, …}`.
 public struct OutcomeModel: Sendable, Hashable, Codable {
     public var `default`: OutcomeProbabilities
     public var answers: [String: OutcomeProbabilities]
@@ -203,6 +211,11 @@ public struct OutcomeModel: Sendable, Hashable, Codable {
     }
 
     public func probabilities(for key: String) -> OutcomeProbabilities { answers[key] ?? self.default }
+
+    /// The rule's own probabilities (`rule:<flow>/<rule>`), else the answer's, else `default`.
+    public func probabilities(rule: String?, answer key: String) -> OutcomeProbabilities {
+        rule.flatMap { answers["rule:" + $0] } ?? probabilities(for: key)
+    }
 
     public var problem: String? {
         for (key, probabilities) in [("default", self.default)] + answers.sorted(by: { $0.key < $1.key }) {
@@ -287,6 +300,9 @@ public struct CustomerSimulationSummary: Sendable, Hashable, Codable {
     public var notifications: Int
     /// Per storefront, then per model key: the same truth as `answers`, for the customers of that storefront.
     public var storefronts: [String: [String: AnswerTruth]] = [:]
+    /// Per rule (`<flow>/<rule>`, as the realtime server named it): the same truth, so two rules with
+    /// the same answer (a holdout and a catch-all that both answer none) are told apart.
+    public var rules: [String: AnswerTruth] = [:]
 
     public init(customers: Int, answers: [String: AnswerTruth] = [:], errors: Int = 0, errorsByResult: [String: Int] = [:], notifications: Int = 0) {
         self.customers = customers

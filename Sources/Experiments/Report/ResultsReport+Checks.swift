@@ -35,8 +35,12 @@ extension ResultsReport.Checks {
         }
         if !rulesNotConfigured.isEmpty {
             let rules = rulesNotConfigured.map { "\($0.flow)/\($0.rule) (\(ResultsReport.count($0.exposed)) exposed)" }
-            warnings.append("exposures for rule\(rules.count == 1 ? "" : "s") the configuration (\(configuration ?? "")) does not have for this "
-                            + "environment: \(rules.joined(separator: ", ")): removed or renamed since, or the manifests read are not the ones served")
+            let one = rules.count == 1
+            warnings.append("customers were exposed to \(one ? "a rule" : "rules") not in the configuration read (\(configuration ?? "")) "
+                            + "for this environment: \(rules.joined(separator: ", ")). "
+                            + "\(one ? "It was" : "They were") renamed or removed after those exposures, or these manifests are not the ones "
+                            + "serve answers from. An arm removed from a split group on purpose is expected here only until customers are "
+                            + "exposed under the group's new layout; its earlier periods do not warn")
         }
     }
 }
@@ -108,7 +112,8 @@ extension ResultsReport {
 
     /// The sample-ratio check of one group against its configured arms, or nil when the configuration
     /// does not name the group.
-    static func sampleRatioCheck(flow: String, group: String, arms: [Row], configured: [ResultsConfiguration.Rule]) -> SampleRatio? {
+    static func sampleRatioCheck(flow: String, group: String, arms: [Row], configured: [ResultsConfiguration.Rule],
+                                 armsMatchDifferently: Bool) -> SampleRatio? {
         let configuredArms = configured.filter { $0.flow == flow && $0.splitGroup == group && $0.percent != nil }
             .sorted { $0.rule < $1.rule }
         guard !configuredArms.isEmpty else { return nil }
@@ -119,9 +124,9 @@ extension ResultsReport {
                                 chiSquare: nil, degreesOfFreedom: nil, pValue: nil, threshold: SampleRatioTest.threshold, mismatch: false, note: nil)
         if configuredArms.count < 2 {
             check.note = "one arm configured in this environment: nothing to compare"
-        } else if Set(configuredArms.map(\.audience)).count > 1 {
-            check.note = "the arms match different customers (products, locales or window differ), so their exposures are not expected in "
-                + "the configured ratio; not tested"
+        } else if armsMatchDifferently {
+            check.note = "the arms match different customers (products, locales, window or customer conditions differ), so their "
+                + "exposures are not expected in the configured ratio; not tested"
         } else if let outcome = SampleRatioTest.test(observed: observed, shares: configuredArms.map { $0.percent ?? 0 }) {
             check.chiSquare = rounded(outcome.chiSquare)
             check.degreesOfFreedom = outcome.degreesOfFreedom

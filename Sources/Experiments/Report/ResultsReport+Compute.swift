@@ -351,8 +351,15 @@ extension ResultsReport {
     private static func checkConfigured(_ configured: [ResultsConfiguration.Rule], rows: [Row], window: (since: Int64, now: Int64),
                                         into checks: inout Checks) {
         let known = Set(configured.map { "\($0.flow)/\($0.rule)" })
-        checks.rulesNotConfigured = rows.filter { !known.contains("\($0.flow)/\($0.rule)") }
-            .map { ExposedRule(flow: $0.flow, rule: $0.rule, exposed: $0.exposed) }
+        // An arm of a period that is over (its group has a later layout) may have been stopped on
+        // purpose: only exposures outside a group, or in its latest period, ask for a configured rule.
+        let latest = latestLayouts(rows)
+        var notConfigured: [String: ExposedRule] = [:]
+        for row in rows where !known.contains("\(row.flow)/\(row.rule)") {
+            if let group = row.splitGroup, let layout = row.splitLayout, latest[groupKey(row.flow, group)] != layout { continue }
+            notConfigured["\(row.flow)/\(row.rule)", default: ExposedRule(flow: row.flow, rule: row.rule, exposed: 0)].exposed += row.exposed
+        }
+        checks.rulesNotConfigured = notConfigured.keys.sorted().compactMap { notConfigured[$0] }
         let exposedRules = Set(rows.filter { $0.exposed > 0 }.map { "\($0.flow)/\($0.rule)" })
         guard !rows.isEmpty else { return }
         checks.armsWithoutExposures = configured.compactMap { rule in
@@ -371,6 +378,7 @@ extension ResultsReport {
             // One comparison per period: a configuration of the group, in the order the periods began.
             groups["\(row.flow)\u{0}\(group)\u{0}\(row.periodSince ?? "")\u{0}\(row.splitLayout ?? "")", default: []].append(row)
         }
+        let latest = latestLayouts(rows)
         return groups.keys.sorted().map { key in
             let arms = groups[key] ?? []
             let flow = arms[0].flow
@@ -379,10 +387,11 @@ extension ResultsReport {
             // A period's own layout says what its shares were; the manifests say only today's.
             let configuredHere: [ResultsConfiguration.Rule]? = layout.map { layout in
                 SplitLayoutText.arms(layout).map { arm in
-                    let audience = configured?.first { $0.flow == flow && $0.rule == arm.rule }?.audience ?? ""
-                    return ResultsConfiguration.Rule(flow: flow, rule: arm.rule, splitGroup: group, percent: arm.percent, audience: audience)
+                    ResultsConfiguration.Rule(flow: flow, rule: arm.rule, splitGroup: group, percent: arm.percent)
                 }
             } ?? configured
+            let matchDifferently = armsMatchDifferently(flow: flow, group: group, layout: layout, latest: latest[groupKey(flow, group)],
+                                                        configured: configured)
             let marked = arms.filter(\.splitControl)
             let holdouts = arms.filter { $0.answers == ["none"] }
             var control: Row?
@@ -397,9 +406,11 @@ extension ResultsReport {
                 control = first
                 kind = "holdout"
             }
-            let sampleRatio = configuredHere.flatMap { sampleRatioCheck(flow: flow, group: group, arms: arms, configured: $0) }
+            let sampleRatio = configuredHere.flatMap {
+                sampleRatioCheck(flow: flow, group: group, arms: arms, configured: $0, armsMatchDifferently: matchDifferently)
+            }
             fallbackWarnings(flow: flow, group: group, arms: arms, into: &warnings)
-            var verdictWarning: String?
+            var verdictWarning: String? = matchDifferently ? differentCustomersWarning : nil
             if let sampleRatio, sampleRatio.mismatch {
                 let p = sampleRatio.pValue.map(Self.pValueText) ?? ""
                 verdictWarning = "sample-ratio mismatch (\(p) < \(SampleRatioTest.threshold)): customers did not reach the arms in the configured "
@@ -428,6 +439,41 @@ extension ResultsReport {
             recommend(&comparison)
             return comparison
         }
+    }
+
+    /// What a comparison of arms that match different customers says instead of a verdict.
+    static let differentCustomersWarning = "the arms match different customers (their products, locales, window or customer "
+        + "conditions differ), so a difference between them may come from whom they reach, not from what they answer; "
+        + "give the arms the same match to compare them as a fair split"
+
+    static func groupKey(_ flow: String, _ group: String) -> String { "\(flow)\u{0}\(group)" }
+
+    /// Each group's latest layout (`flow\0group` → layout): the period that began last. Every other
+    /// period of the group is over.
+    static func latestLayouts(_ rows: [Row]) -> [String: String] {
+        var latest: [String: (since: String, layout: String)] = [:]
+        for row in rows {
+            guard let group = row.splitGroup, let layout = row.splitLayout else { continue }
+            let key = groupKey(row.flow, group), since = row.periodSince ?? ""
+            if let known = latest[key], (known.since, known.layout) >= (since, layout) { continue }
+            latest[key] = (since, layout)
+        }
+        return latest.mapValues(\.layout)
+    }
+
+    /// Whether a period's arms matched different customers: its layout says so (`;match=`) when it
+    /// was recorded with that attribute. For the latest period the configuration may also say so
+    /// (layouts recorded before the attribute existed); a period that is over is judged by its
+    /// layout alone, since today's configuration need not be what it ran with. Without a layout, the
+    /// configured arms of the group decide.
+    static func armsMatchDifferently(flow: String, group: String, layout: String?, latest: String?,
+                                     configured: [ResultsConfiguration.Rule]?) -> Bool {
+        let configuredArms = (configured ?? []).filter { $0.flow == flow && $0.splitGroup == group }
+        guard let layout else { return Set(configuredArms.filter { $0.percent != nil }.map(\.audience)).count > 1 }
+        if SplitLayoutText.armsMatchDifferently(layout) { return true }
+        guard layout == latest else { return false }
+        let audiences = SplitLayoutText.arms(layout).compactMap { arm in configuredArms.first { $0.rule == arm.rule }?.audience }
+        return Set(audiences).count > 1
     }
 
     static func difference(_ arm: Rate, _ control: Rate, alpha: Double) -> Difference {

@@ -408,7 +408,9 @@ extension ResultsReport {
     }
 }
 
-/// Reads a decision's `splitLayout`: `rule*:lower-upper,…` over 10,000 buckets, `*` marking the control.
+/// Reads a decision's `splitLayout`: `rule*:lower-upper,…` over 10,000 buckets, `*` marking the control,
+/// then attributes `;key=value` (`;match=…` when the arms match different customers); attributes
+/// this reader does not know are ignored.
 enum SplitLayoutText {
     struct Arm: Equatable {
         var rule: String
@@ -416,8 +418,25 @@ enum SplitLayoutText {
         var control: Bool
     }
 
+    /// The attributes after the arms, by key.
+    static func attributes(_ layout: String) -> [String: String] {
+        var attributes: [String: String] = [:]
+        for part in layout.split(separator: ";").dropFirst() {
+            guard let equals = part.firstIndex(of: "=") else { continue }
+            attributes[String(part[..<equals])] = String(part[part.index(after: equals)...])
+        }
+        return attributes
+    }
+
+    /// True when the layout says its arms matched different customers (products, locales, window or
+    /// customer conditions), so their exposures are not expected in the configured ratio.
+    static func armsMatchDifferently(_ layout: String) -> Bool {
+        attributes(layout)["match"] != nil
+    }
+
     static func arms(_ layout: String) -> [Arm] {
-        layout.split(separator: ",").compactMap { part in
+        let armsPart = layout.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return armsPart.split(separator: ",").compactMap { part in
             guard let colon = part.lastIndex(of: ":") else { return nil }
             var rule = String(part[..<colon])
             let control = rule.hasSuffix("*")

@@ -102,9 +102,10 @@ enum RuleChanges {
     }
 }
 
-/// A split group that is live and whose arms the publish changes: the layout before and after, and
-/// how many customers change arm (the share of the group's buckets whose arm differs). Results keep
-/// the configurations apart as periods of the experiment.
+/// A split group that is live and whose arms the publish changes: the layout before and after, how
+/// many customers change arm (the share of the group's buckets whose arm differs), and which arms
+/// change what they match. Results keep the configurations apart as periods of the experiment.
+/// A change held back while content waits for review is shown too, as what happens when it is published.
 public struct SplitGroupChange: Codable, Sendable, Hashable {
     public struct Arm: Codable, Sendable, Hashable {
         public var rule: String
@@ -123,9 +124,20 @@ public struct SplitGroupChange: Codable, Sendable, Hashable {
     public var after: [Arm]
     /// Buckets (of 10,000) whose customers are answered by another arm, or by none, after the publish.
     public var reassignedBuckets: Int
+    /// Arms (rule ids) whose match conditions besides the split change: products, locales, window,
+    /// customer conditions.
+    public var matchChanged: [String] = []
+    /// After the publish the arms do not all match the same customers.
+    public var armsMatchDifferently = false
+    /// The group's recorded layout changes, so results start a new period.
+    public var newPeriod = true
+    /// The change waits with its group for content in review: it happens when that is published.
+    public var whenPublished = false
 
     enum CodingKeys: String, CodingKey {
         case group, before, after, reassignedBuckets = "reassigned_buckets", reassignedPercent = "reassigned_percent"
+        case matchChanged = "match_changed", armsMatchDifferently = "arms_match_differently", newPeriod = "new_period"
+        case whenPublished = "when_published"
     }
 
     public init(group: String, before: [Arm], after: [Arm], reassignedBuckets: Int) {
@@ -139,6 +151,10 @@ public struct SplitGroupChange: Codable, Sendable, Hashable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(group: try c.decode(String.self, forKey: .group), before: try c.decode([Arm].self, forKey: .before),
                   after: try c.decode([Arm].self, forKey: .after), reassignedBuckets: try c.decode(Int.self, forKey: .reassignedBuckets))
+        matchChanged = try c.decodeIfPresent([String].self, forKey: .matchChanged) ?? []
+        armsMatchDifferently = try c.decodeIfPresent(Bool.self, forKey: .armsMatchDifferently) ?? false
+        newPeriod = try c.decodeIfPresent(Bool.self, forKey: .newPeriod) ?? true
+        whenPublished = try c.decodeIfPresent(Bool.self, forKey: .whenPublished) ?? false
     }
 
     /// Plan JSON also carries the share as a percentage, for readers that do not divide.
@@ -149,6 +165,10 @@ public struct SplitGroupChange: Codable, Sendable, Hashable {
         try c.encode(after, forKey: .after)
         try c.encode(reassignedBuckets, forKey: .reassignedBuckets)
         try c.encode(reassignedPercent, forKey: .reassignedPercent)
+        if !matchChanged.isEmpty { try c.encode(matchChanged, forKey: .matchChanged) }
+        if armsMatchDifferently { try c.encode(true, forKey: .armsMatchDifferently) }
+        try c.encode(newPeriod, forKey: .newPeriod)
+        if whenPublished { try c.encode(true, forKey: .whenPublished) }
     }
 
     public var reassignedPercent: Double { Double(reassignedBuckets) / 100 }
@@ -165,8 +185,9 @@ public struct SplitGroupChange: Codable, Sendable, Hashable {
 
     static let buckets = 10_000
 
-    /// Every group live in `published` whose arms differ in `next`, by group name. A group that
-    /// `next` no longer has ends; that is not a re-assignment, and the rule's removal says so.
+    /// Every group live in `published` whose arms, or what an arm matches, differ in `next`, by group
+    /// name. A group that `next` no longer has ends; that is not a re-assignment, and the rule's
+    /// removal says so.
     static func between(published: RuntimeSnapshot?, next: RuntimeSnapshot) -> [SplitGroupChange] {
         func groups(_ snapshot: RuntimeSnapshot?) -> [String: [Arm]] {
             var arms: [String: [Arm]] = [:]
@@ -177,21 +198,39 @@ public struct SplitGroupChange: Codable, Sendable, Hashable {
             }
             return arms
         }
-        let before = groups(published), after = groups(next)
-        return before.keys.sorted().compactMap { group in
-            guard let old = before[group], let new = after[group], old != new else { return nil }
-            func owner(_ arms: [Arm]) -> [String?] {
-                var owners = [String?](repeating: nil, count: buckets)
-                for arm in arms {
-                    for bucket in max(0, arm.lowerBucket)..<min(buckets, max(arm.lowerBucket, arm.upperBucket)) where owners[bucket] == nil {
-                        owners[bucket] = arm.rule
-                    }
-                }
-                return owners
-            }
-            let (was, will) = (owner(old), owner(new))
-            let moved = (0..<buckets).filter { was[$0] != nil && was[$0] != will[$0] }.count
-            return SplitGroupChange(group: group, before: old, after: new, reassignedBuckets: moved)
+        /// Each arm's match without its split, by rule id.
+        func conditions(_ snapshot: RuntimeSnapshot?) -> [String: SnapshotMatch] {
+            Dictionary((snapshot?.rules ?? []).compactMap { rule in
+                rule.match.split == nil ? nil : (rule.id, { var match = rule.match; match.split = nil; return match }())
+            }, uniquingKeysWith: { first, _ in first })
         }
+        let before = groups(published), after = groups(next)
+        let (matchesBefore, matchesAfter) = (conditions(published), conditions(next))
+        let (layoutsBefore, layoutsAfter) = (published?.splitLayouts ?? [:], next.splitLayouts)
+        return before.keys.sorted().compactMap { group in
+            guard let old = before[group], let new = after[group] else { return nil }
+            let matchChanged = new.map(\.rule).filter { rule in matchesBefore[rule].map { $0 != matchesAfter[rule] } ?? false }
+            guard old != new || !matchChanged.isEmpty else { return nil }
+            var change = SplitGroupChange(group: group, before: old, after: new, reassignedBuckets: reassigned(from: old, to: new))
+            change.matchChanged = matchChanged
+            change.armsMatchDifferently = Set(new.compactMap { matchesAfter[$0.rule] }).count > 1
+            change.newPeriod = layoutsBefore[group] != layoutsAfter[group]
+            return change
+        }
+    }
+
+    /// The buckets whose arm differs between two layouts of a group.
+    static func reassigned(from old: [Arm], to new: [Arm]) -> Int {
+        func owner(_ arms: [Arm]) -> [String?] {
+            var owners = [String?](repeating: nil, count: buckets)
+            for arm in arms {
+                for bucket in max(0, arm.lowerBucket)..<min(buckets, max(arm.lowerBucket, arm.upperBucket)) where owners[bucket] == nil {
+                    owners[bucket] = arm.rule
+                }
+            }
+            return owners
+        }
+        let (was, will) = (owner(old), owner(new))
+        return (0..<buckets).filter { was[$0] != nil && was[$0] != will[$0] }.count
     }
 }

@@ -8,7 +8,8 @@ public struct CompiledSnapshot: Sendable, Hashable {
     public var snapshot: RuntimeSnapshot
     /// In evaluation order, then removed rules by id.
     public var outcomes: [RuleOutcome]
-    /// Live split groups whose arms this snapshot changes, by group name.
+    /// Live split groups whose arms (or what an arm matches) this snapshot changes, by group name; then
+    /// those held back with content in review, as they change when published (`whenPublished`).
     public var groupChanges: [SplitGroupChange] = []
 }
 
@@ -98,7 +99,16 @@ enum SnapshotCompiler {
         let snapshot = try RuntimeSnapshot(bundleId: desired.bundleId, appAppleId: desired.appAppleId,
                                            environment: desired.environment, localeFallbacks: desired.localeFallbacks,
                                            rules: rules).sealed()
+        // A held group changes nothing now, but the pull request is where people look: say what its
+        // publish will do, from the manifests' arms as they will go live.
+        let wanted = RuntimeSnapshot(bundleId: desired.bundleId, appAppleId: desired.appAppleId, environment: desired.environment,
+                                     localeFallbacks: desired.localeFallbacks, rules: desired.rules)
+        var held: [SplitGroupChange] = []
+        for var change in blockers.isEmpty ? [] : SplitGroupChange.between(published: published, next: wanted) where blockers[change.group] != nil {
+            change.whenPublished = true
+            held.append(change)
+        }
         return CompiledSnapshot(snapshot: snapshot, outcomes: outcomes,
-                                groupChanges: SplitGroupChange.between(published: published, next: snapshot))
+                                groupChanges: SplitGroupChange.between(published: published, next: snapshot) + held)
     }
 }

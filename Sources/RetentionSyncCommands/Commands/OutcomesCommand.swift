@@ -40,7 +40,8 @@ struct OutcomesCommand: ParsedCommand {
         and records each one about a customer as an outcome event beside the state — the customer as
         the keyed pseudonym (RETENTION_SYNC_PSEUDONYM_SECRET, the same secret serve uses), never the
         transaction id. A forged or foreign notification is refused and counted, never recorded. The
-        first run backfills as far as Apple keeps history; fit for the scheduled reconcile job.
+        first run backfills as far as Apple keeps history, less a day against clock skew; fit for
+        the scheduled reconcile job.
         """,
         options: EnvironmentOptions.connection + [root, since, until] + EventStoreOptions.all,
         column: 27,
@@ -139,12 +140,20 @@ struct OutcomesCommand: ParsedCommand {
             summary = try await pull.run(since: since, until: until, untilGiven: parsed.until != nil)
         } catch let error as RetentionMessagingError {
             _ = await recorder.close()
-            throw CommandError("Get Notification History failed: \(error.description); the cursor was not moved")
+            throw CommandError("Get Notification History failed: \(error.description); the cursor was not moved"
+                               + (error.errorCode == NotificationHistoryFacts.startDateTooFarInPast ? Self.startTooEarlyHint(environment) : ""))
         } catch let error as OutcomePullError {
             throw CommandError(error.description, exitCode: error.usage ? .usage : .failure)
         }
         console.print(Self.describe(summary, calls: client.notificationHistoryCalls - callsBefore, root: root, environment: environment))
         return summary.refused.isEmpty && summary.keyMismatch == nil ? .success : .needsAttention
+    }
+
+    /// What to do when Apple refuses the start date as older than its history.
+    static func startTooEarlyHint(_ environment: Environment) -> String {
+        "\nhint: Apple's clock puts the start more than \(NotificationHistoryFacts.days(environment)) days back: pass --since with a later "
+            + "start (history reaches \(NotificationHistoryFacts.days(environment)) days back by the server's own clock; an emulator whose "
+            + "clock was moved ahead counts from its time, so start within that many days of the emulator's now)"
     }
 
     static func describe(_ summary: OutcomePull.Summary, calls: Int, root: StateLocation, environment: Environment) -> String {

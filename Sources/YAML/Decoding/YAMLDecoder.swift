@@ -122,6 +122,9 @@ final class DecodingContext {
                     hint = "did you mean '\(suggestion)'?"
                 } else if key == "<<" {
                     hint = "merge keys are not part of YAML 1.2; write the values out or use an alias for the whole value"
+                } else if Self.looksLikeSplitText(pair, in: record.pairs) {
+                    hint = "a comma inside { } separates keys: quote the text (\"…, …\")"
+                        + (record.asked.isEmpty ? "" : "; known keys here: " + record.asked.sorted().joined(separator: ", "))
                 } else if !record.asked.isEmpty {
                     hint = "known keys here: " + record.asked.sorted().joined(separator: ", ")
                 } else {
@@ -132,6 +135,15 @@ final class DecodingContext {
             }
         }
         return problems.sorted { ($0.location, $0.keyPath) < ($1.location, $1.keyPath) }
+    }
+
+    /// A key no manifest has — with a space in it, or without a value beside other keys on its line —
+    /// is most often the rest of a text that a comma inside `{ }` cut off.
+    static func looksLikeSplitText(_ pair: YAMLPair, in pairs: [YAMLPair]) -> Bool {
+        guard let key = pair.key.scalar, !key.isQuoted else { return false }
+        if key.text.contains(" ") { return true }
+        guard let value = pair.value.scalar, !value.isQuoted, value.text.isEmpty else { return false }
+        return pairs.contains { $0 != pair && $0.key.location.line == pair.key.location.line }
     }
 
     private static func nearMiss(_ key: String, in candidates: [String]) -> String? {

@@ -107,6 +107,9 @@ struct OutcomeLoopTests {
             let simulation = try CustomerSimulation(settings: CustomerSimulationSettings(
                 customers: 400, seed: UInt64(7 + index), products: [SimulatedProduct(productId: Self.monthly)], realtimeURL: replica.realtimeURL,
                 pushURL: index == 0 ? replicas[0].notificationsURL : nil,
+                // Periods of 28 days: every period start lies within the first backfill, which reads
+                // 29 of sandbox's 30 days (a day's margin against clock skew).
+                periodSeconds: 28 * Self.day,
                 // Counts are checked, not speed: a loaded machine may hold a request for seconds.
                 timeout: 30, model: model), emulator: emulator)
             let summary = await simulation.run()
@@ -214,13 +217,13 @@ struct OutcomePullWindowTests {
                            store: FolderObjectStore(root: folder), fetch: { _, _ in NotificationHistoryResponse(notificationHistory: [], hasMore: false, paginationToken: nil) })
     }
 
-    @Test("a first run backfills as far as Apple keeps history; later runs start an hour before the last one ended")
+    @Test("a first run backfills as far as Apple keeps history less a day against clock skew; later runs start an hour before the last one ended")
     func firstRunBackfills() throws {
         let until: Int64 = 1_800_000_000_000
         let production = try pull(.production).window(since: nil, until: until, cursor: nil)
-        #expect(production.start == until - 180 * Self.day + 60_000 && production.lost == nil)
+        #expect(production.start == until - 179 * Self.day && production.lost == nil)
         let sandbox = try pull(.sandbox).window(since: nil, until: until, cursor: nil)
-        #expect(sandbox.start == until - 30 * Self.day + 60_000)
+        #expect(sandbox.start == until - 29 * Self.day)
         let next = try pull(.production).window(since: nil, until: until, cursor: .init(until: until - Self.day))
         #expect(next.start == until - Self.day - OutcomePull.overlap && next.lost == nil)
     }
@@ -229,8 +232,8 @@ struct OutcomePullWindowTests {
     func staleCursorIsNamed() throws {
         let until: Int64 = 1_800_000_000_000
         let stale = try pull(.sandbox).window(since: nil, until: until, cursor: .init(until: until - 40 * Self.day))
-        #expect(stale.lost == (until - 40 * Self.day - OutcomePull.overlap)...(until - 30 * Self.day + 60_000))
-        #expect(stale.start == until - 30 * Self.day + 60_000)
+        #expect(stale.lost == (until - 40 * Self.day - OutcomePull.overlap)...(until - 29 * Self.day))
+        #expect(stale.start == until - 29 * Self.day)
         let backfill = try pull(.production).window(since: until - 2 * Self.day, until: until, cursor: .init(until: until - Self.day))
         #expect(backfill.start == until - 2 * Self.day && backfill.lost == nil)
     }
