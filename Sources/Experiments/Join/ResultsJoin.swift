@@ -40,16 +40,37 @@ struct ResultsJoin {
     /// Whether to keep `days` (only the HTML view draws it; the other views skip the cost).
     let daily: Bool
 
-    /// Per row and UTC day (its start): customers first exposed that day, and the kept-at-24-h outcomes
-    /// decided that day (at the exposure plus 24 h). Summed up to a day's end they are exactly the row's
-    /// exposures and decided kept-at-24-h counts of a report with `now` at that day's end: whether a
-    /// customer kept is decided 24 h after the exposure, by a turn-off within those hours.
+    /// Per row and UTC day (its start): customers first exposed that day, and the outcomes decided that
+    /// day. Summed up to a day's end they are exactly the row's exposures and decided counts of a report
+    /// with `now` at that day's end. Kept at 24 h is decided 24 h after the exposure, by a turn-off
+    /// within those hours. Renewed and took offer are decided by an outcome (counted on the day of the
+    /// outcome's time) or by the renewal deadline passing (on the day after it ends); an outcome can
+    /// move a customer from one side to the other (an EXPIRED, then a renewal within the grace period),
+    /// so a day holds changes: −1 on the side left, +1 on the side joined.
     private(set) var days: [ArmKey: [Int64: DayCounts]] = [:]
 
     struct DayCounts: Equatable {
         var exposed = 0
         var kept = 0
         var notKept = 0
+        var renewed = 0
+        var notRenewed = 0
+        /// Customers first exposed that day to an answer with an offer (or alternate product) to take.
+        var offered = 0
+        var took = 0
+        var notTook = 0
+    }
+
+    /// Where a customer stands on renewing and taking the offer as outcomes arrive, the deadline aside:
+    /// 1 decided yes, −1 decided no, 0 pending (and 0 for taking when nothing was offered).
+    struct DecidedState: Equatable {
+        var renewed: Int8
+        var took: Int8
+
+        init(_ x: OpenExposure) {
+            renewed = x.renewed ? 1 : x.expired ? -1 : 0
+            took = !x.isOffered ? 0 : x.took ? 1 : (x.renewed || x.expired) ? -1 : 0
+        }
     }
 
     private(set) var tallies: [ArmKey: Tally] = [:]
@@ -331,10 +352,17 @@ struct ResultsJoin {
         keyActivity[event.customer.keyId] = activity
         let type = event.notificationType
         var cursor = heads[event.customer] ?? -1
+        // With `daily`: the customers this outcome decided (or moved), for the day of its time.
+        var changes: [(arm: ArmKey, before: DecidedState, after: DecidedState)] = []
+        let daily = daily
         while cursor >= 0 {
             let t = event.time
             exposures.update(cursor) { x in
                 guard x.time < t else { return }
+                let before = DecidedState(x)
+                defer {
+                    if daily, DecidedState(x) != before { changes.append((x.arm, before, DecidedState(x))) }
+                }
                 // Taking the offer counts until the renewal decides (a renewal that carries the offer or
                 // the product is itself the taking); later redemptions belong to another period.
                 let renewedBefore = x.renewed
@@ -370,6 +398,9 @@ struct ResultsJoin {
                 }
             }
             cursor = exposures[cursor].next
+        }
+        for change in changes {
+            move(change.arm, day: Self.dayStart(event.time), from: change.before, to: change.after)
         }
         if event.expiresDate != Event.absent, event.expiresDate > currentExpiry(event.customer, at: event.time) ?? Int64.min {
             expiries[event.customer] = event.expiresDate
@@ -440,7 +471,7 @@ struct ResultsJoin {
         }
         // Taking the offer is decided when renewing is — by the renewal, EXPIRED or the renewal deadline:
         // until then a customer who has not taken it yet is pending, not a failure.
-        if (x.answer == .promotionalOffer || x.answer == .alternateProduct) && x.offered != Interner.null {
+        if x.isOffered {
             tally.offered += 1
             if x.took {
                 tally.took += 1
@@ -497,9 +528,32 @@ struct ResultsJoin {
         tally.byFacts[x.facts] = outcomes
     }
 
+    /// Counts, on `day`, a customer's move from one decided state to another.
+    private mutating func move(_ arm: ArmKey, day: Int64, from before: DecidedState, to after: DecidedState) {
+        var counts = days[arm]?[day] ?? DayCounts()
+        if before.renewed != after.renewed {
+            if before.renewed == 1 { counts.renewed -= 1 } else if before.renewed == -1 { counts.notRenewed -= 1 }
+            if after.renewed == 1 { counts.renewed += 1 } else if after.renewed == -1 { counts.notRenewed += 1 }
+        }
+        if before.took != after.took {
+            if before.took == 1 { counts.took -= 1 } else if before.took == -1 { counts.notTook -= 1 }
+            if after.took == 1 { counts.took += 1 } else if after.took == -1 { counts.notTook += 1 }
+        }
+        days[arm, default: [:]][day] = counts
+    }
+
     private mutating func countDays(_ x: OpenExposure) {
+        // Still undecided when the renewal deadline passed: decided "no" from the first instant after it.
+        let state = DecidedState(x)
+        if now > x.deadline, state.renewed == 0 || (x.isOffered && state.took == 0) {
+            var lapsed = state
+            lapsed.renewed = state.renewed == 0 ? -1 : state.renewed
+            lapsed.took = x.isOffered && state.took == 0 ? -1 : state.took
+            move(x.arm, day: Self.dayStart(x.deadline + 1), from: state, to: lapsed)
+        }
         var byDay = days[x.arm] ?? [:]
         byDay[Self.dayStart(x.time), default: DayCounts()].exposed += 1
+        if x.isOffered { byDay[Self.dayStart(x.time), default: DayCounts()].offered += 1 }
         let decided = x.time + Self.keptWindow
         if decided <= now {
             if x.turnedOff {

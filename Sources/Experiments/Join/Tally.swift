@@ -167,6 +167,11 @@ struct OpenExposure {
         set { setMark(5, newValue) }
     }
 
+    /// Whether the answer had something to take: an offer, or an alternate product.
+    var isOffered: Bool {
+        (answer == .promotionalOffer || answer == .alternateProduct) && offered != Interner.null
+    }
+
     private func mark(_ bit: UInt8) -> Bool {
         marks & (1 << bit) != 0
     }
