@@ -123,7 +123,15 @@ struct ResultsJoin {
     private var free: [Int32] = []
     private var heads: [CustomerKey: Int32] = [:]
     private var closing = MinHeap<Int32>()
-    private var expiries: [CustomerKey: Int64] = [:]
+    /// Per customer whose subscription period is running (or who is watched for the retention curve):
+    /// the latest expiry known, and the first of their survival watches.
+    private var expiries: [CustomerKey: Subscription] = [:]
+    /// One per (customer, row) first exposure whose customer is still subscribed as far as the events
+    /// tell: what the retention curve follows after the outcome window closed.
+    private var watches = ChunkedArray<SurvivalWatch>()
+    private var freeWatches: [Int32] = []
+    /// Per row: its customers lost and censored, by whole hours since their first exposure.
+    private(set) var survival: [ArmKey: SurvivalCounts] = [:]
     /// When the next sweep drops the expiries that lapsed.
     private var nextSweep = Int64.min
     private var exposed = FingerprintSet(capacity: 1 << 16)
@@ -136,6 +144,8 @@ struct ResultsJoin {
     private let offerRedeemed: Int32
     private let subscribed: Int32
     private let didChangeRenewalPref: Int32
+    private let refund: Int32
+    private let revoke: Int32
 
     init(now: Int64, since: Int64, flow: String?, breakdown: ResultsBreakdown?, futureLimit: Int64 = Int64.max, daily: Bool = false,
          paidHorizon: Int64 = defaultPaidHorizon) {
@@ -151,6 +161,8 @@ struct ResultsJoin {
         offerRedeemed = parser.interner.intern(NotificationType.offerRedeemed.rawValue)
         subscribed = parser.interner.intern(NotificationType.subscribed.rawValue)
         didChangeRenewalPref = parser.interner.intern(NotificationType.didChangeRenewalPref.rawValue)
+        refund = parser.interner.intern(NotificationType.refund.rawValue)
+        revoke = parser.interner.intern(NotificationType.revoke.rawValue)
         if let flow {
             flowFilter = parser.interner.intern(flow)
         } else {
@@ -238,8 +250,18 @@ struct ResultsJoin {
     /// so each would read that expiry as absent anyway. Once a day of events, not at each lapse: a heap
     /// of lapse times cost more memory than the day's lapsed entries do.
     private mutating func sweepExpiries() {
-        let lapsed = expiries.compactMap { customer, expiry in expiry + Self.renewalGrace < watermark ? customer : nil }
-        for customer in lapsed { expiries[customer] = nil }
+        let lapsed = expiries.compactMap { customer, entry in
+            entry.expiry != Event.absent && entry.expiry + Self.renewalGrace < watermark ? customer : nil
+        }
+        for customer in lapsed {
+            // A watched customer is lost only once the grace period has passed by `now`: past it, the
+            // watermark (at the end, the largest time) says only that no event is still to come.
+            if expiries[customer]?.watch ?? -1 >= 0 {
+                settleLapse(customer, at: min(watermark, now))
+            } else {
+                expiries[customer] = nil
+            }
+        }
         nextSweep = watermark > Int64.max - EventTime.day ? Int64.max : watermark + EventTime.day
     }
 
@@ -247,6 +269,71 @@ struct ResultsJoin {
     mutating func finish() {
         release(before: Int64.max)
         closeWindows(before: Int64.max)
+        // Every customer still watched: lost if their period lapsed unrenewed; else observed up to
+        // `now`, or only up to their expiry while a renewal may still come within the grace period.
+        let watched = expiries.compactMap { customer, entry in entry.watch >= 0 ? (customer, entry) : nil }
+        for (customer, entry) in watched {
+            if entry.expiry != Event.absent, entry.expiry + Self.renewalGrace < now {
+                endWatches(customer, at: entry.expiry, lost: true)
+            } else {
+                endWatches(customer, at: entry.expiry != Event.absent ? min(entry.expiry, now) : now, lost: false)
+            }
+        }
+    }
+
+    /// Starts following a customer's first exposure to a row for the retention curve.
+    private mutating func watch(_ customer: CustomerKey, arm: ArmKey, time: Int64) {
+        settleLapse(customer, at: time)
+        var entry = expiries[customer] ?? Subscription(expiry: Event.absent)
+        let watch = SurvivalWatch(time: time, arm: arm, next: entry.watch)
+        if let reused = freeWatches.popLast() {
+            watches[reused] = watch
+            entry.watch = reused
+        } else {
+            entry.watch = watches.append(watch)
+        }
+        expiries[customer] = entry
+    }
+
+    /// A customer whose period ended more than the grace period before `time` with no renewal seen
+    /// was lost at its end; the lapsed expiry is dropped, as the daily sweep would (`currentExpiry`
+    /// reads it as absent already).
+    private mutating func settleLapse(_ customer: CustomerKey, at time: Int64) {
+        guard let entry = expiries[customer], entry.expiry != Event.absent, entry.expiry + Self.renewalGrace < time else { return }
+        if entry.watch >= 0 { endWatches(customer, at: entry.expiry, lost: true) }
+        expiries[customer] = nil
+    }
+
+    /// Counts every watch of the customer as lost (or censored) at `time`, and stops following them.
+    private mutating func endWatches(_ customer: CustomerKey, at time: Int64, lost: Bool) {
+        var cursor = expiries[customer]?.watch ?? -1
+        while cursor >= 0 {
+            let watch = watches[cursor]
+            let hours = Int32(clamping: max(0, time - watch.time) / EventTime.hour)
+            survival[watch.arm, default: SurvivalCounts()].add(hours, lost: lost)
+            freeWatches.append(cursor)
+            cursor = watch.next
+        }
+        if expiries[customer]?.expiry == Event.absent {
+            expiries[customer] = nil
+        } else {
+            expiries[customer]?.watch = -1
+        }
+    }
+
+    /// What an outcome says of the watched customer's subscription: a refund or a revocation ends it at
+    /// its time; an EXPIRED at the end of the period it names (else the one known, else its own time).
+    private mutating func followWatches(_ event: Event) {
+        settleLapse(event.customer, at: event.time)
+        guard let entry = expiries[event.customer], entry.watch >= 0 else { return }
+        let type = event.notificationType
+        if type == refund || type == revoke {
+            endWatches(event.customer, at: event.time, lost: true)
+        } else if type == expired {
+            let end = event.expiresDate != Event.absent && event.expiresDate <= event.time ? event.expiresDate
+                : entry.expiry != Event.absent && entry.expiry <= event.time ? entry.expiry : event.time
+            endWatches(event.customer, at: end, lost: true)
+        }
     }
 
     private mutating func closeWindows(before time: Int64) {
@@ -259,7 +346,7 @@ struct ResultsJoin {
     /// The customer's expiry current at `time`: the latest one known, unless it lapsed (the grace period
     /// after it ended before `time`).
     private func currentExpiry(_ customer: CustomerKey, at time: Int64) -> Int64? {
-        guard let expiry = expiries[customer], expiry + Self.renewalGrace >= time else { return nil }
+        guard let expiry = expiries[customer]?.expiry, expiry != Event.absent, expiry + Self.renewalGrace >= time else { return nil }
         return expiry
     }
 
@@ -303,6 +390,7 @@ struct ResultsJoin {
 
         let dimension = breakdown ? dimensionOf(event) : 0
         tallies[arm, default: Tally()].exposed += 1
+        watch(event.customer, arm: arm, time: event.time)
         if breakdown { breakdownTallies[arm, default: [:]][dimension, default: Tally()].exposed += 1 }
 
         var deadline = event.time + Self.unknownExpiryCap
@@ -402,8 +490,9 @@ struct ResultsJoin {
         for change in changes {
             move(change.arm, day: Self.dayStart(event.time), from: change.before, to: change.after)
         }
+        followWatches(event)
         if event.expiresDate != Event.absent, event.expiresDate > currentExpiry(event.customer, at: event.time) ?? Int64.min {
-            expiries[event.customer] = event.expiresDate
+            expiries[event.customer, default: Subscription(expiry: Event.absent)].expiry = event.expiresDate
         }
         // A price paid without an offer is the product's regular price in that currency, for discounts.
         if event.offerType == Event.absent, event.price != Event.absent, event.product != Interner.null, event.currency != Interner.null {
