@@ -9,8 +9,9 @@ extension ResultsReport {
     public static let htmlContentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
     /// The results as one self-contained page: per split group (and period) the charts — each arm's
-    /// kept-at-24-h rate with its interval, the always-valid difference from the control day by day,
-    /// exposures per arm per day, paid per customer per arm with its interval — drawn as inline SVG, then
+    /// kept-at-24-h rate with its interval, the always-valid kept-at-24-h and renewed differences from
+    /// the control day by day, took offer day by day, exposures per arm per day, paid per customer per
+    /// arm with its interval, each arm's retention curve with a table — drawn as inline SVG, then
     /// the same tables, sentences, warnings and legend as the text view. No script, nothing fetched;
     /// every string from the events or manifests is escaped. The same report and timeline give the
     /// same bytes.

@@ -15,6 +15,9 @@ import RetentionMessagingModels
 ///   sweep once a day of events has passed;
 /// - one 64-bit fingerprint per (customer, rule) exposed in the window, so a customer counts once per
 ///   arm (8 to 16 bytes each in the set; a collision among 10 million pairs has odds near 1 in 300,000);
+/// - for the retention curve, one `SurvivalWatch` (24 bytes) per (customer, rule) first exposure whose
+///   customer is not lost yet, chained from the customer's expiry entry (which grew from 8 to 16 bytes
+///   to hold the chain's head), and per row the losses and censorings by whole hours since exposure;
 /// - the events of the partitions not yet released (one hour plus the lateness) and their ids, to
 ///   drop duplicates.
 struct ResultsJoin {

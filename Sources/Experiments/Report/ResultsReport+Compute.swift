@@ -41,8 +41,10 @@ extension ResultsReport {
     public static let paidHorizonDaysRange = 1 ... 400
 
     /// `compute`, and the per-day counts the HTML view draws over time (`ResultsTimeline`), from the
-    /// same single pass: each exposure adds to the counts of its day as its window closes, so the
-    /// series costs one dictionary update per customer and no second reading of the events.
+    /// same single pass: each exposure adds to the counts of its day as its window closes, and each
+    /// outcome that decides (or changes) a customer's renewed or took offer to the counts of its own
+    /// day, so the series costs a dictionary update per customer and per deciding outcome, and no
+    /// second reading of the events.
     public static func computeWithTimeline(source: any EventSource, environment: String, flow: String? = nil, since: UTCTime? = nil,
                                            now: UTCTime, breakdown: ResultsBreakdown? = nil, configuration: ResultsConfiguration? = nil,
                                            clock: UTCTime? = nil, paidHorizonDays: Int = defaultPaidHorizonDays,
