@@ -9,8 +9,9 @@ extension ResultsReport {
     public static let htmlContentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
     /// The results as one self-contained page: per split group (and period) the charts — each arm's
-    /// kept-at-24-h rate with its interval, the always-valid difference from the control day by day,
-    /// exposures per arm per day, paid per customer per arm with its interval — drawn as inline SVG, then
+    /// kept-at-24-h rate with its interval, the always-valid kept-at-24-h and renewed differences from
+    /// the control day by day, took offer day by day, exposures per arm per day, paid per customer per
+    /// arm with its interval, each arm's retention curve with a table — drawn as inline SVG, then
     /// the same tables, sentences, warnings and legend as the text view. No script, nothing fetched;
     /// every string from the events or manifests is escaped. The same report and timeline give the
     /// same bytes.
@@ -55,7 +56,7 @@ extension ResultsReport {
             page.line("<dt>\(esc(entry.term))</dt><dd>\(esc(entry.meaning))</dd>")
         }
         page.line("</dl>")
-        page.line("<p class=\"muted\">Charts: a dot is the rate, its bar the 95% interval. Over time: the difference at the end of each UTC day (as a report run then would have said it), the band its always-valid interval, the last point this report. Drawn by retention-sync from the recorded events; the page runs no script and fetches nothing.</p>")
+        page.line("<p class=\"muted\">Charts: a dot is the rate, its bar the 95% interval. Over time (kept at 24 h, renewed, took offer): the value at the end of each UTC day as a report run then would have said it, the band or bar its interval (always-valid for differences), a dashed bar without a dot where it will end while most are still pending, the last point this report. Retention: the share of each arm&#39;s customers still subscribed by day since the answer, a step line over its pointwise 95% band, the table beside it the same numbers. Drawn by retention-sync from the recorded events; the page runs no script and fetches nothing.</p>")
         page.line("</section>")
         page.line("</body>")
         page.line("</html>")
@@ -113,14 +114,19 @@ extension ResultsReport {
         }
         page.line("<div class=\"charts\">")
         rateChart(arms, comparison: comparison, colours: colours, id: id, into: &page)
-        let series = timeline.kept24hDifferences(comparison)
-        for arm in comparison.arms {
-            if let points = series[arm.rule], !points.isEmpty {
-                differenceChart(points, rule: arm.rule, control: comparison.control ?? "", colour: colours[arm.rule] ?? "#000", into: &page)
+        for metric in [ResultsTimeline.Metric.kept24h, .renewed] {
+            let series = timeline.differences(comparison, of: metric)
+            for arm in comparison.arms {
+                if let points = series[arm.rule], !points.isEmpty {
+                    differenceChart(points, metric: metric, rule: arm.rule, control: comparison.control ?? "", colour: colours[arm.rule] ?? "#000",
+                                    into: &page)
+                }
             }
         }
+        tookOfferChart(timeline.rates(comparison, of: .tookOffer), arms: arms, colours: colours, into: &page)
         exposureChart(arms, comparison: comparison, timeline: timeline, colours: colours, into: &page)
         paidChart(arms, into: &page)
+        retentionChart(arms, comparison: comparison, colours: colours, into: &page)
         page.line("</div>")
         page.line("</section>")
     }
@@ -160,9 +166,13 @@ extension ResultsReport {
         page.line("</figure>")
     }
 
-    /// The always-valid interval on the arm's kept-at-24-h difference from the control, at the end of
-    /// every day: the band narrows as customers accrue; a line marks the first look it excluded zero.
-    private func differenceChart(_ points: [ResultsTimeline.Point], rule: String, control: String, colour: String, into page: inout HTMLPage) {
+    /// The always-valid interval on the arm's difference from the control (kept at 24 h or renewed), at
+    /// the end of every day: the band narrows as customers accrue; a line marks the first look it
+    /// excluded zero. While either rate is early, a look shows a dashed bar over the bounds of where
+    /// the difference will end up, and no dot.
+    private func differenceChart(_ points: [ResultsTimeline.Point], metric: ResultsTimeline.Metric, rule: String, control: String, colour: String,
+                                 into page: inout HTMLPage) {
+        let name = Self.metricName(metric)
         let width = 560.0, left = 56.0, right = 540.0, top = 14.0, bottom = 210.0, height = 252.0
         let values = points.compactMap(\.difference.difference)
         // The scale holds every difference and zero, and the intervals once they are narrower than
@@ -173,10 +183,11 @@ extension ResultsReport {
         let first = points[0].time, last = points[points.count - 1].time
         let x = { (time: Int64) in last == first ? (left + right) / 2 : left + Double(time - first) / Double(last - first) * (right - left) }
         let y = { (value: Double) in bottom - (value - axis.low) / (axis.high - axis.low) * (bottom - top) }
-        let clip = "clip-" + Self.identifier(rule + "\u{0}" + control + "\u{0}" + String(first))
+        let clip = "clip-" + Self.identifier(rule + "\u{0}" + control + "\u{0}" + String(first) + "\u{0}" + metric.rawValue)
         page.line("<figure class=\"chart\">")
-        page.line("<figcaption>\(esc(rule)) minus \(esc(control)), kept at 24 h, day by day: the difference and its always-valid 95% interval</figcaption>")
-        page.line("<svg class=\"difference\" data-rule=\"\(esc(rule))\" viewBox=\"0 0 \(n(width)) \(n(height))\" role=\"img\" aria-label=\"Difference from the control over time\">")
+        page.line("<figcaption>\(esc(rule)) minus \(esc(control)), \(name), day by day: the difference and its always-valid 95% interval "
+                  + "(dashed, without a dot: where it will end, while most are still pending)</figcaption>")
+        page.line("<svg class=\"difference\" data-metric=\"\(metric.rawValue)\" data-rule=\"\(esc(rule))\" viewBox=\"0 0 \(n(width)) \(n(height))\" role=\"img\" aria-label=\"Difference from the control over time\">")
         page.line("<defs><clipPath id=\"\(clip)\"><rect x=\"\(n(left))\" y=\"\(n(top))\" width=\"\(n(right - left))\" height=\"\(n(bottom - top))\"/></clipPath></defs>")
         for tick in axis.ticks {
             page.line("<g class=\"tick\" data-value=\"\(n(tick.value, 6))\"><line x1=\"\(n(left))\" y1=\"\(n(y(tick.value)))\" x2=\"\(n(right))\" y2=\"\(n(y(tick.value)))\"/><text x=\"\(n(left - 6))\" y=\"\(n(y(tick.value) + 4))\" text-anchor=\"end\">\(tick.label)</text></g>")
@@ -184,7 +195,7 @@ extension ResultsReport {
         for (index, point) in points.enumerated() where Self.labelled(index, of: points.count) {
             page.line("<text class=\"day\" x=\"\(n(x(point.time)))\" y=\"\(n(bottom + 16))\" text-anchor=\"middle\">\(String(point.day.suffix(5)))</text>")
         }
-        let banded = points.filter { $0.difference.interval != nil }
+        let banded = points.filter { $0.difference.interval != nil && $0.bounds == nil }
         if !banded.isEmpty {
             let upper = banded.map { "\(n(x($0.time))),\(n(y($0.difference.interval?.high ?? 0)))" }
             let lower = banded.reversed().map { "\(n(x($0.time))),\(n(y($0.difference.interval?.low ?? 0)))" }
@@ -196,12 +207,22 @@ extension ResultsReport {
             }
             page.line("</g>")
         }
+        let early = points.filter { $0.bounds != nil }
+        if !early.isEmpty {
+            page.line("<g clip-path=\"url(#\(clip))\">")
+            for point in early {
+                guard let bounds = point.bounds else { continue }
+                page.line("<line class=\"diff-bounds\" data-day=\"\(point.day)\" x1=\"\(n(x(point.time)))\" y1=\"\(n(y(bounds.low)))\" x2=\"\(n(x(point.time)))\" y2=\"\(n(y(bounds.high)))\" stroke=\"\(colour)\" stroke-dasharray=\"4 3\"><title>\(point.day): no estimate yet, between \(esc(Self.points(bounds.low))) and \(esc(Self.points(bounds.high))) points for certain (\(esc(Self.describe(point.armRate))) against \(esc(Self.describe(point.controlRate))))</title></line>")
+            }
+            page.line("</g>")
+        }
         page.line("<line class=\"zero\" x1=\"\(n(left))\" y1=\"\(n(y(0)))\" x2=\"\(n(right))\" y2=\"\(n(y(0)))\"/>")
-        let line = points.compactMap { point in point.difference.difference.map { "\(n(x(point.time))),\(n(y($0)))" } }
+        let shown = points.filter { $0.bounds == nil }
+        let line = shown.compactMap { point in point.difference.difference.map { "\(n(x(point.time))),\(n(y($0)))" } }
         if line.count > 1 {
             page.line("<polyline class=\"trend\" points=\"\(line.joined(separator: " "))\" stroke=\"\(colour)\"/>")
         }
-        for point in points {
+        for point in shown {
             guard let value = point.difference.difference else { continue }
             page.line("<circle class=\"diff\" data-day=\"\(point.day)\" data-time=\"\(EventTime.format(point.time))\" cx=\"\(n(x(point.time)))\" cy=\"\(n(y(value)))\" r=\"3\" fill=\"\(colour)\"><title>\(point.day): \(esc(Self.sentence(point.difference))) (\(Self.count(point.armDecided)) and \(Self.count(point.controlDecided)) decided)</title></circle>")
         }
@@ -212,7 +233,7 @@ extension ResultsReport {
             page.line("<line class=\"distinguishable\" data-day=\"\(distinguished.day)\" x1=\"\(n(at))\" y1=\"\(n(top))\" x2=\"\(n(at))\" y2=\"\(n(bottom))\"/>")
             page.line("<text class=\"distinguishable-label\" x=\"\(n(at + (anchor == "end" ? -4 : 4)))\" y=\"\(n(top + 12))\" text-anchor=\"\(anchor)\">distinguishable from \(distinguished.day)</text>")
         }
-        page.line("<text class=\"axis-title\" x=\"\(n(left))\" y=\"\(n(height - 4))\">points, \(esc(Self.short(rule))) minus control</text>")
+        page.line("<text class=\"axis-title\" x=\"\(n(left))\" y=\"\(n(height - 4))\">points of \(name), \(esc(Self.short(rule))) minus control</text>")
         page.line("</svg>")
         let verdict = distinguished.map { "Distinguishable from the control from \($0.day) on: the interval has excluded 0 at every look since." }
             ?? "Not distinguishable from the control at the latest look."
@@ -387,10 +408,10 @@ extension ResultsReport {
     }
 }
 
-private func esc(_ text: String) -> String { ResultsHTMLStyle.escape(text) }
+func esc(_ text: String) -> String { ResultsHTMLStyle.escape(text) }
 
 /// A coordinate with two decimals (or `digits`), the same bytes on every machine.
-private func n(_ value: Double, _ digits: Int = 2) -> String {
+func n(_ value: Double, _ digits: Int = 2) -> String {
     let text = String(format: "%.\(digits)f", value)
     // A negative value that rounds to zero prints as zero.
     return text.hasPrefix("-") && text.dropFirst().allSatisfy { $0 == "0" || $0 == "." } ? String(text.dropFirst()) : text
@@ -493,6 +514,9 @@ enum ResultsHTMLStyle {
     svg .band{opacity:.18}
     svg .diff-interval{stroke-width:1;opacity:.45}
     svg .trend,svg .exposed-line{fill:none;stroke-width:1.5}
+    svg .survival{fill:none;stroke-width:2}
+    svg .diff-bounds,svg .rate-bounds{stroke-width:2}
+    svg .rate-interval{stroke-width:1;opacity:.45}
     svg .zero{stroke:#1c1c1e;stroke-width:1.2}
     svg .distinguishable{stroke:#1b7f3b;stroke-width:1.2;stroke-dasharray:4 3}
     svg .distinguishable-label{fill:#1b7f3b;font-weight:600}

@@ -26,6 +26,7 @@ extension ResultsReport {
                 lines.append("")
                 lines.append("  \(note)")
             }
+            lines += retentionLines(flow: flowName)
             let reached = otherLayerLines(flow: flowName)
             if !reached.isEmpty {
                 lines.append("")
@@ -109,6 +110,9 @@ extension ResultsReport {
                 + "(storefront, tenure band, a recent offer, billing state): regression adjustment, the regression form of CUPED; its "
                 + "interval is always valid as the plain one's is, and narrower when those facts predict the outcome; the verdicts read "
                 + "the plain difference"),
+            ("still subscribed", "the share of a rule's exposed customers still subscribed that many days after the answer "
+                + "(Kaplan–Meier): lost at a refund, a revocation, an expiry, or a period not renewed within 7 days; a customer "
+                + "observed for less time (exposed recently, or waiting on a renewal) counts until then, neither lost nor kept after"),
             ("period", "one configuration of a split group (its arms and shares); a change of shares, arms or control starts the next, and each customer counts once, in the arm and period of their first exposure"),
         ]
     }
@@ -285,6 +289,7 @@ extension ResultsReport {
             lines.append(note)
         }
         markdownMoneyAndSegments(into: &lines)
+        markdownRetention(into: &lines)
         if !comparisons.isEmpty {
             lines.append("")
             lines.append("<details><summary>Comparisons with the control</summary>")

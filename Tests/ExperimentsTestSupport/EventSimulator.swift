@@ -23,6 +23,10 @@ struct EventSimulator {
         var lateShare = 0.0
         /// The keep rate of the arm's customers in a storefront, where it differs from `keepRate`.
         var keepRateBy: [String: Double] = [:]
+        /// When set, the arm's customers instead stay subscribed until a loss time drawn with this
+        /// constant daily hazard (true share still subscribed d days after exposure: e^(−hazard·d)),
+        /// and are lost then by one of the ways the App Store reports it (see `lossTimes`).
+        var lossHazard: Double?
     }
 
     var flow = "cancel-flow"
@@ -60,6 +64,10 @@ struct EventSimulator {
     /// transaction), as Apple's notifications carry the latest transaction: money must count it once.
     /// Off by default, so other simulations stay as they were.
     var paymentEchoes = false
+    /// Share of customers who do not renew at their expiry but, after the EXPIRED, renew within the
+    /// grace period (a billing problem solved): "not renewed" at first, "renewed" later. Off by default,
+    /// when it draws no random numbers, so every other simulation stays as it was.
+    var recoveries = 0.0
     /// The alternate product is a yearly plan (59.99 for a year).
     static let alternatePrice: Int64 = 59990
 
@@ -73,6 +81,9 @@ struct EventSimulator {
     }
     private(set) var payments: [Payment] = []
     private(set) var firstExposures: [(customer: String, rule: String, time: Int64)] = []
+    /// For the customers of arms with a `lossHazard`: when they were first exposed and when they were
+    /// lost — the truth the retention curve is checked against.
+    private(set) var lossTimes: [(rule: String, exposure: Int64, loss: Int64)] = []
 
     /// Per rule: the customers whose horizon and lag have passed at `now`, those who have not, and
     /// what the decided paid within the horizon, per currency — from the simulation's own ledger.
@@ -122,6 +133,7 @@ struct EventSimulator {
         segments = [:]
         payments = []
         firstExposures = []
+        lossTimes = []
         for _ in 0 ..< customers {
             let customer = random.hex(64)
             let arm: Arm
@@ -135,6 +147,10 @@ struct EventSimulator {
             let currency = currencies.count > 1 ? currencies[Int(random.below(Int64(currencies.count)))] : currencies[0]
             let storefront = storefronts.isEmpty ? nil : storefronts[Int(random.below(Int64(storefronts.count)))]
             let tenure = tenureBands.isEmpty ? nil : tenureBands[Int(random.below(Int64(tenureBands.count)))]
+            if let hazard = arm.lossHazard {
+                lose(&random, customer, arm, exposure: exposure, hazard: hazard, currency: currency)
+                continue
+            }
             let expiry: Int64
             if random.chance(unknownExpiryShare) {
                 expiry = exposure + EventTime.day + random.below(28 * EventTime.day)
@@ -209,7 +225,36 @@ struct EventSimulator {
             } else {
                 outcome(&random, customer, "EXPIRED", "VOLUNTARY", time: expiry + 60_000, effective: nil, expires: expiry, price: nil,
                         autoRenewProduct: renewalProduct != Self.product ? renewalProduct : nextProduct)
+                if recoveries > 0, random.chance(recoveries) {
+                    let renewedAt = expiry + EventTime.day + random.below(5 * EventTime.day)
+                    outcome(&random, customer, "DID_RENEW", "BILLING_RECOVERY", time: renewedAt + 300_000, effective: renewedAt,
+                            expires: renewedAt + 30 * EventTime.day, price: 9990, currency: currency, purchase: renewedAt)
+                    pay(&random, customer, at: renewedAt, price: 9990, currency: currency, expires: renewedAt + 30 * EventTime.day)
+                }
             }
+        }
+    }
+
+    /// A customer of an arm with a loss hazard: subscribed at the exposure, lost at a time drawn from
+    /// the hazard — by a REFUND (20%), a REVOKE (10%), an EXPIRED at the end of their period (60%), or
+    /// with no notification at all, their period simply ending unrenewed (10%).
+    private mutating func lose(_ random: inout SplitMix64, _ customer: String, _ arm: Arm, exposure: Int64, hazard: Double, currency: String) {
+        let days = -log(max(1e-12, 1 - random.uniform())) / hazard
+        let loss = exposure + max(1, Int64(days * Double(EventTime.day)))
+        let way = random.uniform()
+        let renewedAt = exposure - EventTime.day - random.below(28 * EventTime.day)
+        let expiry = way < 0.3 ? exposure + 400 * EventTime.day : loss
+        outcome(&random, customer, "DID_RENEW", nil, time: renewedAt + 300_000, effective: renewedAt, expires: expiry,
+                price: 9990, currency: currency, purchase: renewedAt)
+        firstExposures.append((customer, arm.rule, exposure))
+        lossTimes.append((arm.rule, exposure, loss))
+        decision(&random, customer, arm, time: exposure)
+        if way < 0.2 {
+            outcome(&random, customer, "REFUND", nil, time: loss, effective: nil, expires: expiry, price: nil)
+        } else if way < 0.3 {
+            outcome(&random, customer, "REVOKE", nil, time: loss, effective: nil, expires: expiry, price: nil)
+        } else if way < 0.9 {
+            outcome(&random, customer, "EXPIRED", "VOLUNTARY", time: loss + 60_000, effective: nil, expires: loss, price: nil)
         }
     }
 

@@ -15,6 +15,9 @@ import RetentionMessagingModels
 ///   sweep once a day of events has passed;
 /// - one 64-bit fingerprint per (customer, rule) exposed in the window, so a customer counts once per
 ///   arm (8 to 16 bytes each in the set; a collision among 10 million pairs has odds near 1 in 300,000);
+/// - for the retention curve, one `SurvivalWatch` (24 bytes) per (customer, rule) first exposure whose
+///   customer is not lost yet, chained from the customer's expiry entry (which grew from 8 to 16 bytes
+///   to hold the chain's head), and per row the losses and censorings by whole hours since exposure;
 /// - the events of the partitions not yet released (one hour plus the lateness) and their ids, to
 ///   drop duplicates.
 struct ResultsJoin {
@@ -40,16 +43,37 @@ struct ResultsJoin {
     /// Whether to keep `days` (only the HTML view draws it; the other views skip the cost).
     let daily: Bool
 
-    /// Per row and UTC day (its start): customers first exposed that day, and the kept-at-24-h outcomes
-    /// decided that day (at the exposure plus 24 h). Summed up to a day's end they are exactly the row's
-    /// exposures and decided kept-at-24-h counts of a report with `now` at that day's end: whether a
-    /// customer kept is decided 24 h after the exposure, by a turn-off within those hours.
+    /// Per row and UTC day (its start): customers first exposed that day, and the outcomes decided that
+    /// day. Summed up to a day's end they are exactly the row's exposures and decided counts of a report
+    /// with `now` at that day's end. Kept at 24 h is decided 24 h after the exposure, by a turn-off
+    /// within those hours. Renewed and took offer are decided by an outcome (counted on the day of the
+    /// outcome's time) or by the renewal deadline passing (on the day after it ends); an outcome can
+    /// move a customer from one side to the other (an EXPIRED, then a renewal within the grace period),
+    /// so a day holds changes: −1 on the side left, +1 on the side joined.
     private(set) var days: [ArmKey: [Int64: DayCounts]] = [:]
 
     struct DayCounts: Equatable {
         var exposed = 0
         var kept = 0
         var notKept = 0
+        var renewed = 0
+        var notRenewed = 0
+        /// Customers first exposed that day to an answer with an offer (or alternate product) to take.
+        var offered = 0
+        var took = 0
+        var notTook = 0
+    }
+
+    /// Where a customer stands on renewing and taking the offer as outcomes arrive, the deadline aside:
+    /// 1 decided yes, −1 decided no, 0 pending (and 0 for taking when nothing was offered).
+    struct DecidedState: Equatable {
+        var renewed: Int8
+        var took: Int8
+
+        init(_ x: OpenExposure) {
+            renewed = x.renewed ? 1 : x.expired ? -1 : 0
+            took = !x.isOffered ? 0 : x.took ? 1 : (x.renewed || x.expired) ? -1 : 0
+        }
     }
 
     private(set) var tallies: [ArmKey: Tally] = [:]
@@ -102,7 +126,15 @@ struct ResultsJoin {
     private var free: [Int32] = []
     private var heads: [CustomerKey: Int32] = [:]
     private var closing = MinHeap<Int32>()
-    private var expiries: [CustomerKey: Int64] = [:]
+    /// Per customer whose subscription period is running (or who is watched for the retention curve):
+    /// the latest expiry known, and the first of their survival watches.
+    private var expiries: [CustomerKey: Subscription] = [:]
+    /// One per (customer, row) first exposure whose customer is still subscribed as far as the events
+    /// tell: what the retention curve follows after the outcome window closed.
+    private var watches = ChunkedArray<SurvivalWatch>()
+    private var freeWatches: [Int32] = []
+    /// Per row: its customers lost and censored, by whole hours since their first exposure.
+    private(set) var survival: [ArmKey: SurvivalCounts] = [:]
     /// When the next sweep drops the expiries that lapsed.
     private var nextSweep = Int64.min
     private var exposed = FingerprintSet(capacity: 1 << 16)
@@ -115,6 +147,8 @@ struct ResultsJoin {
     private let offerRedeemed: Int32
     private let subscribed: Int32
     private let didChangeRenewalPref: Int32
+    private let refund: Int32
+    private let revoke: Int32
 
     init(now: Int64, since: Int64, flow: String?, breakdown: ResultsBreakdown?, futureLimit: Int64 = Int64.max, daily: Bool = false,
          paidHorizon: Int64 = defaultPaidHorizon) {
@@ -130,6 +164,8 @@ struct ResultsJoin {
         offerRedeemed = parser.interner.intern(NotificationType.offerRedeemed.rawValue)
         subscribed = parser.interner.intern(NotificationType.subscribed.rawValue)
         didChangeRenewalPref = parser.interner.intern(NotificationType.didChangeRenewalPref.rawValue)
+        refund = parser.interner.intern(NotificationType.refund.rawValue)
+        revoke = parser.interner.intern(NotificationType.revoke.rawValue)
         if let flow {
             flowFilter = parser.interner.intern(flow)
         } else {
@@ -217,8 +253,18 @@ struct ResultsJoin {
     /// so each would read that expiry as absent anyway. Once a day of events, not at each lapse: a heap
     /// of lapse times cost more memory than the day's lapsed entries do.
     private mutating func sweepExpiries() {
-        let lapsed = expiries.compactMap { customer, expiry in expiry + Self.renewalGrace < watermark ? customer : nil }
-        for customer in lapsed { expiries[customer] = nil }
+        let lapsed = expiries.compactMap { customer, entry in
+            entry.expiry != Event.absent && entry.expiry + Self.renewalGrace < watermark ? customer : nil
+        }
+        for customer in lapsed {
+            // A watched customer is lost only once the grace period has passed by `now`: past it, the
+            // watermark (at the end, the largest time) says only that no event is still to come.
+            if expiries[customer]?.watch ?? -1 >= 0 {
+                settleLapse(customer, at: min(watermark, now))
+            } else {
+                expiries[customer] = nil
+            }
+        }
         nextSweep = watermark > Int64.max - EventTime.day ? Int64.max : watermark + EventTime.day
     }
 
@@ -226,6 +272,71 @@ struct ResultsJoin {
     mutating func finish() {
         release(before: Int64.max)
         closeWindows(before: Int64.max)
+        // Every customer still watched: lost if their period lapsed unrenewed; else observed up to
+        // `now`, or only up to their expiry while a renewal may still come within the grace period.
+        let watched = expiries.compactMap { customer, entry in entry.watch >= 0 ? (customer, entry) : nil }
+        for (customer, entry) in watched {
+            if entry.expiry != Event.absent, entry.expiry + Self.renewalGrace < now {
+                endWatches(customer, at: entry.expiry, lost: true)
+            } else {
+                endWatches(customer, at: entry.expiry != Event.absent ? min(entry.expiry, now) : now, lost: false)
+            }
+        }
+    }
+
+    /// Starts following a customer's first exposure to a row for the retention curve.
+    private mutating func watch(_ customer: CustomerKey, arm: ArmKey, time: Int64) {
+        settleLapse(customer, at: time)
+        var entry = expiries[customer] ?? Subscription(expiry: Event.absent)
+        let watch = SurvivalWatch(time: time, arm: arm, next: entry.watch)
+        if let reused = freeWatches.popLast() {
+            watches[reused] = watch
+            entry.watch = reused
+        } else {
+            entry.watch = watches.append(watch)
+        }
+        expiries[customer] = entry
+    }
+
+    /// A customer whose period ended more than the grace period before `time` with no renewal seen
+    /// was lost at its end; the lapsed expiry is dropped, as the daily sweep would (`currentExpiry`
+    /// reads it as absent already).
+    private mutating func settleLapse(_ customer: CustomerKey, at time: Int64) {
+        guard let entry = expiries[customer], entry.expiry != Event.absent, entry.expiry + Self.renewalGrace < time else { return }
+        if entry.watch >= 0 { endWatches(customer, at: entry.expiry, lost: true) }
+        expiries[customer] = nil
+    }
+
+    /// Counts every watch of the customer as lost (or censored) at `time`, and stops following them.
+    private mutating func endWatches(_ customer: CustomerKey, at time: Int64, lost: Bool) {
+        var cursor = expiries[customer]?.watch ?? -1
+        while cursor >= 0 {
+            let watch = watches[cursor]
+            let hours = Int32(clamping: max(0, time - watch.time) / EventTime.hour)
+            survival[watch.arm, default: SurvivalCounts()].add(hours, lost: lost)
+            freeWatches.append(cursor)
+            cursor = watch.next
+        }
+        if expiries[customer]?.expiry == Event.absent {
+            expiries[customer] = nil
+        } else {
+            expiries[customer]?.watch = -1
+        }
+    }
+
+    /// What an outcome says of the watched customer's subscription: a refund or a revocation ends it at
+    /// its time; an EXPIRED at the end of the period it names (else the one known, else its own time).
+    private mutating func followWatches(_ event: Event) {
+        settleLapse(event.customer, at: event.time)
+        guard let entry = expiries[event.customer], entry.watch >= 0 else { return }
+        let type = event.notificationType
+        if type == refund || type == revoke {
+            endWatches(event.customer, at: event.time, lost: true)
+        } else if type == expired {
+            let end = event.expiresDate != Event.absent && event.expiresDate <= event.time ? event.expiresDate
+                : entry.expiry != Event.absent && entry.expiry <= event.time ? entry.expiry : event.time
+            endWatches(event.customer, at: end, lost: true)
+        }
     }
 
     private mutating func closeWindows(before time: Int64) {
@@ -238,7 +349,7 @@ struct ResultsJoin {
     /// The customer's expiry current at `time`: the latest one known, unless it lapsed (the grace period
     /// after it ended before `time`).
     private func currentExpiry(_ customer: CustomerKey, at time: Int64) -> Int64? {
-        guard let expiry = expiries[customer], expiry + Self.renewalGrace >= time else { return nil }
+        guard let expiry = expiries[customer]?.expiry, expiry != Event.absent, expiry + Self.renewalGrace >= time else { return nil }
         return expiry
     }
 
@@ -282,6 +393,7 @@ struct ResultsJoin {
 
         let dimension = breakdown ? dimensionOf(event) : 0
         tallies[arm, default: Tally()].exposed += 1
+        watch(event.customer, arm: arm, time: event.time)
         if breakdown { breakdownTallies[arm, default: [:]][dimension, default: Tally()].exposed += 1 }
 
         var deadline = event.time + Self.unknownExpiryCap
@@ -331,10 +443,17 @@ struct ResultsJoin {
         keyActivity[event.customer.keyId] = activity
         let type = event.notificationType
         var cursor = heads[event.customer] ?? -1
+        // With `daily`: the customers this outcome decided (or moved), for the day of its time.
+        var changes: [(arm: ArmKey, before: DecidedState, after: DecidedState)] = []
+        let daily = daily
         while cursor >= 0 {
             let t = event.time
             exposures.update(cursor) { x in
                 guard x.time < t else { return }
+                let before = DecidedState(x)
+                defer {
+                    if daily, DecidedState(x) != before { changes.append((x.arm, before, DecidedState(x))) }
+                }
                 // Taking the offer counts until the renewal decides (a renewal that carries the offer or
                 // the product is itself the taking); later redemptions belong to another period.
                 let renewedBefore = x.renewed
@@ -371,8 +490,12 @@ struct ResultsJoin {
             }
             cursor = exposures[cursor].next
         }
+        for change in changes {
+            move(change.arm, day: Self.dayStart(event.time), from: change.before, to: change.after)
+        }
+        followWatches(event)
         if event.expiresDate != Event.absent, event.expiresDate > currentExpiry(event.customer, at: event.time) ?? Int64.min {
-            expiries[event.customer] = event.expiresDate
+            expiries[event.customer, default: Subscription(expiry: Event.absent)].expiry = event.expiresDate
         }
         // A price paid without an offer is the product's regular price in that currency, for discounts.
         if event.offerType == Event.absent, event.price != Event.absent, event.product != Interner.null, event.currency != Interner.null {
@@ -440,7 +563,7 @@ struct ResultsJoin {
         }
         // Taking the offer is decided when renewing is — by the renewal, EXPIRED or the renewal deadline:
         // until then a customer who has not taken it yet is pending, not a failure.
-        if (x.answer == .promotionalOffer || x.answer == .alternateProduct) && x.offered != Interner.null {
+        if x.isOffered {
             tally.offered += 1
             if x.took {
                 tally.took += 1
@@ -497,9 +620,32 @@ struct ResultsJoin {
         tally.byFacts[x.facts] = outcomes
     }
 
+    /// Counts, on `day`, a customer's move from one decided state to another.
+    private mutating func move(_ arm: ArmKey, day: Int64, from before: DecidedState, to after: DecidedState) {
+        var counts = days[arm]?[day] ?? DayCounts()
+        if before.renewed != after.renewed {
+            if before.renewed == 1 { counts.renewed -= 1 } else if before.renewed == -1 { counts.notRenewed -= 1 }
+            if after.renewed == 1 { counts.renewed += 1 } else if after.renewed == -1 { counts.notRenewed += 1 }
+        }
+        if before.took != after.took {
+            if before.took == 1 { counts.took -= 1 } else if before.took == -1 { counts.notTook -= 1 }
+            if after.took == 1 { counts.took += 1 } else if after.took == -1 { counts.notTook += 1 }
+        }
+        days[arm, default: [:]][day] = counts
+    }
+
     private mutating func countDays(_ x: OpenExposure) {
+        // Still undecided when the renewal deadline passed: decided "no" from the first instant after it.
+        let state = DecidedState(x)
+        if now > x.deadline, state.renewed == 0 || (x.isOffered && state.took == 0) {
+            var lapsed = state
+            lapsed.renewed = state.renewed == 0 ? -1 : state.renewed
+            lapsed.took = x.isOffered && state.took == 0 ? -1 : state.took
+            move(x.arm, day: Self.dayStart(x.deadline + 1), from: state, to: lapsed)
+        }
         var byDay = days[x.arm] ?? [:]
         byDay[Self.dayStart(x.time), default: DayCounts()].exposed += 1
+        if x.isOffered { byDay[Self.dayStart(x.time), default: DayCounts()].offered += 1 }
         let decided = x.time + Self.keptWindow
         if decided <= now {
             if x.turnedOff {

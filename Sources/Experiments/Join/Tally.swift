@@ -167,11 +167,43 @@ struct OpenExposure {
         set { setMark(5, newValue) }
     }
 
+    /// Whether the answer had something to take: an offer, or an alternate product.
+    var isOffered: Bool {
+        (answer == .promotionalOffer || answer == .alternateProduct) && offered != Interner.null
+    }
+
     private func mark(_ bit: UInt8) -> Bool {
         marks & (1 << bit) != 0
     }
 
     private mutating func setMark(_ bit: UInt8, _ value: Bool) {
         if value { marks |= 1 << bit } else { marks &= ~(1 << bit) }
+    }
+}
+
+/// A customer's latest expiry known (`Event.absent` while none is) and the first of their survival
+/// watches (-1 for none).
+struct Subscription {
+    var expiry: Int64
+    var watch: Int32 = -1
+}
+
+/// One customer's first exposure to one row, followed until they are no longer subscribed or the
+/// report's `now`.
+struct SurvivalWatch {
+    var time: Int64
+    var arm: ArmKey
+    /// The customer's next watch, or -1.
+    var next: Int32
+}
+
+/// A row's customers, by whole hours from their first exposure to when they were lost or last seen
+/// subscribed (censored): what the retention curve is made of.
+struct SurvivalCounts {
+    var lost: [Int32: Int] = [:]
+    var censored: [Int32: Int] = [:]
+
+    mutating func add(_ hours: Int32, lost isLost: Bool) {
+        if isLost { lost[hours, default: 0] += 1 } else { censored[hours, default: 0] += 1 }
     }
 }

@@ -41,8 +41,10 @@ extension ResultsReport {
     public static let paidHorizonDaysRange = 1 ... 400
 
     /// `compute`, and the per-day counts the HTML view draws over time (`ResultsTimeline`), from the
-    /// same single pass: each exposure adds to the counts of its day as its window closes, so the
-    /// series costs one dictionary update per customer and no second reading of the events.
+    /// same single pass: each exposure adds to the counts of its day as its window closes, and each
+    /// outcome that decides (or changes) a customer's renewed or took offer to the counts of its own
+    /// day, so the series costs a dictionary update per customer and per deciding outcome, and no
+    /// second reading of the events.
     public static func computeWithTimeline(source: any EventSource, environment: String, flow: String? = nil, since: UTCTime? = nil,
                                            now: UTCTime, breakdown: ResultsBreakdown? = nil, configuration: ResultsConfiguration? = nil,
                                            clock: UTCTime? = nil, paidHorizonDays: Int = defaultPaidHorizonDays,
@@ -225,8 +227,15 @@ extension ResultsReport {
             paidInterval: "normal approximation, 95%, on the mean paid per decided customer",
             paidDifferenceInterval: "always-valid confidence sequence on the difference of means: the same normal mixture, its "
                 + "standard deviation 0.1 of the customers' pooled standard deviation, valid at every look",
-            adjustedDifferenceInterval: adjustedMethod)
+            adjustedDifferenceInterval: adjustedMethod, retentionCurve: retentionMethod)
     }
+
+    /// What `retention` on each row is, as every report states it.
+    static let retentionMethod = "Kaplan–Meier share of the row's exposed customers still subscribed by whole days since their first "
+        + "exposure, pointwise 95% interval from Greenwood's variance on the complementary log-log scale; a customer is no longer "
+        + "subscribed from a REFUND or REVOKE, an EXPIRED (at the end of the period it names), or the end of a period not renewed "
+        + "within the \(ResultsJoin.renewalGrace / EventTime.day)-day grace period; a customer still subscribed at `now` is censored "
+        + "there (at the expiry, while a renewal may still come within the grace period), not counted as lost"
 
     /// The rows of the joined tallies, each arm with the period its layout began.
     private struct RowMaker {
@@ -293,6 +302,10 @@ extension ResultsReport {
                        renewed: Rate(successes: tally.renewed, failures: tally.notRenewed, pending: tally.renewedPending),
                        discountGiven: money(tally.discountGiven), paid: paid(tally),
                        answeredLate: tally.answeredLate, tookAppStoreConnectOffer: tally.storeOffers)
+            if value == nil {
+                let counts = join.survival[key] ?? SurvivalCounts()
+                row.retention = KaplanMeier.curve(lost: counts.lost, censored: counts.censored)
+            }
             if key.layout != Interner.null {
                 row.splitLayout = name(key.layout)
                 row.periodSince = start.flatMap { $0 == .max ? nil : EventTime.format($0) }

@@ -18,12 +18,13 @@ public enum ResultsBreakdown: String, Sendable, Codable, CaseIterable {
 
 /// The readout of decisions joined with outcomes: per flow and rule (each split arm is a rule), the
 /// rates with their intervals, and each split arm compared with its control. The JSON form (format
-/// version 2.1: 2.0's `paid` and `paidPerCustomer` replaced 1.x's `revenueRetained`, `netRevenue` and
+/// version 2.2: 2.0's `paid` and `paidPerCustomer` replaced 1.x's `revenueRetained`, `netRevenue` and
 /// `netRevenuePerExposedDifference`, which took the discount off twice; 2.1 added `adjusted` to the
-/// comparisons' differences; fields are only ever added within 2.x) is documented in docs/outcomes-and-experiments.md; keys are sorted, lists ordered, so
+/// comparisons' differences; 2.2 added `retention` to the rows and `retentionCurve` to the method;
+/// fields are only ever added within 2.x) is documented in docs/outcomes-and-experiments.md; keys are sorted, lists ordered, so
 /// the same events, `now` and configuration give the same bytes.
 public struct ResultsReport: Sendable, Codable, Equatable {
-    public static let formatVersion = "2.1"
+    public static let formatVersion = "2.2"
 
     public var formatVersion: String
     public var environment: String
@@ -64,6 +65,8 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var segmentAdjustment: String? = nil
         /// How `adjusted` on a comparison's rate differences is made (absent in reports before 2.1).
         public var adjustedDifferenceInterval: String? = nil
+        /// How each row's `retention` is made and what "no longer subscribed" means (absent before 2.2).
+        public var retentionCurve: String? = nil
     }
 
     /// One segment (a breakdown value) of one split group's period: its arms against its control.
@@ -165,6 +168,10 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var splitLayout: String? = nil
         /// The period's first exposure (ISO 8601 UTC), for an arm with a layout.
         public var periodSince: String? = nil
+        /// The retention curve: the share of the row's exposed customers still subscribed by whole days
+        /// since their first exposure, from day 0 to the longest any was observed (Kaplan–Meier; see
+        /// `method.retentionCurve`). Absent on breakdown rows and in reports before 2.2.
+        public var retention: [KaplanMeier.Point]? = nil
 
         /// `45/45/10 since 2026-11-20T10:00:00.000Z`, or nil outside a period.
         public var periodLabel: String? { ResultsReport.periodLabel(splitLayout, since: periodSince) }

@@ -55,7 +55,7 @@ struct ResultsCommand: ParsedCommand {
         column: 22,
         footer: """
         Events in S3 are read through a local copy under $TMPDIR/retention-sync/events that only
-        fetches segments it does not hold yet. The JSON (formatVersion 2.1) and the definitions of every number are in the manual's
+        fetches segments it does not hold yet. The JSON (formatVersion 2.2) and the definitions of every number are in the manual's
         Outcomes and experiments page, with the same report as SQL for DuckDB, Athena, Trino and Spark.
         """)
 

@@ -69,8 +69,10 @@ struct ResultsPageTests {
         let axis = try SVG.axis(svg, vertical: true, label: SVG.points)
         let dots = SVG.elements(svg, "circle", class: "diff")
         let bars = SVG.elements(svg, "line", class: "diff-interval")
-        #expect(dots.count == points.filter { $0.difference.difference != nil }.count)
-        for point in points {
+        // While a rate is early a look shows the bounds of the difference, dashed, and no dot.
+        #expect(dots.count == points.filter { $0.difference.difference != nil && $0.bounds == nil }.count)
+        #expect(SVG.elements(svg, "line", class: "diff-bounds").count == points.filter { $0.bounds != nil }.count)
+        for point in points where point.bounds == nil {
             guard let value = point.difference.difference, let interval = point.difference.interval else { continue }
             let dot = try #require(dots.first { $0["data-time"] == EventTime.format(point.time) }, "no dot for \(point.day)")
             let bar = try #require(bars.first { $0["data-day"] == point.day && $0["x1"] == dot["cx"] })
@@ -205,18 +207,73 @@ struct ResultsPageTests {
             now: UTCTime(milliseconds: start + 14 * EventTime.day))
         let html = report.html(timeline: timeline)
         #expect(report.comparisons.count == 2)
-        let charts = SVG.all(in: html, class: "difference")
+        let charts = SVG.all(in: html, class: "difference").filter { $0.hasPrefix(" data-metric=\"kept24h\"") }
         #expect(charts.count == 2)
+        #expect(SVG.all(in: html, class: "difference").count == 4, "kept at 24 h and renewed, per period")
         for (comparison, svg) in zip(report.comparisons, charts) {
             let points = try #require(timeline.kept24hDifferences(comparison)["upsell-yearly"])
             #expect(points.first?.day == comparison.periodSince.map { String($0.prefix(10)) })
             #expect(points.last?.difference == comparison.arms.first?.kept24h)
             // At the end of the period's first day no customer's 24 hours are over yet: no data, no dot.
             #expect(points.first?.difference.verdict == .noData)
-            #expect(SVG.elements(svg, "circle", class: "diff").count == points.count - 1)
+            #expect(SVG.elements(svg, "circle", class: "diff").count == points.filter { $0.difference.difference != nil && $0.bounds == nil }.count)
             #expect(html.contains(ResultsHTMLStyle.escape(report.periodPhrase(comparison))), "\(report.periodPhrase(comparison))")
         }
         #expect(SVG.all(in: html, class: "rates").count == 2)
+    }
+
+    @Test func renewedAndTookOfferAreDrawnAtEveryDaysEndWithBoundsWhileEarlyAndEndOnTheReportsNumbers() throws {
+        let (root, fortnight) = try Self.simulation(customers: 1500)
+        defer { try? FileManager.default.removeItem(at: root) }
+        // Forty days on, most renewals are decided; in the first weeks most were pending.
+        let (report, timeline, html) = try Self.page(root, now: fortnight.adding(seconds: 40 * 86400))
+        let comparison = try #require(report.comparisons.first)
+        let arm = try #require(comparison.arms.first)
+        let points = try #require(timeline.differences(comparison, of: .renewed)[arm.rule])
+        #expect(points.last?.difference == arm.renewed)
+        #expect(points.contains { $0.bounds != nil } && points.last?.bounds == nil)
+        let renewed = try #require(SVG.all(in: html, class: "difference").first { $0.hasPrefix(" data-metric=\"renewed\"") })
+        let axis = try SVG.axis(renewed, vertical: true, label: SVG.points)
+        let dots = SVG.elements(renewed, "circle", class: "diff")
+        #expect(dots.count == points.filter { $0.difference.difference != nil && $0.bounds == nil }.count)
+        #expect(SVG.elements(renewed, "line", class: "diff-bounds").count == points.filter { $0.bounds != nil }.count)
+        let last = try #require(dots.last), value = try #require(arm.renewed.difference)
+        #expect(abs(axis(last.double("cy")) - value) < 0.0005, "the last dot is the report's renewed difference")
+        // Took offer: only the arm that offers something, a look a day, its last the report's row.
+        let took = try #require(SVG.all(in: html, class: "took-offer").first)
+        let row = try #require(report.rows.first { $0.rule == arm.rule })
+        let rates = try #require(timeline.rates(comparison, of: .tookOffer)[arm.rule])
+        let looks = SVG.elements(took, "circle", class: "rate-look")
+        #expect(Set(looks.compactMap { $0["data-rule"] }) == [arm.rule])
+        #expect(looks.count == rates.filter { !$0.rate.early && $0.rate.rate != nil }.count)
+        #expect(SVG.elements(took, "line", class: "rate-bounds").count == rates.filter { $0.rate.early && $0.rate.bounds != nil }.count)
+        let rateAxis = try SVG.axis(took, vertical: true, label: SVG.percent)
+        let tookRate = try #require(row.tookOffer?.rate)
+        #expect(abs(rateAxis(try #require(looks.last).double("cy")) - tookRate) < 0.0005)
+    }
+
+    @Test func eachArmsRetentionCurveIsAStepLineWithTheReportsSharesAtTheMarkedDays() throws {
+        let (root, fortnight) = try Self.simulation()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (report, _, html) = try Self.page(root, now: fortnight.adding(seconds: 40 * 86400))
+        let svg = try #require(SVG.all(in: html, class: "retention").first)
+        let axis = try SVG.axis(svg, vertical: true, label: SVG.percent)
+        #expect(SVG.elements(svg, "path", class: "survival").map { $0["data-rule"] } == ["keep-message", "upsell-yearly"])
+        for row in report.rows {
+            let curve = try #require(row.retention)
+            let marked = [1, 7, 14, 30, 60, 90].filter { $0 < curve.count }
+            #expect(marked == [1, 7, 14, 30], "observed for \(curve.count - 1) days")
+            let dots = SVG.elements(svg, "circle", class: "survival-point").filter { $0["data-rule"] == row.rule }
+            #expect(dots.map { Int($0.double("data-day")) } == marked)
+            for dot in dots {
+                let point = curve[Int(dot.double("data-day"))]
+                #expect(abs(axis(dot.double("cy")) - point.subscribed) < 0.0005, "\(row.rule) day \(point.day)")
+                #expect(html.contains(">\(ResultsHTMLStyle.escape(ResultsReport.describe(point)))</td>"), "the table beside it says it too")
+            }
+        }
+        // The holdout of this simulation keeps 30% at 24 h, the offer 40%: fewer of the holdout's customers are still subscribed at day 30.
+        let day30 = report.rows.map { $0.retention?[30].subscribed ?? 0 }
+        #expect(day30[0] < day30[1])
     }
 
     @Test func theSameEventsGiveTheSameBytes() throws {
@@ -247,7 +304,10 @@ struct ResultsPageBrowserTests {
     <script>
     window.addEventListener('load', () => {
       const out = {width: window.innerWidth, scrollWidth: document.documentElement.scrollWidth, overflow: [],
-                   resources: performance.getEntriesByType('resource').map(e => e.name), text: document.body.innerText};
+                   resources: performance.getEntriesByType('resource').map(e => e.name), text: document.body.innerText,
+                   counts: Object.fromEntries(['svg.retention path.survival', 'svg.retention circle.survival-point', 'svg.took-offer circle.rate-look',
+                     'svg.took-offer line.rate-bounds', 'svg.difference[data-metric="renewed"] circle.diff', 'svg.difference[data-metric="renewed"] line.diff-bounds',
+                     'table.retention-table tbody tr', 'script'].map(s => [s, document.querySelectorAll(s).length]))};
       for (const element of document.body.querySelectorAll('*')) {
         if (element.tagName === 'SCRIPT') continue;
         const r = element.getBoundingClientRect();
@@ -271,6 +331,8 @@ struct ResultsPageBrowserTests {
         var overflow: [String]
         var resources: [String]
         var text: String
+        /// Elements per selector, as the browser built them.
+        var counts: [String: Int]
     }
 
     static func measure(_ page: URL, width: Int, chromium: Chromium) async throws -> Measure {
@@ -319,6 +381,41 @@ struct ResultsPageBrowserTests {
         let netLog = folder.appendingPathComponent("netlog.json")
         try await chromium.screenshot(page, to: folder.appendingPathComponent("results.png"), width: 1200, height: 1200, netLog: netLog)
         #expect(try Chromium.pageRequests(inNetLog: netLog) == [], "the page made requests")
+    }
+}
+
+extension ResultsPageBrowserTests {
+    @Test func theBrowserShowsRenewedTookOfferAndRetentionChartsWithALineOrDotPerArmAndLookAndRunsNoScript() async throws {
+        let chromium = try Chromium.require()
+        let (root, fortnight) = try ResultsPageTests.simulation()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (report, timeline, html) = try ResultsPageTests.page(root, now: fortnight.adding(seconds: 40 * 86400))
+        #expect(!html.contains("<script"))
+        let folder = try temporaryFolder("results-page-over-time")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let page = folder.appendingPathComponent("results.html")
+        try Data(html.utf8).write(to: page)
+        let comparison = try #require(report.comparisons.first)
+        let renewed = try #require(timeline.differences(comparison, of: .renewed)["upsell-yearly"])
+        let took = try #require(timeline.rates(comparison, of: .tookOffer)["upsell-yearly"])
+        let days = (report.rows.first?.retention?.count ?? 0) - 1
+        let marked = [1, 7, 14, 30, 60, 90].filter { $0 <= days }.count
+        for width in [390, 1200] {
+            let measure = try await Self.measure(page, width: width, chromium: chromium)
+            #expect(measure.overflow.isEmpty, "\(width) px: \(measure.overflow)")
+            #expect(measure.resources.isEmpty)
+            let counts = measure.counts
+            #expect(counts["script"] == 1, "only the measuring script added to the copy: the page runs none of its own")
+            #expect(counts["svg.retention path.survival"] == 2, "a line per arm")
+            #expect(counts["svg.retention circle.survival-point"] == 2 * marked)
+            #expect(counts["table.retention-table tbody tr"] == 2)
+            #expect(counts["svg.difference[data-metric=\"renewed\"] circle.diff"] == renewed.filter { $0.difference.difference != nil && $0.bounds == nil }.count)
+            #expect(counts["svg.difference[data-metric=\"renewed\"] line.diff-bounds"] == renewed.filter { $0.bounds != nil }.count)
+            #expect(counts["svg.took-offer circle.rate-look"] == took.filter { !$0.rate.early && $0.rate.rate != nil }.count)
+            #expect(counts["svg.took-offer line.rate-bounds"] == took.filter { $0.rate.early && $0.rate.bounds != nil }.count)
+            let dayOne = try #require(report.rows.first?.retention?[1])
+            #expect(measure.text.contains(ResultsReport.describe(dayOne)), "\(width) px: the retention table is shown")
+        }
     }
 }
 
