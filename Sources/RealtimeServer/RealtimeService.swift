@@ -263,10 +263,12 @@ public final class RealtimeService: Sendable {
     private static let jsonHeaders = [(name: "Content-Type", value: "application/json")]
     private static let empty = HTTPResponse(status: 200, headers: jsonHeaders, body: Data("{}".utf8))
 
-    /// A rule's answer names the rule in `X-Retention-Sync-Rule`, which Apple ignores and the
-    /// emulator's simulated customers read.
-    private static func headers(_ answered: Answered) -> [(name: String, value: String)] {
-        jsonHeaders + (RealtimeResponseBody.ruleHeaderValue(answered.ruleId).map { [(name: RealtimeResponseBody.ruleHeader, value: $0)] } ?? [])
+    /// A rule's answer names the rule in `X-Retention-Sync-Rule` only when the request asked for it
+    /// (`X-Retention-Sync-Ask-Rule`, which the emulator's simulated customers send and Apple never
+    /// does): Apple is never told a rule's name.
+    private static func headers(_ answered: Answered, namesRule: Bool) -> [(name: String, value: String)] {
+        guard namesRule, let value = RealtimeResponseBody.ruleHeaderValue(answered.ruleId) else { return jsonHeaders }
+        return jsonHeaders + [(name: RealtimeResponseBody.ruleHeader, value: value)]
     }
 
     private struct RequestBody: Decodable {
@@ -328,8 +330,9 @@ public final class RealtimeService: Sendable {
         }
         entry.snapshot = serving.snapshot.digest
         facts?.snapshot = serving.snapshot.digest
+        let namesRule = request.header(RealtimeResponseBody.askRuleHeader) != nil
         guard let store = customerFacts[state.endpoint.environment], let pseudonym = facts?.customer else {
-            return .now(decide(decoded, serving: serving, customer: nil, entry: &entry, started: started, facts: &facts))
+            return .now(decide(decoded, serving: serving, customer: nil, namesRule: namesRule, entry: &entry, started: started, facts: &facts))
         }
         var found = store.facts(for: pseudonym)
         if found.source == .unknown, let lookup = lookups[state.endpoint.environment] {
@@ -343,18 +346,19 @@ public final class RealtimeService: Sendable {
                     return { [self] looked in
                         var entry = entry, facts = facts
                         responder.respond(decide(decoded, serving: serving, customer: (looked, looked == nil ? .unknown : .lookup),
-                                                 entry: &entry, started: started, facts: &facts))
+                                                 namesRule: namesRule, entry: &entry, started: started, facts: &facts))
                     }
                 }
                 if case .started = start { return .later }
             }
         }
-        return .now(decide(decoded, serving: serving, customer: found, entry: &entry, started: started, facts: &facts))
+        return .now(decide(decoded, serving: serving, customer: found, namesRule: namesRule, entry: &entry, started: started, facts: &facts))
     }
 
     /// Decides with what is known of the customer (and where it came from), and finishes the request.
     private func decide(_ decoded: DecodedRealtimeRequestBody, serving: Serving, customer found: (facts: CustomerFacts?, source: FactsSource)?,
-                        entry: inout RequestLogEntry, started: ContinuousClock.Instant, facts: inout DecisionFacts?) -> HTTPResponse {
+                        namesRule: Bool, entry: inout RequestLogEntry, started: ContinuousClock.Instant,
+                        facts: inout DecisionFacts?) -> HTTPResponse {
         let customer = found?.facts
         if let found {
             facts?.known = KnownFacts(found.facts, source: found.source, at: decoded.signedDate)
@@ -371,10 +375,10 @@ public final class RealtimeService: Sendable {
         case .noAnswer:
             return finish(.noAnswer, Self.empty, entry: &entry, started: started, facts: &facts)
         case .ruleAnswersNone(let answered):
-            return finish(.ruleAnswersNone(answered), HTTPResponse(status: 200, headers: Self.headers(answered), body: Self.empty.body),
+            return finish(.ruleAnswersNone(answered), HTTPResponse(status: 200, headers: Self.headers(answered, namesRule: namesRule), body: Self.empty.body),
                           entry: &entry, started: started, facts: &facts)
         case .respond(let body, let answered):
-            return finish(.answered(answered), HTTPResponse(status: 200, headers: Self.headers(answered), body: Data(body.canonicalJSON)),
+            return finish(.answered(answered), HTTPResponse(status: 200, headers: Self.headers(answered, namesRule: namesRule), body: Data(body.canonicalJSON)),
                           entry: &entry, started: started, facts: &facts)
         }
     }

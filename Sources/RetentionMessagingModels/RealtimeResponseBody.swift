@@ -58,9 +58,13 @@ extension RealtimeResponseBody {
 
 extension RealtimeResponseBody {
     /// The response header in which `serve` names the rule that answered (`<flow>/<rule>`), beside
-    /// the body Apple reads. Apple ignores headers it does not know; the emulator's customer
-    /// simulation reads it, so that a model can give each rule a truth of its own (`rule:<flow>/<rule>`).
+    /// the body, when the request asked for it with `askRuleHeader`. The emulator's customer
+    /// simulation asks, so that a model can give each rule a truth of its own (`rule:<flow>/<rule>`);
+    /// Apple never asks, so Apple is never told a rule's name.
     public static let ruleHeader = "X-Retention-Sync-Rule"
+
+    /// The request header that asks `serve` to name the rule (any value).
+    public static let askRuleHeader = "X-Retention-Sync-Ask-Rule"
 
     /// The header's value for a rule id, or nil when the id could not travel in a header unchanged.
     public static func ruleHeaderValue(_ ruleId: String) -> String? {

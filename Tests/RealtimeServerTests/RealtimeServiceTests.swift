@@ -40,6 +40,22 @@ struct RealtimeServiceTests {
         #expect(String(decoding: nothing.body, as: UTF8.self) == "{}")
     }
 
+    @Test("serve names the rule that answered only to a request that asks, as the emulator's customers do; Apple, which never asks, is never told")
+    func namesTheRuleOnlyWhenAsked() async throws {
+        let running = try RunningService(snapshot: try snapshot())
+        let body = try JSONSerialization.data(withJSONObject: ["signedPayload": try running.signed(requestBody(product: monthly))])
+        func answer(_ headers: [(name: String, value: String)]) -> HTTPResponse {
+            running.service.handle(HTTPServerRequest(method: "POST", target: running.path,
+                                                     headers: [(name: "Content-Type", value: "application/json")] + headers, body: body))
+        }
+        let asApple = answer([])
+        #expect(asApple.status == 200 && asApple.header(RealtimeResponseBody.ruleHeader) == nil)
+        let asked = answer([(name: RealtimeResponseBody.askRuleHeader, value: "1")])
+        let rule = try #require(asked.header(RealtimeResponseBody.ruleHeader))
+        #expect(rule == "monthly-message", "the rule that answered the monthly product: \(rule)")
+        #expect(asked.body == asApple.body, "the body Apple reads is the same either way")
+    }
+
     @Test("every forgery is answered 401 with no body and counted by reason")
     func forgeries() async throws {
         let running = try RunningService(snapshot: try snapshot())

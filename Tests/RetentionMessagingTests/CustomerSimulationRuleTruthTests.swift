@@ -27,8 +27,9 @@ private final class RuleTarget: Sendable {
             let (rule, answer) = digit % 2 == 1 ? ("cancel/holdout", "{}")
                 : digit < 6 ? ("cancel/everyone-else", "{}")
                 : ("cancel/offer-25", #"{"promotionalOffer":{"messageIdentifier":"\#(Fixtures.uuid(7))","promotionalOfferSignatureV2":"\#(offerSignature)"}}"#)
-            return HTTPResponse(status: 200, headers: [(name: "Content-Type", value: "application/json"),
-                                                       (name: RealtimeResponseBody.ruleHeader, value: rule)], body: Data(answer.utf8))
+            // As serve does: the rule is named only to a request that asks for it.
+            let named = request.header(RealtimeResponseBody.askRuleHeader) == nil ? [] : [(name: RealtimeResponseBody.ruleHeader, value: rule)]
+            return HTTPResponse(status: 200, headers: [(name: "Content-Type", value: "application/json")] + named, body: Data(answer.utf8))
         }
     }
 

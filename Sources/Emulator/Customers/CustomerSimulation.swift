@@ -241,7 +241,8 @@ public struct CustomerSimulation: Sendable {
         } catch {
             return .failure(.other)
         }
-        let request = HTTPRequest(method: "POST", url: realtimeURL, headers: [(name: "Content-Type", value: "application/json")],
+        let request = HTTPRequest(method: "POST", url: realtimeURL,
+                                  headers: [(name: "Content-Type", value: "application/json"), (name: RealtimeResponseBody.askRuleHeader, value: "1")],
                                   body: body, connectTimeout: settings.timeout, timeout: settings.timeout)
         let response: HTTPResponse
         do throws(HTTPError) {
