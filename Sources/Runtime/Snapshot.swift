@@ -80,12 +80,17 @@ public struct SnapshotSplit: Codable, Sendable, Hashable {
     /// True for the rule the manifest marks as its group's control; absent (nil) otherwise, so
     /// snapshots without controls keep their bytes and digests. The salt is the group's name.
     public var control: Bool?
+    /// The breakdowns (`storefront`, `tenure`, …) the Flow declared, before the experiment, that the
+    /// group is judged by (`segments:`), sorted; the same on every arm of the group. Absent (nil) when
+    /// none is declared, so snapshots without declarations keep their bytes, digests and layouts.
+    public var confirm: [String]?
 
-    public init(salt: String, lowerBucket: Int, upperBucket: Int, control: Bool? = nil) {
+    public init(salt: String, lowerBucket: Int, upperBucket: Int, control: Bool? = nil, confirm: [String]? = nil) {
         self.salt = salt
         self.lowerBucket = lowerBucket
         self.upperBucket = upperBucket
         self.control = control == true ? true : nil
+        self.confirm = confirm?.isEmpty == false ? confirm : nil
     }
 }
 
@@ -126,13 +131,34 @@ extension RuntimeSnapshot {
     /// Recorded on every decision of an arm (`splitLayout`), so `results` reports each configuration
     /// of an experiment as a period of its own: re-weighting, adding or removing an arm, or changing
     /// the control starts a new one.
+    ///
+    /// After the arms come the group's attributes as `;key=value`, sorted by key, only when the group
+    /// has them: `;confirm=storefront+tenure` for the segments its Flow declared (see `SnapshotSplit.confirm`),
+    /// so the decisions of a period say what was declared when they were made. A group without
+    /// attributes keeps the layout it always had; declaring or changing segments starts a new period.
     public var splitLayouts: [String: String] {
         var arms: [String: [String]] = [:]
+        var attributes: [String: [String: String]] = [:]
         for rule in rules {
             guard let split = rule.match.split else { continue }
             let name = rule.id.split(separator: "/", maxSplits: 1).last.map(String.init) ?? rule.id
             arms[split.salt, default: []].append("\(name)\(split.control == true ? "*" : ""):\(split.lowerBucket)-\(split.upperBucket)")
+            if let confirm = split.confirm, !confirm.isEmpty, attributes[split.salt]?["confirm"] == nil {
+                attributes[split.salt, default: [:]]["confirm"] = confirm.joined(separator: "+")
+            }
         }
-        return arms.mapValues { $0.joined(separator: ",") }
+        return Dictionary(uniqueKeysWithValues: arms.map { salt, parts in
+            let extra = (attributes[salt] ?? [:]).sorted { $0.key < $1.key }.map { ";\($0.key)=\($0.value)" }.joined()
+            return (salt, parts.joined(separator: ",") + extra)
+        })
+    }
+
+    /// The segments declared for each split group (`SnapshotSplit.confirm`), by group; groups without are absent.
+    public var declaredSegments: [String: [String]] {
+        var declared: [String: [String]] = [:]
+        for rule in rules {
+            if let split = rule.match.split, let confirm = split.confirm, declared[split.salt] == nil { declared[split.salt] = confirm }
+        }
+        return declared
     }
 }

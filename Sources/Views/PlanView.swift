@@ -555,11 +555,16 @@ public enum PlanView {
     static func groupChangeText(_ change: SplitGroupChange) -> String {
         let percent = SplitGroupChange.percentText(change.reassignedBuckets)
         let arms = change.after.map(\.rule).joined(separator: ", ")
-        return "split group \(change.group): \(SplitGroupChange.layout(change.before)) → \(SplitGroupChange.layout(change.after)) (\(arms)); "
+        var text = "split group \(change.group): \(SplitGroupChange.layout(change.before)) → \(SplitGroupChange.layout(change.after)) (\(arms)); "
             + (change.reassignedBuckets == 0
                 ? "no customer of the running experiment changes arm"
                 : "about \(percent)% of its customers change arm in a running experiment")
-            + "; results report each configuration of the group as a period of its own"
+        if change.changesSegments {
+            func list(_ segments: [String]?) -> String { segments.flatMap { $0.isEmpty ? nil : $0.joined(separator: ", ") } ?? "none" }
+            text += "; declared segments \(list(change.segmentsBefore)) → \(list(change.segmentsAfter)): a new period starts, and only "
+                + "its decisions count the new declaration as confirmatory"
+        }
+        return text + "; results report each configuration of the group as a period of its own"
     }
 
     static func ruleText(_ rule: RuleOutcome, waits: inout WaitingLists) -> String {

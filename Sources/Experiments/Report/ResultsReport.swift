@@ -403,7 +403,10 @@ extension ResultsReport {
     }
 }
 
-/// Reads a decision's `splitLayout`: `rule*:lower-upper,…` over 10,000 buckets, `*` marking the control.
+/// Reads a decision's `splitLayout`: `rule*:lower-upper,…` over 10,000 buckets, `*` marking the control,
+/// then optional `;key=value` attributes (`;confirm=storefront+tenure`: the segments the manifest
+/// declared for the group). An attribute this version does not know is split off and ignored, so a
+/// layout written by a newer serve still gives its arms, periods and sample-ratio check.
 enum SplitLayoutText {
     struct Arm: Equatable {
         var rule: String
@@ -411,8 +414,30 @@ enum SplitLayoutText {
         var control: Bool
     }
 
+    /// The arms part of a layout, without its attributes.
+    static func armsPart(_ layout: String) -> Substring {
+        layout[..<(layout.firstIndex(of: ";") ?? layout.endIndex)]
+    }
+
+    /// The layout's `;key=value` attributes; a part without `=` is ignored.
+    static func attributes(_ layout: String) -> [String: String] {
+        var found: [String: String] = [:]
+        for part in layout.split(separator: ";").dropFirst() {
+            guard let equals = part.firstIndex(of: "=") else { continue }
+            let key = String(part[..<equals])
+            if found[key] == nil { found[key] = String(part[part.index(after: equals)...]) }
+        }
+        return found
+    }
+
+    /// The breakdowns the manifest declared for the group when the layout was recorded (`confirm=`), sorted.
+    static func confirmed(_ layout: String?) -> [String] {
+        guard let layout, let value = attributes(layout)["confirm"] else { return [] }
+        return value.split(separator: "+").map(String.init).sorted()
+    }
+
     static func arms(_ layout: String) -> [Arm] {
-        layout.split(separator: ",").compactMap { part in
+        armsPart(layout).split(separator: ",").compactMap { part in
             guard let colon = part.lastIndex(of: ":") else { return nil }
             var rule = String(part[..<colon])
             let control = rule.hasSuffix("*")

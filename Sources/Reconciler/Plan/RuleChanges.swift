@@ -25,6 +25,8 @@ enum RuleChanges {
         note("split.percent", before.match.split.map(share), after.match.split.map(share))
         note("split.control", before.match.split.map { ($0.control ?? false) ? "true" : "false" },
              after.match.split.map { ($0.control ?? false) ? "true" : "false" })
+        func segments(_ split: SnapshotSplit) -> String { split.confirm.map { $0.joined(separator: ", ") } ?? "none" }
+        note("split.segments", before.match.split.map(segments), after.match.split.map(segments))
         // A condition this wording does not know yet still shows: the whole match, before and after.
         func unworded(_ match: SnapshotMatch) -> SnapshotMatch {
             var rest = match
@@ -123,22 +125,32 @@ public struct SplitGroupChange: Codable, Sendable, Hashable {
     public var after: [Arm]
     /// Buckets (of 10,000) whose customers are answered by another arm, or by none, after the publish.
     public var reassignedBuckets: Int
+    /// When the publish changes the segments the group's Flow declares (`segments:`): those before and
+    /// after, sorted (empty for none). Nil when they stay as they are.
+    public var segmentsBefore: [String]?
+    public var segmentsAfter: [String]?
 
     enum CodingKeys: String, CodingKey {
         case group, before, after, reassignedBuckets = "reassigned_buckets", reassignedPercent = "reassigned_percent"
+        case segmentsBefore = "segments_before", segmentsAfter = "segments_after"
     }
 
-    public init(group: String, before: [Arm], after: [Arm], reassignedBuckets: Int) {
+    public init(group: String, before: [Arm], after: [Arm], reassignedBuckets: Int, segmentsBefore: [String]? = nil,
+                segmentsAfter: [String]? = nil) {
         self.group = group
         self.before = before
         self.after = after
         self.reassignedBuckets = reassignedBuckets
+        self.segmentsBefore = segmentsBefore
+        self.segmentsAfter = segmentsAfter
     }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(group: try c.decode(String.self, forKey: .group), before: try c.decode([Arm].self, forKey: .before),
-                  after: try c.decode([Arm].self, forKey: .after), reassignedBuckets: try c.decode(Int.self, forKey: .reassignedBuckets))
+                  after: try c.decode([Arm].self, forKey: .after), reassignedBuckets: try c.decode(Int.self, forKey: .reassignedBuckets),
+                  segmentsBefore: try c.decodeIfPresent([String].self, forKey: .segmentsBefore),
+                  segmentsAfter: try c.decodeIfPresent([String].self, forKey: .segmentsAfter))
     }
 
     /// Plan JSON also carries the share as a percentage, for readers that do not divide.
@@ -149,7 +161,12 @@ public struct SplitGroupChange: Codable, Sendable, Hashable {
         try c.encode(after, forKey: .after)
         try c.encode(reassignedBuckets, forKey: .reassignedBuckets)
         try c.encode(reassignedPercent, forKey: .reassignedPercent)
+        try c.encodeIfPresent(segmentsBefore, forKey: .segmentsBefore)
+        try c.encodeIfPresent(segmentsAfter, forKey: .segmentsAfter)
     }
+
+    /// Whether the publish changes the group's declared segments (and so starts a period without moving a customer).
+    public var changesSegments: Bool { segmentsBefore != nil || segmentsAfter != nil }
 
     public var reassignedPercent: Double { Double(reassignedBuckets) / 100 }
 
@@ -178,8 +195,10 @@ public struct SplitGroupChange: Codable, Sendable, Hashable {
             return arms
         }
         let before = groups(published), after = groups(next)
+        let (declaredBefore, declaredAfter) = (published?.declaredSegments ?? [:], next.declaredSegments)
         return before.keys.sorted().compactMap { group in
-            guard let old = before[group], let new = after[group], old != new else { return nil }
+            let (wasDeclared, willDeclare) = (declaredBefore[group] ?? [], declaredAfter[group] ?? [])
+            guard let old = before[group], let new = after[group], old != new || wasDeclared != willDeclare else { return nil }
             func owner(_ arms: [Arm]) -> [String?] {
                 var owners = [String?](repeating: nil, count: buckets)
                 for arm in arms {
@@ -191,7 +210,9 @@ public struct SplitGroupChange: Codable, Sendable, Hashable {
             }
             let (was, will) = (owner(old), owner(new))
             let moved = (0..<buckets).filter { was[$0] != nil && was[$0] != will[$0] }.count
-            return SplitGroupChange(group: group, before: old, after: new, reassignedBuckets: moved)
+            return SplitGroupChange(group: group, before: old, after: new, reassignedBuckets: moved,
+                                    segmentsBefore: wasDeclared != willDeclare ? wasDeclared : nil,
+                                    segmentsAfter: wasDeclared != willDeclare ? willDeclare : nil)
         }
     }
 }
