@@ -51,30 +51,39 @@ import Views
         #expect(byTenure.text().contains("all exploratory (no period declares this breakdown"))
     }
 
-    @Test func theConfirmatoryFamilyIsAdjustedApartFromTheExploratoryOne() throws {
-        // Two periods: the first declares nothing, the second declares storefront. Each family's Holm
-        // levels count its own comparisons only: 5 storefronts in each, so the smallest p-value of each
-        // family is tested at 5%/5, not 5%/10.
+    /// An experiment in two periods, the first declaring nothing, the second recorded under `secondLayoutAttribute`.
+    static func twoPeriods(secondLayoutAttribute: String) throws -> ResultsReport {
         var first = Self.declared(nil, offerInGermany: 0.30, customers: 2000)
         first.run(seed: 3)
-        var second = Self.declared("storefront", offerInGermany: 0.30, customers: 2000)
+        var second = Self.declared(nil, offerInGermany: 0.30, customers: 2000)
+        second.recordedLayout = second.layout + secondLayoutAttribute
         second.start += 12 * EventTime.day
         second.run(seed: 4)
         var files = first.source.files
         for (path, data) in second.source.files { files[path, default: Data()].append(data) }
-        let report = try ResultsReport.compute(source: MemoryEventSource(files: files), environment: "production",
-                                               now: UTCTime(milliseconds: second.start + 20 * EventTime.day), breakdown: .storefront, readers: 0)
-        let segments = try #require(report.segmentComparisons)
-        #expect(segments.filter(\.confirmatory).count == 5 && segments.filter { !$0.confirmatory }.count == 5)
-        #expect(segments.filter(\.confirmatory).allSatisfy { $0.splitLayout?.hasSuffix(";confirm=storefront") == true })
+        return try ResultsReport.compute(source: MemoryEventSource(files: files), environment: "production",
+                                         now: UTCTime(milliseconds: second.start + 20 * EventTime.day), breakdown: .storefront, readers: 0)
+    }
+
+    @Test func theConfirmatoryFamilyIsAdjustedApartFromTheExploratoryOne() throws {
+        // The same customers twice: once with the second period declaring storefront (two families of
+        // five), once with it carrying only an attribute that declares nothing (one family of ten).
+        let split = try Self.twoPeriods(secondLayoutAttribute: ";confirm=storefront")
+        let single = try Self.twoPeriods(secondLayoutAttribute: ";match=0a1b")
+        let (segments, alone) = (try #require(split.segmentComparisons), try #require(single.segmentComparisons))
+        #expect(segments.filter { $0.confirmatory }.count == 5 && segments.filter { !$0.confirmatory }.count == 5)
+        #expect(segments.filter { $0.confirmatory }.allSatisfy { $0.splitLayout?.hasSuffix(";confirm=storefront") == true })
+        #expect(alone.count == 10 && alone.allSatisfy { !$0.confirmatory })
+        // Holm tests each family's smallest p-value at 5%/5, not 5%/10: its interval is narrower than
+        // the same comparison's in the family of ten.
         for family in [true, false] {
-            let arms = segments.filter { $0.confirmatory == family }.compactMap(\.arms.first)
-            let pValues = arms.map(\.kept24hPValue)
-            let levels = ResultsReport.holmLevels(pValues)
-            let smallest = try #require(pValues.indices.min { (pValues[$0] ?? 2) < (pValues[$1] ?? 2) })
-            #expect(levels[smallest] == 0.05 / 5, "family \(family): \(levels)")
+            let indices = segments.indices.filter { segments[$0].confirmatory == family }
+            let smallest = try #require(indices.min { (segments[$0].arms.first?.kept24hPValue ?? 2) < (segments[$1].arms.first?.kept24hPValue ?? 2) })
+            let width = { (segment: ResultsReport.SegmentComparison) in segment.arms.first?.kept24h.interval.map { $0.high - $0.low } ?? 0 }
+            #expect(segments[smallest].value == alone[smallest].value)
+            #expect(width(segments[smallest]) < width(alone[smallest]), "family \(family)")
         }
-        #expect(report.text().contains("over the 5 comparisons confirmatory"), "\(report.text())")
+        #expect(split.text().contains("over the 5 comparisons confirmatory"), "\(split.text())")
     }
 
     @Test func withNoRealDifferenceFalseDiscoveriesInTheConfirmatoryFamilyStayUnderFivePercentOverManySeeds() async throws {
