@@ -165,7 +165,7 @@ import TestSupport
         let paid = try #require(arm.paidPerCustomer["USD"]?.adjusted)
         #expect(paid.interval?.contains(899.1) == true, "\(paid)")
         #expect(paid.covariates.map(\.name) == ["tenureBand"])
-        #expect(report.formatVersion == "2.1")
+        #expect(report.formatVersion == "2.2")
         #expect(report.method.adjustedDifferenceInterval?.contains("Lin") == true)
 
         let text = report.text()

@@ -104,7 +104,7 @@ import TestSupport
         let json = try #require(try JSONSerialization.jsonObject(with: report.jsonData()) as? [String: Any])
         let group = try #require((json["comparisons"] as? [[String: Any]])?.first)
         #expect((group["sampleRatio"] as? [String: Any])?["mismatch"] as? Bool == true)
-        #expect(json["formatVersion"] as? String == "2.1")
+        #expect(json["formatVersion"] as? String == "2.2")
     }
 
     @Test func aCorrectSplitIsFlaggedInFewerThanOneCheckInFiveHundred() throws {

@@ -116,7 +116,7 @@ import EventContract
         let second = try ResultsReport.compute(source: simulator.source, environment: "production", now: now, breakdown: .locale).jsonData()
         #expect(first == second)
         let object = try #require(try JSONSerialization.jsonObject(with: first) as? [String: Any])
-        #expect(object["formatVersion"] as? String == "2.1")
+        #expect(object["formatVersion"] as? String == "2.2")
         // By the locale Apple asked for (the simulation's customers all ask for en-GB), one row per rule.
         #expect((object["breakdownRows"] as? [[String: Any]])?.compactMap { $0["value"] as? String } == ["en-GB", "en-GB"])
         #expect((object["segmentComparisons"] as? [Any])?.count == 1)

@@ -32,7 +32,7 @@ struct ResultsCommandTests {
         let json = await harness.run(["results", "--env", "sandbox", "--format", "json", "--since", "2026-11-01"])
         #expect(json.code == .success, "\(json.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
-        #expect(report["formatVersion"] as? String == "2.1", "\(json.stdout.prefix(400))")
+        #expect(report["formatVersion"] as? String == "2.2", "\(json.stdout.prefix(400))")
         #expect(json.stdout.contains("upsell-yearly") && json.stdout.contains("upsell-control"))
 
         let text = await harness.run(["results", "--env", "sandbox", "--since", "2026-11-01"])
@@ -116,7 +116,7 @@ struct ResultsCommandTests {
                 let rules = try #require(evidence["rules"] as? [String])
                 #expect(rules.contains { $0.hasSuffix("/upsell-yearly") })
                 let results = try #require(evidence["results"] as? [String: Any])
-                #expect(results["formatVersion"] as? String == "2.1")
+                #expect(results["formatVersion"] as? String == "2.2")
                 // Without --results the bytes are the plan's alone.
                 let bare = try #require(try JSONSerialization.jsonObject(with: Data(plain.stdout.utf8)) as? [String: Any])
                 #expect(bare["evidence"] == nil)
