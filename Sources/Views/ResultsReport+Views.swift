@@ -68,11 +68,7 @@ extension ResultsReport {
                 lines.append("  warning: \(verdictWarning)")
             }
         }
-        for block in pooledBlocks() + versusBlocks() {
-            lines.append("")
-            lines.append(block.heading)
-            lines += block.lines.map { "  " + $0 }
-        }
+        lines += (pooledBlocks() + versusBlocks()).flatMap { block in ["", block.heading] + block.lines.map { "  " + $0 } }
         for warning in warnings {
             lines.append("")
             lines.append("warning: \(warning)")
@@ -355,22 +351,27 @@ extension ResultsReport {
             lines.append("")
             lines.append("</details>")
         }
-        let blocks = pooledBlocks() + versusBlocks()
-        if !blocks.isEmpty {
-            lines.append("")
-            lines.append("<details><summary>\(pooled == nil ? "" : "All periods (stratified)")\(pooled != nil && versus?.isEmpty == false ? " and " : "")\(versus?.isEmpty == false ? "Arm against arm" : "")</summary>")
-            for block in blocks {
-                lines.append("")
-                lines.append("**\(Self.cell(block.heading))**")
-                lines.append("")
-                lines += block.lines.map { ($0.hasPrefix("  ") ? "  - " : "- ") + Self.cell($0.trimmingCharacters(in: .whitespaces)) }
-            }
-            lines.append("")
-            lines.append("</details>")
-        }
+        markdownPooledAndVersus(into: &lines)
         lines.append("")
         lines.append("**How to read this**: " + legend.map { "*\($0.term)*: \($0.meaning)" }.joined(separator: "; ") + ".")
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The pull-request comment's folded pooled (all periods) and arm-against-arm comparisons.
+    private func markdownPooledAndVersus(into lines: inout [String]) {
+        let blocks = pooledBlocks() + versusBlocks()
+        guard !blocks.isEmpty else { return }
+        let titles = [pooled == nil ? nil : "All periods (stratified)", versus?.isEmpty == false ? "Arm against arm" : nil].compactMap { $0 }
+        lines.append("")
+        lines.append("<details><summary>\(titles.joined(separator: " and "))</summary>")
+        for block in blocks {
+            lines.append("")
+            lines.append("**\(Self.cell(block.heading))**")
+            lines.append("")
+            lines += block.lines.map { ($0.hasPrefix("  ") ? "  - " : "- ") + Self.cell($0.trimmingCharacters(in: .whitespaces)) }
+        }
+        lines.append("")
+        lines.append("</details>")
     }
 
     /// The pull-request comment's folded money table and segment comparisons.

@@ -25,8 +25,11 @@ enum RuleChanges {
         note("split.percent", before.match.split.map(share), after.match.split.map(share))
         note("split.control", before.match.split.map { ($0.control ?? false) ? "true" : "false" },
              after.match.split.map { ($0.control ?? false) ? "true" : "false" })
-        func segments(_ split: SnapshotSplit) -> String { split.confirm.map { $0.joined(separator: ", ") } ?? "none" }
-        note("split.segments", before.match.split.map(segments), after.match.split.map(segments))
+        // The segments the group's Flow declares: shown only when they change, "none" for no declaration.
+        let (oldSegments, newSegments) = (before.match.split?.confirm, after.match.split?.confirm)
+        if oldSegments != newSegments {
+            note("split.segments", oldSegments?.joined(separator: ", ") ?? "none", newSegments?.joined(separator: ", ") ?? "none")
+        }
         // A condition this wording does not know yet still shows: the whole match, before and after.
         func unworded(_ match: SnapshotMatch) -> SnapshotMatch {
             var rest = match
