@@ -222,7 +222,7 @@ extension ResultsReport {
                     customers += "; \(Self.count(long)) payment\(long == 1 ? "" : "s") for a period over \(method.paidHorizonDays) days "
                         + "(a yearly plan) counted whole"
                 }
-                table.append([row.rule + (row.splitControl ? " (control)" : ""), currency, Self.describe(amount, decided: row.paid.decided),
+                table.append([row.rule + (row.splitControl ? " (control)" : "") + (shownPeriod(row).map { ", \($0)" } ?? ""), currency, Self.describe(amount, decided: row.paid.decided),
                               customers, row.paid.decided > 0 ? Self.money(amount?.milliunits ?? 0) : "-",
                               Self.money(row.discountGiven[currency] ?? 0)])
             }

@@ -5,7 +5,7 @@ import EventContract
 import Foundation
 import Testing
 import TestSupport
-import Views
+@testable import Views
 
 /// `results --versus ARM` (offer against switch, not only against the holdout) and a group's periods
 /// pooled, stratified by period: both checked against simulations whose true rates are known.
@@ -101,6 +101,7 @@ import Views
         #expect(report.text().contains("Split group cancel-flow/yearly-upsell, all periods (stratified): control keep-message"), "\(report.text())")
         #expect(report.text().contains("half-price vs keep-message, all periods (stratified): kept at 24 h"))
         #expect(report.text().contains("Split group cancel-flow/yearly-upsell (period 50/50 since "), "every per-period row keeps its period")
+        #expect(report.moneyTable(flow: "cancel-flow").allSatisfy { $0[0].contains(", period ") }, "money rows too")
         #expect(report.markdown().contains("all periods (stratified)"))
         #expect(report.html(timeline: .empty).contains("all periods (stratified): kept at 24 h"))
         let json = String(decoding: try report.jsonData(), as: UTF8.self)
