@@ -129,7 +129,7 @@ extension ResultsReport {
                         bound: Double) -> (difference: Difference, weights: [Double?]) {
         let raw = strata.map { stratum in stratum.flatMap { $0.variance > 0 ? 1 / $0.variance : nil } }
         let total = raw.compactMap { $0 }.reduce(0, +)
-        guard total > 0, tau > 0, raw.compactMap({ $0 }).count >= 1 else {
+        guard total > 0, tau > 0 else {
             return (Difference(difference: nil, interval: nil, verdict: .noData, customersPerArmNeeded: nil, moreCustomersPerArm: nil,
                                estimateWithheld: nil), raw.map { _ in nil })
         }

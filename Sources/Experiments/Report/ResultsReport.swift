@@ -70,7 +70,7 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var paymentLagDays: Int
         public var paidInterval: String
         public var paidDifferenceInterval: String
-        /// How the segment comparisons are adjusted for their number; absent without a breakdown.
+        /// How the segment comparisons are adjusted for their number, per family; absent without a breakdown.
         public var segmentAdjustment: String? = nil
         /// How `adjusted` on a comparison's rate differences is made (absent in reports before 2.1).
         public var adjustedDifferenceInterval: String? = nil
@@ -98,7 +98,8 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var rule: String
         public var arm: String?
         /// The difference within the segment, its interval at the level Holm's procedure tested it at,
-        /// and the verdict Holm's procedure gives over all the report's segment comparisons of the metric.
+        /// and the verdict Holm's procedure gives over the report's segment comparisons of the metric in
+        /// the same family (confirmatory or exploratory, see `SegmentComparison.confirmatory`).
         public var kept24h: Difference
         public var renewed: Difference
         /// The always-valid p-values of "no difference" before adjustment.
