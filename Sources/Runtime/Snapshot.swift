@@ -82,12 +82,17 @@ public struct SnapshotSplit: Codable, Sendable, Hashable {
     /// True for the rule the manifest marks as its group's control; absent (nil) otherwise, so
     /// snapshots without controls keep their bytes and digests. The salt is the group's name.
     public var control: Bool?
+    /// The breakdowns (`storefront`, `tenure`, …) the Flow declared, before the experiment, that the
+    /// group is judged by (`segments:`), sorted; the same on every arm of the group. Absent (nil) when
+    /// none is declared, so snapshots without declarations keep their bytes, digests and layouts.
+    public var confirm: [String]?
 
-    public init(salt: String, lowerBucket: Int, upperBucket: Int, control: Bool? = nil) {
+    public init(salt: String, lowerBucket: Int, upperBucket: Int, control: Bool? = nil, confirm: [String]? = nil) {
         self.salt = salt
         self.lowerBucket = lowerBucket
         self.upperBucket = upperBucket
         self.control = control == true ? true : nil
+        self.confirm = confirm?.isEmpty == false ? confirm : nil
     }
 }
 
@@ -125,18 +130,22 @@ public struct SnapshotResponse: Codable, Sendable, Hashable {
 extension RuntimeSnapshot {
     /// Each split group's layout, by group (salt): its arms in evaluation order as
     /// `rule:lower-upper`, the control marked `*` — `arm-a*:0-4500,arm-b:4500-9000,holdout:9000-10000`,
-    /// then attributes `;key=value` sorted by key. Recorded on every decision of an arm
-    /// (`splitLayout`), so `results` reports each configuration of an experiment as a period of its
-    /// own: re-weighting, adding or removing an arm, changing the control, or changing what one arm
-    /// matches starts a new one.
+    /// then attributes `;key=value` sorted by key, only when the group has them. Recorded on every
+    /// decision of an arm (`splitLayout`), so `results` reports each configuration of an experiment as
+    /// a period of its own: re-weighting, adding or removing an arm, changing the control, changing
+    /// what one arm matches, or declaring other segments starts a new one.
     ///
-    /// `;match=<8 hex digits>` is there only when the arms do not all match the same customers (their
-    /// products, locales, window or customer conditions differ): the first 8 hex digits of SHA-256
-    /// over the canonical JSON of the arms' matches without their splits, in evaluation order. Groups
-    /// whose arms match alike keep the layout without it, so their periods go on unchanged.
+    /// - `;confirm=storefront+tenure`: the segments its Flow declared (see `SnapshotSplit.confirm`), so
+    ///   the decisions of a period say what was declared when they were made.
+    /// - `;match=<8 hex digits>` only when the arms do not all match the same customers (their
+    ///   products, locales, window or customer conditions differ): the first 8 hex digits of SHA-256
+    ///   over the canonical JSON of the arms' matches without their splits, in evaluation order.
+    ///
+    /// A group without attributes keeps the layout it always had, so its periods go on unchanged.
     public var splitLayouts: [String: String] {
         var arms: [String: [String]] = [:]
         var matches: [String: [SnapshotMatch]] = [:]
+        var confirmed: [String: [String]] = [:]
         for rule in rules {
             guard let split = rule.match.split else { continue }
             let name = rule.id.split(separator: "/", maxSplits: 1).last.map(String.init) ?? rule.id
@@ -144,12 +153,14 @@ extension RuntimeSnapshot {
             var conditions = rule.match
             conditions.split = nil
             matches[split.salt, default: []].append(conditions)
+            if let confirm = split.confirm, !confirm.isEmpty, confirmed[split.salt] == nil { confirmed[split.salt] = confirm }
         }
         return Dictionary(uniqueKeysWithValues: arms.map { group, parts in
             var attributes: [(key: String, value: String)] = []
             if let conditions = matches[group], Set(conditions).count > 1 {
                 attributes.append(("match", Self.matchHash(conditions)))
             }
+            if let confirm = confirmed[group] { attributes.append(("confirm", confirm.joined(separator: "+"))) }
             return (group, SplitLayoutAttributes.append(attributes, to: parts.joined(separator: ",")))
         })
     }
@@ -158,6 +169,15 @@ extension RuntimeSnapshot {
     static func matchHash(_ conditions: [SnapshotMatch]) -> String {
         let bytes = (try? CanonicalJSON.encode(conditions)).map { Array($0) } ?? Array("\(conditions)".utf8)
         return String(Digest.sha256Hex(bytes).prefix(8))
+    }
+
+    /// The segments declared for each split group (`SnapshotSplit.confirm`), by group; groups without are absent.
+    public var declaredSegments: [String: [String]] {
+        var declared: [String: [String]] = [:]
+        for rule in rules {
+            if let split = rule.match.split, let confirm = split.confirm, declared[split.salt] == nil { declared[split.salt] = confirm }
+        }
+        return declared
     }
 }
 

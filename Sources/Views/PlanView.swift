@@ -587,6 +587,11 @@ public enum PlanView {
                     + "comparisons carry a warning instead of a recommendation and its sample ratio is not tested"
             }
         }
+        if change.changesSegments {
+            func list(_ segments: [String]?) -> String { segments.flatMap { $0.isEmpty ? nil : $0.joined(separator: ", ") } ?? "none" }
+            text += "; declared segments \(list(change.segmentsBefore)) → \(list(change.segmentsAfter)): a new period starts, and only "
+                + "its decisions count the new declaration as confirmatory"
+        }
         return text + (change.newPeriod
             ? "; results report each configuration of the group as a period of its own"
             : "; the arms still match alike and keep their buckets, so results go on with the same period")

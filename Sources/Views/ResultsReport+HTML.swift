@@ -47,6 +47,19 @@ extension ResultsReport {
         for (index, comparison) in comparisons.enumerated() {
             groupSection(comparison, index: index, timeline: timeline, into: &page)
         }
+        for (kind, blocks) in [("pooled", pooledBlocks()), ("versus", versusBlocks())] {
+            for block in blocks {
+                page.line("<section class=\"group \(kind)\">")
+                page.line("<h2>\(esc(block.heading))</h2>")
+                page.line("<ul class=\"sentences\">")
+                for line in block.lines {
+                    let indented = line.hasPrefix("  ")
+                    page.line("<li\(indented ? " class=\"adjusted\"" : "")>\(esc(line.trimmingCharacters(in: .whitespaces)))</li>")
+                }
+                page.line("</ul>")
+                page.line("</section>")
+            }
+        }
         tables(into: &page)
         page.line("<section class=\"legend\">")
         page.line("<h2>How to read this</h2>")

@@ -69,6 +69,7 @@ extension ResultsReport {
                 lines.append("  warning: \(verdictWarning)")
             }
         }
+        lines += (pooledBlocks() + versusBlocks()).flatMap { block in ["", block.heading] + block.lines.map { "  " + $0 } }
         for warning in warnings {
             lines.append("")
             lines.append("warning: \(warning)")
@@ -114,22 +115,78 @@ extension ResultsReport {
                 + "(Kaplan–Meier): lost at a refund, a revocation, an expiry, or a period not renewed within 7 days; a customer "
                 + "observed for less time (exposed recently, or waiting on a renewal) counts until then, neither lost nor kept after"),
             ("period", "one configuration of a split group (its arms and shares); a change of shares, arms or control starts the next, and each customer counts once, in the arm and period of their first exposure"),
+            ("confirmatory/exploratory", "a segment comparison is confirmatory when its period's layout declares the breakdown — the "
+                + "manifest's segments:, in force before its decisions were made — and is then adjusted (Holm) with the other confirmatory "
+                + "comparisons only; every other segment comparison is exploratory, adjusted with the exploratory ones: a lead to test, not a finding"),
+            ("vs ARM", "with --versus ARM, each other arm of ARM's group against ARM instead of the control, per period, with the "
+                + "group's always-valid interval"),
+            ("all periods (stratified)", "an arm against the control with a group's periods combined: within each period against that "
+                + "period's control, the periods weighted by the inverse of their variances; beside the per-period comparisons, which "
+                + "alone decide the verdicts and the recommendation"),
         ]
     }
 
-    /// `Holm-adjusted over 8 comparisons`: how the segment verdicts are adjusted, for the views.
+    /// `Holm-adjusted over 8 comparisons`: how the segment verdicts are adjusted, for the views — each
+    /// family (confirmatory, exploratory) on its own.
     var segmentMethodPhrase: String {
-        let tests = segmentComparisons?.reduce(0) { $0 + $1.arms.count } ?? 0
-        return "Holm-adjusted over \(tests) comparison\(tests == 1 ? "" : "s") per metric: a direction is named only when it holds for all of them at once"
+        let all = segmentComparisons ?? []
+        let confirmatory = all.filter(\.confirmatory).reduce(0) { $0 + $1.arms.count }
+        let exploratory = all.filter { !$0.confirmatory }.reduce(0) { $0 + $1.arms.count }
+        func comparisons(_ count: Int) -> String { "\(count) comparison\(count == 1 ? "" : "s")" }
+        let families: String
+        if confirmatory == 0 {
+            families = "Holm-adjusted over \(comparisons(exploratory)) per metric, all exploratory (no period declares this breakdown in the manifest's segments:)"
+        } else if exploratory == 0 {
+            families = "Holm-adjusted over \(comparisons(confirmatory)) per metric, all confirmatory (declared in the manifest's segments: before the period)"
+        } else {
+            families = "Holm-adjusted per metric over the \(comparisons(confirmatory)) confirmatory (declared in the manifest's segments: before "
+                + "the period) and, apart, over the \(comparisons(exploratory)) exploratory"
+        }
+        return families + ": a direction is named only when it holds for all of its family at once"
     }
 
-    /// One sentence per segment arm: `DEU, half-price vs keep-message: kept at 24 h higher, …; renewed …`.
+    /// One sentence per segment arm: `DEU, half-price vs keep-message (confirmatory): kept at 24 h higher, …; renewed …`.
     func segmentSentences() -> [String] {
         (segmentComparisons ?? []).flatMap { segment in
             segment.arms.map { arm in
                 "\(segment.valueName ?? segment.value)\(segment.splitLayout.flatMap { groupsWithPeriods.contains("\(segment.flow)/\(segment.splitGroup)") ? ", " + (Self.periodLabel($0, since: segment.periodSince) ?? "") : nil } ?? ""), "
-                    + "\(arm.rule) vs \(segment.control ?? "-"): kept at 24 h \(Self.sentence(arm.kept24h)); renewed \(Self.sentence(arm.renewed))"
+                    + "\(arm.rule) vs \(segment.control ?? "-") (\(segment.confirmatory ? "confirmatory" : "exploratory")): "
+                    + "kept at 24 h \(Self.sentence(arm.kept24h)); renewed \(Self.sentence(arm.renewed))"
             }
+        }
+    }
+
+    /// `--versus ARM`: per period of ARM's group, a heading and one sentence per other arm against ARM.
+    func versusBlocks() -> [(heading: String, lines: [String])] {
+        (versus ?? []).map { block in
+            let heading = "Split group \(block.flow)/\(block.splitGroup)"
+                + periodPhrase(flow: block.flow, group: block.splitGroup, layout: block.splitLayout, since: block.periodSince)
+                + ": vs \(block.reference)"
+            let lines = block.arms.isEmpty ? ["no other arm in this period"] : block.arms.map { arm in
+                var line = "\(arm.rule) vs \(block.reference): kept at 24 h \(Self.sentence(arm.kept24h)); renewed \(Self.sentence(arm.renewed))"
+                if let paid = paidSentence(arm.paidPerCustomer) { line += "; \(paid)" }
+                return line
+            }
+            return (heading, lines)
+        }
+    }
+
+    /// A group's periods combined: a heading and, per arm, its sentence and the periods' weights.
+    func pooledBlocks() -> [(heading: String, lines: [String])] {
+        (pooled ?? []).map { block in
+            let heading = "Split group \(block.flow)/\(block.splitGroup), \(block.label): control \(block.control), \(block.method)"
+            let lines = block.arms.flatMap { arm -> [String] in
+                var line = "\(arm.rule) vs \(block.control), \(block.label): kept at 24 h \(Self.sentence(arm.kept24h)); "
+                    + "renewed \(Self.sentence(arm.renewed))"
+                if let paid = paidSentence(arm.paidPerCustomer) { line += "; \(paid)" }
+                let weights = arm.periods.map { period in
+                    func share(_ weight: Double?) -> String { weight.map { String(format: "%.0f%%", $0 * 100) } ?? "-" }
+                    let label = Self.periodLabel(period.splitLayout, since: period.periodSince) ?? "period before layouts were recorded"
+                    return "\(label) \(share(period.kept24hWeight)) / \(share(period.renewedWeight))"
+                }
+                return [line, "  weights (kept at 24 h / renewed): " + weights.joined(separator: ", ")]
+            }
+            return (heading, lines)
         }
     }
 
@@ -174,7 +231,7 @@ extension ResultsReport {
                     customers += "; \(Self.count(long)) payment\(long == 1 ? "" : "s") for a period over \(method.paidHorizonDays) days "
                         + "(a yearly plan) counted whole"
                 }
-                table.append([row.rule + (row.splitControl ? " (control)" : ""), currency, Self.describe(amount, decided: row.paid.decided),
+                table.append([row.rule + (row.splitControl ? " (control)" : "") + (shownPeriod(row).map { ", \($0)" } ?? ""), currency, Self.describe(amount, decided: row.paid.decided),
                               customers, row.paid.decided > 0 ? Self.money(amount?.milliunits ?? 0) : "-",
                               Self.money(row.discountGiven[currency] ?? 0)])
             }
@@ -304,9 +361,27 @@ extension ResultsReport {
             lines.append("")
             lines.append("</details>")
         }
+        markdownPooledAndVersus(into: &lines)
         lines.append("")
         lines.append("**How to read this**: " + legend.map { "*\($0.term)*: \($0.meaning)" }.joined(separator: "; ") + ".")
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The pull-request comment's folded pooled (all periods) and arm-against-arm comparisons.
+    private func markdownPooledAndVersus(into lines: inout [String]) {
+        let blocks = pooledBlocks() + versusBlocks()
+        guard !blocks.isEmpty else { return }
+        let titles = [pooled == nil ? nil : "All periods (stratified)", versus?.isEmpty == false ? "Arm against arm" : nil].compactMap { $0 }
+        lines.append("")
+        lines.append("<details><summary>\(titles.joined(separator: " and "))</summary>")
+        for block in blocks {
+            lines.append("")
+            lines.append("**\(Self.cell(block.heading))**")
+            lines.append("")
+            lines += block.lines.map { ($0.hasPrefix("  ") ? "  - " : "- ") + Self.cell($0.trimmingCharacters(in: .whitespaces)) }
+        }
+        lines.append("")
+        lines.append("</details>")
     }
 
     /// The pull-request comment's folded money table and segment comparisons.
@@ -409,8 +484,12 @@ extension ResultsReport {
     /// ` (period 45/45/10 since …: arm-a 45% (control), arm-b 45%, holdout 10%)` for a group seen in
     /// several periods; empty otherwise.
     func periodPhrase(_ comparison: SplitComparison) -> String {
-        guard groupsWithPeriods.contains("\(comparison.flow)/\(comparison.splitGroup)") else { return "" }
-        guard let layout = comparison.splitLayout, let label = Self.periodLabel(layout, since: comparison.periodSince) else {
+        periodPhrase(flow: comparison.flow, group: comparison.splitGroup, layout: comparison.splitLayout, since: comparison.periodSince)
+    }
+
+    func periodPhrase(flow: String, group: String, layout: String?, since: String?) -> String {
+        guard groupsWithPeriods.contains("\(flow)/\(group)") else { return "" }
+        guard let layout, let label = Self.periodLabel(layout, since: since) else {
             return " (period before layouts were recorded)"
         }
         return " (\(label): \(Self.layoutText(layout)))"

@@ -41,7 +41,7 @@ import Views
         }
         let text = report.text()
         #expect(text.contains("Within each storefront, each arm against its control (Holm-adjusted over 5 comparisons per metric"), "\(text)")
-        #expect(text.contains("DEU, half-price vs keep-message: kept at 24 h higher"), "\(text)")
+        #expect(text.contains("DEU, half-price vs keep-message (exploratory): kept at 24 h higher"), "\(text)")
         #expect(report.markdown().contains("<details><summary>Within each storefront</summary>"))
     }
 

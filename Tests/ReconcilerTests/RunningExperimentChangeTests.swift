@@ -196,3 +196,46 @@ struct RunningExperimentChangeTests {
         #expect(PlanWording.reason(ActionReason(.rulesChanged(1, waitingRules: 3))) == "1 rule changed since the published snapshot; 3 rules wait for review")
     }
 }
+
+/// Segments declared for a split group (`segments:` of its Flow) are compiled into the snapshot and
+/// recorded in the group's layout: declaring them on a live group starts a period, and the plan says so.
+@Suite("Segments declared for a running experiment")
+struct DeclaredSegmentPlanTests {
+    @Test("a group without declared segments keeps the layout it had; declaring storefront and tenure on the live group is a new period the plan names, no customer moving")
+    func declaringSegmentsStartsAPeriod() async throws {
+        var harness = SplitGroupPublishingTests.harness()
+        try await harness.apply()
+        harness.approveAll()
+        try await harness.apply()
+        let published = try #require(try harness.published())
+        #expect(published.splitLayouts["save-test"] == "arm-standard*:0-4500,arm-winback:4500-9000,holdout:9000-10000")
+
+        harness.manifests.flows[0].segments = [
+            FlowSegment(group: "save-test", by: "tenure", location: Fixtures.at("flow.yaml", 30), groupLocation: Fixtures.at("flow.yaml", 30),
+                        byLocation: Fixtures.at("flow.yaml", 30)),
+            FlowSegment(group: "save-test", by: "storefront", location: Fixtures.at("flow.yaml", 32), groupLocation: Fixtures.at("flow.yaml", 32),
+                        byLocation: Fixtures.at("flow.yaml", 32)),
+        ]
+        let planned = try await harness.plan()
+        let compiled = try #require(planned.snapshot)
+        #expect(compiled.snapshot.splitLayouts["save-test"]
+            == "arm-standard*:0-4500,arm-winback:4500-9000,holdout:9000-10000;confirm=storefront+tenure")
+        let change = try #require(compiled.groupChanges.first)
+        #expect(compiled.groupChanges.count == 1 && change.reassignedBuckets == 0)
+        #expect(change.segmentsBefore == [] && change.segmentsAfter == ["storefront", "tenure"])
+        #expect(SplitGroupPublishingTests.outcomes(planned)["retention/arm-winback"]?.changes == [
+            FieldChange(field: "split.segments", before: "none", after: "storefront, tenure")])
+        let text = PlanView.text(planned.plan, painter: Painter(enabled: false))
+        #expect(text.contains("no customer of the running experiment changes arm; declared segments none → storefront, tenure: a new period starts"),
+                "\(text)")
+        #expect(PlanView.markdown(planned.plan).joined().contains("declared segments none → storefront, tenure: a new period starts"))
+        let json = try PlanJSON.encode(planned.plan)
+        #expect(json.contains(#""segments_after" : ["#), "\(json)")
+
+        // Applied, the plan after it changes nothing more.
+        harness.approveAll()
+        try await harness.apply()
+        #expect(try harness.published()?.splitLayouts["save-test"]?.hasSuffix(";confirm=storefront+tenure") == true)
+        #expect(try await harness.plan().snapshot?.groupChanges.isEmpty == true)
+    }
+}

@@ -195,22 +195,32 @@ extension ResultsReport {
         var comparisons = compare(rows, configured: configured, warnings: &warnings)
         adjust(&comparisons, facts: FactTables(join))
         comparisons = checkGuardrails(comparisons, by: configuration?.guardrails ?? [], warnings: &warnings)
-        let segments = breakdownRows.map { segmentComparisons($0) }
+        let segments = breakdownRows.map { segmentComparisons($0, breakdown: breakdown) }
         var method = method(paidHorizonDays: Int(join.paidHorizon / EventTime.day))
         if let segments {
-            method.segmentAdjustment = "Holm's step-down procedure over the report's \(segments.tests) segment comparison\(segments.tests == 1 ? "" : "s") "
-                + "of each metric, at 5% (always-valid p-values); each interval at the level its comparison was tested at"
+            method.segmentAdjustment = segmentAdjustment(confirmatory: segments.confirmatory, exploratory: segments.exploratory)
         }
+        let pooled = pooled(comparisons, rows: rows)
+        if !pooled.isEmpty { method.pooledDifferenceInterval = pooledMethod }
         let counts = join.counts
         return ResultsReport(
             formatVersion: formatVersion, environment: environment, flow: flow, since: since, now: now,
             method: method, rows: rows, breakdown: breakdown, breakdownRows: breakdownRows,
-            segmentComparisons: segments?.comparisons, comparisons: comparisons,
+            segmentComparisons: segments?.comparisons, comparisons: comparisons, pooled: pooled.isEmpty ? nil : pooled,
             events: EventCounts(decisions: counts.decisions, outcomes: counts.outcomes, duplicates: counts.duplicates,
                                 late: counts.late, invalid: counts.invalid, outsideWindow: counts.outsideWindow,
                                 segments: counts.segments, keyIds: keys.keyIds,
                                 fallbacks: Fallbacks(shed: counts.shed, notReady: counts.notReady, error: counts.failed)),
             checks: checks, warnings: warnings)
+    }
+
+    /// How the segment comparisons are adjusted: Holm within each family, the confirmatory apart from the exploratory.
+    static func segmentAdjustment(confirmatory: Int, exploratory: Int) -> String {
+        func comparisons(_ count: Int) -> String { "\(count) comparison\(count == 1 ? "" : "s")" }
+        return "Holm's step-down procedure at 5% (always-valid p-values) for each metric, in two families adjusted apart: the "
+            + "\(comparisons(confirmatory)) confirmatory (segments of periods whose layout declares the breakdown: declared in the "
+            + "manifest, segments:, before their decisions were made) and the \(comparisons(exploratory)) exploratory (every other); "
+            + "each interval at the level its comparison was tested at"
     }
 
     /// How the numbers are made, as every report states it.

@@ -1,12 +1,15 @@
 extension ResultsReport {
     /// In each segment of each split group's period, every arm against the segment's own control (the
     /// rule marked `splitControl`, else the arm answering `none`): the always-valid difference, and a
-    /// verdict from Holm's step-down procedure over all the report's segment comparisons of the same
-    /// metric, so the chance of any false "higher" or "lower" among them stays under 5% however many
-    /// segments are shown. Each interval is drawn at the level its comparison was tested at (5%/m for
-    /// the first, widening as hypotheses are rejected), so an interval excludes 0 exactly when the
-    /// verdict names a direction.
-    static func segmentComparisons(_ rows: [Row]) -> (comparisons: [SegmentComparison], tests: Int) {
+    /// verdict from Holm's step-down procedure over the report's segment comparisons of the same
+    /// metric and family, so the chance of any false "higher" or "lower" among them stays under 5%
+    /// however many segments are shown. The confirmatory family is the comparisons of periods whose
+    /// layout declares `breakdown` (declared in the manifest before their decisions were made); every
+    /// other comparison is exploratory, a family of its own. Each interval is drawn at the level its
+    /// comparison was tested at (5%/m for the first, widening as hypotheses are rejected), so an
+    /// interval excludes 0 exactly when the verdict names a direction.
+    static func segmentComparisons(_ rows: [Row], breakdown: ResultsBreakdown? = nil)
+        -> (comparisons: [SegmentComparison], confirmatory: Int, exploratory: Int) {
         var groups: [String: [Row]] = [:]
         for row in rows {
             guard let group = row.splitGroup else { continue }
@@ -21,7 +24,8 @@ extension ResultsReport {
             let control = arms.first(where: \.splitControl) ?? arms.first { $0.answers == ["none"] }
             var comparison = SegmentComparison(flow: first.flow, splitGroup: first.splitGroup ?? "", splitLayout: first.splitLayout,
                                                periodSince: first.periodSince, value: first.value ?? "", valueName: first.valueName,
-                                               control: control?.rule, arms: [])
+                                               control: control?.rule, arms: [],
+                                               confirmatory: breakdown.map { SplitLayoutText.confirmed(first.splitLayout).contains($0.rawValue) } ?? false)
             if let control {
                 for arm in arms where arm.rule != control.rule {
                     pairs.append((comparisons.count, comparison.arms.count, arm, control))
@@ -30,23 +34,26 @@ extension ResultsReport {
             }
             comparisons.append(comparison)
         }
+        let families = [true, false].map { confirmatory in pairs.filter { comparisons[$0.comparison].confirmatory == confirmatory } }
         for metric in [\SegmentArm.kept24h, \SegmentArm.renewed] {
             let rate: (Row) -> Rate = metric == \SegmentArm.kept24h ? { $0.kept24h } : { $0.renewed }
-            let tested = pairs.map { pair in (pair, pValue(rate(pair.armRow), rate(pair.control))) }
-            for (pair, level) in zip(tested.map(\.0), holmLevels(tested.map(\.1))) {
-                var difference = difference(rate(pair.armRow), rate(pair.control), alpha: level ?? DifferenceConfidenceSequence.defaultAlpha)
-                if level == nil { difference.verdict = .noData }
-                comparisons[pair.comparison].arms[pair.arm][keyPath: metric] = difference
-            }
-            for (pair, p) in tested {
-                if metric == \SegmentArm.kept24h {
-                    comparisons[pair.comparison].arms[pair.arm].kept24hPValue = p.map(roundedP)
-                } else {
-                    comparisons[pair.comparison].arms[pair.arm].renewedPValue = p.map(roundedP)
+            for family in families {
+                let tested = family.map { pair in (pair, pValue(rate(pair.armRow), rate(pair.control))) }
+                for (pair, level) in zip(tested.map(\.0), holmLevels(tested.map(\.1))) {
+                    var difference = difference(rate(pair.armRow), rate(pair.control), alpha: level ?? DifferenceConfidenceSequence.defaultAlpha)
+                    if level == nil { difference.verdict = .noData }
+                    comparisons[pair.comparison].arms[pair.arm][keyPath: metric] = difference
+                }
+                for (pair, p) in tested {
+                    if metric == \SegmentArm.kept24h {
+                        comparisons[pair.comparison].arms[pair.arm].kept24hPValue = p.map(roundedP)
+                    } else {
+                        comparisons[pair.comparison].arms[pair.arm].renewedPValue = p.map(roundedP)
+                    }
                 }
             }
         }
-        return (comparisons, pairs.count)
+        return (comparisons, families[0].count, families[1].count)
     }
 
     private static let noData = Difference(difference: nil, interval: nil, verdict: .noData, customersPerArmNeeded: nil,

@@ -20,9 +20,11 @@ public enum ResultsBreakdown: String, Sendable, Codable, CaseIterable {
 /// rates with their intervals, and each split arm compared with its control. The JSON form (format
 /// version 2.2: 2.0's `paid` and `paidPerCustomer` replaced 1.x's `revenueRetained`, `netRevenue` and
 /// `netRevenuePerExposedDifference`, which took the discount off twice; 2.1 added `adjusted` to the
-/// comparisons' differences; 2.2 added `retention` to the rows and `retentionCurve` to the method;
-/// fields are only ever added within 2.x) is documented in docs/outcomes-and-experiments.md; keys are sorted, lists ordered, so
-/// the same events, `now` and configuration give the same bytes.
+/// comparisons' differences; 2.2 added `retention` to the rows and `retentionCurve` to the method,
+/// `confirmatory` to the segment comparisons, `versus` (arm against arm) and `pooled` (a group's
+/// periods combined), with `method.pooledDifferenceInterval`; fields are only ever added within 2.x)
+/// is documented in docs/outcomes-and-experiments.md; keys are sorted, lists ordered, so the same
+/// events, `now` and configuration give the same bytes.
 public struct ResultsReport: Sendable, Codable, Equatable {
     public static let formatVersion = "2.2"
 
@@ -40,6 +42,14 @@ public struct ResultsReport: Sendable, Codable, Equatable {
     /// verdicts adjusted for every segment comparison shown (see `method.segmentAdjustment`).
     public var segmentComparisons: [SegmentComparison]?
     public var comparisons: [SplitComparison]
+    /// On request (`results --versus ARM`): per period of ARM's group, every other arm against ARM
+    /// instead of the control (absent otherwise).
+    public var versus: [VersusComparison]? = nil
+    /// For a split group seen in two periods or more: each arm against the control, the periods
+    /// combined, stratified by period (see `method.pooledDifferenceInterval`); absent when no group has
+    /// an arm and its control in two periods. Verdicts, the recommendation, guardrails and `promote`
+    /// read the per-period comparisons only.
+    public var pooled: [PooledComparison]? = nil
     public var events: EventCounts
     /// Checks on the data itself (see `Checks`).
     public var checks: Checks
@@ -61,12 +71,14 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var paymentLagDays: Int
         public var paidInterval: String
         public var paidDifferenceInterval: String
-        /// How the segment comparisons are adjusted for their number; absent without a breakdown.
+        /// How the segment comparisons are adjusted for their number, per family; absent without a breakdown.
         public var segmentAdjustment: String? = nil
         /// How `adjusted` on a comparison's rate differences is made (absent in reports before 2.1).
         public var adjustedDifferenceInterval: String? = nil
         /// How each row's `retention` is made and what "no longer subscribed" means (absent before 2.2).
         public var retentionCurve: String? = nil
+        /// How `pooled` combines a group's periods (absent when there is no pooled comparison).
+        public var pooledDifferenceInterval: String? = nil
     }
 
     /// One segment (a breakdown value) of one split group's period: its arms against its control.
@@ -81,13 +93,18 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var valueName: String? = nil
         public var control: String?
         public var arms: [SegmentArm]
+        /// The period's layout declares this breakdown (`;confirm=` — the Flow's `segments:` when its
+        /// decisions were made): the comparison is in the confirmatory family, adjusted over the
+        /// confirmatory comparisons alone; otherwise it is exploratory, adjusted over the exploratory ones.
+        public var confirmatory: Bool = false
     }
 
     public struct SegmentArm: Sendable, Codable, Equatable {
         public var rule: String
         public var arm: String?
         /// The difference within the segment, its interval at the level Holm's procedure tested it at,
-        /// and the verdict Holm's procedure gives over all the report's segment comparisons of the metric.
+        /// and the verdict Holm's procedure gives over the report's segment comparisons of the metric in
+        /// the same family (confirmatory or exploratory, see `SegmentComparison.confirmatory`).
         public var kept24h: Difference
         public var renewed: Difference
         /// The always-valid p-values of "no difference" before adjustment.
@@ -294,6 +311,55 @@ public struct ResultsReport: Sendable, Codable, Equatable {
         public var guardrails: [GuardrailCheck]? = nil
     }
 
+    /// `results --versus ARM`: in one period of ARM's group, every other arm against ARM — the
+    /// always-valid difference (arm − ARM) at the group's error rate, and its verdict.
+    public struct VersusComparison: Sendable, Codable, Equatable {
+        public var flow: String
+        public var splitGroup: String
+        /// The arm the others are compared with.
+        public var reference: String
+        /// 5% shared (Bonferroni) by the period's comparisons against `reference`.
+        public var alpha: Double
+        public var arms: [ArmComparison]
+        public var splitLayout: String?
+        public var periodSince: String?
+    }
+
+    /// A split group's periods combined: each arm against the control, stratified by period — within
+    /// each period the arm against that period's control, the differences then weighted by the inverse
+    /// of their variances (see `method.pooledDifferenceInterval`).
+    public struct PooledComparison: Sendable, Codable, Equatable {
+        public var flow: String
+        public var splitGroup: String
+        public var control: String
+        /// `all periods (stratified)`: how the views name the row.
+        public var label: String
+        /// The weights and the interval, named.
+        public var method: String
+        /// 5% shared (Bonferroni) by the group's pooled comparisons.
+        public var alpha: Double
+        public var arms: [PooledArm]
+    }
+
+    public struct PooledArm: Sendable, Codable, Equatable {
+        public var rule: String
+        public var arm: String?
+        public var kept24h: Difference
+        public var renewed: Difference
+        /// Currency → paid per decided customer, arm − control, the periods combined.
+        public var paidPerCustomer: [String: Difference]
+        /// Each period the arm and the control were both in, with its share of each rate's weight (nil
+        /// where either had no decided customer in that period, so the period adds nothing).
+        public var periods: [PooledPeriod]
+    }
+
+    public struct PooledPeriod: Sendable, Codable, Equatable {
+        public var splitLayout: String?
+        public var periodSince: String?
+        public var kept24hWeight: Double?
+        public var renewedWeight: Double?
+    }
+
     /// One arm against one guardrail: crossed when the always-valid interval on (arm − control) lies
     /// entirely more than `maxDrop` below zero, so checking every hour keeps false alarms under the
     /// group's error rate.
@@ -411,13 +477,17 @@ extension ResultsReport {
         narrowed.breakdownRows = breakdownRows?.filter(keep)
         narrowed.segmentComparisons = segmentComparisons?.filter { groups.contains("\($0.flow)/\($0.splitGroup)") }
         narrowed.comparisons = comparisons.filter { groups.contains("\($0.flow)/\($0.splitGroup)") }
+        narrowed.versus = versus?.filter { groups.contains("\($0.flow)/\($0.splitGroup)") }
+        narrowed.pooled = pooled.map { all in all.filter { groups.contains("\($0.flow)/\($0.splitGroup)") } }.flatMap { $0.isEmpty ? nil : $0 }
         return narrowed
     }
 }
 
 /// Reads a decision's `splitLayout`: `rule*:lower-upper,…` over 10,000 buckets, `*` marking the control,
-/// then attributes `;key=value` (`;match=…` when the arms match different customers); attributes
-/// this reader does not know are ignored.
+/// then optional `;key=value` attributes, sorted by key (`;confirm=storefront+tenure`: the segments the
+/// manifest declared for the group; `;match=…` when the arms match different customers). An attribute
+/// this version does not know is split off and ignored, so a layout written by a newer serve still
+/// gives its arms, periods and sample-ratio check.
 enum SplitLayoutText {
     struct Arm: Equatable {
         var rule: String
@@ -425,14 +495,20 @@ enum SplitLayoutText {
         var control: Bool
     }
 
-    /// The attributes after the arms, by key.
+    /// The arms part of a layout, without its attributes.
+    static func armsPart(_ layout: String) -> Substring {
+        layout[..<(layout.firstIndex(of: ";") ?? layout.endIndex)]
+    }
+
+    /// The layout's `;key=value` attributes; a part without `=` is ignored.
     static func attributes(_ layout: String) -> [String: String] {
-        var attributes: [String: String] = [:]
+        var found: [String: String] = [:]
         for part in layout.split(separator: ";").dropFirst() {
             guard let equals = part.firstIndex(of: "=") else { continue }
-            attributes[String(part[..<equals])] = String(part[part.index(after: equals)...])
+            let key = String(part[..<equals])
+            if found[key] == nil { found[key] = String(part[part.index(after: equals)...]) }
         }
-        return attributes
+        return found
     }
 
     /// True when the layout says its arms matched different customers (products, locales, window or
@@ -441,9 +517,14 @@ enum SplitLayoutText {
         attributes(layout)["match"] != nil
     }
 
+    /// The breakdowns the manifest declared for the group when the layout was recorded (`confirm=`), sorted.
+    static func confirmed(_ layout: String?) -> [String] {
+        guard let layout, let value = attributes(layout)["confirm"] else { return [] }
+        return value.split(separator: "+").map(String.init).sorted()
+    }
+
     static func arms(_ layout: String) -> [Arm] {
-        let armsPart = layout.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        return armsPart.split(separator: ",").compactMap { part in
+        armsPart(layout).split(separator: ",").compactMap { part in
             guard let colon = part.lastIndex(of: ":") else { return nil }
             var rule = String(part[..<colon])
             let control = rule.hasSuffix("*")

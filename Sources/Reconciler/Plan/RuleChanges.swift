@@ -25,6 +25,11 @@ enum RuleChanges {
         note("split.percent", before.match.split.map(share), after.match.split.map(share))
         note("split.control", before.match.split.map { ($0.control ?? false) ? "true" : "false" },
              after.match.split.map { ($0.control ?? false) ? "true" : "false" })
+        // The segments the group's Flow declares: shown only when they change, "none" for no declaration.
+        let (oldSegments, newSegments) = (before.match.split?.confirm, after.match.split?.confirm)
+        if oldSegments != newSegments {
+            note("split.segments", oldSegments?.joined(separator: ", ") ?? "none", newSegments?.joined(separator: ", ") ?? "none")
+        }
         // A condition this wording does not know yet still shows: the whole match, before and after.
         func unworded(_ match: SnapshotMatch) -> SnapshotMatch {
             var rest = match
@@ -134,23 +139,34 @@ public struct SplitGroupChange: Codable, Sendable, Hashable {
     /// The change waits with its group for content in review: it happens when that is published.
     public var whenPublished = false
 
+    /// When the publish changes the segments the group's Flow declares (`segments:`): those before and
+    /// after, sorted (empty for none). Nil when they stay as they are.
+    public var segmentsBefore: [String]?
+    public var segmentsAfter: [String]?
+
     enum CodingKeys: String, CodingKey {
         case group, before, after, reassignedBuckets = "reassigned_buckets", reassignedPercent = "reassigned_percent"
         case matchChanged = "match_changed", armsMatchDifferently = "arms_match_differently", newPeriod = "new_period"
         case whenPublished = "when_published"
+        case segmentsBefore = "segments_before", segmentsAfter = "segments_after"
     }
 
-    public init(group: String, before: [Arm], after: [Arm], reassignedBuckets: Int) {
+    public init(group: String, before: [Arm], after: [Arm], reassignedBuckets: Int, segmentsBefore: [String]? = nil,
+                segmentsAfter: [String]? = nil) {
         self.group = group
         self.before = before
         self.after = after
         self.reassignedBuckets = reassignedBuckets
+        self.segmentsBefore = segmentsBefore
+        self.segmentsAfter = segmentsAfter
     }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(group: try c.decode(String.self, forKey: .group), before: try c.decode([Arm].self, forKey: .before),
-                  after: try c.decode([Arm].self, forKey: .after), reassignedBuckets: try c.decode(Int.self, forKey: .reassignedBuckets))
+                  after: try c.decode([Arm].self, forKey: .after), reassignedBuckets: try c.decode(Int.self, forKey: .reassignedBuckets),
+                  segmentsBefore: try c.decodeIfPresent([String].self, forKey: .segmentsBefore),
+                  segmentsAfter: try c.decodeIfPresent([String].self, forKey: .segmentsAfter))
         matchChanged = try c.decodeIfPresent([String].self, forKey: .matchChanged) ?? []
         armsMatchDifferently = try c.decodeIfPresent(Bool.self, forKey: .armsMatchDifferently) ?? false
         newPeriod = try c.decodeIfPresent(Bool.self, forKey: .newPeriod) ?? true
@@ -169,7 +185,12 @@ public struct SplitGroupChange: Codable, Sendable, Hashable {
         if armsMatchDifferently { try c.encode(true, forKey: .armsMatchDifferently) }
         try c.encode(newPeriod, forKey: .newPeriod)
         if whenPublished { try c.encode(true, forKey: .whenPublished) }
+        try c.encodeIfPresent(segmentsBefore, forKey: .segmentsBefore)
+        try c.encodeIfPresent(segmentsAfter, forKey: .segmentsAfter)
     }
+
+    /// Whether the publish changes the group's declared segments (and so starts a period without moving a customer).
+    public var changesSegments: Bool { segmentsBefore != nil || segmentsAfter != nil }
 
     public var reassignedPercent: Double { Double(reassignedBuckets) / 100 }
 
@@ -207,11 +228,15 @@ public struct SplitGroupChange: Codable, Sendable, Hashable {
         let before = groups(published), after = groups(next)
         let (matchesBefore, matchesAfter) = (conditions(published), conditions(next))
         let (layoutsBefore, layoutsAfter) = (published?.splitLayouts ?? [:], next.splitLayouts)
+        let (declaredBefore, declaredAfter) = (published?.declaredSegments ?? [:], next.declaredSegments)
         return before.keys.sorted().compactMap { group in
             guard let old = before[group], let new = after[group] else { return nil }
+            let (wasDeclared, willDeclare) = (declaredBefore[group] ?? [], declaredAfter[group] ?? [])
             let matchChanged = new.map(\.rule).filter { rule in matchesBefore[rule].map { $0 != matchesAfter[rule] } ?? false }
-            guard old != new || !matchChanged.isEmpty else { return nil }
-            var change = SplitGroupChange(group: group, before: old, after: new, reassignedBuckets: reassigned(from: old, to: new))
+            guard old != new || !matchChanged.isEmpty || wasDeclared != willDeclare else { return nil }
+            var change = SplitGroupChange(group: group, before: old, after: new, reassignedBuckets: reassigned(from: old, to: new),
+                                          segmentsBefore: wasDeclared != willDeclare ? wasDeclared : nil,
+                                          segmentsAfter: wasDeclared != willDeclare ? willDeclare : nil)
             change.matchChanged = matchChanged
             change.armsMatchDifferently = Set(new.compactMap { matchesAfter[$0.rule] }).count > 1
             change.newPeriod = layoutsBefore[group] != layoutsAfter[group]

@@ -34,6 +34,10 @@ struct ResultsCommand: ParsedCommand {
     static let by = Option("--by", value: "WHAT", of: ResultsBreakdown.self, help: [
         "Also break each rule down by one of these",
     ])
+    static let versus = Option("--versus", value: "ARM", help: [
+        "Also compare every other arm of ARM's split group with ARM instead of",
+        "the control, per period (offer against switch, not only against holdout)",
+    ])
     static let paidHorizon = Option("--paid-horizon", value: "DAYS", of: Int.self, default: ResultsReport.defaultPaidHorizonDays, help: [
         "Count what customers paid in this many days after the answer (1-400;",
         "past the renewal of a yearly plan for yearly products)",
@@ -51,7 +55,7 @@ struct ResultsCommand: ParsedCommand {
         an exposed customer within the paid horizon, each charge once, compared the same way.
         Offline: it reads files, never Apple.
         """,
-        options: [env, manifests, events, flow, since, asOf, format, by, paidHorizon],
+        options: [env, manifests, events, flow, since, asOf, format, by, versus, paidHorizon],
         column: 22,
         footer: """
         Events in S3 are read through a local copy under $TMPDIR/retention-sync/events that only
@@ -68,6 +72,8 @@ struct ResultsCommand: ParsedCommand {
         var asOf: DateArgument?
         var format: ResultsFormat
         var breakdown: ResultsBreakdown?
+        /// `--versus`: the arm every other arm of its group is also compared with.
+        var versus: String?
         var paidHorizonDays = ResultsReport.defaultPaidHorizonDays
 
         /// The end of the window: `--as-of`, else now.
@@ -88,6 +94,7 @@ struct ResultsCommand: ParsedCommand {
                 since: try arguments.value(Self.since, as: DateArgument.self), asOf: try arguments.value(Self.asOf, as: DateArgument.self),
                 format: try arguments.value(Self.format, as: ResultsFormat.self) ?? .text,
                 breakdown: try arguments.value(Self.by, as: ResultsBreakdown.self),
+                versus: try arguments.value(Self.versus),
                 paidHorizonDays: try arguments.value(Self.paidHorizon, as: Int.self) ?? ResultsReport.defaultPaidHorizonDays)
     }
 
@@ -111,7 +118,7 @@ struct ResultsCommand: ParsedCommand {
             context.console.error("note: the manifests in \(manifestsPath) cannot be read, so the checks against the configuration (sample "
                                   + "ratio, configured arms without exposures, rules not configured) were not run; give --manifests DIR")
         }
-        let report: ResultsReport
+        var report: ResultsReport
         var timeline: ResultsTimeline?
         do {
             if format == .html {
@@ -128,6 +135,14 @@ struct ResultsCommand: ParsedCommand {
             }
         } catch {
             throw CommandError("cannot read the events under \(root.path): \(error)")
+        }
+        if let reference = options.versus {
+            let arms = report.splitArms
+            guard arms.contains(reference) else {
+                throw CommandError("--versus: no split arm '\(reference)' was exposed in this window"
+                                   + (arms.isEmpty ? "; no split arm was" : "; the split arms are \(arms.joined(separator: ", "))"), exitCode: .usage)
+            }
+            report.versus = report.versusComparisons(reference)
         }
         if report.events.segments == 0 {
             context.console.error("note: no event segments under \(location) for \(environment.rawValue) (0 read): nothing was recorded "

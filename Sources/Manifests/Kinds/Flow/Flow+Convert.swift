@@ -17,6 +17,10 @@ extension Loader {
         var flow = FlowManifest(name: raw.name.value, localeFallbacks: fallbacks, rules: rules, location: raw.name.location)
         flow.fieldLocations = fields
         flow.guardrails = (raw.guardrails ?? []).compactMap { convert($0) }
+        flow.segments = (raw.segments ?? []).map { item in
+            FlowSegment(group: item.value.group.value, by: item.value.by.value, location: item.location,
+                        groupLocation: item.value.group.location, byLocation: item.value.by.location)
+        }
         return flow
     }
 

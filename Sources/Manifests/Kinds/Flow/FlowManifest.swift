@@ -10,6 +10,8 @@ public struct FlowManifest: Sendable, Hashable {
     public var rules: [FlowRule]
     /// Limits on how much worse than its group's control an arm may distinguishably do, in the order written.
     public var guardrails: [FlowGuardrail] = []
+    /// The segments each split group is judged by, declared before its experiment, in the order written.
+    public var segments: [FlowSegment] = []
     public var location: SourceLocation
     /// Where individual fields were written, so diagnostics point at the exact value; a missing
     /// entry falls back to `location`. Typed, so a misspelt field cannot point at the wrong line.
@@ -51,6 +53,29 @@ public struct FlowGuardrail: Sendable, Hashable {
         self.location = location
         self.groupLocation = groupLocation
         self.maxDropLocation = maxDropLocation
+    }
+}
+
+/// A confirmatory segment: `results --by <by>` judges the split group's arms within each value of
+/// this breakdown as confirmatory (Holm over the declared comparisons alone). Compiled into the
+/// snapshot and recorded in the group's layout, so a period's decisions carry what was declared.
+public struct FlowSegment: Sendable, Hashable {
+    /// The breakdowns a segment may be declared by: the customer facts serve records and the
+    /// requested locale and product (a message is an answer, not a segment of customers).
+    public static let breakdowns = ["storefront", "tenure", "offers", "billing", "locale", "product"]
+
+    public var group: String
+    public var by: String
+    public var location: SourceLocation
+    public var groupLocation: SourceLocation
+    public var byLocation: SourceLocation
+
+    public init(group: String, by: String, location: SourceLocation, groupLocation: SourceLocation, byLocation: SourceLocation) {
+        self.group = group
+        self.by = by
+        self.location = location
+        self.groupLocation = groupLocation
+        self.byLocation = byLocation
     }
 }
 

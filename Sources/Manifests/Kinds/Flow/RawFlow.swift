@@ -9,6 +9,13 @@ struct RawFlow: Decodable {
     var localeFallbacks: [String: Located<String>]?
     var rules: [Located<RawRule>]
     var guardrails: [Located<RawGuardrail>]?
+    var segments: [Located<RawSegment>]?
+}
+
+/// `segments:` item: a breakdown a split group is judged by, declared before the experiment.
+struct RawSegment: Decodable {
+    var group: Located<String>
+    var by: Located<String>
 }
 
 struct RawGuardrail: Decodable {

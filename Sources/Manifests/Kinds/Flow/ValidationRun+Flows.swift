@@ -103,6 +103,34 @@ extension ValidationRun {
         }
         checkArmsDiffer(in: flow)
         checkGuardrails(flow, groups: Set(splitTotals.keys), controls: splitControls)
+        checkSegments(flow, groups: Set(splitTotals.keys))
+    }
+
+    /// Each declared segment names a split group of this flow and a breakdown `results --by` knows
+    /// for customers, once per group.
+    private mutating func checkSegments(_ flow: FlowManifest, groups: Set<String>) {
+        var seen: [String: FlowSegment] = [:]
+        for segment in flow.segments {
+            let group = Diagnostic.visible(segment.group)
+            if !groups.contains(segment.group) {
+                let near = groups.sorted().map { "'\(Diagnostic.visible($0))'" }.joined(separator: ", ")
+                report(.error("segment-unknown-group", at: segment.groupLocation, "segment for split group '\(group)': flow '\(flow.name)' has no such group",
+                              hint: groups.isEmpty ? "a segment declares how a split group (match.split) of the same flow is judged" : "name one of \(near)"))
+            }
+            guard FlowSegment.breakdowns.contains(segment.by) else {
+                let suggestion = NearMiss.best(segment.by, in: FlowSegment.breakdowns, maxDistance: 3)
+                report(.error("invalid-segment", at: segment.byLocation, "segment by '\(Diagnostic.visible(segment.by))' is not a breakdown results knows",
+                              hint: (suggestion.map { "did you mean '\($0)'? " } ?? "") + "write one of " + FlowSegment.breakdowns.joined(separator: ", ")))
+                continue
+            }
+            let key = segment.group + "\u{0}" + segment.by
+            if let first = seen[key] {
+                report(.error("duplicate-segment", at: segment.location, "split group '\(group)' declares segment by \(segment.by) twice",
+                              hint: "keep one; the first is at \(first.location)"))
+            } else {
+                seen[key] = segment
+            }
+        }
     }
 
     /// Each guardrail names a group of this flow that has a control, once per metric, with a drop that is a number of points (0–100) or

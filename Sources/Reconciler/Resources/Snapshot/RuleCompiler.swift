@@ -20,8 +20,12 @@ enum RuleCompiler {
         // Bucket ranges are laid out over every rule as written, before environment filtering, so a
         // customer lands in the same share in both environments and whatever else is held back.
         var groupCursor: [String: Double] = [:]
+        let segments = declaredSegments(validated)
         for rule in validated.rules {
-            guard let match = compileMatch(rule, environment: environment, groupCursor: &groupCursor) else { continue }
+            guard var match = compileMatch(rule, environment: environment, groupCursor: &groupCursor) else { continue }
+            if let group = match.split?.salt, let declared = segments["\(rule.flow)\u{0}\(group)"] {
+                match.split?.confirm = declared
+            }
             var localized: [String: String] = [:]
             switch rule.shows {
             case .message(let message)?:
@@ -39,6 +43,18 @@ enum RuleCompiler {
             rules.append(SnapshotRule(id: rule.id, version: version, match: match, response: response))
         }
         return (rules, validated.localeFallbacks)
+    }
+
+    /// Per flow and split group (`flow\0group`), the breakdowns its Flow declares under `segments:`,
+    /// sorted and once each, as every arm of the group carries them.
+    static func declaredSegments(_ validated: ValidatedManifests) -> [String: [String]] {
+        var declared: [String: Set<String>] = [:]
+        for flow in validated.set.flows {
+            for segment in flow.segments where FlowSegment.breakdowns.contains(segment.by) {
+                declared["\(flow.name)\u{0}\(segment.group)", default: []].insert(segment.by)
+            }
+        }
+        return declared.mapValues { $0.sorted() }
     }
 
     /// What `serve` checks of a customer for this rule, or nil when the rule is not published to
