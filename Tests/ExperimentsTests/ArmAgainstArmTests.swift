@@ -52,7 +52,7 @@ import TestSupport
         let (keptTruth, renewedTruth) = (0.33 - 0.36, 0.8 * (0.33 - 0.36))
         let covered = try await onOwnThread { () throws -> (kept: Int, renewed: Int, keptMean: Double, renewedMean: Double, runs: Int) in
             var simulator = Self.threeArms(customers: 1200)
-            let runs = 100
+            let runs = 50
             var kept = 0, renewed = 0, keptSum = 0.0, renewedSum = 0.0
             for seed in UInt64(1) ... UInt64(runs) {
                 simulator.run(seed: seed * 53 + 2)
@@ -69,7 +69,7 @@ import TestSupport
               + "mean differences \(covered.keptMean) and \(covered.renewedMean) against \(keptTruth) and \(renewedTruth)")
         #expect(Double(covered.kept) / Double(covered.runs) >= 0.95)
         #expect(Double(covered.renewed) / Double(covered.runs) >= 0.95)
-        // Centred on the truth: over 100 seeds the mean difference's standard error is about 0.3 points.
+        // Centred on the truth: over 50 seeds the mean difference's standard error is about 0.3 points.
         #expect(abs(covered.keptMean - keptTruth) < 0.01 && abs(covered.renewedMean - renewedTruth) < 0.01)
     }
 
@@ -116,7 +116,7 @@ import TestSupport
 
     @Test func thePooledIntervalCoversTheTruthOverManySeedsAndIsNarrowerThanEitherPeriods() async throws {
         let result = try await onOwnThread { () throws -> (covered: Int, narrower: Int, mean: Double, runs: Int) in
-            let runs = 100
+            let runs = 50
             var covered = 0, narrower = 0, sum = 0.0
             for seed in UInt64(1) ... UInt64(runs) {
                 let (source, end) = Self.twoPeriods(seed: seed * 97 + 3, customers: 1000)

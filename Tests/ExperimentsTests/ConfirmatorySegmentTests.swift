@@ -91,7 +91,7 @@ import Views
         // Holm keeps the chance of any false direction in the family under 5% for each metric.
         let (falseKept, falseRenewed, incomplete, runs) = try await onOwnThread { () throws -> (Int, Int, Int, Int) in
             var simulator = Self.declared("storefront", offerInGermany: 0.30, customers: 1200)
-            let runs = 100
+            let runs = 60
             var falseKept = 0, falseRenewed = 0, incomplete = 0
             for seed in UInt64(1) ... UInt64(runs) {
                 simulator.run(seed: seed * 37 + 5)
@@ -118,7 +118,7 @@ import Views
 
         // Customers arrive 50/50 under a layout that says so and carries an unknown attribute: as configured.
         var even = EventSimulator(arms: [DataChecksTests.control, DataChecksTests.treatment], customers: 3000)
-        even.recordedLayout = even.layout + ";match=9a8b7c6d"
+        even.recordedLayout = even.layout + ";later=9a8b7c6d"
         even.run(seed: 8)
         let report = try ResultsReport.compute(source: even.source, environment: "production",
                                                now: DataChecksTests.date(even.start + 80 * EventTime.day),
@@ -130,7 +130,7 @@ import Views
 
         // The same 50/50 arrivals under a layout that says 70/30 (and the attribute): the check still finds the mismatch.
         var skewed = even
-        skewed.recordedLayout = "keep-message*:0-7000,upsell-yearly:7000-10000;match=9a8b7c6d"
+        skewed.recordedLayout = "keep-message*:0-7000,upsell-yearly:7000-10000;later=9a8b7c6d"
         skewed.run(seed: 8)
         let mismatched = try ResultsReport.compute(source: skewed.source, environment: "production",
                                                    now: DataChecksTests.date(skewed.start + 80 * EventTime.day),

@@ -9,7 +9,7 @@ import TestSupport
 /// The retention curve: the share of an arm's exposed customers still subscribed by day since exposure,
 /// checked against simulated customers whose loss times are known, over many seeds.
 @Suite struct RetentionCurveTests: JoinFixtures {
-    static let seeds = 300
+    static let seeds = 150
     static let checkedDays = [7, 14, 30]
     static let hazards = ["steady": 0.02, "leaving": 0.04]
 

@@ -15,7 +15,7 @@ import RetentionMessagingModels
 ///   sweep once a day of events has passed;
 /// - one 64-bit fingerprint per (customer, rule) exposed in the window, so a customer counts once per
 ///   arm (8 to 16 bytes each in the set; a collision among 10 million pairs has odds near 1 in 300,000);
-/// - for the retention curve, one `SurvivalWatch` (24 bytes) per (customer, rule) first exposure whose
+/// - for the retention curve, one `SurvivalWatch` (16 bytes) per (customer, rule) first exposure whose
 ///   customer is not lost yet, chained from the customer's expiry entry (which grew from 8 to 16 bytes
 ///   to hold the chain's head), and per row the losses and censorings by whole hours since exposure;
 /// - the events of the partitions not yet released (one hour plus the lateness) and their ids, to
@@ -132,6 +132,9 @@ struct ResultsJoin {
     /// One per (customer, row) first exposure whose customer is still subscribed as far as the events
     /// tell: what the retention curve follows after the outcome window closed.
     private var watches = ChunkedArray<SurvivalWatch>()
+    /// The rows watches belong to, by `SurvivalWatch.arm`, and each row's place in that list.
+    private var watchedArms: [ArmKey] = []
+    private var watchedArmIndex: [ArmKey: Int32] = [:]
     private var freeWatches: [Int32] = []
     /// Per row: its customers lost and censored, by whole hours since their first exposure.
     private(set) var survival: [ArmKey: SurvivalCounts] = [:]
@@ -288,7 +291,15 @@ struct ResultsJoin {
     private mutating func watch(_ customer: CustomerKey, arm: ArmKey, time: Int64) {
         settleLapse(customer, at: time)
         var entry = expiries[customer] ?? Subscription(expiry: Event.absent)
-        let watch = SurvivalWatch(time: time, arm: arm, next: entry.watch)
+        let index: Int32
+        if let known = watchedArmIndex[arm] {
+            index = known
+        } else {
+            index = Int32(watchedArms.count)
+            watchedArms.append(arm)
+            watchedArmIndex[arm] = index
+        }
+        let watch = SurvivalWatch(time: time, arm: index, next: entry.watch)
         if let reused = freeWatches.popLast() {
             watches[reused] = watch
             entry.watch = reused
@@ -313,7 +324,7 @@ struct ResultsJoin {
         while cursor >= 0 {
             let watch = watches[cursor]
             let hours = Int32(clamping: max(0, time - watch.time) / EventTime.hour)
-            survival[watch.arm, default: SurvivalCounts()].add(hours, lost: lost)
+            survival[watchedArms[Int(watch.arm)], default: SurvivalCounts()].add(hours, lost: lost)
             freeWatches.append(cursor)
             cursor = watch.next
         }

@@ -192,7 +192,8 @@ struct Subscription {
 /// report's `now`.
 struct SurvivalWatch {
     var time: Int64
-    var arm: ArmKey
+    /// The row's place in the join's list of watched rows (16 bytes a watch, not 24 with the key itself).
+    var arm: Int32
     /// The customer's next watch, or -1.
     var next: Int32
 }
