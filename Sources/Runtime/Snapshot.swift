@@ -127,6 +127,15 @@ public struct SnapshotResponse: Codable, Sendable, Hashable {
     }
 }
 
+extension SnapshotMatch {
+    /// What the rule matches besides its split: products, locales, window, customer conditions.
+    public var withoutSplit: SnapshotMatch {
+        var match = self
+        match.split = nil
+        return match
+    }
+}
+
 extension RuntimeSnapshot {
     /// Each split group's layout, by group (salt): its arms in evaluation order as
     /// `rule:lower-upper`, the control marked `*` — `arm-a*:0-4500,arm-b:4500-9000,holdout:9000-10000`,
@@ -145,22 +154,19 @@ extension RuntimeSnapshot {
     public var splitLayouts: [String: String] {
         var arms: [String: [String]] = [:]
         var matches: [String: [SnapshotMatch]] = [:]
-        var confirmed: [String: [String]] = [:]
+        let confirmed = declaredSegments
         for rule in rules {
             guard let split = rule.match.split else { continue }
             let name = rule.id.split(separator: "/", maxSplits: 1).last.map(String.init) ?? rule.id
             arms[split.salt, default: []].append("\(name)\(split.control == true ? "*" : ""):\(split.lowerBucket)-\(split.upperBucket)")
-            var conditions = rule.match
-            conditions.split = nil
-            matches[split.salt, default: []].append(conditions)
-            if let confirm = split.confirm, !confirm.isEmpty, confirmed[split.salt] == nil { confirmed[split.salt] = confirm }
+            matches[split.salt, default: []].append(rule.match.withoutSplit)
         }
         return Dictionary(uniqueKeysWithValues: arms.map { group, parts in
             var attributes: [(key: String, value: String)] = []
             if let conditions = matches[group], Set(conditions).count > 1 {
                 attributes.append(("match", Self.matchHash(conditions)))
             }
-            if let confirm = confirmed[group] { attributes.append(("confirm", confirm.joined(separator: "+"))) }
+            if let confirm = confirmed[group], !confirm.isEmpty { attributes.append(("confirm", confirm.joined(separator: "+"))) }
             return (group, SplitLayoutAttributes.append(attributes, to: parts.joined(separator: ",")))
         })
     }

@@ -222,7 +222,7 @@ public struct SplitGroupChange: Codable, Sendable, Hashable {
         /// Each arm's match without its split, by rule id.
         func conditions(_ snapshot: RuntimeSnapshot?) -> [String: SnapshotMatch] {
             Dictionary((snapshot?.rules ?? []).compactMap { rule in
-                rule.match.split == nil ? nil : (rule.id, { var match = rule.match; match.split = nil; return match }())
+                rule.match.split == nil ? nil : (rule.id, rule.match.withoutSplit)
             }, uniquingKeysWith: { first, _ in first })
         }
         let before = groups(published), after = groups(next)
