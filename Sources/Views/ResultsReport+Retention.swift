@@ -36,7 +36,7 @@ extension ResultsReport {
 
     /// The pull-request comment's folded retention table over every flow.
     func markdownRetention(into lines: inout [String]) {
-        let tables = orderedFlowNames.map { ($0, retentionTable(flow: $0)) }.filter { !$0.1.rows.isEmpty }
+        let tables = orderedFlows.map { ($0, retentionTable(flow: $0)) }.filter { !$0.1.rows.isEmpty }
         guard !tables.isEmpty else { return }
         lines.append("")
         lines.append("<details><summary>Still subscribed by day since exposure</summary>")
@@ -52,9 +52,5 @@ extension ResultsReport {
         }
         lines.append("")
         lines.append("</details>")
-    }
-
-    var orderedFlowNames: [String] {
-        Array(Set(rows.map(\.flow))).sorted()
     }
 }

@@ -420,7 +420,7 @@ extension ResultsReport {
         return rows.count == rules ? phrase : phrase + " (\(Self.count(rows.count)) rows over their periods)"
     }
 
-    private var orderedFlows: [String] {
+    var orderedFlows: [String] {
         Array(Set(rows.map(\.flow))).sorted()
     }
 
