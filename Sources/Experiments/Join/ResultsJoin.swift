@@ -388,19 +388,11 @@ struct ResultsJoin {
         let once = grouped ? ArmKey(flow: event.flow, rule: -1 - event.splitGroup) : arm
         guard exposed.insert(Self.fingerprint(event.customer, once)) else {
             // Seen before: the rule's description still follows its latest decisions.
-            if var info = armInfo[arm] {
-                info.answers.insert(event.answer.rawValue)
-                armInfo[arm] = info
-            }
+            // (Changed in place: a copy taken out and stored back would copy the set at every decision.)
+            armInfo[arm]?.answers.insert(event.answer.rawValue)
             return
         }
-        var info = armInfo[arm] ?? ArmInfo()
-        info.splitGroup = event.splitGroup
-        info.arm = event.arm
-        info.splitControl = event.splitControl
-        info.answers.insert(event.answer.rawValue)
-        info.firstExposure = min(info.firstExposure, event.time)
-        armInfo[arm] = info
+        Self.describe(&armInfo[arm, default: ArmInfo()], by: event)
 
         let dimension = breakdown ? dimensionOf(event) : 0
         tallies[arm, default: Tally()].exposed += 1
@@ -432,6 +424,15 @@ struct ResultsJoin {
         // horizon's end with its lag.
         closing.push(max(event.time + Self.keptWindow, deadline, event.time + paidHorizon + Self.paymentLag), index)
         counts.peakOpenExposures = max(counts.peakOpenExposures, closing.count)
+    }
+
+    /// What a row's first exposure of a customer tells of it.
+    private static func describe(_ info: inout ArmInfo, by event: Event) {
+        info.splitGroup = event.splitGroup
+        info.arm = event.arm
+        info.splitControl = event.splitControl
+        info.answers.insert(event.answer.rawValue)
+        info.firstExposure = min(info.firstExposure, event.time)
     }
 
     /// The number of a combination of facts, numbering it when it is new.
@@ -536,16 +537,15 @@ struct ResultsJoin {
 
     private mutating func finalise(_ index: Int32) {
         let x = exposures[index]
-        var tally = tallies[x.arm] ?? Tally()
-        count(x, into: &tally)
-        countFacts(x, into: &tally)
-        tallies[x.arm] = tally
+        // Every count is changed in place, through the dictionaries' own accessors: a tally taken out
+        // and stored back would copy its dictionaries at every customer.
+        // (Static, with the clock passed: a method of the join would hold a copy of it, tallies and all,
+        // for the call, and the change in place would then copy the dictionaries after all.)
+        let clock = (now: now, paidHorizon: paidHorizon)
+        Self.count(x, into: &tallies[x.arm, default: Tally()], clock)
+        Self.countFacts(x, into: &tallies[x.arm, default: Tally()].byFacts[x.facts, default: FactOutcomes()], clock)
         if breakdown {
-            var byDimension = breakdownTallies[x.arm] ?? [:]
-            var row = byDimension[x.dimension] ?? Tally()
-            count(x, into: &row)
-            byDimension[x.dimension] = row
-            breakdownTallies[x.arm] = byDimension
+            Self.count(x, into: &breakdownTallies[x.arm, default: [:]][x.dimension, default: Tally()], clock)
         }
         if daily { countDays(x) }
         // Unlink from the customer's list of open exposures.
@@ -564,7 +564,8 @@ struct ResultsJoin {
         free.append(index)
     }
 
-    private func count(_ x: OpenExposure, into tally: inout Tally) {
+    private static func count(_ x: OpenExposure, into tally: inout Tally, _ clock: (now: Int64, paidHorizon: Int64)) {
+        let (now, paidHorizon) = clock
         if x.time + Self.keptWindow > now {
             tally.keptPending += 1
         } else if x.turnedOff {
@@ -610,8 +611,8 @@ struct ResultsJoin {
 
     /// The exposure's decided outcomes under its combination of pre-exposure facts, for the adjusted
     /// differences: the same customers as the row's decided rates.
-    private func countFacts(_ x: OpenExposure, into tally: inout Tally) {
-        var outcomes = tally.byFacts[x.facts] ?? FactOutcomes()
+    private static func countFacts(_ x: OpenExposure, into outcomes: inout FactOutcomes, _ clock: (now: Int64, paidHorizon: Int64)) {
+        let (now, paidHorizon) = clock
         if x.time + Self.keptWindow <= now {
             if x.turnedOff { outcomes.notKept += 1 } else { outcomes.kept += 1 }
         }
@@ -624,11 +625,10 @@ struct ResultsJoin {
             outcomes.paidDecided += 1
             if x.paidCurrency != Interner.null {
                 let amount = Double(x.paid)
-                let sums = outcomes.paid[x.paidCurrency] ?? (0, 0)
-                outcomes.paid[x.paidCurrency] = (sums.total + amount, sums.squares + amount * amount)
+                outcomes.paid[x.paidCurrency, default: (0, 0)].total += amount
+                outcomes.paid[x.paidCurrency, default: (0, 0)].squares += amount * amount
             }
         }
-        tally.byFacts[x.facts] = outcomes
     }
 
     /// Counts, on `day`, a customer's move from one decided state to another.
@@ -654,18 +654,16 @@ struct ResultsJoin {
             lapsed.took = x.isOffered && state.took == 0 ? -1 : state.took
             move(x.arm, day: Self.dayStart(x.deadline + 1), from: state, to: lapsed)
         }
-        var byDay = days[x.arm] ?? [:]
-        byDay[Self.dayStart(x.time), default: DayCounts()].exposed += 1
-        if x.isOffered { byDay[Self.dayStart(x.time), default: DayCounts()].offered += 1 }
+        days[x.arm, default: [:]][Self.dayStart(x.time), default: DayCounts()].exposed += 1
+        if x.isOffered { days[x.arm, default: [:]][Self.dayStart(x.time), default: DayCounts()].offered += 1 }
         let decided = x.time + Self.keptWindow
         if decided <= now {
             if x.turnedOff {
-                byDay[Self.dayStart(decided), default: DayCounts()].notKept += 1
+                days[x.arm, default: [:]][Self.dayStart(decided), default: DayCounts()].notKept += 1
             } else {
-                byDay[Self.dayStart(decided), default: DayCounts()].kept += 1
+                days[x.arm, default: [:]][Self.dayStart(decided), default: DayCounts()].kept += 1
             }
         }
-        days[x.arm] = byDay
     }
 
     /// The start (UTC midnight) of the day holding `millis`.
