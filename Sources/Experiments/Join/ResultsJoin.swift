@@ -10,14 +10,15 @@ import RetentionMessagingModels
 /// - the customers whose outcome window is still open — one `OpenExposure` each (104 bytes, in chunks
 ///   that growing never copies), closed and counted as soon as an event later than its window arrives
 ///   (a heap orders the closings);
-/// - the expiry date of each customer whose subscription period (plus grace) is still running, since an
-///   exposure needs "the expiry current at exposure" — read as absent once it lapsed, and dropped by a
-///   sweep once a day of events has passed;
+/// - per customer, one 56-byte entry of a `CustomerTable`: the first of their open exposures, and the
+///   expiry date while their subscription period (plus grace) is still running, since an exposure needs
+///   "the expiry current at exposure" — read as absent once it lapsed, and dropped by a sweep once a day
+///   of events has passed;
 /// - one 64-bit fingerprint per (customer, rule) exposed in the window, so a customer counts once per
 ///   arm (8 to 16 bytes each in the set; a collision among 10 million pairs has odds near 1 in 300,000);
 /// - for the retention curve, one `SurvivalWatch` (16 bytes) per (customer, rule) first exposure whose
-///   customer is not lost yet, chained from the customer's expiry entry (which grew from 8 to 16 bytes
-///   to hold the chain's head), and per row the losses and censorings by whole hours since exposure;
+///   customer is not lost yet, chained from the customer's entry, and per row the losses and
+///   censorings by whole hours since exposure;
 /// - the events of the partitions not yet released (one hour plus the lateness) and their ids, to
 ///   drop duplicates.
 struct ResultsJoin {
@@ -124,11 +125,11 @@ struct ResultsJoin {
     private var seen: [Int64: PairSet] = [:]
     private var exposures = ChunkedArray<OpenExposure>()
     private var free: [Int32] = []
-    private var heads: [CustomerKey: Int32] = [:]
     private var closing = MinHeap<Int32>()
-    /// Per customer whose subscription period is running (or who is watched for the retention curve):
-    /// the latest expiry known, and the first of their survival watches.
-    private var expiries: [CustomerKey: Subscription] = [:]
+    /// Per customer whose subscription period is running, who is watched for the retention curve, or
+    /// whose outcome window is open: the latest expiry known, the first of their survival watches and
+    /// the first of their open exposures.
+    private var customers = CustomerTable(capacity: 1 << 12)
     /// One per (customer, row) first exposure whose customer is still subscribed as far as the events
     /// tell: what the retention curve follows after the outcome window closed.
     private var watches = ChunkedArray<SurvivalWatch>()
@@ -256,17 +257,18 @@ struct ResultsJoin {
     /// so each would read that expiry as absent anyway. Once a day of events, not at each lapse: a heap
     /// of lapse times cost more memory than the day's lapsed entries do.
     private mutating func sweepExpiries() {
-        let lapsed = expiries.compactMap { customer, entry in
-            entry.expiry != Event.absent && entry.expiry + Self.renewalGrace < watermark ? customer : nil
-        }
+        let watermark = watermark
+        let lapsed = customers.customers { $0.expiry != Event.absent && $0.expiry + Self.renewalGrace < watermark }
         for customer in lapsed {
+            guard let slot = customers.index(of: customer) else { continue }
             // A watched customer is lost only once the grace period has passed by `now`: past it, the
             // watermark (at the end, the largest time) says only that no event is still to come.
-            if expiries[customer]?.watch ?? -1 >= 0 {
-                settleLapse(customer, at: min(watermark, now))
+            if customers[slot].watch >= 0 {
+                settleLapse(at: slot, time: min(watermark, now))
             } else {
-                expiries[customer] = nil
+                customers[slot].expiry = Event.absent
             }
+            customers.removeIfEmpty(at: slot)
         }
         nextSweep = watermark > Int64.max - EventTime.day ? Int64.max : watermark + EventTime.day
     }
@@ -277,20 +279,19 @@ struct ResultsJoin {
         closeWindows(before: Int64.max)
         // Every customer still watched: lost if their period lapsed unrenewed; else observed up to
         // `now`, or only up to their expiry while a renewal may still come within the grace period.
-        let watched = expiries.compactMap { customer, entry in entry.watch >= 0 ? (customer, entry) : nil }
-        for (customer, entry) in watched {
-            if entry.expiry != Event.absent, entry.expiry + Self.renewalGrace < now {
-                endWatches(customer, at: entry.expiry, lost: true)
+        for customer in customers.customers(where: { $0.watch >= 0 }) {
+            guard let slot = customers.index(of: customer) else { continue }
+            let expiry = customers[slot].expiry
+            if expiry != Event.absent, expiry + Self.renewalGrace < now {
+                endWatches(at: slot, time: expiry, lost: true)
             } else {
-                endWatches(customer, at: entry.expiry != Event.absent ? min(entry.expiry, now) : now, lost: false)
+                endWatches(at: slot, time: expiry != Event.absent ? min(expiry, now) : now, lost: false)
             }
         }
     }
 
-    /// Starts following a customer's first exposure to a row for the retention curve.
-    private mutating func watch(_ customer: CustomerKey, arm: ArmKey, time: Int64) {
-        settleLapse(customer, at: time)
-        var entry = expiries[customer] ?? Subscription(expiry: Event.absent)
+    /// Starts following a customer's first exposure to a row for the retention curve (their entry at `slot`).
+    private mutating func watch(at slot: Int, arm: ArmKey, time: Int64) {
         let index: Int32
         if let known = watchedArmIndex[arm] {
             index = known
@@ -299,28 +300,29 @@ struct ResultsJoin {
             watchedArms.append(arm)
             watchedArmIndex[arm] = index
         }
-        let watch = SurvivalWatch(time: time, arm: index, next: entry.watch)
+        let watch = SurvivalWatch(time: time, arm: index, next: customers[slot].watch)
         if let reused = freeWatches.popLast() {
             watches[reused] = watch
-            entry.watch = reused
+            customers[slot].watch = reused
         } else {
-            entry.watch = watches.append(watch)
+            customers[slot].watch = watches.append(watch)
         }
-        expiries[customer] = entry
     }
 
     /// A customer whose period ended more than the grace period before `time` with no renewal seen
     /// was lost at its end; the lapsed expiry is dropped, as the daily sweep would (`currentExpiry`
-    /// reads it as absent already).
-    private mutating func settleLapse(_ customer: CustomerKey, at time: Int64) {
-        guard let entry = expiries[customer], entry.expiry != Event.absent, entry.expiry + Self.renewalGrace < time else { return }
-        if entry.watch >= 0 { endWatches(customer, at: entry.expiry, lost: true) }
-        expiries[customer] = nil
+    /// reads it as absent already). The caller removes the entry if nothing is left in it.
+    private mutating func settleLapse(at slot: Int, time: Int64) {
+        let entry = customers[slot]
+        guard entry.expiry != Event.absent, entry.expiry + Self.renewalGrace < time else { return }
+        if entry.watch >= 0 { endWatches(at: slot, time: entry.expiry, lost: true) }
+        customers[slot].expiry = Event.absent
     }
 
-    /// Counts every watch of the customer as lost (or censored) at `time`, and stops following them.
-    private mutating func endWatches(_ customer: CustomerKey, at time: Int64, lost: Bool) {
-        var cursor = expiries[customer]?.watch ?? -1
+    /// Counts every watch of the customer (at `slot`) as lost (or censored) at `time`, and stops
+    /// following them.
+    private mutating func endWatches(at slot: Int, time: Int64, lost: Bool) {
+        var cursor = customers[slot].watch
         while cursor >= 0 {
             let watch = watches[cursor]
             let hours = Int32(clamping: max(0, time - watch.time) / EventTime.hour)
@@ -328,25 +330,22 @@ struct ResultsJoin {
             freeWatches.append(cursor)
             cursor = watch.next
         }
-        if expiries[customer]?.expiry == Event.absent {
-            expiries[customer] = nil
-        } else {
-            expiries[customer]?.watch = -1
-        }
+        customers[slot].watch = -1
     }
 
     /// What an outcome says of the watched customer's subscription: a refund or a revocation ends it at
     /// its time; an EXPIRED at the end of the period it names (else the one known, else its own time).
-    private mutating func followWatches(_ event: Event) {
-        settleLapse(event.customer, at: event.time)
-        guard let entry = expiries[event.customer], entry.watch >= 0 else { return }
+    private mutating func followWatches(_ event: Event, at slot: Int) {
+        settleLapse(at: slot, time: event.time)
+        let entry = customers[slot]
+        guard entry.watch >= 0 else { return }
         let type = event.notificationType
         if type == refund || type == revoke {
-            endWatches(event.customer, at: event.time, lost: true)
+            endWatches(at: slot, time: event.time, lost: true)
         } else if type == expired {
             let end = event.expiresDate != Event.absent && event.expiresDate <= event.time ? event.expiresDate
                 : entry.expiry != Event.absent && entry.expiry <= event.time ? entry.expiry : event.time
-            endWatches(event.customer, at: end, lost: true)
+            endWatches(at: slot, time: end, lost: true)
         }
     }
 
@@ -357,10 +356,12 @@ struct ResultsJoin {
         }
     }
 
-    /// The customer's expiry current at `time`: the latest one known, unless it lapsed (the grace period
-    /// after it ended before `time`).
-    private func currentExpiry(_ customer: CustomerKey, at time: Int64) -> Int64? {
-        guard let expiry = expiries[customer]?.expiry, expiry != Event.absent, expiry + Self.renewalGrace >= time else { return nil }
+    /// The expiry current at `time` of the customer at `slot`: the latest one known, unless it lapsed
+    /// (the grace period after it ended before `time`).
+    private func currentExpiry(at slot: Int?, time: Int64) -> Int64? {
+        guard let slot else { return nil }
+        let expiry = customers[slot].expiry
+        guard expiry != Event.absent, expiry + Self.renewalGrace >= time else { return nil }
         return expiry
     }
 
@@ -396,11 +397,14 @@ struct ResultsJoin {
 
         let dimension = breakdown ? dimensionOf(event) : 0
         tallies[arm, default: Tally()].exposed += 1
-        watch(event.customer, arm: arm, time: event.time)
+        // The customer's entry: found or made once, for the lapse, the watch, the deadline and the head.
+        let slot = customers.insert(event.customer)
+        settleLapse(at: slot, time: event.time)
+        watch(at: slot, arm: arm, time: event.time)
         if breakdown { breakdownTallies[arm, default: [:]][dimension, default: Tally()].exposed += 1 }
 
         var deadline = event.time + Self.unknownExpiryCap
-        if let expiry = currentExpiry(event.customer, at: event.time) {
+        if let expiry = currentExpiry(at: slot, time: event.time) {
             deadline = expiry + Self.renewalGrace
         }
         let offered = event.answer == .promotionalOffer ? event.offer
@@ -411,7 +415,7 @@ struct ResultsJoin {
         exposure.answeredLate = event.latencyMicros != Event.absent && event.latencyMicros > Self.appleBudgetMicros
         exposure.facts = factCellId(FactCell(storefront: event.storefront, tenureBand: event.tenureBand,
                                              offerWithin90Days: event.offerRecent, billing: event.billing))
-        exposure.next = heads[event.customer] ?? -1
+        exposure.next = customers[slot].head
         let index: Int32
         if let reused = free.popLast() {
             index = reused
@@ -419,7 +423,7 @@ struct ResultsJoin {
         } else {
             index = exposures.append(exposure)
         }
-        heads[event.customer] = index
+        customers[slot].head = index
         // When no later outcome can change anything: the latest of 24 hours, the deadline and the paid
         // horizon's end with its lag.
         closing.push(max(event.time + Self.keptWindow, deadline, event.time + paidHorizon + Self.paymentLag), index)
@@ -454,7 +458,8 @@ struct ResultsJoin {
         activity.lastOutcome = max(activity.lastOutcome, event.time)
         keyActivity[event.customer.keyId] = activity
         let type = event.notificationType
-        var cursor = heads[event.customer] ?? -1
+        var slot = customers.index(of: event.customer)
+        var cursor = slot.map { customers[$0].head } ?? -1
         // With `daily`: the customers this outcome decided (or moved), for the day of its time.
         var changes: [(arm: ArmKey, before: DecidedState, after: DecidedState)] = []
         let daily = daily
@@ -505,10 +510,12 @@ struct ResultsJoin {
         for change in changes {
             move(change.arm, day: Self.dayStart(event.time), from: change.before, to: change.after)
         }
-        followWatches(event)
-        if event.expiresDate != Event.absent, event.expiresDate > currentExpiry(event.customer, at: event.time) ?? Int64.min {
-            expiries[event.customer, default: Subscription(expiry: Event.absent)].expiry = event.expiresDate
+        if let slot { followWatches(event, at: slot) }
+        if event.expiresDate != Event.absent, event.expiresDate > currentExpiry(at: slot, time: event.time) ?? Int64.min {
+            if slot == nil { slot = customers.insert(event.customer) }
+            if let slot { customers[slot].expiry = event.expiresDate }
         }
+        if let slot { customers.removeIfEmpty(at: slot) }
         // A price paid without an offer is the product's regular price in that currency, for discounts.
         if event.offerType == Event.absent, event.price != Event.absent, event.product != Interner.null, event.currency != Interner.null {
             regularPrice[Self.priceKey(event.product, event.currency)] = event.price
@@ -549,17 +556,20 @@ struct ResultsJoin {
         }
         if daily { countDays(x) }
         // Unlink from the customer's list of open exposures.
-        if heads[x.customer] == index {
-            heads[x.customer] = x.next >= 0 ? x.next : nil
-        } else {
-            var cursor = heads[x.customer] ?? -1
-            while cursor >= 0 {
-                if exposures[cursor].next == index {
-                    exposures.update(cursor) { $0.next = x.next }
-                    break
+        if let slot = customers.index(of: x.customer) {
+            if customers[slot].head == index {
+                customers[slot].head = x.next
+            } else {
+                var cursor = customers[slot].head
+                while cursor >= 0 {
+                    if exposures[cursor].next == index {
+                        exposures.update(cursor) { $0.next = x.next }
+                        break
+                    }
+                    cursor = exposures[cursor].next
                 }
-                cursor = exposures[cursor].next
             }
+            customers.removeIfEmpty(at: slot)
         }
         free.append(index)
     }

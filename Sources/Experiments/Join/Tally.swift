@@ -181,13 +181,6 @@ struct OpenExposure {
     }
 }
 
-/// A customer's latest expiry known (`Event.absent` while none is) and the first of their survival
-/// watches (-1 for none).
-struct Subscription {
-    var expiry: Int64
-    var watch: Int32 = -1
-}
-
 /// One customer's first exposure to one row, followed until they are no longer subscribed or the
 /// report's `now`.
 struct SurvivalWatch {
