@@ -65,13 +65,14 @@ private func measureBreakdown(root: URL, breakdown: ResultsBreakdown, arguments:
         ?? ResultsReport.defaultReaders
     let reset = resetPeakRSS()
     let started = DispatchTime.now().uptimeNanoseconds
+    let processor = processorSeconds()
     let now = UTCTime(milliseconds: ResultsEventGenerator.start + 240 * 86_400_000)
     let report = try ResultsReport.compute(source: FolderEventSource(root: root), environment: "production", now: now,
                                            breakdown: breakdown, readers: readers)
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
     let segments = report.segmentComparisons ?? []
-    print(String(format: "results --by %@: %.1f s for %d decisions; %d breakdown rows, %d segment comparisons (%d arms); peak RSS %@",
-                 breakdown.rawValue, seconds, report.events.decisions, report.breakdownRows?.count ?? 0, segments.count,
+    print(String(format: "results --by %@: %.1f s (processor %.1f s) for %d decisions; %d breakdown rows, %d segment comparisons (%d arms); peak RSS %@",
+                 breakdown.rawValue, seconds, processorSeconds() - processor, report.events.decisions, report.breakdownRows?.count ?? 0, segments.count,
                  segments.reduce(0) { $0 + $1.arms.count }, peakRSS() + (reset ? "" : " (of the whole run)")))
 }
 
@@ -82,14 +83,16 @@ private func measureResults(root: URL, arguments: [String]) async throws {
     }
     let reset = resetPeakRSS()
     let started = DispatchTime.now().uptimeNanoseconds
+    let processor = processorSeconds()
     let now = UTCTime(milliseconds: ResultsEventGenerator.start + 240 * 86_400_000)
     let readers = value("--readers").flatMap(Int.init) ?? ResultsReport.defaultReaders
     let report = try ResultsReport.compute(source: FolderEventSource(root: root), environment: "production", now: now, readers: readers)
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+    let processorUsed = processorSeconds() - processor
     print("  reading threads: \(readers)\(readers == 0 ? " (segments parsed on the joining thread, one after another)" : "")")
     let lines = report.events.decisions + report.events.outcomes + report.events.duplicates
-    print(String(format: "  report: %.1f s for %d decisions and %d outcomes in %d segments (%.0f lines/s)", seconds,
-                 report.events.decisions, report.events.outcomes, report.events.segments, Double(lines) / seconds))
+    print(String(format: "  report: %.1f s (processor %.1f s) for %d decisions and %d outcomes in %d segments (%.0f lines/s)", seconds,
+                 processorUsed, report.events.decisions, report.events.outcomes, report.events.segments, Double(lines) / seconds))
     print("  peak RSS during the report: \(peakRSS())\(reset ? "" : " (of the whole run: /proc/self/clear_refs could not reset it)")")
     print("  (targets: under 20 s and under 300 MB)")
     print(report.text().split(separator: "\n").prefix(40).map { "  | " + $0 }.joined(separator: "\n"))
@@ -395,10 +398,30 @@ struct ResultsEventGenerator {
 }
 
 /// Resets VmHWM to the current RSS (Linux: writing 5 to clear_refs), so the figure covers what follows.
+/// Resets the process's peak resident set to what it holds now, after handing the memory earlier
+/// reports freed back to the system (glibc keeps it otherwise), so each report is measured as if it
+/// ran alone, as `retention-sync results` does.
 private func resetPeakRSS() -> Bool {
+    #if os(Linux)
+    // malloc_trim is glibc's own (<malloc.h>, which the Glibc module leaves out): looked up by name.
+    if let trim = dlsym(nil, "malloc_trim") {
+        _ = unsafeBitCast(trim, to: (@convention(c) (Int) -> Int32).self)(0)
+    }
+    #endif
     guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
     defer { try? handle.close() }
     return (try? handle.write(contentsOf: Data("5".utf8))) != nil
+}
+
+/// Processor time the process has used, user and system, in seconds.
+func processorSeconds() -> Double {
+    var usage = rusage()
+    #if os(Linux)
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    #else
+    getrusage(RUSAGE_SELF, &usage)
+    #endif
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
 private func peakRSS() -> String {

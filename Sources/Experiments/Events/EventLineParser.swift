@@ -1,4 +1,5 @@
 import EventContract
+import Foundation
 
 /// Reads one NDJSON line of either stream into an `Event`. A flat, allocation-free scanner rather than
 /// `JSONDecoder`, because the benchmark's thirteen million lines must parse in seconds; it accepts any
@@ -7,6 +8,7 @@ import EventContract
 struct EventLineParser {
     var interner = Interner()
     private var scratch: [UInt8] = []
+    private let keys = FieldTable()
 
     struct Refusal: Error {
         var reason: String
@@ -23,13 +25,6 @@ struct EventLineParser {
     /// How `results --by offers` names a decision's `offerWithin90Days`.
     static let offerRecentNames = (yes: "offer within 90 days", no: "no offer within 90 days")
     private var offerRecentIds: (yes: Int32, no: Int32)?
-
-    /// `read` by name length, so a key is compared only with names of its own length.
-    private static let fields: [[(name: [UInt8], field: EventField)]] = {
-        var table = Array(repeating: [([UInt8], EventField)](), count: 32)
-        for field in read { table[field.rawValue.utf8.count].append((Array(field.rawValue.utf8), field)) }
-        return table
-    }()
 
     private enum Value {
         case string(Range<Int>, escaped: Bool)
@@ -66,7 +61,7 @@ struct EventLineParser {
                 index += 1
                 skipSpace()
                 let value = try scanValue(line, &index)
-                if let field = Self.field(line, keyRange.range) {
+                if let field = keys.field(line, keyRange.range) {
                     try assign(field, value, line, &event)
                 }
                 skipSpace()
@@ -82,23 +77,24 @@ struct EventLineParser {
         return event
     }
 
-    private static func field(_ line: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> EventField? {
-        guard range.count < fields.count else { return nil }
-        for candidate in fields[range.count] where candidate.name[0] == line[range.lowerBound] {
-            if candidate.name.withUnsafeBufferPointer({ name in
-                var i = 0
-                while i < name.count, name[i] == line[range.lowerBound + i] { i += 1 }
-                return i == name.count
-            }) { return candidate.field }
-        }
-        return nil
-    }
-
     private func scanString(_ line: UnsafeBufferPointer<UInt8>, _ index: inout Int) throws(Refusal) -> (range: Range<Int>, escaped: Bool) {
         index += 1
         let start = index
         var escaped = false
+        // A string's opening quote was read, so the line is not empty and has a base address.
+        guard let base = line.baseAddress else { throw Refusal(reason: "a string is not closed") }
         while index < line.count {
+            // Eight bytes at a time up to the first quote, backslash or control character among them.
+            while index + 8 <= line.count {
+                let special = Self.specialBytes(UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)))
+                if special == 0 {
+                    index += 8
+                    continue
+                }
+                index += special.trailingZeroBitCount >> 3
+                break
+            }
+            guard index < line.count else { break }
             let byte = line[index]
             if byte == UInt8(ascii: "\"") {
                 index += 1
@@ -113,6 +109,18 @@ struct EventLineParser {
             index += 1
         }
         throw Refusal(reason: "a string is not closed")
+    }
+
+    /// The high bit of each byte of `word` that is a quote, a backslash or a control character (below
+    /// 0x20); the lowest one marked is exact, higher ones may be false (a borrow), so only it is used.
+    static func specialBytes(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let quote = word ^ (0x22 &* ones)
+        let backslash = word ^ (0x5C &* ones)
+        let quotes = (quote &- ones) & ~quote
+        let backslashes = (backslash &- ones) & ~backslash
+        let controls = (word &- 0x20 &* ones) & ~word
+        return (quotes | backslashes | controls) & 0x8080_8080_8080_8080
     }
 
     private func scanValue(_ line: UnsafeBufferPointer<UInt8>, _ index: inout Int) throws(Refusal) -> Value {
@@ -369,5 +377,53 @@ struct EventLineParser {
             return answer
         }
         return .other
+    }
+}
+
+/// The members `EventLineParser` reads, in an open-addressing table by a hash of a name's length and
+/// first and last eight bytes: a key is compared with one name (or two), whatever it is.
+private struct FieldTable {
+    private static let size = 128
+    private var slots = Array(repeating: Int8(-1), count: size)
+    private let fields = EventLineParser.read
+    private let names = EventLineParser.read.map { Array($0.rawValue.utf8) }
+
+    init() {
+        for (number, name) in names.enumerated() {
+            var slot = name.withUnsafeBufferPointer { Self.hash($0, 0 ..< $0.count) } & (Self.size - 1)
+            while slots[slot] >= 0 { slot = (slot + 1) & (Self.size - 1) }
+            slots[slot] = Int8(number)
+        }
+    }
+
+    /// The first eight bytes of a key (all of it, when shorter), the last eight, and its length, mixed.
+    private static func hash(_ line: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int {
+        var first: UInt64 = 0
+        var last: UInt64 = 0
+        if range.count >= 8, let base = line.baseAddress {
+            first = UnsafeRawPointer(base + range.lowerBound).loadUnaligned(as: UInt64.self)
+            last = UnsafeRawPointer(base + range.upperBound - 8).loadUnaligned(as: UInt64.self)
+        } else {
+            for index in range { first = first << 8 | UInt64(line[index]) }
+        }
+        var z = first ^ (last << 29 | last >> 35) ^ UInt64(range.count) &* 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 31)) &* 0xBF58_476D_1CE4_E5B9
+        return Int(truncatingIfNeeded: z ^ (z >> 29))
+    }
+
+    /// The member a key names, if the parser reads it.
+    func field(_ line: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> EventField? {
+        guard let base = line.baseAddress else { return nil }
+        var slot = Self.hash(line, range) & (Self.size - 1)
+        while slots[slot] >= 0 {
+            let number = Int(slots[slot])
+            let matches = names[number].withUnsafeBufferPointer { name in
+                guard name.count == range.count, let start = name.baseAddress else { return false }
+                return memcmp(start, base + range.lowerBound, name.count) == 0
+            }
+            if matches { return fields[number] }
+            slot = (slot + 1) & (Self.size - 1)
+        }
+        return nil
     }
 }

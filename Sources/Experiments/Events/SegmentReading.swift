@@ -111,6 +111,8 @@ final class SegmentReadAhead: Sendable {
         for index in 0 ..< min(readers, work.count) {
             let thread = Thread { [self] in
                 ThreadName.setCurrent("rs-results-\(index)")
+                // The join is the one thread every reader waits on in the end: it goes first.
+                ThreadPriority.lowerCurrent(by: 5)
                 readLoop()
             }
             thread.start()
