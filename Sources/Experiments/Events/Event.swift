@@ -67,21 +67,26 @@ enum Answer: UInt8 {
 struct Event {
     static let absent = Int64.min
 
-    var isOutcome = false
+    // The members are in order of size (words, then 32-bit numbers, then bytes), which leaves no
+    // padding between them: an event is copied several times on its way through the join.
     var time: Int64 = absent
     var id = EventKey(high: 0, low: 0)
-    var hasId = false
+    var effectiveDate: Int64 = absent
+    var expiresDate: Int64 = absent
+    /// The outcome's transaction's `purchaseDate`: when the App Store charged `price` (a payment's identity).
+    var purchaseDate: Int64 = absent
+    var offerType: Int64 = absent
+    var price: Int64 = absent
+    /// A decision's `latencyMicros`: how long serve took to answer.
+    var latencyMicros: Int64 = absent
     var customer = CustomerKey(a: 0, b: 0, c: 0, d: 0, keyId: 0)
-    var hasCustomer = false
 
-    var answer: Answer = .other
     var flow: Int32 = 0
     var rule: Int32 = 0
     var splitGroup: Int32 = 0
     /// The group's layout when the customer was decided (0: none recorded, events before it existed).
     var splitLayout: Int32 = 0
     var arm: Int32 = 0
-    var splitControl = false
     var message: Int32 = 0
     var locale: Int32 = 0
     var product: Int32 = 0
@@ -93,19 +98,16 @@ struct Event {
     var tenureBand: Int32 = 0
     var billing: Int32 = 0
     var offerRecent: Int32 = 0
-
     var notificationType: Int32 = 0
     var subtype: Int32 = 0
-    var effectiveDate: Int64 = absent
-    var expiresDate: Int64 = absent
-    /// The outcome's transaction's `purchaseDate`: when the App Store charged `price` (a payment's identity).
-    var purchaseDate: Int64 = absent
-    var offerType: Int64 = absent
-    var price: Int64 = absent
     var currency: Int32 = 0
-    /// A decision's `latencyMicros`: how long serve took to answer.
-    var latencyMicros: Int64 = absent
     var autoRenewProduct: Int32 = 0
+
+    var isOutcome = false
+    var hasId = false
+    var hasCustomer = false
+    var answer: Answer = .other
+    var splitControl = false
 
     /// Renumbers every interned string: `map[n]` is the number another interner gives string `n`.
     mutating func renumber(_ map: UnsafeBufferPointer<Int32>) {

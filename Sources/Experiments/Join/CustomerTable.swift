@@ -42,7 +42,7 @@ struct CustomerTable {
 
     /// The pseudonym's words are an HMAC's output, but a test's or an import's may not be: every word
     /// is mixed, so that customers differing in any of them spread over the table.
-    private static func hash(_ key: CustomerKey) -> Int {
+    static func hash(_ key: CustomerKey) -> Int {
         var z = key.a ^ (key.b << 21 | key.b >> 43) ^ (key.c << 42 | key.c >> 22) ^ key.d ^ UInt64(UInt32(bitPattern: key.keyId)) << 7
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
@@ -55,6 +55,18 @@ struct CustomerTable {
         var index = Self.hash(key) & mask
         while slots[index].used {
             if slots[index].holds(key) { return index }
+            index = (index + 1) & mask
+        }
+        return nil
+    }
+
+    /// Where the entry is of the customer whose hash is `hash` and for whom `isTheOne` holds — found
+    /// without their key: among the entries a search for the hash passes, those with the same hash.
+    func index(hash: Int, where isTheOne: (Entry) -> Bool) -> Int? {
+        let mask = slots.count - 1
+        var index = hash & mask
+        while slots[index].used {
+            if Self.hash(slots[index].customer) == hash, isTheOne(slots[index]) { return index }
             index = (index + 1) & mask
         }
         return nil

@@ -409,7 +409,7 @@ struct ResultsJoin {
         }
         let offered = event.answer == .promotionalOffer ? event.offer
             : event.answer == .alternateProduct ? event.alternateProduct : Interner.null
-        var exposure = OpenExposure(customer: event.customer, arm: arm, dimension: dimension, time: event.time,
+        var exposure = OpenExposure(customerHash: CustomerTable.hash(event.customer), arm: arm, dimension: dimension, time: event.time,
                                     deadline: deadline, answer: event.answer, offered: offered)
         exposure.lastPaid = event.time
         exposure.answeredLate = event.latencyMicros != Event.absent && event.latencyMicros > Self.appleBudgetMicros
@@ -556,7 +556,13 @@ struct ResultsJoin {
         }
         if daily { countDays(x) }
         // Unlink from the customer's list of open exposures.
-        if let slot = customers.index(of: x.customer) {
+        // The customer's entry: the one with their hash whose list of open exposures holds this one.
+        let slot = customers.index(hash: x.customerHash) { entry in
+            var cursor = entry.head
+            while cursor >= 0, cursor != index { cursor = self.exposures[cursor].next }
+            return cursor == index
+        }
+        if let slot {
             if customers[slot].head == index {
                 customers[slot].head = x.next
             } else {

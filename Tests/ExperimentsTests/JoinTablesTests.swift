@@ -1,8 +1,8 @@
 import Testing
 @testable import Experiments
 
-/// The join's table of customers behaves as a dictionary would, through growth and removals.
-@Suite struct CustomerTableTests {
+/// The join's own tables behave as the standard library's would, through growth and removals.
+@Suite struct JoinTablesTests {
     /// Customers whose words differ in one place only, as a test's hand-written pseudonyms do, and
     /// customers with the same words under another key.
     static func customer(_ n: UInt64) -> CustomerKey {
@@ -54,5 +54,23 @@ import Testing
             #expect(slot.map { table[$0].head } == model[key]?.head, "customer \(n)")
         }
         #expect(Set(table.customers { _ in true }) == Set(model.keys))
+    }
+
+    @Test func theJoinCountsEachCustomerOnceThroughTheFingerprintSetsGrowth() {
+        var set = FingerprintSet(capacity: 16)
+        var model = Set<UInt64>()
+        var random: UInt64 = 0xFACE
+        for step in 0 ..< 200_000 {
+            random = random &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            // Repeats, zero, and fingerprints crowded into one part (the same top bits).
+            let fingerprint = step % 7 == 0 ? random >> 50 : step % 11 == 0 ? 0 : step % 5 == 0 ? (random >> 44) | 0xFC00_0000_0000_0000 : random
+            let inserted = set.insert(fingerprint)
+            #expect(inserted == model.insert(fingerprint).inserted)
+        }
+        #expect(set.count == model.count)
+        for fingerprint in model.prefix(1000) {
+            let insertedAgain = set.insert(fingerprint)
+            #expect(!insertedAgain)
+        }
     }
 }
