@@ -51,15 +51,20 @@ private struct BenchmarkFailure: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-/// The high-water mark of resident memory, in kilobytes (Linux reports ru_maxrss in KB); the preview benchmark reads it too.
-func peakResidentKilobytes() -> Int {
+/// What the process has used so far: its peak memory, its processor time.
+func processUsage() -> rusage {
     var usage = rusage()
     #if os(Linux)
     getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
     #else
     getrusage(RUSAGE_SELF, &usage)
     #endif
-    return Int(usage.ru_maxrss)
+    return usage
+}
+
+/// The high-water mark of resident memory, in kilobytes (Linux reports ru_maxrss in KB); the preview benchmark reads it too.
+func peakResidentKilobytes() -> Int {
+    Int(processUsage().ru_maxrss)
 }
 
 enum BenchmarkApp {

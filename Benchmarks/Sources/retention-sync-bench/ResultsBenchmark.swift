@@ -415,12 +415,7 @@ private func resetPeakRSS() -> Bool {
 
 /// Processor time the process has used, user and system, in seconds.
 func processorSeconds() -> Double {
-    var usage = rusage()
-    #if os(Linux)
-    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-    #else
-    getrusage(RUSAGE_SELF, &usage)
-    #endif
+    let usage = processUsage()
     return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
