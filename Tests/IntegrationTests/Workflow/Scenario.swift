@@ -44,18 +44,18 @@ struct Scenario: Sendable {
             try text.write(to: url, atomically: true, encoding: .utf8)
             return
         }
-        // A program is written by a child `cp`, never through a descriptor of this process: a child
-        // forked meanwhile by another test would inherit that descriptor, and running the program
-        // would then fail with "Text file busy".
-        let source = url.appendingPathExtension("source")
-        try text.write(to: source, atomically: true, encoding: .utf8)
-        let copy = Process()
-        copy.executableURL = URL(fileURLWithPath: "/bin/cp")
-        copy.arguments = [source.path, url.path]
-        try copy.run()
-        copy.waitUntilExit()
-        guard copy.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path)
+        // A program is written through a descriptor closed on exec, under a name of its own, then
+        // renamed into place: a child another test forks meanwhile holds the descriptor only until
+        // its own exec (microseconds), never while the program runs, which would fail with "Text file
+        // busy". (It was copied by a child `cp` before; waiting for that child blocked one of the two
+        // threads async tests share, and once deadlocked the suite with another blocking wait.)
+        let staged = url.appendingPathExtension("staged")
+        let descriptor = open(staged.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        guard descriptor >= 0 else { throw CocoaError(.fileWriteUnknown) }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+        guard close(descriptor) == 0, written == bytes.count else { throw CocoaError(.fileWriteUnknown) }
+        guard chmod(staged.path, 0o755) == 0, rename(staged.path, url.path) == 0 else { throw CocoaError(.fileWriteUnknown) }
     }
 
     func read(_ relative: String) -> String {
