@@ -42,7 +42,7 @@ struct PNGTests {
     }
 
     @Test("the pixel data inflates with zlib to exactly the rows written")
-    func pixelDataIsRealDeflate() throws {
+    func pixelDataIsRealDeflate() async throws {
         let width = 300, height = 7
         let png = PNGWriter.rgb(width: width, height: height) { x, y in (UInt8(x % 7), UInt8(y * 3), 200) }
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("pngwriter-\(UUID().uuidString).png")
@@ -63,14 +63,18 @@ struct PNGTests {
             for y in range(h) for x in range(w))
         print('ok' if ok else 'mismatch')
         """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, url.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        process.waitUntilExit()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        // Waited for on a thread of its own: a test's thread is one of the few that async tests share.
+        let output = try await onOwnThread {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", "-c", script, url.path]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
         #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
     }
 }

@@ -202,7 +202,7 @@ struct ImportLargeAppTests {
     }
 
     @Test("a new file is written whole under a free name, never over an existing one; only a dead process's .partial is removed")
-    func newFileIsWholeOrNothing() throws {
+    func newFileIsWholeOrNothing() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("newfile-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -215,11 +215,15 @@ struct ImportLargeAppTests {
 
         // A live process's write in progress is left alone; a dead one's is removed.
         let mine = NewFile.partialURL(for: directory.appendingPathComponent("imported-sandbox-2.yaml"))
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/bin/true")
-        try child.run()
-        child.waitUntilExit()
-        let dead = NewFile.partialURL(for: directory.appendingPathComponent("imported-sandbox-3.yaml"), process: child.processIdentifier)
+        // A process that has ended, waited for on a thread of its own (not one of the few async tests share).
+        let deadProcess = try await onOwnThread {
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: "/bin/true")
+            try child.run()
+            child.waitUntilExit()
+            return child.processIdentifier
+        }
+        let dead = NewFile.partialURL(for: directory.appendingPathComponent("imported-sandbox-3.yaml"), process: deadProcess)
         try Data("half".utf8).write(to: mine)
         try Data("half".utf8).write(to: dead)
         #expect(NewFile.removeAbandoned(in: directory, prefix: "imported-") == [dead.lastPathComponent])

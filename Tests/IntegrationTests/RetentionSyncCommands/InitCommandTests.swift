@@ -42,27 +42,31 @@ struct InitCommandTests {
     func stateStaysOutOfGit() async throws {
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
-        func git(_ arguments: String...) throws {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["git", "-C", work.path, "-c", "user.name=t", "-c", "user.email=t@example.com"] + arguments
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "git \(arguments)")
+        // Waited for on a thread of its own: a test's thread is one of the few that async tests share.
+        func git(_ arguments: String...) async throws {
+            let status = try await onOwnThread {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments = ["git", "-C", work.path, "-c", "user.name=t", "-c", "user.email=t@example.com"] + arguments
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                process.waitUntilExit()
+                return process.terminationStatus
+            }
+            #expect(status == 0, "git \(arguments)")
         }
-        try git("init", "-q")
+        try await git("init", "-q")
         #expect(await run(["init", "app"], in: work).code == .success)
         let state = work.appendingPathComponent("app/.retention-sync/events/v1")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
         try Data("{}".utf8).write(to: state.appendingPathComponent("segment.ndjson"))
         // `git add` of the app leaves the state folder out.
-        try git("add", "app")
+        try await git("add", "app")
         let clean = await run(["validate", "--manifests", "app", "--strict"], in: work)
         #expect(clean.code == .success, "\(clean.out)\(clean.err)")
         // Forced in, it is warned about, with the way out; --strict fails on it.
-        try git("add", "-f", "app/.retention-sync")
+        try await git("add", "-f", "app/.retention-sync")
         let warned = await run(["validate", "--manifests", "app", "--strict"], in: work)
         #expect(warned.code == .failure)
         #expect(warned.out.contains("warning: git tracks 1 file in app/.retention-sync/ (local state, and decision events with keyed customer pseudonyms)"), "\(warned.out)")
