@@ -406,9 +406,7 @@ private struct FieldTable {
         } else {
             for index in range { first = first << 8 | UInt64(line[index]) }
         }
-        var z = first ^ (last << 29 | last >> 35) ^ UInt64(range.count) &* 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 31)) &* 0xBF58_476D_1CE4_E5B9
-        return Int(truncatingIfNeeded: z ^ (z >> 29))
+        return Int(truncatingIfNeeded: HashMix.mix(first ^ (last << 29 | last >> 35) ^ UInt64(range.count) << 56))
     }
 
     /// The member a key names, if the parser reads it.

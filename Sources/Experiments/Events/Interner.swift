@@ -39,12 +39,11 @@ struct Interner {
 
     /// A hash of the bytes, eight at a time (a layout or a product id is dozens of bytes).
     static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var hash = UInt64(bytes.count) &* 0x9E37_79B9_7F4A_7C15
+        var hash = HashMix.mix(UInt64(bytes.count))
         guard let base = bytes.baseAddress else { return hash }
         var index = 0
         while index + 8 <= bytes.count {
-            hash = (hash ^ UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
-            hash ^= hash >> 29
+            hash = HashMix.mix(hash ^ UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
             index += 8
         }
         var tail: UInt64 = 0
@@ -52,8 +51,7 @@ struct Interner {
             tail = tail << 8 | UInt64(bytes[index])
             index += 1
         }
-        hash = (hash ^ tail) &* 0x94D0_49BB_1331_11EB
-        return hash ^ (hash >> 31)
+        return HashMix.mix(hash ^ tail)
     }
 
     /// Concrete bytes rather than a generic collection: this runs for most fields of every line.

@@ -43,10 +43,8 @@ struct CustomerTable {
     /// The pseudonym's words are an HMAC's output, but a test's or an import's may not be: every word
     /// is mixed, so that customers differing in any of them spread over the table.
     static func hash(_ key: CustomerKey) -> Int {
-        var z = key.a ^ (key.b << 21 | key.b >> 43) ^ (key.c << 42 | key.c >> 22) ^ key.d ^ UInt64(UInt32(bitPattern: key.keyId)) << 7
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return Int(truncatingIfNeeded: z ^ (z >> 31))
+        let words = key.a ^ (key.b << 21 | key.b >> 43) ^ (key.c << 42 | key.c >> 22) ^ key.d ^ UInt64(UInt32(bitPattern: key.keyId)) << 7
+        return Int(truncatingIfNeeded: HashMix.mix(words))
     }
 
     /// Where the customer's entry is, if they have one.

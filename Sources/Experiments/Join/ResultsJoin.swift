@@ -458,8 +458,8 @@ struct ResultsJoin {
         activity.lastOutcome = max(activity.lastOutcome, event.time)
         keyActivity[event.customer.keyId] = activity
         let type = event.notificationType
-        var slot = customers.index(of: event.customer)
-        var cursor = slot.map { customers[$0].head } ?? -1
+        let found = customers.index(of: event.customer)
+        var cursor = found.map { customers[$0].head } ?? -1
         // With `daily`: the customers this outcome decided (or moved), for the day of its time.
         var changes: [(arm: ArmKey, before: DecidedState, after: DecidedState)] = []
         let daily = daily
@@ -510,12 +510,12 @@ struct ResultsJoin {
         for change in changes {
             move(change.arm, day: Self.dayStart(event.time), from: change.before, to: change.after)
         }
-        if let slot { followWatches(event, at: slot) }
-        if event.expiresDate != Event.absent, event.expiresDate > currentExpiry(at: slot, time: event.time) ?? Int64.min {
-            if slot == nil { slot = customers.insert(event.customer) }
-            if let slot { customers[slot].expiry = event.expiresDate }
+        if let found { followWatches(event, at: found) }
+        if event.expiresDate != Event.absent, event.expiresDate > currentExpiry(at: found, time: event.time) ?? Int64.min {
+            customers[found ?? customers.insert(event.customer)].expiry = event.expiresDate
+        } else if let found {
+            customers.removeIfEmpty(at: found)
         }
-        if let slot { customers.removeIfEmpty(at: slot) }
         // A price paid without an offer is the product's regular price in that currency, for discounts.
         if event.offerType == Event.absent, event.price != Event.absent, event.product != Interner.null, event.currency != Interner.null {
             regularPrice[Self.priceKey(event.product, event.currency)] = event.price
@@ -555,29 +555,31 @@ struct ResultsJoin {
             Self.count(x, into: &breakdownTallies[x.arm, default: [:]][x.dimension, default: Tally()], clock)
         }
         if daily { countDays(x) }
-        // Unlink from the customer's list of open exposures.
-        // The customer's entry: the one with their hash whose list of open exposures holds this one.
-        let slot = customers.index(hash: x.customerHash) { entry in
+        unlink(index, next: x.next, customerHash: x.customerHash)
+        free.append(index)
+    }
+
+    /// Takes the exposure at `index` out of its customer's list of open exposures, and the customer's
+    /// entry out of the table if nothing is left in it. The entry is the one with the customer's hash
+    /// whose list holds this exposure.
+    private mutating func unlink(_ index: Int32, next: Int32, customerHash: Int) {
+        var previous: Int32 = -1
+        let found = customers.index(hash: customerHash) { entry in
+            previous = -1
             var cursor = entry.head
-            while cursor >= 0, cursor != index { cursor = self.exposures[cursor].next }
+            while cursor >= 0, cursor != index {
+                previous = cursor
+                cursor = self.exposures[cursor].next
+            }
             return cursor == index
         }
-        if let slot {
-            if customers[slot].head == index {
-                customers[slot].head = x.next
-            } else {
-                var cursor = customers[slot].head
-                while cursor >= 0 {
-                    if exposures[cursor].next == index {
-                        exposures.update(cursor) { $0.next = x.next }
-                        break
-                    }
-                    cursor = exposures[cursor].next
-                }
-            }
-            customers.removeIfEmpty(at: slot)
+        guard let slot = found else { return }
+        if previous < 0 {
+            customers[slot].head = next
+        } else {
+            exposures.update(previous) { $0.next = next }
         }
-        free.append(index)
+        customers.removeIfEmpty(at: slot)
     }
 
     private static func count(_ x: OpenExposure, into tally: inout Tally, _ clock: (now: Int64, paidHorizon: Int64)) {
@@ -694,21 +696,12 @@ struct ResultsJoin {
 
     /// What an event's id is mixed with so that duplicates are found per pseudonym key (0 for none).
     static func keyMix(_ keyId: Int32) -> UInt64 {
-        guard keyId != 0 else { return 0 }
-        var z = UInt64(UInt32(bitPattern: keyId)) &+ 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        keyId == 0 ? 0 : HashMix.mix(UInt64(UInt32(bitPattern: keyId)))
     }
 
     /// A 64-bit fingerprint of (customer, key, rule): SplitMix64's finaliser over the words.
     static func fingerprint(_ customer: CustomerKey, _ arm: ArmKey) -> UInt64 {
-        func mix(_ value: UInt64) -> UInt64 {
-            var z = value &+ 0x9E37_79B9_7F4A_7C15
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        let mix = HashMix.mix
         var h = mix(customer.a)
         h = mix(h ^ customer.b)
         h = mix(h ^ customer.c)
